@@ -1,0 +1,12 @@
+/*
+ * builtin.h - the subcommands of callprof.  Each takes the arguments after
+ * the command name (argv[0] is the command) and returns the exit status.
+ */
+#ifndef CP_CLI_BUILTIN_H
+#define CP_CLI_BUILTIN_H
+
+int cmd_record(int argc, const char **argv);
+int cmd_report(int argc, const char **argv);
+int cmd_export(int argc, const char **argv);
+
+#endif /* CP_CLI_BUILTIN_H */

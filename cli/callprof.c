@@ -1,0 +1,61 @@
+/*
+ * callprof.c - main: dispatch to a subcommand from the command table, then
+ * flush stdout and fail on write errors (a report piped into a full disk
+ * must not exit 0).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/builtin.h"
+#include "util/util.h"
+
+#define CALLPROF_VERSION "0.1.0"
+
+static const struct {
+	const char *name;
+	int (*fn)(int, const char **);
+	const char *help;
+} commands[] = {
+	{ "record", cmd_record, "run a program and record its call trees" },
+	{ "report", cmd_report, "show call tree, flat profile, callers/callees" },
+	{ "export", cmd_export, "write a profile in another format" },
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp, "usage: callprof [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(fp, "   %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(fp, "\n'callprof COMMAND -h' lists a command's options; "
+		    "'man callprof-COMMAND' explains them.\n");
+}
+
+int main(int argc, const char **argv)
+{
+	/* A closed pipe (report | head) is a normal end, not a crash. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return 129;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return cp_finish_stdout() ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("callprof %s\n", CALLPROF_VERSION);
+		return cp_finish_stdout() ? 1 : 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			int ret = commands[i].fn(argc - 1, argv + 1);
+
+			if (cp_finish_stdout() && !ret)
+				ret = 1;
+			return ret;
+		}
+	}
+	error("'%s' is not a callprof command; see 'callprof --help'", argv[1]);
+	return 129;
+}

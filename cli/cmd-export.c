@@ -1,0 +1,71 @@
+/*
+ * cmd-export.c - `callprof export -f FORMAT`: write a profile in a format
+ * other tools read.  Output goes to a temporary file renamed into place, so
+ * an error never leaves a partial file behind.
+ */
+#include <stdio.h>
+
+#include "cli/builtin.h"
+#include "cli/options.h"
+#include "report/report.h"
+#include "util/util.h"
+
+static const char *const export_usage[] = {
+	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [FILE]",
+	NULL,
+};
+
+static const char *const format_choices[] = { "folded", NULL };
+static const char *const metric_choices[] = { "calls", "self", "total", NULL };
+static const char *const thread_choices[] = { "merged", "each", NULL };
+
+int cmd_export(int argc, const char **argv)
+{
+	int format = -1, metric = CP_METRIC_SELF, threads = CP_THREADS_MERGED, ret, n;
+	const char *out = NULL, *path;
+	const char **debug_dirs = NULL;
+	struct cp_report_opts ro = { 0 };
+	struct cp_report_profile *rp;
+	struct cp_outfile *of;
+	const struct cp_option opts[] = {
+		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT", "output format: folded",
+		  format_choices },
+		{ CP_OPT_CHOICE, 'm', "metric", &metric, "METRIC",
+		  "folded value: calls, self (ns, default) or total (ns)", metric_choices },
+		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
+		{ CP_OPT_CHOICE, 0, "threads", &threads, "merged|each",
+		  "add equal paths of all threads, or prefix each path with its thread",
+		  thread_choices },
+		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
+		{ CP_OPT_END },
+	};
+
+	n = cp_parse_options(argc, argv, opts, export_usage, 0);
+	if (n > 1 || format < 0) {
+		if (format < 0)
+			error("export needs a format: -f folded");
+		cp_usage_with_options(export_usage, opts, 1);
+	}
+	path = n ? argv[0] : "callprof.out";
+	ro.threads = threads;
+	ro.debug_dirs = debug_dirs;
+	rp = cp_report_profile__load(path, &ro);
+	if (!rp) {
+		free(debug_dirs);
+		return 1;
+	}
+	of = cp_outfile__open(out);
+	if (!of) {
+		cp_report_profile__free(rp);
+		free(debug_dirs);
+		return 1;
+	}
+	ret = cp_export_folded(rp, metric, cp_outfile__fp(of));
+	if (ret)
+		cp_outfile__abort(of);
+	else
+		ret = cp_outfile__commit(of);
+	cp_report_profile__free(rp);
+	free(debug_dirs);
+	return ret ? 1 : 0;
+}

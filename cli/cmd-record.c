@@ -1,0 +1,201 @@
+/*
+ * cmd-record.c - `callprof record`: run a program with the runtime
+ * preloaded, pass its standard streams and exit status through untouched,
+ * and say in one line where the profile went.
+ *
+ * The profile is written by the runtime inside the program, to the path in
+ * CALLPROF_OUT.  CALLPROF_ROOT_PID names the process that owns that path;
+ * its fork children and exec'd descendants write PATH.PID instead of
+ * overwriting it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "cli/options.h"
+#include "format/format.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+static const char *const record_usage[] = {
+	"callprof record [-o FILE] [--] PROG [ARGS...]",
+	NULL,
+};
+
+/* The runtime next to the tool: build tree, or PREFIX/lib/callprof/. */
+static char *find_runtime(void)
+{
+	const char *env = getenv("CALLPROF_LIB");
+	static const char *const rel[] = { "libcallprof.so", "../lib/callprof/libcallprof.so",
+					   "../lib/libcallprof.so" };
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env)
+		return access(env, R_OK) ? NULL : xstrdup(env);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
+		char *p = xstrfmt("%s/%s", exe, rel[i]);
+		char *real = realpath(p, NULL);
+
+		free(p);
+		if (real && !access(real, R_OK))
+			return real;
+		free(real);
+	}
+	return NULL;
+}
+
+static char *absolute(const char *path)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return xstrdup(path);
+	return xstrfmt("%s/%s", cwd, path);
+}
+
+static pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static void summarize(const char *shown, const char *path, const struct stat *before)
+{
+	struct stat st;
+	struct cp_profile_file *pf;
+	char err[1024];
+	uint64_t calls = 0, paths = 0;
+
+	if (stat(path, &st) || (before && st.st_ino == before->st_ino &&
+				st.st_mtim.tv_sec == before->st_mtim.tv_sec &&
+				st.st_mtim.tv_nsec == before->st_mtim.tv_nsec)) {
+		warning("no profile written to '%s': the program did not load the runtime "
+			"(statically linked without libcallprof.a?) or did not exit normally",
+			shown);
+		return;
+	}
+	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
+	if (!pf) {
+		error("%s", err);
+		return;
+	}
+	for (uint32_t i = 0; i < pf->nthreads; i++) {
+		for (uint32_t k = 1; k < pf->threads[i].nnodes; k++)
+			calls += pf->nodes[pf->threads[i].first_node + k].calls;
+		paths += pf->threads[i].nnodes - 1;
+	}
+	fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
+			" call paths\n",
+		shown, pf->nthreads, pf->nthreads == 1 ? "" : "s", calls, paths);
+	if (!calls)
+		warning("no instrumented function ran: compile the program with "
+			"-finstrument-functions -g");
+	if (pf->meta.lost_nodes || pf->meta.lost_events || pf->meta.nthreads_lost)
+		warning("the profile is incomplete; 'callprof report' says what was lost");
+	cp_profile_file__free(pf);
+}
+
+int cmd_record(int argc, const char **argv)
+{
+	const char *out = "callprof.out";
+	char *lib, *outabs, *preload;
+	const char *old_preload = getenv("LD_PRELOAD");
+	struct stat before;
+	int have_before, status, n;
+	struct sigaction sa, old_int, old_quit, old_term, old_hup;
+	const struct cp_option opts[] = {
+		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
+		{ CP_OPT_END },
+	};
+
+	n = cp_parse_options(argc, argv, opts, record_usage, CP_OPT_STOP_AT_NONOPTION);
+	if (n == 0) {
+		error("record needs a program to run");
+		cp_usage_with_options(record_usage, opts, 1);
+	}
+	if (!*out) {
+		error("-o needs a file name");
+		return 129;
+	}
+	lib = find_runtime();
+	if (!lib)
+		die("cannot find libcallprof.so next to callprof or in ../lib/callprof "
+		    "(set CALLPROF_LIB to its path)");
+	outabs = absolute(out);
+	have_before = !stat(outabs, &before);
+	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);
+
+	fflush(NULL);
+	child_pid = fork();
+	if (child_pid < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (child_pid == 0) {
+		char pid[32];
+
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("CALLPROF_OUT", outabs, 1);
+		setenv("CALLPROF_ROOT_PID", pid, 1);
+		execvp(argv[0], (char *const *)argv);
+		error("cannot run '%s': %s", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+
+	/* Like time(1): the terminal's ^C/^\ reach the child directly; relay the rest. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGQUIT, &sa, &old_quit);
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	while (waitpid(child_pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+
+	/* A program that could not be started has said so; no profile to talk about. */
+	if (!(WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126) &&
+	      access(outabs, F_OK) && !have_before))
+		summarize(out, outabs, have_before ? &before : NULL);
+	free(lib);
+	free(outabs);
+	free(preload);
+
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit nocore = { 0, 0 };
+
+		fflush(NULL);
+		/* Die the same way, so the caller sees the same status; no second core. */
+		setrlimit(RLIMIT_CORE, &nocore);
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return 128 + sig;
+	}
+	return WEXITSTATUS(status);
+}

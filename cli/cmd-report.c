@@ -1,0 +1,84 @@
+/*
+ * cmd-report.c - `callprof report`: the call tree (default), the flat
+ * profile, or the callers/callees of one function.
+ */
+#include <stdio.h>
+
+#include "cli/builtin.h"
+#include "cli/options.h"
+#include "report/report.h"
+#include "util/util.h"
+
+static const char *const report_usage[] = {
+	"callprof report [--threads=merged|each] [--min-percent=P] [--fields=LIST] [--sort=KEY] [FILE]",
+	"callprof report --flat [--fields=LIST] [--sort=KEY] [FILE]",
+	"callprof report (--callers|--callees) FUNCTION [FILE]",
+	NULL,
+};
+
+static const char *const thread_choices[] = { "merged", "each", NULL };
+static const char *const sort_choices[] = { "total", "self", "calls", "name", NULL };
+
+int cmd_report(int argc, const char **argv)
+{
+	int flat = 0, threads = CP_THREADS_MERGED, sort = -1, ret, n;
+	double min_percent = 0.5;
+	const char *callers = NULL, *callees = NULL, *fields = NULL, *path;
+	const char **debug_dirs = NULL;
+	struct cp_report_opts ro = { 0 };
+	struct cp_view_opts vo = { 0 };
+	struct cp_report_profile *rp;
+	const struct cp_option opts[] = {
+		{ CP_OPT_FLAG, 0, "flat", &flat, NULL, "flat profile: per function over all paths" },
+		{ CP_OPT_STRING, 0, "callers", &callers, "FUNCTION", "who calls FUNCTION" },
+		{ CP_OPT_STRING, 0, "callees", &callees, "FUNCTION", "what FUNCTION calls" },
+		{ CP_OPT_CHOICE, 0, "threads", &threads, "merged|each",
+		  "add equal call paths of all threads (merged, default) or one tree per thread",
+		  thread_choices },
+		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
+		  "tree: hide contexts below P% of the total (default 0.5)" },
+		{ CP_OPT_STRING, 0, "fields", &fields, "LIST",
+		  "columns: calls,total,self,percent,self-percent,avg,min,max,site,name" },
+		{ CP_OPT_CHOICE, 0, "sort", &sort, "KEY", "order by total, self, calls or name",
+		  sort_choices },
+		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
+		{ CP_OPT_END },
+	};
+
+	n = cp_parse_options(argc, argv, opts, report_usage, 0);
+	if (n > 1)
+		cp_usage_with_options(report_usage, opts, 1);
+	if (flat + !!callers + !!callees > 1) {
+		error("--flat, --callers and --callees are alternatives; pick one");
+		return 129;
+	}
+	if (min_percent < 0 || min_percent > 100) {
+		error("--min-percent wants a number from 0 to 100, not %g", min_percent);
+		return 129;
+	}
+	if (cp_view_check_fields(fields))
+		return 129;
+	path = n ? argv[0] : "callprof.out";
+
+	ro.threads = threads;
+	ro.debug_dirs = debug_dirs;
+	rp = cp_report_profile__load(path, &ro);
+	if (!rp) {
+		free(debug_dirs);
+		return 1;
+	}
+	vo.min_percent = min_percent;
+	vo.fields = fields;
+	vo.sort = sort >= 0 ? (enum cp_sort_key)sort : flat ? CP_SORT_SELF : CP_SORT_TOTAL;
+	if (flat) {
+		ret = cp_view_flat(rp, &vo, stdout);
+	} else if (callers || callees) {
+		vo.function = callers ? callers : callees;
+		ret = callers ? cp_view_callers(rp, &vo, stdout) : cp_view_callees(rp, &vo, stdout);
+	} else {
+		ret = cp_view_tree(rp, &vo, stdout);
+	}
+	cp_report_profile__free(rp);
+	free(debug_dirs);
+	return ret ? 1 : 0;
+}

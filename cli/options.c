@@ -1,0 +1,155 @@
+/*
+ * options.c - see options.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/options.h"
+#include "util/util.h"
+
+static void print_usage(FILE *fp, const char *const *usage, const struct cp_option *opts)
+{
+	fprintf(fp, "usage: %s\n", usage[0]);
+	for (int i = 1; usage[i]; i++)
+		fprintf(fp, "   or: %s\n", usage[i]);
+	fputc('\n', fp);
+	for (const struct cp_option *o = opts; o->type != CP_OPT_END; o++) {
+		char left[64];
+		int n = 0;
+
+		if (o->short_name && o->long_name)
+			n = snprintf(left, sizeof(left), "-%c, --%s", o->short_name, o->long_name);
+		else if (o->short_name)
+			n = snprintf(left, sizeof(left), "-%c", o->short_name);
+		else
+			n = snprintf(left, sizeof(left), "    --%s", o->long_name);
+		if (o->type != CP_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
+			snprintf(left + n, sizeof(left) - n, " %s", o->argh ? o->argh : "VALUE");
+		fprintf(fp, "    %-28s %s\n", left, o->help);
+	}
+}
+
+void cp_usage_with_options(const char *const *usage, const struct cp_option *opts, int err)
+{
+	print_usage(err ? stderr : stdout, usage, opts);
+	exit(err ? 129 : 0);
+}
+
+static void bad_usage(const char *const *usage, const struct cp_option *opts, const char *fmt,
+		      const char *a, const char *b)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), fmt, a, b);
+	error("%s", msg);
+	print_usage(stderr, usage, opts);
+	exit(129);
+}
+
+static void set_value(const struct cp_option *o, const char *val, const char *shown,
+		      const char *const *usage, const struct cp_option *opts)
+{
+	switch (o->type) {
+	case CP_OPT_FLAG:
+		*(int *)o->value = 1;
+		break;
+	case CP_OPT_STRING:
+		*(const char **)o->value = val;
+		break;
+	case CP_OPT_DOUBLE:
+		if (cp_parse_double(val, (double *)o->value))
+			bad_usage(usage, opts, "option '%s' wants a number, not '%s'", shown, val);
+		break;
+	case CP_OPT_CHOICE:
+		for (int i = 0; o->choices[i]; i++) {
+			if (!strcmp(o->choices[i], val)) {
+				*(int *)o->value = i;
+				return;
+			}
+		}
+		bad_usage(usage, opts, "option '%s' does not take '%s'", shown, val);
+		break;
+	case CP_OPT_LIST: {
+		const char ***list = o->value;
+		size_t n = 0;
+
+		while (*list && (*list)[n])
+			n++;
+		*list = xrealloc(*list, (n + 2) * sizeof(**list));
+		(*list)[n] = val;
+		(*list)[n + 1] = NULL;
+		break;
+	}
+	case CP_OPT_END:
+		break;
+	}
+}
+
+int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
+		     const char *const *usage, int flags)
+{
+	int i, npos = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		const struct cp_option *o;
+		const char *val = NULL;
+
+		if (!strcmp(arg, "--")) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-' || !arg[1]) {
+			if (flags & CP_OPT_STOP_AT_NONOPTION)
+				break;
+			argv[npos++] = arg; /* positional, options may follow */
+			continue;
+		}
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
+			cp_usage_with_options(usage, opts, 0);
+		if (arg[1] == '-') {
+			const char *name = arg + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+
+			for (o = opts; o->type != CP_OPT_END; o++)
+				if (o->long_name && strlen(o->long_name) == len &&
+				    !strncmp(o->long_name, name, len))
+					break;
+			if (o->type == CP_OPT_END)
+				bad_usage(usage, opts, "unknown option '%s'%s", arg, "");
+			if (o->type == CP_OPT_FLAG) {
+				if (eq)
+					bad_usage(usage, opts, "option '--%s' takes no value%s",
+						  o->long_name, "");
+			} else if (eq) {
+				val = eq + 1;
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else {
+				bad_usage(usage, opts, "option '%s' needs a value%s", arg, "");
+			}
+		} else {
+			for (o = opts; o->type != CP_OPT_END; o++)
+				if (o->short_name == arg[1])
+					break;
+			if (o->type == CP_OPT_END)
+				bad_usage(usage, opts, "unknown option '%s'%s", arg, "");
+			if (o->type == CP_OPT_FLAG) {
+				if (arg[2])
+					bad_usage(usage, opts, "unknown option '%s'%s", arg, "");
+			} else if (arg[2]) {
+				val = arg + 2;
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else {
+				bad_usage(usage, opts, "option '%s' needs a value%s", arg, "");
+			}
+		}
+		set_value(o, val, arg, usage, opts);
+	}
+	while (i < argc)
+		argv[npos++] = argv[i++];
+	argv[npos] = NULL;
+	return npos;
+}

@@ -1,0 +1,45 @@
+/*
+ * options.h - a small table-driven option parser for the subcommands.
+ *
+ * Accepts -x VALUE, -xVALUE, --long VALUE, --long=VALUE and boolean flags;
+ * "--" ends the options.  With CP_OPT_STOP_AT_NONOPTION (record) parsing
+ * stops at the first non-option, which belongs to the profiled program.
+ * -h prints usage from the table on stdout and exits 0; a bad option
+ * prints one line plus the usage on stderr and exits 129 (git's rule).
+ */
+#ifndef CP_CLI_OPTIONS_H
+#define CP_CLI_OPTIONS_H
+
+enum cp_opt_type {
+	CP_OPT_END = 0,
+	CP_OPT_FLAG,   /* int *: set to 1 */
+	CP_OPT_STRING, /* const char **: the value */
+	CP_OPT_DOUBLE, /* double *: a number */
+	CP_OPT_CHOICE, /* int *: index of the value in choices (NULL-terminated) */
+	CP_OPT_LIST,   /* const char ***: appended to a NULL-terminated array */
+};
+
+struct cp_option {
+	enum cp_opt_type type;
+	int short_name;		    /* 0 if none */
+	const char *long_name;	    /* NULL if none */
+	void *value;		    /* where to store */
+	const char *argh;	    /* value placeholder for usage, e.g. "FILE" */
+	const char *help;	    /* one line */
+	const char *const *choices; /* for CP_OPT_CHOICE */
+};
+
+#define CP_OPT_STOP_AT_NONOPTION 1
+
+/*
+ * Parse argv[1..argc) (argv[0] is the command name; argv[argc] is NULL).
+ * Positional arguments, and everything after "--" or (with
+ * CP_OPT_STOP_AT_NONOPTION) after the first non-option, are moved to
+ * argv[0..n) and argv[n] = NULL; returns n.
+ */
+int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
+		     const char *const *usage, int flags);
+void cp_usage_with_options(const char *const *usage, const struct cp_option *opts, int err)
+	__attribute__((noreturn));
+
+#endif /* CP_CLI_OPTIONS_H */

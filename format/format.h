@@ -1,0 +1,267 @@
+/*
+ * format.h - the callprof profile file: on-disk layout, writer and reader.
+ *
+ * Shared by the runtime (which writes, without malloc and without dying) and
+ * the tool (which reads and validates).  Everything is little-endian; records
+ * are fixed-size C structs with explicit padding, so the writer can emit them
+ * with memcpy and the reader can check every length against the file size
+ * before it looks inside.  docs/profile-format.md is the long form of this.
+ *
+ * OFFSET  SIZE  MEANING (file header, struct cp_file_header)
+ *      0     8  magic "CALLPROF"
+ *      8     4  header_size: bytes up to the end of the section table
+ *     12     2  version: format version the writer wrote
+ *     14     2  min_reader: oldest reader version that can read this file
+ *     16     1  endian: 1 = little-endian (the only value written)
+ *     17     1  ptr_size: 8
+ *     18     2  reserved (0)
+ *     20     4  nsections: entries in the section table
+ *     24     8  features: CP_FEAT_* bits; readers ignore bits they do not know
+ *     32     8  file_size: total bytes, to detect truncation
+ *     40     4  header_crc: CRC-32 (IEEE) of bytes 0..header_size, this field zero
+ *     44     4  body_crc: CRC-32 of bytes header_size..file_size
+ *     48  24*k  section table: k = (header_size - 48) / 24 slots of struct
+ *               cp_section_entry; the first nsections are used, the rest zero
+ *               (the writer reserves CP_MAX_SECTIONS so it can stream sections
+ *               and patch the header last)
+ *
+ * A section is {kind, entsize, offset, size}.  Records of a section may grow
+ * in later versions (entsize > sizeof the struct a reader knows): readers use
+ * the prefix they know and skip the rest.  Unknown section kinds are skipped.
+ */
+#ifndef CP_FORMAT_FORMAT_H
+#define CP_FORMAT_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CP_MAGIC "CALLPROF"
+#define CP_MAGIC_LEN 8
+#define CP_VERSION 1	   /* what this code writes */
+#define CP_MIN_READER 1	   /* oldest reader that understands what we write */
+#define CP_READER_VERSION 1 /* what this reader understands */
+
+#define CP_NO_PARENT UINT32_MAX /* parent index of a thread's root node */
+#define CP_NO_STRING UINT32_MAX /* string reference meaning "none" */
+
+/* Error codes beyond errno, returned negated like errno values. */
+enum cp_error {
+	CP_ERR_CORRUPT = 4000, /* the file is damaged or not a profile */
+	CP_ERR_VERSION,	       /* the file needs a newer reader */
+	CP_ERR_TRUNCATED,      /* the file is shorter than it says */
+};
+
+/* Feature bits in the header: what the file contains beyond the basics. */
+enum cp_features {
+	CP_FEAT_TIMING = 1 << 0, /* nodes carry ticks (not a counting-only profile) */
+};
+
+/* Section kinds. */
+enum cp_section_kind {
+	CP_SEC_STRINGS = 1, /* NUL-terminated strings, referenced by byte offset */
+	CP_SEC_META = 2,    /* one struct cp_meta */
+	CP_SEC_MODULES = 3, /* struct cp_module[] */
+	CP_SEC_MAPS = 4,    /* struct cp_map[], grouped by module */
+	CP_SEC_THREADS = 5, /* struct cp_thread_rec[] */
+	CP_SEC_NODES = 6,   /* struct cp_node_rec[], grouped by thread */
+	CP_SEC_CMDLINE = 7, /* argv strings, each NUL-terminated, in order */
+};
+
+/* Clock the ticks come from. */
+enum cp_clock {
+	CP_CLOCK_NONE = 0,	/* no timing (counting modes) */
+	CP_CLOCK_TSC = 1,	/* x86 invariant TSC */
+	CP_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC), ticks are ns */
+};
+
+/* Recording mode. */
+enum cp_mode {
+	CP_MODE_TIMING = 0, /* counts and times per call path */
+};
+
+struct cp_file_header {
+	char magic[8];	     /* CP_MAGIC, not NUL-terminated */
+	uint32_t header_size; /* bytes from 0 to the end of the section table */
+	uint16_t version;     /* writer's format version */
+	uint16_t min_reader;  /* oldest reader version able to read this */
+	uint8_t endian;	      /* 1 = little-endian */
+	uint8_t ptr_size;     /* size of an address in the profiled process */
+	uint16_t reserved0;   /* zero */
+	uint32_t nsections;   /* entries in the section table */
+	uint64_t features;    /* enum cp_features bits */
+	uint64_t file_size;   /* total file size in bytes */
+	uint32_t header_crc;  /* CRC-32 of the header and section table, this field 0 */
+	uint32_t body_crc;    /* CRC-32 of everything after the section table */
+};
+
+struct cp_section_entry {
+	uint32_t kind;	 /* enum cp_section_kind */
+	uint32_t entsize; /* record size, 1 for byte blobs */
+	uint64_t offset; /* from the start of the file */
+	uint64_t size;	 /* bytes; a multiple of entsize */
+};
+
+struct cp_meta {
+	uint32_t pid;		   /* process id of the profiled process */
+	uint32_t ppid;		   /* its parent's pid */
+	uint32_t mode;		   /* enum cp_mode */
+	uint32_t clock;		   /* enum cp_clock */
+	uint64_t ticks_per_sec;	   /* calibrated tick rate (1e9 for MONOTONIC) */
+	uint64_t start_realtime_ns; /* wall-clock start, ns since the epoch */
+	uint64_t duration_ns;	   /* from runtime start to the dump */
+	uint64_t overhead_ticks;   /* calibrated cost of one enter/exit pair, in
+				    * the caller's inclusive time; 0 = unknown */
+	uint64_t lost_nodes;	   /* call paths not recorded (memory exhausted) */
+	uint64_t lost_events;	   /* enter/exit events dropped (re-entry, no memory) */
+	uint64_t unpaired_exits;   /* exits that matched no open frame */
+	uint32_t exe;		   /* string: path of the main executable */
+	uint32_t hostname;	   /* string: machine name */
+	uint32_t nthreads_lost;	   /* threads whose state could not be set up */
+	uint32_t flags;		   /* enum cp_meta_flags */
+};
+
+enum cp_meta_flags {
+	CP_META_FORKED = 1 << 0, /* written by a forked child */
+};
+
+struct cp_module {
+	uint32_t path;	      /* string: file name as the loader saw it */
+	uint32_t build_id_size; /* bytes used in build_id, 0 if none */
+	uint8_t build_id[32]; /* NT_GNU_BUILD_ID descriptor */
+	uint64_t load_bias;   /* runtime address minus ELF virtual address */
+	uint32_t first_map;   /* index of its first struct cp_map */
+	uint32_t nmaps;	      /* number of consecutive maps */
+};
+
+struct cp_map {
+	uint64_t start;	 /* first runtime address of a PT_LOAD segment */
+	uint64_t end;	 /* one past the last */
+	uint64_t offset; /* file offset of start */
+	uint32_t prot;	 /* PF_R/PF_W/PF_X bits of the segment */
+	uint32_t module; /* index of the owning module */
+};
+
+enum cp_thread_flags {
+	CP_THREAD_EXITED = 1 << 0,    /* ended before the dump */
+	CP_THREAD_TRUNCATED = 1 << 1, /* stopped recording (memory exhausted) */
+};
+
+struct cp_thread_rec {
+	uint32_t tid;	     /* kernel thread id */
+	uint32_t name;	     /* string: thread name at exit or dump */
+	uint32_t first_node; /* index of its root node in the NODES section */
+	uint32_t nnodes;     /* number of nodes, root included */
+	uint64_t start_ns;   /* first event, ns after runtime start */
+	uint64_t end_ns;     /* exit or dump, ns after runtime start */
+	uint32_t flags;	     /* enum cp_thread_flags */
+	uint32_t seq;	     /* order in which threads started, main = 0 */
+	uint64_t open_frames; /* calls still open at the dump, closed then */
+};
+
+/*
+ * One calling context.  Node 0 of a thread is its root (fn 0, no parent);
+ * every other node's parent has a smaller index in the same thread, so a
+ * single forward pass can build the tree.  Exclusive time is not stored:
+ * it is ticks minus the children's ticks.
+ */
+struct cp_node_rec {
+	uint64_t fn;	   /* function entry address in the profiled process */
+	uint64_t site;	   /* return address of the first call seen on this path */
+	uint32_t parent;   /* index within the thread, CP_NO_PARENT for the root */
+	uint32_t flags;	   /* reserved (0) */
+	uint64_t calls;	   /* times this path was entered */
+	uint64_t ticks;	   /* inclusive ticks over all calls */
+	uint64_t min_ticks; /* shortest single call */
+	uint64_t max_ticks; /* longest single call */
+	uint64_t wait_ticks;	 /* blocked time inside (0 if not measured) */
+	uint64_t inactive_ticks; /* preempted time inside (0 if not measured) */
+};
+
+/* CRC-32 (IEEE 802.3), continuing from crc (start with 0). */
+uint32_t cp_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* ---- writer (runtime side: no malloc, never exits) ---- */
+
+#define CP_MAX_SECTIONS 16
+
+/*
+ * Streaming writer.  The caller owns the struct (the runtime keeps one in
+ * static storage); it writes sections one after another and the header is
+ * patched in last, so nothing is built in memory except the string pool
+ * (mmap'd).  The file appears under its final name only after a successful
+ * cp_writer__finish(); every error leaves no file behind.  All functions
+ * return 0 or -errno and remember the first error, so callers may check
+ * once at the end.
+ */
+struct cp_writer {
+	int fd;			 /* temporary file */
+	int err;		 /* first error, sticky */
+	uint64_t off;		 /* bytes written so far (incl. buffer) */
+	uint32_t body_crc;	 /* running CRC of the body */
+	uint32_t nsec;		 /* sections finished */
+	int in_section;		 /* a section is open */
+	struct cp_section_entry sec[CP_MAX_SECTIONS];
+	char *pool;		 /* string pool, mmap'd */
+	size_t pool_len, pool_cap; /* used / mapped bytes of pool */
+	size_t buf_len;		 /* bytes pending in buf */
+	char path[4096];	 /* final name */
+	char tmp[4096 + 32];	 /* temporary name */
+	char buf[32768];	 /* write buffer */
+};
+
+/* Create path's temporary file ("path.tmp.PID"). */
+int cp_writer__begin(struct cp_writer *w, const char *path);
+/* Start a section of records of entsize bytes each. */
+int cp_writer__section(struct cp_writer *w, uint32_t kind, uint32_t entsize);
+/* Append len bytes to the open section. */
+int cp_writer__put(struct cp_writer *w, const void *buf, size_t len);
+/* Add a string to the pool; returns its offset, or CP_NO_STRING on error or s NULL. */
+uint32_t cp_writer__string(struct cp_writer *w, const char *s);
+/* Write the string pool as the STRINGS section, the header, and rename into place. */
+int cp_writer__finish(struct cp_writer *w, uint64_t features);
+/* Give up: close and remove the temporary file, release the pool. */
+void cp_writer__abort(struct cp_writer *w);
+
+/* ---- reader (tool side) ---- */
+
+/*
+ * A validated, read-only view of a profile file.  cp_profile_file__open()
+ * reads the whole file and checks the header, section table, checksum and
+ * every record's references before returning, so users may index freely.
+ */
+struct cp_profile_file {
+	char *path;			  /* as given to open */
+	uint8_t *data;			  /* whole file */
+	size_t size;			  /* bytes in data */
+	const struct cp_file_header *hdr; /* == data */
+	struct cp_meta meta;		  /* copied, zero-extended */
+	const char *strings;		  /* STRINGS section */
+	size_t strings_size;		  /* its size */
+	struct cp_module *modules;	  /* normalised copies */
+	uint32_t nmodules;
+	struct cp_map *maps;
+	uint32_t nmaps;
+	struct cp_thread_rec *threads;
+	uint32_t nthreads;
+	struct cp_node_rec *nodes;
+	uint32_t nnodes;
+	const char **argv; /* command line, NULL-terminated */
+	uint32_t argc;
+};
+
+/*
+ * Open and validate path.  On failure returns NULL and writes one line
+ * naming the file and the problem (e.g. "profile 'p': truncated: ...") into
+ * err (size errlen); *errp gets a negative error code.
+ */
+struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_t errlen,
+					      int *errp);
+void cp_profile_file__free(struct cp_profile_file *pf);
+
+/* String at offset off, or NULL for CP_NO_STRING.  Validated at open. */
+const char *cp_profile_file__str(const struct cp_profile_file *pf, uint32_t off);
+
+/* Text for a negative error code returned by format/ or symbolize/. */
+const char *cp_strerror(int err);
+
+#endif /* CP_FORMAT_FORMAT_H */

@@ -1,0 +1,390 @@
+/*
+ * reader.c - open and validate a profile file (tool side).
+ *
+ * Every offset, length and cross-reference is checked against the file
+ * before anything uses it, so the rest of the tool can index the arrays
+ * freely.  A bad file yields one line naming the file, the byte offset
+ * where it goes wrong when there is one, and the problem.  Allocations are
+ * bounded by the file size (records are copied, never larger than the file).
+ * Records are copied into arrays of the struct this reader knows, which
+ * both aligns them and zero-extends records written by older writers and
+ * truncates records grown by newer ones.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/format.h"
+
+#define MAX_FILE_SIZE (UINT64_C(1) << 36) /* 64 GiB: anything larger is not ours */
+
+struct ctx {
+	const char *path;
+	char *err;
+	size_t errlen;
+	int code;
+};
+
+__attribute__((format(printf, 3, 4))) static int bad(struct ctx *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(c->err, c->errlen, "profile '%s': ", c->path);
+	if (n < 0 || (size_t)n >= c->errlen)
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errlen - n, fmt, ap);
+	va_end(ap);
+	c->code = -code;
+	return -code;
+}
+
+const char *cp_strerror(int err)
+{
+	switch (-err) {
+	case CP_ERR_CORRUPT:
+		return "corrupt profile";
+	case CP_ERR_VERSION:
+		return "profile needs a newer callprof";
+	case CP_ERR_TRUNCATED:
+		return "truncated profile";
+	default:
+		return strerror(-err);
+	}
+}
+
+static int read_file(struct ctx *c, struct cp_profile_file *pf)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd = open(c->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return bad(c, errno, "cannot open: %s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+
+		close(fd);
+		return bad(c, e, "cannot stat: %s", strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return bad(c, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "not a regular file");
+	}
+	if ((uint64_t)st.st_size > MAX_FILE_SIZE) {
+		close(fd);
+		return bad(c, CP_ERR_CORRUPT, "file of %lld bytes is too large to be a profile",
+			   (long long)st.st_size);
+	}
+	pf->data = malloc(st.st_size ? st.st_size : 1);
+	if (!pf->data) {
+		close(fd);
+		return bad(c, ENOMEM, "out of memory reading %lld bytes", (long long)st.st_size);
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, pf->data + got, st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			return bad(c, e, "read error: %s", strerror(e));
+		}
+		if (n == 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	pf->size = got;
+	return 0;
+}
+
+/* Find the section of kind; *entsize and the byte range are returned. */
+static const struct cp_section_entry *find_section(const struct cp_profile_file *pf, uint32_t kind)
+{
+	const struct cp_section_entry *sec = (const void *)(pf->data + sizeof(struct cp_file_header));
+
+	for (uint32_t i = 0; i < pf->hdr->nsections; i++)
+		if (sec[i].kind == kind)
+			return &sec[i];
+	return NULL;
+}
+
+/*
+ * Copy the records of section kind into a fresh array of n elements of
+ * `known` bytes each (zero-filled beyond what the file has).  A missing
+ * section gives n = 0 when optional.
+ */
+static int load_records(struct ctx *c, struct cp_profile_file *pf, uint32_t kind, const char *what,
+			size_t known, int required, void **out, uint32_t *n)
+{
+	const struct cp_section_entry *s = find_section(pf, kind);
+	uint64_t count;
+	uint8_t *arr;
+
+	*out = NULL;
+	*n = 0;
+	if (!s) {
+		if (required)
+			return bad(c, CP_ERR_CORRUPT, "no %s section", what);
+		return 0;
+	}
+	count = s->size / s->entsize;
+	if (count > UINT32_MAX - 1)
+		return bad(c, CP_ERR_CORRUPT, "%s section at 0x%llx: %llu records is too many", what,
+			   (unsigned long long)s->offset, (unsigned long long)count);
+	arr = calloc(count ? count : 1, known);
+	if (!arr)
+		return bad(c, ENOMEM, "out of memory for %llu %s records", (unsigned long long)count,
+			   what);
+	for (uint64_t i = 0; i < count; i++)
+		memcpy(arr + i * known, pf->data + s->offset + i * s->entsize,
+		       s->entsize < known ? s->entsize : known);
+	*out = arr;
+	*n = (uint32_t)count;
+	return 0;
+}
+
+static int check_header(struct ctx *c, struct cp_profile_file *pf)
+{
+	const struct cp_file_header *h = (const void *)pf->data;
+	const struct cp_section_entry *sec;
+	struct cp_file_header copy;
+	uint32_t crc;
+	size_t table;
+
+	if (pf->size == 0)
+		return bad(c, CP_ERR_TRUNCATED, "empty file");
+	if (pf->size < CP_MAGIC_LEN || memcmp(h->magic, CP_MAGIC, CP_MAGIC_LEN))
+		return bad(c, CP_ERR_CORRUPT, "not a callprof profile (bad magic)");
+	if (pf->size < sizeof(*h))
+		return bad(c, CP_ERR_TRUNCATED, "truncated: %zu bytes, header needs %zu", pf->size,
+			   sizeof(*h));
+	pf->hdr = h;
+	if (h->min_reader > CP_READER_VERSION)
+		return bad(c, CP_ERR_VERSION,
+			   "format version %u needs a reader of version %u, this callprof reads %u",
+			   h->version, h->min_reader, CP_READER_VERSION);
+	if (h->endian != 1)
+		return bad(c, CP_ERR_CORRUPT, "header at 0x10: unsupported byte order %u", h->endian);
+	if (h->ptr_size != 4 && h->ptr_size != 8)
+		return bad(c, CP_ERR_CORRUPT, "header at 0x11: bad address size %u", h->ptr_size);
+	if (h->file_size != pf->size) {
+		if (h->file_size > pf->size)
+			return bad(c, CP_ERR_TRUNCATED, "truncated: %zu bytes, header says %llu",
+				   pf->size, (unsigned long long)h->file_size);
+		return bad(c, CP_ERR_CORRUPT, "file has %zu bytes, header says %llu", pf->size,
+			   (unsigned long long)h->file_size);
+	}
+	table = (size_t)h->header_size - sizeof(*h);
+	if (h->header_size < sizeof(*h) || h->header_size > pf->size ||
+	    table % sizeof(struct cp_section_entry) ||
+	    h->nsections > table / sizeof(struct cp_section_entry))
+		return bad(c, CP_ERR_CORRUPT, "header at 0x8: bad header size %u for %u sections",
+			   h->header_size, h->nsections);
+	memcpy(&copy, h, sizeof(copy));
+	copy.header_crc = 0;
+	crc = cp_crc32(0, &copy, sizeof(copy));
+	crc = cp_crc32(crc, pf->data + sizeof(copy), h->header_size - sizeof(copy));
+	if (crc != h->header_crc)
+		return bad(c, CP_ERR_CORRUPT, "header checksum mismatch (0x%08x, expected 0x%08x)", crc,
+			   h->header_crc);
+	crc = cp_crc32(0, pf->data + h->header_size, pf->size - h->header_size);
+	if (crc != h->body_crc)
+		return bad(c, CP_ERR_CORRUPT, "data checksum mismatch (0x%08x, expected 0x%08x)", crc,
+			   h->body_crc);
+
+	sec = (const void *)(pf->data + sizeof(*h));
+	for (uint32_t i = 0; i < h->nsections; i++) {
+		size_t at = sizeof(*h) + i * sizeof(*sec);
+
+		if (sec[i].entsize == 0)
+			return bad(c, CP_ERR_CORRUPT, "section table at 0x%zx: record size 0", at);
+		if (sec[i].offset < h->header_size || sec[i].offset > pf->size ||
+		    sec[i].size > pf->size - sec[i].offset)
+			return bad(c, CP_ERR_CORRUPT,
+				   "section table at 0x%zx: section %u (0x%llx+%llu) outside the file",
+				   at, sec[i].kind, (unsigned long long)sec[i].offset,
+				   (unsigned long long)sec[i].size);
+		if (sec[i].size % sec[i].entsize)
+			return bad(c, CP_ERR_CORRUPT,
+				   "section table at 0x%zx: size %llu not a multiple of %u", at,
+				   (unsigned long long)sec[i].size, sec[i].entsize);
+		for (uint32_t j = 0; j < i; j++)
+			if (sec[j].kind == sec[i].kind)
+				return bad(c, CP_ERR_CORRUPT,
+					   "section table at 0x%zx: section %u appears twice", at,
+					   sec[i].kind);
+	}
+	return 0;
+}
+
+static int check_string(struct ctx *c, struct cp_profile_file *pf, uint32_t off, const char *what,
+			uint64_t idx)
+{
+	if (off == CP_NO_STRING || off < pf->strings_size)
+		return 0;
+	return bad(c, CP_ERR_CORRUPT, "%s %llu: string reference %u beyond %zu bytes of strings",
+		   what, (unsigned long long)idx, off, pf->strings_size);
+}
+
+static int load(struct ctx *c, struct cp_profile_file *pf)
+{
+	const struct cp_section_entry *s;
+	struct cp_meta *meta;
+	uint32_t n;
+	int ret;
+
+	if ((ret = read_file(c, pf)) || (ret = check_header(c, pf)))
+		return ret;
+
+	s = find_section(pf, CP_SEC_STRINGS);
+	if (!s || s->size == 0)
+		return bad(c, CP_ERR_CORRUPT, "no string section");
+	pf->strings = (const char *)pf->data + s->offset;
+	pf->strings_size = s->size;
+	if (pf->strings[s->size - 1] != '\0')
+		return bad(c, CP_ERR_CORRUPT, "string section at 0x%llx: not NUL-terminated",
+			   (unsigned long long)s->offset);
+
+	if ((ret = load_records(c, pf, CP_SEC_META, "metadata", sizeof(*meta), 1, (void **)&meta, &n)))
+		return ret;
+	if (n != 1) {
+		free(meta);
+		return bad(c, CP_ERR_CORRUPT, "metadata section holds %u records, expected 1", n);
+	}
+	pf->meta = *meta;
+	free(meta);
+	if ((ret = check_string(c, pf, pf->meta.exe, "metadata", 0)) ||
+	    (ret = check_string(c, pf, pf->meta.hostname, "metadata", 0)))
+		return ret;
+	if (pf->meta.clock != CP_CLOCK_NONE && pf->meta.ticks_per_sec == 0)
+		return bad(c, CP_ERR_CORRUPT, "metadata: clock %u with zero ticks per second",
+			   pf->meta.clock);
+
+	if ((ret = load_records(c, pf, CP_SEC_MODULES, "module", sizeof(struct cp_module), 0,
+				(void **)&pf->modules, &pf->nmodules)) ||
+	    (ret = load_records(c, pf, CP_SEC_MAPS, "map", sizeof(struct cp_map), 0,
+				(void **)&pf->maps, &pf->nmaps)) ||
+	    (ret = load_records(c, pf, CP_SEC_THREADS, "thread", sizeof(struct cp_thread_rec), 1,
+				(void **)&pf->threads, &pf->nthreads)) ||
+	    (ret = load_records(c, pf, CP_SEC_NODES, "node", sizeof(struct cp_node_rec), 1,
+				(void **)&pf->nodes, &pf->nnodes)))
+		return ret;
+
+	for (uint32_t i = 0; i < pf->nmodules; i++) {
+		struct cp_module *m = &pf->modules[i];
+
+		if ((ret = check_string(c, pf, m->path, "module", i)))
+			return ret;
+		if (m->build_id_size > sizeof(m->build_id))
+			return bad(c, CP_ERR_CORRUPT, "module %u: build-id of %u bytes", i,
+				   m->build_id_size);
+		if (m->first_map > pf->nmaps || m->nmaps > pf->nmaps - m->first_map)
+			return bad(c, CP_ERR_CORRUPT, "module %u: maps %u+%u beyond %u maps", i,
+				   m->first_map, m->nmaps, pf->nmaps);
+	}
+	for (uint32_t i = 0; i < pf->nmaps; i++)
+		if (pf->maps[i].module >= pf->nmodules || pf->maps[i].end < pf->maps[i].start)
+			return bad(c, CP_ERR_CORRUPT, "map %u: bad range or module", i);
+
+	for (uint32_t i = 0, next = 0; i < pf->nthreads; i++) {
+		struct cp_thread_rec *t = &pf->threads[i];
+
+		if ((ret = check_string(c, pf, t->name, "thread", i)))
+			return ret;
+		if (t->first_node != next || t->nnodes == 0 || t->nnodes > pf->nnodes - next)
+			return bad(c, CP_ERR_CORRUPT, "thread %u: nodes %u+%u do not follow on at %u of %u",
+				   i, t->first_node, t->nnodes, next, pf->nnodes);
+		next += t->nnodes;
+		if (i == pf->nthreads - 1 && next != pf->nnodes)
+			return bad(c, CP_ERR_CORRUPT, "%u nodes belong to no thread", pf->nnodes - next);
+		for (uint32_t k = 0; k < t->nnodes; k++) {
+			const struct cp_node_rec *nd = &pf->nodes[t->first_node + k];
+
+			if (k == 0 ? nd->parent != CP_NO_PARENT : nd->parent >= k)
+				return bad(c, CP_ERR_CORRUPT,
+					   "node %u of thread %u: parent %u is not an earlier node",
+					   k, i, nd->parent);
+		}
+	}
+	if (pf->nthreads == 0 && pf->nnodes)
+		return bad(c, CP_ERR_CORRUPT, "%u nodes belong to no thread", pf->nnodes);
+
+	s = find_section(pf, CP_SEC_CMDLINE);
+	if (s && s->size) {
+		const char *p = (const char *)pf->data + s->offset, *end = p + s->size;
+		uint32_t argc = 0;
+
+		if (end[-1] != '\0')
+			return bad(c, CP_ERR_CORRUPT, "command line at 0x%llx: not NUL-terminated",
+				   (unsigned long long)s->offset);
+		for (const char *q = p; q < end; q += strlen(q) + 1)
+			argc++;
+		pf->argv = calloc(argc + 1, sizeof(*pf->argv));
+		if (!pf->argv)
+			return bad(c, ENOMEM, "out of memory");
+		for (const char *q = p; q < end; q += strlen(q) + 1)
+			pf->argv[pf->argc++] = q;
+	} else {
+		pf->argv = calloc(1, sizeof(*pf->argv));
+		if (!pf->argv)
+			return bad(c, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_t errlen,
+					      int *errp)
+{
+	struct cp_profile_file *pf = calloc(1, sizeof(*pf));
+	struct ctx c = { path, err, errlen, 0 };
+	int ret;
+
+	if (!pf || !(pf->path = strdup(path))) {
+		free(pf);
+		snprintf(err, errlen, "profile '%s': out of memory", path);
+		if (errp)
+			*errp = -ENOMEM;
+		return NULL;
+	}
+	ret = load(&c, pf);
+	if (ret) {
+		cp_profile_file__free(pf);
+		if (errp)
+			*errp = ret;
+		return NULL;
+	}
+	if (errp)
+		*errp = 0;
+	return pf;
+}
+
+void cp_profile_file__free(struct cp_profile_file *pf)
+{
+	if (!pf)
+		return;
+	free(pf->path);
+	free(pf->data);
+	free(pf->modules);
+	free(pf->maps);
+	free(pf->threads);
+	free(pf->nodes);
+	free(pf->argv);
+	free(pf);
+}
+
+const char *cp_profile_file__str(const struct cp_profile_file *pf, uint32_t off)
+{
+	if (off == CP_NO_STRING || off >= pf->strings_size)
+		return NULL;
+	return pf->strings + off;
+}

@@ -1,0 +1,263 @@
+/*
+ * writer.c - stream a profile file to disk (runtime side).
+ *
+ * Runs inside the profiled process at exit, so it uses only raw system
+ * calls on a caller-owned struct: no malloc, no stdio, never exits.  The
+ * layout reserves a full section table, streams the sections through a
+ * buffer while computing the body CRC, then writes the header and renames
+ * the temporary file over the final name, so a reader never sees half a
+ * profile and a failed write leaves nothing behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "format/format.h"
+
+#define HEADER_BYTES (sizeof(struct cp_file_header) + CP_MAX_SECTIONS * sizeof(struct cp_section_entry))
+
+static int fail(struct cp_writer *w, int err)
+{
+	if (!w->err)
+		w->err = err;
+	return w->err;
+}
+
+static int write_all(int fd, const void *buf, size_t len, off_t at)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = at >= 0 ? pwrite(fd, p, len, at) : write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= n;
+		if (at >= 0)
+			at += n;
+	}
+	return 0;
+}
+
+static int flush_buf(struct cp_writer *w)
+{
+	int ret;
+
+	if (!w->buf_len)
+		return 0;
+	ret = write_all(w->fd, w->buf, w->buf_len, -1);
+	w->buf_len = 0;
+	return ret ? fail(w, ret) : 0;
+}
+
+/* Append a decimal number to buf at *pos (no snprintf: keep libc use minimal). */
+static void put_dec(char *buf, size_t size, size_t *pos, unsigned long v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n && *pos + 1 < size)
+		buf[(*pos)++] = tmp[--n];
+	buf[*pos] = '\0';
+}
+
+int cp_writer__begin(struct cp_writer *w, const char *path)
+{
+	static const char zeros[HEADER_BYTES];
+	size_t len = strlen(path), pos;
+	int ret;
+
+	w->fd = -1;
+	w->err = 0;
+	w->off = 0;
+	w->body_crc = 0;
+	w->nsec = 0;
+	w->in_section = 0;
+	w->pool = NULL;
+	w->pool_len = w->pool_cap = 0;
+	w->buf_len = 0;
+	memset(w->sec, 0, sizeof(w->sec));
+	if (len == 0 || len >= sizeof(w->path))
+		return fail(w, -ENAMETOOLONG);
+	memcpy(w->path, path, len + 1);
+	memcpy(w->tmp, path, len);
+	memcpy(w->tmp + len, ".tmp.", 6);
+	pos = len + 5;
+	put_dec(w->tmp, sizeof(w->tmp), &pos, (unsigned long)getpid());
+
+	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0)
+		return fail(w, -errno);
+	ret = write_all(w->fd, zeros, HEADER_BYTES, -1);
+	if (ret) {
+		fail(w, ret);
+		cp_writer__abort(w);
+		return w->err;
+	}
+	w->off = HEADER_BYTES;
+	/* The empty string sits at offset 0, so a zeroed reference is valid. */
+	cp_writer__string(w, "");
+	return w->err;
+}
+
+static void end_section(struct cp_writer *w)
+{
+	if (w->in_section) {
+		struct cp_section_entry *e = &w->sec[w->nsec - 1];
+
+		e->size = w->off - e->offset;
+		w->in_section = 0;
+	}
+}
+
+int cp_writer__section(struct cp_writer *w, uint32_t kind, uint32_t entsize)
+{
+	if (w->err)
+		return w->err;
+	end_section(w);
+	if (w->nsec == CP_MAX_SECTIONS)
+		return fail(w, -E2BIG);
+	w->sec[w->nsec].kind = kind;
+	w->sec[w->nsec].entsize = entsize ? entsize : 1;
+	w->sec[w->nsec].offset = w->off;
+	w->nsec++;
+	w->in_section = 1;
+	return 0;
+}
+
+int cp_writer__put(struct cp_writer *w, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (w->err)
+		return w->err;
+	w->body_crc = cp_crc32(w->body_crc, buf, len);
+	w->off += len;
+	while (len) {
+		size_t room = sizeof(w->buf) - w->buf_len;
+		size_t n = len < room ? len : room;
+
+		memcpy(w->buf + w->buf_len, p, n);
+		w->buf_len += n;
+		p += n;
+		len -= n;
+		if (w->buf_len == sizeof(w->buf) && flush_buf(w))
+			return w->err;
+	}
+	return 0;
+}
+
+uint32_t cp_writer__string(struct cp_writer *w, const char *s)
+{
+	size_t len;
+	uint32_t off;
+
+	if (!s || w->err)
+		return CP_NO_STRING;
+	len = strlen(s) + 1;
+	if (w->pool_len + len > w->pool_cap) {
+		size_t cap = w->pool_cap ? w->pool_cap : 65536;
+		char *p;
+
+		while (cap < w->pool_len + len)
+			cap *= 2;
+		if (cap >= CP_NO_STRING) {
+			fail(w, -E2BIG);
+			return CP_NO_STRING;
+		}
+		p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			fail(w, -ENOMEM);
+			return CP_NO_STRING;
+		}
+		if (w->pool) {
+			memcpy(p, w->pool, w->pool_len);
+			munmap(w->pool, w->pool_cap);
+		}
+		w->pool = p;
+		w->pool_cap = cap;
+	}
+	off = (uint32_t)w->pool_len;
+	memcpy(w->pool + w->pool_len, s, len);
+	w->pool_len += len;
+	return off;
+}
+
+static void release_pool(struct cp_writer *w)
+{
+	if (w->pool)
+		munmap(w->pool, w->pool_cap);
+	w->pool = NULL;
+	w->pool_len = w->pool_cap = 0;
+}
+
+int cp_writer__finish(struct cp_writer *w, uint64_t features)
+{
+	struct {
+		struct cp_file_header h;
+		struct cp_section_entry sec[CP_MAX_SECTIONS];
+	} hdr;
+	int ret;
+
+	if (!w->err) {
+		cp_writer__section(w, CP_SEC_STRINGS, 1);
+		cp_writer__put(w, w->pool, w->pool_len);
+		end_section(w);
+	}
+	release_pool(w);
+	if (w->err || flush_buf(w)) {
+		cp_writer__abort(w);
+		return w->err;
+	}
+
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.h.magic, CP_MAGIC, CP_MAGIC_LEN);
+	hdr.h.header_size = sizeof(hdr);
+	hdr.h.version = CP_VERSION;
+	hdr.h.min_reader = CP_MIN_READER;
+	hdr.h.endian = 1;
+	hdr.h.ptr_size = sizeof(void *);
+	hdr.h.nsections = w->nsec;
+	hdr.h.features = features;
+	hdr.h.file_size = w->off;
+	hdr.h.body_crc = w->body_crc;
+	memcpy(hdr.sec, w->sec, sizeof(w->sec));
+	hdr.h.header_crc = cp_crc32(0, &hdr, sizeof(hdr));
+
+	ret = write_all(w->fd, &hdr, sizeof(hdr), 0);
+	if (!ret && close(w->fd))
+		ret = -errno;
+	w->fd = -1;
+	if (!ret && rename(w->tmp, w->path))
+		ret = -errno;
+	if (ret) {
+		fail(w, ret);
+		unlink(w->tmp);
+	}
+	return w->err;
+}
+
+void cp_writer__abort(struct cp_writer *w)
+{
+	release_pool(w);
+	if (w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+		unlink(w->tmp);
+	}
+	if (!w->err)
+		w->err = -ECANCELED;
+}

@@ -1,0 +1,248 @@
+/*
+ * flat.c - per-function views: the flat profile and callers/callees.
+ *
+ * Totals in the flat profile are recursion-aware: a context whose function
+ * is already active further up the same path is not added again, so a
+ * recursive function's total is the time spent inside its outermost
+ * activations, never more than the run.  Callers/callees list the edges
+ * into and out of a function; for recursive edges (f calls f) the totals of
+ * the nested activations overlap, as in gprof.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "util/util.h"
+
+#define FLAT_FIELDS "calls,self,self-percent,total,percent,avg,name"
+#define EDGE_FIELDS "calls,total,self,name"
+
+struct agg {
+	uint32_t fn;	 /* function index, CP_NONE for the thread root */
+	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+};
+
+static const struct cp_report_profile *cmp_rp;
+static enum cp_sort_key cmp_key;
+
+static const char *agg_name(const struct cp_report_profile *rp, const struct agg *a)
+{
+	return a->fn == CP_NONE ? "[thread start]" : rp->fns[a->fn].name;
+}
+
+static int agg_cmp(const void *pa, const void *pb)
+{
+	const struct agg *a = pa, *b = pb;
+	uint64_t va = 0, vb = 0;
+	int c;
+
+	switch (cmp_key) {
+	case CP_SORT_TOTAL:
+		va = a->total_ns, vb = b->total_ns;
+		break;
+	case CP_SORT_SELF:
+		va = a->self_ns, vb = b->self_ns;
+		break;
+	case CP_SORT_CALLS:
+		va = a->calls, vb = b->calls;
+		break;
+	case CP_SORT_NAME:
+		break;
+	}
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	c = strcmp(agg_name(cmp_rp, a), agg_name(cmp_rp, b));
+	if (c || a->fn == b->fn)
+		return c;
+	return a->fn == CP_NONE ? -1 : b->fn == CP_NONE ? 1 :
+	       cmp_rp->fns[a->fn].addr < cmp_rp->fns[b->fn].addr ? -1 : 1;
+}
+
+static void agg_add(struct agg *a, const struct cp_rnode *n, int with_total)
+{
+	if (n->calls && (!a->calls || n->min_ns < a->min_ns))
+		a->min_ns = n->min_ns;
+	if (n->max_ns > a->max_ns)
+		a->max_ns = n->max_ns;
+	a->calls += n->calls;
+	a->self_ns += n->self_ns;
+	if (with_total)
+		a->total_ns += n->total_ns;
+}
+
+static uint64_t run_total(const struct cp_report_profile *rp)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < rp->ntrees; i++)
+		sum += rp->trees[i].n[0].total_ns;
+	return sum;
+}
+
+static void print_aggs(struct cp_report_profile *rp, struct agg *a, uint32_t n,
+		       const struct cp_fields *f, uint64_t base, int indent, const char *prefix,
+		       enum cp_sort_key key, FILE *fp)
+{
+	cmp_rp = rp;
+	cmp_key = key;
+	qsort(a, n, sizeof(*a), agg_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		struct cp_row r = { 0 };
+
+		if (!a[i].calls && !a[i].total_ns)
+			continue;
+		r.calls = a[i].calls;
+		r.total_ns = a[i].total_ns;
+		r.self_ns = a[i].self_ns;
+		r.min_ns = a[i].min_ns;
+		r.max_ns = a[i].max_ns;
+		r.base_ns = base;
+		r.name = agg_name(rp, &a[i]);
+		r.indent = indent;
+		r.prefix = prefix;
+		cp_fields__row(f, &r, fp);
+	}
+}
+
+/* Walk tree t depth-first, adding each node to a[fn]; active[] counts activations. */
+static void flat_walk(const struct cp_rtree *t, struct agg *a, uint32_t *active)
+{
+	uint32_t i = t->n[0].first_child;
+
+	while (i != CP_NONE) {
+		const struct cp_rnode *n = &t->n[i];
+
+		agg_add(&a[n->fn], n, active[n->fn] == 0);
+		if (n->first_child != CP_NONE) {
+			active[n->fn]++;
+			i = n->first_child;
+			continue;
+		}
+		/* Leaf: go to the next sibling, climbing out of finished parents. */
+		while (i != CP_NONE && t->n[i].next == CP_NONE) {
+			i = t->n[i].parent;
+			if (i == 0 || i == CP_NONE) {
+				i = CP_NONE;
+				break;
+			}
+			active[t->n[i].fn]--;
+		}
+		if (i != CP_NONE)
+			i = t->n[i].next;
+	}
+}
+
+int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
+{
+	struct agg *a = xcalloc(rp->nfns + 1, sizeof(*a));
+	uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
+	struct cp_fields f;
+	enum cp_sort_key key = o->sort;
+
+	if (cp_fields__parse(&f, o->fields, FLAT_FIELDS)) {
+		free(a);
+		free(active);
+		return -1;
+	}
+	for (uint32_t i = 0; i < rp->nfns; i++)
+		a[i].fn = i;
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		flat_walk(&rp->trees[ti], a, active);
+	if (!f.explicit)
+		cp_report_banner(rp, "flat profile", fp);
+	cp_fields__title(&f, fp);
+	print_aggs(rp, a, rp->nfns, &f, run_total(rp), 0, NULL, key, fp);
+	free(a);
+	free(active);
+	return 0;
+}
+
+static int matches(const struct cp_report_profile *rp, uint32_t fn, const char *name)
+{
+	return fn != CP_NONE && !strcmp(rp->fns[fn].name, name);
+}
+
+/* callers (dir < 0) or callees (dir > 0) of o->function. */
+static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int dir, FILE *fp)
+{
+	struct agg *peer = xcalloc(rp->nfns + 1, sizeof(*peer));
+	uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
+	struct agg self = { 0 }, *whole = xcalloc(rp->nfns + 1, sizeof(*whole));
+	struct cp_fields f;
+	int found = 0;
+
+	if (cp_fields__parse(&f, o->fields, EDGE_FIELDS))
+		goto fail;
+	for (uint32_t i = 0; i <= rp->nfns; i++)
+		peer[i].fn = i < rp->nfns ? i : CP_NONE;
+	/* The function's own line: recursion-aware, as in the flat profile. */
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		flat_walk(&rp->trees[ti], whole, active);
+	for (uint32_t i = 0; i < rp->nfns; i++) {
+		if (!matches(rp, i, o->function))
+			continue;
+		found = 1;
+		self.calls += whole[i].calls;
+		self.total_ns += whole[i].total_ns;
+		self.self_ns += whole[i].self_ns;
+		self.fn = i;
+	}
+	if (!found) {
+		error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
+		goto fail;
+	}
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rtree *t = &rp->trees[ti];
+
+		for (uint32_t i = 1; i < t->nn; i++) {
+			const struct cp_rnode *n = &t->n[i];
+
+			if (!matches(rp, n->fn, o->function))
+				continue;
+			if (dir < 0) {
+				uint32_t pfn = t->n[n->parent].fn;
+
+				agg_add(&peer[pfn == CP_NONE ? rp->nfns : pfn], n, 1);
+			} else {
+				for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
+					agg_add(&peer[t->n[c].fn], &t->n[c], 1);
+			}
+		}
+	}
+	if (!f.explicit)
+		cp_report_banner(rp, dir < 0 ? "callers" : "callees", fp);
+	cp_fields__title(&f, fp);
+	{
+		struct cp_row r = { 0 };
+
+		r.calls = self.calls;
+		r.total_ns = self.total_ns;
+		r.self_ns = self.self_ns;
+		r.base_ns = run_total(rp);
+		r.name = o->function;
+		cp_fields__row(&f, &r, fp);
+	}
+	print_aggs(rp, peer, rp->nfns + 1, &f, run_total(rp), 2, dir < 0 ? "<- " : "-> ", o->sort,
+		   fp);
+	free(peer);
+	free(active);
+	free(whole);
+	return 0;
+fail:
+	free(peer);
+	free(active);
+	free(whole);
+	return -1;
+}
+
+int cp_view_callers(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
+{
+	return edges(rp, o, -1, fp);
+}
+
+int cp_view_callees(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
+{
+	return edges(rp, o, 1, fp);
+}

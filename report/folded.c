@@ -1,0 +1,80 @@
+/*
+ * folded.c - folded stacks ("a;b;c 123"), the input of flame-graph tools.
+ *
+ * One line per calling context, outermost frame first.  Contexts that
+ * print the same path after symbolisation (two functions with one name,
+ * threads with one label) are summed.  Lines are sorted bytewise, so the
+ * output is deterministic and diffable.  Values: calls, or self/total
+ * nanoseconds; flame graphs want self.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/internal.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+struct line {
+	char *path;
+	uint64_t value;
+};
+
+static int line_cmp(const void *pa, const void *pb)
+{
+	const struct line *a = pa, *b = pb;
+
+	return strcmp(a->path, b->path);
+}
+
+int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
+{
+	struct line *lines = NULL;
+	size_t nl = 0, alloc = 0;
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t *stack = NULL;
+	size_t salloc = 0;
+
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rtree *t = &rp->trees[ti];
+
+		for (uint32_t i = 1; i < t->nn; i++) {
+			const struct cp_rnode *n = &t->n[i];
+			uint32_t depth = 0;
+
+			for (uint32_t p = i; p != 0 && p != CP_NONE; p = t->n[p].parent) {
+				ALLOC_GROW(stack, depth + 1, salloc);
+				stack[depth++] = p;
+			}
+			strbuf_reset(&sb);
+			if (rp->threads == CP_THREADS_EACH)
+				strbuf_addf(&sb, "%s;", t->label);
+			while (depth--) {
+				strbuf_addstr(&sb, cp_rnode__name(rp, &t->n[stack[depth]]));
+				if (depth)
+					strbuf_addch(&sb, ';');
+			}
+			ALLOC_GROW(lines, nl + 1, alloc);
+			lines[nl].path = xstrdup(sb.buf);
+			lines[nl].value = m == CP_METRIC_CALLS ? n->calls :
+					  m == CP_METRIC_SELF ? n->self_ns : n->total_ns;
+			nl++;
+		}
+	}
+	qsort(lines, nl, sizeof(*lines), line_cmp);
+	for (size_t i = 0; i < nl;) {
+		size_t j = i + 1;
+		uint64_t v = lines[i].value;
+
+		while (j < nl && !strcmp(lines[j].path, lines[i].path))
+			v += lines[j++].value;
+		fprintf(fp, "%s %" PRIu64 "\n", lines[i].path, v);
+		i = j;
+	}
+	for (size_t i = 0; i < nl; i++)
+		free(lines[i].path);
+	free(lines);
+	free(stack);
+	strbuf_release(&sb);
+	return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * report/internal.h - helpers shared by the views: column selection and
+ * formatting, function matching.
+ */
+#ifndef CP_REPORT_INTERNAL_H
+#define CP_REPORT_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/report.h"
+
+enum cp_field {
+	CP_F_CALLS,
+	CP_F_TOTAL,
+	CP_F_SELF,
+	CP_F_PERCENT,
+	CP_F_SELF_PERCENT,
+	CP_F_AVG,
+	CP_F_MIN,
+	CP_F_MAX,
+	CP_F_SITE,
+	CP_F_NAME,
+	CP_F_NR
+};
+
+struct cp_fields {
+	int id[CP_F_NR]; /* columns in order; name is always last */
+	int n;		 /* columns used */
+	int explicit;	 /* chosen by --fields (no banner then) */
+};
+
+/* One row's values. */
+struct cp_row {
+	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+	uint64_t base_ns;  /* 100% for the percent columns */
+	const char *site;  /* "file:line" or NULL */
+	const char *name;
+	int indent;	   /* spaces before the name */
+	const char *prefix; /* printed before the name (e.g. "<- "), or NULL */
+};
+
+int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt);
+void cp_fields__title(const struct cp_fields *f, FILE *fp);
+void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp);
+
+/* Human-readable duration in a fixed width, e.g. "12.34ms". */
+void cp_fmt_ns(char *buf, size_t size, uint64_t ns);
+
+/* Order of two nodes by key, ties by name, address, call site. */
+int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
+		 const struct cp_rnode *b, enum cp_sort_key key);
+
+/* Banner with the run's facts, as "# ..." lines. */
+void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp);
+
+/* "file:line" for a call site (static buffer), or NULL. */
+const char *cp_site_str(struct cp_report_profile *rp, uint64_t site);
+
+#endif /* CP_REPORT_INTERNAL_H */

@@ -1,0 +1,195 @@
+/*
+ * output.c - columns, number formatting and the report banner.
+ *
+ * Columns are right-aligned numbers separated by two spaces, the name last
+ * and left-aligned, so the output reads well and cuts well with awk.
+ * --fields selects columns; tests use deterministic ones (calls, name).
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "symbolize/symbolize.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+static const struct {
+	const char *key;   /* --fields name */
+	const char *title; /* column title */
+	int width;	   /* column width */
+} fields[CP_F_NR] = {
+	[CP_F_CALLS] = { "calls", "calls", 12 },
+	[CP_F_TOTAL] = { "total", "total", 10 },
+	[CP_F_SELF] = { "self", "self", 10 },
+	[CP_F_PERCENT] = { "percent", "total%", 7 },
+	[CP_F_SELF_PERCENT] = { "self-percent", "self%", 7 },
+	[CP_F_AVG] = { "avg", "avg", 10 },
+	[CP_F_MIN] = { "min", "min", 10 },
+	[CP_F_MAX] = { "max", "max", 10 },
+	[CP_F_SITE] = { "site", "call site", 24 },
+	[CP_F_NAME] = { "name", "name", 0 },
+};
+
+int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt)
+{
+	char *copy = xstrdup(spec ? spec : dflt), *p = copy, *tok;
+	int seen_name = 0;
+
+	f->n = 0;
+	f->explicit = spec != NULL;
+	while ((tok = strsep(&p, ",")) != NULL) {
+		int id;
+
+		for (id = 0; id < CP_F_NR; id++)
+			if (!strcmp(tok, fields[id].key))
+				break;
+		if (id == CP_F_NR) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (int k = 0; k < CP_F_NR; k++)
+				strbuf_addf(&sb, "%s%s", k ? ", " : "", fields[k].key);
+			error("unknown field '%s' (known: %s)", tok, sb.buf);
+			strbuf_release(&sb);
+			free(copy);
+			return -1;
+		}
+		if (id == CP_F_NAME) {
+			seen_name = 1;
+			continue;
+		}
+		for (int k = 0; k < f->n; k++)
+			if (f->id[k] == id)
+				id = -1;
+		if (id >= 0 && f->n < CP_F_NR - 1)
+			f->id[f->n++] = id;
+	}
+	(void)seen_name; /* the name column is always shown, last */
+	f->id[f->n++] = CP_F_NAME;
+	free(copy);
+	return 0;
+}
+
+int cp_view_check_fields(const char *spec)
+{
+	struct cp_fields f;
+
+	return spec ? cp_fields__parse(&f, spec, "name") : 0;
+}
+
+void cp_fmt_ns(char *buf, size_t size, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, size, "%.2fus", ns / 1e3);
+	else if (ns < UINT64_C(1000000000))
+		snprintf(buf, size, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, size, "%.3fs", ns / 1e9);
+}
+
+static void fmt_pct(char *buf, size_t size, uint64_t part, uint64_t base)
+{
+	snprintf(buf, size, "%.2f", base ? 100.0 * (double)part / (double)base : 0.0);
+}
+
+void cp_fields__title(const struct cp_fields *f, FILE *fp)
+{
+	for (int k = 0; k < f->n; k++) {
+		int id = f->id[k];
+
+		if (id == CP_F_NAME)
+			fprintf(fp, "%s\n", fields[id].title);
+		else if (id == CP_F_SITE)
+			fprintf(fp, "%-*s  ", fields[id].width, fields[id].title);
+		else
+			fprintf(fp, "%*s  ", fields[id].width, fields[id].title);
+	}
+}
+
+void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
+{
+	char buf[64];
+
+	for (int k = 0; k < f->n; k++) {
+		int id = f->id[k];
+
+		switch (id) {
+		case CP_F_CALLS:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->calls);
+			break;
+		case CP_F_TOTAL:
+			cp_fmt_ns(buf, sizeof(buf), r->total_ns);
+			break;
+		case CP_F_SELF:
+			cp_fmt_ns(buf, sizeof(buf), r->self_ns);
+			break;
+		case CP_F_PERCENT:
+			fmt_pct(buf, sizeof(buf), r->total_ns, r->base_ns);
+			break;
+		case CP_F_SELF_PERCENT:
+			fmt_pct(buf, sizeof(buf), r->self_ns, r->base_ns);
+			break;
+		case CP_F_AVG:
+			cp_fmt_ns(buf, sizeof(buf), r->calls ? r->total_ns / r->calls : 0);
+			break;
+		case CP_F_MIN:
+			cp_fmt_ns(buf, sizeof(buf), r->min_ns);
+			break;
+		case CP_F_MAX:
+			cp_fmt_ns(buf, sizeof(buf), r->max_ns);
+			break;
+		case CP_F_SITE:
+			fprintf(fp, "%-*s  ", fields[id].width, r->site ? r->site : "-");
+			continue;
+		case CP_F_NAME:
+			fprintf(fp, "%*s%s%s\n", r->indent, "", r->prefix ? r->prefix : "", r->name);
+			continue;
+		}
+		fprintf(fp, "%*s  ", fields[id].width, buf);
+	}
+}
+
+const char *cp_site_str(struct cp_report_profile *rp, uint64_t site)
+{
+	static char buf[4096];
+	const char *file, *base;
+	int line;
+
+	if (!site || cp_symbolizer__site(rp->sym, site, &file, &line))
+		return NULL;
+	base = strrchr(file, '/');
+	snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : file, line);
+	return buf;
+}
+
+void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp)
+{
+	const struct cp_profile_file *pf = rp->pf;
+	const struct cp_meta *m = &pf->meta;
+	char dur[32], date[64] = "?";
+	time_t secs = (time_t)(m->start_realtime_ns / 1000000000u);
+	struct tm tm;
+
+	if (localtime_r(&secs, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
+	cp_fmt_ns(dur, sizeof(dur), m->duration_ns);
+	fprintf(fp, "# callprof %s: %s\n", what, pf->path);
+	fprintf(fp, "# command: ");
+	for (uint32_t i = 0; i < pf->argc; i++)
+		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
+	fprintf(fp, "\n# pid %u, started %s, ran %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
+		    " call paths\n",
+		m->pid, date, dur, pf->nthreads, pf->nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+	fprintf(fp, "# clock: %s", m->clock == CP_CLOCK_TSC ? "tsc" :
+		m->clock == CP_CLOCK_MONOTONIC ? "monotonic" : "none");
+	if (m->clock == CP_CLOCK_TSC)
+		fprintf(fp, " at %.3f GHz", m->ticks_per_sec / 1e9);
+	fprintf(fp, "; instrumentation overhead not compensated\n");
+	if (m->lost_nodes || m->lost_events || m->unpaired_exits || m->nthreads_lost)
+		fprintf(fp, "# warning: incomplete: %" PRIu64 " calls in unrecorded paths, %" PRIu64
+			    " events dropped, %" PRIu64 " unpaired exits, %u threads not set up\n",
+			m->lost_nodes, m->lost_events, m->unpaired_exits, m->nthreads_lost);
+}

@@ -1,0 +1,377 @@
+/*
+ * profile.c - build the report model from a profile file: convert ticks to
+ * nanoseconds, name functions, merge threads, derive self time.
+ *
+ * Conversion floors each node's ticks to whole nanoseconds, which keeps
+ * "the children's totals never exceed their parent's" true after
+ * conversion (floor(a) + floor(b) <= floor(a + b)).  Raw data can break it
+ * by a few ticks when a thread migrates between CPUs whose TSCs differ
+ * slightly; such parents are raised to their children's sum so that self
+ * time is never negative.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+
+/* A small open-addressing map from 64-bit keys to 32-bit values. */
+struct u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	uint64_t mask, count;
+};
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
+}
+
+static void u64map_init(struct u64map *m, uint64_t hint)
+{
+	uint64_t slots = 16;
+
+	while (slots < hint * 2)
+		slots *= 2;
+	m->keys = xcalloc(slots, sizeof(*m->keys));
+	m->vals = xmalloc(slots * sizeof(*m->vals));
+	memset(m->vals, 0xff, slots * sizeof(*m->vals));
+	m->mask = slots - 1;
+	m->count = 0;
+}
+
+static void u64map_release(struct u64map *m)
+{
+	FREE_AND_NULL(m->keys);
+	FREE_AND_NULL(m->vals);
+}
+
+/* Slot for key: its value is CP_NONE if absent (then the caller may fill it). */
+static uint32_t *u64map_slot(struct u64map *m, uint64_t key)
+{
+	uint64_t i;
+
+	if ((m->count + 1) * 2 > m->mask + 1) {
+		struct u64map big;
+
+		u64map_init(&big, m->mask + 1);
+		for (i = 0; i <= m->mask; i++)
+			if (m->vals[i] != CP_NONE)
+				*u64map_slot(&big, m->keys[i]) = m->vals[i], big.count++;
+		u64map_release(m);
+		*m = big;
+	}
+	for (i = mix(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
+		if (m->keys[i] == key)
+			return &m->vals[i];
+	m->keys[i] = key;
+	return &m->vals[i];
+}
+
+static uint32_t u64map_get_or_add(struct u64map *m, uint64_t key, uint32_t val)
+{
+	uint32_t *slot = u64map_slot(m, key);
+
+	if (*slot == CP_NONE) {
+		*slot = val;
+		m->count++;
+	}
+	return *slot;
+}
+
+static uint64_t to_ns(const struct cp_profile_file *pf, uint64_t ticks)
+{
+	uint64_t tps = pf->meta.ticks_per_sec;
+
+	if (pf->meta.clock == CP_CLOCK_NONE || !tps)
+		return 0;
+	if (tps == 1000000000u)
+		return ticks;
+	return (uint64_t)((unsigned __int128)ticks * 1000000000u / tps);
+}
+
+static uint32_t tree_add(struct cp_rtree *t, uint32_t parent, uint32_t fn)
+{
+	struct cp_rnode *n;
+
+	ALLOC_GROW(t->n, t->nn + 1, t->alloc);
+	n = &t->n[t->nn];
+	memset(n, 0, sizeof(*n));
+	n->fn = fn;
+	n->parent = parent;
+	n->first_child = n->next = CP_NONE;
+	if (parent != CP_NONE) {
+		n->depth = t->n[parent].depth + 1;
+		n->next = t->n[parent].first_child;
+		t->n[parent].first_child = t->nn;
+	}
+	return t->nn++;
+}
+
+static void add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
+{
+	if (src->calls && (!dst->calls || src->min_ns < dst->min_ns))
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	if (!dst->site)
+		dst->site = src->site;
+	dst->calls += src->calls;
+	dst->total_ns += src->total_ns;
+	dst->wait_ns += src->wait_ns;
+	dst->inactive_ns += src->inactive_ns;
+}
+
+/*
+ * Add thread ti of the file to tree t, merging equal (parent, function)
+ * contexts: map[] gives, per file node, its node in t.
+ */
+static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct u64map *ctx,
+		       struct u64map *fnmap, uint32_t ti)
+{
+	const struct cp_profile_file *pf = rp->pf;
+	const struct cp_thread_rec *th = &pf->threads[ti];
+	uint32_t *map = xmalloc(th->nnodes * sizeof(*map));
+
+	for (uint32_t k = 0; k < th->nnodes; k++) {
+		const struct cp_node_rec *r = &pf->nodes[th->first_node + k];
+		struct cp_rnode src = { 0 };
+		uint32_t id;
+
+		src.site = r->site;
+		src.calls = r->calls;
+		src.total_ns = to_ns(pf, r->ticks);
+		src.min_ns = to_ns(pf, r->min_ticks);
+		src.max_ns = to_ns(pf, r->max_ticks);
+		src.wait_ns = to_ns(pf, r->wait_ticks);
+		src.inactive_ns = to_ns(pf, r->inactive_ticks);
+		if (k == 0) {
+			id = 0;
+			src.calls = 0; /* the root stands for threads, not calls */
+		} else {
+			uint32_t fn = u64map_get_or_add(fnmap, r->fn, rp->nfns);
+			uint32_t parent = map[r->parent];
+			uint32_t *slot;
+
+			if (fn == rp->nfns) {
+				rp->fns = xrealloc(rp->fns, (rp->nfns + 1) * sizeof(*rp->fns));
+				rp->fns[fn].addr = r->fn;
+				rp->fns[fn].name = cp_symbolizer__fn_name(rp->sym, r->fn);
+				rp->nfns++;
+			}
+			/* Context key: parent node in t and function index. */
+			slot = u64map_slot(ctx, ((uint64_t)parent << 32) | fn);
+			if (*slot == CP_NONE) {
+				*slot = tree_add(t, parent, fn);
+				ctx->count++;
+			}
+			id = *slot;
+			rp->calls += r->calls;
+			rp->paths++;
+		}
+		add_counts(&t->n[id], &src);
+		map[k] = id;
+	}
+	t->nthreads++;
+	free(map);
+}
+
+/* Bottom-up: lift parents below their children's sum, then derive self. */
+static void derive_self(struct cp_rtree *t)
+{
+	/* Children always have larger indices than their parents. */
+	for (uint32_t i = t->nn; i-- > 0;) {
+		struct cp_rnode *n = &t->n[i];
+		uint64_t sum = 0;
+
+		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
+			sum += t->n[c].total_ns;
+		if (sum > n->total_ns)
+			n->total_ns = sum;
+		n->self_ns = n->total_ns - sum;
+	}
+}
+
+static void make_labels(struct cp_report_profile *rp)
+{
+	const struct cp_profile_file *pf = rp->pf;
+
+	rp->thread_labels = xcalloc(pf->nthreads + 1, sizeof(char *));
+	for (uint32_t i = 0; i < pf->nthreads; i++) {
+		const char *name = cp_profile_file__str(pf, pf->threads[i].name);
+		int unique = name && *name;
+
+		for (uint32_t j = 0; unique && j < pf->nthreads; j++) {
+			const char *other = cp_profile_file__str(pf, pf->threads[j].name);
+
+			if (j != i && other && !strcmp(other, name))
+				unique = 0;
+		}
+		if (unique)
+			rp->thread_labels[i] = xstrdup(name);
+		else if (name && *name)
+			rp->thread_labels[i] = xstrfmt("%s/%u", name, pf->threads[i].tid);
+		else
+			rp->thread_labels[i] = xstrfmt("tid %u", pf->threads[i].tid);
+	}
+}
+
+struct cp_report_profile *cp_report_profile__load(const char *path,
+						  const struct cp_report_opts *opts)
+{
+	struct cp_report_profile *rp;
+	struct cp_symbolizer_opts so = { 0 };
+	struct u64map fnmap, ctx;
+	char err[1024];
+	int code;
+	struct cp_profile_file *pf = cp_profile_file__open(path, err, sizeof(err), &code);
+
+	if (!pf) {
+		error("%s", err);
+		return NULL;
+	}
+	rp = xcalloc(1, sizeof(*rp));
+	rp->pf = pf;
+	rp->threads = opts->threads;
+	so.debug_dirs = opts->debug_dirs;
+	rp->sym = cp_symbolizer__new(pf, &so);
+	if (!rp->sym)
+		die("out of memory setting up symbols");
+	make_labels(rp);
+
+	u64map_init(&fnmap, 256);
+	if (opts->threads == CP_THREADS_EACH) {
+		rp->ntrees = pf->nthreads;
+		rp->trees = xcalloc(rp->ntrees ? rp->ntrees : 1, sizeof(*rp->trees));
+		for (uint32_t i = 0; i < pf->nthreads; i++) {
+			struct cp_rtree *t = &rp->trees[i];
+
+			u64map_init(&ctx, pf->threads[i].nnodes);
+			t->label = xstrdup(rp->thread_labels[i]);
+			t->tid = pf->threads[i].tid;
+			tree_add(t, CP_NONE, CP_NONE);
+			add_thread(rp, t, &ctx, &fnmap, i);
+			u64map_release(&ctx);
+		}
+	} else {
+		struct cp_rtree *t;
+
+		rp->ntrees = 1;
+		rp->trees = t = xcalloc(1, sizeof(*rp->trees));
+		t->label = xstrdup("all threads");
+		tree_add(t, CP_NONE, CP_NONE);
+		u64map_init(&ctx, pf->nnodes);
+		for (uint32_t i = 0; i < pf->nthreads; i++)
+			add_thread(rp, t, &ctx, &fnmap, i);
+		u64map_release(&ctx);
+	}
+	u64map_release(&fnmap);
+	for (uint32_t i = 0; i < rp->ntrees; i++)
+		derive_self(&rp->trees[i]);
+	cp_report_profile__sort(rp, CP_SORT_TOTAL);
+	return rp;
+}
+
+void cp_report_profile__free(struct cp_report_profile *rp)
+{
+	if (!rp)
+		return;
+	for (uint32_t i = 0; i < rp->ntrees; i++) {
+		free(rp->trees[i].label);
+		free(rp->trees[i].n);
+	}
+	if (rp->thread_labels)
+		for (uint32_t i = 0; i < rp->pf->nthreads; i++)
+			free(rp->thread_labels[i]);
+	free(rp->thread_labels);
+	free(rp->trees);
+	free(rp->fns);
+	cp_symbolizer__free(rp->sym);
+	cp_profile_file__free(rp->pf);
+	free(rp);
+}
+
+const char *cp_rnode__name(const struct cp_report_profile *rp, const struct cp_rnode *n)
+{
+	return n->fn == CP_NONE ? "[root]" : rp->fns[n->fn].name;
+}
+
+/* qsort has no context argument; the sort runs single-threaded. */
+static const struct cp_report_profile *sort_rp;
+static const struct cp_rtree *sort_tree;
+static enum cp_sort_key sort_key;
+
+int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
+		 const struct cp_rnode *b, enum cp_sort_key key)
+{
+	uint64_t va = 0, vb = 0;
+	int c;
+
+	switch (key) {
+	case CP_SORT_TOTAL:
+		va = a->total_ns, vb = b->total_ns;
+		break;
+	case CP_SORT_SELF:
+		va = a->self_ns, vb = b->self_ns;
+		break;
+	case CP_SORT_CALLS:
+		va = a->calls, vb = b->calls;
+		break;
+	case CP_SORT_NAME:
+		break;
+	}
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	c = strcmp(cp_rnode__name(rp, a), cp_rnode__name(rp, b));
+	if (c)
+		return c;
+	/* Same name: keep a stable order by address, then by call site. */
+	if (a->fn != b->fn && a->fn != CP_NONE && b->fn != CP_NONE)
+		return rp->fns[a->fn].addr < rp->fns[b->fn].addr ? -1 : 1;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+static int cmp_idx(const void *pa, const void *pb)
+{
+	const uint32_t *a = pa, *b = pb;
+
+	return cp_rnode_cmp(sort_rp, &sort_tree->n[*a], &sort_tree->n[*b], sort_key);
+}
+
+void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key)
+{
+	uint32_t *kids = NULL;
+	size_t alloc = 0;
+
+	sort_rp = rp;
+	sort_key = key;
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		struct cp_rtree *t = &rp->trees[ti];
+
+		sort_tree = t;
+		for (uint32_t i = 0; i < t->nn; i++) {
+			uint32_t nk = 0;
+
+			for (uint32_t c = t->n[i].first_child; c != CP_NONE; c = t->n[c].next) {
+				ALLOC_GROW(kids, nk + 1, alloc);
+				kids[nk++] = c;
+			}
+			if (nk < 2)
+				continue;
+			qsort(kids, nk, sizeof(*kids), cmp_idx);
+			t->n[i].first_child = kids[0];
+			for (uint32_t k = 0; k + 1 < nk; k++)
+				t->n[kids[k]].next = kids[k + 1];
+			t->n[kids[nk - 1]].next = CP_NONE;
+		}
+	}
+	free(kids);
+}

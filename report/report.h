@@ -1,0 +1,114 @@
+/*
+ * report.h - the profile model the views and exporters work on.
+ *
+ * A loaded profile is a set of call trees (one per thread, or one for all
+ * threads merged), with ticks already converted to nanoseconds and
+ * exclusive (self) time derived as inclusive minus the children's
+ * inclusive.  Functions are identified by address (one profile = one
+ * process, so equal addresses are equal functions across threads) and
+ * named once through the symbolizer.
+ */
+#ifndef CP_REPORT_REPORT_H
+#define CP_REPORT_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct cp_profile_file;
+struct cp_symbolizer;
+
+#define CP_NONE UINT32_MAX
+
+struct cp_rnode {
+	uint32_t fn;	      /* index into profile->fns; CP_NONE for a tree's root */
+	uint32_t parent;      /* CP_NONE for the root */
+	uint32_t first_child; /* CP_NONE if a leaf */
+	uint32_t next;	      /* next sibling, CP_NONE if last */
+	uint32_t depth;	      /* root 0, top-level functions 1 */
+	uint32_t pad;
+	uint64_t site;	      /* a call site (return address) of this context */
+	uint64_t calls;	      /* times entered */
+	uint64_t total_ns;    /* inclusive time */
+	uint64_t self_ns;     /* exclusive time: total minus the children's totals */
+	uint64_t min_ns;      /* shortest call (0 if unknown) */
+	uint64_t max_ns;      /* longest call */
+	uint64_t wait_ns;     /* blocked (0 if not measured) */
+	uint64_t inactive_ns; /* preempted (0 if not measured) */
+};
+
+struct cp_rtree {
+	char *label;	       /* "all threads", or the thread's label */
+	uint32_t tid;	       /* 0 for merged */
+	uint32_t nthreads;     /* threads in this tree */
+	struct cp_rnode *n;    /* n[0] is the root */
+	uint32_t nn;	       /* nodes */
+	uint32_t alloc;	       /* allocated */
+};
+
+struct cp_rfn {
+	uint64_t addr;	    /* entry address in the profiled process */
+	const char *name;   /* symbolizer-owned */
+};
+
+enum cp_thread_mode {
+	CP_THREADS_MERGED = 0, /* equal call paths of all threads add up */
+	CP_THREADS_EACH,       /* one tree per thread */
+};
+
+struct cp_report_opts {
+	enum cp_thread_mode threads;
+	const char *const *debug_dirs; /* passed to the symbolizer */
+};
+
+struct cp_report_profile {
+	struct cp_profile_file *pf;  /* the validated file */
+	struct cp_symbolizer *sym;   /* names for pf's addresses */
+	struct cp_rfn *fns;	     /* distinct functions */
+	uint32_t nfns;
+	struct cp_rtree *trees;	     /* per thread or a single merged tree */
+	uint32_t ntrees;
+	uint64_t calls;		     /* all calls recorded */
+	uint64_t paths;		     /* distinct call paths over all threads */
+	char **thread_labels;	     /* per pf thread: name, or name/tid if ambiguous */
+	enum cp_thread_mode threads; /* how trees were built */
+};
+
+/*
+ * Load and symbolise path.  On error prints one line (naming the file) and
+ * returns NULL.
+ */
+struct cp_report_profile *cp_report_profile__load(const char *path,
+						  const struct cp_report_opts *opts);
+void cp_report_profile__free(struct cp_report_profile *rp);
+
+/* Name of node n of tree t ("[root]" for the root). */
+const char *cp_rnode__name(const struct cp_report_profile *rp, const struct cp_rnode *n);
+
+/*
+ * Sort every node's children in place (by enum cp_sort_key, ties by name),
+ * so views and exporters walk trees in a stable order.
+ */
+enum cp_sort_key { CP_SORT_TOTAL = 0, CP_SORT_SELF, CP_SORT_CALLS, CP_SORT_NAME };
+void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key);
+
+/* Views: write to fp; return 0 or -1 after printing an error. */
+struct cp_view_opts {
+	double min_percent;	/* tree: hide nodes below this share of the root */
+	const char *fields;	/* comma list, NULL for the view's default */
+	enum cp_sort_key sort;	/* order of rows/children */
+	const char *function;	/* callers/callees: function name */
+};
+
+int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+int cp_view_callers(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+int cp_view_callees(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+
+/* Exporters. */
+enum cp_metric { CP_METRIC_CALLS = 0, CP_METRIC_SELF, CP_METRIC_TOTAL };
+int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
+
+/* Check the field list for a view before loading anything: 0 or error(). */
+int cp_view_check_fields(const char *fields);
+
+#endif /* CP_REPORT_REPORT_H */

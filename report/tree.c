@@ -1,0 +1,68 @@
+/*
+ * tree.c - the call-tree view: one line per calling context, children
+ * indented under their parent, pruned below --min-percent of the tree's
+ * root (the thread's lifetime, or all threads' lifetimes added up).
+ */
+#include <inttypes.h>
+
+#include "report/internal.h"
+#include "util/util.h"
+
+#define TREE_FIELDS "calls,total,self,percent,avg,name"
+
+static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_t i,
+		       const struct cp_fields *f, uint64_t base, uint64_t min_ns, int need_site,
+		       FILE *fp)
+{
+	const struct cp_rnode *n = &t->n[i];
+	struct cp_row r = { 0 };
+
+	r.calls = n->calls;
+	r.total_ns = n->total_ns;
+	r.self_ns = n->self_ns;
+	r.min_ns = n->min_ns;
+	r.max_ns = n->max_ns;
+	r.base_ns = base;
+	r.name = cp_rnode__name(rp, n);
+	r.indent = 2 * (n->depth - 1);
+	r.site = need_site ? cp_site_str(rp, n->site) : NULL;
+	cp_fields__row(f, &r, fp);
+	for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
+		if (t->n[c].total_ns >= min_ns)
+			print_node(rp, t, c, f, base, min_ns, need_site, fp);
+}
+
+int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
+{
+	struct cp_fields f;
+	int need_site = 0;
+
+	if (cp_fields__parse(&f, o->fields, TREE_FIELDS))
+		return -1;
+	for (int k = 0; k < f.n; k++)
+		need_site |= f.id[k] == CP_F_SITE;
+	cp_report_profile__sort(rp, o->sort);
+	if (!f.explicit) {
+		cp_report_banner(rp, "call tree", fp);
+		if (o->min_percent > 0)
+			fprintf(fp, "# contexts below %g%% of their tree's total are hidden "
+				    "(--min-percent=0 shows all)\n", o->min_percent);
+	}
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		struct cp_rtree *t = &rp->trees[ti];
+		uint64_t base = t->n[0].total_ns;
+		uint64_t min_ns = (uint64_t)(o->min_percent / 100.0 * (double)base);
+		char dur[32];
+
+		if (!f.explicit || rp->threads == CP_THREADS_EACH) {
+			cp_fmt_ns(dur, sizeof(dur), base);
+			fprintf(fp, "%s== %s (%u thread%s, %s) ==\n", ti || !f.explicit ? "\n" : "",
+				t->label, t->nthreads, t->nthreads == 1 ? "" : "s", dur);
+		}
+		cp_fields__title(&f, fp);
+		for (uint32_t c = t->n[0].first_child; c != CP_NONE; c = t->n[c].next)
+			if (t->n[c].total_ns >= min_ns)
+				print_node(rp, t, c, &f, base, min_ns, need_site, fp);
+	}
+	return 0;
+}

@@ -1,0 +1,257 @@
+/*
+ * flush.c - write the profile: metadata, command line, module map,
+ * threads and their trees.
+ *
+ * Runs once, from the destructor (or an explicit dump), possibly while
+ * other threads still run.  Their trees are read, never written: node
+ * counts are snapshotted first (nodes below the published count are
+ * complete), and calls still open are added to the written records as if
+ * they ended now, without touching the owner's shadow stack.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+static struct cp_writer writer;
+
+static void write_cmdline(struct cp_writer *w)
+{
+	char buf[4096];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	cp_writer__section(w, CP_SEC_CMDLINE, 1);
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0)
+			cp_writer__put(w, buf, n);
+	close(fd);
+}
+
+/* The thread's name from /proc (works for any live thread of ours). */
+static void read_comm(uint32_t tid, char name[16])
+{
+	char path[64] = "/proc/self/task/";
+	char digits[12];
+	size_t pos = strlen(path);
+	int nd = 0, fd;
+	ssize_t n;
+
+	do {
+		digits[nd++] = (char)('0' + tid % 10);
+		tid /= 10;
+	} while (tid);
+	while (nd)
+		path[pos++] = digits[--nd];
+	memcpy(path + pos, "/comm", 6);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, name, 15);
+	close(fd);
+	if (n <= 0)
+		return;
+	if (name[n - 1] == '\n')
+		n--;
+	name[n] = '\0';
+}
+
+static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t extra)
+{
+	r->fn = n->fn;
+	r->site = n->site;
+	r->parent = n->parent ? n->parent->id : CP_NO_PARENT;
+	r->flags = 0;
+	r->calls = n->calls;
+	r->ticks = n->ticks + extra;
+	r->min_ticks = n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
+	r->max_ticks = n->max_ticks;
+	r->wait_ticks = n->wait_ticks;
+	r->inactive_ticks = n->inactive_ticks;
+}
+
+/*
+ * Time of the calls still open in t, per node id, into extra[] (nnodes
+ * entries).  Reads another thread's stack without stopping it: the stack
+ * mapping is never unmapped, and a frame that looks torn is skipped.
+ */
+static uint64_t open_time(struct cp_thread *t, uint64_t *extra, uint32_t nnodes, uint64_t now)
+{
+	struct cp_stack *s = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+	struct cp_frame *top = t->top, *f;
+	uint64_t open = 0;
+
+	if (top < s->f || top >= s->f + s->cap)
+		return 0;
+	for (f = s->f + 1; f <= top; f++) {
+		struct cp_node *n = f->node;
+		uint32_t id = n ? n->id : UINT32_MAX;
+
+		if (id < nnodes && f->start <= now) {
+			extra[id] += now - f->start;
+			open++;
+		}
+	}
+	return open;
+}
+
+static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt, uint64_t now,
+			 uint64_t tps, uint64_t *extra_open)
+{
+	uint32_t first = 0;
+
+	cp_writer__section(w, CP_SEC_THREADS, sizeof(struct cp_thread_rec));
+	for (uint32_t i = 0; i < nt; i++) {
+		struct cp_thread *t = ts[i];
+		struct cp_thread_rec r;
+		char name[16] = "";
+		uint64_t end = t->end_ticks ? t->end_ticks : now;
+
+		memset(&r, 0, sizeof(r));
+		if (t->flags & CP_THREAD_EXITED)
+			memcpy(name, t->name, sizeof(name));
+		else
+			read_comm(t->tid, name);
+		name[15] = '\0';
+		r.tid = t->tid;
+		r.name = cp_writer__string(w, name);
+		r.first_node = first;
+		r.nnodes = t->dump_nnodes;
+		r.start_ns = cp_session.use_tsc ? (uint64_t)((unsigned __int128)(t->start_ticks -
+			cp_session.tsc0) * 1000000000u / (tps ? tps : 1)) : t->start_ticks - cp_session.mono0_ns;
+		r.end_ns = cp_session.use_tsc ? (uint64_t)((unsigned __int128)(end - cp_session.tsc0) *
+			1000000000u / (tps ? tps : 1)) : end - cp_session.mono0_ns;
+		r.flags = t->flags;
+		r.seq = t->seq;
+		r.open_frames = t->open_frames + extra_open[i];
+		first += t->dump_nnodes;
+		cp_writer__put(w, &r, sizeof(r));
+	}
+	return w->err;
+}
+
+static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, uint64_t *open)
+{
+	uint32_t nn = t->dump_nnodes, id = 1;
+	size_t bytes = ((size_t)nn * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+	uint64_t *extra = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct cp_node root = t->root;
+	struct cp_node_rec r;
+
+	if (extra == MAP_FAILED)
+		return -ENOMEM;
+	*open = open_time(t, extra, nn, now);
+	root.ticks = (t->end_ticks ? t->end_ticks : now) - t->start_ticks;
+	node_rec(&r, &root, 0);
+	r.min_ticks = r.max_ticks = r.ticks;
+	cp_writer__put(w, &r, sizeof(r));
+	for (struct cp_chunk *c = t->chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
+
+		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
+			node_rec(&r, &c->n[i], extra[id]);
+			cp_writer__put(w, &r, sizeof(r));
+		}
+	}
+	munmap(extra, bytes);
+	return w->err;
+}
+
+/* Write the profile to path.  Returns 0 or -errno; warns once on failure. */
+int cp_flush(const char *path)
+{
+	struct cp_writer *w = &writer;
+	struct cp_thread *self = cp_self, **ts, *t;
+	uint64_t now, elapsed, tps, *open;
+	uint32_t nt = 0, i;
+	size_t bytes;
+	struct cp_meta meta;
+	struct utsname un;
+	int ret;
+
+	if (self)
+		self->busy = 1;
+	now = cp_ticks();
+	tps = cp_clock_ticks_per_sec(&elapsed);
+
+	for (t = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE); t; t = t->next)
+		nt++;
+	bytes = (((size_t)nt + 1) * 2 * sizeof(void *) + 4095) & ~(size_t)4095;
+	ts = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ts == MAP_FAILED) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	open = (uint64_t *)(ts + nt + 1);
+	/* The registry is newest first; write threads in start order. */
+	i = nt;
+	for (t = cp_session.threads; t && i; t = t->next) {
+		ts[--i] = t;
+		t->dump_nnodes = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE);
+	}
+
+	memset(&meta, 0, sizeof(meta));
+	ret = cp_writer__begin(w, path);
+	if (ret)
+		goto out_unmap;
+	meta.pid = (uint32_t)getpid();
+	meta.ppid = (uint32_t)getppid();
+	meta.mode = CP_MODE_TIMING;
+	meta.clock = cp_session.use_tsc ? CP_CLOCK_TSC : CP_CLOCK_MONOTONIC;
+	meta.ticks_per_sec = tps;
+	meta.start_realtime_ns = cp_session.real0_ns;
+	meta.duration_ns = elapsed;
+	meta.flags = cp_session.forked ? CP_META_FORKED : 0;
+	meta.nthreads_lost = cp_session.threads_lost;
+	for (i = 0; i < nt; i++) {
+		meta.lost_nodes += ts[i]->lost.calls;
+		meta.lost_events += ts[i]->lost_events;
+		meta.unpaired_exits += ts[i]->unpaired_exits;
+	}
+	{
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[n > 0 ? n : 0] = '\0';
+		meta.exe = cp_writer__string(w, exe);
+	}
+	meta.hostname = cp_writer__string(w, uname(&un) ? "" : un.nodename);
+	cp_writer__section(w, CP_SEC_META, sizeof(meta));
+	cp_writer__put(w, &meta, sizeof(meta));
+	write_cmdline(w);
+	cp_modules__write(w);
+	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
+	for (i = 0; i < nt; i++)
+		write_nodes(w, ts[i], now, &open[i]);
+	write_threads(w, ts, nt, now, tps, open);
+	ret = cp_writer__finish(w, CP_FEAT_TIMING);
+out_unmap:
+	munmap(ts, bytes);
+out:
+	if (ret) {
+		cp_writer__abort(w);
+		char line[512] = "cannot write profile '";
+		const char *parts[] = { path, "': ", strerror(-ret) };
+		size_t pos = strlen(line);
+
+		for (i = 0; i < 3; i++) {
+			size_t len = strlen(parts[i]);
+
+			if (len > sizeof(line) - 1 - pos)
+				len = sizeof(line) - 1 - pos;
+			memcpy(line + pos, parts[i], len);
+			pos += len;
+		}
+		line[pos] = '\0';
+		cp_warn(line);
+	}
+	if (self)
+		self->busy = 0;
+	return ret;
+}

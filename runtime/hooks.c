@@ -1,0 +1,159 @@
+/*
+ * hooks.c - __cyg_profile_func_enter/exit, the only code that runs on
+ * every call of the profiled program.
+ *
+ * No locks, malloc, stdio or syscalls on this path: one TLS load, one clock
+ * read, one child lookup (a parent's cached child, else the thread's hash
+ * table).  Everything rare - first call of a thread, a full shadow stack,
+ * re-entry from a signal handler, an exit that does not match the top frame
+ * - goes to a cold noinline function.  errno is never touched on the fast
+ * path and is saved around the slow one.
+ *
+ * The clock is read as early as possible on exit and as late as possible on
+ * entry, so the hooks' own cost lands outside the callee's measured time
+ * (what remains in the caller's time is what overhead compensation removes).
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "runtime/internal.h"
+
+#define CP_EXPORT __attribute__((visibility("default"), no_instrument_function))
+
+/* Keep the compiler from moving stores across the busy flag. */
+#define barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
+{
+	struct cp_frame *f = t->top + 1;
+
+	n->calls++;
+	f->node = n;
+	f->fn = fn;
+	f->sp = sp;
+	t->top = f;
+	f->start = cp_ticks();
+}
+
+static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
+{
+	struct cp_node *n = f->node;
+	uint64_t d = now - f->start;
+
+	n->ticks += d;
+	if (d < n->min_ticks)
+		n->min_ticks = d;
+	if (d > n->max_ticks)
+		n->max_ticks = d;
+	t->top = f - 1;
+}
+
+static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thread *t, uintptr_t fn,
+								   uintptr_t site, uintptr_t sp)
+{
+	int saved_errno = errno;
+	struct cp_node *n;
+
+	if (!t) {
+		if (cp_session.state == CP_STATE_DONE)
+			goto out;
+		t = cp_thread__setup();
+		if (!t)
+			goto out;
+	}
+	if (t->busy) {
+		/* A signal handler interrupted a hook: its calls are not recorded. */
+		t->lost_events++;
+		goto out;
+	}
+	t->busy = 1;
+	barrier();
+	if (t->top == t->limit && cp_thread__grow_stack(t)) {
+		/* No memory for a deeper stack: stop here, keep what we have. */
+		t->lost_events++;
+		goto unbusy;
+	}
+	n = cp_thread__child(t, t->top->node, fn, site);
+	push(t, n, fn, sp);
+unbusy:
+	barrier();
+	t->busy = 0;
+out:
+	errno = saved_errno;
+}
+
+/*
+ * The exit does not match the innermost open call.  Either frames were
+ * skipped (longjmp, an exception through code without exit hooks): then the
+ * matching frame is further down and the frames above it are closed now;
+ * or no open frame matches (the enter was not seen): count and ignore.
+ */
+static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_thread *t, uintptr_t fn,
+								  uint64_t now)
+{
+	struct cp_frame *f, *base;
+
+	if (!t)
+		return;
+	if (t->busy) {
+		t->lost_events++;
+		return;
+	}
+	t->busy = 1;
+	barrier();
+	base = t->stack->f;
+	for (f = t->top; f > base && f->fn != fn; f--)
+		;
+	if (f == base) {
+		t->unpaired_exits++;
+	} else {
+		while (t->top > f)
+			pop(t, t->top, now);
+		pop(t, f, now);
+	}
+	barrier();
+	t->busy = 0;
+}
+
+CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
+{
+	struct cp_thread *t = cp_self;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	struct cp_node *p, *n;
+
+	if (unlikely(!t || t->busy || t->top == t->limit)) {
+		enter_slow(t, (uintptr_t)fn, (uintptr_t)site, sp);
+		return;
+	}
+	t->busy = 1;
+	barrier();
+	p = t->top->node;
+	n = p->cache;
+	if (unlikely(!n || n->fn != (uintptr_t)fn))
+		n = cp_thread__child(t, p, (uintptr_t)fn, (uintptr_t)site);
+	push(t, n, (uintptr_t)fn, sp);
+	barrier();
+	t->busy = 0;
+}
+
+CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
+{
+	uint64_t now = cp_ticks();
+	struct cp_thread *t = cp_self;
+	struct cp_frame *f;
+
+	if (unlikely(!t || t->busy)) {
+		exit_slow(t, (uintptr_t)fn, now);
+		return;
+	}
+	f = t->top;
+	if (unlikely(f->fn != (uintptr_t)fn)) {
+		exit_slow(t, (uintptr_t)fn, now);
+		return;
+	}
+	t->busy = 1;
+	barrier();
+	pop(t, f, now);
+	barrier();
+	t->busy = 0;
+}

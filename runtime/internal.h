@@ -1,0 +1,173 @@
+/*
+ * internal.h - private types of the callprof runtime (libcallprof.so/.a).
+ *
+ * The runtime lives inside the profiled program.  Each thread owns a
+ * calling-context tree in memory nobody else writes: nodes are carved from
+ * mmap'd chunks and never move or get freed before the process dumps, so
+ * the dumping thread can read other threads' trees without locks (values
+ * of a still-running thread are a snapshot, never a crash).  A thread finds
+ * a child node through its parent's one-entry cache and, on a miss, through
+ * a per-thread open-addressing hash table keyed by (parent, function).
+ *
+ * Everything here is built without -finstrument-functions and with hidden
+ * visibility; only the hooks and the public API are exported.
+ */
+#ifndef CP_RUNTIME_INTERNAL_H
+#define CP_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "format/format.h"
+
+#define CP_HIDDEN __attribute__((visibility("hidden")))
+#define CP_NOINSTR __attribute__((no_instrument_function))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* A calling context: one per distinct (parent, function) pair. */
+struct cp_node {
+	uintptr_t fn;		/* function entry address */
+	uintptr_t site;		/* return address of the first call on this path */
+	struct cp_node *parent; /* NULL for the thread's root */
+	struct cp_node *cache;	/* child found last: the common case of lookup */
+	uint64_t calls;		/* times entered */
+	uint64_t ticks;		/* inclusive ticks of completed calls */
+	uint64_t min_ticks;	/* shortest completed call, UINT64_MAX if none */
+	uint64_t max_ticks;	/* longest completed call */
+	uint64_t wait_ticks;	/* blocked time (not measured yet) */
+	uint64_t inactive_ticks; /* preempted time (not measured yet) */
+	uint32_t id;		/* index in the thread, in allocation order */
+	uint32_t pad;
+};
+
+/* One open call on the shadow stack. */
+struct cp_frame {
+	struct cp_node *node; /* its calling context */
+	uintptr_t fn;	      /* function, to pair the exit without a node load */
+	uint64_t start;	      /* ticks at entry */
+	uintptr_t sp;	      /* stack pointer at entry (for unwinding checks) */
+};
+
+/*
+ * Shadow stack storage.  Grows by doubling into a new mapping; the old one
+ * stays mapped (retired) so the dumping thread, which may be reading it,
+ * never touches unmapped memory.  Total waste is bounded by the live size.
+ */
+struct cp_stack {
+	uint64_t cap;		/* frames in f[] */
+	struct cp_stack *older; /* previous (retired) mapping */
+	uint64_t bytes;		/* size of this mapping */
+	struct cp_frame f[];	/* frames, f[0] is the root's */
+};
+
+/* Nodes are carved from chunks; chunks are linked in allocation order. */
+struct cp_chunk {
+	struct cp_chunk *next; /* next chunk, NULL for the newest */
+	uint32_t used;	       /* nodes handed out (release-stored) */
+	uint32_t cap;	       /* nodes that fit */
+	uint64_t bytes;	       /* size of the mapping */
+	struct cp_node n[];
+};
+
+struct cp_thread {
+	/* hot: touched on every call */
+	struct cp_frame *top;	/* the innermost open frame */
+	struct cp_frame *limit; /* last usable frame of the stack */
+	volatile int busy;	/* inside a hook: re-entry (signals) is ignored */
+	int stopped;		/* no more recording (out of memory / after fork) */
+	struct cp_node **htab;	/* hash table of nodes by (parent, fn) */
+	uint64_t hmask;		/* table size - 1 */
+	struct cp_node *free;	/* next node to hand out in the current chunk */
+	struct cp_node *free_end; /* end of the current chunk */
+
+	/* cold */
+	uint64_t hcount;	 /* nodes in htab */
+	uint64_t hbytes;	 /* size of the htab mapping */
+	struct cp_chunk *chunks; /* first chunk */
+	struct cp_chunk *chunk;	 /* current chunk */
+	uint32_t nnodes;	 /* nodes allocated (release-stored) */
+	uint32_t seq;		 /* start order, main thread 0 */
+	struct cp_stack *stack;	 /* current shadow-stack mapping */
+	struct cp_node root;	 /* the thread itself; node 0 */
+	struct cp_node lost;	 /* stands in for contexts not recorded */
+	uint64_t start_ticks;	 /* first event */
+	uint64_t end_ticks;	 /* thread exit, 0 while running */
+	uint64_t lost_events;	 /* enters/exits dropped (re-entry) */
+	uint64_t unpaired_exits; /* exits with no matching frame */
+	uint64_t open_frames;	 /* frames closed at exit or dump */
+	uint32_t tid;		 /* kernel thread id */
+	uint32_t flags;		 /* enum cp_thread_flags */
+	pthread_t self;		 /* for pthread_getname_np at the dump */
+	char name[16];		 /* name captured at thread exit */
+	uint32_t dump_nnodes;	 /* nodes written: a snapshot taken at the dump */
+	struct cp_thread *next;	 /* registry link, newest first */
+};
+
+/* Global state of the runtime in this process. */
+struct cp_session {
+	int state;		   /* enum cp_state */
+	int use_tsc;		   /* clock is the TSC (else CLOCK_MONOTONIC) */
+	uint64_t tsc0;		   /* ticks at start */
+	uint64_t mono0_ns;	   /* CLOCK_MONOTONIC at start */
+	uint64_t real0_ns;	   /* CLOCK_REALTIME at start */
+	pthread_key_t key;	   /* destructor notices thread exit */
+	int have_key;		   /* key was created */
+	struct cp_thread *threads; /* registry, lock-free push */
+	uint32_t nthreads;	   /* threads set up (also next seq) */
+	uint32_t threads_lost;	   /* threads we could not set up */
+	int forked;		   /* this process is a fork child */
+	char out[4096];		   /* where to write the profile */
+};
+
+enum cp_state {
+	CP_STATE_NONE = 0, /* not initialised */
+	CP_STATE_INIT,	   /* being initialised */
+	CP_STATE_ON,	   /* recording */
+	CP_STATE_DONE,	   /* dumped; hooks do nothing */
+};
+
+extern struct cp_session cp_session CP_HIDDEN;
+extern __thread struct cp_thread *cp_self CP_HIDDEN __attribute__((tls_model("initial-exec")));
+
+/* clock.c */
+static inline uint64_t cp_ticks(void)
+{
+	if (likely(cp_session.use_tsc)) {
+		uint32_t lo, hi;
+
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	} else {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+}
+CP_HIDDEN int cp_clock_has_invariant_tsc(void);
+CP_HIDDEN uint64_t cp_clock_ns(clockid_t id);
+CP_HIDDEN uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns);
+
+/* thread.c */
+CP_HIDDEN struct cp_thread *cp_thread__setup(void);
+CP_HIDDEN struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, uintptr_t fn,
+					   uintptr_t site);
+CP_HIDDEN int cp_thread__grow_stack(struct cp_thread *t);
+CP_HIDDEN void cp_thread__close_open(struct cp_thread *t, uint64_t now);
+CP_HIDDEN void cp_thread__exited(void *arg);
+CP_HIDDEN void cp_thread__reset_after_fork(struct cp_thread *t);
+
+/* session.c */
+CP_HIDDEN int cp_session__init(void);
+CP_HIDDEN void cp_warn_once(const char *msg);
+CP_HIDDEN void cp_warn(const char *msg);
+
+/* flush.c */
+CP_HIDDEN int cp_flush(const char *path);
+
+/* modules.c: snapshot of loaded ELF objects, written as MODULES + MAPS. */
+CP_HIDDEN int cp_modules__write(struct cp_writer *w);
+
+#endif /* CP_RUNTIME_INTERNAL_H */

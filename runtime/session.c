@@ -1,0 +1,175 @@
+/*
+ * session.c - process-wide set-up and tear-down of the runtime.
+ *
+ * Initialisation happens in a constructor or, when instrumented code runs
+ * earlier (other libraries' constructors, a static link), lazily from the
+ * first hook.  The profile is written by a destructor, which runs after
+ * main returns or exit() is called, and after the program's own
+ * destructors when the runtime is preloaded.  Nothing here may exit,
+ * abort, change errno, or print more than one line per kind of problem.
+ *
+ * Environment (set by `callprof record`, or by hand with libcallprof.a):
+ *   CALLPROF_OUT       profile path (default ./callprof.out)
+ *   CALLPROF_ROOT_PID  pid that writes CALLPROF_OUT itself; any other
+ *                      process (fork child, exec'd program) appends ".PID"
+ *   CALLPROF_CLOCK     "tsc" or "monotonic" to override the clock choice
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+struct cp_session cp_session;
+
+static void set_out_path(void)
+{
+	const char *out = getenv("CALLPROF_OUT");
+	const char *root = getenv("CALLPROF_ROOT_PID");
+	size_t len, pos;
+	unsigned long pid = (unsigned long)getpid();
+	char digits[24];
+	int nd = 0;
+
+	if (!out || !*out)
+		out = "callprof.out";
+	len = strlen(out);
+	if (len >= sizeof(cp_session.out) - 24)
+		len = sizeof(cp_session.out) - 24;
+	memcpy(cp_session.out, out, len);
+	pos = len;
+	cp_session.out[pos] = '\0';
+
+	if (root && !cp_session.forked) {
+		char *end;
+		unsigned long want = strtoul(root, &end, 10);
+
+		if (*end == '\0' && want == pid)
+			return;
+	} else if (!root && !cp_session.forked) {
+		return;
+	}
+	do {
+		digits[nd++] = (char)('0' + pid % 10);
+		pid /= 10;
+	} while (pid);
+	cp_session.out[pos++] = '.';
+	while (nd)
+		cp_session.out[pos++] = digits[--nd];
+	cp_session.out[pos] = '\0';
+}
+
+static void choose_clock(void)
+{
+	const char *want = getenv("CALLPROF_CLOCK");
+
+	cp_session.use_tsc = cp_clock_has_invariant_tsc();
+	if (want && !strcmp(want, "monotonic"))
+		cp_session.use_tsc = 0;
+}
+
+static void atfork_child(void)
+{
+	cp_session.forked = 1;
+	set_out_path();
+	cp_thread__reset_after_fork(cp_self);
+}
+
+/*
+ * Returns 0 once the session is recording, -EAGAIN while another thread
+ * initialises it (the caller drops this one event rather than wait: a
+ * signal handler on the initialising thread would wait forever).
+ */
+int cp_session__init(void)
+{
+	int expected = CP_STATE_NONE;
+	int saved_errno = errno;
+
+	if (!__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_INIT, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+		return expected == CP_STATE_ON ? 0 : -EAGAIN;
+
+	choose_clock();
+	cp_session.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);
+	cp_session.real0_ns = cp_clock_ns(CLOCK_REALTIME);
+	cp_session.tsc0 = cp_ticks();
+	set_out_path();
+	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
+	pthread_atfork(NULL, NULL, atfork_child);
+	__atomic_store_n(&cp_session.state, CP_STATE_ON, __ATOMIC_RELEASE);
+	errno = saved_errno;
+	return 0;
+}
+
+static void write_stderr(const char *s)
+{
+	size_t len = strlen(s);
+
+	while (len) {
+		ssize_t n = write(2, s, len);
+
+		if (n <= 0 && errno != EINTR)
+			return;
+		if (n > 0) {
+			s += n;
+			len -= n;
+		}
+	}
+}
+
+/* One line on stderr, prefixed "callprof: ". */
+void cp_warn(const char *msg)
+{
+	int saved_errno = errno;
+	char line[512];
+	size_t len = strlen(msg), pos = 10;
+
+	memcpy(line, "callprof: ", 10);
+	if (len > sizeof(line) - pos - 2)
+		len = sizeof(line) - pos - 2;
+	memcpy(line + pos, msg, len);
+	pos += len;
+	line[pos++] = '\n';
+	line[pos] = '\0';
+	write_stderr(line);
+	errno = saved_errno;
+}
+
+/* Warn once per distinct message pointer (a handful of fixed messages). */
+void cp_warn_once(const char *msg)
+{
+	static const char *said[8];
+
+	for (unsigned i = 0; i < 8; i++) {
+		const char *prev = NULL;
+
+		if (__atomic_compare_exchange_n(&said[i], &prev, msg, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			cp_warn(msg);
+			return;
+		}
+		if (prev == msg)
+			return;
+	}
+}
+
+__attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
+{
+	if (cp_session.state == CP_STATE_NONE)
+		cp_session__init();
+	/* The main thread's tree starts now, before any instrumented code. */
+	if (!cp_self)
+		cp_thread__setup();
+}
+
+__attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)
+{
+	int saved_errno = errno;
+	int expected = CP_STATE_ON;
+
+	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		cp_flush(cp_session.out);
+	errno = saved_errno;
+}

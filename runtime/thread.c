@@ -1,0 +1,294 @@
+/*
+ * thread.c - per-thread state: set-up on the first hook, node allocation,
+ * child lookup, shadow-stack growth, thread exit.
+ *
+ * All memory comes from mmap, never malloc: the hooks may run inside
+ * malloc itself (an instrumented allocator), in signal handlers and in
+ * early start-up.  Nodes and stacks are never unmapped while the process
+ * lives (only a fork child drops its parent's other threads), which is what
+ * lets the dumping thread read every tree without locks.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+__thread struct cp_thread *cp_self __attribute__((tls_model("initial-exec")));
+
+#define STACK_FRAMES0 1024    /* initial shadow stack */
+#define HTAB_SLOTS0 1024      /* initial hash table */
+#define CHUNK_BYTES0 (64 << 10) /* first node chunk; later ones double up to: */
+#define CHUNK_BYTES_MAX (16 << 20)
+
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline uint64_t hash(const struct cp_node *parent, uintptr_t fn)
+{
+	uint64_t h = (uint64_t)(uintptr_t)parent ^ ((uint64_t)fn * 0x9E3779B97F4A7C15ull);
+
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ull;
+	return h ^ (h >> 32);
+}
+
+static int add_chunk(struct cp_thread *t)
+{
+	uint64_t bytes = t->chunk ? t->chunk->bytes * 2 : CHUNK_BYTES0;
+	struct cp_chunk *c;
+
+	if (bytes > CHUNK_BYTES_MAX)
+		bytes = CHUNK_BYTES_MAX;
+	c = map(bytes);
+	if (!c)
+		return -ENOMEM;
+	c->bytes = bytes;
+	c->cap = (uint32_t)((bytes - sizeof(*c)) / sizeof(struct cp_node));
+	c->used = 0;
+	c->next = NULL;
+	if (t->chunk)
+		__atomic_store_n(&t->chunk->next, c, __ATOMIC_RELEASE);
+	else
+		t->chunks = c;
+	t->chunk = c;
+	t->free = c->n;
+	t->free_end = c->n + c->cap;
+	return 0;
+}
+
+static int grow_htab(struct cp_thread *t)
+{
+	uint64_t slots = (t->hmask + 1) * 2, bytes = slots * sizeof(struct cp_node *);
+	struct cp_node **tab = map(bytes);
+
+	if (!tab)
+		return -ENOMEM;
+	for (uint64_t i = 0; i <= t->hmask; i++) {
+		struct cp_node *n = t->htab[i];
+		uint64_t j;
+
+		if (!n)
+			continue;
+		for (j = hash(n->parent, n->fn) & (slots - 1); tab[j]; j = (j + 1) & (slots - 1))
+			;
+		tab[j] = n;
+	}
+	munmap(t->htab, t->hbytes);
+	t->htab = tab;
+	t->hmask = slots - 1;
+	t->hbytes = bytes;
+	return 0;
+}
+
+static void stop_recording(struct cp_thread *t)
+{
+	t->stopped = 1;
+	t->flags |= CP_THREAD_TRUNCATED;
+	cp_warn_once("out of memory: stopped recording new call paths; the report counts what was lost");
+}
+
+/*
+ * Find or create the child of parent for fn.  Never fails: when memory runs
+ * out it returns the thread's "lost" node, which absorbs the calls so that
+ * enters and exits stay paired and the loss is counted.
+ */
+struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, uintptr_t fn,
+				 uintptr_t site)
+{
+	struct cp_node *n;
+	uint64_t i;
+
+	if (unlikely(parent == &t->lost))
+		return &t->lost;
+	for (i = hash(parent, fn) & t->hmask; (n = t->htab[i]); i = (i + 1) & t->hmask) {
+		if (n->fn == fn && n->parent == parent) {
+			parent->cache = n;
+			return n;
+		}
+	}
+	if (unlikely(t->stopped))
+		return &t->lost;
+	if (unlikely(t->free == t->free_end)) {
+		if (add_chunk(t)) {
+			stop_recording(t);
+			return &t->lost;
+		}
+	}
+	n = t->free++;
+	n->fn = fn;
+	n->site = site;
+	n->parent = parent;
+	n->cache = NULL;
+	n->min_ticks = UINT64_MAX;
+	n->id = t->nnodes;
+	/* Publish: the dumping thread reads only nodes below nnodes. */
+	__atomic_store_n(&t->chunk->used, t->chunk->used + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->nnodes, t->nnodes + 1, __ATOMIC_RELEASE);
+	t->htab[i] = n;
+	parent->cache = n;
+	if (++t->hcount * 2 > t->hmask + 1 && grow_htab(t)) {
+		/* The table stays valid at this load; just stop adding nodes. */
+		stop_recording(t);
+	}
+	return n;
+}
+
+int cp_thread__grow_stack(struct cp_thread *t)
+{
+	struct cp_stack *old = t->stack;
+	uint64_t cap = old->cap * 2;
+	uint64_t bytes = sizeof(*old) + cap * sizeof(struct cp_frame);
+	struct cp_stack *s = map(bytes);
+	uint64_t depth = t->top - old->f;
+
+	if (!s)
+		return -ENOMEM;
+	s->cap = cap;
+	s->bytes = bytes;
+	s->older = old;
+	memcpy(s->f, old->f, (depth + 1) * sizeof(struct cp_frame));
+	__atomic_store_n(&t->stack, s, __ATOMIC_RELEASE);
+	t->top = s->f + depth;
+	t->limit = s->f + cap - 1;
+	return 0;
+}
+
+static void register_thread(struct cp_thread *t)
+{
+	struct cp_thread *head = __atomic_load_n(&cp_session.threads, __ATOMIC_RELAXED);
+
+	do {
+		t->next = head;
+	} while (!__atomic_compare_exchange_n(&cp_session.threads, &head, t, 1, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+struct cp_thread *cp_thread__setup(void)
+{
+	uint64_t sbytes = sizeof(struct cp_stack) + STACK_FRAMES0 * sizeof(struct cp_frame);
+	uint64_t hbytes = HTAB_SLOTS0 * sizeof(struct cp_node *);
+	struct cp_thread *t;
+
+	if (cp_session.state != CP_STATE_ON && cp_session__init())
+		return NULL;
+	t = map(sizeof(*t));
+	if (!t)
+		goto fail;
+	t->stack = map(sbytes);
+	t->htab = map(hbytes);
+	if (!t->stack || !t->htab || add_chunk(t)) {
+		if (t->stack)
+			munmap(t->stack, sbytes);
+		if (t->htab)
+			munmap(t->htab, hbytes);
+		if (t->chunk)
+			munmap(t->chunk, t->chunk->bytes);
+		munmap(t, sizeof(*t));
+		goto fail;
+	}
+	t->stack->cap = STACK_FRAMES0;
+	t->stack->bytes = sbytes;
+	t->hmask = HTAB_SLOTS0 - 1;
+	t->hbytes = hbytes;
+	t->root.min_ticks = UINT64_MAX;
+	t->root.calls = 1;
+	t->lost.min_ticks = UINT64_MAX;
+	t->lost.id = UINT32_MAX;
+	t->top = t->stack->f;
+	t->top->node = &t->root;
+	t->limit = t->stack->f + STACK_FRAMES0 - 1;
+	t->tid = (uint32_t)gettid();
+	t->self = pthread_self();
+	t->nnodes = 1; /* the root */
+	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
+	t->start_ticks = cp_ticks();
+	t->top->start = t->start_ticks;
+	register_thread(t);
+	cp_self = t;
+	if (cp_session.have_key)
+		pthread_setspecific(cp_session.key, t);
+	return t;
+fail:
+	__atomic_fetch_add(&cp_session.threads_lost, 1, __ATOMIC_RELAXED);
+	cp_warn_once("cannot set up a thread (out of memory): its calls are not recorded");
+	return NULL;
+}
+
+/* Close every open frame at time now, as if the calls returned then. */
+void cp_thread__close_open(struct cp_thread *t, uint64_t now)
+{
+	struct cp_frame *base = t->stack->f;
+
+	while (t->top > base) {
+		struct cp_frame *f = t->top;
+		uint64_t d = now - f->start;
+		struct cp_node *n = f->node;
+
+		n->ticks += d;
+		if (d < n->min_ticks)
+			n->min_ticks = d;
+		if (d > n->max_ticks)
+			n->max_ticks = d;
+		t->top = f - 1;
+		t->open_frames++;
+	}
+}
+
+/* pthread key destructor: the thread is ending. */
+void cp_thread__exited(void *arg)
+{
+	struct cp_thread *t = arg;
+	int saved_errno = errno;
+
+	if (!t || t->busy)
+		goto out;
+	t->busy = 1;
+	t->end_ticks = cp_ticks();
+	cp_thread__close_open(t, t->end_ticks);
+	prctl(PR_GET_NAME, t->name);
+	t->flags |= CP_THREAD_EXITED;
+	t->busy = 0;
+out:
+	errno = saved_errno;
+}
+
+/*
+ * In a fork child only the forking thread exists.  It keeps its open call
+ * path as context, starts counting from zero, and the other threads'
+ * trees (the parent's business) are dropped from the registry.
+ */
+void cp_thread__reset_after_fork(struct cp_thread *t)
+{
+	uint64_t now = cp_ticks();
+
+	cp_session.threads = NULL;
+	cp_session.nthreads = 1;
+	if (!t)
+		return;
+	for (struct cp_chunk *c = t->chunks; c; c = c->next) {
+		for (uint32_t i = 0; i < c->used; i++) {
+			struct cp_node *n = &c->n[i];
+
+			n->calls = n->ticks = n->max_ticks = 0;
+			n->wait_ticks = n->inactive_ticks = 0;
+			n->min_ticks = UINT64_MAX;
+		}
+	}
+	t->root.ticks = 0;
+	for (struct cp_frame *f = t->stack->f; f <= t->top; f++)
+		f->start = now;
+	t->start_ticks = now;
+	t->tid = (uint32_t)gettid();
+	t->self = pthread_self();
+	t->seq = 0;
+	t->lost_events = t->unpaired_exits = t->open_frames = 0;
+	t->next = NULL;
+	register_thread(t);
+}

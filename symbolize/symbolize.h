@@ -1,0 +1,60 @@
+/*
+ * symbolize.h - runtime addresses of a profiled process -> function names
+ * and source lines, from the module map recorded in its profile.
+ *
+ * The only module that includes elfutils: everything it returns is plain
+ * C strings owned by the symbolizer and valid until cp_symbolizer__free().
+ * Lookups are cached, so asking for the same address twice is cheap.
+ *
+ * Naming rules (docs/callprof-report.1.md repeats them for users):
+ *  - the name of the function symbol that starts at (or contains) addr,
+ *    demangled as c++filt prints it (parameter lists included);
+ *  - where several symbols share an address, the global one wins, then the
+ *    shortest name, then the alphabetically first (so output is stable);
+ *  - stripped modules fall back to their dynamic symbol table (.dynsym);
+ *  - with no symbol at all: "MODULE+0xOFFSET", MODULE the basename of the
+ *    module and OFFSET the address relative to the module's ELF image
+ *    (address minus load bias), stable across runs despite ASLR;
+ *  - an address in no recorded module: "[unknown]+0xADDR".
+ */
+#ifndef CP_SYMBOLIZE_SYMBOLIZE_H
+#define CP_SYMBOLIZE_SYMBOLIZE_H
+
+#include <stdint.h>
+
+struct cp_profile_file;
+struct cp_symbolizer;
+
+struct cp_symbolizer_opts {
+	const char *const *debug_dirs; /* extra debug-file roots, NULL-terminated, or NULL */
+	int quiet;		       /* do not warn about missing modules */
+};
+
+/*
+ * Set up symbolisation for the modules recorded in pf (pf must outlive the
+ * symbolizer).  Modules whose file is missing are warned about once
+ * (unless quiet) and get MODULE+0xOFFSET names.  Returns NULL only on
+ * out-of-memory.
+ */
+struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
+					 const struct cp_symbolizer_opts *opts);
+void cp_symbolizer__free(struct cp_symbolizer *sym);
+
+/* Name of the function at addr (see the naming rules above).  Never NULL. */
+const char *cp_symbolizer__fn_name(struct cp_symbolizer *sym, uint64_t addr);
+
+/*
+ * Source position of a call site, given the return address recorded by the
+ * hooks (the instruction after the call).  Returns 0 and sets *file (full
+ * path as in the debug info) and *line, or -ENOENT when no line info exists.
+ */
+int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char **file,
+			int *line);
+
+/*
+ * Module containing addr: its path as recorded, and *offset = address minus
+ * load bias.  Returns NULL when addr lies in no recorded module.
+ */
+const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset);
+
+#endif /* CP_SYMBOLIZE_SYMBOLIZE_H */

@@ -1,0 +1,223 @@
+/*
+ * util.c - messages, dying allocators, number parsing and atomic output
+ * files for the tool.  See util.h for the contracts.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/strbuf.h"
+#include "util/util.h"
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[4096];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fflush(stdout);
+	fprintf(stderr, "callprof: %s%s\n", prefix, msg);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("fatal: ", fmt, ap);
+	va_end(ap);
+	exit(128);
+}
+
+void cp_bug(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "callprof: BUG: %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		die("out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die("out of memory allocating %zu x %zu bytes", n, size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die("out of memory allocating %zu bytes", n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		die("out of memory duplicating a string");
+	return p;
+}
+
+char *xstrfmt(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return strbuf_detach(&sb, NULL);
+}
+
+int cp_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cp_parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || v != v)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+struct cp_outfile {
+	FILE *fp;   /* the stream written to */
+	char *path; /* final name, NULL for stdout */
+	char *tmp;  /* temporary name renamed to path on commit */
+};
+
+struct cp_outfile *cp_outfile__open(const char *path)
+{
+	struct cp_outfile *of = xcalloc(1, sizeof(*of));
+	int fd;
+
+	if (!path || !strcmp(path, "-")) {
+		of->fp = stdout;
+		return of;
+	}
+	of->path = xstrdup(path);
+	of->tmp = xstrfmt("%s.tmp.XXXXXX", path);
+	fd = mkstemp(of->tmp);
+	if (fd < 0 || !(of->fp = fdopen(fd, "w"))) {
+		error("cannot create '%s': %s", of->tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(of->tmp);
+		}
+		free(of->tmp);
+		free(of->path);
+		free(of);
+		return NULL;
+	}
+	return of;
+}
+
+FILE *cp_outfile__fp(struct cp_outfile *of)
+{
+	return of->fp;
+}
+
+int cp_outfile__commit(struct cp_outfile *of)
+{
+	int ret = 0;
+
+	if (!of->path) {
+		free(of);
+		return 0;
+	}
+	if (fflush(of->fp) || ferror(of->fp))
+		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+	if (fclose(of->fp) && !ret)
+		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+	if (!ret && rename(of->tmp, of->path))
+		ret = error("cannot rename '%s' to '%s': %s", of->tmp, of->path, strerror(errno));
+	if (ret)
+		unlink(of->tmp);
+	free(of->tmp);
+	free(of->path);
+	free(of);
+	return ret;
+}
+
+void cp_outfile__abort(struct cp_outfile *of)
+{
+	if (!of)
+		return;
+	if (of->path) {
+		fclose(of->fp);
+		unlink(of->tmp);
+	}
+	free(of->tmp);
+	free(of->path);
+	free(of);
+}
+
+int cp_finish_stdout(void)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		if (errno == EPIPE)
+			return 0;
+		return error("write failure on standard output: %s", strerror(errno));
+	}
+	if (fclose(stdout) && errno != EPIPE)
+		return error("close failed on standard output: %s", strerror(errno));
+	return 0;
+}

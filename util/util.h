@@ -1,0 +1,73 @@
+/*
+ * util.h - tool-side helpers: messages, dying allocators, small parsers.
+ *
+ * Only the tool (cli/, report/, symbolize/, util/) may use these; the
+ * runtime never exits and never allocates with malloc on its hot path.
+ * Conventions follow git: error() prints "callprof: error: ..." and returns
+ * -1, die() exits 128, usage errors exit 129, BUG() marks impossible states.
+ */
+#ifndef CP_UTIL_UTIL_H
+#define CP_UTIL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define FREE_AND_NULL(p) \
+	do { \
+		free(p); \
+		(p) = NULL; \
+	} while (0)
+
+/* Grow array *p (of *alloc elements) so that it holds at least n. */
+#define ALLOC_GROW(p, n, alloc) \
+	do { \
+		if ((n) > (alloc)) { \
+			size_t cp__na = (alloc) ? (alloc)*2 : 16; \
+			if (cp__na < (n)) \
+				cp__na = (n); \
+			(p) = xrealloc((p), cp__na * sizeof(*(p))); \
+			(alloc) = cp__na; \
+		} \
+	} while (0)
+
+#define CP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* Prints "callprof: error: MSG" on stderr, returns -1. */
+int error(const char *fmt, ...) CP_PRINTF(1, 2);
+/* Prints "callprof: warning: MSG" on stderr. */
+void warning(const char *fmt, ...) CP_PRINTF(1, 2);
+/* Prints "callprof: fatal: MSG" and exits 128. */
+void die(const char *fmt, ...) CP_PRINTF(1, 2) __attribute__((noreturn));
+/* Internal inconsistency: prints file:line and aborts. */
+#define BUG(...) cp_bug(__FILE__, __LINE__, __VA_ARGS__)
+void cp_bug(const char *file, int line, const char *fmt, ...) CP_PRINTF(3, 4)
+	__attribute__((noreturn));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrfmt(const char *fmt, ...) CP_PRINTF(1, 2);
+
+/* Parse a whole decimal number into *out; returns 0 or -1. */
+int cp_parse_double(const char *s, double *out);
+int cp_parse_u64(const char *s, uint64_t *out);
+
+/*
+ * Write a file atomically: cp_outfile__open() returns a stream on a
+ * temporary file next to path (or stdout when path is NULL or "-");
+ * cp_outfile__commit() flushes, checks for write errors and renames it into
+ * place; cp_outfile__abort() removes it.  Returns 0 or error()'s -1.
+ */
+struct cp_outfile;
+struct cp_outfile *cp_outfile__open(const char *path);
+FILE *cp_outfile__fp(struct cp_outfile *of);
+int cp_outfile__commit(struct cp_outfile *of);
+void cp_outfile__abort(struct cp_outfile *of);
+
+/* Flush and close stdout, failing on a write error (git's run_builtin). */
+int cp_finish_stdout(void);
+
+#endif /* CP_UTIL_UTIL_H */
