@@ -1,0 +1,813 @@
+/*
+ * symbolize.c - runtime addresses -> function names and call-site lines,
+ * through elfutils libdwfl in offline mode.
+ *
+ * The profile holds raw addresses plus the module map of the profiled
+ * process (path, build-id, load bias, PT_LOAD ranges), so we never need the
+ * process itself.  Each module gets its own Dwfl session, opened the first
+ * time one of its addresses is asked for: profiles list every library the
+ * process mapped, and opening (or warning about) the ones no recorded
+ * function lives in would only cost time and noise.  A per-module Dwfl also
+ * keeps modules recorded at overlapping addresses (a garbage or merged map)
+ * from refusing to load.
+ *
+ * Function names come from our own sorted index of the module's function
+ * symbols instead of dwfl_module_addrname(): elfutils picks among aliases by
+ * table order, while the report needs a stable, documented choice (global
+ * before weak before local, then shortest, then alphabetical).
+ *
+ * Addresses are translated from the profiled process to the Dwfl's address
+ * space through the ELF virtual address (addr - load_bias + dwfl bias), so
+ * ET_EXEC files, whose base elfutils ignores, come out right as well.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "format/format.h"
+#include "symbolize/symbolize.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+/* From libstdc++ (the tool links -lstdc++); declared here to stay a C file. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* One function symbol, or several that share a start address (aliases). */
+struct sym_entry {
+	uint64_t start;	   /* address in the module's Dwfl address space */
+	uint64_t size;	   /* st_size; 0 = unknown, extends to the next symbol */
+	uint64_t max_end;  /* highest end among this and all earlier sized entries */
+	const char *name;  /* raw symbol name, owned by elfutils */
+	const char *shown; /* name as reported, see sym_entry__shown(); NULL until asked */
+	uint32_t len;	   /* length of name without a symbol-version suffix */
+	uint8_t rank;	   /* 0 global, 1 weak, 2 local, 3 other bindings */
+};
+
+/* Address range of a compile unit, for modules without .debug_aranges. */
+struct sym_cu_range {
+	uint64_t start;	  /* first DWARF address */
+	uint64_t end;	  /* one past the last */
+	uint64_t max_end; /* highest end among this and all earlier ranges */
+	Dwarf_Die cu;	  /* its CU DIE, valid while the module's Dwarf is */
+};
+
+enum sym_module_state {
+	SYM_MODULE_NEW,	    /* not looked at yet */
+	SYM_MODULE_OK,	    /* reported to its Dwfl, build-id matches */
+	SYM_MODULE_UNNAMED, /* missing, unreadable or a different build: MODULE+0xOFF */
+};
+
+struct sym_module {
+	const struct cp_module *rec; /* as recorded in the profile */
+	const char *path;	     /* recorded path, "" when none */
+	const char *base;	     /* basename of path for fallback names */
+	enum sym_module_state state; /* how far loading got */
+	Dwfl *dwfl;		     /* this module's session, NULL unless OK */
+	Dwfl_Module *mod;	     /* the module inside it */
+	uint64_t dwfl_bias;	     /* Dwfl address = ELF vaddr + dwfl_bias */
+	int indexed;		     /* syms has been built */
+	struct sym_entry *syms;	     /* function symbols by start, one per address */
+	size_t nsyms;		     /* entries in syms */
+	int cus_indexed;	     /* cus has been built */
+	uint64_t dw_bias;	     /* Dwfl address = DWARF address + dw_bias */
+	struct sym_cu_range *cus;    /* CU address ranges by start */
+	size_t ncus;		     /* entries in cus */
+};
+
+/* A PT_LOAD range of a module, for address -> module lookups. */
+struct sym_range {
+	uint64_t start;	 /* first runtime address */
+	uint64_t end;	 /* one past the last */
+	uint32_t module; /* index into sym->modules */
+};
+
+/*
+ * Open-addressing hash map from an address to a result.  str is never NULL
+ * in a used slot, which is how empty slots are told apart without a
+ * reserved key (0 is a legal, if odd, address to ask about).
+ */
+struct sym_cache_slot {
+	uint64_t key;	 /* address asked about */
+	const char *str; /* name or file; NULL = empty slot */
+	int line;	 /* sites: line number, 0 when there is none */
+};
+
+struct sym_cache {
+	struct sym_cache_slot *slots; /* mask + 1 slots, or NULL while empty */
+	size_t mask;		      /* capacity - 1, capacity a power of two */
+	size_t used;		      /* occupied slots */
+};
+
+struct cp_symbolizer {
+	const struct cp_profile_file *pf; /* borrowed, outlives us */
+	int quiet;			  /* opts->quiet */
+	char *debuginfo_path;		  /* see symbolizer__debug_path() */
+	Dwfl_Callbacks callbacks;	  /* shared by all sessions, uses debuginfo_path */
+	struct sym_module *modules;	  /* one per pf->modules[] */
+	uint32_t nmodules;		  /* entries in modules */
+	struct sym_range *ranges;	  /* all modules' maps, sorted by start */
+	size_t nranges;			  /* entries in ranges */
+	struct sym_cache names;		  /* fn_name results */
+	struct sym_cache sites;		  /* site results */
+	char **owned;			  /* strings we allocated for results */
+	size_t nowned, owned_alloc;	  /* used and allocated entries of owned */
+};
+
+/* Marks a cached site without line information (str must be non-NULL). */
+static const char no_site[] = "";
+
+/* ---- result cache ---- */
+
+static size_t sym_cache__hash(uint64_t key)
+{
+	key *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(key ^ (key >> 29));
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static struct sym_cache_slot *sym_cache__slot(struct sym_cache *c, uint64_t key)
+{
+	size_t i = sym_cache__hash(key) & c->mask;
+
+	while (c->slots[i].str && c->slots[i].key != key)
+		i = (i + 1) & c->mask;
+	return &c->slots[i];
+}
+
+static const struct sym_cache_slot *sym_cache__get(struct sym_cache *c, uint64_t key)
+{
+	struct sym_cache_slot *s;
+
+	if (!c->slots)
+		return NULL;
+	s = sym_cache__slot(c, key);
+	return s->str ? s : NULL;
+}
+
+static void sym_cache__put(struct sym_cache *c, uint64_t key, const char *str, int line)
+{
+	struct sym_cache_slot *s;
+
+	/* Keep the load under 3/4 so probe sequences stay short. */
+	if (!c->slots || (c->used + 1) * 4 > (c->mask + 1) * 3) {
+		struct sym_cache_slot *old = c->slots;
+		size_t oldcap = old ? c->mask + 1 : 0;
+		size_t cap = oldcap ? oldcap * 2 : 256;
+
+		c->slots = xcalloc(cap, sizeof(*c->slots));
+		c->mask = cap - 1;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].str)
+				*sym_cache__slot(c, old[i].key) = old[i];
+		free(old);
+	}
+	s = sym_cache__slot(c, key);
+	if (!s->str)
+		c->used++;
+	*s = (struct sym_cache_slot){ .key = key, .str = str, .line = line };
+}
+
+static void sym_cache__release(struct sym_cache *c)
+{
+	FREE_AND_NULL(c->slots);
+	c->mask = c->used = 0;
+}
+
+/* ---- helpers ---- */
+
+/* Keep s until cp_symbolizer__free() and return it. */
+static const char *symbolizer__own(struct cp_symbolizer *sym, char *s)
+{
+	ALLOC_GROW(sym->owned, sym->nowned + 1, sym->owned_alloc);
+	sym->owned[sym->nowned++] = s;
+	return s;
+}
+
+static void add_hex(struct strbuf *sb, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(sb, "%02x", p[i]);
+}
+
+/*
+ * elfutils' search path: the user's directories first, then the default
+ * ":.debug:/usr/lib/debug" (the module's own directory, its .debug/
+ * subdirectory, then /usr/lib/debug).  Build-id links are looked up under
+ * every absolute element, so --debug-dir roots get .build-id/ searched too.
+ * Relative user directories are made absolute: elfutils would take them
+ * relative to each module's directory, which is not what a command-line
+ * user means.
+ */
+static char *symbolizer__debug_path(const char *const *dirs)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *cwd = NULL;
+
+	for (; dirs && *dirs; dirs++) {
+		const char *d = *dirs;
+
+		if (!*d)
+			continue;
+		if (strchr(d, ':')) {
+			/* The path is colon-separated with no way to quote. */
+			warning("debug directory '%s' contains ':' and is ignored", d);
+			continue;
+		}
+		if (*d != '/') {
+			if (!cwd)
+				cwd = getcwd(NULL, 0);
+			if (!cwd) {
+				warning("cannot resolve debug directory '%s': %s", d,
+					strerror(errno));
+				continue;
+			}
+			strbuf_addf(&sb, "%s/", cwd);
+		}
+		strbuf_addf(&sb, "%s:", d);
+	}
+	strbuf_addstr(&sb, ":.debug:/usr/lib/debug");
+	free(cwd);
+	return strbuf_detach(&sb, NULL);
+}
+
+static int sym_range__cmp(const void *a, const void *b)
+{
+	const struct sym_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->module < y->module ? -1 : x->module > y->module;
+}
+
+static void symbolizer__add_ranges(struct cp_symbolizer *sym)
+{
+	const struct cp_profile_file *pf = sym->pf;
+	size_t alloc = 0;
+
+	for (uint32_t i = 0; i < sym->nmodules; i++) {
+		const struct cp_module *rec = &pf->modules[i];
+		uint32_t first = rec->first_map, n = rec->nmaps;
+
+		/* The reader validates these; a hand-built profile may not. */
+		if (first >= pf->nmaps)
+			continue;
+		if (n > pf->nmaps - first)
+			n = pf->nmaps - first;
+		for (uint32_t j = first; j < first + n; j++) {
+			const struct cp_map *map = &pf->maps[j];
+
+			if (map->start >= map->end)
+				continue;
+			ALLOC_GROW(sym->ranges, sym->nranges + 1, alloc);
+			sym->ranges[sym->nranges++] = (struct sym_range){ .start = map->start,
+									  .end = map->end,
+									  .module = i };
+		}
+	}
+	if (sym->nranges)
+		qsort(sym->ranges, sym->nranges, sizeof(*sym->ranges), sym_range__cmp);
+}
+
+static struct sym_module *symbolizer__find_module(struct cp_symbolizer *sym, uint64_t addr)
+{
+	size_t lo = 0, hi = sym->nranges;
+
+	/* Last range starting at or before addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sym->ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < sym->ranges[lo - 1].end)
+		return &sym->modules[sym->ranges[lo - 1].module];
+	/* Overlapping ranges can hide the right one from the binary search. */
+	for (size_t i = 0; i < lo; i++)
+		if (addr >= sym->ranges[i].start && addr < sym->ranges[i].end)
+			return &sym->modules[sym->ranges[i].module];
+	return NULL;
+}
+
+static void sym_module__warn(struct cp_symbolizer *sym, struct sym_module *m, const char *fmt, ...)
+	CP_PRINTF(3, 4);
+
+static void sym_module__warn(struct cp_symbolizer *sym, struct sym_module *m, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	if (sym->quiet)
+		return;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	warning("%s; its functions are shown as %s+0xOFFSET", sb.buf, m->base);
+	strbuf_release(&sb);
+}
+
+/*
+ * A module whose file on disk is not the one that was profiled would give
+ * confidently wrong names, so a build-id mismatch makes it unnamed.  A
+ * profile without a build-id for the module has nothing to compare.
+ */
+static int sym_module__check_build_id(struct cp_symbolizer *sym, struct sym_module *m)
+{
+	const unsigned char *bits = NULL;
+	GElf_Addr vaddr;
+	size_t want = m->rec->build_id_size;
+	int len;
+
+	if (want > sizeof(m->rec->build_id))
+		want = sizeof(m->rec->build_id);
+	if (!want)
+		return 0;
+	len = dwfl_module_build_id(m->mod, &bits, &vaddr);
+	if (len > 0 && (size_t)len == want && !memcmp(bits, m->rec->build_id, want))
+		return 0;
+
+	if (!sym->quiet) {
+		struct strbuf have = STRBUF_INIT, rec = STRBUF_INIT;
+
+		if (len > 0)
+			add_hex(&have, bits, len);
+		else
+			strbuf_addstr(&have, "none");
+		add_hex(&rec, m->rec->build_id, want);
+		sym_module__warn(sym, m,
+				 "'%s' is not the profiled file (build-id %s, profile has %s)",
+				 m->path, have.buf, rec.buf);
+		strbuf_release(&have);
+		strbuf_release(&rec);
+	}
+	return -1;
+}
+
+/* Report m to a Dwfl of its own on first use.  Returns 0 when usable. */
+static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
+{
+	Dwarf_Addr bias = 0;
+	int fd;
+
+	if (m->state != SYM_MODULE_NEW)
+		return m->state == SYM_MODULE_OK ? 0 : -1;
+	m->state = SYM_MODULE_UNNAMED;
+
+	/* Opened here rather than by elfutils so the warning gets errno's words. */
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		sym_module__warn(sym, m, "cannot open '%s': %s", m->path, strerror(errno));
+		return -1;
+	}
+	m->dwfl = dwfl_begin(&sym->callbacks);
+	if (!m->dwfl) {
+		close(fd);
+		sym_module__warn(sym, m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
+		return -1;
+	}
+	/*
+	 * add_p_vaddr = true: the module's bias becomes base, i.e. runtime
+	 * address minus ELF vaddr, which is exactly the recorded load bias.
+	 * (false would place the first segment at base instead.)  elfutils
+	 * ignores base for ET_EXEC; dwfl_bias below absorbs that.
+	 */
+	m->mod = dwfl_report_elf(m->dwfl, m->base, m->path, fd, m->rec->load_bias, true);
+	if (!m->mod) {
+		close(fd); /* consumed only on success */
+		sym_module__warn(sym, m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
+		goto fail;
+	}
+	if (dwfl_report_end(m->dwfl, NULL, NULL)) {
+		sym_module__warn(sym, m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
+		goto fail;
+	}
+	if (sym_module__check_build_id(sym, m))
+		goto fail;
+	if (!dwfl_module_getelf(m->mod, &bias)) {
+		sym_module__warn(sym, m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
+		goto fail;
+	}
+	m->dwfl_bias = bias;
+	m->state = SYM_MODULE_OK;
+	return 0;
+
+fail:
+	dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->mod = NULL;
+	return -1;
+}
+
+static uint64_t sym_module__dwfl_addr(const struct sym_module *m, uint64_t addr)
+{
+	return addr - m->rec->load_bias + m->dwfl_bias;
+}
+
+static int sym_entry__cmp(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+	int cmp;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	cmp = memcmp(x->name, y->name, x->len);
+	/* Equal but for the version: any fixed order will do. */
+	return cmp ? cmp : strcmp(x->name, y->name);
+}
+
+/*
+ * Length of a symbol name without its version suffix.  The .symtab of a
+ * linked library (or of its debug file) names versioned symbols
+ * "fopen@@GLIBC_2.2.5" while .dynsym says "fopen"; dropping the suffix makes
+ * names independent of whether debug info is installed.
+ */
+static uint32_t sym_name_len(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	return at && at != name ? (size_t)(at - name) : strlen(name);
+}
+
+static uint8_t sym_rank(unsigned char info)
+{
+	switch (GELF_ST_BIND(info)) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	case STB_LOCAL:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+/*
+ * Build m->syms: every defined function symbol, sorted, then collapsed to
+ * the preferred name per start address.  elfutils chooses the table for
+ * us: .symtab of the file or its separate debug file, else .dynsym (plus
+ * .gnu_debugdata's mini symtab when present), which is what names
+ * stripped libraries' exported functions.
+ */
+static void sym_module__index(struct sym_module *m)
+{
+	size_t alloc = 0, n = 0, out = 0;
+	uint64_t max_end = 0;
+	int nsyms;
+
+	m->indexed = 1;
+	nsyms = dwfl_module_getsymtab(m->mod);
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name;
+		int type;
+
+		name = dwfl_module_getsym_info(m->mod, i, &s, &addr, &shndx, &elf, &bias);
+		if (!name || !*name)
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		/* Imports (UNDEF) and unrelocated ABS values are not code here. */
+		if (shndx == SHN_UNDEF || shndx == SHN_ABS)
+			continue;
+		ALLOC_GROW(m->syms, n + 1, alloc);
+		m->syms[n++] = (struct sym_entry){
+			.start = addr,
+			.size = s.st_size,
+			.name = name,
+			.len = sym_name_len(name),
+			.rank = sym_rank(s.st_info),
+		};
+	}
+	if (!n)
+		return;
+	qsort(m->syms, n, sizeof(*m->syms), sym_entry__cmp);
+
+	/* Keep the first (preferred) of each address; an alias may be larger. */
+	for (size_t i = 0; i < n; i++) {
+		struct sym_entry *e = &m->syms[i];
+		uint64_t end;
+
+		if (out && m->syms[out - 1].start == e->start) {
+			if (e->size > m->syms[out - 1].size)
+				m->syms[out - 1].size = e->size;
+		} else {
+			m->syms[out++] = *e;
+		}
+		e = &m->syms[out - 1];
+		end = e->start + e->size < e->start ? UINT64_MAX : e->start + e->size;
+		if (e->size && end > max_end)
+			max_end = end;
+		e->max_end = max_end;
+	}
+	m->nsyms = out;
+}
+
+/*
+ * The symbol containing d.  The nearest symbol at or below d wins if it
+ * covers d (an unsized one covers everything up to the next symbol);
+ * otherwise an earlier sized symbol may still enclose d (nested symbols in
+ * hand-written assembly), and max_end bounds how far back to look.
+ */
+static struct sym_entry *sym_module__lookup(struct sym_module *m, uint64_t d)
+{
+	size_t lo = 0, hi = m->nsyms;
+	struct sym_entry *e;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].start <= d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	e = &m->syms[lo - 1];
+	if (!e->size || d - e->start < e->size)
+		return e;
+	for (size_t i = lo - 1; i-- > 0 && m->syms[i].max_end > d;) {
+		e = &m->syms[i];
+		if (e->size && d - e->start < e->size)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * The name an entry is reported as: without a version suffix, and C++ names
+ * demangled as c++filt prints them.  Only "_Z" names are demangled:
+ * __cxa_demangle also decodes bare types, which would turn C functions
+ * named "f" or "i" into "float" or "int".
+ */
+static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry *e)
+{
+	char *base = NULL, *dm;
+	int status;
+
+	if (e->shown)
+		return e->shown;
+	e->shown = e->name;
+	if (e->name[e->len]) {
+		base = xmalloc(e->len + 1);
+		memcpy(base, e->name, e->len);
+		base[e->len] = '\0';
+		e->shown = base;
+	}
+	if (!strncmp(e->shown, "_Z", 2)) {
+		dm = __cxa_demangle(e->shown, NULL, NULL, &status);
+		if (dm) {
+			free(base);
+			return e->shown = symbolizer__own(sym, dm);
+		}
+	}
+	if (base)
+		symbolizer__own(sym, base);
+	return e->shown;
+}
+
+static const char *symbolizer__resolve(struct cp_symbolizer *sym, uint64_t addr)
+{
+	struct sym_module *m = symbolizer__find_module(sym, addr);
+
+	if (!m)
+		return symbolizer__own(sym, xstrfmt("[unknown]+0x%" PRIx64, addr));
+	if (!sym_module__load(sym, m)) {
+		struct sym_entry *e;
+
+		if (!m->indexed)
+			sym_module__index(m);
+		e = sym_module__lookup(m, sym_module__dwfl_addr(m, addr));
+		if (e)
+			return sym_entry__shown(sym, e);
+	}
+	return symbolizer__own(sym, xstrfmt("%s+0x%" PRIx64, m->base, addr - m->rec->load_bias));
+}
+
+static int sym_cu_range__cmp(const void *a, const void *b)
+{
+	const struct sym_cu_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/*
+ * libdwfl finds the CU of an address through .debug_aranges only
+ * (elfutils 0.188), and clang does not emit that section by default, so
+ * line lookups in clang-built code fail.  This index of every CU's
+ * DW_AT_ranges / low_pc..high_pc is the fallback, built on the first miss.
+ */
+static void sym_module__index_cus(struct sym_module *m)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Addr bias, base, start, end;
+	Dwarf_Die cudie, subdie;
+	Dwarf_Half version;
+	uint8_t type;
+	size_t alloc = 0;
+	uint64_t max_end = 0;
+	Dwarf *dw;
+
+	m->cus_indexed = 1;
+	dw = dwfl_module_getdwarf(m->mod, &bias);
+	if (!dw)
+		return;
+	m->dw_bias = bias;
+	for (; dwarf_get_units(dw, cu, &next, &version, &type, &cudie, &subdie) == 0; cu = next) {
+		ptrdiff_t off = 0;
+
+		/* Type units hold no code; split units are reached via skeletons. */
+		if (type != DW_UT_compile && type != DW_UT_skeleton && type != DW_UT_partial)
+			continue;
+		while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0) {
+			if (start >= end)
+				continue;
+			ALLOC_GROW(m->cus, m->ncus + 1, alloc);
+			m->cus[m->ncus++] =
+				(struct sym_cu_range){ .start = start, .end = end, .cu = cudie };
+		}
+	}
+	if (!m->ncus)
+		return;
+	qsort(m->cus, m->ncus, sizeof(*m->cus), sym_cu_range__cmp);
+	for (size_t i = 0; i < m->ncus; i++) {
+		if (m->cus[i].end > max_end)
+			max_end = m->cus[i].end;
+		m->cus[i].max_end = max_end;
+	}
+}
+
+static Dwarf_Die *sym_module__find_cu(struct sym_module *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->ncus;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->cus[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges may nest or overlap; max_end says when to stop looking back. */
+	for (size_t i = lo; i-- > 0 && m->cus[i].max_end > a;)
+		if (a < m->cus[i].end)
+			return &m->cus[i].cu;
+	return NULL;
+}
+
+/* Source file and line of Dwfl address d, or NULL. */
+static const char *sym_module__line(struct sym_module *m, uint64_t d, int *line)
+{
+	Dwfl_Line *l = dwfl_module_getsrc(m->mod, d);
+	Dwarf_Line *dl;
+	Dwarf_Die *cu;
+	const char *src;
+
+	if (l)
+		return dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+	if (!m->cus_indexed)
+		sym_module__index_cus(m);
+	cu = sym_module__find_cu(m, d - m->dw_bias);
+	if (!cu)
+		return NULL;
+	dl = dwarf_getsrc_die(cu, d - m->dw_bias);
+	if (!dl || dwarf_lineno(dl, line))
+		return NULL;
+	src = dwarf_linesrc(dl, NULL, NULL);
+	return src;
+}
+
+/* ---- API ---- */
+
+struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
+					 const struct cp_symbolizer_opts *opts)
+{
+	struct cp_symbolizer *sym = xcalloc(1, sizeof(*sym));
+
+	sym->pf = pf;
+	sym->quiet = opts ? opts->quiet : 0;
+	sym->debuginfo_path = symbolizer__debug_path(opts ? opts->debug_dirs : NULL);
+	sym->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		/* Build-id, debuglink, the path above; debuginfod when configured. */
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &sym->debuginfo_path,
+	};
+
+	sym->nmodules = pf->modules ? pf->nmodules : 0;
+	sym->modules = xcalloc(sym->nmodules, sizeof(*sym->modules));
+	for (uint32_t i = 0; i < sym->nmodules; i++) {
+		struct sym_module *m = &sym->modules[i];
+		const char *path = cp_profile_file__str(pf, pf->modules[i].path);
+		const char *slash;
+
+		m->rec = &pf->modules[i];
+		m->path = path ? path : "";
+		slash = strrchr(m->path, '/');
+		m->base = slash ? slash + 1 : m->path;
+		/* A fallback name needs something before the "+0x". */
+		if (!*m->base)
+			m->base = "[anon]";
+	}
+	if (pf->maps)
+		symbolizer__add_ranges(sym);
+	return sym;
+}
+
+void cp_symbolizer__free(struct cp_symbolizer *sym)
+{
+	if (!sym)
+		return;
+	for (uint32_t i = 0; i < sym->nmodules; i++) {
+		if (sym->modules[i].dwfl)
+			dwfl_end(sym->modules[i].dwfl);
+		free(sym->modules[i].syms);
+		free(sym->modules[i].cus);
+	}
+	free(sym->modules);
+	free(sym->ranges);
+	sym_cache__release(&sym->names);
+	sym_cache__release(&sym->sites);
+	for (size_t i = 0; i < sym->nowned; i++)
+		free(sym->owned[i]);
+	free(sym->owned);
+	free(sym->debuginfo_path);
+	free(sym);
+}
+
+const char *cp_symbolizer__fn_name(struct cp_symbolizer *sym, uint64_t addr)
+{
+	const struct sym_cache_slot *s = sym_cache__get(&sym->names, addr);
+	const char *name;
+
+	if (s)
+		return s->str;
+	name = symbolizer__resolve(sym, addr);
+	sym_cache__put(&sym->names, addr, name, 0);
+	return name;
+}
+
+int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char **file, int *line)
+{
+	const struct sym_cache_slot *s = sym_cache__get(&sym->sites, ret_addr);
+	const char *src = NULL;
+	int ln = 0;
+
+	if (!s) {
+		/* The call instruction ends just before the return address. */
+		uint64_t pc = ret_addr - 1;
+		struct sym_module *m = symbolizer__find_module(sym, pc);
+
+		if (m && !sym_module__load(sym, m))
+			src = sym_module__line(m, sym_module__dwfl_addr(m, pc), &ln);
+		/* Line 0 marks code with no source line (DWARF's "compiler-made"). */
+		if (!src || ln <= 0) {
+			src = no_site;
+			ln = 0;
+		}
+		sym_cache__put(&sym->sites, ret_addr, src, ln);
+	} else {
+		src = s->str;
+		ln = s->line;
+	}
+	if (!ln)
+		return -ENOENT;
+	*file = src;
+	*line = ln;
+	return 0;
+}
+
+const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset)
+{
+	struct sym_module *m = symbolizer__find_module(sym, addr);
+
+	if (!m)
+		return NULL;
+	if (offset)
+		*offset = addr - m->rec->load_bias;
+	return m->path;
+}
