@@ -39,9 +39,26 @@ static int wanted(const char *name, int argc, char **argv)
 	return 0;
 }
 
+/* Each run works in a fresh scratch directory, removed at the end. */
+static char scratch[] = "/tmp/callprof-unit.XXXXXX";
+
+static void remove_scratch(void)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+	if (system(cmd))
+		fprintf(stderr, "warning: could not remove %s\n", scratch);
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
+
+	if (!mkdtemp(scratch) || chdir(scratch)) {
+		perror("scratch directory");
+		return 2;
+	}
 
 	for (struct cp_test *t = tests; t; t = t->next) {
 		int status;
@@ -71,6 +88,7 @@ int main(int argc, char **argv)
 			failed++;
 		}
 	}
+	remove_scratch();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -1,0 +1,396 @@
+# lib.sh - helpers for the end-to-end tests, after git's t/test-lib.sh.
+#
+# A test script sources this file, then runs test_expect_success cases and
+# ends with test_done:
+#
+#	#!/bin/sh
+#	# matrix: cc-opt
+#	test_description='what this script covers'
+#	. "$(dirname "$0")/lib.sh"
+#
+#	test_expect_success 'report counts nested calls' '
+#		build_workload s-nested.c &&
+#		callprof record -o p.cprof -- ./t-nested &&
+#		callprof export -f folded -m calls p.cprof >actual &&
+#		test_cmp "$EXPECT/nested.calls" actual
+#	'
+#	test_done
+#
+# Each case's commands are one &&-chain, evaluated in a subshell in the
+# script's own scratch ("trash") directory, which every case shares: later
+# cases may use files made by earlier ones.  The script prints "ok N - desc"
+# or "not ok N - desc" per case (TAP, as git does), and on failure the
+# commands and their output prefixed with "# ".
+#
+# Environment: CALLPROF_BUILD (the build directory holding callprof,
+# libcallprof.so and libcallprof.a; default: build/ at the top of the tree),
+# CC (gcc or clang; default gcc), OPT (-O0 or -O2; default -O2), TMPDIR (the
+# trash directory goes below it), CP_TRASH_ROOT (overrides where the trash
+# directory goes; tests/e2e/run sets it).
+#
+# Options: -v/--verbose shows every case's output, -x traces the commands
+# (set -x), -d/--debug keeps the trash directory, -i/--immediate stops at the
+# first failure.
+#
+# Exit status: 0 when every case passed, 1 otherwise.  A case whose callprof
+# (or, under record, whose program) died by a signal is reported as
+# "not ok N - desc # SG ..." so that tests/e2e/run can show it apart.
+
+LC_ALL=C
+LANG=C
+export LC_ALL LANG
+unset LANGUAGE
+
+# Nothing from the caller's profiling setup may leak into the tests.
+unset LD_PRELOAD
+for _cp_var in $(env | sed -n 's/^\(CALLPROF_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	test "$_cp_var" = CALLPROF_BUILD || unset "$_cp_var"
+done
+unset _cp_var
+
+LF='
+'
+
+verbose=
+trace=
+debug=
+immediate=
+for _cp_arg
+do
+	case "$_cp_arg" in
+	-v|--verbose) verbose=t ;;
+	-x) trace=t ;;
+	-d|--debug) debug=t ;;
+	-i|--immediate) immediate=t ;;
+	*) echo "error: unknown test option '$_cp_arg'" >&2; exit 1 ;;
+	esac
+done
+unset _cp_arg
+
+TEST_NAME=$(basename "$0" .sh)
+TEST_DIRECTORY=$(cd "$(dirname "$0")" && pwd) || exit 1
+TOP_DIRECTORY=$(cd "$TEST_DIRECTORY/../.." && pwd) || exit 1
+EXPECT=$TEST_DIRECTORY/expect
+WORKLOADS=$TEST_DIRECTORY/workloads
+
+: "${CALLPROF_BUILD:=$TOP_DIRECTORY/build}"
+CALLPROF_BUILD=$(cd "$CALLPROF_BUILD" 2>/dev/null && pwd) || {
+	echo "error: CALLPROF_BUILD '$CALLPROF_BUILD' is not a directory (run make first)" >&2
+	exit 1
+}
+: "${CC:=gcc}"
+: "${OPT:=-O2}"
+PATH=$CALLPROF_BUILD:$PATH
+export TEST_DIRECTORY EXPECT WORKLOADS CALLPROF_BUILD CC OPT PATH
+
+test -x "$CALLPROF_BUILD/callprof" ||
+	echo "# warning: no callprof in $CALLPROF_BUILD: the cases below will fail"
+
+# One fresh scratch directory per script and compiler setting.
+: "${CP_TRASH_ROOT:=${TMPDIR:-/tmp}}"
+TRASH_DIRECTORY=$CP_TRASH_ROOT/trash.$TEST_NAME.$(basename "$CC")$OPT.$$
+rm -rf "$TRASH_DIRECTORY"
+mkdir -p "$TRASH_DIRECTORY" && TRASH_DIRECTORY=$(cd "$TRASH_DIRECTORY" && pwd) || {
+	echo "error: cannot create trash directory '$TRASH_DIRECTORY'" >&2
+	exit 1
+}
+# Bookkeeping lives next to the trash, not in it, so that tests can list
+# their directory.
+CP_SIGNALS=$TRASH_DIRECTORY.signals
+CP_OUTPUT=$TRASH_DIRECTORY.out
+: >"$CP_SIGNALS"
+export TRASH_DIRECTORY CP_SIGNALS
+cd "$TRASH_DIRECTORY" || exit 1
+
+test_count=0
+test_failure=0
+test_success=0
+
+# Wrap the tool: note deaths by signal (exit status 130..192; 129 is a
+# usage error, 128 a die()), then return its status unchanged.  Under
+# record this also catches a program that the runtime made crash; a test
+# that means its program to die by a signal calls "command callprof".
+callprof () {
+	command callprof "$@"
+	_cp_status=$?
+	if test $_cp_status -gt 129 && test $_cp_status -le 192; then
+		echo "callprof $1 died by signal $((_cp_status - 128))" >>"$CP_SIGNALS"
+	fi
+	return $_cp_status
+}
+
+BUG () {
+	echo "BUG in test script $TEST_NAME: $*" >&2
+	exit 1
+}
+
+say_indented_ () {
+	sed -e 's/^/# /' "$@"
+}
+
+# test_expect_success 'description' 'commands'
+test_expect_success () {
+	test $# = 2 || BUG "test_expect_success needs 2 arguments, got $#"
+	test_count=$((test_count + 1))
+
+	# A broken &&-chain would let a failing command pass unnoticed.  As
+	# git used to: with the chain intact, "(exit 117) && body" stops at
+	# once with 117; any other status means a command is not chained.
+	( eval "(exit 117) && $2" ) >/dev/null 2>&1 </dev/null
+	if test $? != 117; then
+		test_failure=$((test_failure + 1))
+		echo "not ok $test_count - $1 # broken &&-chain in test body"
+		printf '%s\n' "$2" | say_indented_
+		test -z "$immediate" || test_done
+		return 0
+	fi
+
+	: >"$CP_SIGNALS"
+	(
+		cd "$TRASH_DIRECTORY" || exit 1
+		test -z "$trace" || set -x
+		eval "$2"
+	) >"$CP_OUTPUT" 2>&1 </dev/null
+	_cp_status=$?
+	_cp_signal=$(sed -n '$p' "$CP_SIGNALS")
+
+	if test $_cp_status = 0 && test -z "$_cp_signal"; then
+		test_success=$((test_success + 1))
+		echo "ok $test_count - $1"
+		test -z "$verbose" || say_indented_ "$CP_OUTPUT"
+	else
+		test_failure=$((test_failure + 1))
+		if test -n "$_cp_signal"; then
+			echo "not ok $test_count - $1 # SG $_cp_signal"
+		else
+			echo "not ok $test_count - $1"
+		fi
+		printf '%s\n' "$2" | sed -e '/^[ 	]*$/d' -e 's/^/#	/'
+		echo "# --- output (exit status $_cp_status) ---"
+		say_indented_ "$CP_OUTPUT"
+		test -z "$immediate" || test_done
+	fi
+	return 0
+}
+
+test_done () {
+	rm -f "$CP_OUTPUT" "$CP_SIGNALS"
+	echo "1..$test_count"
+	if test $test_failure = 0; then
+		echo "# passed all $test_count test(s)"
+		if test -z "$debug"; then
+			cd / && rm -rf "$TRASH_DIRECTORY"
+		fi
+		exit 0
+	fi
+	echo "# failed $test_failure among $test_count test(s)"
+	echo "# trash directory kept: $TRASH_DIRECTORY"
+	exit 1
+}
+
+# test_cmp expected actual: succeed iff the files are equal, else show the
+# unified diff (expected first).
+test_cmp () {
+	test $# = 2 || BUG "test_cmp needs 2 arguments"
+	diff -u "$1" "$2"
+}
+
+# test_must_fail cmd args...: succeed iff cmd exits 1..129 (an error, a
+# die() at 128, a usage error at 129).  Success, a death by signal and
+# "command not found" all fail.
+test_must_fail () {
+	"$@"
+	_cp_status=$?
+	if test $_cp_status = 0; then
+		echo "test_must_fail: command succeeded: $*"
+		return 1
+	elif test $_cp_status -gt 129 && test $_cp_status -le 192; then
+		echo "test_must_fail: died by signal $((_cp_status - 128)): $*"
+		return 1
+	elif test $_cp_status = 127 && ! command -v "$1" >/dev/null; then
+		echo "test_must_fail: command not found: $*"
+		return 1
+	fi
+	return 0
+}
+
+# test_might_fail cmd args...: like test_must_fail, but success is fine too.
+test_might_fail () {
+	"$@"
+	_cp_status=$?
+	if test $_cp_status -gt 129 && test $_cp_status -le 192; then
+		echo "test_might_fail: died by signal $((_cp_status - 128)): $*"
+		return 1
+	fi
+	return 0
+}
+
+# test_expect_code N cmd args...: succeed iff cmd exits with status N.
+test_expect_code () {
+	_cp_want=$1
+	shift
+	"$@"
+	_cp_status=$?
+	test $_cp_status = "$_cp_want" && return 0
+	echo "test_expect_code: want exit status $_cp_want, got $_cp_status: $*"
+	return 1
+}
+
+test_must_be_empty () {
+	test $# = 1 || BUG "test_must_be_empty needs 1 argument"
+	if ! test -f "$1"; then
+		echo "'$1' is missing"
+		return 1
+	elif test -s "$1"; then
+		echo "'$1' is not empty, it contains:"
+		cat "$1"
+		return 1
+	fi
+}
+
+# test_line_count = N file (any test(1) comparison operator).
+test_line_count () {
+	test $# = 3 || BUG "test_line_count needs 3 arguments"
+	if ! test $(wc -l <"$3") "$1" "$2"; then
+		echo "test_line_count: line count for $3 !$1 $2"
+		cat "$3"
+		return 1
+	fi
+}
+
+test_path_is_file () {
+	test -f "$1" && return 0
+	echo "file $1 does not exist"
+	return 1
+}
+
+test_path_is_missing () {
+	test -e "$1" || return 0
+	echo "path exists: $1"
+	ls -ld "$1"
+	return 1
+}
+
+# build_workload s-name.c [extra cc args...]: compile
+# $WORKLOADS/s-name.c into ./t-name with $CC $OPT -g -finstrument-functions;
+# the extra arguments go after the source (libraries, -L, -Wl,...).
+build_workload () {
+	_cp_src=$1
+	shift
+	_cp_exe=t-${_cp_src#s-}
+	_cp_exe=${_cp_exe%.c}
+	echo "build_workload: $CC $OPT -g -finstrument-functions -o $_cp_exe $_cp_src $* -lpthread"
+	$CC $OPT -g -finstrument-functions -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
+}
+
+# build_workload_lib s-name.c libname.so: the same flags, as a shared object.
+build_workload_lib () {
+	echo "build_workload_lib: $CC $OPT -g -finstrument-functions -fPIC -shared -o $2 $1"
+	$CC $OPT -g -finstrument-functions -Wall -fPIC -shared -o "$2" "$WORKLOADS/$1"
+}
+
+# normalize_report <report: drop the column-title line, check that the
+# calls column (the first) is right-aligned, and print "calls|name" with
+# the name's indentation kept.  Comparing normalized expectation and
+# output checks the values and the tree shape, not the column width.
+normalize_report () {
+	sed 1d | awk '
+	{
+		if (!match($0, /^ *[0-9]+  /)) {
+			print "UNPARSED LINE: " $0
+			next
+		}
+		end = RLENGTH - 2
+		if (width == "")
+			width = end
+		else if (end != width)
+			print "MISALIGNED CALLS COLUMN: " $0
+		calls = substr($0, 1, end)
+		sub(/^ +/, "", calls)
+		print calls "|" substr($0, RLENGTH + 1)
+	}'
+}
+
+# test_cmp_report expected actual: test_cmp after normalize_report.
+test_cmp_report () {
+	normalize_report <"$1" >"$2.expect-normalized" &&
+	normalize_report <"$2" >"$2.normalized" &&
+	test_cmp "$2.expect-normalized" "$2.normalized"
+}
+
+# Print the value of one folded path: folded_value PATH <folded
+folded_value () {
+	awk -v want="$1" '
+	{
+		i = match($0, / -?[0-9]+$/)
+		if (i && substr($0, 1, i - 1) == want) {
+			print substr($0, i + 1)
+			found = 1
+		}
+	}
+	END { if (!found) exit 1 }'
+}
+
+# check_time_relations SELF TOTAL: two folded exports of one profile
+# (-m self, -m total).  Both list the same paths; for every path
+# 0 <= self <= total, and the totals of its direct children (the paths one
+# frame longer) add up to at most its total.  Prints every violation.
+check_time_relations () {
+	test -s "$1" && test -s "$2" || {
+		echo "check_time_relations: empty export: $1 or $2"
+		return 1
+	}
+	awk '
+	function parse(line) {
+		i = match(line, / -?[0-9]+$/)
+		if (!i) {
+			print "unparsed line in " FILENAME ": " line
+			bad = 1
+			return 0
+		}
+		P = substr(line, 1, i - 1)
+		V = substr(line, i + 1) + 0
+		return 1
+	}
+	FILENAME != prev { file++; prev = FILENAME }
+	file == 1 { if (parse($0)) self[P] = V; next }
+	file == 2 { if (parse($0)) { total[P] = V; order[++n] = P }; next }
+	END {
+		for (p in self)
+			if (!(p in total)) { print "in self, not in total: " p; bad = 1 }
+		for (k = 1; k <= n; k++) {
+			p = order[k]
+			if (!(p in self)) { print "in total, not in self: " p; bad = 1; continue }
+			if (self[p] < 0) { print "self < 0: " p " " self[p]; bad = 1 }
+			if (self[p] > total[p]) {
+				print "self > total: " p ": " self[p] " > " total[p]
+				bad = 1
+			}
+			parent = p
+			if (sub(/;[^;]*$/, "", parent))
+				kids[parent] += total[p]
+		}
+		for (p in kids)
+			if ((p in total) && kids[p] > total[p]) {
+				print "children total > total: " p ": " kids[p] " > " total[p]
+				bad = 1
+			}
+		exit bad
+	}' "$1" "$2"
+}
+
+# export_times PROFILE PREFIX [export options]: PREFIX.self, PREFIX.total and
+# PREFIX.calls from one profile; check that all three list the same paths.
+export_times () {
+	_cp_prof=$1
+	_cp_pfx=$2
+	shift 2
+	callprof export -f folded -m self "$@" "$_cp_prof" >"$_cp_pfx.self" &&
+	callprof export -f folded -m total "$@" "$_cp_prof" >"$_cp_pfx.total" &&
+	callprof export -f folded -m calls "$@" "$_cp_prof" >"$_cp_pfx.calls" &&
+	sed 's/ [0-9-]*$//' "$_cp_pfx.calls" >"$_cp_pfx.paths" &&
+	sed 's/ [0-9-]*$//' "$_cp_pfx.self" >"$_cp_pfx.self-paths" &&
+	sed 's/ [0-9-]*$//' "$_cp_pfx.total" >"$_cp_pfx.total-paths" &&
+	test_cmp "$_cp_pfx.paths" "$_cp_pfx.self-paths" &&
+	test_cmp "$_cp_pfx.paths" "$_cp_pfx.total-paths"
+}

@@ -1,0 +1,67 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='runtime edge cases: wide nodes, deep recursion, errno, constructors'
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'a node with 2000 distinct children keeps exact counts' '
+	build_workload s-wide.c &&
+	callprof record -o wide.cprof -- ./t-wide >out &&
+	callprof export -f folded -m calls wide.cprof >actual &&
+	{
+		echo "main 1" &&
+		awk "BEGIN { for (i = 1000; i < 3000; i++) printf \"main;f%d %d\\n\", i, (i % 3) + 1 }"
+	} | LC_ALL=C sort >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'recursion 20000 deep: one context per level, none lost' '
+	build_workload s-deep.c &&
+	callprof record -o deep.cprof -- ./t-deep 20000 >out 2>err &&
+	echo 20000 >expect && test_cmp expect out &&
+	grep "^callprof: wrote deep.cprof: 2 threads, 20003 calls, 20003 call paths$" err &&
+	callprof report --flat --fields=calls,name --sort=name deep.cprof >flat &&
+	grep -E "^ +20001  down$" flat &&
+	grep -E "^ +1  run$" flat &&
+	callprof report deep.cprof >tree &&
+	! grep -q "warning" tree
+'
+
+test_expect_success 'errno is preserved across hooks, set-up and new paths' '
+	build_workload s-errno.c &&
+	callprof record -o errno.cprof -- ./t-errno >out &&
+	echo "errno preserved" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'paths start at constructors, main and destructors' '
+	build_workload s-ctor.c &&
+	callprof record -o ctor.cprof -- ./t-ctor >out &&
+	callprof export -f folded -m calls ctor.cprof >actual &&
+	cat >expect <<-\EOT &&
+	main 1
+	main;helper 1
+	setup 1
+	setup;helper 1
+	teardown 1
+	teardown;helper 1
+	EOT
+	test_cmp expect actual
+'
+
+test_expect_success 'the same with the runtime linked statically' '
+	$CC $OPT -g -finstrument-functions -o t-ctor-static "$WORKLOADS/s-ctor.c" \
+		"$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+	CALLPROF_OUT=ctor-static.cprof ./t-ctor-static >out &&
+	callprof export -f folded -m calls ctor-static.cprof >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'CALLPROF_CLOCK=monotonic gives the same counts' '
+	CALLPROF_CLOCK=monotonic callprof record -o mono.cprof -- ./t-ctor >out &&
+	callprof export -f folded -m calls mono.cprof >actual &&
+	test_cmp expect actual &&
+	callprof report mono.cprof >report &&
+	grep "^# clock: monotonic" report
+'
+
+test_done

@@ -1,0 +1,72 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='symbols: C++ demangling, call-site lines, stripped binaries'
+. "$(dirname "$0")/lib.sh"
+
+case "$CC" in
+clang*) CXX=clang++ ;;
+*) CXX=g++ ;;
+esac
+
+test_expect_success 'C++ names are printed as c++filt prints them' '
+	$CXX $OPT -g -finstrument-functions -o t-cxx "$WORKLOADS/s-cxx.cc" &&
+	callprof record -o cxx.cprof -- ./t-cxx >out &&
+	callprof export -f folded -m calls cxx.cprof >actual &&
+	cat >expect <<-\EOT &&
+	main 1
+	main;double shapes::twice<double>(double) 1
+	main;int shapes::twice<int>(int) 1
+	main;shapes::Circle::area() const 1
+	main;shapes::Circle::grow(double) 1
+	main;shapes::Circle::grow(int) 1
+	main;shapes::operator<(shapes::Circle const&, shapes::Circle const&) 1
+	EOT
+	test_cmp expect actual
+'
+
+test_expect_success 'the same names as nm | c++filt gives for the binary' '
+	nm t-cxx | awk "\$3 ~ /^_Z.*6shapes/ { print \$3 }" | c++filt | LC_ALL=C sort >nm-names &&
+	sed -n "s/^main;\(.*\) 1$/\1/p" actual | LC_ALL=C sort >our-names &&
+	test_cmp nm-names our-names
+'
+
+test_expect_success 'call sites show the file and line of the call' '
+	build_workload s-sites.c &&
+	callprof record -o sites.cprof -- ./t-sites >out &&
+	callprof report --fields=calls,site,name --sort=name --min-percent=0 sites.cprof >report &&
+	sed 1d report | awk "{ \$1 = \$1; print }" | grep -v " main$" >actual &&
+	cat >expect <<-\EOT &&
+	1 s-sites.c:25 leaf
+	1 s-sites.c:23 mid
+	1 s-sites.c:17 leaf
+	EOT
+	test_cmp expect actual
+'
+
+test_expect_success 'a stripped PIE keeps exported names via .dynsym' '
+	build_workload s-sites.c -rdynamic &&
+	strip -s t-sites &&
+	callprof record -o stripped.cprof -- ./t-sites >out &&
+	callprof export -f folded -m calls stripped.cprof >actual &&
+	cat >expect <<-\EOT &&
+	main 1
+	main;leaf 1
+	main;mid 1
+	main;mid;leaf 1
+	EOT
+	test_cmp expect actual
+'
+
+test_expect_success 'functions without any symbol are named MODULE+0xOFFSET' '
+	build_workload s-sites.c &&
+	strip -s t-sites &&
+	callprof record -o nosym.cprof -- ./t-sites >out &&
+	callprof export -f folded -m calls nosym.cprof >actual &&
+	test $(wc -l <actual) = 4 &&
+	! grep -v "^t-sites+0x[0-9a-f]*\(;t-sites+0x[0-9a-f]*\)* 1$" actual &&
+	callprof record -o nosym2.cprof -- ./t-sites >out &&
+	callprof export -f folded -m calls nosym2.cprof >actual2 &&
+	test_cmp actual actual2
+'
+
+test_done

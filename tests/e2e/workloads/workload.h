@@ -1,0 +1,24 @@
+/*
+ * workload.h - shared macros for the end-to-end workloads.
+ *
+ * The tests assert exact call counts and exact function names, for gcc and
+ * clang at -O0 and -O2.  Both compilers keep the -finstrument-functions hooks
+ * of a function they inline, so inlining would not change the counts, but gcc
+ * may clone a function (name.constprop.0, name.isra.0, name.part.0) and the
+ * clone's code would then carry a name the expectations do not know.  NOINLINE
+ * keeps every asserted function a real, uncloned function under both.
+ * Results go to a volatile sink so that -O2 cannot delete the calls.
+ */
+#ifndef CP_TESTS_E2E_WORKLOAD_H
+#define CP_TESTS_E2E_WORKLOAD_H
+
+#ifdef __clang__
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE __attribute__((noinline, noclone))
+#endif
+
+/* Every workload defines the sink once: `volatile long sink;` */
+extern volatile long sink;
+
+#endif

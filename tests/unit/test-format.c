@@ -1,0 +1,239 @@
+/*
+ * test-format.c - the profile writer and the validating reader.
+ *
+ * Files are made with the real writer (the same code the runtime uses),
+ * then read back, then damaged in every way the reader claims to catch:
+ * each truncation length, each header byte flipped, references that point
+ * outside their tables.  A damaged file must give an error naming the
+ * file, never a crash (each test runs in its own fork, so a crash fails).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "tests/unit/unittest.h"
+
+static struct cp_writer w;
+
+/* Write a small valid profile; bad_parent != 0 corrupts one node's parent. */
+static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_name)
+{
+	struct cp_meta meta = { 0 };
+	struct cp_module mod = { 0 };
+	struct cp_map map = { 0 };
+	struct cp_thread_rec th = { 0 };
+	struct cp_node_rec nodes[3] = { 0 };
+	static const char cmd[] = "prog\0arg1";
+
+	CHECK_EQ(cp_writer__begin(&w, path), 0);
+	meta.pid = 42;
+	meta.clock = CP_CLOCK_MONOTONIC;
+	meta.ticks_per_sec = 1000000000u;
+	meta.exe = cp_writer__string(&w, "/bin/prog");
+	meta.hostname = cp_writer__string(&w, "host");
+	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
+	cp_writer__put(&w, &meta, sizeof(meta));
+	cp_writer__section(&w, CP_SEC_CMDLINE, 1);
+	cp_writer__put(&w, cmd, sizeof(cmd));
+	mod.path = cp_writer__string(&w, "/bin/prog");
+	mod.build_id_size = 4;
+	mod.nmaps = 1;
+	cp_writer__section(&w, CP_SEC_MODULES, sizeof(mod));
+	cp_writer__put(&w, &mod, sizeof(mod));
+	map.start = 0x1000;
+	map.end = 0x2000;
+	cp_writer__section(&w, CP_SEC_MAPS, sizeof(map));
+	cp_writer__put(&w, &map, sizeof(map));
+	nodes[0].parent = CP_NO_PARENT;
+	nodes[0].ticks = 1000;
+	nodes[1].fn = 0x1100;
+	nodes[1].parent = 0;
+	nodes[1].calls = 1;
+	nodes[1].ticks = 900;
+	nodes[2].fn = 0x1200;
+	nodes[2].parent = bad_parent ? bad_parent : 1;
+	nodes[2].calls = 7;
+	nodes[2].ticks = 500;
+	cp_writer__section(&w, CP_SEC_NODES, sizeof(nodes[0]));
+	cp_writer__put(&w, nodes, sizeof(nodes));
+	th.tid = 7;
+	th.name = bad_name ? bad_name : cp_writer__string(&w, "main");
+	th.nnodes = 3;
+	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
+	cp_writer__put(&w, &th, sizeof(th));
+	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+}
+
+static size_t slurp(const char *path, unsigned char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = read(fd, buf, cap);
+
+	close(fd);
+	CHECK(n > 0);
+	return (size_t)n;
+}
+
+static void spit(const char *path, const unsigned char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, buf, len), (long long)len);
+	close(fd);
+}
+
+/* Open must fail with a message naming the file. */
+static void expect_bad(const char *path)
+{
+	char err[512] = "";
+	int code = 0;
+	struct cp_profile_file *pf = cp_profile_file__open(path, err, sizeof(err), &code);
+
+	if (pf)
+		cp_test__fail(__FILE__, __LINE__, "damaged file '%s' was accepted", path);
+	CHECK(code < 0);
+	CHECK(strstr(err, path) != NULL);
+	CHECK(strchr(err, '\n') == NULL);
+}
+
+TEST(roundtrip)
+{
+	char err[512];
+	struct cp_profile_file *pf;
+	struct stat st;
+
+	make_profile("rt.cprof", 0, 0);
+	CHECK(stat("rt.cprof.tmp.0", &st) != 0);
+	pf = cp_profile_file__open("rt.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(pf->meta.pid, 42);
+	CHECK_STR(cp_profile_file__str(pf, pf->meta.exe), "/bin/prog");
+	CHECK_EQ(pf->nmodules, 1);
+	CHECK_STR(cp_profile_file__str(pf, pf->modules[0].path), "/bin/prog");
+	CHECK_EQ(pf->nmaps, 1);
+	CHECK_EQ(pf->maps[0].end, 0x2000);
+	CHECK_EQ(pf->nthreads, 1);
+	CHECK_STR(cp_profile_file__str(pf, pf->threads[0].name), "main");
+	CHECK_EQ(pf->nnodes, 3);
+	CHECK_EQ(pf->nodes[2].calls, 7);
+	CHECK_EQ(pf->nodes[2].parent, 1);
+	CHECK_EQ(pf->argc, 2);
+	CHECK_STR(pf->argv[1], "arg1");
+	CHECK(pf->argv[2] == NULL);
+	cp_profile_file__free(pf);
+	unlink("rt.cprof");
+}
+
+TEST(no_temporary_left_behind)
+{
+	char tmp[64];
+
+	make_profile("t.cprof", 0, 0);
+	snprintf(tmp, sizeof(tmp), "t.cprof.tmp.%d", (int)getpid());
+	CHECK(access(tmp, F_OK) != 0);
+	CHECK(access("t.cprof", F_OK) == 0);
+	unlink("t.cprof");
+}
+
+TEST(writer_failure_leaves_nothing)
+{
+	/* A directory that does not exist: begin fails, finish reports it. */
+	CHECK(cp_writer__begin(&w, "no/such/dir/p.cprof") < 0);
+	cp_writer__section(&w, CP_SEC_META, 8);
+	CHECK(cp_writer__finish(&w, 0) < 0);
+	CHECK(access("no/such/dir/p.cprof", F_OK) != 0);
+}
+
+TEST(every_truncation_is_rejected)
+{
+	static unsigned char buf[1 << 16];
+	size_t len;
+
+	make_profile("full.cprof", 0, 0);
+	len = slurp("full.cprof", buf, sizeof(buf));
+	for (size_t cut = 0; cut < len; cut++) {
+		spit("cut.cprof", buf, cut);
+		expect_bad("cut.cprof");
+	}
+	unlink("cut.cprof");
+	unlink("full.cprof");
+}
+
+TEST(every_header_byte_flip_is_rejected)
+{
+	static unsigned char buf[1 << 16];
+	size_t len, hdr;
+
+	make_profile("full.cprof", 0, 0);
+	len = slurp("full.cprof", buf, sizeof(buf));
+	hdr = ((struct cp_file_header *)buf)->header_size;
+	CHECK(hdr < len);
+	for (size_t i = 0; i < hdr; i++) {
+		buf[i] ^= 0x5a;
+		spit("flip.cprof", buf, len);
+		expect_bad("flip.cprof");
+		buf[i] ^= 0x5a;
+	}
+	/* A flipped body byte is caught by the body checksum. */
+	buf[len - 3] ^= 1;
+	spit("flip.cprof", buf, len);
+	expect_bad("flip.cprof");
+	unlink("flip.cprof");
+	unlink("full.cprof");
+}
+
+TEST(bad_parent_is_rejected)
+{
+	make_profile("bad.cprof", 2, 0); /* node 2 claims to be its own parent */
+	expect_bad("bad.cprof");
+	make_profile("bad.cprof", 5000, 0);
+	expect_bad("bad.cprof");
+	unlink("bad.cprof");
+}
+
+TEST(bad_string_reference_is_rejected)
+{
+	make_profile("bad.cprof", 0, 1u << 30);
+	expect_bad("bad.cprof");
+	unlink("bad.cprof");
+}
+
+TEST(newer_reader_required_is_refused)
+{
+	static unsigned char buf[1 << 16];
+	struct cp_file_header *h = (struct cp_file_header *)buf;
+	char err[512];
+	int code;
+	size_t len;
+
+	make_profile("v.cprof", 0, 0);
+	len = slurp("v.cprof", buf, sizeof(buf));
+	h->min_reader = CP_READER_VERSION + 1;
+	spit("v.cprof", buf, len);
+	CHECK(cp_profile_file__open("v.cprof", err, sizeof(err), &code) == NULL);
+	CHECK_EQ(code, -CP_ERR_VERSION);
+	CHECK(strstr(err, "newer") || strstr(err, "version"));
+	unlink("v.cprof");
+}
+
+TEST(empty_missing_and_directory)
+{
+	spit("empty.cprof", (const unsigned char *)"", 0);
+	expect_bad("empty.cprof");
+	expect_bad("does-not-exist.cprof");
+	CHECK_EQ(mkdir("adir.cprof", 0755), 0);
+	expect_bad("adir.cprof");
+	rmdir("adir.cprof");
+	unlink("empty.cprof");
+}
+
+TEST(crc32_known_value)
+{
+	/* The standard check value of CRC-32/ISO-HDLC. */
+	CHECK_EQ(cp_crc32(0, "123456789", 9), 0xCBF43926u);
+	CHECK_EQ(cp_crc32(cp_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
+}
