@@ -39,7 +39,7 @@ CFLAGS ?=
 
 # The runtime goes into the profiled process: no instrumentation of itself,
 # hidden symbols, only libc.  Sanitizers stay out of it (they would interpose).
-RT_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-instrument-functions \
+RT_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden \
 	-fno-stack-protector -fno-omit-frame-pointer -ftls-model=initial-exec $(CFLAGS)
 TOOL_CFLAGS = $(BASE_CFLAGS) $(SANFLAGS) $(CFLAGS)
 
@@ -107,7 +107,7 @@ check: tests
 	@CALLPROF_BUILD=$(CURDIR)/$(B) tests/run-all
 
 bench: all
-	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 
 fuzz:
 	@echo "fuzzing arrives with the fuzzed-reader issue; 'make check' runs the corrupt-file tests"

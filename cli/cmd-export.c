@@ -41,11 +41,11 @@ int cmd_export(int argc, const char **argv)
 	};
 
 	n = cp_parse_options(argc, argv, opts, export_usage, 0);
-	if (n > 1 || format < 0) {
-		if (format < 0)
-			error("export needs a format: -f folded");
-		cp_usage_with_options(export_usage, opts, 1);
-	}
+	if (n > 1)
+		cp_usage_error(export_usage, "one profile at a time, not '%s' and '%s'", argv[0],
+			       argv[1]);
+	if (format < 0)
+		cp_usage_error(export_usage, "export needs a format: -f folded");
 	path = n ? argv[0] : "callprof.out";
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;

@@ -110,7 +110,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	if (!calls)
 		warning("no instrumented function ran: compile the program with "
 			"-finstrument-functions -g");
-	if (pf->meta.lost_nodes || pf->meta.lost_events || pf->meta.nthreads_lost)
+	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost)
 		warning("the profile is incomplete; 'callprof report' says what was lost");
 	cp_profile_file__free(pf);
 }
@@ -129,14 +129,10 @@ int cmd_record(int argc, const char **argv)
 	};
 
 	n = cp_parse_options(argc, argv, opts, record_usage, CP_OPT_STOP_AT_NONOPTION);
-	if (n == 0) {
-		error("record needs a program to run");
-		cp_usage_with_options(record_usage, opts, 1);
-	}
-	if (!*out) {
-		error("-o needs a file name");
-		return 129;
-	}
+	if (n == 0)
+		cp_usage_error(record_usage, "record needs a program to run");
+	if (!*out)
+		cp_usage_error(record_usage, "-o needs a file name");
 	lib = find_runtime();
 	if (!lib)
 		die("cannot find libcallprof.so next to callprof or in ../lib/callprof "

@@ -47,15 +47,13 @@ int cmd_report(int argc, const char **argv)
 
 	n = cp_parse_options(argc, argv, opts, report_usage, 0);
 	if (n > 1)
-		cp_usage_with_options(report_usage, opts, 1);
-	if (flat + !!callers + !!callees > 1) {
-		error("--flat, --callers and --callees are alternatives; pick one");
-		return 129;
-	}
-	if (min_percent < 0 || min_percent > 100) {
-		error("--min-percent wants a number from 0 to 100, not %g", min_percent);
-		return 129;
-	}
+		cp_usage_error(report_usage, "one profile at a time, not '%s' and '%s'", argv[0],
+			       argv[1]);
+	if (flat + !!callers + !!callees > 1)
+		cp_usage_error(report_usage, "--flat, --callers and --callees are alternatives");
+	if (min_percent < 0 || min_percent > 100)
+		cp_usage_error(report_usage, "--min-percent wants a number from 0 to 100, not %g",
+			       min_percent);
 	if (cp_view_check_fields(fields))
 		return 129;
 	path = n ? argv[0] : "callprof.out";

@@ -1,6 +1,7 @@
 /*
  * options.c - see options.h.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +37,19 @@ void cp_usage_with_options(const char *const *usage, const struct cp_option *opt
 	exit(err ? 129 : 0);
 }
 
-static void bad_usage(const char *const *usage, const struct cp_option *opts, const char *fmt,
-		      const char *a, const char *b)
+void cp_usage_error(const char *const *usage, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[512], cmd[64];
+	const char *sp;
+	va_list ap;
 
-	snprintf(msg, sizeof(msg), fmt, a, b);
-	error("%s", msg);
-	print_usage(stderr, usage, opts);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* usage[0] starts "callprof CMD ..."; name the command for -h. */
+	sp = strchr(usage[0] + sizeof("callprof"), ' ');
+	snprintf(cmd, sizeof(cmd), "%.*s", sp ? (int)(sp - usage[0]) : 40, usage[0]);
+	error("%s (see '%s -h')", msg, cmd);
 	exit(129);
 }
 
@@ -59,7 +65,7 @@ static void set_value(const struct cp_option *o, const char *val, const char *sh
 		break;
 	case CP_OPT_DOUBLE:
 		if (cp_parse_double(val, (double *)o->value))
-			bad_usage(usage, opts, "option '%s' wants a number, not '%s'", shown, val);
+			cp_usage_error(usage, "option '%s' wants a number, not '%s'", shown, val);
 		break;
 	case CP_OPT_CHOICE:
 		for (int i = 0; o->choices[i]; i++) {
@@ -68,7 +74,7 @@ static void set_value(const struct cp_option *o, const char *val, const char *sh
 				return;
 			}
 		}
-		bad_usage(usage, opts, "option '%s' does not take '%s'", shown, val);
+		cp_usage_error(usage, "option '%s' does not take '%s'", shown, val);
 		break;
 	case CP_OPT_LIST: {
 		const char ***list = o->value;
@@ -117,33 +123,33 @@ int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
 				    !strncmp(o->long_name, name, len))
 					break;
 			if (o->type == CP_OPT_END)
-				bad_usage(usage, opts, "unknown option '%s'%s", arg, "");
+				cp_usage_error(usage, "unknown option '%s'", arg);
 			if (o->type == CP_OPT_FLAG) {
 				if (eq)
-					bad_usage(usage, opts, "option '--%s' takes no value%s",
-						  o->long_name, "");
+					cp_usage_error(usage, "option '--%s' takes no value",
+						       o->long_name);
 			} else if (eq) {
 				val = eq + 1;
 			} else if (i + 1 < argc) {
 				val = argv[++i];
 			} else {
-				bad_usage(usage, opts, "option '%s' needs a value%s", arg, "");
+				cp_usage_error(usage, "option '%s' needs a value", arg);
 			}
 		} else {
 			for (o = opts; o->type != CP_OPT_END; o++)
 				if (o->short_name == arg[1])
 					break;
 			if (o->type == CP_OPT_END)
-				bad_usage(usage, opts, "unknown option '%s'%s", arg, "");
+				cp_usage_error(usage, "unknown option '%s'", arg);
 			if (o->type == CP_OPT_FLAG) {
 				if (arg[2])
-					bad_usage(usage, opts, "unknown option '%s'%s", arg, "");
+					cp_usage_error(usage, "unknown option '%s'", arg);
 			} else if (arg[2]) {
 				val = arg + 2;
 			} else if (i + 1 < argc) {
 				val = argv[++i];
 			} else {
-				bad_usage(usage, opts, "option '%s' needs a value%s", arg, "");
+				cp_usage_error(usage, "option '%s' needs a value", arg);
 			}
 		}
 		set_value(o, val, arg, usage, opts);

@@ -5,7 +5,7 @@
  * "--" ends the options.  With CP_OPT_STOP_AT_NONOPTION (record) parsing
  * stops at the first non-option, which belongs to the profiled program.
  * -h prints usage from the table on stdout and exits 0; a bad option
- * prints one line plus the usage on stderr and exits 129 (git's rule).
+ * prints one line saying what is wrong on stderr and exits 129.
  */
 #ifndef CP_CLI_OPTIONS_H
 #define CP_CLI_OPTIONS_H
@@ -41,5 +41,8 @@ int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
 		     const char *const *usage, int flags);
 void cp_usage_with_options(const char *const *usage, const struct cp_option *opts, int err)
 	__attribute__((noreturn));
+/* "callprof: error: MSG (see 'callprof CMD -h')" on stderr, exit 129. */
+void cp_usage_error(const char *const *usage, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 2, 3)));
 
 #endif /* CP_CLI_OPTIONS_H */

@@ -35,6 +35,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the profile format is little-endian; a big-endian writer/reader needs byte swapping"
+#endif
+
 #define CP_MAGIC "CALLPROF"
 #define CP_MAGIC_LEN 8
 #define CP_VERSION 1	   /* what this code writes */
@@ -111,7 +115,7 @@ struct cp_meta {
 	uint64_t duration_ns;	   /* from runtime start to the dump */
 	uint64_t overhead_ticks;   /* calibrated cost of one enter/exit pair, in
 				    * the caller's inclusive time; 0 = unknown */
-	uint64_t lost_nodes;	   /* call paths not recorded (memory exhausted) */
+	uint64_t lost_calls;	   /* calls on paths not recorded (memory exhausted) */
 	uint64_t lost_events;	   /* enter/exit events dropped (re-entry, no memory) */
 	uint64_t unpaired_exits;   /* exits that matched no open frame */
 	uint32_t exe;		   /* string: path of the main executable */

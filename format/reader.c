@@ -5,7 +5,8 @@
  * before anything uses it, so the rest of the tool can index the arrays
  * freely.  A bad file yields one line naming the file, the byte offset
  * where it goes wrong when there is one, and the problem.  Allocations are
- * bounded by the file size (records are copied, never larger than the file).
+ * bounded by the file size: records may only grow across versions, so a
+ * copy in the struct this reader knows is never larger than the record.
  * Records are copied into arrays of the struct this reader knows, which
  * both aligns them and zero-extends records written by older writers and
  * truncates records grown by newer ones.
@@ -137,6 +138,11 @@ static int load_records(struct ctx *c, struct cp_profile_file *pf, uint32_t kind
 			return bad(c, CP_ERR_CORRUPT, "no %s section", what);
 		return 0;
 	}
+	/* Records only ever grow, so a smaller one is damage; this also keeps
+	 * the copies below no larger than the section itself. */
+	if (s->entsize < known)
+		return bad(c, CP_ERR_CORRUPT, "%s section at 0x%llx: records of %u bytes, need %zu",
+			   what, (unsigned long long)s->offset, s->entsize, known);
 	count = s->size / s->entsize;
 	if (count > UINT32_MAX - 1)
 		return bad(c, CP_ERR_CORRUPT, "%s section at 0x%llx: %llu records is too many", what,
@@ -227,13 +233,21 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 	return 0;
 }
 
-static int check_string(struct ctx *c, struct cp_profile_file *pf, uint32_t off, const char *what,
-			uint64_t idx)
+/* File offset of record idx of section kind, for error messages. */
+static unsigned long long rec_off(const struct cp_profile_file *pf, uint32_t kind, uint64_t idx)
+{
+	const struct cp_section_entry *s = find_section(pf, kind);
+
+	return s ? (unsigned long long)(s->offset + idx * s->entsize) : 0;
+}
+
+static int check_string(struct ctx *c, struct cp_profile_file *pf, uint32_t off, uint32_t kind,
+			const char *what, uint64_t idx)
 {
 	if (off == CP_NO_STRING || off < pf->strings_size)
 		return 0;
-	return bad(c, CP_ERR_CORRUPT, "%s %llu: string reference %u beyond %zu bytes of strings",
-		   what, (unsigned long long)idx, off, pf->strings_size);
+	return bad(c, CP_ERR_CORRUPT, "%s record at 0x%llx: string reference %u beyond %zu bytes",
+		   what, rec_off(pf, kind, idx), off, pf->strings_size);
 }
 
 static int load(struct ctx *c, struct cp_profile_file *pf)
@@ -263,8 +277,8 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 	}
 	pf->meta = *meta;
 	free(meta);
-	if ((ret = check_string(c, pf, pf->meta.exe, "metadata", 0)) ||
-	    (ret = check_string(c, pf, pf->meta.hostname, "metadata", 0)))
+	if ((ret = check_string(c, pf, pf->meta.exe, CP_SEC_META, "metadata", 0)) ||
+	    (ret = check_string(c, pf, pf->meta.hostname, CP_SEC_META, "metadata", 0)))
 		return ret;
 	if (pf->meta.clock != CP_CLOCK_NONE && pf->meta.ticks_per_sec == 0)
 		return bad(c, CP_ERR_CORRUPT, "metadata: clock %u with zero ticks per second",
@@ -283,27 +297,30 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 	for (uint32_t i = 0; i < pf->nmodules; i++) {
 		struct cp_module *m = &pf->modules[i];
 
-		if ((ret = check_string(c, pf, m->path, "module", i)))
+		if ((ret = check_string(c, pf, m->path, CP_SEC_MODULES, "module", i)))
 			return ret;
 		if (m->build_id_size > sizeof(m->build_id))
-			return bad(c, CP_ERR_CORRUPT, "module %u: build-id of %u bytes", i,
-				   m->build_id_size);
+			return bad(c, CP_ERR_CORRUPT, "module record at 0x%llx: build-id of %u bytes",
+				   rec_off(pf, CP_SEC_MODULES, i), m->build_id_size);
 		if (m->first_map > pf->nmaps || m->nmaps > pf->nmaps - m->first_map)
-			return bad(c, CP_ERR_CORRUPT, "module %u: maps %u+%u beyond %u maps", i,
-				   m->first_map, m->nmaps, pf->nmaps);
+			return bad(c, CP_ERR_CORRUPT, "module record at 0x%llx: maps %u+%u beyond %u maps",
+				   rec_off(pf, CP_SEC_MODULES, i), m->first_map, m->nmaps, pf->nmaps);
 	}
 	for (uint32_t i = 0; i < pf->nmaps; i++)
 		if (pf->maps[i].module >= pf->nmodules || pf->maps[i].end < pf->maps[i].start)
-			return bad(c, CP_ERR_CORRUPT, "map %u: bad range or module", i);
+			return bad(c, CP_ERR_CORRUPT, "map record at 0x%llx: bad range or module",
+				   rec_off(pf, CP_SEC_MAPS, i));
 
 	for (uint32_t i = 0, next = 0; i < pf->nthreads; i++) {
 		struct cp_thread_rec *t = &pf->threads[i];
 
-		if ((ret = check_string(c, pf, t->name, "thread", i)))
+		if ((ret = check_string(c, pf, t->name, CP_SEC_THREADS, "thread", i)))
 			return ret;
 		if (t->first_node != next || t->nnodes == 0 || t->nnodes > pf->nnodes - next)
-			return bad(c, CP_ERR_CORRUPT, "thread %u: nodes %u+%u do not follow on at %u of %u",
-				   i, t->first_node, t->nnodes, next, pf->nnodes);
+			return bad(c, CP_ERR_CORRUPT,
+				   "thread record at 0x%llx: nodes %u+%u do not follow on at %u of %u",
+				   rec_off(pf, CP_SEC_THREADS, i), t->first_node, t->nnodes, next,
+				   pf->nnodes);
 		next += t->nnodes;
 		if (i == pf->nthreads - 1 && next != pf->nnodes)
 			return bad(c, CP_ERR_CORRUPT, "%u nodes belong to no thread", pf->nnodes - next);
@@ -312,8 +329,9 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 
 			if (k == 0 ? nd->parent != CP_NO_PARENT : nd->parent >= k)
 				return bad(c, CP_ERR_CORRUPT,
-					   "node %u of thread %u: parent %u is not an earlier node",
-					   k, i, nd->parent);
+					   "node record at 0x%llx: parent %u is not an earlier node "
+					   "of its thread", rec_off(pf, CP_SEC_NODES, t->first_node + k),
+					   nd->parent);
 		}
 	}
 	if (pf->nthreads == 0 && pf->nnodes)

@@ -188,8 +188,8 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if (m->clock == CP_CLOCK_TSC)
 		fprintf(fp, " at %.3f GHz", m->ticks_per_sec / 1e9);
 	fprintf(fp, "; instrumentation overhead not compensated\n");
-	if (m->lost_nodes || m->lost_events || m->unpaired_exits || m->nthreads_lost)
+	if (m->lost_calls || m->lost_events || m->unpaired_exits || m->nthreads_lost)
 		fprintf(fp, "# warning: incomplete: %" PRIu64 " calls in unrecorded paths, %" PRIu64
 			    " events dropped, %" PRIu64 " unpaired exits, %u threads not set up\n",
-			m->lost_nodes, m->lost_events, m->unpaired_exits, m->nthreads_lost);
+			m->lost_calls, m->lost_events, m->unpaired_exits, m->nthreads_lost);
 }

@@ -40,7 +40,8 @@ uint64_t cp_clock_ns(clockid_t id)
 
 /*
  * Ticks per second, measured from the session start to now; *elapsed_ns
- * gets the monotonic time since the start.  Call once, at the dump.
+ * gets the monotonic time since the start (before any calibration wait).
+ * Call once, at the dump.
  */
 uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns)
 {
@@ -48,6 +49,7 @@ uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns)
 	int saved_errno = errno;
 
 	m1 = cp_clock_ns(CLOCK_MONOTONIC);
+	*elapsed_ns = m1 - cp_session.mono0_ns; /* the run, without the wait below */
 	if (cp_session.use_tsc && m1 - cp_session.mono0_ns < CALIBRATE_MIN_NS) {
 		uint64_t left = CALIBRATE_MIN_NS - (m1 - cp_session.mono0_ns);
 		struct timespec ts = { (time_t)(left / 1000000000u), (long)(left % 1000000000u) };
@@ -65,11 +67,10 @@ uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns)
 			break;
 	}
 	errno = saved_errno;
-	*elapsed_ns = m1 - cp_session.mono0_ns;
 	if (!cp_session.use_tsc)
 		return 1000000000u;
 	dt = t1 - cp_session.tsc0;
-	if (!*elapsed_ns)
+	if (m1 == cp_session.mono0_ns)
 		return 0;
-	return (uint64_t)((unsigned __int128)dt * 1000000000u / *elapsed_ns);
+	return (uint64_t)((unsigned __int128)dt * 1000000000u / (m1 - cp_session.mono0_ns));
 }

@@ -210,7 +210,7 @@ int cp_flush(const char *path)
 	meta.flags = cp_session.forked ? CP_META_FORKED : 0;
 	meta.nthreads_lost = cp_session.threads_lost;
 	for (i = 0; i < nt; i++) {
-		meta.lost_nodes += ts[i]->lost.calls;
+		meta.lost_calls += ts[i]->lost.calls;
 		meta.lost_events += ts[i]->lost_events;
 		meta.unpaired_exits += ts[i]->unpaired_exits;
 	}

@@ -69,13 +69,20 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	t->busy = 1;
 	barrier();
 	if (t->top == t->limit && cp_thread__grow_stack(t)) {
-		/* No memory for a deeper stack: stop here, keep what we have. */
+		/*
+		 * No memory for a deeper stack.  Dropping just this call would
+		 * let its exit pair with an older activation of the same
+		 * function, so the thread stops recording altogether: busy
+		 * stays set, every later event is counted as lost, and the
+		 * dump closes the frames still open.
+		 */
 		t->lost_events++;
-		goto unbusy;
+		t->flags |= CP_THREAD_TRUNCATED;
+		cp_warn_once("out of memory for the shadow stack: stopped recording a thread");
+		goto out;
 	}
 	n = cp_thread__child(t, t->top->node, fn, site);
 	push(t, n, fn, sp);
-unbusy:
 	barrier();
 	t->busy = 0;
 out:

@@ -12,11 +12,13 @@
  *   CALLPROF_OUT       profile path (default ./callprof.out)
  *   CALLPROF_ROOT_PID  pid that writes CALLPROF_OUT itself; any other
  *                      process (fork child, exec'd program) appends ".PID"
- *   CALLPROF_CLOCK     "tsc" or "monotonic" to override the clock choice
+ *   CALLPROF_CLOCK     "monotonic" to avoid the TSC, "tsc" to use it even when
+ *                      the CPU does not advertise an invariant one
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/internal.h"
@@ -67,6 +69,11 @@ static void choose_clock(void)
 	cp_session.use_tsc = cp_clock_has_invariant_tsc();
 	if (want && !strcmp(want, "monotonic"))
 		cp_session.use_tsc = 0;
+#if defined(__x86_64__) || defined(__i386__)
+	/* The user vouches for the TSC (e.g. a VM that hides the CPUID bit). */
+	if (want && !strcmp(want, "tsc"))
+		cp_session.use_tsc = 1;
+#endif
 }
 
 static void atfork_child(void)
@@ -163,13 +170,40 @@ __attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
 		cp_thread__setup();
 }
 
+/* Did any thread of this runtime instance see an instrumented call? */
+static int recorded_anything(void)
+{
+	for (struct cp_thread *t = cp_session.threads; t; t = t->next)
+		if (__atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE) > 1)
+			return 1;
+	return 0;
+}
+
+/*
+ * A program that links libcallprof.a and is also run under `callprof
+ * record` has two runtimes; the hooks bind to the linked one, so the
+ * preloaded one sees nothing.  The one with nothing to say must not
+ * overwrite a profile written since this process started.
+ */
+static int written_by_another_instance(void)
+{
+	struct stat st;
+	uint64_t mtime;
+
+	if (recorded_anything() || stat(cp_session.out, &st))
+		return 0;
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	return mtime >= cp_session.real0_ns;
+}
+
 __attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)
 {
 	int saved_errno = errno;
 	int expected = CP_STATE_ON;
 
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
+	    !written_by_another_instance())
 		cp_flush(cp_session.out);
 	errno = saved_errno;
 }

@@ -176,6 +176,7 @@ struct cp_thread *cp_thread__setup(void)
 	uint64_t hbytes = HTAB_SLOTS0 * sizeof(struct cp_node *);
 	struct cp_thread *t;
 
+	/* -EAGAIN: another thread is initialising; drop this event, no loss to count. */
 	if (cp_session.state != CP_STATE_ON && cp_session__init())
 		return NULL;
 	t = map(sizeof(*t));
@@ -289,6 +290,9 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 	t->self = pthread_self();
 	t->seq = 0;
 	t->lost_events = t->unpaired_exits = t->open_frames = 0;
+	t->lost.calls = t->lost.ticks = 0;
+	t->flags &= ~CP_THREAD_TRUNCATED;
+	t->stopped = 0;
 	t->next = NULL;
 	register_thread(t);
 }

@@ -56,6 +56,12 @@ test_expect_success 'the same with the runtime linked statically' '
 	test_cmp expect actual
 '
 
+test_expect_success 'runtime linked in and preloaded too: the linked one writes' '
+	callprof record -o twice.cprof -- ./t-ctor-static >out &&
+	callprof export -f folded -m calls twice.cprof >actual &&
+	test_cmp expect actual
+'
+
 test_expect_success 'CALLPROF_CLOCK=monotonic gives the same counts' '
 	CALLPROF_CLOCK=monotonic callprof record -o mono.cprof -- ./t-ctor >out &&
 	callprof export -f folded -m calls mono.cprof >actual &&

@@ -16,6 +16,7 @@
 #include "tests/unit/unittest.h"
 
 static struct cp_writer w;
+static uint32_t node_entsize = sizeof(struct cp_node_rec); /* tests may shrink it */
 
 /* Write a small valid profile; bad_parent != 0 corrupts one node's parent. */
 static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_name)
@@ -56,8 +57,8 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	nodes[2].parent = bad_parent ? bad_parent : 1;
 	nodes[2].calls = 7;
 	nodes[2].ticks = 500;
-	cp_writer__section(&w, CP_SEC_NODES, sizeof(nodes[0]));
-	cp_writer__put(&w, nodes, sizeof(nodes));
+	cp_writer__section(&w, CP_SEC_NODES, node_entsize);
+	cp_writer__put(&w, nodes, sizeof(nodes[0]) / node_entsize * node_entsize * 3);
 	th.tid = 7;
 	th.name = bad_name ? bad_name : cp_writer__string(&w, "main");
 	th.nnodes = 3;
@@ -193,6 +194,18 @@ TEST(bad_parent_is_rejected)
 	make_profile("bad.cprof", 5000, 0);
 	expect_bad("bad.cprof");
 	unlink("bad.cprof");
+}
+
+TEST(records_smaller_than_version_1_are_rejected)
+{
+	/* entsize 1 would make the reader copy 72 bytes per byte of file. */
+	node_entsize = 1;
+	make_profile("small.cprof", 0, 0);
+	expect_bad("small.cprof");
+	node_entsize = 8;
+	make_profile("small.cprof", 0, 0);
+	expect_bad("small.cprof");
+	unlink("small.cprof");
 }
 
 TEST(bad_string_reference_is_rejected)
