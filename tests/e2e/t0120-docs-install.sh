@@ -1,0 +1,49 @@
+#!/bin/sh
+test_description='man pages match -h; make install gives a working callprof'
+. "$(dirname "$0")/lib.sh"
+
+TOP=$(cd "$TEST_DIRECTORY/../.." && pwd)
+
+for cmd in record report export
+do
+	test_expect_success "SYNOPSIS of callprof-$cmd.1.md holds every usage line of -h" '
+		callprof '$cmd' -h >help &&
+		sed -n "s/^usage: //p; s/^   or: //p" help >usage-lines &&
+		test -s usage-lines &&
+		sed -n "/^# SYNOPSIS/,/^# /p" "$TOP/docs/callprof-'$cmd'.1.md" >synopsis &&
+		while IFS= read -r line
+		do
+			grep -F -- "$line" synopsis >/dev/null ||
+			{ echo "not in SYNOPSIS: $line"; exit 1; }
+		done <usage-lines
+	'
+done
+
+test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, man pages' '
+	make -s -C "$TOP" install B="$CALLPROF_BUILD" PREFIX="$PWD/prefix" >install.log 2>&1 &&
+	test -x prefix/bin/callprof &&
+	test -f prefix/lib/callprof/libcallprof.so &&
+	test -f prefix/lib/callprof/libcallprof.a &&
+	test -f prefix/include/callprof.h &&
+	test -f prefix/lib/pkgconfig/callprof.pc &&
+	ls prefix/share/man/man1 | grep -c "^callprof" >nman &&
+	echo 4 >expect && test_cmp expect nman
+'
+
+test_expect_success 'the installed callprof finds its runtime and records' '
+	build_workload s-nested.c &&
+	env -u CALLPROF_LIB prefix/bin/callprof record -o inst.cprof -- ./t-nested >out &&
+	prefix/bin/callprof export -f folded -m calls inst.cprof >actual &&
+	test_cmp "$EXPECT/nested.calls" actual
+'
+
+test_expect_success 'a program built with the pkg-config file profiles itself' '
+	PKG_CONFIG_PATH=$PWD/prefix/lib/pkgconfig &&
+	export PKG_CONFIG_PATH &&
+	$CC -O2 -o t-pc "$WORKLOADS/s-nested.c" $(pkg-config --cflags --libs callprof) &&
+	CALLPROF_OUT=pc.cprof ./t-pc >out &&
+	prefix/bin/callprof export -f folded -m calls pc.cprof >actual &&
+	test_cmp "$EXPECT/nested.calls" actual
+'
+
+test_done
