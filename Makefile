@@ -28,7 +28,7 @@ endif
 comma := ,
 
 PKG_CONFIG ?= pkg-config
-DEB_DEPS = gcc clang make pkg-config libdw-dev libelf-dev zlib1g-dev
+DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev
 
 WARN = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifdef WERROR

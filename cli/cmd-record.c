@@ -9,6 +9,7 @@
  * overwriting it.
  */
 #include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -79,6 +80,36 @@ static void forward_signal(int sig)
 		kill(child_pid, sig);
 }
 
+/* Profiles of other processes of the run (fork children, exec'd programs): PATH.PID. */
+static void list_other_profiles(const char *shown, const char *path, const struct timespec *start)
+{
+	char *pattern = xstrfmt("%s.[0-9]*", path);
+	glob_t g;
+	size_t n = 0;
+
+	if (!glob(pattern, 0, NULL, &g)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			const char *suffix = g.gl_pathv[i] + strlen(path) + 1;
+			struct stat st;
+
+			if (strspn(suffix, "0123456789") != strlen(suffix) || stat(g.gl_pathv[i], &st) ||
+			    st.st_mtim.tv_sec < start->tv_sec ||
+			    (st.st_mtim.tv_sec == start->tv_sec && st.st_mtim.tv_nsec < start->tv_nsec))
+				continue;
+			if (n++ < 3)
+				strbuf_addf(&sb, "%s %s.%s", n > 1 ? "," : "", shown, suffix);
+		}
+		if (n)
+			fprintf(stderr, "callprof: other processes of the run wrote %zu profile%s:%s%s\n",
+				n, n == 1 ? "" : "s", sb.buf, n > 3 ? ", ..." : "");
+		strbuf_release(&sb);
+		globfree(&g);
+	}
+	free(pattern);
+}
+
 static void summarize(const char *shown, const char *path, const struct stat *before)
 {
 	struct stat st;
@@ -121,6 +152,7 @@ int cmd_record(int argc, const char **argv)
 	char *lib, *outabs, *preload;
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct stat before;
+	struct timespec start;
 	int have_before, status, n;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 	const struct cp_option opts[] = {
@@ -141,6 +173,7 @@ int cmd_record(int argc, const char **argv)
 	have_before = !stat(outabs, &before);
 	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);
 
+	clock_gettime(CLOCK_REALTIME, &start);
 	fflush(NULL);
 	child_pid = fork();
 	if (child_pid < 0)
@@ -178,6 +211,7 @@ int cmd_record(int argc, const char **argv)
 	if (!(WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126) &&
 	      access(outabs, F_OK) && !have_before))
 		summarize(out, outabs, have_before ? &before : NULL);
+	list_other_profiles(out, outabs, &start);
 	free(lib);
 	free(outabs);
 	free(preload);

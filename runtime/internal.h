@@ -118,6 +118,7 @@ struct cp_session {
 	uint32_t nthreads;	   /* threads set up (also next seq) */
 	uint32_t threads_lost;	   /* threads we could not set up */
 	int forked;		   /* this process is a fork child */
+	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */
 	char out[4096];		   /* where to write the profile */
 };
 

@@ -42,6 +42,7 @@ static void set_out_path(void)
 	memcpy(cp_session.out, out, len);
 	pos = len;
 	cp_session.out[pos] = '\0';
+	cp_session.owns_out = 1;
 
 	if (root && !cp_session.forked) {
 		char *end;
@@ -52,6 +53,7 @@ static void set_out_path(void)
 	} else if (!root && !cp_session.forked) {
 		return;
 	}
+	cp_session.owns_out = 0;
 	do {
 		digits[nd++] = (char)('0' + pid % 10);
 		pid /= 10;
@@ -196,6 +198,12 @@ static int written_by_another_instance(void)
 	return mtime >= cp_session.real0_ns;
 }
 
+/*
+ * Write the profile unless there is nothing to say: a process that ran no
+ * instrumented code writes nothing, except the one `callprof record`
+ * started (so record can tell the user why the profile is empty) -
+ * otherwise every `ls` a profiled shell script runs would leave a file.
+ */
 __attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)
 {
 	int saved_errno = errno;
@@ -203,7 +211,7 @@ __attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)
 
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
-	    !written_by_another_instance())
+	    (recorded_anything() || cp_session.owns_out) && !written_by_another_instance())
 		cp_flush(cp_session.out);
 	errno = saved_errno;
 }

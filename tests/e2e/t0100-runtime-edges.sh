@@ -62,6 +62,29 @@ test_expect_success 'runtime linked in and preloaded too: the linked one writes'
 	test_cmp expect actual
 '
 
+test_expect_success 'a fork child writes PATH.PID; processes with no calls write nothing' '
+	build_workload s-fork.c &&
+	callprof record -o fork.cprof -- ./t-fork 2>err &&
+	ls fork.cprof* >files &&
+	test_line_count = 2 files &&
+	child=$(grep "^fork.cprof\.[0-9][0-9]*$" files) &&
+	grep "^callprof: other processes of the run wrote 1 profile: $child$" err &&
+	callprof export -f folded -m calls fork.cprof >parent &&
+	cat >expect-parent <<-\EOT &&
+	main 1
+	main;work 1
+	EOT
+	test_cmp expect-parent parent &&
+	callprof export -f folded -m calls "$child" >child &&
+	cat >expect-child <<-\EOT &&
+	main 0
+	main;child_only 1
+	main;child_only;work 1
+	main;work 0
+	EOT
+	test_cmp expect-child child
+'
+
 test_expect_success 'CALLPROF_CLOCK=monotonic gives the same counts' '
 	CALLPROF_CLOCK=monotonic callprof record -o mono.cprof -- ./t-ctor >out &&
 	callprof export -f folded -m calls mono.cprof >actual &&
