@@ -35,22 +35,10 @@ static const char *agg_name(const struct cp_report_profile *rp, const struct agg
 static int agg_cmp(const void *pa, const void *pb)
 {
 	const struct agg *a = pa, *b = pb;
-	uint64_t va = 0, vb = 0;
+	uint64_t va = cp_sort_value(cmp_key, a->calls, a->total_ns, a->self_ns);
+	uint64_t vb = cp_sort_value(cmp_key, b->calls, b->total_ns, b->self_ns);
 	int c;
 
-	switch (cmp_key) {
-	case CP_SORT_TOTAL:
-		va = a->total_ns, vb = b->total_ns;
-		break;
-	case CP_SORT_SELF:
-		va = a->self_ns, vb = b->self_ns;
-		break;
-	case CP_SORT_CALLS:
-		va = a->calls, vb = b->calls;
-		break;
-	case CP_SORT_NAME:
-		break;
-	}
 	if (va != vb)
 		return va > vb ? -1 : 1;
 	c = strcmp(agg_name(cmp_rp, a), agg_name(cmp_rp, b));

@@ -47,6 +47,18 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 /* Human-readable duration in a fixed width, e.g. "12.34ms". */
 void cp_fmt_ns(char *buf, size_t size, uint64_t ns);
 
+/*
+ * The value a row is ordered by: larger first.  CP_SORT_NAME orders by
+ * name alone, so every row has the same value 0.
+ */
+static inline uint64_t cp_sort_value(enum cp_sort_key key, uint64_t calls, uint64_t total_ns,
+				     uint64_t self_ns)
+{
+	return key == CP_SORT_TOTAL ? total_ns :
+	       key == CP_SORT_SELF  ? self_ns :
+	       key == CP_SORT_CALLS ? calls : 0;
+}
+
 /* Order of two nodes by key, ties by name, address, call site. */
 int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
 		 const struct cp_rnode *b, enum cp_sort_key key);

@@ -312,22 +312,10 @@ static enum cp_sort_key sort_key;
 int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
 		 const struct cp_rnode *b, enum cp_sort_key key)
 {
-	uint64_t va = 0, vb = 0;
+	uint64_t va = cp_sort_value(key, a->calls, a->total_ns, a->self_ns);
+	uint64_t vb = cp_sort_value(key, b->calls, b->total_ns, b->self_ns);
 	int c;
 
-	switch (key) {
-	case CP_SORT_TOTAL:
-		va = a->total_ns, vb = b->total_ns;
-		break;
-	case CP_SORT_SELF:
-		va = a->self_ns, vb = b->self_ns;
-		break;
-	case CP_SORT_CALLS:
-		va = a->calls, vb = b->calls;
-		break;
-	case CP_SORT_NAME:
-		break;
-	}
 	if (va != vb)
 		return va > vb ? -1 : 1;
 	c = strcmp(cp_rnode__name(rp, a), cp_rnode__name(rp, b));

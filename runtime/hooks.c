@@ -37,14 +37,7 @@ static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintp
 
 static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
-	struct cp_node *n = f->node;
-	uint64_t d = now - f->start;
-
-	n->ticks += d;
-	if (d < n->min_ticks)
-		n->min_ticks = d;
-	if (d > n->max_ticks)
-		n->max_ticks = d;
+	cp_node__add_call(f->node, now - f->start);
 	t->top = f - 1;
 }
 

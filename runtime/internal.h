@@ -132,6 +132,16 @@ enum cp_state {
 extern struct cp_session cp_session CP_HIDDEN;
 extern __thread struct cp_thread *cp_self CP_HIDDEN __attribute__((tls_model("initial-exec")));
 
+/* Account one finished call of d ticks to n. */
+static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
+{
+	n->ticks += d;
+	if (d < n->min_ticks)
+		n->min_ticks = d;
+	if (d > n->max_ticks)
+		n->max_ticks = d;
+}
+
 /* clock.c */
 static inline uint64_t cp_ticks(void)
 {

@@ -229,14 +229,8 @@ void cp_thread__close_open(struct cp_thread *t, uint64_t now)
 
 	while (t->top > base) {
 		struct cp_frame *f = t->top;
-		uint64_t d = now - f->start;
-		struct cp_node *n = f->node;
 
-		n->ticks += d;
-		if (d < n->min_ticks)
-			n->min_ticks = d;
-		if (d > n->max_ticks)
-			n->max_ticks = d;
+		cp_node__add_call(f->node, now - f->start);
 		t->top = f - 1;
 		t->open_frames++;
 	}
