@@ -167,7 +167,7 @@ static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, u
 int cp_flush(const char *path)
 {
 	struct cp_writer *w = &writer;
-	struct cp_thread *self = cp_self, **ts, *t;
+	struct cp_thread *self = cp_self, **ts, *t, *head;
 	uint64_t now, elapsed, tps, *open;
 	uint32_t nt = 0, i;
 	size_t bytes;
@@ -180,7 +180,10 @@ int cp_flush(const char *path)
 	now = cp_ticks();
 	tps = cp_clock_ticks_per_sec(&elapsed);
 
-	for (t = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE); t; t = t->next)
+	/* One snapshot of the registry: threads starting now are pushed in
+	 * front of head and simply not part of this profile. */
+	head = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE);
+	for (t = head; t; t = t->next)
 		nt++;
 	bytes = (((size_t)nt + 1) * 2 * sizeof(void *) + 4095) & ~(size_t)4095;
 	ts = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -191,7 +194,7 @@ int cp_flush(const char *path)
 	open = (uint64_t *)(ts + nt + 1);
 	/* The registry is newest first; write threads in start order. */
 	i = nt;
-	for (t = cp_session.threads; t && i; t = t->next) {
+	for (t = head; t && i; t = t->next) {
 		ts[--i] = t;
 		t->dump_nnodes = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE);
 	}
