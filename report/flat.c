@@ -60,15 +60,6 @@ static void agg_add(struct agg *a, const struct cp_rnode *n, int with_total)
 		a->total_ns += n->total_ns;
 }
 
-static uint64_t run_total(const struct cp_report_profile *rp)
-{
-	uint64_t sum = 0;
-
-	for (uint32_t i = 0; i < rp->ntrees; i++)
-		sum += rp->trees[i].n[0].total_ns;
-	return sum;
-}
-
 static void print_aggs(struct cp_report_profile *rp, struct agg *a, uint32_t n,
 		       const struct cp_fields *f, uint64_t base, int indent, const char *prefix,
 		       enum cp_sort_key key, FILE *fp)
@@ -122,28 +113,52 @@ static void flat_walk(const struct cp_rtree *t, struct agg *a, uint32_t *active)
 	}
 }
 
-int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
+/*
+ * The per-function views work on a group of trees: all of them when
+ * threads are merged (there is one), else each thread's tree on its own,
+ * under a header naming the thread.
+ */
+static uint64_t group_total(const struct cp_rtree *t, uint32_t n)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		sum += t[i].n[0].total_ns;
+	return sum;
+}
+
+static void flat_group(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_t nt,
+		       const struct cp_fields *f, enum cp_sort_key key, FILE *fp)
 {
 	struct agg *a = xcalloc(rp->nfns + 1, sizeof(*a));
 	uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
-	struct cp_fields f;
-	enum cp_sort_key key = o->sort;
 
-	if (cp_fields__parse(&f, o->fields, FLAT_FIELDS)) {
-		free(a);
-		free(active);
-		return -1;
-	}
 	for (uint32_t i = 0; i < rp->nfns; i++)
 		a[i].fn = i;
-	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
-		flat_walk(&rp->trees[ti], a, active);
-	if (!f.explicit)
-		cp_report_banner(rp, "flat profile", fp);
-	cp_fields__title(&f, fp);
-	print_aggs(rp, a, rp->nfns, &f, run_total(rp), 0, NULL, key, fp);
+	for (uint32_t ti = 0; ti < nt; ti++)
+		flat_walk(&t[ti], a, active);
+	cp_fields__title(f, fp);
+	print_aggs(rp, a, rp->nfns, f, group_total(t, nt), 0, NULL, key, fp);
 	free(a);
 	free(active);
+}
+
+int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
+{
+	struct cp_fields f;
+
+	if (cp_fields__parse(&f, o->fields, FLAT_FIELDS))
+		return -1;
+	if (!f.explicit)
+		cp_report_banner(rp, "flat profile", fp);
+	if (rp->threads != CP_THREADS_EACH) {
+		flat_group(rp, rp->trees, rp->ntrees, &f, o->sort, fp);
+		return 0;
+	}
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		cp_tree_header(&rp->trees[ti], ti || !f.explicit, fp);
+		flat_group(rp, &rp->trees[ti], 1, &f, o->sort, fp);
+	}
 	return 0;
 }
 
@@ -152,77 +167,82 @@ static int matches(const struct cp_report_profile *rp, uint32_t fn, const char *
 	return fn != CP_NONE && !strcmp(rp->fns[fn].name, name);
 }
 
-/* callers (dir < 0) or callees (dir > 0) of o->function. */
-static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int dir, FILE *fp)
+/*
+ * Callers (dir < 0) or callees (dir > 0) of o->function in trees t[0..nt):
+ * the function's own line (recursion-aware, as in the flat profile), then
+ * one line per peer.  Returns 0 if the function does not occur there.
+ */
+static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *o,
+		       const struct cp_rtree *t, uint32_t nt, const struct cp_fields *f, int dir,
+		       const struct cp_rtree *header, FILE *fp)
 {
 	struct agg *peer = xcalloc(rp->nfns + 1, sizeof(*peer));
+	struct agg *whole = xcalloc(rp->nfns + 1, sizeof(*whole));
 	uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
-	struct agg self = { 0 }, *whole = xcalloc(rp->nfns + 1, sizeof(*whole));
-	struct cp_fields f;
+	struct cp_row r = { 0 };
 	int found = 0;
 
-	if (cp_fields__parse(&f, o->fields, EDGE_FIELDS))
-		goto fail;
 	for (uint32_t i = 0; i <= rp->nfns; i++)
 		peer[i].fn = i < rp->nfns ? i : CP_NONE;
-	/* The function's own line: recursion-aware, as in the flat profile. */
-	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
-		flat_walk(&rp->trees[ti], whole, active);
+	for (uint32_t ti = 0; ti < nt; ti++)
+		flat_walk(&t[ti], whole, active);
 	for (uint32_t i = 0; i < rp->nfns; i++) {
-		if (!matches(rp, i, o->function))
+		if (!matches(rp, i, o->function) || !whole[i].calls)
 			continue;
 		found = 1;
-		self.calls += whole[i].calls;
-		self.total_ns += whole[i].total_ns;
-		self.self_ns += whole[i].self_ns;
-		self.fn = i;
+		r.calls += whole[i].calls;
+		r.total_ns += whole[i].total_ns;
+		r.self_ns += whole[i].self_ns;
 	}
-	if (!found) {
-		error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
-		goto fail;
-	}
-	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
-		const struct cp_rtree *t = &rp->trees[ti];
-
-		for (uint32_t i = 1; i < t->nn; i++) {
-			const struct cp_rnode *n = &t->n[i];
+	for (uint32_t ti = 0; found && ti < nt; ti++) {
+		for (uint32_t i = 1; i < t[ti].nn; i++) {
+			const struct cp_rnode *n = &t[ti].n[i];
 
 			if (!matches(rp, n->fn, o->function))
 				continue;
 			if (dir < 0) {
-				uint32_t pfn = t->n[n->parent].fn;
+				uint32_t pfn = t[ti].n[n->parent].fn;
 
 				agg_add(&peer[pfn == CP_NONE ? rp->nfns : pfn], n, 1);
 			} else {
-				for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
-					agg_add(&peer[t->n[c].fn], &t->n[c], 1);
+				for (uint32_t c = n->first_child; c != CP_NONE; c = t[ti].n[c].next)
+					agg_add(&peer[t[ti].n[c].fn], &t[ti].n[c], 1);
 			}
 		}
 	}
+	if (found) {
+		if (header)
+			cp_tree_header(header, header != rp->trees || !f->explicit, fp);
+		cp_fields__title(f, fp);
+		r.base_ns = group_total(t, nt);
+		r.name = o->function;
+		cp_fields__row(f, &r, fp);
+		print_aggs(rp, peer, rp->nfns + 1, f, r.base_ns, 2, dir < 0 ? "<- " : "-> ",
+			   o->sort, fp);
+	}
+	free(peer);
+	free(whole);
+	free(active);
+	return found;
+}
+
+static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int dir, FILE *fp)
+{
+	struct cp_fields f;
+	int found = 0;
+
+	if (cp_fields__parse(&f, o->fields, EDGE_FIELDS))
+		return -1;
 	if (!f.explicit)
 		cp_report_banner(rp, dir < 0 ? "callers" : "callees", fp);
-	cp_fields__title(&f, fp);
-	{
-		struct cp_row r = { 0 };
-
-		r.calls = self.calls;
-		r.total_ns = self.total_ns;
-		r.self_ns = self.self_ns;
-		r.base_ns = run_total(rp);
-		r.name = o->function;
-		cp_fields__row(&f, &r, fp);
-	}
-	print_aggs(rp, peer, rp->nfns + 1, &f, run_total(rp), 2, dir < 0 ? "<- " : "-> ", o->sort,
-		   fp);
-	free(peer);
-	free(active);
-	free(whole);
+	if (rp->threads != CP_THREADS_EACH)
+		found = edges_group(rp, o, rp->trees, rp->ntrees, &f, dir, NULL, fp);
+	else
+		for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+			found |= edges_group(rp, o, &rp->trees[ti], 1, &f, dir, &rp->trees[ti], fp);
+	if (!found)
+		return error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
 	return 0;
-fail:
-	free(peer);
-	free(active);
-	free(whole);
-	return -1;
 }
 
 int cp_view_callers(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)

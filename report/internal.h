@@ -63,6 +63,9 @@ static inline uint64_t cp_sort_value(enum cp_sort_key key, uint64_t calls, uint6
 int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
 		 const struct cp_rnode *b, enum cp_sort_key key);
 
+/* "== LABEL (N threads, TIME) ==", after an empty line if gap. */
+void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp);
+
 /* Banner with the run's facts, as "# ..." lines. */
 void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp);
 

@@ -152,6 +152,15 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 	}
 }
 
+void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp)
+{
+	char dur[32];
+
+	cp_fmt_ns(dur, sizeof(dur), t->n[0].total_ns);
+	fprintf(fp, "%s== %s (%u thread%s, %s) ==\n", gap ? "\n" : "", t->label, t->nthreads,
+		t->nthreads == 1 ? "" : "s", dur);
+}
+
 const char *cp_site_str(struct cp_report_profile *rp, uint64_t site)
 {
 	static char buf[4096];

@@ -52,13 +52,9 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 		struct cp_rtree *t = &rp->trees[ti];
 		uint64_t base = t->n[0].total_ns;
 		uint64_t min_ns = (uint64_t)(o->min_percent / 100.0 * (double)base);
-		char dur[32];
 
-		if (!f.explicit || rp->threads == CP_THREADS_EACH) {
-			cp_fmt_ns(dur, sizeof(dur), base);
-			fprintf(fp, "%s== %s (%u thread%s, %s) ==\n", ti || !f.explicit ? "\n" : "",
-				t->label, t->nthreads, t->nthreads == 1 ? "" : "s", dur);
-		}
+		if (!f.explicit || rp->threads == CP_THREADS_EACH)
+			cp_tree_header(t, ti || !f.explicit, fp);
 		cp_fields__title(&f, fp);
 		for (uint32_t c = t->n[0].first_child; c != CP_NONE; c = t->n[c].next)
 			if (t->n[c].total_ns >= min_ns)

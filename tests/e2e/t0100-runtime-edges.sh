@@ -85,6 +85,20 @@ test_expect_success 'a fork child writes PATH.PID; processes with no calls write
 	test_cmp expect-child child
 '
 
+test_expect_success 'threads still running at exit: consistent profile, every time' '
+	build_workload s-live.c &&
+	for i in 1 2 3 4 5 6
+	do
+		callprof record -o live.cprof -- ./t-live >out 2>err &&
+		grep "^callprof: wrote live.cprof: 3 threads" err &&
+		callprof report --threads=each --flat --fields=calls,name live.cprof >flat &&
+		test $(grep -c " spin$" flat) = 2 || return 1
+	done &&
+	callprof export -f folded -m total --threads=each live.cprof >total &&
+	callprof export -f folded -m self --threads=each live.cprof >self &&
+	check_time_relations self total
+'
+
 test_expect_success 'CALLPROF_CLOCK=monotonic gives the same counts' '
 	CALLPROF_CLOCK=monotonic callprof record -o mono.cprof -- ./t-ctor >out &&
 	callprof export -f folded -m calls mono.cprof >actual &&
