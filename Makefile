@@ -2,11 +2,13 @@
 #
 #   make            build the tool, the runtime (.so and .a) into build/
 #   make demo       install missing Debian build deps (as root), build, profile examples/demo.c
-#   make check      unit + end-to-end tests + smoke benchmark; ends with "N passed, N failed"
+#   make check      install missing deps (as root), unit + end-to-end tests + smoke
+#                   benchmark; ends with "N passed, N failed"
 #   make bench      hook cost vs floor and peers (long; not part of check)
 #   make install PREFIX=/usr/local
 #
-# Switches: CC=clang, SANITIZE=address,undefined (builds into build-<san>/), WERROR=1.
+# Switches: CC=clang, SANITIZE=address,undefined (builds into build-<san>/), WERROR=1
+# (on by default when CI=true).
 
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
@@ -30,6 +32,10 @@ comma := ,
 PKG_CONFIG ?= pkg-config
 DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev
 
+# CI (which sets CI=true) treats warnings as errors, like git's DEVELOPER=1.
+ifeq ($(CI),true)
+WERROR ?= 1
+endif
 WARN = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifdef WERROR
 WARN += -Werror
@@ -103,7 +109,13 @@ $(B)/tests/test-%: tests/unit/test-%.c tests/unit/unittest.c tests/unit/unittest
 
 tests: all $(UNIT_TESTS)
 
-check: tests
+# Installs missing Debian packages first (as root; otherwise says what to
+# install), so a fresh machine needs nothing but this command.
+deps:
+	@./tools/install-deps
+
+check: deps
+	@$(MAKE) --no-print-directory tests
 	@CALLPROF_BUILD=$(CURDIR)/$(B) tests/run-all
 
 bench: all
@@ -113,8 +125,7 @@ fuzz:
 	@echo "fuzzing arrives with the fuzzed-reader issue; 'make check' runs the corrupt-file tests"
 
 # ---- demo: a fresh Debian machine to a call tree in one command ----
-demo:
-	@./tools/install-deps
+demo: deps
 	@$(MAKE) --no-print-directory all
 	@mkdir -p $(B)/demo
 	$(CC) -O1 -g -finstrument-functions -o $(B)/demo/demo examples/demo.c -lpthread
@@ -141,4 +152,4 @@ install: all
 clean:
 	rm -rf build build-*
 
-.PHONY: all check-deps tests check bench fuzz demo install clean
+.PHONY: all deps check-deps tests check bench fuzz demo install clean
