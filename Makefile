@@ -52,8 +52,16 @@ TOOL_CFLAGS = $(BASE_CFLAGS) $(SANFLAGS) $(CFLAGS)
 DW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 DW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
 
-RT_SRCS = runtime/hooks.c runtime/thread.c runtime/session.c runtime/clock.c \
+# The runtime is built once per recording mode; only hooks.c differs.
+RT_SRCS = runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
 	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
+RT_MODES = timing counting coverage
+RT_MODE_timing = 0
+RT_MODE_counting = 1
+RT_MODE_coverage = 2
+# libcallprof.so is timing; the others are libcallprof-MODE.so/.a.
+rt_name = libcallprof$(if $(filter timing,$(1)),,-$(1))
+RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_name,$(m)).a)
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
 UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
@@ -61,10 +69,11 @@ REPORT_SRCS = report/profile.c report/tree.c report/flat.c report/folded.c repor
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli/options.c
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
+hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS)))
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
-all: $(B)/callprof $(B)/libcallprof.so $(B)/libcallprof.a
+all: $(B)/callprof $(RT_LIBS)
 
 check-deps:
 	@$(PKG_CONFIG) --exists libdw || { \
@@ -83,13 +92,20 @@ $(B)/tool/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/libcallprof.so: $(RT_OBJS) runtime/libcallprof.map
-	$(CC) -shared -Wl,--version-script=runtime/libcallprof.map -Wl,-z,nodelete \
-		-o $@ $(RT_OBJS) -lpthread
+$(B)/rt/runtime/hooks-%.o: runtime/hooks.c runtime/internal.h format/format.h
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -DCP_HOOK_MODE=$(RT_MODE_$*) -c $< -o $@
 
-$(B)/libcallprof.a: $(RT_OBJS)
-	@rm -f $@
-	ar rcs $@ $(RT_OBJS)
+define rt_rules
+$(B)/$(call rt_name,$(1)).so: $(RT_OBJS) $(call hooks_obj,$(1)) runtime/libcallprof.map
+	$$(CC) -shared -Wl,--version-script=runtime/libcallprof.map -Wl,-z,nodelete \
+		-o $$@ $(RT_OBJS) $(call hooks_obj,$(1)) -lpthread
+
+$(B)/$(call rt_name,$(1)).a: $(RT_OBJS) $(call hooks_obj,$(1))
+	@rm -f $$@
+	ar rcs $$@ $(RT_OBJS) $(call hooks_obj,$(1))
+endef
+$(foreach m,$(RT_MODES),$(eval $(call rt_rules,$(m))))
 
 $(B)/libcptool.a: $(TOOL_LIB_OBJS)
 	@rm -f $@
@@ -137,8 +153,11 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/callprof $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(B)/callprof $(DESTDIR)$(BINDIR)/callprof
-	install -m 755 $(B)/libcallprof.so $(DESTDIR)$(LIBDIR)/callprof/libcallprof.so
-	install -m 644 $(B)/libcallprof.a $(DESTDIR)$(LIBDIR)/callprof/libcallprof.a
+	for m in $(RT_MODES); do \
+	  n=libcallprof$$( [ $$m = timing ] || echo -$$m ); \
+	  install -m 755 $(B)/$$n.so $(DESTDIR)$(LIBDIR)/callprof/$$n.so; \
+	  install -m 644 $(B)/$$n.a $(DESTDIR)$(LIBDIR)/callprof/$$n.a; \
+	done
 	install -m 644 include/callprof.h $(DESTDIR)$(INCDIR)/callprof.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' callprof.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/callprof.pc

@@ -28,21 +28,41 @@
 #include "util/util.h"
 
 static const char *const record_usage[] = {
-	"callprof record [-o FILE] [--] PROG [ARGS...]",
+	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--] PROG [ARGS...]",
 	NULL,
 };
 
-/* The runtime next to the tool: build tree, or PREFIX/lib/callprof/. */
-static char *find_runtime(void)
+/* Each mode is its own runtime library: the hooks never test the mode. */
+static const char *const mode_choices[] = { "timing", "counting", "coverage", NULL };
+static const char *const mode_libs[] = { "libcallprof.so", "libcallprof-counting.so",
+					 "libcallprof-coverage.so" };
+
+/*
+ * The runtime for a mode: CALLPROF_LIB (timing, or the directory holding
+ * all three), else next to the tool (build tree) or in PREFIX/lib/callprof.
+ */
+static char *find_runtime(const char *lib)
 {
 	const char *env = getenv("CALLPROF_LIB");
-	static const char *const rel[] = { "libcallprof.so", "../lib/callprof/libcallprof.so",
-					   "../lib/libcallprof.so" };
+	static const char *const rel[] = { "", "../lib/callprof/", "../lib/" };
 	char exe[PATH_MAX], *slash;
 	ssize_t n;
 
-	if (env && *env)
-		return access(env, R_OK) ? NULL : xstrdup(env);
+	if (env && *env) {
+		char *dir = xstrdup(env), *sep = strrchr(dir, '/');
+		char *p;
+
+		if (!strcmp(lib, "libcallprof.so"))
+			p = xstrdup(env);
+		else if (sep)
+			*sep = '\0', p = xstrfmt("%s/%s", dir, lib);
+		else
+			p = xstrdup(lib);
+		free(dir);
+		if (access(p, R_OK))
+			FREE_AND_NULL(p);
+		return p;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return NULL;
@@ -52,7 +72,7 @@ static char *find_runtime(void)
 		return NULL;
 	*slash = '\0';
 	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
-		char *p = xstrfmt("%s/%s", exe, rel[i]);
+		char *p = xstrfmt("%s/%s%s", exe, rel[i], lib);
 		char *real = realpath(p, NULL);
 
 		free(p);
@@ -110,6 +130,28 @@ static void list_other_profiles(const char *shown, const char *path, const struc
 	free(pattern);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Distinct function addresses over all threads (coverage: what ran). */
+static uint64_t distinct_functions(const struct cp_profile_file *pf)
+{
+	uint64_t *fns = xcalloc(pf->nnodes + 1, sizeof(*fns)), n = 0, distinct = 0;
+
+	for (uint32_t i = 0; i < pf->nnodes; i++)
+		if (pf->nodes[i].parent != CP_NO_PARENT)
+			fns[n++] = pf->nodes[i].fn;
+	qsort(fns, n, sizeof(*fns), cmp_u64);
+	for (uint64_t i = 0; i < n; i++)
+		distinct += !i || fns[i] != fns[i - 1];
+	free(fns);
+	return distinct;
+}
+
 static void summarize(const char *shown, const char *path, const struct stat *before)
 {
 	struct stat st;
@@ -135,9 +177,14 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 			calls += pf->nodes[pf->threads[i].first_node + k].calls;
 		paths += pf->threads[i].nnodes - 1;
 	}
-	fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
-			" call paths\n",
-		shown, pf->nthreads, pf->nthreads == 1 ? "" : "s", calls, paths);
+	if (pf->meta.mode == CP_MODE_COVERAGE)
+		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " functions ran (coverage)\n",
+			shown, pf->nthreads, pf->nthreads == 1 ? "" : "s", distinct_functions(pf));
+	else
+		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
+				" call paths%s\n",
+			shown, pf->nthreads, pf->nthreads == 1 ? "" : "s", calls, paths,
+			pf->meta.mode == CP_MODE_COUNTING ? " (counting)" : "");
 	if (!calls)
 		warning("no instrumented function ran: compile the program with "
 			"-finstrument-functions -g");
@@ -153,10 +200,13 @@ int cmd_record(int argc, const char **argv)
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct stat before;
 	struct timespec start;
-	int have_before, status, n;
+	int have_before, status, n, mode = 0;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 	const struct cp_option opts[] = {
 		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
+		{ CP_OPT_CHOICE, 0, "mode", &mode, "MODE",
+		  "timing (default): counts and times; counting: counts only; "
+		  "coverage: which functions ran", mode_choices },
 		{ CP_OPT_END },
 	};
 
@@ -165,10 +215,10 @@ int cmd_record(int argc, const char **argv)
 		cp_usage_error(record_usage, "record needs a program to run");
 	if (!*out)
 		cp_usage_error(record_usage, "-o needs a file name");
-	lib = find_runtime();
+	lib = find_runtime(mode_libs[mode]);
 	if (!lib)
-		die("cannot find libcallprof.so next to callprof or in ../lib/callprof "
-		    "(set CALLPROF_LIB to its path)");
+		die("cannot find %s next to callprof or in ../lib/callprof "
+		    "(set CALLPROF_LIB to the path of libcallprof.so)", mode_libs[mode]);
 	outabs = absolute(out);
 	have_before = !stat(outabs, &before);
 	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);

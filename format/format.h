@@ -78,9 +78,12 @@ enum cp_clock {
 	CP_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC), ticks are ns */
 };
 
-/* Recording mode. */
+/* Recording mode: which runtime variant wrote the file. */
 enum cp_mode {
-	CP_MODE_TIMING = 0, /* counts and times per call path */
+	CP_MODE_TIMING = 0,   /* exact counts and times per call path */
+	CP_MODE_COUNTING = 1, /* exact counts per call path, no clock reads */
+	CP_MODE_COVERAGE = 2, /* which functions ran: one node per function
+			       * under each thread's root, calls = 1 */
 };
 
 struct cp_file_header {
@@ -113,8 +116,9 @@ struct cp_meta {
 	uint64_t ticks_per_sec;	   /* calibrated tick rate (1e9 for MONOTONIC) */
 	uint64_t start_realtime_ns; /* wall-clock start, ns since the epoch */
 	uint64_t duration_ns;	   /* from runtime start to the dump */
-	uint64_t overhead_ticks;   /* calibrated cost of one enter/exit pair, in
-				    * the caller's inclusive time; 0 = unknown */
+	uint64_t overhead_ticks;   /* calibrated hook cost per call that lands in the
+				    * caller's self time (outside the callee's
+				    * interval); 0 = not calibrated */
 	uint64_t lost_calls;	   /* calls on paths not recorded (memory exhausted) */
 	uint64_t lost_events;	   /* enter/exit events dropped (re-entry, no memory) */
 	uint64_t unpaired_exits;   /* exits that matched no open frame */
@@ -122,6 +126,10 @@ struct cp_meta {
 	uint32_t hostname;	   /* string: machine name */
 	uint32_t nthreads_lost;	   /* threads whose state could not be set up */
 	uint32_t flags;		   /* enum cp_meta_flags */
+	uint64_t self_overhead_ticks; /* calibrated hook cost per call that lands
+				       * inside the callee's own interval */
+	uint64_t calibration_spread;  /* max - min of overhead_ticks over the
+				       * calibration rounds (noise indicator) */
 };
 
 enum cp_meta_flags {

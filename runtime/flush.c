@@ -64,14 +64,16 @@ static void read_comm(uint32_t tid, char name[16])
 
 static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t extra)
 {
+	int timing = cp_hook_mode == CP_MODE_TIMING;
+
 	r->fn = n->fn;
 	r->site = n->site;
 	r->parent = n->parent ? n->parent->id : CP_NO_PARENT;
 	r->flags = 0;
 	r->calls = n->calls;
-	r->ticks = n->ticks + extra;
-	r->min_ticks = n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
-	r->max_ticks = n->max_ticks;
+	r->ticks = timing ? n->ticks + extra : 0;
+	r->min_ticks = !timing || n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
+	r->max_ticks = timing ? n->max_ticks : 0;
 	r->wait_ticks = n->wait_ticks;
 	r->inactive_ticks = n->inactive_ticks;
 }
@@ -172,13 +174,20 @@ int cp_flush(const char *path)
 	uint32_t nt = 0, i;
 	size_t bytes;
 	struct cp_meta meta;
+	struct cp_calibration cal = { 0 };
 	struct utsname un;
-	int ret;
+	int ret, timing;
 
+	timing = cp_hook_mode == CP_MODE_TIMING;
+	now = cp_ticks();
+	/* Before marking ourselves busy: calibration drives the real hooks. */
+	if (timing)
+		cp_calibrate(&cal);
 	if (self)
 		self->busy = 1;
-	now = cp_ticks();
-	tps = cp_clock_ticks_per_sec(&elapsed);
+	tps = timing ? cp_clock_ticks_per_sec(&elapsed) : 0;
+	if (!timing)
+		elapsed = cp_clock_ns(CLOCK_MONOTONIC) - cp_session.mono0_ns;
 
 	/* One snapshot of the registry: threads starting now are pushed in
 	 * front of head and simply not part of this profile. */
@@ -205,9 +214,12 @@ int cp_flush(const char *path)
 		goto out_unmap;
 	meta.pid = (uint32_t)getpid();
 	meta.ppid = (uint32_t)getppid();
-	meta.mode = CP_MODE_TIMING;
-	meta.clock = cp_session.use_tsc ? CP_CLOCK_TSC : CP_CLOCK_MONOTONIC;
+	meta.mode = cp_hook_mode;
+	meta.clock = !timing ? CP_CLOCK_NONE : cp_session.use_tsc ? CP_CLOCK_TSC : CP_CLOCK_MONOTONIC;
 	meta.ticks_per_sec = tps;
+	meta.overhead_ticks = cal.outside;
+	meta.self_overhead_ticks = cal.inside;
+	meta.calibration_spread = cal.spread;
 	meta.start_realtime_ns = cp_session.real0_ns;
 	meta.duration_ns = elapsed;
 	meta.flags = cp_session.forked ? CP_META_FORKED : 0;
@@ -233,7 +245,7 @@ int cp_flush(const char *path)
 	for (i = 0; i < nt; i++)
 		write_nodes(w, ts[i], now, &open[i]);
 	write_threads(w, ts, nt, now, tps, open);
-	ret = cp_writer__finish(w, CP_FEAT_TIMING);
+	ret = cp_writer__finish(w, timing ? CP_FEAT_TIMING : 0);
 out_unmap:
 	munmap(ts, bytes);
 out:

@@ -12,6 +12,15 @@
  * The clock is read as early as possible on exit and as late as possible on
  * entry, so the hooks' own cost lands outside the callee's measured time
  * (what remains in the caller's time is what overhead compensation removes).
+ *
+ * This file is compiled once per recording mode (CP_HOOK_MODE, see
+ * internal.h) into separate runtime libraries, and `callprof record --mode`
+ * preloads the one it needs: a mode is chosen once, by the loader, and never
+ * tested on the hot path.
+ *   timing:   exact counts, inclusive ticks, min/max per call path
+ *   counting: the same tree and counts, no clock reads
+ *   coverage: which functions ran; after a function's first call in a
+ *             thread, entry is a single load and compare, exit does nothing
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,8 +29,33 @@
 
 #define CP_EXPORT __attribute__((visibility("default"), no_instrument_function))
 
+/*
+ * The preprocessor cannot see enum constants, so the mode arrives as a
+ * number; these must match enum cp_mode (checked below).
+ */
+#define HOOKS_TIMING 0
+#define HOOKS_COUNTING 1
+#define HOOKS_COVERAGE 2
+_Static_assert(HOOKS_TIMING == CP_MODE_TIMING && HOOKS_COUNTING == CP_MODE_COUNTING &&
+		       HOOKS_COVERAGE == CP_MODE_COVERAGE,
+	       "hook mode numbers out of step with enum cp_mode");
+
+#if !defined(CP_HOOK_MODE) || CP_HOOK_MODE < 0 || CP_HOOK_MODE > 2
+#error "compile hooks.c with -DCP_HOOK_MODE=0 (timing), 1 (counting) or 2 (coverage)"
+#endif
+
+const uint32_t cp_hook_mode = CP_HOOK_MODE;
+
+#if CP_HOOK_MODE == HOOKS_TIMING
+#define now_ticks() cp_ticks()
+#else
+#define now_ticks() ((uint64_t)0)
+#endif
+
 /* Keep the compiler from moving stores across the busy flag. */
 #define barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+#if CP_HOOK_MODE != HOOKS_COVERAGE
 
 static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
 {
@@ -32,12 +66,14 @@ static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintp
 	f->fn = fn;
 	f->sp = sp;
 	t->top = f;
-	f->start = cp_ticks();
+	f->start = now_ticks();
 }
 
 static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
+#if CP_HOOK_MODE == HOOKS_TIMING
 	cp_node__add_call(f->node, now - f->start);
+#endif
 	t->top = f - 1;
 }
 
@@ -138,7 +174,7 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 
 CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 {
-	uint64_t now = cp_ticks();
+	uint64_t now = now_ticks();
 	struct cp_thread *t = cp_self;
 	struct cp_frame *f;
 
@@ -157,3 +193,52 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	barrier();
 	t->busy = 0;
 }
+
+#else /* CP_HOOK_MODE == HOOKS_COVERAGE */
+
+/* First call of fn in this thread (or no thread state yet): record it. */
+static __attribute__((noinline, cold)) CP_NOINSTR void seen_slow(struct cp_thread *t, uintptr_t fn,
+								  uintptr_t site)
+{
+	int saved_errno = errno;
+	struct cp_node *n;
+
+	if (!t) {
+		if (cp_session.state == CP_STATE_DONE)
+			goto out;
+		t = cp_thread__setup();
+		if (!t)
+			goto out;
+	}
+	if (t->busy) {
+		t->lost_events++;
+		goto out;
+	}
+	t->busy = 1;
+	barrier();
+	n = cp_thread__child(t, &t->root, fn, site);
+	if (n != &t->lost)
+		n->calls = 1;
+	else
+		n->calls++;
+	t->seen[cp_seen_slot(fn)] = fn;
+	barrier();
+	t->busy = 0;
+out:
+	errno = saved_errno;
+}
+
+CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
+{
+	struct cp_thread *t = cp_self;
+
+	if (likely(t && t->seen[cp_seen_slot((uintptr_t)fn)] == (uintptr_t)fn))
+		return;
+	seen_slow(t, (uintptr_t)fn, (uintptr_t)site);
+}
+
+CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
+{
+}
+
+#endif /* CP_HOOK_MODE == HOOKS_COVERAGE */

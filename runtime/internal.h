@@ -26,6 +26,16 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+/* Which hooks this runtime library was built with (enum cp_mode). */
+extern const uint32_t cp_hook_mode CP_HIDDEN;
+
+/* Coverage mode: a direct-mapped cache of functions already seen. */
+#define CP_SEEN_SLOTS 4096
+static inline uint32_t cp_seen_slot(uintptr_t fn)
+{
+	return (uint32_t)((fn >> 4) ^ (fn >> 16)) & (CP_SEEN_SLOTS - 1);
+}
+
 /* A calling context: one per distinct (parent, function) pair. */
 struct cp_node {
 	uintptr_t fn;		/* function entry address */
@@ -103,6 +113,7 @@ struct cp_thread {
 	char name[16];		 /* name captured at thread exit */
 	uint32_t dump_nnodes;	 /* nodes written: a snapshot taken at the dump */
 	struct cp_thread *next;	 /* registry link, newest first */
+	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
 };
 
 /* Global state of the runtime in this process. */
@@ -163,6 +174,8 @@ CP_HIDDEN uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns);
 
 /* thread.c */
 CP_HIDDEN struct cp_thread *cp_thread__setup(void);
+CP_HIDDEN struct cp_thread *cp_thread__new(void);
+CP_HIDDEN void cp_thread__free(struct cp_thread *t);
 CP_HIDDEN struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, uintptr_t fn,
 					   uintptr_t site);
 CP_HIDDEN int cp_thread__grow_stack(struct cp_thread *t);
@@ -174,6 +187,14 @@ CP_HIDDEN void cp_thread__reset_after_fork(struct cp_thread *t);
 CP_HIDDEN int cp_session__init(void);
 CP_HIDDEN void cp_warn_once(const char *msg);
 CP_HIDDEN void cp_warn(const char *msg);
+
+/* calibrate.c: hook cost per call in the caller's / the callee's interval. */
+struct cp_calibration {
+	uint64_t outside; /* ticks per call outside the callee's interval */
+	uint64_t inside;  /* ticks per call inside it */
+	uint64_t spread;  /* max - min of outside over the rounds */
+};
+CP_HIDDEN int cp_calibrate(struct cp_calibration *cal);
 
 /* flush.c */
 CP_HIDDEN int cp_flush(const char *path);

@@ -170,18 +170,18 @@ static void register_thread(struct cp_thread *t)
 					      __ATOMIC_RELAXED));
 }
 
-struct cp_thread *cp_thread__setup(void)
+/*
+ * Allocate and initialise thread state without publishing it: the caller
+ * registers it (a real thread) or uses it privately (calibration).
+ */
+struct cp_thread *cp_thread__new(void)
 {
 	uint64_t sbytes = sizeof(struct cp_stack) + STACK_FRAMES0 * sizeof(struct cp_frame);
 	uint64_t hbytes = HTAB_SLOTS0 * sizeof(struct cp_node *);
-	struct cp_thread *t;
+	struct cp_thread *t = map(sizeof(*t));
 
-	/* -EAGAIN: another thread is initialising; drop this event, no loss to count. */
-	if (cp_session.state != CP_STATE_ON && cp_session__init())
-		return NULL;
-	t = map(sizeof(*t));
 	if (!t)
-		goto fail;
+		return NULL;
 	t->stack = map(sbytes);
 	t->htab = map(hbytes);
 	if (!t->stack || !t->htab || add_chunk(t)) {
@@ -192,7 +192,7 @@ struct cp_thread *cp_thread__setup(void)
 		if (t->chunk)
 			munmap(t->chunk, t->chunk->bytes);
 		munmap(t, sizeof(*t));
-		goto fail;
+		return NULL;
 	}
 	t->stack->cap = STACK_FRAMES0;
 	t->stack->bytes = sbytes;
@@ -205,21 +205,53 @@ struct cp_thread *cp_thread__setup(void)
 	t->top = t->stack->f;
 	t->top->node = &t->root;
 	t->limit = t->stack->f + STACK_FRAMES0 - 1;
-	t->tid = (uint32_t)gettid();
-	t->self = pthread_self();
 	t->nnodes = 1; /* the root */
-	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	t->start_ticks = cp_ticks();
 	t->top->start = t->start_ticks;
+	return t;
+}
+
+/* Release state from cp_thread__new() that was never registered. */
+void cp_thread__free(struct cp_thread *t)
+{
+	struct cp_stack *s, *older;
+	struct cp_chunk *c, *next;
+
+	if (!t)
+		return;
+	for (s = t->stack; s; s = older) {
+		older = s->older;
+		munmap(s, s->bytes);
+	}
+	for (c = t->chunks; c; c = next) {
+		next = c->next;
+		munmap(c, c->bytes);
+	}
+	munmap(t->htab, t->hbytes);
+	munmap(t, sizeof(*t));
+}
+
+struct cp_thread *cp_thread__setup(void)
+{
+	struct cp_thread *t;
+
+	/* -EAGAIN: another thread is initialising; drop this event, no loss to count. */
+	if (cp_session.state != CP_STATE_ON && cp_session__init())
+		return NULL;
+	t = cp_thread__new();
+	if (!t) {
+		__atomic_fetch_add(&cp_session.threads_lost, 1, __ATOMIC_RELAXED);
+		cp_warn_once("cannot set up a thread (out of memory): its calls are not recorded");
+		return NULL;
+	}
+	t->tid = (uint32_t)gettid();
+	t->self = pthread_self();
+	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	register_thread(t);
 	cp_self = t;
 	if (cp_session.have_key)
 		pthread_setspecific(cp_session.key, t);
 	return t;
-fail:
-	__atomic_fetch_add(&cp_session.threads_lost, 1, __ATOMIC_RELAXED);
-	cp_warn_once("cannot set up a thread (out of memory): its calls are not recorded");
-	return NULL;
 }
 
 /* Close every open frame at time now, as if the calls returned then. */
