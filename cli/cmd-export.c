@@ -7,11 +7,12 @@
 
 #include "cli/builtin.h"
 #include "cli/options.h"
+#include "format/format.h"
 #include "report/report.h"
 #include "util/util.h"
 
 static const char *const export_usage[] = {
-	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [FILE]",
+	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [--no-compensate] [FILE]",
 	NULL,
 };
 
@@ -21,7 +22,8 @@ static const char *const thread_choices[] = { "merged", "each", NULL };
 
 int cmd_export(int argc, const char **argv)
 {
-	int format = -1, metric = CP_METRIC_SELF, threads = CP_THREADS_MERGED, ret, n;
+	int format = -1, metric = CP_METRIC_SELF, threads = CP_THREADS_MERGED, no_compensate = 0;
+	int ret, n;
 	const char *out = NULL, *path;
 	const char **debug_dirs = NULL;
 	struct cp_report_opts ro = { 0 };
@@ -36,6 +38,8 @@ int cmd_export(int argc, const char **argv)
 		{ CP_OPT_CHOICE, 0, "threads", &threads, "merged|each",
 		  "add equal paths of all threads, or prefix each path with its thread",
 		  thread_choices },
+		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
+		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
 		{ CP_OPT_END },
 	};
@@ -49,8 +53,16 @@ int cmd_export(int argc, const char **argv)
 	path = n ? argv[0] : "callprof.out";
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;
+	ro.no_compensate = no_compensate;
 	rp = cp_report_profile__load(path, &ro);
 	if (!rp) {
+		free(debug_dirs);
+		return 1;
+	}
+	if (metric != CP_METRIC_CALLS && !rp->timed) {
+		error("profile '%s' has no times (recorded with --mode=%s); use -m calls", path,
+		      rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
+		cp_report_profile__free(rp);
 		free(debug_dirs);
 		return 1;
 	}

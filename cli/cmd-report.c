@@ -10,7 +10,7 @@
 #include "util/util.h"
 
 static const char *const report_usage[] = {
-	"callprof report [--threads=merged|each] [--min-percent=P] [--fields=LIST] [--sort=KEY] [FILE]",
+	"callprof report [--threads=merged|each] [--min-percent=P] [--fields=LIST] [--sort=KEY] [--no-compensate] [FILE]",
 	"callprof report --flat [--fields=LIST] [--sort=KEY] [FILE]",
 	"callprof report (--callers|--callees) FUNCTION [FILE]",
 	NULL,
@@ -21,7 +21,7 @@ static const char *const sort_choices[] = { "total", "self", "calls", "name", NU
 
 int cmd_report(int argc, const char **argv)
 {
-	int flat = 0, threads = CP_THREADS_MERGED, sort = -1, ret, n;
+	int flat = 0, threads = CP_THREADS_MERGED, sort = -1, no_compensate = 0, ret, n;
 	double min_percent = 0.5;
 	const char *callers = NULL, *callees = NULL, *fields = NULL, *path;
 	const char **debug_dirs = NULL;
@@ -41,6 +41,8 @@ int cmd_report(int argc, const char **argv)
 		  "columns: calls,total,self,percent,self-percent,avg,min,max,site,name" },
 		{ CP_OPT_CHOICE, 0, "sort", &sort, "KEY", "order by total, self, calls or name",
 		  sort_choices },
+		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
+		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
 		{ CP_OPT_END },
 	};
@@ -60,6 +62,7 @@ int cmd_report(int argc, const char **argv)
 
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;
+	ro.no_compensate = no_compensate;
 	rp = cp_report_profile__load(path, &ro);
 	if (!rp) {
 		free(debug_dirs);

@@ -22,6 +22,8 @@
 struct agg {
 	uint32_t fn;	 /* function index, CP_NONE for the thread root */
 	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+	uint64_t overhead_ns; /* compensation taken off total_ns */
+	uint64_t self_overhead_ns; /* compensation taken off self_ns */
 };
 
 static const struct cp_report_profile *cmp_rp;
@@ -56,8 +58,11 @@ static void agg_add(struct agg *a, const struct cp_rnode *n, int with_total)
 		a->max_ns = n->max_ns;
 	a->calls += n->calls;
 	a->self_ns += n->self_ns;
-	if (with_total)
+	a->self_overhead_ns += n->self_overhead_ns;
+	if (with_total) {
 		a->total_ns += n->total_ns;
+		a->overhead_ns += n->overhead_ns;
+	}
 }
 
 static void print_aggs(struct cp_report_profile *rp, struct agg *a, uint32_t n,
@@ -81,6 +86,10 @@ static void print_aggs(struct cp_report_profile *rp, struct agg *a, uint32_t n,
 		r.name = agg_name(rp, &a[i]);
 		r.indent = indent;
 		r.prefix = prefix;
+		r.untimed = !rp->timed;
+		r.overhead = rp->compensated && cp_mostly_overhead(a[i].total_ns, a[i].overhead_ns);
+		r.self_overhead = rp->compensated &&
+				  cp_mostly_overhead(a[i].self_ns, a[i].self_overhead_ns);
 		cp_fields__row(f, &r, fp);
 	}
 }
@@ -147,7 +156,7 @@ int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 {
 	struct cp_fields f;
 
-	if (cp_fields__parse(&f, o->fields, FLAT_FIELDS))
+	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, FLAT_FIELDS)))
 		return -1;
 	if (!f.explicit)
 		cp_report_banner(rp, "flat profile", fp);
@@ -216,6 +225,7 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 		cp_fields__title(f, fp);
 		r.base_ns = group_total(t, nt);
 		r.name = o->function;
+		r.untimed = !rp->timed;
 		cp_fields__row(f, &r, fp);
 		print_aggs(rp, peer, rp->nfns + 1, f, r.base_ns, 2, dir < 0 ? "<- " : "-> ",
 			   o->sort, fp);
@@ -231,7 +241,7 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 	struct cp_fields f;
 	int found = 0;
 
-	if (cp_fields__parse(&f, o->fields, EDGE_FIELDS))
+	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, EDGE_FIELDS)))
 		return -1;
 	if (!f.explicit)
 		cp_report_banner(rp, dir < 0 ? "callers" : "callees", fp);

@@ -38,11 +38,20 @@ struct cp_row {
 	const char *name;
 	int indent;	   /* spaces before the name */
 	const char *prefix; /* printed before the name (e.g. "<- "), or NULL */
+	int untimed;	   /* the profile has no times: time columns show "-" */
+	int overhead;	   /* total mostly hook overhead: total, avg, min, max get "~" */
+	int self_overhead; /* self time mostly hook overhead: self gets "~" */
 };
 
 int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt);
 void cp_fields__title(const struct cp_fields *f, FILE *fp);
 void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp);
+
+/*
+ * The columns a view shows by default: timed_default for timing profiles,
+ * calls and name for counting, the name alone for coverage.
+ */
+const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default);
 
 /* Human-readable duration in a fixed width, e.g. "12.34ms". */
 void cp_fmt_ns(char *buf, size_t size, uint64_t ns);

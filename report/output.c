@@ -11,6 +11,7 @@
 
 #include "format/format.h"
 #include "report/internal.h"
+#include "report/report.h"
 #include "symbolize/symbolize.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -109,6 +110,24 @@ void cp_fields__title(const struct cp_fields *f, FILE *fp)
 	}
 }
 
+const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default)
+{
+	switch (rp->pf->meta.mode) {
+	case CP_MODE_COUNTING:
+		return "calls,name";
+	case CP_MODE_COVERAGE:
+		return "name";
+	default:
+		return timed_default;
+	}
+}
+
+static int is_time_field(int id)
+{
+	return id == CP_F_TOTAL || id == CP_F_SELF || id == CP_F_PERCENT ||
+	       id == CP_F_SELF_PERCENT || id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX;
+}
+
 void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 {
 	char buf[64];
@@ -116,6 +135,10 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 	for (int k = 0; k < f->n; k++) {
 		int id = f->id[k];
 
+		if (r->untimed && is_time_field(id)) {
+			fprintf(fp, "%*s  ", fields[id].width, "-");
+			continue;
+		}
 		switch (id) {
 		case CP_F_CALLS:
 			snprintf(buf, sizeof(buf), "%" PRIu64, r->calls);
@@ -146,6 +169,14 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			continue;
 		case CP_F_NAME:
 			fprintf(fp, "%*s%s%s\n", r->indent, "", r->prefix ? r->prefix : "", r->name);
+			continue;
+		}
+		if (id == CP_F_SELF ? r->self_overhead :
+		    r->overhead && is_time_field(id) && id != CP_F_PERCENT && id != CP_F_SELF_PERCENT) {
+			char marked[66];
+
+			snprintf(marked, sizeof(marked), "~%s", buf);
+			fprintf(fp, "%*s  ", fields[id].width, marked);
 			continue;
 		}
 		fprintf(fp, "%*s  ", fields[id].width, buf);
@@ -192,11 +223,33 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	fprintf(fp, "\n# pid %u, started %s, ran %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
 		    " call paths\n",
 		m->pid, date, dur, pf->nthreads, pf->nthreads == 1 ? "" : "s", rp->calls, rp->paths);
-	fprintf(fp, "# clock: %s", m->clock == CP_CLOCK_TSC ? "tsc" :
-		m->clock == CP_CLOCK_MONOTONIC ? "monotonic" : "none");
-	if (m->clock == CP_CLOCK_TSC)
-		fprintf(fp, " at %.3f GHz", m->ticks_per_sec / 1e9);
-	fprintf(fp, "; instrumentation overhead not compensated\n");
+	if (m->mode == CP_MODE_COUNTING)
+		fprintf(fp, "# mode: counting: exact call counts per call path, no times\n");
+	else if (m->mode == CP_MODE_COVERAGE)
+		fprintf(fp, "# mode: coverage: the functions that ran, per thread; no counts, no times\n");
+	if (rp->timed) {
+		char sub[32], raw[32], out[32], in[32];
+
+		fprintf(fp, "# clock: %s", m->clock == CP_CLOCK_TSC ? "tsc" : "monotonic");
+		if (m->clock == CP_CLOCK_TSC)
+			fprintf(fp, " at %.3f GHz", m->ticks_per_sec / 1e9);
+		snprintf(out, sizeof(out), "%.1fns", rp->outside_ns);
+		snprintf(in, sizeof(in), "%.1fns", rp->inside_ns);
+		if (rp->compensated) {
+			cp_fmt_ns(sub, sizeof(sub), rp->subtracted_ns);
+			cp_fmt_ns(raw, sizeof(raw), rp->raw_ns);
+			fprintf(fp, "\n# overhead compensated: %s per call in the caller, %s in the "
+				    "callee; %s of %s subtracted (%.1f%%); '~' marks times that are mostly "
+				    "overhead; --no-compensate shows raw times\n",
+				out, in, sub, raw,
+				rp->raw_ns ? 100.0 * (double)rp->subtracted_ns / (double)rp->raw_ns : 0.0);
+		} else if (m->overhead_ticks || m->self_overhead_ticks) {
+			fprintf(fp, "; raw times: they include hook overhead of %s per call in the "
+				    "caller and %s in the callee\n", out, in);
+		} else {
+			fprintf(fp, "; raw times: hook overhead was not calibrated\n");
+		}
+	}
 	if (m->lost_calls || m->lost_events || m->unpaired_exits || m->nthreads_lost)
 		fprintf(fp, "# warning: incomplete: %" PRIu64 " calls in unrecorded paths, %" PRIu64
 			    " events dropped, %" PRIu64 " unpaired exits, %u threads not set up\n",

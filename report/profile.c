@@ -200,6 +200,38 @@ static void derive_self(struct cp_rtree *t)
 	}
 }
 
+/*
+ * Subtract the calibrated hook overhead, bottom-up (children first, they
+ * have larger indices).  A node's self time holds `outside` for every call
+ * of its children and `inside` for each of its own calls; its total is then
+ * rebuilt as self plus the children's compensated totals, so the tree stays
+ * consistent and nothing goes below zero (a node cannot lose more than its
+ * own self time).  The rationale and the limits: docs/internals/overhead.md.
+ */
+static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
+{
+	for (uint32_t i = t->nn; i-- > 0;) {
+		struct cp_rnode *n = &t->n[i];
+		uint64_t child_calls = 0, child_total = 0, oh, raw = n->total_ns;
+
+		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
+			child_calls += t->n[c].calls;
+			child_total += t->n[c].total_ns;
+		}
+		oh = (uint64_t)(rp->inside_ns * (double)n->calls +
+				rp->outside_ns * (double)child_calls + 0.5);
+		n->self_overhead_ns = n->self_ns > oh ? oh : n->self_ns;
+		n->self_ns -= n->self_overhead_ns;
+		n->total_ns = n->self_ns + child_total;
+		n->overhead_ns = raw - n->total_ns;
+		oh = (uint64_t)(rp->inside_ns + 0.5);
+		n->min_ns = n->min_ns > oh ? n->min_ns - oh : 0;
+		n->max_ns = n->max_ns > oh ? n->max_ns - oh : 0;
+	}
+	rp->raw_ns += t->n[0].total_ns + t->n[0].overhead_ns;
+	rp->subtracted_ns += t->n[0].overhead_ns;
+}
+
 static void make_labels(struct cp_report_profile *rp)
 {
 	const struct cp_profile_file *pf = rp->pf;
@@ -274,8 +306,22 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 		u64map_release(&ctx);
 	}
 	u64map_release(&fnmap);
-	for (uint32_t i = 0; i < rp->ntrees; i++)
+	rp->timed = pf->meta.clock != CP_CLOCK_NONE;
+	if (rp->timed && pf->meta.ticks_per_sec) {
+		double ns_per_tick = 1e9 / (double)pf->meta.ticks_per_sec;
+
+		rp->outside_ns = (double)pf->meta.overhead_ticks * ns_per_tick;
+		rp->inside_ns = (double)pf->meta.self_overhead_ticks * ns_per_tick;
+	}
+	rp->compensated = rp->timed && !opts->no_compensate &&
+			  (rp->outside_ns > 0 || rp->inside_ns > 0);
+	for (uint32_t i = 0; i < rp->ntrees; i++) {
 		derive_self(&rp->trees[i]);
+		if (rp->compensated)
+			compensate(rp, &rp->trees[i]);
+		else
+			rp->raw_ns += rp->trees[i].n[0].total_ns;
+	}
 	cp_report_profile__sort(rp, CP_SORT_TOTAL);
 	return rp;
 }

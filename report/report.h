@@ -34,6 +34,8 @@ struct cp_rnode {
 	uint64_t max_ns;      /* longest call */
 	uint64_t wait_ns;     /* blocked (0 if not measured) */
 	uint64_t inactive_ns; /* preempted (0 if not measured) */
+	uint64_t overhead_ns; /* hook overhead subtracted from total_ns (compensation) */
+	uint64_t self_overhead_ns; /* the part of it subtracted from self_ns */
 };
 
 struct cp_rtree {
@@ -58,6 +60,7 @@ enum cp_thread_mode {
 struct cp_report_opts {
 	enum cp_thread_mode threads;
 	const char *const *debug_dirs; /* passed to the symbolizer */
+	int no_compensate;	       /* keep raw times (hook overhead included) */
 };
 
 struct cp_report_profile {
@@ -71,7 +74,19 @@ struct cp_report_profile {
 	uint64_t paths;		     /* distinct call paths over all threads */
 	char **thread_labels;	     /* per pf thread: name, or name/tid if ambiguous */
 	enum cp_thread_mode threads; /* how trees were built */
+	int timed;		     /* the profile has times (timing mode) */
+	int compensated;	     /* times had hook overhead subtracted */
+	double outside_ns;	     /* calibrated overhead per call, caller side */
+	double inside_ns;	     /* calibrated overhead per call, callee side */
+	uint64_t raw_ns;	     /* all roots' raw totals */
+	uint64_t subtracted_ns;	     /* how much compensation took off them */
 };
+
+/* A node counts as mostly overhead when compensation took over half its time. */
+static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)
+{
+	return overhead_ns > total_ns;
+}
 
 /*
  * Load and symbolise path.  On error prints one line (naming the file) and

@@ -25,6 +25,9 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 	r.base_ns = base;
 	r.name = cp_rnode__name(rp, n);
 	r.indent = 2 * (n->depth - 1);
+	r.untimed = !rp->timed;
+	r.overhead = rp->compensated && cp_mostly_overhead(n->total_ns, n->overhead_ns);
+	r.self_overhead = rp->compensated && cp_mostly_overhead(n->self_ns, n->self_overhead_ns);
 	r.site = need_site ? cp_site_str(rp, n->site) : NULL;
 	cp_fields__row(f, &r, fp);
 	for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
@@ -37,14 +40,14 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 	struct cp_fields f;
 	int need_site = 0;
 
-	if (cp_fields__parse(&f, o->fields, TREE_FIELDS))
+	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, TREE_FIELDS)))
 		return -1;
 	for (int k = 0; k < f.n; k++)
 		need_site |= f.id[k] == CP_F_SITE;
 	cp_report_profile__sort(rp, o->sort);
 	if (!f.explicit) {
 		cp_report_banner(rp, "call tree", fp);
-		if (o->min_percent > 0)
+		if (o->min_percent > 0 && rp->timed)
 			fprintf(fp, "# contexts below %g%% of their tree's total are hidden "
 				    "(--min-percent=0 shows all)\n", o->min_percent);
 	}
