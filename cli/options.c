@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/options.h"
 #include "util/util.h"
@@ -35,6 +36,25 @@ void cp_usage_with_options(const char *const *usage, const struct cp_option *opt
 {
 	print_usage(err ? stderr : stdout, usage, opts);
 	exit(err ? 129 : 0);
+}
+
+/*
+ * --help: the command's man page when it is installed (like git), else
+ * fall through to the usage from the option table.
+ */
+static void show_man_page(const char *const *usage)
+{
+	char page[64], cmd[160];
+	const char *sp = strchr(usage[0] + sizeof("callprof"), ' ');
+	int len = sp ? (int)(sp - usage[0]) : 40;
+
+	snprintf(page, sizeof(page), "%.*s", len, usage[0]);
+	page[sizeof("callprof") - 1] = '-'; /* "callprof record" -> "callprof-record" */
+	snprintf(cmd, sizeof(cmd), "man -w %s >/dev/null 2>&1", page);
+	if (system(cmd) != 0)
+		return;
+	fflush(NULL);
+	execlp("man", "man", page, (char *)NULL);
 }
 
 void cp_usage_error(const char *const *usage, const char *fmt, ...)
@@ -112,6 +132,8 @@ int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
 			argv[npos++] = arg; /* positional, options may follow */
 			continue;
 		}
+		if (!strcmp(arg, "--help"))
+			show_man_page(usage);
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
 			cp_usage_with_options(usage, opts, 0);
 		if (arg[1] == '-') {

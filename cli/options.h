@@ -4,7 +4,8 @@
  * Accepts -x VALUE, -xVALUE, --long VALUE, --long=VALUE and boolean flags;
  * "--" ends the options.  With CP_OPT_STOP_AT_NONOPTION (record) parsing
  * stops at the first non-option, which belongs to the profiled program.
- * -h prints usage from the table on stdout and exits 0; a bad option
+ * -h prints usage from the table on stdout and exits 0 (--help opens the
+ * man page when installed, else does the same); a bad option
  * prints one line saying what is wrong on stderr and exits 129.
  */
 #ifndef CP_CLI_OPTIONS_H
