@@ -1,0 +1,175 @@
+/*
+ * test-report.c - the report model's arithmetic on a hand-made profile:
+ * self time, overhead compensation, recursion-aware flat totals.
+ *
+ * The profile is written with the real writer; one tick is one
+ * nanosecond (CLOCK_MONOTONIC), so every expected value below can be
+ * worked out by hand from the numbers in make_profile().
+ */
+#include <unistd.h>
+
+#include "format/format.h"
+#include "report/report.h"
+#include "tests/unit/unittest.h"
+
+static struct cp_writer w;
+
+/*
+ * Thread tree (fn addresses are arbitrary, no modules):
+ *   root           ticks 1100
+ *     P  0x100     calls 1,  ticks 1000
+ *       C 0x200    calls 10, ticks 300
+ *       R 0x300    calls 1,  ticks 400
+ *         R 0x300  calls 2,  ticks 100  (recursion: R inside R)
+ * Calibration: outside 20, inside 5 ticks per call.
+ */
+static void make_profile(const char *path)
+{
+	struct cp_meta meta = { 0 };
+	struct cp_thread_rec th = { 0 };
+	struct cp_node_rec n[5] = { 0 };
+
+	CHECK_EQ(cp_writer__begin(&w, path), 0);
+	meta.clock = CP_CLOCK_MONOTONIC;
+	meta.ticks_per_sec = 1000000000u;
+	meta.overhead_ticks = 20;
+	meta.self_overhead_ticks = 5;
+	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
+	cp_writer__put(&w, &meta, sizeof(meta));
+	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 1100 };
+	n[1] = (struct cp_node_rec){ .fn = 0x100, .parent = 0, .calls = 1, .ticks = 1000 };
+	n[2] = (struct cp_node_rec){ .fn = 0x200, .parent = 1, .calls = 10, .ticks = 300 };
+	n[3] = (struct cp_node_rec){ .fn = 0x300, .parent = 1, .calls = 1, .ticks = 400 };
+	n[4] = (struct cp_node_rec){ .fn = 0x300, .parent = 3, .calls = 2, .ticks = 100 };
+	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
+	cp_writer__put(&w, n, sizeof(n));
+	th.tid = 1;
+	th.nnodes = 5;
+	th.name = cp_writer__string(&w, "main");
+	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
+	cp_writer__put(&w, &th, sizeof(th));
+	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+}
+
+/* Node of tree t with function address fn under parent index parent. */
+static const struct cp_rnode *find(const struct cp_report_profile *rp, const struct cp_rtree *t,
+				   uint32_t parent, uint64_t fn)
+{
+	for (uint32_t c = t->n[parent].first_child; c != CP_NONE; c = t->n[c].next)
+		if (rp->fns[t->n[c].fn].addr == fn)
+			return &t->n[c];
+	cp_test__fail(__FILE__, __LINE__, "no child 0x%llx under node %u", (unsigned long long)fn,
+		      parent);
+}
+
+static struct cp_report_profile *load(int no_compensate)
+{
+	struct cp_report_opts o = { .threads = CP_THREADS_MERGED, .no_compensate = no_compensate };
+	struct cp_report_profile *rp;
+
+	make_profile("r.cprof");
+	rp = cp_report_profile__load("r.cprof", &o);
+	CHECK(rp != NULL);
+	return rp;
+}
+
+TEST(raw_self_is_total_minus_children)
+{
+	struct cp_report_profile *rp = load(1);
+	const struct cp_rtree *t = &rp->trees[0];
+	const struct cp_rnode *p = find(rp, t, 0, 0x100);
+	const struct cp_rnode *r = find(rp, t, p - t->n, 0x300);
+
+	CHECK(!rp->compensated);
+	CHECK_EQ(t->n[0].total_ns, 1100);
+	CHECK_EQ(t->n[0].self_ns, 100);
+	CHECK_EQ(p->total_ns, 1000);
+	CHECK_EQ(p->self_ns, 1000 - 300 - 400);
+	CHECK_EQ(r->self_ns, 300);
+	cp_report_profile__free(rp);
+}
+
+TEST(compensation_subtracts_per_call_and_rebuilds_totals)
+{
+	struct cp_report_profile *rp = load(0);
+	const struct cp_rtree *t = &rp->trees[0];
+	const struct cp_rnode *p = find(rp, t, 0, 0x100);
+	const struct cp_rnode *c = find(rp, t, p - t->n, 0x200);
+	const struct cp_rnode *r = find(rp, t, p - t->n, 0x300);
+	const struct cp_rnode *rr = find(rp, t, r - t->n, 0x300);
+
+	CHECK(rp->compensated);
+	/* Leaves lose inside x own calls. */
+	CHECK_EQ(c->self_ns, 300 - 5 * 10);
+	CHECK_EQ(c->total_ns, 250);
+	CHECK_EQ(rr->self_ns, 100 - 5 * 2);
+	/* R: inside x 1 own call, outside x 2 child calls. */
+	CHECK_EQ(r->self_ns, 300 - 5 - 20 * 2);
+	CHECK_EQ(r->total_ns, 255 + 90);
+	/* P: inside x 1, outside x (10 + 1) child calls. */
+	CHECK_EQ(p->self_ns, 300 - 5 - 20 * 11);
+	CHECK_EQ(p->total_ns, 75 + 250 + 345);
+	/* The root (no calls of its own) loses outside x its child's call. */
+	CHECK_EQ(t->n[0].self_ns, 100 - 20);
+	CHECK_EQ(t->n[0].total_ns, 80 + 670);
+	CHECK_EQ(rp->subtracted_ns, 1100 - 750);
+	CHECK_EQ(rp->raw_ns, 1100);
+	CHECK_EQ(p->overhead_ns, 1000 - 670);
+	cp_report_profile__free(rp);
+}
+
+TEST(compensation_clamps_at_zero)
+{
+	struct cp_report_opts o = { .threads = CP_THREADS_MERGED };
+	struct cp_report_profile *rp;
+	const struct cp_rtree *t;
+
+	/* Calibration far larger than any time: everything clamps to 0. */
+	{
+		struct cp_meta meta = { 0 };
+		struct cp_thread_rec th = { 0 };
+		struct cp_node_rec n[2] = { 0 };
+
+		CHECK_EQ(cp_writer__begin(&w, "big.cprof"), 0);
+		meta.clock = CP_CLOCK_MONOTONIC;
+		meta.ticks_per_sec = 1000000000u;
+		meta.overhead_ticks = 1000000;
+		meta.self_overhead_ticks = 1000000;
+		cp_writer__section(&w, CP_SEC_META, sizeof(meta));
+		cp_writer__put(&w, &meta, sizeof(meta));
+		n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 50 };
+		n[1] = (struct cp_node_rec){ .fn = 0x100, .parent = 0, .calls = 3, .ticks = 40 };
+		cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
+		cp_writer__put(&w, n, sizeof(n));
+		th.nnodes = 2;
+		cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
+		cp_writer__put(&w, &th, sizeof(th));
+		CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+	}
+	rp = cp_report_profile__load("big.cprof", &o);
+	CHECK(rp != NULL);
+	t = &rp->trees[0];
+	CHECK_EQ(t->n[1].self_ns, 0);
+	CHECK_EQ(t->n[1].total_ns, 0);
+	CHECK_EQ(t->n[0].self_ns, 0);
+	CHECK_EQ(t->n[0].total_ns, 0);
+	CHECK_EQ(rp->subtracted_ns, 50);
+	cp_report_profile__free(rp);
+}
+
+TEST(flat_total_counts_recursion_once)
+{
+	struct cp_report_profile *rp = load(1);
+	struct cp_view_opts vo = { .fields = "calls,total,self,name", .sort = CP_SORT_NAME };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	CHECK_EQ(cp_view_flat(rp, &vo, fp), 0);
+	fclose(fp);
+	/* R: 3 calls; total only from the outer activation (400ns), self 300 + 100. */
+	CHECK(strstr(buf, "           3       400ns       400ns  [unknown]+0x300\n") != NULL);
+	CHECK(strstr(buf, "           1      1.00us       300ns  [unknown]+0x100\n") != NULL);
+	free(buf);
+	cp_report_profile__free(rp);
+}
