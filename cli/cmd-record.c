@@ -28,12 +28,13 @@
 #include "util/util.h"
 
 static const char *const record_usage[] = {
-	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--] PROG [ARGS...]",
+	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--clock=CLOCK] [--] PROG [ARGS...]",
 	NULL,
 };
 
 /* Each mode is its own runtime library: the hooks never test the mode. */
 static const char *const mode_choices[] = { "timing", "counting", "coverage", NULL };
+static const char *const clock_choices[] = { "auto", "tsc", "tsc-fast", "monotonic", NULL };
 static const char *const mode_libs[] = { "libcallprof.so", "libcallprof-counting.so",
 					 "libcallprof-coverage.so" };
 
@@ -200,13 +201,16 @@ int cmd_record(int argc, const char **argv)
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct stat before;
 	struct timespec start;
-	int have_before, status, n, mode = 0;
+	int have_before, status, n, mode = 0, clock = 0;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 	const struct cp_option opts[] = {
 		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
 		{ CP_OPT_CHOICE, 0, "mode", &mode, "MODE",
 		  "timing (default): counts and times; counting: counts only; "
 		  "coverage: which functions ran", mode_choices },
+		{ CP_OPT_CHOICE, 0, "clock", &clock, "CLOCK",
+		  "auto (default: tsc if invariant, else monotonic), tsc (ordered reads), "
+		  "tsc-fast (unordered: cheaper, less exact per call), monotonic", clock_choices },
 		{ CP_OPT_END },
 	};
 
@@ -235,6 +239,8 @@ int cmd_record(int argc, const char **argv)
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("CALLPROF_OUT", outabs, 1);
 		setenv("CALLPROF_ROOT_PID", pid, 1);
+		if (clock)
+			setenv("CALLPROF_CLOCK", clock_choices[clock], 1);
 		execvp(argv[0], (char *const *)argv);
 		error("cannot run '%s': %s", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);

@@ -74,8 +74,11 @@ enum cp_section_kind {
 /* Clock the ticks come from. */
 enum cp_clock {
 	CP_CLOCK_NONE = 0,	/* no timing (counting modes) */
-	CP_CLOCK_TSC = 1,	/* x86 invariant TSC */
+	CP_CLOCK_TSC = 1,	/* x86 invariant TSC, ordered reads (lfence; rdtsc) */
 	CP_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC), ticks are ns */
+	CP_CLOCK_TSC_FAST = 3,	/* x86 invariant TSC, unordered rdtsc: cheaper, but a
+				 * read may run ahead of unfinished work, which then
+				 * lands in the wrong call (docs/internals/overhead.md) */
 };
 
 /* Recording mode: which runtime variant wrote the file. */

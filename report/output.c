@@ -230,8 +230,10 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if (rp->timed) {
 		char sub[32], raw[32], out[32], in[32];
 
-		fprintf(fp, "# clock: %s", m->clock == CP_CLOCK_TSC ? "tsc" : "monotonic");
-		if (m->clock == CP_CLOCK_TSC)
+		fprintf(fp, "# clock: %s", m->clock == CP_CLOCK_TSC ? "tsc (ordered reads)" :
+					   m->clock == CP_CLOCK_TSC_FAST ? "tsc-fast (unordered reads)" :
+									   "monotonic");
+		if (m->clock == CP_CLOCK_TSC || m->clock == CP_CLOCK_TSC_FAST)
 			fprintf(fp, " at %.3f GHz", m->ticks_per_sec / 1e9);
 		snprintf(out, sizeof(out), "%.1fns", rp->outside_ns);
 		snprintf(in, sizeof(in), "%.1fns", rp->inside_ns);

@@ -50,7 +50,7 @@ uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns)
 
 	m1 = cp_clock_ns(CLOCK_MONOTONIC);
 	*elapsed_ns = m1 - cp_session.mono0_ns; /* the run, without the wait below */
-	if (cp_session.use_tsc && m1 - cp_session.mono0_ns < CALIBRATE_MIN_NS) {
+	if (cp_clock_is_tsc() && m1 - cp_session.mono0_ns < CALIBRATE_MIN_NS) {
 		uint64_t left = CALIBRATE_MIN_NS - (m1 - cp_session.mono0_ns);
 		struct timespec ts = { (time_t)(left / 1000000000u), (long)(left % 1000000000u) };
 
@@ -63,11 +63,11 @@ uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns)
 
 		m1 = cp_clock_ns(CLOCK_MONOTONIC);
 		t1 = cp_ticks();
-		if (!cp_session.use_tsc || t1 - a < 20000)
+		if (!cp_clock_is_tsc() || t1 - a < 20000)
 			break;
 	}
 	errno = saved_errno;
-	if (!cp_session.use_tsc)
+	if (!cp_clock_is_tsc())
 		return 1000000000u;
 	dt = t1 - cp_session.tsc0;
 	if (m1 == cp_session.mono0_ns)

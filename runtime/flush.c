@@ -125,9 +125,9 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 		r.name = cp_writer__string(w, name);
 		r.first_node = first;
 		r.nnodes = t->dump_nnodes;
-		r.start_ns = cp_session.use_tsc ? (uint64_t)((unsigned __int128)(t->start_ticks -
+		r.start_ns = cp_clock_is_tsc() ? (uint64_t)((unsigned __int128)(t->start_ticks -
 			cp_session.tsc0) * 1000000000u / (tps ? tps : 1)) : t->start_ticks - cp_session.mono0_ns;
-		r.end_ns = cp_session.use_tsc ? (uint64_t)((unsigned __int128)(end - cp_session.tsc0) *
+		r.end_ns = cp_clock_is_tsc() ? (uint64_t)((unsigned __int128)(end - cp_session.tsc0) *
 			1000000000u / (tps ? tps : 1)) : end - cp_session.mono0_ns;
 		r.flags = t->flags;
 		r.seq = t->seq;
@@ -215,7 +215,7 @@ int cp_flush(const char *path)
 	meta.pid = (uint32_t)getpid();
 	meta.ppid = (uint32_t)getppid();
 	meta.mode = cp_hook_mode;
-	meta.clock = !timing ? CP_CLOCK_NONE : cp_session.use_tsc ? CP_CLOCK_TSC : CP_CLOCK_MONOTONIC;
+	meta.clock = timing ? (uint32_t)cp_session.clock : CP_CLOCK_NONE;
 	meta.ticks_per_sec = tps;
 	meta.overhead_ticks = cal.outside;
 	meta.self_overhead_ticks = cal.inside;

@@ -99,6 +99,14 @@ test_expect_success 'threads still running at exit: consistent profile, every ti
 	check_time_relations self total
 '
 
+test_expect_success 'record --clock=tsc-fast gives the same counts' '
+	callprof record --clock=tsc-fast -o fast.cprof -- ./t-ctor >out &&
+	callprof export -f folded -m calls fast.cprof >actual &&
+	test_cmp expect actual &&
+	callprof report fast.cprof >report &&
+	grep "^# clock: tsc-fast (unordered reads)" report
+'
+
 test_expect_success 'CALLPROF_CLOCK=monotonic gives the same counts' '
 	CALLPROF_CLOCK=monotonic callprof record -o mono.cprof -- ./t-ctor >out &&
 	callprof export -f folded -m calls mono.cprof >actual &&

@@ -89,9 +89,13 @@ test_expect_success 'the banner says what compensation subtracted; --no-compensa
 	grep "^# clock: .*; raw times: they include hook overhead of" raw
 '
 
-test_expect_success 'times that are mostly overhead are marked ~' '
+# Whether a given time is mostly overhead depends on measured durations, so
+# the exact marking rule is tested on a hand-made profile (test-report.c);
+# here only that a workload of nothing but tiny calls gets marks at all, and
+# raw times never do.
+test_expect_success 'times that are mostly overhead are marked ~, raw times never' '
 	callprof report --min-percent=0 --fields=calls,total,self,name tiny.cprof >marked &&
-	grep -E "^ +800000 +~[0-9.]+[a-z]+ +~[0-9.]+[a-z]+  +nop$" marked &&
+	grep -E "~[0-9.]+[a-z]+ " marked &&
 	callprof report --no-compensate --min-percent=0 --fields=calls,total,self,name tiny.cprof >unmarked &&
 	! grep "~" unmarked
 '

@@ -157,6 +157,26 @@ TEST(compensation_clamps_at_zero)
 	cp_report_profile__free(rp);
 }
 
+TEST(mostly_overhead_times_are_marked)
+{
+	struct cp_report_profile *rp = load(0);
+	struct cp_view_opts vo = { .fields = "calls,total,self,name", .sort = CP_SORT_NAME };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	CHECK_EQ(cp_view_tree(rp, &vo, fp), 0);
+	fclose(fp);
+	/*
+	 * P lost 330 of 1000 (total) and 225 of its raw 300 self: self marked,
+	 * total not.  C lost 50 of 300: not marked.
+	 */
+	CHECK(strstr(buf, "           1       670ns       ~75ns  [unknown]+0x100\n") != NULL);
+	CHECK(strstr(buf, "          10       250ns       250ns    [unknown]+0x200\n") != NULL);
+	free(buf);
+	cp_report_profile__free(rp);
+}
+
 TEST(flat_total_counts_recursion_once)
 {
 	struct cp_report_profile *rp = load(1);
