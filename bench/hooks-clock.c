@@ -5,6 +5,11 @@
  * call pays at least this; what callprof costs above it is its bookkeeping.
  * Preloaded like libcallprof.so, and built like it with initial-exec TLS;
  * where there is no TSC it reads CLOCK_MONOTONIC, as the runtime does.
+ *
+ * Built twice: hooks-clock.so reads a bare rdtsc (the runtime's
+ * --clock=tsc-fast), hooks-clock-ordered.so (-DORDERED) an lfence; rdtsc,
+ * the runtime's default read, which waits for every earlier instruction to
+ * complete and so costs about twice as much on call-dense code.
  */
 #include <stdint.h>
 #include <time.h>
@@ -21,7 +26,11 @@ static inline __attribute__((always_inline, no_instrument_function)) uint64_t ti
 #if defined(__x86_64__) || defined(__i386__)
 	uint32_t lo, hi;
 
+#ifdef ORDERED
+	__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+#else
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+#endif
 	return ((uint64_t)hi << 32) | lo;
 #else
 	/* What the runtime reads where there is no TSC. */
