@@ -55,6 +55,30 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
 /* Keep the compiler from moving stores across the busy flag. */
 #define barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
+/*
+ * Start of every slow path: set up the thread's state on its first hook,
+ * and refuse re-entry (a signal handler interrupting a hook: its calls are
+ * counted as lost, not recorded).  Returns the thread with busy set, or
+ * NULL when this event is to be dropped.
+ */
+static inline CP_NOINSTR struct cp_thread *slow_begin(struct cp_thread *t)
+{
+	if (!t) {
+		if (cp_session.state == CP_STATE_DONE)
+			return NULL;
+		t = cp_thread__setup();
+		if (!t)
+			return NULL;
+	}
+	if (t->busy) {
+		t->lost_events++;
+		return NULL;
+	}
+	t->busy = 1;
+	barrier();
+	return t;
+}
+
 #if CP_HOOK_MODE != HOOKS_COVERAGE
 
 static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
@@ -83,20 +107,9 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	int saved_errno = errno;
 	struct cp_node *n;
 
-	if (!t) {
-		if (cp_session.state == CP_STATE_DONE)
-			goto out;
-		t = cp_thread__setup();
-		if (!t)
-			goto out;
-	}
-	if (t->busy) {
-		/* A signal handler interrupted a hook: its calls are not recorded. */
-		t->lost_events++;
+	t = slow_begin(t);
+	if (!t)
 		goto out;
-	}
-	t->busy = 1;
-	barrier();
 	if (t->top == t->limit && cp_thread__grow_stack(t)) {
 		/*
 		 * No memory for a deeper stack.  Dropping just this call would
@@ -203,19 +216,9 @@ static __attribute__((noinline, cold)) CP_NOINSTR void seen_slow(struct cp_threa
 	int saved_errno = errno;
 	struct cp_node *n;
 
-	if (!t) {
-		if (cp_session.state == CP_STATE_DONE)
-			goto out;
-		t = cp_thread__setup();
-		if (!t)
-			goto out;
-	}
-	if (t->busy) {
-		t->lost_events++;
+	t = slow_begin(t);
+	if (!t)
 		goto out;
-	}
-	t->busy = 1;
-	barrier();
 	n = cp_thread__child(t, &t->root, fn, site);
 	if (n != &t->lost)
 		n->calls = 1;
