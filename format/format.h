@@ -232,7 +232,10 @@ int cp_writer__section(struct cp_writer *w, uint32_t kind, uint32_t entsize);
 int cp_writer__put(struct cp_writer *w, const void *buf, size_t len);
 /* Add a string to the pool; returns its offset, or CP_NO_STRING on error or s NULL. */
 uint32_t cp_writer__string(struct cp_writer *w, const char *s);
-/* Write the string pool as the STRINGS section, the header, and rename into place. */
+/*
+ * Write the string pool as the STRINGS section and the header, then rename
+ * into place; a file already at path is kept as "path.old".
+ */
 int cp_writer__finish(struct cp_writer *w, uint64_t features);
 /* Give up: close and remove the temporary file, release the pool. */
 void cp_writer__abort(struct cp_writer *w);

@@ -6,7 +6,9 @@
  * layout reserves a full section table, streams the sections through a
  * buffer while computing the body CRC, then writes the header and renames
  * the temporary file over the final name, so a reader never sees half a
- * profile and a failed write leaves nothing behind.
+ * profile and a failed write leaves nothing behind.  The temporary file is
+ * created exclusively (no symlink is followed) and the previous file at the
+ * final name is kept as NAME.old.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -98,7 +100,14 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	pos = len + 5;
 	put_dec(w->tmp, sizeof(w->tmp), &pos, (unsigned long)getpid());
 
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/*
+	 * Never through a symlink, never into an existing file: O_EXCL fails on
+	 * anything already at the name (a symlink included), which is then
+	 * removed - the link itself, not its target - once, and tried again.
+	 */
+	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (w->fd < 0 && errno == EEXIST && unlink(w->tmp) == 0)
+		w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (w->fd < 0)
 		return fail(w, -errno);
 	ret = write_all(w->fd, zeros, HEADER_BYTES, -1);
@@ -204,6 +213,27 @@ static void release_pool(struct cp_writer *w)
 	w->pool_len = w->pool_cap = 0;
 }
 
+/*
+ * Put the finished temporary file in place, keeping what was there as
+ * PATH.old (a profile, or whatever else: renames never follow symlinks).
+ * Between the two renames PATH is briefly absent, never half-written.
+ */
+static int replace(struct cp_writer *w)
+{
+	char old[sizeof(w->path) + 4];
+	size_t len = strlen(w->path);
+	int kept;
+
+	memcpy(old, w->path, len);
+	memcpy(old + len, ".old", 5);
+	kept = rename(w->path, old) == 0;
+	if (rename(w->tmp, w->path) == 0)
+		return 0;
+	if (kept)
+		rename(old, w->path);
+	return -errno;
+}
+
 int cp_writer__finish(struct cp_writer *w, uint64_t features)
 {
 	struct {
@@ -241,8 +271,8 @@ int cp_writer__finish(struct cp_writer *w, uint64_t features)
 	if (!ret && close(w->fd))
 		ret = -errno;
 	w->fd = -1;
-	if (!ret && rename(w->tmp, w->path))
-		ret = -errno;
+	if (!ret)
+		ret = replace(w);
 	if (ret) {
 		fail(w, ret);
 		unlink(w->tmp);

@@ -130,7 +130,8 @@ struct cp_session {
 	uint32_t threads_lost;	   /* threads we could not set up */
 	int forked;		   /* this process is a fork child */
 	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */
-	char out[4096];		   /* where to write the profile */
+	char out_base[4096];	   /* CALLPROF_OUT made absolute at start-up */
+	char out[4096];		   /* where this process writes: base or base.PID */
 };
 
 enum cp_state {

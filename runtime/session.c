@@ -26,25 +26,46 @@
 
 struct cp_session cp_session;
 
-static void set_out_path(void)
+/*
+ * The base path, CALLPROF_OUT or ./callprof.out, resolved once at start-up:
+ * a relative path is fixed against the directory then, so a program that
+ * chdirs (a daemon going to /) still writes where the user expects.
+ */
+static void resolve_out_base(void)
 {
 	const char *out = getenv("CALLPROF_OUT");
-	const char *root = getenv("CALLPROF_ROOT_PID");
-	size_t len, pos;
-	unsigned long pid = (unsigned long)getpid();
-	char digits[24];
-	int nd = 0;
+	char *base = cp_session.out_base;
+	size_t cap = sizeof(cp_session.out_base) - 32, pos = 0, len;
 
 	if (!out || !*out)
 		out = "callprof.out";
+	if (out[0] != '/' && getcwd(base, cap)) {
+		pos = strlen(base);
+		if (pos > 1)
+			base[pos++] = '/';
+	}
 	len = strlen(out);
-	if (len >= sizeof(cp_session.out) - 24)
-		len = sizeof(cp_session.out) - 24;
-	memcpy(cp_session.out, out, len);
-	pos = len;
-	cp_session.out[pos] = '\0';
-	cp_session.owns_out = 1;
+	if (pos + len >= cap)
+		len = cap - pos;
+	memcpy(base + pos, out, len);
+	base[pos + len] = '\0';
+}
 
+/*
+ * Where this process writes: the base itself when it is the process
+ * `callprof record` started (CALLPROF_ROOT_PID), or when it runs without
+ * record and is not a fork child; BASE.PID otherwise.
+ */
+static void set_out_path(void)
+{
+	const char *root = getenv("CALLPROF_ROOT_PID");
+	unsigned long pid = (unsigned long)getpid();
+	size_t pos = strlen(cp_session.out_base);
+	char digits[24];
+	int nd = 0;
+
+	memcpy(cp_session.out, cp_session.out_base, pos + 1);
+	cp_session.owns_out = 1;
 	if (root && !cp_session.forked) {
 		char *end;
 		unsigned long want = strtoul(root, &end, 10);
@@ -109,6 +130,7 @@ int cp_session__init(void)
 	cp_session.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);
 	cp_session.real0_ns = cp_clock_ns(CLOCK_REALTIME);
 	cp_session.tsc0 = cp_ticks();
+	resolve_out_base();
 	set_out_path();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
 	pthread_atfork(NULL, NULL, atfork_child);
