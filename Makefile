@@ -70,6 +70,9 @@ CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
+# Only a preloaded runtime can interpose libc (longjmp); the archives get a stub.
+RT_SO_OBJS = $(B)/rt/runtime/interpose.o
+RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS)))
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
@@ -97,13 +100,13 @@ $(B)/rt/runtime/hooks-%.o: runtime/hooks.c runtime/internal.h format/format.h
 	$(CC) $(RT_CFLAGS) -DCP_HOOK_MODE=$(RT_MODE_$*) -c $< -o $@
 
 define rt_rules
-$(B)/$(call rt_name,$(1)).so: $(RT_OBJS) $(call hooks_obj,$(1)) runtime/libcallprof.map
+$(B)/$(call rt_name,$(1)).so: $(RT_OBJS) $(RT_SO_OBJS) $(call hooks_obj,$(1)) runtime/libcallprof.map
 	$$(CC) -shared -Wl,--version-script=runtime/libcallprof.map -Wl,-z,nodelete \
-		-o $$@ $(RT_OBJS) $(call hooks_obj,$(1)) -lpthread
+		-o $$@ $(RT_OBJS) $(RT_SO_OBJS) $(call hooks_obj,$(1)) -lpthread -ldl
 
-$(B)/$(call rt_name,$(1)).a: $(RT_OBJS) $(call hooks_obj,$(1))
+$(B)/$(call rt_name,$(1)).a: $(RT_OBJS) $(RT_A_OBJS) $(call hooks_obj,$(1))
 	@rm -f $$@
-	ar rcs $$@ $(RT_OBJS) $(call hooks_obj,$(1))
+	ar rcs $$@ $(RT_OBJS) $(RT_A_OBJS) $(call hooks_obj,$(1))
 endef
 $(foreach m,$(RT_MODES),$(eval $(call rt_rules,$(m))))
 

@@ -133,6 +133,8 @@ struct cp_meta {
 				       * inside the callee's own interval */
 	uint64_t calibration_spread;  /* max - min of overhead_ticks over the
 				       * calibration rounds (noise indicator) */
+	uint64_t reconciled_frames;   /* frames whose exit never ran (longjmp,
+				       * exceptions), closed when abandoned */
 };
 
 enum cp_meta_flags {

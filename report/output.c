@@ -252,6 +252,10 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			fprintf(fp, "; raw times: hook overhead was not calibrated\n");
 		}
 	}
+	if (m->reconciled_frames)
+		fprintf(fp, "# %" PRIu64 " frames were abandoned by longjmp or exceptions (their exit "
+			    "hooks never ran) and were closed when control left them\n",
+			m->reconciled_frames);
 	if (m->lost_calls || m->lost_events || m->unpaired_exits || m->nthreads_lost)
 		fprintf(fp, "# warning: incomplete: %" PRIu64 " calls in unrecorded paths, %" PRIu64
 			    " events dropped, %" PRIu64 " unpaired exits, %u threads not set up\n",

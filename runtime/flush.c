@@ -228,6 +228,7 @@ int cp_flush(const char *path)
 		meta.lost_calls += ts[i]->lost.calls;
 		meta.lost_events += ts[i]->lost_events;
 		meta.unpaired_exits += ts[i]->unpaired_exits;
+		meta.reconciled_frames += ts[i]->reconciled;
 	}
 	{
 		char exe[4096];

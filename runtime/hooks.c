@@ -156,8 +156,10 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	if (f == base) {
 		t->unpaired_exits++;
 	} else {
-		while (t->top > f)
+		while (t->top > f) {
 			pop(t, t->top, now);
+			t->reconciled++;
+		}
 		pop(t, f, now);
 	}
 	barrier();

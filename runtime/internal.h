@@ -107,6 +107,7 @@ struct cp_thread {
 	uint64_t lost_events;	 /* enters/exits dropped (re-entry) */
 	uint64_t unpaired_exits; /* exits with no matching frame */
 	uint64_t open_frames;	 /* frames closed at exit or dump */
+	uint64_t reconciled;	 /* frames closed because control skipped their exit */
 	uint32_t tid;		 /* kernel thread id */
 	uint32_t flags;		 /* enum cp_thread_flags */
 	pthread_t self;		 /* for pthread_getname_np at the dump */
@@ -201,6 +202,7 @@ CP_HIDDEN struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *
 					   uintptr_t site);
 CP_HIDDEN int cp_thread__grow_stack(struct cp_thread *t);
 CP_HIDDEN void cp_thread__close_open(struct cp_thread *t, uint64_t now);
+CP_HIDDEN void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now);
 CP_HIDDEN void cp_thread__exited(void *arg);
 CP_HIDDEN void cp_thread__reset_after_fork(struct cp_thread *t);
 
@@ -216,6 +218,9 @@ struct cp_calibration {
 	uint64_t spread;  /* max - min of outside over the rounds */
 };
 CP_HIDDEN int cp_calibrate(struct cp_calibration *cal);
+
+/* interpose.c (shared library only; a weak no-op stands in for static links) */
+CP_HIDDEN void cp_interpose__init(void);
 
 /* flush.c */
 CP_HIDDEN int cp_flush(const char *path);

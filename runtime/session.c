@@ -133,6 +133,7 @@ int cp_session__init(void)
 	resolve_out_base();
 	set_out_path();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
+	cp_interpose__init();
 	pthread_atfork(NULL, NULL, atfork_child);
 	__atomic_store_n(&cp_session.state, CP_STATE_ON, __ATOMIC_RELEASE);
 	errno = saved_errno;

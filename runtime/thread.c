@@ -254,6 +254,30 @@ struct cp_thread *cp_thread__setup(void)
 	return t;
 }
 
+/*
+ * A longjmp to a frame whose stack pointer is target abandons every frame
+ * called below it: close them at now.  The hooks record their own frame
+ * address; the caller's stack pointer at the call is 16 bytes above it
+ * (return address and saved frame pointer).  A target outside the range
+ * of the open frames (a jump to another stack: coroutines) is left alone.
+ */
+void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now)
+{
+	struct cp_frame *base = t->stack->f, *f = t->top;
+
+	if (f == base || f->sp + 16 >= target)
+		return; /* nothing below the target */
+	if (base[1].sp + 16 < target)
+		return; /* above every frame: another stack, not ours to judge */
+	while (t->top > base && t->top->sp + 16 < target) {
+		f = t->top;
+		if (cp_hook_mode == CP_MODE_TIMING)
+			cp_node__add_call(f->node, now - f->start);
+		t->top = f - 1;
+		t->reconciled++;
+	}
+}
+
 /* Close every open frame at time now, as if the calls returned then. */
 void cp_thread__close_open(struct cp_thread *t, uint64_t now)
 {
@@ -315,7 +339,7 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 	t->tid = (uint32_t)gettid();
 	t->self = pthread_self();
 	t->seq = 0;
-	t->lost_events = t->unpaired_exits = t->open_frames = 0;
+	t->lost_events = t->unpaired_exits = t->open_frames = t->reconciled = 0;
 	t->lost.calls = t->lost.ticks = 0;
 	t->flags &= ~CP_THREAD_TRUNCATED;
 	t->stopped = 0;
