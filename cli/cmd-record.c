@@ -101,10 +101,28 @@ static void forward_signal(int sig)
 		kill(child_pid, sig);
 }
 
-/* Profiles of other processes of the run (fork children, exec'd programs): PATH.PID. */
+/* "PID", "execN" or "PID.execN": the suffixes the runtime gives other profiles. */
+static int profile_suffix(const char *sfx)
+{
+	size_t n = strspn(sfx, "0123456789");
+
+	if (n && !sfx[n])
+		return 1;
+	if (n && sfx[n] == '.')
+		sfx += n + 1;
+	else if (n)
+		return 0;
+	return !strncmp(sfx, "exec", 4) && sfx[4] && strspn(sfx + 4, "0123456789") == strlen(sfx + 4);
+}
+
+/*
+ * Profiles of the other processes and images of the run: PATH.PID (fork
+ * children, programs they ran), PATH.execN and PATH.PID.execN (an image
+ * replaced by exec).
+ */
 static void list_other_profiles(const char *shown, const char *path, const struct timespec *start)
 {
-	char *pattern = xstrfmt("%s.[0-9]*", path);
+	char *pattern = xstrfmt("%s.*", path);
 	glob_t g;
 	size_t n = 0;
 
@@ -115,7 +133,7 @@ static void list_other_profiles(const char *shown, const char *path, const struc
 			const char *suffix = g.gl_pathv[i] + strlen(path) + 1;
 			struct stat st;
 
-			if (strspn(suffix, "0123456789") != strlen(suffix) || stat(g.gl_pathv[i], &st) ||
+			if (!profile_suffix(suffix) || stat(g.gl_pathv[i], &st) ||
 			    st.st_mtim.tv_sec < start->tv_sec ||
 			    (st.st_mtim.tv_sec == start->tv_sec && st.st_mtim.tv_nsec < start->tv_nsec))
 				continue;

@@ -131,6 +131,8 @@ struct cp_session {
 	uint32_t threads_lost;	   /* threads we could not set up */
 	int forked;		   /* this process is a fork child */
 	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */
+	pid_t pid;		   /* this process (set at start-up and fork; a vfork
+				    * child sees its parent's) */
 	char out_base[4096];	   /* CALLPROF_OUT made absolute at start-up */
 	char out[4096];		   /* where this process writes: base or base.PID */
 };
@@ -208,6 +210,8 @@ CP_HIDDEN void cp_thread__reset_after_fork(struct cp_thread *t);
 
 /* session.c */
 CP_HIDDEN int cp_session__init(void);
+CP_HIDDEN int cp_session__recorded_anything(void);
+CP_HIDDEN void cp_session__before_exec(unsigned n);
 CP_HIDDEN void cp_warn_once(const char *msg);
 CP_HIDDEN void cp_warn(const char *msg);
 

@@ -13,11 +13,20 @@
  * time up to now, and counted.  The frame that called setjmp has its
  * caller-side stack pointer at (or above) the saved one, so it stays, and
  * calls made after the jump nest under it, their true caller.
+ *
+ * The exec family replaces the image: its profile is written first (as
+ * PATH.execN, see cp_session__before_exec), and the new image inherits
+ * CALLPROF_EXEC_COUNT so that its own execs are numbered on.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "runtime/internal.h"
 
@@ -29,9 +38,18 @@ typedef void (*longjmp_fn)(struct __jmp_buf_tag *, int);
 
 static longjmp_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
 
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+static execve_fn real_execve, real_execvpe;
+static fexecve_fn real_fexecve;
+
 /* Resolved at start-up: dlsym is not safe to call from a signal handler. */
 void cp_interpose__init(void)
 {
+	real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
+	real_execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
+	real_fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
 	real_longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "longjmp");
 	real__longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "_longjmp");
 	real_siglongjmp = (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp");
@@ -100,6 +118,155 @@ CP_INTERPOSE void siglongjmp(struct __jmp_buf_tag env[1], int val)
 CP_INTERPOSE void __longjmp_chk(struct __jmp_buf_tag env[1], int val)
 {
 	jump(&real_longjmp_chk, "__longjmp_chk", env, val);
+}
+
+/* ---- exec ---- */
+
+#define EXEC_COUNT "CALLPROF_EXEC_COUNT="
+
+/*
+ * Write the old image's profile, then return a copy of envp whose
+ * CALLPROF_EXEC_COUNT is this exec's number (NULL: use envp as it is).
+ */
+static char **before_exec(char *const envp[])
+{
+	static char count_var[sizeof(EXEC_COUNT) + 12];
+	const char *prev = getenv("CALLPROF_EXEC_COUNT");
+	unsigned n = (prev ? (unsigned)strtoul(prev, NULL, 10) : 0) + 1;
+	size_t nenv = 0, k = 0;
+	char **env;
+	int saved_errno = errno;
+
+	if (getpid() == cp_session.pid) /* not in a vfork child: its memory is the parent's */
+		cp_session__before_exec(n);
+	snprintf(count_var, sizeof(count_var), EXEC_COUNT "%u", n);
+	while (envp && envp[nenv])
+		nenv++;
+	env = malloc((nenv + 2) * sizeof(*env));
+	if (env) {
+		for (size_t i = 0; i < nenv; i++)
+			if (strncmp(envp[i], EXEC_COUNT, sizeof(EXEC_COUNT) - 1))
+				env[k++] = envp[i];
+		env[k++] = count_var;
+		env[k] = NULL;
+	}
+	errno = saved_errno;
+	return env;
+}
+
+static int after_failed_exec(char **env)
+{
+	int saved_errno = errno;
+
+	free(env);
+	errno = saved_errno;
+	return -1;
+}
+
+#define CP_INTERPOSE_EXEC __attribute__((visibility("default"), no_instrument_function))
+
+CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const envp[])
+{
+	char **env = before_exec(envp);
+
+	if (!real_execve)
+		real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
+	real_execve(path, argv, env ? env : envp);
+	return after_failed_exec(env);
+}
+
+CP_INTERPOSE_EXEC int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	char **env = before_exec(envp);
+
+	if (!real_execvpe)
+		real_execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
+	real_execvpe(file, argv, env ? env : envp);
+	return after_failed_exec(env);
+}
+
+CP_INTERPOSE_EXEC int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	char **env = before_exec(envp);
+
+	if (!real_fexecve)
+		real_fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
+	real_fexecve(fd, argv, env ? env : envp);
+	return after_failed_exec(env);
+}
+
+CP_INTERPOSE_EXEC int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+CP_INTERPOSE_EXEC int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+/* The list forms: gather the arguments, then as above. */
+static char **gather(const char *arg0, va_list ap, char ***envp)
+{
+	va_list count;
+	size_t n = 1;
+	char **argv;
+
+	va_copy(count, ap);
+	while (va_arg(count, char *))
+		n++;
+	va_end(count);
+	argv = malloc((n + 1) * sizeof(*argv));
+	if (!argv)
+		return NULL;
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(ap, char *); /* the last one read is the NULL */
+	if (envp)
+		*envp = va_arg(ap, char **);
+	return argv;
+}
+
+CP_INTERPOSE_EXEC int execl(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	char **argv;
+
+	va_start(ap, arg0);
+	argv = gather(arg0, ap, NULL);
+	va_end(ap);
+	if (!argv)
+		return errno = ENOMEM, -1;
+	execve(path, argv, environ);
+	return after_failed_exec(argv);
+}
+
+CP_INTERPOSE_EXEC int execlp(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	char **argv;
+
+	va_start(ap, arg0);
+	argv = gather(arg0, ap, NULL);
+	va_end(ap);
+	if (!argv)
+		return errno = ENOMEM, -1;
+	execvpe(file, argv, environ);
+	return after_failed_exec(argv);
+}
+
+CP_INTERPOSE_EXEC int execle(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	char **argv, **envp = NULL;
+
+	va_start(ap, arg0);
+	argv = gather(arg0, ap, &envp);
+	va_end(ap);
+	if (!argv)
+		return errno = ENOMEM, -1;
+	execve(path, argv, envp);
+	return after_failed_exec(argv);
 }
 
 #else

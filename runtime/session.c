@@ -108,6 +108,7 @@ static void choose_clock(void)
 static void atfork_child(void)
 {
 	cp_session.forked = 1;
+	cp_session.pid = getpid();
 	set_out_path();
 	cp_thread__reset_after_fork(cp_self);
 }
@@ -130,6 +131,7 @@ int cp_session__init(void)
 	cp_session.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);
 	cp_session.real0_ns = cp_clock_ns(CLOCK_REALTIME);
 	cp_session.tsc0 = cp_ticks();
+	cp_session.pid = getpid();
 	resolve_out_base();
 	set_out_path();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
@@ -202,7 +204,7 @@ __attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
 }
 
 /* Did any thread of this runtime instance see an instrumented call? */
-static int recorded_anything(void)
+int cp_session__recorded_anything(void)
 {
 	for (struct cp_thread *t = cp_session.threads; t; t = t->next)
 		if (__atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE) > 1)
@@ -221,10 +223,38 @@ static int written_by_another_instance(void)
 	struct stat st;
 	uint64_t mtime;
 
-	if (recorded_anything() || stat(cp_session.out, &st))
+	if (cp_session__recorded_anything() || stat(cp_session.out, &st))
 		return 0;
 	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 	return mtime >= cp_session.real0_ns;
+}
+
+/*
+ * The image is about to be replaced by exec: write what it recorded to
+ * PATH.execN (N counts the execs of this process, carried to the new image
+ * in CALLPROF_EXEC_COUNT by the exec wrappers), and keep recording in case
+ * the exec fails.  The new image writes PATH at its exit as usual.
+ */
+void cp_session__before_exec(unsigned n)
+{
+	char path[sizeof(cp_session.out) + 24];
+	size_t len = strlen(cp_session.out);
+	char digits[12];
+	int nd = 0;
+
+	if (cp_session.state != CP_STATE_ON || !cp_session__recorded_anything())
+		return;
+	memcpy(path, cp_session.out, len);
+	memcpy(path + len, ".exec", 5);
+	len += 5;
+	do {
+		digits[nd++] = (char)('0' + n % 10);
+		n /= 10;
+	} while (n);
+	while (nd)
+		path[len++] = digits[--nd];
+	path[len] = '\0';
+	cp_flush(path);
 }
 
 /*
@@ -240,7 +270,7 @@ __attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)
 
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
-	    (recorded_anything() || cp_session.owns_out) && !written_by_another_instance())
+	    (cp_session__recorded_anything() || cp_session.owns_out) && !written_by_another_instance())
 		cp_flush(cp_session.out);
 	errno = saved_errno;
 }

@@ -1,0 +1,48 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='exec: the old image writes its profile first, the new one its own'
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'exec of the recorded program: PATH.exec1 for the old image, PATH for the new' '
+	build_workload s-exec.c &&
+	callprof record -o ex.cprof -- ./t-exec >out 2>err &&
+	ls ex.cprof* >files &&
+	printf "ex.cprof\nex.cprof.exec1\n" >expect && test_cmp expect files &&
+	callprof export -f folded -m calls ex.cprof.exec1 >old &&
+	printf "main 1\nmain;before 1\n" >expect && test_cmp expect old &&
+	callprof export -f folded -m calls ex.cprof >new &&
+	printf "main 1\nmain;after 1\n" >expect && test_cmp expect new &&
+	grep "^callprof: other processes of the run wrote 1 profile: ex.cprof.exec1$" err
+'
+
+test_expect_success 'fork 5 children, one of which execs: every call in exactly one profile' '
+	callprof record -o fk.cprof -- ./t-exec fork 5 >out 2>err &&
+	ls fk.cprof* >files &&
+	test_line_count = 7 files &&
+	test $(grep -c "^fk\.cprof\.[0-9]*$" files) = 5 &&
+	test $(grep -c "^fk\.cprof\.[0-9]*\.exec1$" files) = 1 &&
+	callprof export -f folded -m calls fk.cprof >parent &&
+	grep "^main;reap 1$" parent &&
+	! grep work parent &&
+	for f in $(cat files)
+	do
+		callprof export -f folded -m calls "$f" || return 1
+	done >all &&
+	awk "/;work / { w += \$2 } /;after / { a += \$2 } END { print w, a }" all >sums &&
+	echo "15 1" >expect && test_cmp expect sums &&
+	grep "^callprof: other processes of the run wrote 6 profiles: " err
+'
+
+test_expect_success 'an exec that fails writes the old image once more at exit, nothing lost' '
+	cat >fail.c <<-\EOT &&
+	#include <unistd.h>
+	__attribute__((noinline)) void step(void) { __asm__ volatile(""); }
+	int main(void) { step(); execl("/nonexistent", "x", (char *)0); step(); return 0; }
+	EOT
+	$CC $OPT -g -finstrument-functions -o t-fail fail.c &&
+	callprof record -o fail.cprof -- ./t-fail >out &&
+	callprof export -f folded -m calls fail.cprof >actual &&
+	printf "main 1\nmain;step 2\n" >expect && test_cmp expect actual
+'
+
+test_done
