@@ -194,6 +194,12 @@ struct cp_node_rec {
 	uint64_t inactive_ticks; /* preempted time inside (0 if not measured) */
 };
 
+/*
+ * Append the decimal digits of v to buf at *pos (advanced), NUL-terminated,
+ * never past size.  For the runtime, which avoids snprintf at the dump.
+ */
+void cp_put_dec(char *buf, size_t size, size_t *pos, unsigned long v);
+
 /* CRC-32 (IEEE 802.3), continuing from crc (start with 0). */
 uint32_t cp_crc32(uint32_t crc, const void *buf, size_t len);
 

@@ -61,8 +61,7 @@ static int flush_buf(struct cp_writer *w)
 	return ret ? fail(w, ret) : 0;
 }
 
-/* Append a decimal number to buf at *pos (no snprintf: keep libc use minimal). */
-static void put_dec(char *buf, size_t size, size_t *pos, unsigned long v)
+void cp_put_dec(char *buf, size_t size, size_t *pos, unsigned long v)
 {
 	char tmp[24];
 	int n = 0;
@@ -98,7 +97,7 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	memcpy(w->tmp, path, len);
 	memcpy(w->tmp + len, ".tmp.", 6);
 	pos = len + 5;
-	put_dec(w->tmp, sizeof(w->tmp), &pos, (unsigned long)getpid());
+	cp_put_dec(w->tmp, sizeof(w->tmp), &pos, (unsigned long)getpid());
 
 	/*
 	 * Never through a symlink, never into an existing file: O_EXCL fails on

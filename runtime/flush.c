@@ -38,17 +38,11 @@ static void write_cmdline(struct cp_writer *w)
 static void read_comm(uint32_t tid, char name[16])
 {
 	char path[64] = "/proc/self/task/";
-	char digits[12];
 	size_t pos = strlen(path);
-	int nd = 0, fd;
+	int fd;
 	ssize_t n;
 
-	do {
-		digits[nd++] = (char)('0' + tid % 10);
-		tid /= 10;
-	} while (tid);
-	while (nd)
-		path[pos++] = digits[--nd];
+	cp_put_dec(path, sizeof(path) - 6, &pos, tid);
 	memcpy(path + pos, "/comm", 6);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -227,46 +227,51 @@ static char **gather(const char *arg0, va_list ap, char ***envp)
 	return argv;
 }
 
+/* execl, execlp, execle: search PATH or not, an envp after the NULL or not. */
+static int exec_list(const char *target, int search, int with_env, const char *arg0, va_list ap)
+{
+	char **envp = environ, **argv = gather(arg0, ap, with_env ? &envp : NULL);
+
+	if (!argv)
+		return errno = ENOMEM, -1;
+	if (search)
+		execvpe(target, argv, envp);
+	else
+		execve(target, argv, envp);
+	return after_failed_exec(argv);
+}
+
 CP_INTERPOSE_EXEC int execl(const char *path, const char *arg0, ...)
 {
 	va_list ap;
-	char **argv;
+	int ret;
 
 	va_start(ap, arg0);
-	argv = gather(arg0, ap, NULL);
+	ret = exec_list(path, 0, 0, arg0, ap);
 	va_end(ap);
-	if (!argv)
-		return errno = ENOMEM, -1;
-	execve(path, argv, environ);
-	return after_failed_exec(argv);
+	return ret;
 }
 
 CP_INTERPOSE_EXEC int execlp(const char *file, const char *arg0, ...)
 {
 	va_list ap;
-	char **argv;
+	int ret;
 
 	va_start(ap, arg0);
-	argv = gather(arg0, ap, NULL);
+	ret = exec_list(file, 1, 0, arg0, ap);
 	va_end(ap);
-	if (!argv)
-		return errno = ENOMEM, -1;
-	execvpe(file, argv, environ);
-	return after_failed_exec(argv);
+	return ret;
 }
 
 CP_INTERPOSE_EXEC int execle(const char *path, const char *arg0, ...)
 {
 	va_list ap;
-	char **argv, **envp = NULL;
+	int ret;
 
 	va_start(ap, arg0);
-	argv = gather(arg0, ap, &envp);
+	ret = exec_list(path, 0, 1, arg0, ap);
 	va_end(ap);
-	if (!argv)
-		return errno = ENOMEM, -1;
-	execve(path, argv, envp);
-	return after_failed_exec(argv);
+	return ret;
 }
 
 #else

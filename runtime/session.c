@@ -61,8 +61,6 @@ static void set_out_path(void)
 	const char *root = getenv("CALLPROF_ROOT_PID");
 	unsigned long pid = (unsigned long)getpid();
 	size_t pos = strlen(cp_session.out_base);
-	char digits[24];
-	int nd = 0;
 
 	memcpy(cp_session.out, cp_session.out_base, pos + 1);
 	cp_session.owns_out = 1;
@@ -76,14 +74,8 @@ static void set_out_path(void)
 		return;
 	}
 	cp_session.owns_out = 0;
-	do {
-		digits[nd++] = (char)('0' + pid % 10);
-		pid /= 10;
-	} while (pid);
 	cp_session.out[pos++] = '.';
-	while (nd)
-		cp_session.out[pos++] = digits[--nd];
-	cp_session.out[pos] = '\0';
+	cp_put_dec(cp_session.out, sizeof(cp_session.out), &pos, pid);
 }
 
 static void choose_clock(void)
@@ -239,21 +231,13 @@ void cp_session__before_exec(unsigned n)
 {
 	char path[sizeof(cp_session.out) + 24];
 	size_t len = strlen(cp_session.out);
-	char digits[12];
-	int nd = 0;
 
 	if (cp_session.state != CP_STATE_ON || !cp_session__recorded_anything())
 		return;
 	memcpy(path, cp_session.out, len);
 	memcpy(path + len, ".exec", 5);
 	len += 5;
-	do {
-		digits[nd++] = (char)('0' + n % 10);
-		n /= 10;
-	} while (n);
-	while (nd)
-		path[len++] = digits[--nd];
-	path[len] = '\0';
+	cp_put_dec(path, sizeof(path), &len, n);
 	cp_flush(path);
 }
 
