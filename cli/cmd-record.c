@@ -207,7 +207,8 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	if (!calls)
 		warning("no instrumented function ran: compile the program with "
 			"-finstrument-functions -g");
-	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost)
+	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
+	    pf->meta.lost_signals)
 		warning("the profile is incomplete; 'callprof report' says what was lost");
 	cp_profile_file__free(pf);
 }

@@ -135,10 +135,14 @@ struct cp_meta {
 				       * calibration rounds (noise indicator) */
 	uint64_t reconciled_frames;   /* frames whose exit never ran (longjmp,
 				       * exceptions), closed when abandoned */
+	uint64_t lost_signals;	      /* signal handler runs not recorded: the
+				       * signal arrived inside a hook */
 };
 
 enum cp_meta_flags {
 	CP_META_FORKED = 1 << 0, /* written by a forked child */
+	CP_META_ABNORMAL_END = 1 << 1, /* written as the process died: fatal
+					* signal, abort() or _exit() */
 };
 
 struct cp_module {
@@ -148,7 +152,24 @@ struct cp_module {
 	uint64_t load_bias;   /* runtime address minus ELF virtual address */
 	uint32_t first_map;   /* index of its first struct cp_map */
 	uint32_t nmaps;	      /* number of consecutive maps */
+	uint32_t flags;	      /* enum cp_module_flags */
+	uint32_t reserved;    /* zero */
+	uint64_t loaded_at;   /* load bias it really had in the process (differs
+			       * from load_bias only for unloaded modules) */
 };
+
+enum cp_module_flags {
+	/*
+	 * Unloaded (dlclose) before the dump.  Its maps, load_bias and the
+	 * addresses of every node in its code were moved to a private range
+	 * at or above CP_UNLOADED_BASE, so they cannot be confused with code
+	 * loaded later at the same place.
+	 */
+	CP_MODULE_UNLOADED = 1 << 0,
+};
+
+/* Start of the private address range of unloaded modules (module i at + i << 36). */
+#define CP_UNLOADED_BASE 0x8000000000000000ull
 
 struct cp_map {
 	uint64_t start;	 /* first runtime address of a PT_LOAD segment */
@@ -185,13 +206,18 @@ struct cp_node_rec {
 	uint64_t fn;	   /* function entry address in the profiled process */
 	uint64_t site;	   /* return address of the first call seen on this path */
 	uint32_t parent;   /* index within the thread, CP_NO_PARENT for the root */
-	uint32_t flags;	   /* reserved (0) */
+	uint32_t flags;	   /* enum cp_node_flags */
 	uint64_t calls;	   /* times this path was entered */
 	uint64_t ticks;	   /* inclusive ticks over all calls */
 	uint64_t min_ticks; /* shortest single call */
 	uint64_t max_ticks; /* longest single call */
 	uint64_t wait_ticks;	 /* blocked time inside (0 if not measured) */
 	uint64_t inactive_ticks; /* preempted time inside (0 if not measured) */
+};
+
+enum cp_node_flags {
+	/* Not a function: a handler of signal number fn ran here (fn < 4096). */
+	CP_NODE_SIGNAL = 1 << 0,
 };
 
 /*

@@ -332,6 +332,12 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 					   "node record at 0x%llx: parent %u is not an earlier node "
 					   "of its thread", rec_off(pf, CP_SEC_NODES, t->first_node + k),
 					   nd->parent);
+			if ((nd->flags & ~(uint32_t)CP_NODE_SIGNAL) ||
+			    ((nd->flags & CP_NODE_SIGNAL) && (k == 0 || nd->fn == 0 || nd->fn >= 4096)))
+				return bad(c, CP_ERR_CORRUPT,
+					   "node record at 0x%llx: bad flags 0x%x for function 0x%llx",
+					   rec_off(pf, CP_SEC_NODES, t->first_node + k), nd->flags,
+					   (unsigned long long)nd->fn);
 		}
 	}
 	if (pf->nthreads == 0 && pf->nnodes)

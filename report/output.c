@@ -260,4 +260,10 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 		fprintf(fp, "# warning: incomplete: %" PRIu64 " calls in unrecorded paths, %" PRIu64
 			    " events dropped, %" PRIu64 " unpaired exits, %u threads not set up\n",
 			m->lost_calls, m->lost_events, m->unpaired_exits, m->nthreads_lost);
+	if (m->lost_signals)
+		fprintf(fp, "# warning: %" PRIu64 " signal handler runs were not recorded: the signal "
+			    "arrived while a hook was running\n", m->lost_signals);
+	if (m->flags & CP_META_ABNORMAL_END)
+		fprintf(fp, "# the process ended abnormally (fatal signal, abort or _exit): calls "
+			    "still open then are counted with time up to that moment\n");
 }

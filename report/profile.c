@@ -157,14 +157,17 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			id = 0;
 			src.calls = 0; /* the root stands for threads, not calls */
 		} else {
-			uint32_t fn = u64map_get_or_add(fnmap, r->fn, rp->nfns);
+			/* Pseudo-functions get keys no address can have. */
+			uint64_t key = (r->flags & CP_NODE_SIGNAL) ? r->fn | 1ull << 62 : r->fn;
+			uint32_t fn = u64map_get_or_add(fnmap, key, rp->nfns);
 			uint32_t parent = map[r->parent];
 			uint32_t *slot;
 
 			if (fn == rp->nfns) {
 				rp->fns = xrealloc(rp->fns, (rp->nfns + 1) * sizeof(*rp->fns));
 				rp->fns[fn].addr = r->fn;
-				rp->fns[fn].name = cp_symbolizer__fn_name(rp->sym, r->fn);
+				rp->fns[fn].name = (r->flags & CP_NODE_SIGNAL) ?
+					cp_symbolizer__signal_name(rp->sym, r->fn) : cp_symbolizer__fn_name(rp->sym, r->fn);
 				rp->nfns++;
 			}
 			/* Context key: parent node in t and function index. */

@@ -63,7 +63,7 @@ static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t ex
 	r->fn = n->fn;
 	r->site = n->site;
 	r->parent = n->parent ? n->parent->id : CP_NO_PARENT;
-	r->flags = 0;
+	r->flags = n->parent && n->fn < CP_FN_PSEUDO_LIMIT ? CP_NODE_SIGNAL : 0;
 	r->calls = n->calls;
 	r->ticks = timing ? n->ticks + extra : 0;
 	r->min_ticks = !timing || n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
@@ -160,7 +160,7 @@ static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, u
 }
 
 /* Write the profile to path.  Returns 0 or -errno; warns once on failure. */
-int cp_flush(const char *path)
+int cp_flush(const char *path, int dying)
 {
 	struct cp_writer *w = &writer;
 	struct cp_thread *self = cp_self, **ts, *t, *head;
@@ -217,12 +217,15 @@ int cp_flush(const char *path)
 	meta.start_realtime_ns = cp_session.real0_ns;
 	meta.duration_ns = elapsed;
 	meta.flags = cp_session.forked ? CP_META_FORKED : 0;
+	if (dying)
+		meta.flags |= CP_META_ABNORMAL_END;
 	meta.nthreads_lost = cp_session.threads_lost;
 	for (i = 0; i < nt; i++) {
 		meta.lost_calls += ts[i]->lost.calls;
 		meta.lost_events += ts[i]->lost_events;
 		meta.unpaired_exits += ts[i]->unpaired_exits;
 		meta.reconciled_frames += ts[i]->reconciled;
+		meta.lost_signals += ts[i]->lost_signals;
 	}
 	{
 		char exe[4096];
@@ -235,7 +238,7 @@ int cp_flush(const char *path)
 	cp_writer__section(w, CP_SEC_META, sizeof(meta));
 	cp_writer__put(w, &meta, sizeof(meta));
 	write_cmdline(w);
-	cp_modules__write(w);
+	cp_modules__write(w, dying);
 	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
 	for (i = 0; i < nt; i++)
 		write_nodes(w, ts[i], now, &open[i]);

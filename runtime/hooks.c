@@ -209,6 +209,67 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	t->busy = 0;
 }
 
+/*
+ * A signal handler starts: push a pseudo-frame for "<signal sig>" so that
+ * the handler's calls nest under it, below the interrupted call.  Returns
+ * the frame's depth (> 0) for cp_hooks__signal_leave, or 0 when nothing was
+ * pushed: the signal interrupted a hook (the tree is mid-update; the
+ * handler's calls are dropped and this run is counted in lost_signals), or
+ * the thread cannot record.
+ */
+uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp)
+{
+	struct cp_thread *t = cp_self;
+	struct cp_node *n;
+	uint64_t depth = 0;
+
+	if (t && t->busy) {
+		t->lost_signals++;
+		return 0;
+	}
+	t = slow_begin(t);
+	if (!t)
+		return 0;
+	if (t->top == t->limit && cp_thread__grow_stack(t)) {
+		t->lost_signals++;
+		goto out;
+	}
+	n = cp_thread__child(t, t->top->node, CP_FN_SIGNAL(sig), 0);
+	push(t, n, CP_FN_SIGNAL(sig), sp);
+	depth = (uint64_t)(t->top - t->stack->f);
+out:
+	barrier();
+	t->busy = 0;
+	return depth;
+}
+
+/*
+ * The handler returns.  Frames it left open (it cannot normally) are
+ * closed as reconciled; if its own frame is already gone (a longjmp out of
+ * a nested handler closed it), there is nothing to do.
+ */
+void cp_hooks__signal_leave(int sig, uint64_t depth)
+{
+	uint64_t now = now_ticks();
+	struct cp_thread *t = cp_self;
+	struct cp_frame *f;
+
+	if (!depth || !t || t->busy)
+		return;
+	t->busy = 1;
+	barrier();
+	f = t->stack->f + depth;
+	if (f <= t->top && f->fn == CP_FN_SIGNAL(sig)) {
+		while (t->top > f) {
+			pop(t, t->top, now);
+			t->reconciled++;
+		}
+		pop(t, f, now);
+	}
+	barrier();
+	t->busy = 0;
+}
+
 #else /* CP_HOOK_MODE == HOOKS_COVERAGE */
 
 /* First call of fn in this thread (or no thread state yet): record it. */
@@ -243,6 +304,24 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 }
 
 CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
+{
+}
+
+/* Coverage: a handler that ran is recorded once, like a function. */
+uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp)
+{
+	struct cp_thread *t = cp_self;
+
+	if (t && t->busy) {
+		t->lost_signals++;
+		return 0;
+	}
+	if (!(t && t->seen[cp_seen_slot(CP_FN_SIGNAL(sig))] == CP_FN_SIGNAL(sig)))
+		seen_slow(t, CP_FN_SIGNAL(sig), 0);
+	return 0;
+}
+
+void cp_hooks__signal_leave(int sig, uint64_t depth)
 {
 }
 

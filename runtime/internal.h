@@ -108,6 +108,7 @@ struct cp_thread {
 	uint64_t unpaired_exits; /* exits with no matching frame */
 	uint64_t open_frames;	 /* frames closed at exit or dump */
 	uint64_t reconciled;	 /* frames closed because control skipped their exit */
+	uint64_t lost_signals;	 /* handler runs not recorded (arrived inside a hook) */
 	uint32_t tid;		 /* kernel thread id */
 	uint32_t flags;		 /* enum cp_thread_flags */
 	pthread_t self;		 /* for pthread_getname_np at the dump */
@@ -131,6 +132,7 @@ struct cp_session {
 	uint32_t threads_lost;	   /* threads we could not set up */
 	int forked;		   /* this process is a fork child */
 	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */
+	int finished;		   /* the profile has been written (or given up) */
 	pid_t pid;		   /* this process (set at start-up and fork; a vfork
 				    * child sees its parent's) */
 	char out_base[4096];	   /* CALLPROF_OUT made absolute at start-up */
@@ -146,6 +148,14 @@ enum cp_state {
 
 extern struct cp_session cp_session CP_HIDDEN;
 extern __thread struct cp_thread *cp_self CP_HIDDEN __attribute__((tls_model("initial-exec")));
+
+/*
+ * Pseudo-functions: node "functions" that are not code.  The first page is
+ * never mapped, so values below 4096 cannot be function addresses; the dump
+ * turns them into flagged node records (format.h, CP_NODE_SIGNAL).
+ */
+#define CP_FN_PSEUDO_LIMIT 4096u
+#define CP_FN_SIGNAL(sig) ((uintptr_t)(sig)) /* a handler of signal sig ran */
 
 /* Account one finished call of d ticks to n. */
 static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
@@ -208,10 +218,18 @@ CP_HIDDEN void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint6
 CP_HIDDEN void cp_thread__exited(void *arg);
 CP_HIDDEN void cp_thread__reset_after_fork(struct cp_thread *t);
 
+/* hooks.c: a "<signal N>" pseudo-frame around a signal handler. */
+CP_HIDDEN uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp);
+CP_HIDDEN void cp_hooks__signal_leave(int sig, uint64_t depth);
+
+/* signals.c (shared library only; a no-op in static links) */
+CP_HIDDEN void cp_signals__init(void);
+
 /* session.c */
 CP_HIDDEN int cp_session__init(void);
 CP_HIDDEN int cp_session__recorded_anything(void);
 CP_HIDDEN void cp_session__before_exec(unsigned n);
+CP_HIDDEN void cp_session__finish(int dying);
 CP_HIDDEN void cp_warn_once(const char *msg);
 CP_HIDDEN void cp_warn(const char *msg);
 
@@ -227,9 +245,16 @@ CP_HIDDEN int cp_calibrate(struct cp_calibration *cal);
 CP_HIDDEN void cp_interpose__init(void);
 
 /* flush.c */
-CP_HIDDEN int cp_flush(const char *path);
+/*
+ * dying: the process is ending abnormally (fatal signal, abort, _exit);
+ * skip what may not be safe then (calibration, the loader's module list).
+ */
+CP_HIDDEN int cp_flush(const char *path, int dying);
 
 /* modules.c: snapshot of loaded ELF objects, written as MODULES + MAPS. */
-CP_HIDDEN int cp_modules__write(struct cp_writer *w);
+CP_HIDDEN int cp_modules__write(struct cp_writer *w, int dying);
+CP_HIDDEN void cp_modules__refresh(void);
+CP_HIDDEN void cp_modules__lock(void);
+CP_HIDDEN void cp_modules__unlock(void);
 
 #endif /* CP_RUNTIME_INTERNAL_H */

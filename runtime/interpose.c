@@ -17,6 +17,15 @@
  * The exec family replaces the image: its profile is written first (as
  * PATH.execN, see cp_session__before_exec), and the new image inherits
  * CALLPROF_EXEC_COUNT so that its own execs are numbered on.
+ *
+ * _exit, _Exit and abort end the process without running destructors:
+ * the profile is written first (cp_session__finish; never in a vfork
+ * child).  dlclose refreshes the module log before the module goes (so it
+ * is in the log even if it was loaded since the last refresh) and after (so
+ * its addresses are retired, see modules.c).  dlopen is not interposed: the
+ * loader finds the caller's RUNPATH from the return address, which an
+ * interposer would change; a module loaded and never closed is found at
+ * the dump.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -44,6 +53,13 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 static execve_fn real_execve, real_execvpe;
 static fexecve_fn real_fexecve;
 
+typedef void (*exit_fn)(int);
+typedef int (*dlclose_fn)(void *);
+
+static exit_fn real__exit, real__Exit;
+static void (*real_abort)(void);
+static dlclose_fn real_dlclose;
+
 /* Resolved at start-up: dlsym is not safe to call from a signal handler. */
 void cp_interpose__init(void)
 {
@@ -54,6 +70,10 @@ void cp_interpose__init(void)
 	real__longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "_longjmp");
 	real_siglongjmp = (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp");
 	real_longjmp_chk = (longjmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
+	real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
+	real_abort = (void (*)(void))dlsym(RTLD_NEXT, "abort");
+	real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
 }
 
 static uintptr_t demangle(uintptr_t v)
@@ -118,6 +138,53 @@ CP_INTERPOSE void siglongjmp(struct __jmp_buf_tag env[1], int val)
 CP_INTERPOSE void __longjmp_chk(struct __jmp_buf_tag env[1], int val)
 {
 	jump(&real_longjmp_chk, "__longjmp_chk", env, val);
+}
+
+/* ---- ends without destructors, and unloading ---- */
+
+#define CP_INTERPOSE_CALL __attribute__((visibility("default"), no_instrument_function))
+
+CP_INTERPOSE void _exit(int status)
+{
+	cp_session__finish(1);
+	if (!real__exit)
+		real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	real__exit(status);
+	__builtin_unreachable();
+}
+
+CP_INTERPOSE void _Exit(int status)
+{
+	cp_session__finish(1);
+	if (!real__Exit)
+		real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
+	real__Exit(status);
+	__builtin_unreachable();
+}
+
+CP_INTERPOSE void abort(void)
+{
+	cp_session__finish(1);
+	if (!real_abort)
+		real_abort = (void (*)(void))dlsym(RTLD_NEXT, "abort");
+	real_abort();
+	__builtin_unreachable();
+}
+
+CP_INTERPOSE_CALL int dlclose(void *handle)
+{
+	int ret;
+
+	if (!real_dlclose)
+		real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+	if (cp_session.state != CP_STATE_ON)
+		return real_dlclose(handle);
+	cp_modules__lock();
+	cp_modules__refresh();
+	ret = real_dlclose(handle);
+	cp_modules__refresh();
+	cp_modules__unlock();
+	return ret;
 }
 
 /* ---- exec ---- */

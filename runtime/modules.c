@@ -3,27 +3,59 @@
  * its path, build-id, load bias and PT_LOAD ranges, so the tool can turn
  * raw addresses into names later without the process.
  *
- * Taken at the dump with dl_iterate_phdr into mmap'd scratch arrays (one
- * consistent snapshot even if another thread dlopens meanwhile), then
- * written as the MODULES and MAPS sections.  The vDSO has no file and is
- * left out.
+ * A log, not a snapshot: every module ever loaded stays in it, so code of
+ * a plugin unloaded before the dump is still named.  The log is refreshed
+ * with dl_iterate_phdr at start-up, after every dlopen, around every dlclose
+ * (the preloaded runtime interposes dlclose) and at the dump.
+ *
+ * When a module is unloaded, the call paths recorded for its code would be
+ * confused with those of whatever is loaded at the same addresses next.  So
+ * the addresses it occupied are retired: every recorded node whose function
+ * (or call site) lay in it is moved, in place, to a private address range
+ * that no user-space code can have (CP_UNLOADED_BASE + index << 36 + ELF
+ * virtual address), and the module is written at that range with
+ * CP_MODULE_UNLOADED set.  Readers need nothing special: addresses stay
+ * unique.  A thread whose cached child was moved simply misses the cache
+ * and finds (or creates) a node for the new code.
+ *
+ * The vDSO has no file and is left out.
  */
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/internal.h"
 
-struct snapshot {
-	struct cp_module *mods; /* path holds an index into names, fixed up later */
-	struct cp_map *maps;
-	char (*names)[PATH_MAX];
-	uint32_t nmods, nmaps, cap_mods, cap_maps;
-	int overflow;
+#define MAX_MODULES 4096 /* fits the 36-bit spacing below CP_UNLOADED_BASE's top */
+#define MAX_MAPS (MAX_MODULES * 8)
+
+/*
+ * The log.  Mapped once at its maximum size (untouched pages cost nothing);
+ * entries are appended and published by count, so a dump that cannot take
+ * the lock still reads a consistent prefix.
+ */
+struct module_log {
+	struct cp_module mods[MAX_MODULES]; /* path holds an index into names */
+	struct cp_map maps[MAX_MAPS];
+	char names[MAX_MODULES][PATH_MAX];
+	uint32_t nmods, nmaps;		    /* published with release stores */
+	int full;			    /* a module did not fit: warned once */
+};
+
+static struct module_log *mlog;
+static pthread_mutex_t mlog_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static uint32_t *seen; /* scratch for refresh: generation each module was last seen */
+static uint32_t generation;
+
+/* One module as dl_iterate_phdr reports it. */
+struct found {
+	const char *name;
+	const struct dl_phdr_info *info;
 };
 
 static void read_build_id(const struct dl_phdr_info *info, struct cp_module *m)
@@ -56,97 +88,194 @@ static void read_build_id(const struct dl_phdr_info *info, struct cp_module *m)
 	}
 }
 
-static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+static int same_module(const struct cp_module *m, const char *name, const struct dl_phdr_info *info)
 {
-	struct snapshot *s = arg;
-	struct cp_module *m;
-	const char *name = info->dlpi_name;
-	uint32_t first = s->nmaps;
+	return !(m->flags & CP_MODULE_UNLOADED) && m->loaded_at == info->dlpi_addr &&
+	       !strcmp(mlog->names[m->path], name);
+}
 
-	if (s->nmods == 0 && (!name || !*name)) {
-		/* The main program comes first, with an empty name. */
-		ssize_t n = readlink("/proc/self/exe", s->names[0], PATH_MAX - 1);
+static void append(const char *name, const struct dl_phdr_info *info)
+{
+	struct module_log *l = mlog;
+	uint32_t i = l->nmods, first = l->nmaps, nmaps = 0;
+	struct cp_module *m = &l->mods[i];
+	size_t len = strlen(name);
 
-		s->names[0][n > 0 ? n : 0] = '\0';
-	} else if (!name || !*name || !strncmp(name, "linux-vdso", 10) ||
-		   !strncmp(name, "linux-gate", 10)) {
-		return 0;
-	} else if (s->nmods < s->cap_mods) {
-		size_t len = strlen(name);
-
-		if (len >= PATH_MAX)
-			len = PATH_MAX - 1;
-		memcpy(s->names[s->nmods], name, len);
-		s->names[s->nmods][len] = '\0';
+	for (int k = 0; k < info->dlpi_phnum; k++)
+		nmaps += info->dlpi_phdr[k].p_type == PT_LOAD;
+	if (i == MAX_MODULES || first + nmaps > MAX_MAPS) {
+		if (!l->full)
+			cp_warn("too many modules loaded: code of later ones is not named");
+		l->full = 1;
+		return;
 	}
-	if (s->nmods == s->cap_mods) {
-		s->overflow = 1;
-		return 1;
-	}
-	m = &s->mods[s->nmods];
+	if (len >= PATH_MAX)
+		len = PATH_MAX - 1;
+	memcpy(l->names[i], name, len);
+	l->names[i][len] = '\0';
 	memset(m, 0, sizeof(*m));
-	m->path = s->nmods;
-	m->load_bias = info->dlpi_addr;
+	m->path = i;
+	m->load_bias = m->loaded_at = info->dlpi_addr;
 	m->first_map = first;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+	m->nmaps = nmaps;
+	for (int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
 		struct cp_map *mp;
 
 		if (ph->p_type != PT_LOAD)
 			continue;
-		if (s->nmaps == s->cap_maps) {
-			s->overflow = 1;
-			return 1;
-		}
-		mp = &s->maps[s->nmaps++];
+		mp = &l->maps[first++];
 		mp->start = info->dlpi_addr + ph->p_vaddr;
 		mp->end = mp->start + ph->p_memsz;
 		mp->offset = ph->p_offset;
 		mp->prot = ph->p_flags;
-		mp->module = s->nmods;
+		mp->module = i;
 	}
-	m->nmaps = s->nmaps - first;
 	read_build_id(info, m);
-	s->nmods++;
+	seen[i] = generation;
+	__atomic_store_n(&l->nmaps, first, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->nmods, i + 1, __ATOMIC_RELEASE);
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *name = info->dlpi_name;
+	int first = (*(int *)arg)++ == 0;
+	char exe[PATH_MAX];
+	uint32_t n = mlog->nmods;
+
+	if (first && (!name || !*name)) {
+		/* The main program comes first, with an empty name. */
+		ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[len > 0 ? len : 0] = '\0';
+		name = exe;
+	} else if (!name || !*name || !strncmp(name, "linux-vdso", 10) ||
+		   !strncmp(name, "linux-gate", 10)) {
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (same_module(&mlog->mods[i], name, info)) {
+			seen[i] = generation;
+			return 0;
+		}
+	}
+	append(name, info);
 	return 0;
 }
 
-static void release(struct snapshot *s, size_t bytes)
+static int in_module(const struct cp_module *m, uintptr_t a)
 {
-	if (s->mods)
-		munmap(s->mods, bytes);
+	for (uint32_t k = 0; k < m->nmaps; k++) {
+		const struct cp_map *mp = &mlog->maps[m->first_map + k];
+
+		if (a >= mp->start && a < mp->end)
+			return 1;
+	}
+	return 0;
 }
 
-int cp_modules__write(struct cp_writer *w)
+static uintptr_t retired(uint32_t idx, const struct cp_module *m, uintptr_t a)
 {
-	struct snapshot s;
-	size_t bytes = 0;
-	int ret = 0;
+	return CP_UNLOADED_BASE + ((uint64_t)idx << 36) + (a - m->loaded_at);
+}
 
-	for (uint32_t cap = 64;; cap *= 4) {
-		char *p;
+/* Module idx is gone: move its nodes' addresses out of the way, then its maps. */
+static void retire(uint32_t idx)
+{
+	struct cp_module *m = &mlog->mods[idx];
+	struct cp_thread *t;
 
-		bytes = cap * (sizeof(struct cp_module) + PATH_MAX + 8 * sizeof(struct cp_map));
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return -ENOMEM;
-		memset(&s, 0, sizeof(s));
-		s.mods = (struct cp_module *)p;
-		s.names = (char(*)[PATH_MAX])(p + cap * sizeof(struct cp_module));
-		s.maps = (struct cp_map *)(p + cap * (sizeof(struct cp_module) + PATH_MAX));
-		s.cap_mods = cap;
-		s.cap_maps = cap * 8;
-		dl_iterate_phdr(collect, &s);
-		if (!s.overflow || cap >= 65536)
-			break;
-		munmap(p, bytes);
+	for (t = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE); t; t = t->next) {
+		for (struct cp_chunk *c = t->chunks; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+			uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
+
+			for (uint32_t i = 0; i < used; i++) {
+				struct cp_node *n = &c->n[i];
+				uintptr_t fn = __atomic_load_n(&n->fn, __ATOMIC_RELAXED);
+
+				if (in_module(m, fn))
+					__atomic_store_n(&n->fn, retired(idx, m, fn), __ATOMIC_RELAXED);
+				if (in_module(m, n->site))
+					n->site = retired(idx, m, n->site);
+			}
+		}
 	}
-	for (uint32_t i = 0; i < s.nmods; i++)
-		s.mods[i].path = cp_writer__string(w, s.names[i]);
+	for (uint32_t k = 0; k < m->nmaps; k++) {
+		struct cp_map *mp = &mlog->maps[m->first_map + k];
+
+		mp->start = retired(idx, m, mp->start);
+		mp->end = retired(idx, m, mp->end);
+	}
+	m->load_bias = retired(idx, m, m->load_bias);
+	m->flags |= CP_MODULE_UNLOADED;
+}
+
+/*
+ * Bring the log up to date with the loader: append modules not seen yet,
+ * retire those that are gone.  Not from a signal handler.
+ */
+void cp_modules__refresh(void)
+{
+	int saved_errno = errno, count = 0;
+
+	pthread_mutex_lock(&mlog_lock);
+	if (!mlog) {
+		void *p = mmap(NULL, sizeof(*mlog) + MAX_MODULES * sizeof(uint32_t),
+			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			goto out;
+		mlog = p;
+		seen = (uint32_t *)(mlog + 1);
+	}
+	generation++;
+	dl_iterate_phdr(visit, &count);
+	for (uint32_t i = 0; i < mlog->nmods; i++)
+		if (seen[i] != generation && !(mlog->mods[i].flags & CP_MODULE_UNLOADED))
+			retire(i);
+out:
+	pthread_mutex_unlock(&mlog_lock);
+	errno = saved_errno;
+}
+
+/* Hold the log still across a dlopen or dlclose and the refresh after it. */
+void cp_modules__lock(void)
+{
+	pthread_mutex_lock(&mlog_lock);
+}
+
+void cp_modules__unlock(void)
+{
+	pthread_mutex_unlock(&mlog_lock);
+}
+
+int cp_modules__write(struct cp_writer *w, int dying)
+{
+	uint32_t nmods, nmaps;
+	int ret;
+
+	/*
+	 * Dying, the loader is still safe to ask unless this thread died
+	 * inside it with its list lock held (a loader bug); our own lock may
+	 * be held by a thread that will never let go, so it is only tried.
+	 */
+	if (!dying) {
+		cp_modules__refresh();
+	} else if (!pthread_mutex_trylock(&mlog_lock)) {
+		cp_modules__refresh();
+		pthread_mutex_unlock(&mlog_lock);
+	}
+	nmods = mlog ? __atomic_load_n(&mlog->nmods, __ATOMIC_ACQUIRE) : 0;
+	nmaps = mlog ? __atomic_load_n(&mlog->nmaps, __ATOMIC_ACQUIRE) : 0;
 	cp_writer__section(w, CP_SEC_MODULES, sizeof(struct cp_module));
-	cp_writer__put(w, s.mods, s.nmods * sizeof(struct cp_module));
+	for (uint32_t i = 0; i < nmods; i++) {
+		struct cp_module m = mlog->mods[i];
+
+		m.path = cp_writer__string(w, mlog->names[i]);
+		cp_writer__put(w, &m, sizeof(m));
+	}
 	cp_writer__section(w, CP_SEC_MAPS, sizeof(struct cp_map));
-	ret = cp_writer__put(w, s.maps, s.nmaps * sizeof(struct cp_map));
-	release(&s, bytes);
+	ret = nmaps ? cp_writer__put(w, mlog->maps, nmaps * sizeof(struct cp_map)) : w->err;
 	return ret;
 }

@@ -128,6 +128,8 @@ int cp_session__init(void)
 	set_out_path();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
 	cp_interpose__init();
+	cp_signals__init();
+	cp_modules__refresh();
 	pthread_atfork(NULL, NULL, atfork_child);
 	__atomic_store_n(&cp_session.state, CP_STATE_ON, __ATOMIC_RELEASE);
 	errno = saved_errno;
@@ -238,7 +240,7 @@ void cp_session__before_exec(unsigned n)
 	memcpy(path + len, ".exec", 5);
 	len += 5;
 	cp_put_dec(path, sizeof(path), &len, n);
-	cp_flush(path);
+	cp_flush(path, 0);
 }
 
 /*
@@ -246,15 +248,36 @@ void cp_session__before_exec(unsigned n)
  * instrumented code writes nothing, except the one `callprof record`
  * started (so record can tell the user why the profile is empty) -
  * otherwise every `ls` a profiled shell script runs would leave a file.
+ *
+ * Called once per process by whichever comes first: the destructor, _exit,
+ * abort, or a fatal signal (dying = 1).  A second caller while the first
+ * is still writing (two threads crashing at once) waits for it, for a
+ * bounded time, so the process does not die under a half-written file.
  */
-__attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)
+void cp_session__finish(int dying)
 {
 	int saved_errno = errno;
 	int expected = CP_STATE_ON;
 
+	if (getpid() != cp_session.pid)
+		goto out; /* a vfork child: the memory is its parent's */
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
-	    (cp_session__recorded_anything() || cp_session.owns_out) && !written_by_another_instance())
-		cp_flush(cp_session.out);
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		if ((cp_session__recorded_anything() || cp_session.owns_out) &&
+		    !written_by_another_instance())
+			cp_flush(cp_session.out, dying);
+		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
+	} else if (dying && expected == CP_STATE_DONE) {
+		struct timespec ms = { 0, 1000000 };
+
+		for (int i = 0; i < 10000 && !__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE); i++)
+			nanosleep(&ms, NULL);
+	}
+out:
 	errno = saved_errno;
+}
+
+__attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)
+{
+	cp_session__finish(0);
 }

@@ -738,6 +738,11 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 	return sym;
 }
 
+const char *cp_symbolizer__signal_name(struct cp_symbolizer *sym, uint64_t sig)
+{
+	return symbolizer__own(sym, xstrfmt("<signal %" PRIu64 ">", sig));
+}
+
 void cp_symbolizer__free(struct cp_symbolizer *sym)
 {
 	if (!sym)

@@ -43,6 +43,9 @@ void cp_symbolizer__free(struct cp_symbolizer *sym);
 /* Name of the function at addr (see the naming rules above).  Never NULL. */
 const char *cp_symbolizer__fn_name(struct cp_symbolizer *sym, uint64_t addr);
 
+/* Name of a signal handler's pseudo-node: "<signal N>". */
+const char *cp_symbolizer__signal_name(struct cp_symbolizer *sym, uint64_t sig);
+
 /*
  * Source position of a call site, given the return address recorded by the
  * hooks (the instruction after the call).  Returns 0 and sets *file (full

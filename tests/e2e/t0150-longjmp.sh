@@ -14,7 +14,8 @@ expect_longjmp () {
 		print "main;sholder 100"
 		p = "main;sholder"
 		for (i = 0; i <= 5; i++) { p = p ";sdive"; print p " 100" }
-		print p ";on_signal 100"
+		print p ";<signal 10> 100"
+		print p ";<signal 10>;on_signal 100"
 		print "main;sholder;helper 100"
 	}' | LC_ALL=C sort
 }
@@ -27,10 +28,10 @@ test_expect_success 'longjmp from 20 deep: helper lands under holder, counts exa
 	test_cmp expect actual
 '
 
-# 21 dive frames x 1000 jumps + (6 sdive + on_signal) x 100
+# 21 dive frames x 1000 jumps + (6 sdive + <signal 10> + on_signal) x 100
 test_expect_success 'the report says how many frames were closed when abandoned' '
 	callprof report lj.cprof >report &&
-	grep "^# 21700 frames were abandoned by longjmp or exceptions" report
+	grep "^# 21800 frames were abandoned by longjmp or exceptions" report
 '
 
 test_expect_success 'times stay consistent across the jumps' '

@@ -1,0 +1,83 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='signal handlers: <signal N> nodes, a 10 kHz timer, the program sees its own handlers'
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'handlers nest under <signal N> below the interrupted call' '
+	build_workload s-signal.c &&
+	callprof record -o sync.cprof -- ./t-signal >out 2>err &&
+	cat >expect <<-\EOT &&
+	main 1
+	main;sigmain 1
+	main;sigmain;<signal 10> 100
+	main;sigmain;<signal 10>;on_usr1 100
+	main;sigmain;<signal 10>;on_usr1;leaf 100
+	main;sigmain;<signal 12> 50
+	main;sigmain;<signal 12>;on_usr2 50
+	main;sigmain;<signal 12>;on_usr2;leaf 50
+	EOT
+	callprof export -f folded -m calls sync.cprof >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'the tree view shows the signal nodes' '
+	callprof report --min-percent=0 sync.cprof >report &&
+	grep -q "^ *100 .*  <signal 10>$" report &&
+	grep -q "^ *50 .*  <signal 12>$" report
+'
+
+test_expect_success 'counting mode records the same signal nodes' '
+	callprof record --mode=counting -o syncc.cprof -- ./t-signal >out &&
+	callprof export -f folded -m calls syncc.cprof >actual &&
+	test_cmp expect actual
+'
+
+# sum_calls REGEX <folded: the calls of every path matching REGEX (the
+# path is everything before the last space: names may contain spaces).
+sum_calls () {
+	awk -v re="$1" '{ n = $NF; p = $0; sub(/ [0-9]+$/, "", p); if (p ~ re) s += n }
+		END { print s + 0 }'
+}
+
+# A 10 kHz SIGALRM timer for 1.5 s while the main thread makes millions of
+# calls: signals land everywhere, inside the hooks too.
+test_expect_success '10 kHz timer: the run completes and its output is unchanged' '
+	callprof record -o timer.cprof -- ./t-signal timer 1.5 >out &&
+	test "$(sed -n "s/^handled //p" out)" -gt 1000 &&
+	test "$(sed -n "s/^work //p" out)" -gt 0 &&
+	callprof export -f folded -m calls timer.cprof >folded &&
+	callprof report timer.cprof >report
+'
+
+test_expect_success '10 kHz timer: every handler run recorded under <signal 14> or counted as lost' '
+	handled=$(sed -n "s/^handled //p" out) &&
+	lost=$(sed -n "s/^# warning: \([0-9]*\) signal handler runs were not recorded.*/\1/p" report) &&
+	recorded=$(sum_calls ";<signal 14>\$" <folded) &&
+	echo "handled $handled, recorded $recorded, lost ${lost:-0}" &&
+	test $((recorded + ${lost:-0})) -eq "$handled" &&
+	test "$recorded" -gt 0 &&
+	test "$(sum_calls ";<signal 14>;on_alarm;tick;tock\$" <folded)" -eq "$recorded"
+'
+
+test_expect_success '10 kHz timer: the interrupted work is counted exactly' '
+	work=$(sed -n "s/^work //p" out) &&
+	test "$(sum_calls ";work\$" <folded)" -eq "$work" &&
+	test "$(sum_calls ";leafw\$" <folded)" -eq $((2 * work))
+'
+
+# Every path is one the program can make: handlers only under <signal 14>,
+# the work only under timed, nothing under a leaf but a signal.
+test_expect_success '10 kHz timer: the tree is not corrupted' '
+	awk "{ sub(/ [0-9]+\$/, \"\"); print }" folded >paths &&
+	awk "!/^main(;timed(;(now|work(;leafw)?))?)?(;<signal 14>(;on_alarm(;tick(;tock)?)?)?)?\$/" \
+		paths >bad &&
+	test_must_be_empty bad
+'
+
+test_expect_success '10 kHz timer: times stay consistent' '
+	callprof export -f folded -m self timer.cprof >self &&
+	callprof export -f folded -m total timer.cprof >total &&
+	check_time_relations self total
+'
+
+test_done
