@@ -140,6 +140,42 @@ CP_INTERPOSE void __longjmp_chk(struct __jmp_buf_tag env[1], int val)
 	jump(&real_longjmp_chk, "__longjmp_chk", env, val);
 }
 
+/* ---- C++ exceptions ---- */
+
+/*
+ * gcc runs the exit hooks of the frames an exception unwinds (as cleanups);
+ * clang does not.  Every catch handler starts by calling __cxa_begin_catch
+ * from the frame of the function that caught, so at that moment every
+ * shadow frame called below that function's stack pointer has been
+ * unwound: close them, exactly as for a longjmp to that frame.  Under gcc
+ * those frames are already gone and nothing happens.
+ */
+typedef void *(*begin_catch_fn)(void *);
+
+static begin_catch_fn real_begin_catch;
+
+void *__cxa_begin_catch(void *exc);
+
+__attribute__((visibility("default"), no_instrument_function, noinline)) void *
+__cxa_begin_catch(void *exc)
+{
+	struct cp_thread *t = cp_self;
+
+	if (!real_begin_catch)
+		real_begin_catch = (begin_catch_fn)dlsym(RTLD_NEXT, "__cxa_begin_catch");
+	if (t && !t->busy && cp_session.state == CP_STATE_ON) {
+		/* The catcher's stack pointer: above our return address and saved frame pointer. */
+		uintptr_t catcher_sp = (uintptr_t)__builtin_frame_address(0) + 16;
+		int saved_errno = errno;
+
+		t->busy = 1;
+		cp_thread__unwind_to(t, catcher_sp, cp_hook_mode == CP_MODE_TIMING ? cp_ticks() : 0);
+		t->busy = 0;
+		errno = saved_errno;
+	}
+	return real_begin_catch(exc);
+}
+
 /* ---- ends without destructors, and unloading ---- */
 
 #define CP_INTERPOSE_CALL __attribute__((visibility("default"), no_instrument_function))
