@@ -12,7 +12,7 @@
 #include "util/util.h"
 
 static const char *const export_usage[] = {
-	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [--no-compensate] [FILE]",
+	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
 };
 
@@ -24,8 +24,8 @@ int cmd_export(int argc, const char **argv)
 {
 	int format = -1, metric = CP_METRIC_SELF, threads = CP_THREADS_MERGED, no_compensate = 0;
 	int ret, n;
-	const char *out = NULL, *path;
-	const char **debug_dirs = NULL;
+	const char *out = NULL;
+	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
 	struct cp_report_profile *rp;
 	struct cp_outfile *of;
@@ -41,26 +41,24 @@ int cmd_export(int argc, const char **argv)
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
+		{ CP_OPT_STRING, 0, "pid", &pid, "PID", "of several profiles, only those of process PID" },
 		{ CP_OPT_END },
 	};
 
 	n = cp_parse_options(argc, argv, opts, export_usage, 0);
-	if (n > 1)
-		cp_usage_error(export_usage, "one profile at a time, not '%s' and '%s'", argv[0],
-			       argv[1]);
+	ro.pid = cp_parse_pid(pid, export_usage);
 	if (format < 0)
 		cp_usage_error(export_usage, "export needs a format: -f folded");
-	path = n ? argv[0] : "callprof.out";
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
-	rp = cp_report_profile__load(path, &ro);
+	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
 	if (!rp) {
 		free(debug_dirs);
 		return 1;
 	}
 	if (metric != CP_METRIC_CALLS && !rp->timed) {
-		error("profile '%s' has no times (recorded with --mode=%s); use -m calls", path,
+		error("profile '%s' has no times (recorded with --mode=%s); use -m calls", rp->pf->path,
 		      rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
 		cp_report_profile__free(rp);
 		free(debug_dirs);

@@ -10,9 +10,9 @@
 #include "util/util.h"
 
 static const char *const report_usage[] = {
-	"callprof report [--threads=merged|each] [--min-percent=P] [--fields=LIST] [--sort=KEY] [--no-compensate] [FILE]",
-	"callprof report --flat [--fields=LIST] [--sort=KEY] [FILE]",
-	"callprof report (--callers|--callees) FUNCTION [FILE]",
+	"callprof report [--threads=merged|each] [--min-percent=P] [--fields=LIST] [--sort=KEY] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof report --flat [--fields=LIST] [--sort=KEY] [--pid=PID] [FILE...]",
+	"callprof report (--callers|--callees) FUNCTION [--pid=PID] [FILE...]",
 	NULL,
 };
 
@@ -23,8 +23,8 @@ int cmd_report(int argc, const char **argv)
 {
 	int flat = 0, threads = CP_THREADS_MERGED, sort = -1, no_compensate = 0, ret, n;
 	double min_percent = 0.5;
-	const char *callers = NULL, *callees = NULL, *fields = NULL, *path;
-	const char **debug_dirs = NULL;
+	const char *callers = NULL, *callees = NULL, *fields = NULL;
+	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
 	struct cp_view_opts vo = { 0 };
 	struct cp_report_profile *rp;
@@ -44,13 +44,12 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
+		{ CP_OPT_STRING, 0, "pid", &pid, "PID", "of several profiles, only those of process PID" },
 		{ CP_OPT_END },
 	};
 
 	n = cp_parse_options(argc, argv, opts, report_usage, 0);
-	if (n > 1)
-		cp_usage_error(report_usage, "one profile at a time, not '%s' and '%s'", argv[0],
-			       argv[1]);
+	ro.pid = cp_parse_pid(pid, report_usage);
 	if (flat + !!callers + !!callees > 1)
 		cp_usage_error(report_usage, "--flat, --callers and --callees are alternatives");
 	if (min_percent < 0 || min_percent > 100)
@@ -58,12 +57,11 @@ int cmd_report(int argc, const char **argv)
 			       min_percent);
 	if (cp_view_check_fields(fields))
 		return 129;
-	path = n ? argv[0] : "callprof.out";
 
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
-	rp = cp_report_profile__load(path, &ro);
+	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
 	if (!rp) {
 		free(debug_dirs);
 		return 1;

@@ -1,6 +1,7 @@
 /*
  * options.c - see options.h.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,4 +181,18 @@ int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
 		argv[npos++] = argv[i++];
 	argv[npos] = NULL;
 	return npos;
+}
+
+unsigned cp_parse_pid(const char *arg, const char *const *usage)
+{
+	char *end;
+	unsigned long v;
+
+	if (!arg)
+		return 0;
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (!*arg || *end || errno || v == 0 || v > 0x7fffffff || *arg == '-')
+		cp_usage_error(usage, "--pid wants a process id, not '%s'", arg);
+	return (unsigned)v;
 }

@@ -46,4 +46,7 @@ void cp_usage_with_options(const char *const *usage, const struct cp_option *opt
 void cp_usage_error(const char *const *usage, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 2, 3)));
 
+/* A --pid value: a positive process id, or a usage error (exit 129). */
+unsigned cp_parse_pid(const char *arg, const char *const *usage);
+
 #endif /* CP_CLI_OPTIONS_H */

@@ -79,6 +79,6 @@ void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp);
 void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp);
 
 /* "file:line" for a call site (static buffer), or NULL. */
-const char *cp_site_str(struct cp_report_profile *rp, uint64_t site);
+const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);
 
 #endif /* CP_REPORT_INTERNAL_H */

@@ -192,13 +192,14 @@ void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp)
 		t->nthreads == 1 ? "" : "s", dur);
 }
 
-const char *cp_site_str(struct cp_report_profile *rp, uint64_t site)
+const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n)
 {
 	static char buf[4096];
 	const char *file, *base;
 	int line;
+	struct cp_symbolizer *sym = rp->nparts ? rp->parts[n->part]->sym : rp->sym;
 
-	if (!site || cp_symbolizer__site(rp->sym, site, &file, &line))
+	if (!n->site || cp_symbolizer__site(sym, n->site, &file, &line))
 		return NULL;
 	base = strrchr(file, '/');
 	snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : file, line);
@@ -220,9 +221,18 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	fprintf(fp, "# command: ");
 	for (uint32_t i = 0; i < pf->argc; i++)
 		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
-	fprintf(fp, "\n# pid %u, started %s, ran %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
-		    " call paths\n",
-		m->pid, date, dur, pf->nthreads, pf->nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+	if (rp->nparts) {
+		fprintf(fp, "\n# %u processes merged (pid", rp->nparts);
+		for (uint32_t i = 0; i < rp->nparts && i < 8; i++)
+			fprintf(fp, "%s%u", i ? ", " : " ", rp->parts[i]->pf->meta.pid);
+		fprintf(fp, "%s), first started %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
+			    " call paths\n", rp->nparts > 8 ? ", ..." : "", date, pf->nthreads,
+			pf->nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+	} else {
+		fprintf(fp, "\n# pid %u, started %s, ran %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
+			    " call paths\n", m->pid, date, dur, pf->nthreads,
+			pf->nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+	}
 	if (m->mode == CP_MODE_COUNTING)
 		fprintf(fp, "# mode: counting: exact call counts per call path, no times\n");
 	else if (m->mode == CP_MODE_COVERAGE)

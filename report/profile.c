@@ -337,12 +337,22 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 		free(rp->trees[i].label);
 		free(rp->trees[i].n);
 	}
+	free(rp->trees);
+	free(rp->fns);
+	if (rp->nparts) {
+		/* pf is a summary copy; the data, names and symbols belong to the parts. */
+		for (uint32_t i = 0; i < rp->nparts; i++)
+			cp_report_profile__free(rp->parts[i]);
+		free(rp->parts);
+		free(rp->pf->path);
+		free(rp->pf);
+		free(rp);
+		return;
+	}
 	if (rp->thread_labels)
 		for (uint32_t i = 0; i < rp->pf->nthreads; i++)
 			free(rp->thread_labels[i]);
 	free(rp->thread_labels);
-	free(rp->trees);
-	free(rp->fns);
 	cp_symbolizer__free(rp->sym);
 	cp_profile_file__free(rp->pf);
 	free(rp);

@@ -4,9 +4,10 @@
  * A loaded profile is a set of call trees (one per thread, or one for all
  * threads merged), with ticks already converted to nanoseconds and
  * exclusive (self) time derived as inclusive minus the children's
- * inclusive.  Functions are identified by address (one profile = one
- * process, so equal addresses are equal functions across threads) and
- * named once through the symbolizer.
+ * inclusive.  Within one profile functions are identified by address (one
+ * profile = one process, so equal addresses are equal functions across
+ * threads) and named once through the symbolizer; across profiles
+ * (merge.c) by name.
  */
 #ifndef CP_REPORT_REPORT_H
 #define CP_REPORT_REPORT_H
@@ -25,7 +26,7 @@ struct cp_rnode {
 	uint32_t first_child; /* CP_NONE if a leaf */
 	uint32_t next;	      /* next sibling, CP_NONE if last */
 	uint32_t depth;	      /* root 0, top-level functions 1 */
-	uint32_t pad;
+	uint32_t part;	      /* merged profiles: the part whose symbolizer knows site */
 	uint64_t site;	      /* a call site (return address) of this context */
 	uint64_t calls;	      /* times entered */
 	uint64_t total_ns;    /* inclusive time */
@@ -61,6 +62,7 @@ struct cp_report_opts {
 	enum cp_thread_mode threads;
 	const char *const *debug_dirs; /* passed to the symbolizer */
 	int no_compensate;	       /* keep raw times (hook overhead included) */
+	uint32_t pid;		       /* load_many: only the profiles of this pid (0: all) */
 };
 
 struct cp_report_profile {
@@ -80,6 +82,10 @@ struct cp_report_profile {
 	double inside_ns;	     /* calibrated overhead per call, callee side */
 	uint64_t raw_ns;	     /* all roots' raw totals */
 	uint64_t subtracted_ns;	     /* how much compensation took off them */
+	/* Merged from several files (load_many): pf is a summary, sym part 0's. */
+	struct cp_report_profile **parts;
+	uint32_t nparts;
+	uint32_t fns_alloc, trees_alloc;
 };
 
 /* A node counts as mostly overhead when compensation took over half its time. */
@@ -94,6 +100,15 @@ static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)
  */
 struct cp_report_profile *cp_report_profile__load(const char *path,
 						  const struct cp_report_opts *opts);
+/*
+ * Load several profiles (of one run's processes, or of several runs) as one:
+ * functions are matched by name, equal call paths add up; with
+ * CP_THREADS_EACH every thread of every file keeps its own tree, labelled
+ * with its pid.  opts->pid keeps only that process's files.  A single file
+ * loads exactly as cp_report_profile__load.  NULL after one error line.
+ */
+struct cp_report_profile *cp_report_profile__load_many(const char *const *paths, uint32_t n,
+						       const struct cp_report_opts *opts);
 void cp_report_profile__free(struct cp_report_profile *rp);
 
 /* Name of node n of tree t ("[root]" for the root). */

@@ -28,7 +28,7 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 	r.untimed = !rp->timed;
 	r.overhead = rp->compensated && cp_mostly_overhead(n->total_ns, n->overhead_ns);
 	r.self_overhead = rp->compensated && cp_mostly_overhead(n->self_ns, n->self_overhead_ns);
-	r.site = need_site ? cp_site_str(rp, n->site) : NULL;
+	r.site = need_site ? cp_site_str(rp, n) : NULL;
 	cp_fields__row(f, &r, fp);
 	for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
 		if (t->n[c].total_ns >= min_ns)

@@ -33,6 +33,38 @@ test_expect_success 'fork 5 children, one of which execs: every call in exactly 
 	grep "^callprof: other processes of the run wrote 6 profiles: " err
 '
 
+test_expect_success 'fork 50 children, one of which execs: merged, the counts add up exactly' '
+	callprof record -o f50.cprof -- ./t-exec fork 50 >out 2>err &&
+	ls f50.cprof* >files &&
+	test_line_count = 52 files &&
+	grep "^callprof: other processes of the run wrote 51 profiles: " err &&
+	callprof export -f folded -m calls $(cat files) >actual &&
+	printf "main 2\nmain;after 1\nmain;reap 1\nmain;work 1275\n" >expect &&
+	test_cmp expect actual &&
+	callprof report $(cat files) >report &&
+	grep "^# 52 processes merged (pid " report
+'
+
+test_expect_success '--pid picks one process out of the set' '
+	pid=$(sed -n "s/^f50\.cprof\.\([0-9]*\)$/\1/p" files | sort -n | sed -n 10p) &&
+	callprof export -f folded -m calls --pid=$pid $(cat files) >one &&
+	grep "^main;work [0-9]*$" one >line &&
+	test_line_count = 1 line &&
+	callprof export -f folded -m calls f50.cprof.$pid >direct &&
+	test_cmp direct one &&
+	test_expect_code 1 callprof report --pid=1 $(cat files) 2>err &&
+	grep "^callprof: error: no profile of pid 1 among the 52 files given$" err &&
+	test_expect_code 129 callprof report --pid=x f50.cprof 2>err &&
+	grep "pid wants a process id" err
+'
+
+test_expect_success '--threads=each keeps every process and thread apart' '
+	pid=$(sed -n "s/^f50\.cprof\.\([0-9]*\)$/\1/p" files | sort -n | sed -n 10p) &&
+	callprof export -f folded -m calls --threads=each $(cat files) >each &&
+	test $(cut -d";" -f1 each | sort -u | wc -l) -eq 52 &&
+	grep -q "^pid $pid: " each
+'
+
 test_expect_success 'an exec that fails writes the old image once more at exit, nothing lost' '
 	cat >fail.c <<-\EOT &&
 	#include <unistd.h>

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 2 && !strcmp(argv[1], "fork")) {
-		int n = atoi(argv[2]);
+		int n = (int)strtol(argv[2], NULL, 10);
 
 		for (int k = 0; k < n; k++) {
 			if (fork() == 0) {

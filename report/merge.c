@@ -1,0 +1,258 @@
+/*
+ * merge.c - one report over several profiles: the processes of one run
+ * (a parent, its fork children, the programs it exec'd), or runs to add up.
+ *
+ * Each file is loaded, symbolised and compensated on its own (its own
+ * module map, its own calibration), then its trees are added into the
+ * result.  Across processes addresses mean nothing (ASLR, other
+ * executables), so functions are matched by name; call paths of equal
+ * names add up.  The parts stay loaded: a node's call site is resolved by
+ * the symbolizer of the part it came from (cp_rnode.part).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "util/util.h"
+
+/* Names to function indices in the merged profile. */
+struct name_map {
+	uint32_t *slot; /* fn index or CP_NONE */
+	uint64_t mask;
+	uint32_t count;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static void name_map__grow(struct name_map *m, const struct cp_report_profile *rp)
+{
+	uint64_t slots = (m->mask + 1) * 2;
+	uint32_t *tab = xmalloc(slots * sizeof(*tab));
+
+	memset(tab, 0xff, slots * sizeof(*tab));
+	for (uint64_t i = 0; m->slot && i <= m->mask; i++) {
+		uint64_t j;
+
+		if (m->slot[i] == CP_NONE)
+			continue;
+		for (j = name_hash(rp->fns[m->slot[i]].name) & (slots - 1); tab[j] != CP_NONE;
+		     j = (j + 1) & (slots - 1))
+			;
+		tab[j] = m->slot[i];
+	}
+	free(m->slot);
+	m->slot = tab;
+	m->mask = slots - 1;
+}
+
+/* The merged function named like src's function f, added if new. */
+static uint32_t merged_fn(struct cp_report_profile *rp, struct name_map *m,
+			  const struct cp_rfn *f)
+{
+	uint64_t i;
+
+	if ((uint64_t)(m->count + 1) * 2 > m->mask + 1)
+		name_map__grow(m, rp);
+	for (i = name_hash(f->name) & m->mask; m->slot[i] != CP_NONE; i = (i + 1) & m->mask)
+		if (!strcmp(rp->fns[m->slot[i]].name, f->name))
+			return m->slot[i];
+	ALLOC_GROW(rp->fns, rp->nfns + 1, rp->fns_alloc);
+	rp->fns[rp->nfns] = *f;
+	m->slot[i] = rp->nfns;
+	m->count++;
+	return rp->nfns++;
+}
+
+static uint32_t add_child(struct cp_rtree *t, uint32_t parent, uint32_t fn)
+{
+	struct cp_rnode *n;
+
+	for (uint32_t c = t->n[parent].first_child; c != CP_NONE; c = t->n[c].next)
+		if (t->n[c].fn == fn)
+			return c;
+	ALLOC_GROW(t->n, t->nn + 1, t->alloc);
+	n = &t->n[t->nn];
+	memset(n, 0, sizeof(*n));
+	n->fn = fn;
+	n->parent = parent;
+	n->first_child = CP_NONE;
+	n->depth = t->n[parent].depth + 1;
+	n->next = t->n[parent].first_child;
+	t->n[parent].first_child = t->nn;
+	return t->nn++;
+}
+
+static void add_node(struct cp_rnode *d, const struct cp_rnode *s, uint32_t part)
+{
+	if (s->calls && (!d->calls || s->min_ns < d->min_ns))
+		d->min_ns = s->min_ns;
+	if (s->max_ns > d->max_ns)
+		d->max_ns = s->max_ns;
+	if (!d->site && s->site) {
+		d->site = s->site;
+		d->part = part;
+	}
+	d->calls += s->calls;
+	d->total_ns += s->total_ns;
+	d->self_ns += s->self_ns;
+	d->wait_ns += s->wait_ns;
+	d->inactive_ns += s->inactive_ns;
+	d->overhead_ns += s->overhead_ns;
+	d->self_overhead_ns += s->self_overhead_ns;
+}
+
+/*
+ * Add src (a tree of part p) into dst.  Children come after their parents
+ * in src, so one forward pass with a map from src to dst nodes does it.
+ * Children are found by a walk of the parent's list: merging is rare and
+ * trees of the same program have few children per node.
+ */
+static void merge_tree(struct cp_rtree *dst, const struct cp_rtree *src, const uint32_t *fnmap,
+		       uint32_t p)
+{
+	uint32_t *map = xmalloc(src->nn * sizeof(*map));
+
+	map[0] = 0;
+	add_node(&dst->n[0], &src->n[0], p);
+	for (uint32_t i = 1; i < src->nn; i++) {
+		const struct cp_rnode *s = &src->n[i];
+
+		map[i] = add_child(dst, map[s->parent], fnmap[s->fn]);
+		add_node(&dst->n[map[i]], s, p);
+	}
+	dst->nthreads += src->nthreads;
+	free(map);
+}
+
+static struct cp_rtree *new_tree(struct cp_report_profile *rp, char *label, uint32_t tid)
+{
+	struct cp_rtree *t;
+
+	ALLOC_GROW(rp->trees, rp->ntrees + 1, rp->trees_alloc);
+	t = &rp->trees[rp->ntrees++];
+	memset(t, 0, sizeof(*t));
+	t->label = label;
+	t->tid = tid;
+	ALLOC_GROW(t->n, 1, t->alloc);
+	memset(t->n, 0, sizeof(*t->n));
+	t->n[0].fn = t->n[0].parent = t->n[0].first_child = t->n[0].next = CP_NONE;
+	t->nn = 1;
+	return t;
+}
+
+/* The banner's numbers for the whole set: a copy of the first file's view. */
+static struct cp_profile_file *summary_file(struct cp_report_profile **parts, uint32_t n)
+{
+	struct cp_profile_file *pf = xmalloc(sizeof(*pf));
+
+	*pf = *parts[0]->pf;
+	pf->path = xstrfmt("%s and %u more", parts[0]->pf->path, n - 1);
+	pf->nthreads = 0;
+	pf->meta.lost_calls = pf->meta.lost_events = pf->meta.unpaired_exits = 0;
+	pf->meta.nthreads_lost = 0;
+	pf->meta.reconciled_frames = pf->meta.lost_signals = 0;
+	pf->meta.flags = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cp_meta *m = &parts[i]->pf->meta;
+
+		pf->nthreads += parts[i]->pf->nthreads;
+		pf->meta.lost_calls += m->lost_calls;
+		pf->meta.lost_events += m->lost_events;
+		pf->meta.unpaired_exits += m->unpaired_exits;
+		pf->meta.nthreads_lost += m->nthreads_lost;
+		pf->meta.reconciled_frames += m->reconciled_frames;
+		pf->meta.lost_signals += m->lost_signals;
+		pf->meta.flags |= m->flags;
+		if (m->start_realtime_ns < pf->meta.start_realtime_ns)
+			pf->meta.start_realtime_ns = m->start_realtime_ns;
+	}
+	return pf;
+}
+
+struct cp_report_profile *cp_report_profile__load_many(const char *const *paths, uint32_t n,
+						       const struct cp_report_opts *opts)
+{
+	struct cp_report_profile **parts = xcalloc(n ? n : 1, sizeof(*parts)), *rp;
+	struct name_map names = { 0 };
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct cp_report_profile *p = cp_report_profile__load(paths[i], opts);
+
+		if (!p)
+			goto fail;
+		if (opts->pid && p->pf->meta.pid != opts->pid) {
+			cp_report_profile__free(p);
+			continue;
+		}
+		if (kept && p->pf->meta.mode != parts[0]->pf->meta.mode) {
+			error("profile '%s' was recorded in another mode than '%s': they cannot be "
+			      "merged", p->pf->path, parts[0]->pf->path);
+			cp_report_profile__free(p);
+			goto fail;
+		}
+		parts[kept++] = p;
+	}
+	if (!kept) {
+		error("no profile of pid %u among the %u file%s given", opts->pid, n,
+		      n == 1 ? "" : "s");
+		goto fail;
+	}
+	if (kept == 1) {
+		rp = parts[0];
+		free(parts);
+		return rp;
+	}
+
+	rp = xcalloc(1, sizeof(*rp));
+	rp->parts = parts;
+	rp->nparts = kept;
+	rp->pf = summary_file(parts, kept);
+	rp->sym = parts[0]->sym;
+	rp->threads = opts->threads;
+	rp->timed = parts[0]->timed;
+	rp->compensated = 1;
+	rp->outside_ns = parts[0]->outside_ns;
+	rp->inside_ns = parts[0]->inside_ns;
+	name_map__grow(&names, rp);
+	if (opts->threads == CP_THREADS_MERGED)
+		new_tree(rp, xstrdup("all threads"), 0);
+	for (uint32_t p = 0; p < kept; p++) {
+		struct cp_report_profile *src = parts[p];
+		uint32_t *fnmap = xmalloc((src->nfns ? src->nfns : 1) * sizeof(*fnmap));
+
+		for (uint32_t f = 0; f < src->nfns; f++)
+			fnmap[f] = merged_fn(rp, &names, &src->fns[f]);
+		for (uint32_t k = 0; k < src->ntrees; k++) {
+			const struct cp_rtree *st = &src->trees[k];
+			struct cp_rtree *dt = opts->threads == CP_THREADS_MERGED ? &rp->trees[0] :
+				new_tree(rp, xstrfmt("pid %u: %s", src->pf->meta.pid, st->label), st->tid);
+
+			merge_tree(dt, st, fnmap, p);
+		}
+		free(fnmap);
+		rp->calls += src->calls;
+		rp->paths += src->paths;
+		rp->raw_ns += src->raw_ns;
+		rp->subtracted_ns += src->subtracted_ns;
+		rp->compensated &= src->compensated;
+	}
+	free(names.slot);
+	cp_report_profile__sort(rp, CP_SORT_TOTAL);
+	return rp;
+
+fail:
+	for (uint32_t i = 0; i < kept; i++)
+		cp_report_profile__free(parts[i]);
+	free(parts);
+	return NULL;
+}
