@@ -177,6 +177,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	struct cp_profile_file *pf;
 	char err[1024];
 	uint64_t calls = 0, paths = 0;
+	uint32_t nthreads = 0;
 
 	if (stat(path, &st) || (before && st.st_ino == before->st_ino &&
 				st.st_mtim.tv_sec == before->st_mtim.tv_sec &&
@@ -195,14 +196,15 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		for (uint32_t k = 1; k < pf->threads[i].nnodes; k++)
 			calls += pf->nodes[pf->threads[i].first_node + k].calls;
 		paths += pf->threads[i].nnodes - 1;
+		nthreads += pf->threads[i].nthreads;
 	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " functions ran (coverage)\n",
-			shown, pf->nthreads, pf->nthreads == 1 ? "" : "s", distinct_functions(pf));
+			shown, nthreads, nthreads == 1 ? "" : "s", distinct_functions(pf));
 	else
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
 				" call paths%s\n",
-			shown, pf->nthreads, pf->nthreads == 1 ? "" : "s", calls, paths,
+			shown, nthreads, nthreads == 1 ? "" : "s", calls, paths,
 			pf->meta.mode == CP_MODE_COUNTING ? " (counting)" : "");
 	if (!calls)
 		warning("no instrumented function ran: compile the program with "

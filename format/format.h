@@ -182,6 +182,8 @@ struct cp_map {
 enum cp_thread_flags {
 	CP_THREAD_EXITED = 1 << 0,    /* ended before the dump */
 	CP_THREAD_TRUNCATED = 1 << 1, /* stopped recording (memory exhausted) */
+	CP_THREAD_AGGREGATE = 1 << 2, /* the added trees of nthreads exited threads
+				       * of one name, not one thread (tid 0) */
 };
 
 struct cp_thread_rec {
@@ -194,6 +196,8 @@ struct cp_thread_rec {
 	uint32_t flags;	     /* enum cp_thread_flags */
 	uint32_t seq;	     /* order in which threads started, main = 0 */
 	uint64_t open_frames; /* calls still open at the dump, closed then */
+	uint32_t nthreads;   /* threads in this record: 1, or more for an aggregate */
+	uint32_t reserved;   /* zero */
 };
 
 /*

@@ -321,6 +321,9 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 				   "thread record at 0x%llx: nodes %u+%u do not follow on at %u of %u",
 				   rec_off(pf, CP_SEC_THREADS, i), t->first_node, t->nnodes, next,
 				   pf->nnodes);
+		if (t->nthreads == 0 || ((t->flags & CP_THREAD_AGGREGATE) && t->tid != 0))
+			return bad(c, CP_ERR_CORRUPT, "thread record at 0x%llx: %u threads, tid %u",
+				   rec_off(pf, CP_SEC_THREADS, i), t->nthreads, t->tid);
 		next += t->nnodes;
 		if (i == pf->nthreads - 1 && next != pf->nnodes)
 			return bad(c, CP_ERR_CORRUPT, "%u nodes belong to no thread", pf->nnodes - next);

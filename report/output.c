@@ -211,6 +211,7 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_meta *m = &pf->meta;
 	char dur[32], date[64] = "?";
+	uint32_t nthreads = 0;
 	time_t secs = (time_t)(m->start_realtime_ns / 1000000000u);
 	struct tm tm;
 
@@ -221,17 +222,19 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	fprintf(fp, "# command: ");
 	for (uint32_t i = 0; i < pf->argc; i++)
 		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
+	for (uint32_t i = 0; i < rp->ntrees; i++)
+		nthreads += rp->trees[i].nthreads;
 	if (rp->nparts) {
 		fprintf(fp, "\n# %u processes merged (pid", rp->nparts);
 		for (uint32_t i = 0; i < rp->nparts && i < 8; i++)
 			fprintf(fp, "%s%u", i ? ", " : " ", rp->parts[i]->pf->meta.pid);
 		fprintf(fp, "%s), first started %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
-			    " call paths\n", rp->nparts > 8 ? ", ..." : "", date, pf->nthreads,
-			pf->nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+			    " call paths\n", rp->nparts > 8 ? ", ..." : "", date, nthreads,
+			nthreads == 1 ? "" : "s", rp->calls, rp->paths);
 	} else {
 		fprintf(fp, "\n# pid %u, started %s, ran %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
-			    " call paths\n", m->pid, date, dur, pf->nthreads,
-			pf->nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+			    " call paths\n", m->pid, date, dur, nthreads,
+			nthreads == 1 ? "" : "s", rp->calls, rp->paths);
 	}
 	if (m->mode == CP_MODE_COUNTING)
 		fprintf(fp, "# mode: counting: exact call counts per call path, no times\n");

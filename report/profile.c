@@ -183,7 +183,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		add_counts(&t->n[id], &src);
 		map[k] = id;
 	}
-	t->nthreads++;
+	t->nthreads += th->nthreads;
 	free(map);
 }
 
@@ -250,7 +250,9 @@ static void make_labels(struct cp_report_profile *rp)
 			if (j != i && other && !strcmp(other, name))
 				unique = 0;
 		}
-		if (unique)
+		if (pf->threads[i].flags & CP_THREAD_AGGREGATE)
+			rp->thread_labels[i] = xstrfmt("%s (exited)", name);
+		else if (unique)
 			rp->thread_labels[i] = xstrdup(name);
 		else if (name && *name)
 			rp->thread_labels[i] = xstrfmt("%s/%u", name, pf->threads[i].tid);

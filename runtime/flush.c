@@ -126,6 +126,7 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 		r.flags = t->flags;
 		r.seq = t->seq;
 		r.open_frames = t->open_frames + extra_open[i];
+		r.nthreads = t->nthreads;
 		first += t->dump_nnodes;
 		cp_writer__put(w, &r, sizeof(r));
 	}
@@ -143,7 +144,9 @@ static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, u
 	if (extra == MAP_FAILED)
 		return -ENOMEM;
 	*open = open_time(t, extra, nn, now);
-	root.ticks = (t->end_ticks ? t->end_ticks : now) - t->start_ticks;
+	/* An aggregate's root holds the sum of its threads' lifetimes. */
+	if (!(t->flags & CP_THREAD_AGGREGATE))
+		root.ticks = (t->end_ticks ? t->end_ticks : now) - t->start_ticks;
 	node_rec(&r, &root, 0);
 	r.min_ticks = r.max_ticks = r.ticks;
 	cp_writer__put(w, &r, sizeof(r));
@@ -170,7 +173,7 @@ int cp_flush(const char *path, int dying)
 	struct cp_meta meta;
 	struct cp_calibration cal = { 0 };
 	struct utsname un;
-	int ret, timing;
+	int ret, timing, locked;
 
 	timing = cp_hook_mode == CP_MODE_TIMING;
 	now = cp_ticks();
@@ -183,11 +186,19 @@ int cp_flush(const char *path, int dying)
 	if (!timing)
 		elapsed = cp_clock_ns(CLOCK_MONOTONIC) - cp_session.mono0_ns;
 
+	cp_modules__refresh_for_dump(dying);
+	/*
+	 * No thread folds into an aggregate or is recycled while we read.  A
+	 * dying process only tries: the holder may be the thread that died.
+	 */
+	locked = dying ? !cp_thread__fold_trylock() : (cp_thread__fold_lock(), 1);
+
 	/* One snapshot of the registry: threads starting now are pushed in
-	 * front of head and simply not part of this profile. */
+	 * front of head and simply not part of this profile.  Recycled states
+	 * waiting for a thread (nthreads 0) are left out. */
 	head = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE);
 	for (t = head; t; t = t->next)
-		nt++;
+		nt += __atomic_load_n(&t->nthreads, __ATOMIC_ACQUIRE) != 0;
 	bytes = (((size_t)nt + 1) * 2 * sizeof(void *) + 4095) & ~(size_t)4095;
 	ts = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ts == MAP_FAILED) {
@@ -198,6 +209,8 @@ int cp_flush(const char *path, int dying)
 	/* The registry is newest first; write threads in start order. */
 	i = nt;
 	for (t = head; t && i; t = t->next) {
+		if (!__atomic_load_n(&t->nthreads, __ATOMIC_ACQUIRE))
+			continue;
 		ts[--i] = t;
 		t->dump_nnodes = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE);
 	}
@@ -238,7 +251,7 @@ int cp_flush(const char *path, int dying)
 	cp_writer__section(w, CP_SEC_META, sizeof(meta));
 	cp_writer__put(w, &meta, sizeof(meta));
 	write_cmdline(w);
-	cp_modules__write(w, dying);
+	cp_modules__write(w);
 	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
 	for (i = 0; i < nt; i++)
 		write_nodes(w, ts[i], now, &open[i]);
@@ -264,6 +277,8 @@ out:
 		line[pos] = '\0';
 		cp_warn(line);
 	}
+	if (locked)
+		cp_thread__fold_unlock();
 	if (self)
 		self->busy = 0;
 	return ret;

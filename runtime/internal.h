@@ -114,9 +114,21 @@ struct cp_thread {
 	pthread_t self;		 /* for pthread_getname_np at the dump */
 	char name[16];		 /* name captured at thread exit */
 	uint32_t dump_nnodes;	 /* nodes written: a snapshot taken at the dump */
+	uint32_t nthreads;	 /* threads whose calls this tree holds (aggregates: many) */
+	struct cp_thread *next_free; /* free list of recycled states */
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
 };
+
+/*
+ * Threads at scale.  The first CP_KEEP_EXITED threads to end keep trees of
+ * their own.  After that, an ending thread's tree is added into an
+ * aggregate tree for its name (at most CP_MAX_AGGREGATES names; the last
+ * takes the rest) and its state is recycled for a new thread, so memory
+ * stays bounded by the distinct call paths and the threads alive at once.
+ */
+#define CP_KEEP_EXITED 256
+#define CP_MAX_AGGREGATES 64
 
 /* Global state of the runtime in this process. */
 struct cp_session {
@@ -130,6 +142,10 @@ struct cp_session {
 	struct cp_thread *threads; /* registry, lock-free push */
 	uint32_t nthreads;	   /* threads set up (also next seq) */
 	uint32_t threads_lost;	   /* threads we could not set up */
+	uint32_t threads_exited;   /* exited threads kept with trees of their own */
+	pthread_mutex_t fold_lock; /* folding exited threads, recycling, the dump */
+	struct cp_thread *free;	   /* recycled thread states, ready for new threads */
+	struct cp_thread *agg[CP_MAX_AGGREGATES]; /* folded exited threads, per name */
 	int forked;		   /* this process is a fork child */
 	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */
 	int finished;		   /* the profile has been written (or given up) */
@@ -217,6 +233,9 @@ CP_HIDDEN void cp_thread__close_open(struct cp_thread *t, uint64_t now);
 CP_HIDDEN void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now);
 CP_HIDDEN void cp_thread__exited(void *arg);
 CP_HIDDEN void cp_thread__reset_after_fork(struct cp_thread *t);
+CP_HIDDEN void cp_thread__fold_lock(void);
+CP_HIDDEN int cp_thread__fold_trylock(void);
+CP_HIDDEN void cp_thread__fold_unlock(void);
 
 /* hooks.c: a "<signal N>" pseudo-frame around a signal handler. */
 CP_HIDDEN uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp);
@@ -252,8 +271,9 @@ CP_HIDDEN void cp_interpose__init(void);
 CP_HIDDEN int cp_flush(const char *path, int dying);
 
 /* modules.c: snapshot of loaded ELF objects, written as MODULES + MAPS. */
-CP_HIDDEN int cp_modules__write(struct cp_writer *w, int dying);
-CP_HIDDEN void cp_modules__refresh(void);
+CP_HIDDEN int cp_modules__write(struct cp_writer *w);
+CP_HIDDEN void cp_modules__refresh(int dying);
+CP_HIDDEN void cp_modules__refresh_for_dump(int dying);
 CP_HIDDEN void cp_modules__lock(void);
 CP_HIDDEN void cp_modules__unlock(void);
 

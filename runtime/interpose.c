@@ -216,9 +216,9 @@ CP_INTERPOSE_CALL int dlclose(void *handle)
 	if (cp_session.state != CP_STATE_ON)
 		return real_dlclose(handle);
 	cp_modules__lock();
-	cp_modules__refresh();
+	cp_modules__refresh(0);
 	ret = real_dlclose(handle);
-	cp_modules__refresh();
+	cp_modules__refresh(0);
 	cp_modules__unlock();
 	return ret;
 }

@@ -180,12 +180,17 @@ static uintptr_t retired(uint32_t idx, const struct cp_module *m, uintptr_t a)
 	return CP_UNLOADED_BASE + ((uint64_t)idx << 36) + (a - m->loaded_at);
 }
 
-/* Module idx is gone: move its nodes' addresses out of the way, then its maps. */
+/*
+ * Module idx is gone: move its nodes' addresses out of the way, then its
+ * maps.  Under the fold lock, so that no node is recycled meanwhile (lock
+ * order: the module log's, then the fold lock).
+ */
 static void retire(uint32_t idx)
 {
 	struct cp_module *m = &mlog->mods[idx];
 	struct cp_thread *t;
 
+	cp_thread__fold_lock();
 	for (t = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE); t; t = t->next) {
 		for (struct cp_chunk *c = t->chunks; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 			uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
@@ -209,13 +214,15 @@ static void retire(uint32_t idx)
 	}
 	m->load_bias = retired(idx, m, m->load_bias);
 	m->flags |= CP_MODULE_UNLOADED;
+	cp_thread__fold_unlock();
 }
 
 /*
  * Bring the log up to date with the loader: append modules not seen yet,
- * retire those that are gone.  Not from a signal handler.
+ * retire those that are gone (not when dying: that takes the fold lock,
+ * which the dying thread may hold).  Not from a signal handler otherwise.
  */
-void cp_modules__refresh(void)
+void cp_modules__refresh(int dying)
 {
 	int saved_errno = errno, count = 0;
 
@@ -232,11 +239,26 @@ void cp_modules__refresh(void)
 	generation++;
 	dl_iterate_phdr(visit, &count);
 	for (uint32_t i = 0; i < mlog->nmods; i++)
-		if (seen[i] != generation && !(mlog->mods[i].flags & CP_MODULE_UNLOADED))
+		if (!dying && seen[i] != generation && !(mlog->mods[i].flags & CP_MODULE_UNLOADED))
 			retire(i);
 out:
 	pthread_mutex_unlock(&mlog_lock);
 	errno = saved_errno;
+}
+
+/*
+ * Before a dump.  Dying, the loader is still safe to ask unless this thread
+ * died inside it with its list lock held (a loader bug); our own lock may
+ * be held by a thread that will never let go, so it is only tried.
+ */
+void cp_modules__refresh_for_dump(int dying)
+{
+	if (!dying) {
+		cp_modules__refresh(0);
+	} else if (!pthread_mutex_trylock(&mlog_lock)) {
+		cp_modules__refresh(1);
+		pthread_mutex_unlock(&mlog_lock);
+	}
 }
 
 /* Hold the log still across a dlopen or dlclose and the refresh after it. */
@@ -250,22 +272,12 @@ void cp_modules__unlock(void)
 	pthread_mutex_unlock(&mlog_lock);
 }
 
-int cp_modules__write(struct cp_writer *w, int dying)
+/* Write the log as it stands (the caller refreshes it first). */
+int cp_modules__write(struct cp_writer *w)
 {
 	uint32_t nmods, nmaps;
 	int ret;
 
-	/*
-	 * Dying, the loader is still safe to ask unless this thread died
-	 * inside it with its list lock held (a loader bug); our own lock may
-	 * be held by a thread that will never let go, so it is only tried.
-	 */
-	if (!dying) {
-		cp_modules__refresh();
-	} else if (!pthread_mutex_trylock(&mlog_lock)) {
-		cp_modules__refresh();
-		pthread_mutex_unlock(&mlog_lock);
-	}
 	nmods = mlog ? __atomic_load_n(&mlog->nmods, __ATOMIC_ACQUIRE) : 0;
 	nmaps = mlog ? __atomic_load_n(&mlog->nmaps, __ATOMIC_ACQUIRE) : 0;
 	cp_writer__section(w, CP_SEC_MODULES, sizeof(struct cp_module));

@@ -24,7 +24,7 @@
 
 #include "runtime/internal.h"
 
-struct cp_session cp_session;
+struct cp_session cp_session = { .fold_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /*
  * The base path, CALLPROF_OUT or ./callprof.out, resolved once at start-up:
@@ -97,8 +97,20 @@ static void choose_clock(void)
 	cp_session.clock = tsc ? CP_CLOCK_TSC : CP_CLOCK_MONOTONIC;
 }
 
+/* No fold in progress across fork: the child would inherit a held lock. */
+static void atfork_prepare(void)
+{
+	cp_thread__fold_lock();
+}
+
+static void atfork_parent(void)
+{
+	cp_thread__fold_unlock();
+}
+
 static void atfork_child(void)
 {
+	pthread_mutex_init(&cp_session.fold_lock, NULL);
 	cp_session.forked = 1;
 	cp_session.pid = getpid();
 	set_out_path();
@@ -129,8 +141,8 @@ int cp_session__init(void)
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
 	cp_interpose__init();
 	cp_signals__init();
-	cp_modules__refresh();
-	pthread_atfork(NULL, NULL, atfork_child);
+	cp_modules__refresh(0);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	__atomic_store_n(&cp_session.state, CP_STATE_ON, __ATOMIC_RELEASE);
 	errno = saved_errno;
 	return 0;
@@ -201,7 +213,8 @@ __attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
 int cp_session__recorded_anything(void)
 {
 	for (struct cp_thread *t = cp_session.threads; t; t = t->next)
-		if (__atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE) > 1)
+		if (__atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE) > 1 ||
+		    (t->flags & CP_THREAD_AGGREGATE))
 			return 1;
 	return 0;
 }

@@ -9,6 +9,7 @@
  * lets the dumping thread read every tree without locks.
  */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -42,8 +43,15 @@ static inline uint64_t hash(const struct cp_node *parent, uintptr_t fn)
 static int add_chunk(struct cp_thread *t)
 {
 	uint64_t bytes = t->chunk ? t->chunk->bytes * 2 : CHUNK_BYTES0;
-	struct cp_chunk *c;
+	struct cp_chunk *c = t->chunk ? t->chunk->next : NULL;
 
+	if (c) {
+		/* A recycled state: the chunks after the current one are empty. */
+		t->chunk = c;
+		t->free = c->n;
+		t->free_end = c->n + c->cap;
+		return 0;
+	}
 	if (bytes > CHUNK_BYTES_MAX)
 		bytes = CHUNK_BYTES_MAX;
 	c = map(bytes);
@@ -126,6 +134,8 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, ui
 	n->site = site;
 	n->parent = parent;
 	n->cache = NULL;
+	/* Fresh mappings are zero, recycled ones are not. */
+	n->calls = n->ticks = n->max_ticks = n->wait_ticks = n->inactive_ticks = 0;
 	n->min_ticks = UINT64_MAX;
 	n->id = t->nnodes;
 	/* Publish: the dumping thread reads only nodes below nnodes. */
@@ -206,6 +216,7 @@ struct cp_thread *cp_thread__new(void)
 	t->top->node = &t->root;
 	t->limit = t->stack->f + STACK_FRAMES0 - 1;
 	t->nnodes = 1; /* the root */
+	t->nthreads = 1;
 	t->start_ticks = cp_ticks();
 	t->top->start = t->start_ticks;
 	return t;
@@ -231,14 +242,42 @@ void cp_thread__free(struct cp_thread *t)
 	munmap(t, sizeof(*t));
 }
 
+/*
+ * A recycled state for a new thread, if one is free and the lock is to be
+ * had at once (setup may run in a signal handler that interrupted a holder
+ * of the lock: it must not wait).
+ */
+static struct cp_thread *reuse(void)
+{
+	struct cp_thread *t = NULL;
+
+	if (!__atomic_load_n(&cp_session.free, __ATOMIC_RELAXED) || cp_thread__fold_trylock())
+		return NULL;
+	t = cp_session.free;
+	if (t) {
+		cp_session.free = t->next_free;
+		t->next_free = NULL;
+		t->start_ticks = cp_ticks();
+		t->top->start = t->start_ticks;
+		__atomic_store_n(&t->nthreads, 1, __ATOMIC_RELEASE);
+	}
+	cp_thread__fold_unlock();
+	return t;
+}
+
 struct cp_thread *cp_thread__setup(void)
 {
 	struct cp_thread *t;
+	int fresh = 0;
 
 	/* -EAGAIN: another thread is initialising; drop this event, no loss to count. */
 	if (cp_session.state != CP_STATE_ON && cp_session__init())
 		return NULL;
-	t = cp_thread__new();
+	t = reuse();
+	if (!t) {
+		t = cp_thread__new();
+		fresh = 1;
+	}
 	if (!t) {
 		__atomic_fetch_add(&cp_session.threads_lost, 1, __ATOMIC_RELAXED);
 		cp_warn_once("cannot set up a thread (out of memory): its calls are not recorded");
@@ -247,7 +286,8 @@ struct cp_thread *cp_thread__setup(void)
 	t->tid = (uint32_t)gettid();
 	t->self = pthread_self();
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
-	register_thread(t);
+	if (fresh)
+		register_thread(t);
 	cp_self = t;
 	if (cp_session.have_key)
 		pthread_setspecific(cp_session.key, t);
@@ -292,11 +332,140 @@ void cp_thread__close_open(struct cp_thread *t, uint64_t now)
 	}
 }
 
-/* pthread key destructor: the thread is ending. */
+void cp_thread__fold_lock(void)
+{
+	pthread_mutex_lock(&cp_session.fold_lock);
+}
+
+/* 0 when taken. */
+int cp_thread__fold_trylock(void)
+{
+	return pthread_mutex_trylock(&cp_session.fold_lock);
+}
+
+void cp_thread__fold_unlock(void)
+{
+	pthread_mutex_unlock(&cp_session.fold_lock);
+}
+
+/* The aggregate for threads named name (under the fold lock). */
+static struct cp_thread *aggregate_for(const struct cp_thread *t)
+{
+	static const char others[16] = "(others)";
+	struct cp_thread *a;
+	unsigned i;
+
+	for (i = 0; i < CP_MAX_AGGREGATES && cp_session.agg[i]; i++)
+		if (!strncmp(cp_session.agg[i]->name, t->name, 16) || i == CP_MAX_AGGREGATES - 1)
+			return cp_session.agg[i];
+	if (i == CP_MAX_AGGREGATES)
+		return NULL;
+	a = cp_thread__new();
+	if (!a)
+		return NULL;
+	memcpy(a->name, i == CP_MAX_AGGREGATES - 1 ? others : t->name, 16);
+	a->flags = CP_THREAD_EXITED | CP_THREAD_AGGREGATE;
+	a->nthreads = 0;
+	a->root.calls = 0;
+	a->start_ticks = t->start_ticks;
+	a->end_ticks = t->end_ticks;
+	a->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
+	cp_session.agg[i] = a;
+	register_thread(a);
+	return a;
+}
+
+/* Add t's tree into its aggregate (under the fold lock).  -1: t stays as it is. */
+static int fold(struct cp_thread *t)
+{
+	uint32_t nn = t->nnodes;
+	size_t bytes = ((size_t)nn * sizeof(struct cp_node *) + 4095) & ~(size_t)4095;
+	struct cp_thread *a = aggregate_for(t);
+	struct cp_node **to;
+
+	if (!a)
+		return -1;
+	to = map(bytes);
+	if (!to)
+		return -1;
+	to[0] = &a->root;
+	for (struct cp_chunk *c = t->chunks; c; c = c->next) {
+		for (uint32_t i = 0; i < c->used; i++) {
+			struct cp_node *n = &c->n[i], *m;
+
+			m = cp_thread__child(a, to[n->parent->id], n->fn, n->site);
+			to[n->id] = m;
+			m->calls += n->calls;
+			m->ticks += n->ticks;
+			m->wait_ticks += n->wait_ticks;
+			m->inactive_ticks += n->inactive_ticks;
+			if (n->min_ticks < m->min_ticks)
+				m->min_ticks = n->min_ticks;
+			if (n->max_ticks > m->max_ticks)
+				m->max_ticks = n->max_ticks;
+		}
+	}
+	munmap(to, bytes);
+	a->root.ticks += t->end_ticks - t->start_ticks;
+	a->root.calls++;
+	a->lost.calls += t->lost.calls;
+	a->lost_events += t->lost_events;
+	a->unpaired_exits += t->unpaired_exits;
+	a->open_frames += t->open_frames;
+	a->reconciled += t->reconciled;
+	a->lost_signals += t->lost_signals;
+	a->flags |= t->flags & CP_THREAD_TRUNCATED;
+	if (t->start_ticks < a->start_ticks)
+		a->start_ticks = t->start_ticks;
+	if (t->end_ticks > a->end_ticks)
+		a->end_ticks = t->end_ticks;
+	__atomic_store_n(&a->nthreads, a->nthreads + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Empty t and put it on the free list (under the fold lock). */
+static void recycle(struct cp_thread *t)
+{
+	__atomic_store_n(&t->nthreads, 0, __ATOMIC_RELEASE); /* the dump skips it from now */
+	for (struct cp_chunk *c = t->chunks; c; c = c->next)
+		__atomic_store_n(&c->used, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->nnodes, 1, __ATOMIC_RELEASE);
+	t->chunk = t->chunks;
+	t->free = t->chunks->n;
+	t->free_end = t->chunks->n + t->chunks->cap;
+	memset(t->htab, 0, t->hbytes);
+	t->hcount = 0;
+	memset(&t->root, 0, sizeof(t->root));
+	t->root.min_ticks = UINT64_MAX;
+	t->root.calls = 1;
+	memset(&t->lost, 0, sizeof(t->lost));
+	t->lost.min_ticks = UINT64_MAX;
+	t->lost.id = UINT32_MAX;
+	t->top = t->stack->f;
+	t->top->node = &t->root;
+	t->busy = t->stopped = 0;
+	t->end_ticks = t->lost_events = t->unpaired_exits = t->open_frames = 0;
+	t->reconciled = t->lost_signals = 0;
+	t->flags = 0;
+	memset(t->name, 0, sizeof(t->name));
+	if (cp_hook_mode == CP_MODE_COVERAGE)
+		memset(t->seen, 0, sizeof(t->seen));
+	t->next_free = cp_session.free;
+	cp_session.free = t;
+}
+
+/*
+ * pthread key destructor: the thread is ending.  Its open calls are closed
+ * now.  Beyond the first CP_KEEP_EXITED threads, its tree goes into the
+ * aggregate of its name and its state is recycled; signals are blocked
+ * meanwhile (a handler's hooks would want the state being emptied), and
+ * hooks that run later in this thread (other TLS destructors) get a new one.
+ */
 void cp_thread__exited(void *arg)
 {
 	struct cp_thread *t = arg;
 	int saved_errno = errno;
+	sigset_t all, old;
 
 	if (!t || t->busy)
 		goto out;
@@ -306,6 +475,17 @@ void cp_thread__exited(void *arg)
 	prctl(PR_GET_NAME, t->name);
 	t->flags |= CP_THREAD_EXITED;
 	t->busy = 0;
+	if (__atomic_fetch_add(&cp_session.threads_exited, 1, __ATOMIC_RELAXED) < CP_KEEP_EXITED ||
+	    cp_session.state != CP_STATE_ON || t != cp_self)
+		goto out;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	cp_self = NULL;
+	cp_thread__fold_lock();
+	if (!fold(t))
+		recycle(t);
+	cp_thread__fold_unlock();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 out:
 	errno = saved_errno;
 }
@@ -321,6 +501,9 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 
 	cp_session.threads = NULL;
 	cp_session.nthreads = 1;
+	cp_session.free = NULL; /* the parent's threads' states and aggregates */
+	memset(cp_session.agg, 0, sizeof(cp_session.agg));
+	cp_session.threads_exited = 0;
 	if (!t)
 		return;
 	for (struct cp_chunk *c = t->chunks; c; c = c->next) {

@@ -24,7 +24,7 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	struct cp_meta meta = { 0 };
 	struct cp_module mod = { 0 };
 	struct cp_map map = { 0 };
-	struct cp_thread_rec th = { 0 };
+	struct cp_thread_rec th = { .nthreads = 1 };
 	struct cp_node_rec nodes[3] = { 0 };
 	static const char cmd[] = "prog\0arg1";
 

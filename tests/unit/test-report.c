@@ -26,7 +26,7 @@ static struct cp_writer w;
 static void make_profile(const char *path)
 {
 	struct cp_meta meta = { 0 };
-	struct cp_thread_rec th = { 0 };
+	struct cp_thread_rec th = { .nthreads = 1 };
 	struct cp_node_rec n[5] = { 0 };
 
 	CHECK_EQ(cp_writer__begin(&w, path), 0);
@@ -127,7 +127,7 @@ TEST(compensation_clamps_at_zero)
 	/* Calibration far larger than any time: everything clamps to 0. */
 	{
 		struct cp_meta meta = { 0 };
-		struct cp_thread_rec th = { 0 };
+		struct cp_thread_rec th = { .nthreads = 1 };
 		struct cp_node_rec n[2] = { 0 };
 
 		CHECK_EQ(cp_writer__begin(&w, "big.cprof"), 0);
