@@ -1,0 +1,42 @@
+#!/bin/sh
+test_description='a million nested calls and a million distinct call paths: recorded and reported'
+. "$(dirname "$0")/lib.sh"
+
+# s-deep runs its recursion in a thread with a 256 MB stack.
+test_expect_success '1,000,000 nested calls: recorded exactly' '
+	build_workload s-deep.c &&
+	callprof record -o deep.cprof -- ./t-deep 1000000 >out &&
+	echo 1000000 >expect && test_cmp expect out &&
+	callprof report --flat --fields=calls,name deep.cprof >flat &&
+	grep -q "^ *1000001  down$" flat
+'
+
+# The tree is printed without recursion, its indentation capped.
+test_expect_success '1,000,000 nested calls: the tree view prints every level' '
+	callprof report --min-percent=0 deep.cprof >deeptree &&
+	tail -n 1 deeptree | grep -q "\[depth 1000002\] down$" &&
+	test $(grep -c " down$" deeptree) -eq 1000001 &&
+	rm deeptree
+'
+
+test_expect_success '1,111,110 distinct call paths: every one counted once' '
+	build_workload s-manypaths.c &&
+	callprof record -o paths.cprof -- ./t-manypaths >out 2>err &&
+	callprof report --flat --fields=calls,name paths.cprof >flat &&
+	for k in 0 1 2 3 4 5 6 7 8 9
+	do
+		grep -q "^ *111111  f$k$" flat || return 1
+	done &&
+	callprof export -f folded -m calls paths.cprof >folded &&
+	test $(grep -c "f[0-9] 1$" folded) -eq 1111110
+'
+
+test_expect_success '1,111,110 distinct call paths: every view of the report works' '
+	callprof report --min-percent=0 paths.cprof >tree &&
+	test $(grep -c " f[0-9]$" tree) -eq 1111110 &&
+	callprof report --callers f3 paths.cprof >callers &&
+	callprof report --callees f3 paths.cprof >callees &&
+	grep -q "^ *111111 .*  -> fan$" callees
+'
+
+test_done
