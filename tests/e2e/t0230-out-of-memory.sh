@@ -1,0 +1,21 @@
+#!/bin/sh
+test_description='memory runs out: the tree stops growing, the program goes on, every call is counted'
+. "$(dirname "$0")/lib.sh"
+
+# 2,222,222 calls on as many distinct paths need about 180 MB of nodes; the
+# program gets an address-space limit of 100 MB (record itself does not).
+test_expect_success 'under an address-space limit: recorded + lost = all calls, the report says so' '
+	build_workload s-manypaths.c &&
+	callprof record -o oom.cprof -- sh -c "ulimit -v 100000 && exec ./t-manypaths" \
+		>out 2>err &&
+	grep -q "^callprof: out of memory: stopped recording new call paths" err &&
+	callprof export -f folded -m calls oom.cprof >folded &&
+	recorded=$(awk "{ n += \$NF } END { print n }" folded) &&
+	callprof report oom.cprof >report &&
+	lost=$(sed -n "s/^# warning: incomplete: \([0-9]*\) calls in unrecorded paths.*/\1/p" report) &&
+	echo "recorded $recorded, lost $lost" &&
+	test "$lost" -gt 0 &&
+	test $((recorded + lost)) -eq 2222222
+'
+
+test_done
