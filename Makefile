@@ -70,8 +70,8 @@ CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
-# Only a preloaded runtime can interpose libc (longjmp, exec, signals); the archives get a stub.
-RT_SO_OBJS = $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o
+# Only a preloaded runtime can interpose libc (longjmp, exec, signals, contexts); the archives get a stub.
+RT_SO_OBJS = $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS)))
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)

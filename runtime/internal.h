@@ -116,6 +116,8 @@ struct cp_thread {
 	uint32_t dump_nnodes;	 /* nodes written: a snapshot taken at the dump */
 	uint32_t nthreads;	 /* threads whose calls this tree holds (aggregates: many) */
 	struct cp_thread *next_free; /* free list of recycled states */
+	struct cp_ctx_slot *ctx;     /* coroutines: saved stacks of suspended contexts */
+	const void *ctx_current;     /* the ucontext whose frames are on the stack */
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
 };
@@ -129,6 +131,19 @@ struct cp_thread {
  */
 #define CP_KEEP_EXITED 256
 #define CP_MAX_AGGREGATES 64
+
+/*
+ * A suspended coroutine's part of the shadow stack (contexts.c): its open
+ * frames, saved when it switched away and put back when it is resumed.
+ */
+struct cp_ctx_slot {
+	const void *uc;		/* its ucontext_t, NULL if the slot is free */
+	uint64_t n;		/* frames saved */
+	uint64_t cap;		/* frames that fit in f */
+	uint64_t suspended;	/* ticks when it switched away */
+	struct cp_frame *f;	/* mmap'd */
+};
+#define CP_CTX_SLOTS 256
 
 /* Global state of the runtime in this process. */
 struct cp_session {

@@ -299,7 +299,8 @@ struct cp_thread *cp_thread__setup(void)
  * called below it: close them at now.  The hooks record their own frame
  * address; the caller's stack pointer at the call is 16 bytes above it
  * (return address and saved frame pointer).  A target outside the range
- * of the open frames (a jump to another stack: coroutines) is left alone.
+ * of the open frames (a jump to another stack: coroutines) is left alone;
+ * UINTPTR_MAX closes every open frame (a context switch that abandons them).
  */
 void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now)
 {
@@ -307,7 +308,7 @@ void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now)
 
 	if (f == base || f->sp + 16 >= target)
 		return; /* nothing below the target */
-	if (base[1].sp + 16 < target)
+	if (base[1].sp + 16 < target && target != UINTPTR_MAX)
 		return; /* above every frame: another stack, not ours to judge */
 	while (t->top > base && t->top->sp + 16 < target) {
 		f = t->top;
@@ -450,6 +451,9 @@ static void recycle(struct cp_thread *t)
 	memset(t->name, 0, sizeof(t->name));
 	if (cp_hook_mode == CP_MODE_COVERAGE)
 		memset(t->seen, 0, sizeof(t->seen));
+	for (unsigned i = 0; t->ctx && i < CP_CTX_SLOTS; i++)
+		t->ctx[i].uc = NULL;
+	t->ctx_current = NULL;
 	t->next_free = cp_session.free;
 	cp_session.free = t;
 }
