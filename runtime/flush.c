@@ -118,7 +118,7 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 		r.tid = t->tid;
 		r.name = cp_writer__string(w, name);
 		r.first_node = first;
-		r.nnodes = t->dump_nnodes;
+		r.nnodes = t->dump_nnodes + t->dump_side;
 		r.start_ns = cp_clock_is_tsc() ? (uint64_t)((unsigned __int128)(t->start_ticks -
 			cp_session.tsc0) * 1000000000u / (tps ? tps : 1)) : t->start_ticks - cp_session.mono0_ns;
 		r.end_ns = cp_clock_is_tsc() ? (uint64_t)((unsigned __int128)(end - cp_session.tsc0) *
@@ -127,7 +127,7 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 		r.seq = t->seq;
 		r.open_frames = t->open_frames + extra_open[i];
 		r.nthreads = t->nthreads;
-		first += t->dump_nnodes;
+		first += t->dump_nnodes + t->dump_side;
 		cp_writer__put(w, &r, sizeof(r));
 	}
 	return w->err;
@@ -159,6 +159,50 @@ static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, u
 		}
 	}
 	munmap(extra, bytes);
+	return w->err;
+}
+
+/*
+ * The side tree of t (signals that interrupted a hook, see hooks.c), as
+ * more nodes of t: its first level names contexts of t, which become the
+ * parents of their children; sets t->dump_side to the number written.
+ */
+static int write_side(struct cp_writer *w, struct cp_thread *t)
+{
+	struct cp_thread *s = __atomic_load_n(&t->side, __ATOMIC_ACQUIRE);
+	uint32_t nn = t->dump_nnodes, sn, id = 1, next = nn;
+	size_t bytes;
+	uint32_t *map;
+	struct cp_node_rec r;
+
+	t->dump_side = 0;
+	if (!s)
+		return 0;
+	sn = __atomic_load_n(&s->nnodes, __ATOMIC_ACQUIRE);
+	bytes = ((size_t)sn * sizeof(uint32_t) + 4095) & ~(size_t)4095;
+	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	for (struct cp_chunk *c = s->chunks; c && id < sn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
+
+		for (uint32_t i = 0; i < used && id < sn; i++, id++) {
+			const struct cp_node *n = &c->n[i];
+
+			if (n->parent == &s->root) {
+				const struct cp_node *ctx = (const struct cp_node *)n->fn;
+
+				map[id] = ctx && ctx->id < nn ? ctx->id : 0;
+				continue;
+			}
+			node_rec(&r, n, 0);
+			r.parent = n->parent->id < id ? map[n->parent->id] : 0;
+			cp_writer__put(w, &r, sizeof(r));
+			map[id] = next++;
+		}
+	}
+	munmap(map, bytes);
+	t->dump_side = next - nn;
 	return w->err;
 }
 
@@ -253,8 +297,10 @@ int cp_flush(const char *path, int dying)
 	write_cmdline(w);
 	cp_modules__write(w);
 	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
-	for (i = 0; i < nt; i++)
+	for (i = 0; i < nt; i++) {
 		write_nodes(w, ts[i], now, &open[i]);
+		write_side(w, ts[i]);
+	}
 	write_threads(w, ts, nt, now, tps, open);
 	ret = cp_writer__finish(w, timing ? CP_FEAT_TIMING : 0);
 out_unmap:

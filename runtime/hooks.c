@@ -213,19 +213,48 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
  * A signal handler starts: push a pseudo-frame for "<signal sig>" so that
  * the handler's calls nest under it, below the interrupted call.  Returns
  * the frame's depth (> 0) for cp_hooks__signal_leave, or 0 when nothing was
- * pushed: the signal interrupted a hook (the tree is mid-update; the
- * handler's calls are dropped and this run is counted in lost_signals), or
- * the thread cannot record.
+ * pushed (the run is then counted in lost_signals).
+ *
+ * A signal that interrupted a hook finds the thread's tree half-updated:
+ * nothing may be added to it.  The handler's calls then go to the thread's
+ * side tree, a private tree whose first level names the context the
+ * signal interrupted (the node on top of the thread's stack); the dump
+ * writes the side tree's nodes under those contexts, so the handler's calls
+ * land where they would have.  *owner is set to the thread whose cp_self
+ * was switched to its side tree, for cp_hooks__signal_leave to switch back.
  */
-uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp)
+uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 {
-	struct cp_thread *t = cp_self;
-	struct cp_node *n;
+	struct cp_thread *t = cp_self, *s;
+	struct cp_node *n, *ctx;
 	uint64_t depth = 0;
 
+	*owner = NULL;
 	if (t && t->busy) {
-		t->lost_signals++;
-		return 0;
+		ctx = t->top->node;
+		s = t->side;
+		if (!s && !t->owner) {
+			s = cp_thread__new();
+			if (s) {
+				s->owner = t;
+				__atomic_store_n(&t->side, s, __ATOMIC_RELEASE);
+			}
+		}
+		if (!s || s->busy || !ctx || (s->top == s->limit && cp_thread__grow_stack(s))) {
+			t->lost_signals++;
+			return 0;
+		}
+		s->busy = 1;
+		barrier();
+		n = cp_thread__child(s, &s->root, (uintptr_t)ctx, 0);
+		n = cp_thread__child(s, n, CP_FN_SIGNAL(sig), 0);
+		push(s, n, CP_FN_SIGNAL(sig), sp);
+		depth = (uint64_t)(s->top - s->stack->f);
+		barrier();
+		s->busy = 0;
+		*owner = t;
+		cp_self = s;
+		return depth;
 	}
 	t = slow_begin(t);
 	if (!t)
@@ -248,14 +277,14 @@ out:
  * closed as reconciled; if its own frame is already gone (a longjmp out of
  * a nested handler closed it), there is nothing to do.
  */
-void cp_hooks__signal_leave(int sig, uint64_t depth)
+void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner)
 {
 	uint64_t now = now_ticks();
 	struct cp_thread *t = cp_self;
 	struct cp_frame *f;
 
 	if (!depth || !t || t->busy)
-		return;
+		goto out;
 	t->busy = 1;
 	barrier();
 	f = t->stack->f + depth;
@@ -268,6 +297,9 @@ void cp_hooks__signal_leave(int sig, uint64_t depth)
 	}
 	barrier();
 	t->busy = 0;
+out:
+	if (owner)
+		cp_self = owner;
 }
 
 #else /* CP_HOOK_MODE == HOOKS_COVERAGE */
@@ -308,10 +340,11 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 }
 
 /* Coverage: a handler that ran is recorded once, like a function. */
-uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp)
+uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 {
 	struct cp_thread *t = cp_self;
 
+	*owner = NULL;
 	if (t && t->busy) {
 		t->lost_signals++;
 		return 0;
@@ -321,7 +354,7 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp)
 	return 0;
 }
 
-void cp_hooks__signal_leave(int sig, uint64_t depth)
+void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner)
 {
 }
 

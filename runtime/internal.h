@@ -117,6 +117,14 @@ struct cp_thread {
 	uint32_t nthreads;	 /* threads whose calls this tree holds (aggregates: many) */
 	struct cp_thread *next_free; /* free list of recycled states */
 	struct cp_ctx_slot *ctx;     /* coroutines: saved stacks of suspended contexts */
+	/*
+	 * Signals that interrupt a hook record into the side tree (hooks.c):
+	 * its root's children are contexts of this thread (fn = the node's
+	 * address), their children what the handlers called.
+	 */
+	struct cp_thread *side;	     /* this thread's side tree, or NULL */
+	struct cp_thread *owner;     /* for a side tree: its thread */
+	uint32_t dump_side;	     /* side nodes written with this thread at the dump */
 	const void *ctx_current;     /* the ucontext whose frames are on the stack */
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
@@ -253,8 +261,8 @@ CP_HIDDEN int cp_thread__fold_trylock(void);
 CP_HIDDEN void cp_thread__fold_unlock(void);
 
 /* hooks.c: a "<signal N>" pseudo-frame around a signal handler. */
-CP_HIDDEN uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp);
-CP_HIDDEN void cp_hooks__signal_leave(int sig, uint64_t depth);
+CP_HIDDEN uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner);
+CP_HIDDEN void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner);
 
 /* signals.c (shared library only; a no-op in static links) */
 CP_HIDDEN void cp_signals__init(void);

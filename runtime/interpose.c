@@ -92,14 +92,23 @@ static CP_NOINSTR void before_jump(struct __jmp_buf_tag *env)
 
 	if (t && cp_session.state == CP_STATE_ON) {
 		uintptr_t target = demangle((uintptr_t)env->__jmpbuf[JB_RSP]);
+		uint64_t now = cp_hook_mode == CP_MODE_TIMING ? cp_ticks() : 0;
 
+		/* Out of a handler that was recording into the side tree: back to the thread. */
+		if (t->owner) {
+			t->busy = 1;
+			cp_thread__unwind_to(t, UINTPTR_MAX, now);
+			t->busy = 0;
+			t = t->owner;
+			cp_self = t;
+		}
 		/*
 		 * A jump out of a signal handler that interrupted a hook abandons
 		 * that hook too: its half-done work is harmless (see thread.c),
 		 * and the thread must not stay marked busy forever.
 		 */
 		t->busy = 1;
-		cp_thread__unwind_to(t, target, cp_hook_mode == CP_MODE_TIMING ? cp_ticks() : 0);
+		cp_thread__unwind_to(t, target, now);
 		t->busy = 0;
 	}
 	errno = saved_errno;

@@ -6,7 +6,8 @@
  * trampoline instead; the trampoline pushes a "<signal N>" pseudo-frame
  * (hooks.c), calls the program's handler, and pops the frame, so the
  * handler's calls nest under a node of their own below the call that was
- * interrupted.  Queries see what the program installed, never the
+ * interrupted (a signal that interrupted a hook: see hooks.c, the side
+ * tree).  Queries see what the program installed, never the
  * trampoline.  The trampoline is always installed with SA_SIGINFO and
  * calls the handler with three arguments, which a one-argument handler
  * ignores (x86-64 SysV calling convention), so a handler and its flags never
@@ -83,6 +84,7 @@ static void die_of(int sig)
 static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	void *h = __atomic_load_n(&actions[sig].handler, __ATOMIC_ACQUIRE);
+	struct cp_thread *owner;
 	uint64_t depth;
 
 	if (h == (void *)SIG_DFL) {
@@ -92,9 +94,9 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 	}
 	if (h == (void *)SIG_IGN)
 		return;
-	depth = cp_hooks__signal_enter(sig, (uintptr_t)__builtin_frame_address(0));
+	depth = cp_hooks__signal_enter(sig, (uintptr_t)__builtin_frame_address(0), &owner);
 	((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
-	cp_hooks__signal_leave(sig, depth);
+	cp_hooks__signal_leave(sig, depth, owner);
 }
 
 static int ours(const struct sigaction *k)

@@ -376,6 +376,48 @@ static struct cp_thread *aggregate_for(const struct cp_thread *t)
 	return a;
 }
 
+static void add_counts(struct cp_node *m, const struct cp_node *n)
+{
+	m->calls += n->calls;
+	m->ticks += n->ticks;
+	m->wait_ticks += n->wait_ticks;
+	m->inactive_ticks += n->inactive_ticks;
+	if (n->min_ticks < m->min_ticks)
+		m->min_ticks = n->min_ticks;
+	if (n->max_ticks > m->max_ticks)
+		m->max_ticks = n->max_ticks;
+}
+
+/* t's side tree into aggregate a: to[] maps t's nodes (nn of them) into a. */
+static void fold_side(struct cp_thread *a, struct cp_thread *t, struct cp_node **to, uint32_t nn)
+{
+	struct cp_thread *s = t->side;
+	size_t bytes;
+	struct cp_node **sto;
+
+	if (!s || s->nnodes < 2)
+		return;
+	bytes = ((size_t)s->nnodes * sizeof(*sto) + 4095) & ~(size_t)4095;
+	sto = map(bytes);
+	if (!sto)
+		return;
+	for (struct cp_chunk *c = s->chunks; c; c = c->next) {
+		for (uint32_t i = 0; i < c->used; i++) {
+			struct cp_node *n = &c->n[i], *ctx, *m;
+
+			if (n->parent == &s->root) {
+				ctx = (struct cp_node *)n->fn;
+				sto[n->id] = ctx && ctx->id < nn ? to[ctx->id] : &a->root;
+				continue;
+			}
+			m = cp_thread__child(a, sto[n->parent->id], n->fn, n->site);
+			sto[n->id] = m;
+			add_counts(m, n);
+		}
+	}
+	munmap(sto, bytes);
+}
+
 /* Add t's tree into its aggregate (under the fold lock).  -1: t stays as it is. */
 static int fold(struct cp_thread *t)
 {
@@ -396,16 +438,10 @@ static int fold(struct cp_thread *t)
 
 			m = cp_thread__child(a, to[n->parent->id], n->fn, n->site);
 			to[n->id] = m;
-			m->calls += n->calls;
-			m->ticks += n->ticks;
-			m->wait_ticks += n->wait_ticks;
-			m->inactive_ticks += n->inactive_ticks;
-			if (n->min_ticks < m->min_ticks)
-				m->min_ticks = n->min_ticks;
-			if (n->max_ticks > m->max_ticks)
-				m->max_ticks = n->max_ticks;
+			add_counts(m, n);
 		}
 	}
+	fold_side(a, t, to, nn);
 	munmap(to, bytes);
 	a->root.ticks += t->end_ticks - t->start_ticks;
 	a->root.calls++;
@@ -424,10 +460,9 @@ static int fold(struct cp_thread *t)
 	return 0;
 }
 
-/* Empty t and put it on the free list (under the fold lock). */
-static void recycle(struct cp_thread *t)
+/* Empty t's tree, keeping its memory. */
+static void reset_tree(struct cp_thread *t)
 {
-	__atomic_store_n(&t->nthreads, 0, __ATOMIC_RELEASE); /* the dump skips it from now */
 	for (struct cp_chunk *c = t->chunks; c; c = c->next)
 		__atomic_store_n(&c->used, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->nnodes, 1, __ATOMIC_RELEASE);
@@ -454,6 +489,15 @@ static void recycle(struct cp_thread *t)
 	for (unsigned i = 0; t->ctx && i < CP_CTX_SLOTS; i++)
 		t->ctx[i].uc = NULL;
 	t->ctx_current = NULL;
+}
+
+/* Empty t (and its side tree) and put it on the free list (under the fold lock). */
+static void recycle(struct cp_thread *t)
+{
+	__atomic_store_n(&t->nthreads, 0, __ATOMIC_RELEASE); /* the dump skips it from now */
+	reset_tree(t);
+	if (t->side)
+		reset_tree(t->side);
 	t->next_free = cp_session.free;
 	cp_session.free = t;
 }
@@ -519,6 +563,8 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 			n->min_ticks = UINT64_MAX;
 		}
 	}
+	if (t->side)
+		reset_tree(t->side); /* the parent's handler runs */
 	t->root.ticks = 0;
 	for (struct cp_frame *f = t->stack->f; f <= t->top; f++)
 		f->start = now;

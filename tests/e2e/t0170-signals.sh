@@ -49,13 +49,16 @@ test_expect_success '10 kHz timer: the run completes and its output is unchanged
 	callprof report timer.cprof >report
 '
 
-test_expect_success '10 kHz timer: every handler run recorded under <signal 14> or counted as lost' '
+test_expect_success '10 kHz timer: every handler run recorded under <signal 14>, none lost' '
 	handled=$(sed -n "s/^handled //p" out) &&
 	lost=$(sed -n "s/^# warning: \([0-9]*\) signal handler runs were not recorded.*/\1/p" report) &&
 	recorded=$(sum_calls ";<signal 14>\$" <folded) &&
 	echo "handled $handled, recorded $recorded, lost ${lost:-0}" &&
 	test $((recorded + ${lost:-0})) -eq "$handled" &&
 	test "$recorded" -gt 0 &&
+	# A signal landing inside a hook goes to the side tree, under the
+	# context it interrupted; SIGALRM does not nest, so none is lost.
+	test -z "$lost" &&
 	test "$(sum_calls ";<signal 14>;on_alarm;tick;tock\$" <folded)" -eq "$recorded"
 '
 
