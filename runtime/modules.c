@@ -5,8 +5,9 @@
  *
  * A log, not a snapshot: every module ever loaded stays in it, so code of
  * a plugin unloaded before the dump is still named.  The log is refreshed
- * with dl_iterate_phdr at start-up, after every dlopen, around every dlclose
- * (the preloaded runtime interposes dlclose) and at the dump.
+ * with dl_iterate_phdr at start-up, around every dlclose (the preloaded
+ * runtime interposes it) and at the dump; a module loaded and unloaded in
+ * between is caught by the refresh before its dlclose.
  *
  * When a module is unloaded, the call paths recorded for its code would be
  * confused with those of whatever is loaded at the same addresses next.  So
@@ -51,12 +52,6 @@ static struct module_log *mlog;
 static pthread_mutex_t mlog_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static uint32_t *seen; /* scratch for refresh: generation each module was last seen */
 static uint32_t generation;
-
-/* One module as dl_iterate_phdr reports it. */
-struct found {
-	const char *name;
-	const struct dl_phdr_info *info;
-};
 
 static void read_build_id(const struct dl_phdr_info *info, struct cp_module *m)
 {

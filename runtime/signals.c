@@ -86,6 +86,7 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 	void *h = __atomic_load_n(&actions[sig].handler, __ATOMIC_ACQUIRE);
 	struct cp_thread *owner;
 	uint64_t depth;
+	int saved_errno;
 
 	if (h == (void *)SIG_DFL) {
 		if (is_fatal(sig))
@@ -94,9 +95,14 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 	}
 	if (h == (void *)SIG_IGN)
 		return;
+	/* errno is the program's: only its handler may change it. */
+	saved_errno = errno;
 	depth = cp_hooks__signal_enter(sig, (uintptr_t)__builtin_frame_address(0), &owner);
+	errno = saved_errno;
 	((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+	saved_errno = errno;
 	cp_hooks__signal_leave(sig, depth, owner);
+	errno = saved_errno;
 }
 
 static int ours(const struct sigaction *k)
