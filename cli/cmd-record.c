@@ -193,8 +193,12 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		return;
 	}
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
-		for (uint32_t k = 1; k < pf->threads[i].nnodes; k++)
-			calls += pf->nodes[pf->threads[i].first_node + k].calls;
+		for (uint32_t k = 1; k < pf->threads[i].nnodes; k++) {
+			const struct cp_node_rec *r = &pf->nodes[pf->threads[i].first_node + k];
+
+			if (!(r->flags & CP_NODE_SIGNAL)) /* handler runs are not calls */
+				calls += r->calls;
+		}
 		paths += pf->threads[i].nnodes - 1;
 		nthreads += pf->threads[i].nthreads;
 	}

@@ -177,7 +177,8 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 				ctx->count++;
 			}
 			id = *slot;
-			rp->calls += r->calls;
+			if (!(r->flags & CP_NODE_SIGNAL)) /* handler runs are not calls */
+				rp->calls += r->calls;
 			rp->paths++;
 		}
 		add_counts(&t->n[id], &src);
