@@ -78,6 +78,16 @@ void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp);
 /* Banner with the run's facts, as "# ..." lines. */
 void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp);
 
+/* Append a node for fn under parent (CP_NONE, CP_NONE: the root); returns its index. */
+uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn);
+
+/*
+ * Add src's calls and inclusive, wait and inactive times into dst (min and
+ * max combined, dst's call site kept if it has one).  Self time and
+ * overhead are not added: they are derived afterwards.
+ */
+void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src);
+
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);
 

@@ -74,38 +74,19 @@ static uint32_t merged_fn(struct cp_report_profile *rp, struct name_map *m,
 
 static uint32_t add_child(struct cp_rtree *t, uint32_t parent, uint32_t fn)
 {
-	struct cp_rnode *n;
-
 	for (uint32_t c = t->n[parent].first_child; c != CP_NONE; c = t->n[c].next)
 		if (t->n[c].fn == fn)
 			return c;
-	ALLOC_GROW(t->n, t->nn + 1, t->alloc);
-	n = &t->n[t->nn];
-	memset(n, 0, sizeof(*n));
-	n->fn = fn;
-	n->parent = parent;
-	n->first_child = CP_NONE;
-	n->depth = t->n[parent].depth + 1;
-	n->next = t->n[parent].first_child;
-	t->n[parent].first_child = t->nn;
-	return t->nn++;
+	return cp_rtree__add(t, parent, fn);
 }
 
+/* Parts are already compensated: self time and overhead add up too. */
 static void add_node(struct cp_rnode *d, const struct cp_rnode *s, uint32_t part)
 {
-	if (s->calls && (!d->calls || s->min_ns < d->min_ns))
-		d->min_ns = s->min_ns;
-	if (s->max_ns > d->max_ns)
-		d->max_ns = s->max_ns;
-	if (!d->site && s->site) {
-		d->site = s->site;
+	if (!d->site && s->site)
 		d->part = part;
-	}
-	d->calls += s->calls;
-	d->total_ns += s->total_ns;
+	cp_rnode__add_counts(d, s);
 	d->self_ns += s->self_ns;
-	d->wait_ns += s->wait_ns;
-	d->inactive_ns += s->inactive_ns;
 	d->overhead_ns += s->overhead_ns;
 	d->self_overhead_ns += s->self_overhead_ns;
 }
@@ -142,10 +123,7 @@ static struct cp_rtree *new_tree(struct cp_report_profile *rp, char *label, uint
 	memset(t, 0, sizeof(*t));
 	t->label = label;
 	t->tid = tid;
-	ALLOC_GROW(t->n, 1, t->alloc);
-	memset(t->n, 0, sizeof(*t->n));
-	t->n[0].fn = t->n[0].parent = t->n[0].first_child = t->n[0].next = CP_NONE;
-	t->nn = 1;
+	cp_rtree__add(t, CP_NONE, CP_NONE);
 	return t;
 }
 

@@ -98,7 +98,7 @@ static uint64_t to_ns(const struct cp_profile_file *pf, uint64_t ticks)
 	return (uint64_t)((unsigned __int128)ticks * 1000000000u / tps);
 }
 
-static uint32_t tree_add(struct cp_rtree *t, uint32_t parent, uint32_t fn)
+uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn)
 {
 	struct cp_rnode *n;
 
@@ -116,7 +116,7 @@ static uint32_t tree_add(struct cp_rtree *t, uint32_t parent, uint32_t fn)
 	return t->nn++;
 }
 
-static void add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
+void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 {
 	if (src->calls && (!dst->calls || src->min_ns < dst->min_ns))
 		dst->min_ns = src->min_ns;
@@ -173,7 +173,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			/* Context key: parent node in t and function index. */
 			slot = u64map_slot(ctx, ((uint64_t)parent << 32) | fn);
 			if (*slot == CP_NONE) {
-				*slot = tree_add(t, parent, fn);
+				*slot = cp_rtree__add(t, parent, fn);
 				ctx->count++;
 			}
 			id = *slot;
@@ -181,7 +181,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 				rp->calls += r->calls;
 			rp->paths++;
 		}
-		add_counts(&t->n[id], &src);
+		cp_rnode__add_counts(&t->n[id], &src);
 		map[k] = id;
 	}
 	t->nthreads += th->nthreads;
@@ -295,7 +295,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 			u64map_init(&ctx, pf->threads[i].nnodes);
 			t->label = xstrdup(rp->thread_labels[i]);
 			t->tid = pf->threads[i].tid;
-			tree_add(t, CP_NONE, CP_NONE);
+			cp_rtree__add(t, CP_NONE, CP_NONE);
 			add_thread(rp, t, &ctx, &fnmap, i);
 			u64map_release(&ctx);
 		}
@@ -305,7 +305,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 		rp->ntrees = 1;
 		rp->trees = t = xcalloc(1, sizeof(*rp->trees));
 		t->label = xstrdup("all threads");
-		tree_add(t, CP_NONE, CP_NONE);
+		cp_rtree__add(t, CP_NONE, CP_NONE);
 		u64map_init(&ctx, pf->nnodes);
 		for (uint32_t i = 0; i < pf->nthreads; i++)
 			add_thread(rp, t, &ctx, &fnmap, i);
