@@ -101,6 +101,16 @@ static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint6
 	t->top = f - 1;
 }
 
+/* Close f and every frame above it (those as reconciled: their exits never ran). */
+static inline CP_NOINSTR void pop_through(struct cp_thread *t, struct cp_frame *f, uint64_t now)
+{
+	while (t->top > f) {
+		pop(t, t->top, now);
+		t->reconciled++;
+	}
+	pop(t, f, now);
+}
+
 static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thread *t, uintptr_t fn,
 								   uintptr_t site, uintptr_t sp)
 {
@@ -153,15 +163,10 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	base = t->stack->f;
 	for (f = t->top; f > base && f->fn != fn; f--)
 		;
-	if (f == base) {
+	if (f == base)
 		t->unpaired_exits++;
-	} else {
-		while (t->top > f) {
-			pop(t, t->top, now);
-			t->reconciled++;
-		}
-		pop(t, f, now);
-	}
+	else
+		pop_through(t, f, now);
 	barrier();
 	t->busy = 0;
 }
@@ -288,13 +293,8 @@ void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner)
 	t->busy = 1;
 	barrier();
 	f = t->stack->f + depth;
-	if (f <= t->top && f->fn == CP_FN_SIGNAL(sig)) {
-		while (t->top > f) {
-			pop(t, t->top, now);
-			t->reconciled++;
-		}
-		pop(t, f, now);
-	}
+	if (f <= t->top && f->fn == CP_FN_SIGNAL(sig))
+		pop_through(t, f, now);
 	barrier();
 	t->busy = 0;
 out:

@@ -85,16 +85,21 @@ static uintptr_t demangle(uintptr_t v)
 	return v ^ guard;
 }
 
-static CP_NOINSTR void before_jump(struct __jmp_buf_tag *env)
+/*
+ * Control goes to the frame whose stack pointer is target (a longjmp, a
+ * catch): close every frame called below it.  Also out of a signal handler
+ * that interrupted a hook: that hook is abandoned too (its half-done work
+ * is harmless, see thread.c), so busy is not checked, and a handler that was
+ * recording into the side tree gives the thread back first.
+ */
+static CP_NOINSTR void abandon_below(uintptr_t target)
 {
 	struct cp_thread *t = cp_self;
 	int saved_errno = errno;
 
 	if (t && cp_session.state == CP_STATE_ON) {
-		uintptr_t target = demangle((uintptr_t)env->__jmpbuf[JB_RSP]);
 		uint64_t now = cp_hook_mode == CP_MODE_TIMING ? cp_ticks() : 0;
 
-		/* Out of a handler that was recording into the side tree: back to the thread. */
 		if (t->owner) {
 			t->busy = 1;
 			cp_thread__unwind_to(t, UINTPTR_MAX, now);
@@ -102,11 +107,6 @@ static CP_NOINSTR void before_jump(struct __jmp_buf_tag *env)
 			t = t->owner;
 			cp_self = t;
 		}
-		/*
-		 * A jump out of a signal handler that interrupted a hook abandons
-		 * that hook too: its half-done work is harmless (see thread.c),
-		 * and the thread must not stay marked busy forever.
-		 */
 		t->busy = 1;
 		cp_thread__unwind_to(t, target, now);
 		t->busy = 0;
@@ -119,7 +119,7 @@ static __attribute__((noreturn)) CP_NOINSTR void jump(longjmp_fn *real, const ch
 {
 	if (!*real)
 		*real = (longjmp_fn)dlsym(RTLD_NEXT, name);
-	before_jump(env);
+	abandon_below(demangle((uintptr_t)env->__jmpbuf[JB_RSP]));
 	(*real)(env, val);
 	__builtin_unreachable();
 }
@@ -168,20 +168,10 @@ void *__cxa_begin_catch(void *exc);
 __attribute__((visibility("default"), no_instrument_function, noinline)) void *
 __cxa_begin_catch(void *exc)
 {
-	struct cp_thread *t = cp_self;
-
 	if (!real_begin_catch)
 		real_begin_catch = (begin_catch_fn)dlsym(RTLD_NEXT, "__cxa_begin_catch");
-	if (t && !t->busy && cp_session.state == CP_STATE_ON) {
-		/* The catcher's stack pointer: above our return address and saved frame pointer. */
-		uintptr_t catcher_sp = (uintptr_t)__builtin_frame_address(0) + 16;
-		int saved_errno = errno;
-
-		t->busy = 1;
-		cp_thread__unwind_to(t, catcher_sp, cp_hook_mode == CP_MODE_TIMING ? cp_ticks() : 0);
-		t->busy = 0;
-		errno = saved_errno;
-	}
+	/* The catcher's stack pointer: above our return address and saved frame pointer. */
+	abandon_below((uintptr_t)__builtin_frame_address(0) + 16);
 	return real_begin_catch(exc);
 }
 
