@@ -180,6 +180,20 @@ static void register_thread(struct cp_thread *t)
 					      __ATOMIC_RELAXED));
 }
 
+/* The tree of t holds just its root again; the shadow stack just the root's frame. */
+static void clear_roots(struct cp_thread *t)
+{
+	memset(&t->root, 0, sizeof(t->root));
+	t->root.min_ticks = UINT64_MAX;
+	t->root.calls = 1;
+	memset(&t->lost, 0, sizeof(t->lost));
+	t->lost.min_ticks = UINT64_MAX;
+	t->lost.id = UINT32_MAX;
+	t->top = t->stack->f;
+	t->top->node = &t->root;
+	__atomic_store_n(&t->nnodes, 1, __ATOMIC_RELEASE);
+}
+
 /*
  * Allocate and initialise thread state without publishing it: the caller
  * registers it (a real thread) or uses it privately (calibration).
@@ -208,14 +222,8 @@ struct cp_thread *cp_thread__new(void)
 	t->stack->bytes = sbytes;
 	t->hmask = HTAB_SLOTS0 - 1;
 	t->hbytes = hbytes;
-	t->root.min_ticks = UINT64_MAX;
-	t->root.calls = 1;
-	t->lost.min_ticks = UINT64_MAX;
-	t->lost.id = UINT32_MAX;
-	t->top = t->stack->f;
-	t->top->node = &t->root;
+	clear_roots(t);
 	t->limit = t->stack->f + STACK_FRAMES0 - 1;
-	t->nnodes = 1; /* the root */
 	t->nthreads = 1;
 	t->start_ticks = cp_ticks();
 	t->top->start = t->start_ticks;
@@ -465,20 +473,12 @@ static void reset_tree(struct cp_thread *t)
 {
 	for (struct cp_chunk *c = t->chunks; c; c = c->next)
 		__atomic_store_n(&c->used, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&t->nnodes, 1, __ATOMIC_RELEASE);
 	t->chunk = t->chunks;
 	t->free = t->chunks->n;
 	t->free_end = t->chunks->n + t->chunks->cap;
 	memset(t->htab, 0, t->hbytes);
 	t->hcount = 0;
-	memset(&t->root, 0, sizeof(t->root));
-	t->root.min_ticks = UINT64_MAX;
-	t->root.calls = 1;
-	memset(&t->lost, 0, sizeof(t->lost));
-	t->lost.min_ticks = UINT64_MAX;
-	t->lost.id = UINT32_MAX;
-	t->top = t->stack->f;
-	t->top->node = &t->root;
+	clear_roots(t);
 	t->busy = t->stopped = 0;
 	t->end_ticks = t->lost_events = t->unpaired_exits = t->open_frames = 0;
 	t->reconciled = t->lost_signals = 0;
