@@ -53,7 +53,7 @@ DW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 DW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
 
 # The runtime is built once per recording mode; only hooks.c differs.
-RT_SRCS = runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
+RT_SRCS = runtime/arena.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
 	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
 RT_MODES = timing counting coverage
 RT_MODE_timing = 0
@@ -71,7 +71,8 @@ CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 # Only a preloaded runtime can interpose libc (longjmp, exec, signals, contexts); the archives get a stub.
-RT_SO_OBJS = $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o
+RT_SO_OBJS = $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
+	$(B)/rt/runtime/watch.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS)))
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)

@@ -143,6 +143,8 @@ enum cp_meta_flags {
 	CP_META_FORKED = 1 << 0, /* written by a forked child */
 	CP_META_ABNORMAL_END = 1 << 1, /* written as the process died: fatal
 					* signal, abort() or _exit() */
+	CP_META_KILLED = 1 << 2, /* written by the watcher after the process was
+				  * killed (SIGKILL): also sets ABNORMAL_END */
 };
 
 struct cp_module {
@@ -262,6 +264,8 @@ struct cp_writer {
 	char buf[32768];	 /* write buffer */
 };
 
+/* The temporary name of path written by process pid ("path.tmp.PID"), into tmp[cap]. */
+void cp_writer__tmp_name(char *tmp, size_t cap, const char *path, unsigned long pid);
 /* Create path's temporary file ("path.tmp.PID"). */
 int cp_writer__begin(struct cp_writer *w, const char *path);
 /* Start a section of records of entsize bytes each. */

@@ -75,10 +75,22 @@ void cp_put_dec(char *buf, size_t size, size_t *pos, unsigned long v)
 	buf[*pos] = '\0';
 }
 
+void cp_writer__tmp_name(char *tmp, size_t cap, const char *path, unsigned long pid)
+{
+	size_t len = strlen(path), pos;
+
+	if (len + 6 > cap)
+		len = cap - 6;
+	memcpy(tmp, path, len);
+	memcpy(tmp + len, ".tmp.", 6);
+	pos = len + 5;
+	cp_put_dec(tmp, cap, &pos, pid);
+}
+
 int cp_writer__begin(struct cp_writer *w, const char *path)
 {
 	static const char zeros[HEADER_BYTES];
-	size_t len = strlen(path), pos;
+	size_t len = strlen(path);
 	int ret;
 
 	w->fd = -1;
@@ -94,10 +106,7 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	if (len == 0 || len >= sizeof(w->path))
 		return fail(w, -ENAMETOOLONG);
 	memcpy(w->path, path, len + 1);
-	memcpy(w->tmp, path, len);
-	memcpy(w->tmp + len, ".tmp.", 6);
-	pos = len + 5;
-	cp_put_dec(w->tmp, sizeof(w->tmp), &pos, (unsigned long)getpid());
+	cp_writer__tmp_name(w->tmp, sizeof(w->tmp), path, (unsigned long)getpid());
 
 	/*
 	 * Never through a symlink, never into an existing file: O_EXCL fails on

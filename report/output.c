@@ -276,7 +276,11 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if (m->lost_signals)
 		fprintf(fp, "# warning: %" PRIu64 " signal handler runs were not recorded: the signal "
 			    "arrived while a hook was running\n", m->lost_signals);
-	if (m->flags & CP_META_ABNORMAL_END)
+	if (m->flags & CP_META_KILLED)
+		fprintf(fp, "# the process was killed (SIGKILL or the like) and the profile written by "
+			    "callprof's watcher: calls still open then are counted with time up to that "
+			    "moment\n");
+	else if (m->flags & CP_META_ABNORMAL_END)
 		fprintf(fp, "# the process ended abnormally (fatal signal, abort or _exit): calls "
 			    "still open then are counted with time up to that moment\n");
 }

@@ -98,7 +98,7 @@ static uint64_t open_time(struct cp_thread *t, uint64_t *extra, uint32_t nnodes,
 }
 
 static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt, uint64_t now,
-			 uint64_t tps, uint64_t *extra_open)
+			 uint64_t tps, uint64_t *extra_open, int how)
 {
 	uint32_t first = 0;
 
@@ -110,8 +110,8 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 		uint64_t end = t->end_ticks ? t->end_ticks : now;
 
 		memset(&r, 0, sizeof(r));
-		if (t->flags & CP_THREAD_EXITED)
-			memcpy(name, t->name, sizeof(name));
+		if ((t->flags & CP_THREAD_EXITED) || how == CP_FLUSH_KILLED)
+			memcpy(name, t->name, sizeof(name)); /* the watcher: /proc has no such thread */
 		else
 			read_comm(t->tid, name);
 		name[15] = '\0';
@@ -207,7 +207,7 @@ static int write_side(struct cp_writer *w, struct cp_thread *t)
 }
 
 /* Write the profile to path.  Returns 0 or -errno; warns once on failure. */
-int cp_flush(const char *path, int dying)
+int cp_flush(const char *path, int how)
 {
 	struct cp_writer *w = &writer;
 	struct cp_thread *self = cp_self, **ts, *t, *head;
@@ -230,12 +230,12 @@ int cp_flush(const char *path, int dying)
 	if (!timing)
 		elapsed = cp_clock_ns(CLOCK_MONOTONIC) - cp_session.mono0_ns;
 
-	cp_modules__refresh_for_dump(dying);
+	cp_modules__refresh_for_dump(how);
 	/*
 	 * No thread folds into an aggregate or is recycled while we read.  A
 	 * dying process only tries: the holder may be the thread that died.
 	 */
-	locked = dying ? !cp_thread__fold_trylock() : (cp_thread__fold_lock(), 1);
+	locked = how ? !cp_thread__fold_trylock() : (cp_thread__fold_lock(), 1);
 
 	/* One snapshot of the registry: threads starting now are pushed in
 	 * front of head and simply not part of this profile.  Recycled states
@@ -263,8 +263,8 @@ int cp_flush(const char *path, int dying)
 	ret = cp_writer__begin(w, path);
 	if (ret)
 		goto out_unmap;
-	meta.pid = (uint32_t)getpid();
-	meta.ppid = (uint32_t)getppid();
+	meta.pid = (uint32_t)cp_session.pid; /* not getpid(): the watcher writes for the program */
+	meta.ppid = (uint32_t)cp_session.ppid;
 	meta.mode = cp_hook_mode;
 	meta.clock = timing ? (uint32_t)cp_session.clock : CP_CLOCK_NONE;
 	meta.ticks_per_sec = tps;
@@ -274,8 +274,10 @@ int cp_flush(const char *path, int dying)
 	meta.start_realtime_ns = cp_session.real0_ns;
 	meta.duration_ns = elapsed;
 	meta.flags = cp_session.forked ? CP_META_FORKED : 0;
-	if (dying)
+	if (how)
 		meta.flags |= CP_META_ABNORMAL_END;
+	if (how == CP_FLUSH_KILLED)
+		meta.flags |= CP_META_KILLED;
 	meta.nthreads_lost = cp_session.threads_lost;
 	for (i = 0; i < nt; i++) {
 		meta.lost_calls += ts[i]->lost.calls;
@@ -301,7 +303,7 @@ int cp_flush(const char *path, int dying)
 		write_nodes(w, ts[i], now, &open[i]);
 		write_side(w, ts[i]);
 	}
-	write_threads(w, ts, nt, now, tps, open);
+	write_threads(w, ts, nt, now, tps, open, how);
 	ret = cp_writer__finish(w, timing ? CP_FEAT_TIMING : 0);
 out_unmap:
 	munmap(ts, bytes);

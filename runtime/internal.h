@@ -112,7 +112,7 @@ struct cp_thread {
 	uint32_t tid;		 /* kernel thread id */
 	uint32_t flags;		 /* enum cp_thread_flags */
 	pthread_t self;		 /* for pthread_getname_np at the dump */
-	char name[16];		 /* name captured at thread exit */
+	char name[16];		 /* at set-up, pthread_setname_np and exit */
 	uint32_t dump_nnodes;	 /* nodes written: a snapshot taken at the dump */
 	uint32_t nthreads;	 /* threads whose calls this tree holds (aggregates: many) */
 	struct cp_thread *next_free; /* free list of recycled states */
@@ -174,6 +174,9 @@ struct cp_session {
 	int finished;		   /* the profile has been written (or given up) */
 	pid_t pid;		   /* this process (set at start-up and fork; a vfork
 				    * child sees its parent's) */
+	pid_t ppid;		   /* its parent then */
+	int watch_pending;	   /* a watcher is wanted but not started (watch.c) */
+	int exec_pending;	   /* an exec is under way: this image's profile is written */
 	char out_base[4096];	   /* CALLPROF_OUT made absolute at start-up */
 	char out[4096];		   /* where this process writes: base or base.PID */
 };
@@ -205,6 +208,33 @@ static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
 	if (d > n->max_ticks)
 		n->max_ticks = d;
 }
+
+/*
+ * arena.c: memory a watcher process can read (see arena.c).  All of it
+ * lives in the runtime's own data pages, which watch.c shares with the
+ * watcher too.
+ */
+struct cp_arena {
+	char *base;	/* NULL: no arena, everything is private */
+	uint64_t size;	/* bytes reserved */
+	uint64_t used;	/* bytes handed out */
+	int overflowed; /* something was allocated outside: the watcher cannot write */
+};
+extern struct cp_arena cp_arena CP_HIDDEN;
+CP_HIDDEN void *cp_arena__alloc(size_t bytes);
+CP_HIDDEN void cp_arena__free(void *p, size_t bytes);
+CP_HIDDEN int cp_arena__contains(const void *p);
+CP_HIDDEN void cp_arena__trim(void);
+
+/*
+ * watch.c (shared library only; stubs in interpose-none.c): a watcher
+ * process that writes the profile if the program is killed (SIGKILL).
+ */
+CP_HIDDEN void cp_watch__init(void);
+CP_HIDDEN void cp_watch__spawn(void);
+CP_HIDDEN void cp_watch__fork_prepare(void);
+CP_HIDDEN void cp_watch__fork_parent(void);
+CP_HIDDEN void cp_watch__fork_child(void);
 
 /* clock.c */
 /*
@@ -259,6 +289,7 @@ CP_HIDDEN void cp_thread__reset_after_fork(struct cp_thread *t);
 CP_HIDDEN void cp_thread__fold_lock(void);
 CP_HIDDEN int cp_thread__fold_trylock(void);
 CP_HIDDEN void cp_thread__fold_unlock(void);
+CP_HIDDEN void cp_thread__keep(struct cp_thread *t, void (*keep)(const void *p, size_t bytes));
 
 /* hooks.c: a "<signal N>" pseudo-frame around a signal handler. */
 CP_HIDDEN uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner);
@@ -288,10 +319,15 @@ CP_HIDDEN void cp_interpose__init(void);
 
 /* flush.c */
 /*
- * dying: the process is ending abnormally (fatal signal, abort, _exit);
- * skip what may not be safe then (calibration, the loader's module list).
+ * How the profile is written: CP_FLUSH_NORMAL; CP_FLUSH_DYING, the process
+ * is ending abnormally (fatal signal, abort, _exit): skip what may not be
+ * safe then (the loader's module list, waiting for locks); CP_FLUSH_KILLED,
+ * by the watcher after the program was killed: the memory is the dead
+ * program's, nothing of the process may be asked (/proc/self is the
+ * watcher's).
  */
-CP_HIDDEN int cp_flush(const char *path, int dying);
+enum { CP_FLUSH_NORMAL = 0, CP_FLUSH_DYING = 1, CP_FLUSH_KILLED = 2 };
+CP_HIDDEN int cp_flush(const char *path, int how);
 
 /* modules.c: snapshot of loaded ELF objects, written as MODULES + MAPS. */
 CP_HIDDEN int cp_modules__write(struct cp_writer *w);
@@ -299,5 +335,7 @@ CP_HIDDEN void cp_modules__refresh(int dying);
 CP_HIDDEN void cp_modules__refresh_for_dump(int dying);
 CP_HIDDEN void cp_modules__lock(void);
 CP_HIDDEN void cp_modules__unlock(void);
+CP_HIDDEN void cp_modules__keep(void (*keep)(const void *p, size_t bytes));
+CP_HIDDEN void cp_modules__reset_lock(void);
 
 #endif /* CP_RUNTIME_INTERNAL_H */

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/internal.h"
@@ -222,6 +223,57 @@ CP_INTERPOSE_CALL int dlclose(void *handle)
 	return ret;
 }
 
+/* Locking all memory would fault in the whole arena: trim it first (arena.c). */
+typedef int (*mlockall_fn)(int);
+
+CP_INTERPOSE_CALL int mlockall(int flags)
+{
+	static mlockall_fn real_mlockall;
+
+	if (!real_mlockall)
+		real_mlockall = (mlockall_fn)dlsym(RTLD_NEXT, "mlockall");
+	if (!real_mlockall) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (flags & MCL_CURRENT)
+		cp_arena__trim();
+	return real_mlockall(flags);
+}
+
+/*
+ * A thread's name is read from /proc when the profile is written, but a
+ * watcher writing for a killed program cannot ask /proc: keep names given
+ * with pthread_setname_np (the thread's name at its first call is taken
+ * at set-up, see cp_thread__setup).
+ */
+typedef int (*setname_fn)(pthread_t, const char *);
+
+CP_INTERPOSE_CALL int pthread_setname_np(pthread_t thread, const char *name)
+{
+	static setname_fn real_setname;
+	int ret;
+
+	if (!real_setname)
+		real_setname = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+	if (!real_setname)
+		return ENOSYS;
+	ret = real_setname(thread, name);
+	if (ret || cp_session.state != CP_STATE_ON)
+		return ret;
+	for (struct cp_thread *t = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE); t; t = t->next) {
+		if (t->self == thread && !(t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) &&
+		    __atomic_load_n(&t->nthreads, __ATOMIC_ACQUIRE)) {
+			size_t len = strnlen(name, sizeof(t->name) - 1);
+
+			memcpy(t->name, name, len);
+			t->name[len] = '\0';
+			break;
+		}
+	}
+	return ret;
+}
+
 /* ---- exec ---- */
 
 #define EXEC_COUNT "CALLPROF_EXEC_COUNT="
@@ -239,8 +291,10 @@ static char **before_exec(char *const envp[])
 	char **env;
 	int saved_errno = errno;
 
-	if (getpid() == cp_session.pid) /* not in a vfork child: its memory is the parent's */
+	if (getpid() == cp_session.pid) { /* not in a vfork child: its memory is the parent's */
+		cp_session.exec_pending = 1; /* the watcher has nothing to write from here on */
 		cp_session__before_exec(n);
+	}
 	snprintf(count_var, sizeof(count_var), EXEC_COUNT "%u", n);
 	while (envp && envp[nenv])
 		nenv++;
@@ -261,6 +315,8 @@ static int after_failed_exec(char **env)
 	int saved_errno = errno;
 
 	free(env);
+	if (getpid() == cp_session.pid)
+		cp_session.exec_pending = 0; /* still this image: the watcher is back on duty */
 	errno = saved_errno;
 	return -1;
 }

@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -223,10 +224,10 @@ void cp_modules__refresh(int dying)
 
 	pthread_mutex_lock(&mlog_lock);
 	if (!mlog) {
-		void *p = mmap(NULL, sizeof(*mlog) + MAX_MODULES * sizeof(uint32_t),
-			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* In the arena: a watcher writes it for a killed program. */
+		void *p = cp_arena__alloc(sizeof(*mlog) + MAX_MODULES * sizeof(uint32_t));
 
-		if (p == MAP_FAILED)
+		if (!p)
 			goto out;
 		mlog = p;
 		seen = (uint32_t *)(mlog + 1);
@@ -248,6 +249,8 @@ out:
  */
 void cp_modules__refresh_for_dump(int dying)
 {
+	if (dying == CP_FLUSH_KILLED)
+		return; /* the watcher: the loader it could ask is its own */
 	if (!dying) {
 		cp_modules__refresh(0);
 	} else if (!pthread_mutex_trylock(&mlog_lock)) {
@@ -265,6 +268,27 @@ void cp_modules__lock(void)
 void cp_modules__unlock(void)
 {
 	pthread_mutex_unlock(&mlog_lock);
+}
+
+/* What of the log a fork child takes into memory of its own (watch.c). */
+void cp_modules__keep(void (*keep)(const void *p, size_t bytes))
+{
+	if (!mlog)
+		return;
+	keep(mlog->mods, mlog->nmods * sizeof(mlog->mods[0]));
+	keep(mlog->maps, mlog->nmaps * sizeof(mlog->maps[0]));
+	for (uint32_t i = 0; i < mlog->nmods; i++)
+		keep(mlog->names[i], strlen(mlog->names[i]) + 1);
+	keep(&mlog->nmods, sizeof(*mlog) - offsetof(struct module_log, nmods));
+	keep(seen, mlog->nmods * sizeof(*seen));
+}
+
+/* A fork child: the lock was held by the forking thread (cp_watch__fork_prepare). */
+void cp_modules__reset_lock(void)
+{
+	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+	mlog_lock = fresh;
 }
 
 /* Write the log as it stands (the caller refreshes it first). */

@@ -17,6 +17,7 @@
  *                      (cheaper, less exact per call), "monotonic"
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,24 +98,46 @@ static void choose_clock(void)
 	cp_session.clock = tsc ? CP_CLOCK_TSC : CP_CLOCK_MONOTONIC;
 }
 
-/* No fold in progress across fork: the child would inherit a held lock. */
+/*
+ * Across fork: no fold and no module-log change in progress (the child
+ * would inherit a held lock, and a fork child copies its part of the
+ * shared memory while the forking thread waits, see watch.c), and no
+ * signal handler running hooks on the forking thread meanwhile.  Forks
+ * of several threads are serialised by the C library's handler lock.
+ */
+static sigset_t fork_mask;
+
 static void atfork_prepare(void)
 {
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
+	cp_modules__lock();
 	cp_thread__fold_lock();
+	cp_watch__fork_prepare();
 }
 
 static void atfork_parent(void)
 {
+	cp_watch__fork_parent();
 	cp_thread__fold_unlock();
+	cp_modules__unlock();
+	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
 static void atfork_child(void)
 {
+	cp_watch__fork_child();
 	pthread_mutex_init(&cp_session.fold_lock, NULL);
+	cp_modules__reset_lock();
 	cp_session.forked = 1;
 	cp_session.pid = getpid();
+	cp_session.ppid = getppid();
+	cp_session.exec_pending = 0;
 	set_out_path();
 	cp_thread__reset_after_fork(cp_self);
+	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
 /*
@@ -131,11 +154,13 @@ int cp_session__init(void)
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
 		return expected == CP_STATE_ON ? 0 : -EAGAIN;
 
+	cp_watch__init(); /* first: it makes our data pages shared */
 	choose_clock();
 	cp_session.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);
 	cp_session.real0_ns = cp_clock_ns(CLOCK_REALTIME);
 	cp_session.tsc0 = cp_ticks();
 	cp_session.pid = getpid();
+	cp_session.ppid = getppid();
 	resolve_out_base();
 	set_out_path();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;

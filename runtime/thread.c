@@ -6,7 +6,10 @@
  * malloc itself (an instrumented allocator), in signal handlers and in
  * early start-up.  Nodes and stacks are never unmapped while the process
  * lives (only a fork child drops its parent's other threads), which is what
- * lets the dumping thread read every tree without locks.
+ * lets the dumping thread read every tree without locks.  What the dump
+ * reads (thread states, shadow stacks, node chunks) comes from the arena,
+ * which a watcher process can read too (arena.c); hash tables and scratch
+ * space are private.
  */
 #include <errno.h>
 #include <signal.h>
@@ -31,6 +34,9 @@ static void *map(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+#define map_shared cp_arena__alloc
+#define unmap_shared cp_arena__free
+
 static inline uint64_t hash(const struct cp_node *parent, uintptr_t fn)
 {
 	uint64_t h = (uint64_t)(uintptr_t)parent ^ ((uint64_t)fn * 0x9E3779B97F4A7C15ull);
@@ -54,7 +60,7 @@ static int add_chunk(struct cp_thread *t)
 	}
 	if (bytes > CHUNK_BYTES_MAX)
 		bytes = CHUNK_BYTES_MAX;
-	c = map(bytes);
+	c = map_shared(bytes);
 	if (!c)
 		return -ENOMEM;
 	c->bytes = bytes;
@@ -103,6 +109,27 @@ static void stop_recording(struct cp_thread *t)
 }
 
 /*
+ * The process looks up its first call path (a fork child: its first call
+ * after the fork, as the fork empties the caches): start the watcher
+ * (watch.c) now, so that programs that never run instrumented code, and
+ * children that only exec, do not get one.  The
+ * time it takes is the runtime's, not the program's: the open calls'
+ * start times move forward by it.
+ */
+static __attribute__((noinline, cold)) void start_watcher(struct cp_thread *t)
+{
+	uint64_t t0, d;
+
+	if (cp_session.state != CP_STATE_ON || t->owner)
+		return;
+	t0 = cp_ticks();
+	cp_watch__spawn();
+	d = cp_ticks() - t0;
+	for (struct cp_frame *f = t->stack->f + 1; f <= t->top; f++)
+		f->start += d;
+}
+
+/*
  * Find or create the child of parent for fn.  Never fails: when memory runs
  * out it returns the thread's "lost" node, which absorbs the calls so that
  * enters and exits stay paired and the loss is counted.
@@ -115,6 +142,8 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, ui
 
 	if (unlikely(parent == &t->lost))
 		return &t->lost;
+	if (unlikely(cp_session.watch_pending))
+		start_watcher(t);
 	for (i = hash(parent, fn) & t->hmask; (n = t->htab[i]); i = (i + 1) & t->hmask) {
 		if (n->fn == fn && n->parent == parent) {
 			parent->cache = n;
@@ -155,7 +184,7 @@ int cp_thread__grow_stack(struct cp_thread *t)
 	struct cp_stack *old = t->stack;
 	uint64_t cap = old->cap * 2;
 	uint64_t bytes = sizeof(*old) + cap * sizeof(struct cp_frame);
-	struct cp_stack *s = map(bytes);
+	struct cp_stack *s = map_shared(bytes);
 	uint64_t depth = t->top - old->f;
 
 	if (!s)
@@ -202,20 +231,20 @@ struct cp_thread *cp_thread__new(void)
 {
 	uint64_t sbytes = sizeof(struct cp_stack) + STACK_FRAMES0 * sizeof(struct cp_frame);
 	uint64_t hbytes = HTAB_SLOTS0 * sizeof(struct cp_node *);
-	struct cp_thread *t = map(sizeof(*t));
+	struct cp_thread *t = map_shared(sizeof(*t));
 
 	if (!t)
 		return NULL;
-	t->stack = map(sbytes);
+	t->stack = map_shared(sbytes);
 	t->htab = map(hbytes);
 	if (!t->stack || !t->htab || add_chunk(t)) {
 		if (t->stack)
-			munmap(t->stack, sbytes);
+			unmap_shared(t->stack, sbytes);
 		if (t->htab)
 			munmap(t->htab, hbytes);
 		if (t->chunk)
-			munmap(t->chunk, t->chunk->bytes);
-		munmap(t, sizeof(*t));
+			unmap_shared(t->chunk, t->chunk->bytes);
+		unmap_shared(t, sizeof(*t));
 		return NULL;
 	}
 	t->stack->cap = STACK_FRAMES0;
@@ -240,14 +269,14 @@ void cp_thread__free(struct cp_thread *t)
 		return;
 	for (s = t->stack; s; s = older) {
 		older = s->older;
-		munmap(s, s->bytes);
+		unmap_shared(s, s->bytes);
 	}
 	for (c = t->chunks; c; c = next) {
 		next = c->next;
-		munmap(c, c->bytes);
+		unmap_shared(c, c->bytes);
 	}
 	munmap(t->htab, t->hbytes);
-	munmap(t, sizeof(*t));
+	unmap_shared(t, sizeof(*t));
 }
 
 /*
@@ -293,6 +322,7 @@ struct cp_thread *cp_thread__setup(void)
 	}
 	t->tid = (uint32_t)gettid();
 	t->self = pthread_self();
+	prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	if (fresh)
 		register_thread(t);
@@ -561,8 +591,10 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 			n->calls = n->ticks = n->max_ticks = 0;
 			n->wait_ticks = n->inactive_ticks = 0;
 			n->min_ticks = UINT64_MAX;
+			n->cache = NULL; /* the first call looks its node up: see start_watcher() */
 		}
 	}
+	t->root.cache = NULL;
 	if (t->side)
 		reset_tree(t->side); /* the parent's handler runs */
 	t->root.ticks = 0;
@@ -578,4 +610,18 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 	t->stopped = 0;
 	t->next = NULL;
 	register_thread(t);
+}
+
+/*
+ * What of t a fork child must take into memory of its own (watch.c): the
+ * state, its shadow stack as far as it is in use, its chunks as far as
+ * they are used.  Older stack mappings and the side tree are not kept
+ * (the caller unlinks them once the memory is its own).
+ */
+void cp_thread__keep(struct cp_thread *t, void (*keep)(const void *p, size_t bytes))
+{
+	keep(t, sizeof(*t));
+	keep(t->stack, sizeof(*t->stack) + (size_t)(t->top - t->stack->f + 1) * sizeof(struct cp_frame));
+	for (struct cp_chunk *c = t->chunks; c; c = c->next)
+		keep(c, sizeof(*c) + (size_t)c->used * sizeof(struct cp_node));
 }

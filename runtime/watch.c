@@ -1,0 +1,382 @@
+/*
+ * watch.c - a profile even when the program is killed.
+ *
+ * SIGKILL (a user's kill -9, the OOM killer, a supervisor's timeout) ends a
+ * process without running any of its code, so the profile in its memory
+ * would be lost.  The runtime therefore keeps everything a dump reads in
+ * memory that a second process can read live:
+ *
+ *  - its own writable data pages (cp_session, the arena's bounds, the module
+ *    log's address, ...) are remapped MAP_SHARED at start-up, at the same
+ *    addresses, so that a process cloned later shares them;
+ *  - thread states, shadow stacks, node chunks and the module log come from
+ *    one shared anonymous mapping reserved at start-up (arena.c).
+ *
+ * When the process looks up its first call path, a watcher is cloned from
+ * it (exit signal 0: the program's wait() never sees it).  The watcher
+ * holds none of the program's files, leaves its session and blocks every
+ * signal, so the program's terminal, pipes and process group behave as
+ * without it.  It waits on a pidfd for the program's end; if the program
+ * did not write its profile (and did not exec), the watcher writes it from
+ * the shared memory with the ordinary dump code, at the same addresses,
+ * with the calls still open closed at that moment (CP_META_KILLED).
+ *
+ * A fork child must not share its parent's memory: before fork() returns
+ * to the program, the child copies what it keeps (its own thread's tree,
+ * the module log, the data pages) into fresh shared memory at the same
+ * addresses while the forking parent thread waits for it, then gets a
+ * watcher of its own on its first call.
+ *
+ * `callprof record` is a child subreaper: the watcher of a process that
+ * ended becomes its child, and record waits for such children (named
+ * "callprof-watch") before it reports.
+ *
+ * Needs pidfd_open (Linux 5.3).  CALLPROF_WATCH=0 turns all of this off.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+#define PAGE 4096ul
+#define ARENA_MAX (4ull << 30)
+#define ARENA_MIN (16ull << 20)
+
+static struct {
+	char *data;	  /* the runtime's writable data pages (shared) */
+	size_t data_len;
+	int ready;	  /* data pages and arena are shared: a watcher can work */
+	int fork_pipe[2]; /* a fork child tells its parent it has copied its memory */
+	/* what a fork child keeps, while it is being copied */
+	struct keep {
+		const char *p;
+		size_t len;
+	} *keep;
+	size_t nkeep, keep_cap, keep_bytes;
+} w = { .fork_pipe = { -1, -1 } };
+
+struct find_data {
+	uintptr_t addr;		 /* an address in our writable data */
+	uintptr_t start, end;	 /* the pages to share */
+};
+
+static uintptr_t page_up(uintptr_t a)
+{
+	return (a + PAGE - 1) & ~(PAGE - 1);
+}
+
+static int find_data(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find_data *fd = arg;
+	uintptr_t lo = 0, hi = 0, relro = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && fd->addr >= a &&
+		    fd->addr < a + ph->p_memsz) {
+			lo = a & ~(PAGE - 1);
+			hi = page_up(a + ph->p_memsz);
+		}
+		if (ph->p_type == PT_GNU_RELRO)
+			relro = a + ph->p_memsz;
+	}
+	if (!hi)
+		return 0;
+	/* The part after RELRO (which the loader made read-only) is ours to remap. */
+	if (relro > lo && relro <= hi)
+		lo = page_up(relro);
+	fd->start = lo;
+	fd->end = hi;
+	return 1;
+}
+
+/*
+ * Replace the pages [p, p + len) by shared memory with the same contents,
+ * in one step (mremap over them), so no other thread ever reads zeros.
+ */
+static int share_pages(void *p, size_t len)
+{
+	void *fresh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (fresh == MAP_FAILED)
+		return -1;
+	memcpy(fresh, p, len);
+	if (mremap(fresh, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, p) != p) {
+		munmap(fresh, len);
+		return -1;
+	}
+	return 0;
+}
+
+static int overcommit_never(void)
+{
+	char c = 0;
+	int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = 0;
+		close(fd);
+	}
+	return c == '2';
+}
+
+/*
+ * Reserve the arena: a quarter of the machine's memory, at most ARENA_MAX,
+ * and at most a quarter of RLIMIT_AS.  It costs address space only; a tree
+ * that outgrows it goes on in private memory, without a watcher.
+ */
+static int reserve_arena(void)
+{
+	uint64_t size = (uint64_t)sysconf(_SC_PHYS_PAGES) * PAGE / 4;
+	struct rlimit rl;
+	void *p = MAP_FAILED;
+
+	if (size > ARENA_MAX)
+		size = ARENA_MAX;
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY && size > rl.rlim_cur / 4)
+		size = rl.rlim_cur / 4;
+	for (size &= ~(uint64_t)(PAGE - 1); size >= ARENA_MIN; size /= 2) {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
+		if (p != MAP_FAILED)
+			break;
+	}
+	if (p == MAP_FAILED)
+		return -1;
+	/*
+	 * Never in a core dump: the kernel would fault in every page of a
+	 * shared mapping to write it out, gigabytes of zeros.
+	 */
+	madvise(p, size, MADV_DONTDUMP);
+	cp_arena.base = p;
+	cp_arena.size = size;
+	cp_arena.used = 0;
+	return 0;
+}
+
+/* At start-up, before anything else of the session is set. */
+void cp_watch__init(void)
+{
+	const char *env = getenv("CALLPROF_WATCH");
+	struct find_data fd = { (uintptr_t)&cp_session, 0, 0 };
+
+	if ((env && !strcmp(env, "0")) || overcommit_never())
+		return;
+	if (!dl_iterate_phdr(find_data, &fd) || (uintptr_t)&cp_session < fd.start ||
+	    (uintptr_t)(&w + 1) > fd.end || (uintptr_t)(&cp_arena + 1) > fd.end)
+		return;
+	if (share_pages((void *)fd.start, fd.end - fd.start))
+		return;
+	w.data = (char *)fd.start;
+	w.data_len = fd.end - fd.start;
+	if (reserve_arena())
+		return;
+	w.ready = 1;
+	cp_session.watch_pending = 1;
+}
+
+/* Close every descriptor but keep; 0, 1, 2 become /dev/null. */
+static void close_all_but(int keep)
+{
+	int fd;
+
+	if (keep > 0)
+		syscall(SYS_close_range, 0u, (unsigned)keep - 1, 0u);
+	syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u);
+	fd = open("/dev/null", O_RDWR);
+	while (fd >= 0 && fd < 2)
+		fd = dup(fd);
+}
+
+/*
+ * The watcher: cloned from the program, it only waits, then maybe writes.
+ * Our globals are the program's too, and change under it: nothing of them
+ * is read before the program is gone.
+ */
+static __attribute__((noreturn)) void watcher(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	char tmp[sizeof(cp_session.out) + 32];
+
+	setsid();
+	close_all_but(pidfd);
+	/* The output path is absolute: this only keeps a mount from being held busy. */
+	if (chdir("/")) {
+	}
+	while (poll(&p, 1, -1) <= 0)
+		;
+	/*
+	 * The program is gone.  Unless it wrote its profile (finished), was
+	 * replaced by exec (its profile is PATH.execN), or put part of the tree
+	 * where we cannot see it, write it now.  A file it was writing when it
+	 * was killed is removed first.
+	 */
+	if (!__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) && !cp_session.exec_pending &&
+	    !cp_arena.overflowed && cp_session.state >= CP_STATE_ON &&
+	    (cp_session__recorded_anything() || cp_session.owns_out)) {
+		cp_writer__tmp_name(tmp, sizeof(tmp), cp_session.out, (unsigned long)cp_session.pid);
+		unlink(tmp);
+		cp_flush(cp_session.out, CP_FLUSH_KILLED);
+	}
+	syscall(SYS_exit_group, 0);
+	__builtin_unreachable();
+}
+
+/* Start this process's watcher (once; from the first call path lookup). */
+void cp_watch__spawn(void)
+{
+	sigset_t all, old;
+	char name[17] = "";
+	long pid;
+	int pidfd;
+
+	if (!__atomic_exchange_n(&cp_session.watch_pending, 0, __ATOMIC_ACQ_REL) || !w.ready ||
+	    getpid() != cp_session.pid)
+		return;
+	pidfd = (int)syscall(SYS_pidfd_open, (long)cp_session.pid, 0L);
+	if (pidfd < 0)
+		return;
+	/* The clone starts with every signal blocked: no handler of the program runs in it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/*
+	 * The clone inherits this thread's name: it is the watcher's from its
+	 * first instant, so record recognises it even if the program dies at
+	 * once.  (Other threads may see the borrowed name for that instant.)
+	 */
+	prctl(PR_GET_NAME, name);
+	prctl(PR_SET_NAME, "callprof-watch");
+	pid = syscall(SYS_clone, 0L /* exit signal 0 */, NULL, NULL, NULL, 0L);
+	if (pid == 0)
+		watcher(pidfd);
+	prctl(PR_SET_NAME, name);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(pidfd);
+}
+
+/* ---- fork ---- */
+
+/* Before fork, with signals blocked and the module and fold locks held. */
+void cp_watch__fork_prepare(void)
+{
+	if (w.ready && pipe2(w.fork_pipe, O_CLOEXEC))
+		w.fork_pipe[0] = w.fork_pipe[1] = -1;
+}
+
+/* In the parent: wait until the child has copied what it keeps. */
+void cp_watch__fork_parent(void)
+{
+	char c;
+
+	if (w.fork_pipe[0] < 0)
+		return;
+	close(w.fork_pipe[1]);
+	/* A byte when the child is done; end of file if there is no child. */
+	while (read(w.fork_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(w.fork_pipe[0]);
+	w.fork_pipe[0] = w.fork_pipe[1] = -1;
+}
+
+static void count_keep(const void *p, size_t len)
+{
+	if (cp_arena__contains(p) && len) {
+		w.keep_cap++;
+		w.keep_bytes += len;
+	}
+}
+
+static void add_keep(const void *p, size_t len)
+{
+	if (cp_arena__contains(p) && len && w.nkeep < w.keep_cap)
+		w.keep[w.nkeep++] = (struct keep){ p, len };
+}
+
+static void keep_all(void (*keep)(const void *, size_t), struct cp_thread *t)
+{
+	cp_modules__keep(keep);
+	if (t)
+		cp_thread__keep(t, keep);
+	if (t && t->owner)
+		cp_thread__keep(t->owner, keep);
+}
+
+/*
+ * In the child, first thing: take the data pages, then what the child
+ * keeps of the arena (see cp_thread__reset_after_fork), into memory of its
+ * own; then let the parent go on.  If there is no memory for the copy, the
+ * child keeps the data pages of its own but records nothing more.
+ */
+void cp_watch__fork_child(void)
+{
+	struct cp_thread *t = cp_self;
+	size_t bytes;
+	char *save, *p;
+	int ok = 0;
+
+	if (!w.ready)
+		return;
+	share_pages(w.data, w.data_len); /* from here on, our globals are ours */
+	w.keep_cap = w.keep_bytes = w.nkeep = 0;
+	keep_all(count_keep, t);
+	bytes = w.keep_cap * sizeof(*w.keep) + w.keep_bytes;
+	save = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (save != MAP_FAILED) {
+		w.keep = (struct keep *)save;
+		keep_all(add_keep, t);
+		p = save + w.keep_cap * sizeof(*w.keep);
+		for (size_t i = 0; i < w.nkeep; p += w.keep[i].len, i++)
+			memcpy(p, w.keep[i].p, w.keep[i].len);
+	}
+	if (w.fork_pipe[1] >= 0) {
+		ssize_t n = write(w.fork_pipe[1], "", 1);
+
+		(void)n;
+		close(w.fork_pipe[0]);
+		close(w.fork_pipe[1]);
+		w.fork_pipe[0] = w.fork_pipe[1] = -1;
+	}
+	/* The parent's arena is out of reach from here: a fresh one at the same place. */
+	if (mmap(cp_arena.base, cp_arena.size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) != MAP_FAILED &&
+	    !madvise(cp_arena.base, cp_arena.size, MADV_DONTDUMP) && save != MAP_FAILED) {
+		p = save + w.keep_cap * sizeof(*w.keep);
+		for (size_t i = 0; i < w.nkeep; p += w.keep[i].len, i++)
+			memcpy((void *)w.keep[i].p, p, w.keep[i].len);
+		ok = 1;
+	}
+	if (save != MAP_FAILED)
+		munmap(save, bytes);
+	w.keep = NULL;
+	if (!ok) {
+		/* Nothing of the tree is left: stop recording in this child. */
+		w.ready = 0;
+		cp_self = NULL;
+		cp_session.state = CP_STATE_DONE;
+		cp_session.finished = 1;
+		return;
+	}
+	if (t) {
+		t->stack->older = NULL;
+		if (t->owner) {
+			t->owner->stack->older = NULL;
+		} else {
+			t->side = NULL;
+		}
+	}
+	cp_session.watch_pending = 1;
+}
