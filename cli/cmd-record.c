@@ -8,6 +8,7 @@
  * its fork children and exec'd descendants write PATH.PID instead of
  * overwriting it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <glob.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -219,6 +221,78 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	cp_profile_file__free(pf);
 }
 
+/*
+ * The program is gone.  record is a child subreaper, so the watchers of its
+ * processes that ended (see runtime/watch.c) are now its children: wait for
+ * them, at most WATCH_WAIT_MS in all, as one may still be writing the
+ * profile of a killed program.  Other orphans are left alone.
+ */
+#define WATCH_WAIT_MS 120000
+
+static int is_watcher(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strcmp(comm, "callprof-watch\n");
+}
+
+/* One child of ours that is a watcher, or 0. */
+static pid_t find_watcher(void)
+{
+	pid_t self = getpid(), found = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && !found && (e = readdir(d))) {
+		char path[300], buf[512], *p;
+		pid_t pid = (pid_t)strtol(e->d_name, &p, 10);
+		FILE *f;
+
+		if (pid <= 0 || *p)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		/* "pid (comm) state ppid ..." */
+		if (p && strtol(p + 4, NULL, 10) == self && is_watcher(pid))
+			found = pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void wait_for_watchers(void)
+{
+	struct timespec t0, now, nap = { 0, 5000000 };
+	pid_t pid;
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((pid = find_watcher())) {
+		while (waitpid(pid, &status, WNOHANG | __WALL) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >
+			    WATCH_WAIT_MS)
+				return;
+			nanosleep(&nap, NULL);
+		}
+	}
+	while (waitpid(-1, &status, WNOHANG | __WALL) > 0)
+		; /* other orphans that ended meanwhile */
+}
+
 int cmd_record(int argc, const char **argv)
 {
 	const char *out = "callprof.out";
@@ -252,6 +326,8 @@ int cmd_record(int argc, const char **argv)
 	have_before = !stat(outabs, &before);
 	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);
 
+	/* The watchers of ended processes come to us (see wait_for_watchers). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	clock_gettime(CLOCK_REALTIME, &start);
 	fflush(NULL);
 	child_pid = fork();
@@ -283,6 +359,7 @@ int cmd_record(int argc, const char **argv)
 		if (errno != EINTR)
 			die("waitpid: %s", strerror(errno));
 	}
+	wait_for_watchers();
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
