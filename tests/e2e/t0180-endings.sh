@@ -63,12 +63,6 @@ then
 	'
 fi
 
-# SIGKILL gives the process no chance to write anything; record says so
-# and passes the status on (docs/limitations.md).
-test_expect_success 'kill: no profile, said clearly, status 137' '
-	test_expect_code 137 command callprof record -o kill.cprof -- ./t-end kill 2>err &&
-	grep -q "no profile written to .kill.cprof." err &&
-	test_path_is_missing kill.cprof
-'
+# SIGKILL, which no code of the process sees: t0250-killed.sh.
 
 test_done

@@ -1,0 +1,122 @@
+/*
+ * s-kill.c - programs that are killed (SIGKILL), for the watcher:
+ *
+ *   s-kill wait READY   main calls work() 100 times, a thread named
+ *                       "kworker" calls it 50 times; both then park() for
+ *                       good and READY is written (with the pid) for the
+ *                       test to kill -9 the process.  Before that, main
+ *                       checks that it has no child it could wait() for:
+ *                       the watcher must be invisible (exit 9 otherwise).
+ *   s-kill child        a fork child calls work() 7 times and kills itself
+ *                       inside doomed(); the parent checks that the child
+ *                       died of SIGKILL, calls work() 3 times and exits 0.
+ *   s-kill exec         main calls work() 4 times, then execs
+ *                       "s-kill self" (argv[0]).
+ *   s-kill self         main calls work() 5 times, then kills itself
+ *                       inside doomed().
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+volatile long sink;
+static sem_t ready;
+
+NOINLINE void leaf(void)
+{
+	sink++;
+}
+
+NOINLINE void work(void)
+{
+	leaf();
+}
+
+NOINLINE void park(void)
+{
+	for (;;)
+		pause();
+}
+
+NOINLINE void doomed(void)
+{
+	raise(SIGKILL);
+	sink++;
+}
+
+static void *thread_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "kworker");
+	for (int i = 0; i < 50; i++)
+		work();
+	sem_post(&ready);
+	park();
+	return arg;
+}
+
+static int wait_mode(const char *ready_file)
+{
+	pthread_t th;
+	char tmp[4096];
+	FILE *f;
+
+	sem_init(&ready, 0, 0);
+	pthread_create(&th, NULL, thread_main, NULL);
+	for (int i = 0; i < 100; i++)
+		work();
+	while (sem_wait(&ready) && errno == EINTR)
+		;
+	if (wait(NULL) != -1 || errno != ECHILD) {
+		fprintf(stderr, "s-kill: the program has a child it can wait for\n");
+		return 9;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", ready_file);
+	f = fopen(tmp, "w"); /* kept open: the watcher must not hold it */
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fflush(f) || rename(tmp, ready_file))
+		return 8;
+	park();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "self";
+	int status;
+	pid_t pid;
+
+	if (!strcmp(mode, "wait") && argc > 2)
+		return wait_mode(argv[2]);
+	if (!strcmp(mode, "child")) {
+		pid = fork();
+		if (pid == 0) {
+			for (int i = 0; i < 7; i++)
+				work();
+			doomed();
+			_exit(1);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) ||
+		    WTERMSIG(status) != SIGKILL)
+			return 7;
+		for (int i = 0; i < 3; i++)
+			work();
+		return 0;
+	}
+	if (!strcmp(mode, "exec")) {
+		for (int i = 0; i < 4; i++)
+			work();
+		execl(argv[0], argv[0], "self", (char *)NULL);
+		return 6;
+	}
+	for (int i = 0; i < 5; i++)
+		work();
+	doomed();
+	return 1;
+}
