@@ -179,12 +179,16 @@ void cp_watch__init(void)
 	if (!dl_iterate_phdr(find_data, &fd) || (uintptr_t)&cp_session < fd.start ||
 	    (uintptr_t)(&w + 1) > fd.end || (uintptr_t)(&cp_arena + 1) > fd.end)
 		return;
-	if (share_pages((void *)fd.start, fd.end - fd.start))
+	/* The arena first: data pages shared without one would leak into fork children. */
+	if (reserve_arena())
 		return;
 	w.data = (char *)fd.start;
 	w.data_len = fd.end - fd.start;
-	if (reserve_arena())
+	if (share_pages(w.data, w.data_len)) {
+		munmap(cp_arena.base, cp_arena.size);
+		cp_arena.base = NULL;
 		return;
+	}
 	w.ready = 1;
 	cp_session.watch_pending = 1;
 }
