@@ -23,8 +23,8 @@ static const char *const thread_choices[] = { "merged", "each", NULL };
 int cmd_export(int argc, const char **argv)
 {
 	int format = -1, metric = CP_METRIC_SELF, threads = CP_THREADS_MERGED, no_compensate = 0;
-	int ret, n;
-	const char *out = NULL;
+	int ret, n, mangled = 0;
+	const char *out = NULL, *symfs = NULL;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
 	struct cp_report_profile *rp;
@@ -40,7 +40,10 @@ int cmd_export(int argc, const char **argv)
 		  thread_choices },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
+		{ CP_OPT_FLAG, 0, "mangled", &mangled, NULL, "raw C++ symbol names, not demangled" },
 		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
+		{ CP_OPT_STRING, 0, "symfs", &symfs, "DIR",
+		  "look for the recorded binaries under DIR (a copy of the recording machine's files)" },
 		{ CP_OPT_STRING, 0, "pid", &pid, "PID", "of several profiles, only those of process PID" },
 		{ CP_OPT_END },
 	};
@@ -52,6 +55,8 @@ int cmd_export(int argc, const char **argv)
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
+	ro.symfs = symfs;
+	ro.mangled = mangled;
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
 	if (!rp) {
 		free(debug_dirs);

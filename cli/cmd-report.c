@@ -4,6 +4,8 @@
  */
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "cli/builtin.h"
 #include "cli/options.h"
 #include "report/report.h"
@@ -22,9 +24,11 @@ static const char *const sort_choices[] = { "total", "self", "calls", "name", NU
 int cmd_report(int argc, const char **argv)
 {
 	int flat = 0, threads = CP_THREADS_MERGED, sort = -1, no_compensate = 0, ret, n;
+	int srcline = 0, addresses = 0, mangled = 0, width = 0;
 	double min_percent = 0.5;
 	const char *callers = NULL, *callees = NULL, *fields = NULL;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
+	const char *symfs = NULL, *name_width = NULL;
 	struct cp_report_opts ro = { 0 };
 	struct cp_view_opts vo = { 0 };
 	struct cp_report_profile *rp;
@@ -43,7 +47,16 @@ int cmd_report(int argc, const char **argv)
 		  sort_choices },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
+		{ CP_OPT_FLAG, 0, "srcline", &srcline, NULL,
+		  "show the file:line each context was called from (the site column)" },
+		{ CP_OPT_FLAG, 0, "addresses", &addresses, NULL,
+		  "show MODULE+0xOFFSET next to every function name" },
+		{ CP_OPT_FLAG, 0, "mangled", &mangled, NULL, "raw C++ symbol names, not demangled" },
+		{ CP_OPT_STRING, 0, "name-width", &name_width, "N",
+		  "shorten longer names to N characters (templates first)" },
 		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
+		{ CP_OPT_STRING, 0, "symfs", &symfs, "DIR",
+		  "look for the recorded binaries under DIR (a copy of the recording machine's files)" },
 		{ CP_OPT_STRING, 0, "pid", &pid, "PID", "of several profiles, only those of process PID" },
 		{ CP_OPT_END },
 	};
@@ -57,10 +70,22 @@ int cmd_report(int argc, const char **argv)
 			       min_percent);
 	if (cp_view_check_fields(fields))
 		return 129;
+	if (name_width) {
+		char *end;
+		long w = strtol(name_width, &end, 10);
+
+		if (*end || end == name_width || w < 8 || w > 1000)
+			cp_usage_error(report_usage, "--name-width wants a number from 8 to 1000, not '%s'",
+				       name_width);
+		width = (int)w;
+	}
 
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
+	ro.symfs = symfs;
+	ro.mangled = mangled;
+	ro.addresses = addresses;
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
 	if (!rp) {
 		free(debug_dirs);
@@ -68,6 +93,8 @@ int cmd_report(int argc, const char **argv)
 	}
 	vo.min_percent = min_percent;
 	vo.fields = fields;
+	vo.srcline = srcline;
+	vo.name_width = width;
 	vo.sort = sort >= 0 ? (enum cp_sort_key)sort : flat ? CP_SORT_SELF : CP_SORT_TOTAL;
 	if (flat) {
 		ret = cp_view_flat(rp, &vo, stdout);

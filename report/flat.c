@@ -158,6 +158,7 @@ int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 
 	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, FLAT_FIELDS)))
 		return -1;
+	cp_fields__apply_view(&f, o);
 	if (!f.explicit)
 		cp_report_banner(rp, "flat profile", fp);
 	if (rp->threads != CP_THREADS_EACH) {
@@ -243,6 +244,7 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 
 	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, EDGE_FIELDS)))
 		return -1;
+	cp_fields__apply_view(&f, o);
 	if (!f.explicit)
 		cp_report_banner(rp, dir < 0 ? "callers" : "callees", fp);
 	if (rp->threads != CP_THREADS_EACH)

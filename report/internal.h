@@ -28,6 +28,7 @@ struct cp_fields {
 	int id[CP_F_NR]; /* columns in order; name is always last */
 	int n;		 /* columns used */
 	int explicit;	 /* chosen by --fields (no banner then) */
+	int name_width;	 /* --name-width: longer names are shortened (0: never) */
 };
 
 /* One row's values. */
@@ -44,6 +45,9 @@ struct cp_row {
 };
 
 int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt);
+/* What the view options add to parsed fields: --srcline's site column, --name-width. */
+struct cp_view_opts;
+void cp_fields__apply_view(struct cp_fields *f, const struct cp_view_opts *o);
 void cp_fields__title(const struct cp_fields *f, FILE *fp);
 void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp);
 

@@ -72,6 +72,75 @@ int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt)
 	return 0;
 }
 
+void cp_fields__apply_view(struct cp_fields *f, const struct cp_view_opts *o)
+{
+	int k;
+
+	f->name_width = o->name_width;
+	if (!o->srcline)
+		return;
+	for (k = 0; k < f->n; k++)
+		if (f->id[k] == CP_F_SITE)
+			return;
+	/* Just before the name, which is always last. */
+	f->id[f->n] = CP_F_NAME;
+	f->id[f->n - 1] = CP_F_SITE;
+	f->n++;
+}
+
+/*
+ * name shortened to at most width characters, for a column: template
+ * arguments first become "<...>", then parameter lists "(...)", then the
+ * end is cut and marked "...".  Exports never shorten.
+ */
+static const char *shorten(const char *name, int width, char *buf, size_t size)
+{
+	size_t len = strlen(name), o = 0;
+	int depth = 0;
+
+	if (width <= 0 || len <= (size_t)width)
+		return name;
+	for (const char *p = name; *p && o + 5 < size; p++) {
+		int op = p - name >= 8 && !strncmp(p - 8, "operator", 8); /* operator<, operator<< */
+
+		if (*p == '<' && p != name && p[-1] != '<' && p[-1] != ' ' && !op) {
+			if (depth++ == 0) {
+				memcpy(buf + o, "<...", 4);
+				o += 4;
+			}
+			continue;
+		}
+		if (*p == '>' && depth > 0) {
+			if (--depth == 0)
+				buf[o++] = '>';
+			continue;
+		}
+		if (!depth)
+			buf[o++] = *p;
+	}
+	buf[o] = '\0';
+	if (o > (size_t)width) {
+		/* The parameter list: the parentheses closing last, and their match. */
+		char *close = strrchr(buf, ')'), *open = NULL;
+		int level = 0;
+
+		for (char *q = close; q && q >= buf; q--) {
+			level += *q == ')' ? 1 : *q == '(' ? -1 : 0;
+			if (!level) {
+				open = q;
+				break;
+			}
+		}
+		if (open && close - open > 4) {
+			memmove(open + 4, close, strlen(close) + 1);
+			memcpy(open + 1, "...", 3);
+		}
+	}
+	if (strlen(buf) > (size_t)width && width > 3)
+		memcpy(buf + width - 3, "...", 4);
+	return buf;
+}
+
 int cp_view_check_fields(const char *spec)
 {
 	struct cp_fields f;
@@ -167,9 +236,13 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		case CP_F_SITE:
 			fprintf(fp, "%-*s  ", fields[id].width, r->site ? r->site : "-");
 			continue;
-		case CP_F_NAME:
-			fprintf(fp, "%*s%s%s\n", r->indent, "", r->prefix ? r->prefix : "", r->name);
+		case CP_F_NAME: {
+			char shortened[1024];
+
+			fprintf(fp, "%*s%s%s\n", r->indent, "", r->prefix ? r->prefix : "",
+				shorten(r->name, f->name_width, shortened, sizeof(shortened)));
 			continue;
+		}
 		}
 		if (id == CP_F_SELF ? r->self_overhead :
 		    r->overhead && is_time_field(id) && id != CP_F_PERCENT && id != CP_F_SELF_PERCENT) {

@@ -167,7 +167,9 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 				rp->fns = xrealloc(rp->fns, (rp->nfns + 1) * sizeof(*rp->fns));
 				rp->fns[fn].addr = r->fn;
 				rp->fns[fn].name = (r->flags & CP_NODE_SIGNAL) ?
-					cp_symbolizer__signal_name(rp->sym, r->fn) : cp_symbolizer__fn_name(rp->sym, r->fn);
+					cp_symbolizer__signal_name(rp->sym, r->fn) :
+					rp->addresses ? cp_symbolizer__fn_name_at(rp->sym, r->fn) :
+					cp_symbolizer__fn_name(rp->sym, r->fn);
 				rp->nfns++;
 			}
 			/* Context key: parent node in t and function index. */
@@ -279,7 +281,10 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	rp = xcalloc(1, sizeof(*rp));
 	rp->pf = pf;
 	rp->threads = opts->threads;
+	rp->addresses = opts->addresses;
 	so.debug_dirs = opts->debug_dirs;
+	so.symfs = opts->symfs;
+	so.mangled = opts->mangled;
 	rp->sym = cp_symbolizer__new(pf, &so);
 	if (!rp->sym)
 		die("out of memory setting up symbols");

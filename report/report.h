@@ -63,6 +63,9 @@ struct cp_report_opts {
 	const char *const *debug_dirs; /* passed to the symbolizer */
 	int no_compensate;	       /* keep raw times (hook overhead included) */
 	uint32_t pid;		       /* load_many: only the profiles of this pid (0: all) */
+	const char *symfs;	       /* passed to the symbolizer */
+	int mangled;		       /* raw symbol names */
+	int addresses;		       /* names get " [MODULE+0xOFFSET]" */
 };
 
 struct cp_report_profile {
@@ -77,6 +80,7 @@ struct cp_report_profile {
 	char **thread_labels;	     /* per pf thread: name, or name/tid if ambiguous */
 	enum cp_thread_mode threads; /* how trees were built */
 	int timed;		     /* the profile has times (timing mode) */
+	int addresses;		     /* names carry " [MODULE+0xOFFSET]" */
 	int compensated;	     /* times had hook overhead subtracted */
 	double outside_ns;	     /* calibrated overhead per call, caller side */
 	double inside_ns;	     /* calibrated overhead per call, callee side */
@@ -127,6 +131,8 @@ struct cp_view_opts {
 	const char *fields;	/* comma list, NULL for the view's default */
 	enum cp_sort_key sort;	/* order of rows/children */
 	const char *function;	/* callers/callees: function name */
+	int srcline;		/* add the call-site column */
+	int name_width;		/* shorten names longer than this (0: never) */
 };
 
 int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);

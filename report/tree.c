@@ -88,6 +88,7 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 
 	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, TREE_FIELDS)))
 		return -1;
+	cp_fields__apply_view(&f, o);
 	for (int k = 0; k < f.n; k++)
 		need_site |= f.id[k] == CP_F_SITE;
 	cp_report_profile__sort(rp, o->sort);

@@ -30,6 +30,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
 #include "format/format.h"
@@ -66,8 +67,10 @@ enum sym_module_state {
 };
 
 struct sym_module {
+	struct cp_symbolizer *sym;   /* the owner, for the debug-file callback */
 	const struct cp_module *rec; /* as recorded in the profile */
 	const char *path;	     /* recorded path, "" when none */
+	char *file;		     /* where it is looked for: path, or under --symfs */
 	const char *base;	     /* basename of path for fallback names */
 	enum sym_module_state state; /* how far loading got */
 	Dwfl *dwfl;		     /* this module's session, NULL unless OK */
@@ -109,6 +112,8 @@ struct sym_cache {
 struct cp_symbolizer {
 	const struct cp_profile_file *pf; /* borrowed, outlives us */
 	int quiet;			  /* opts->quiet */
+	int mangled;			  /* opts->mangled */
+	char *symfs;			  /* opts->symfs made absolute, or NULL */
 	char *debuginfo_path;		  /* see symbolizer__debug_path() */
 	Dwfl_Callbacks callbacks;	  /* shared by all sessions, uses debuginfo_path */
 	struct sym_module *modules;	  /* one per pf->modules[] */
@@ -206,11 +211,14 @@ static void add_hex(struct strbuf *sb, const unsigned char *p, size_t n)
  * relative to each module's directory, which is not what a command-line
  * user means.
  */
-static char *symbolizer__debug_path(const char *const *dirs)
+static char *symbolizer__debug_path(const char *const *dirs, const char *symfs)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *cwd = NULL;
 
+	/* The analysed machine's debug files, under --symfs, come first. */
+	if (symfs && !strchr(symfs, ':'))
+		strbuf_addf(&sb, "%s/usr/lib/debug:", symfs);
 	for (; dirs && *dirs; dirs++) {
 		const char *d = *dirs;
 
@@ -344,8 +352,8 @@ static int sym_module__check_build_id(struct cp_symbolizer *sym, struct sym_modu
 			strbuf_addstr(&have, "none");
 		add_hex(&rec, m->rec->build_id, want);
 		sym_module__warn(sym, m,
-				 "'%s' is not the profiled file (build-id %s, profile has %s)",
-				 m->path, have.buf, rec.buf);
+				 "'%s' changed since recording (build-id %s, profile has %s)",
+				 m->file, have.buf, rec.buf);
 		strbuf_release(&have);
 		strbuf_release(&rec);
 	}
@@ -363,9 +371,20 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 	m->state = SYM_MODULE_UNNAMED;
 
 	/* Opened here rather than by elfutils so the warning gets errno's words. */
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	fd = open(m->file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && sym->symfs && strcmp(m->file, m->path)) {
+		/* Not copied under --symfs: this machine's file, if it is the same build. */
+		int saved = errno;
+
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			free(m->file);
+			m->file = xstrdup(m->path);
+		}
+		errno = saved;
+	}
 	if (fd < 0) {
-		sym_module__warn(sym, m, "cannot open '%s': %s", m->path, strerror(errno));
+		sym_module__warn(sym, m, "cannot open '%s': %s", m->file, strerror(errno));
 		return -1;
 	}
 	m->dwfl = dwfl_begin(&sym->callbacks);
@@ -380,20 +399,27 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 	 * (false would place the first segment at base instead.)  elfutils
 	 * ignores base for ET_EXEC; dwfl_bias below absorbs that.
 	 */
-	m->mod = dwfl_report_elf(m->dwfl, m->base, m->path, fd, m->rec->load_bias, true);
+	m->mod = dwfl_report_elf(m->dwfl, m->base, m->file, fd, m->rec->load_bias, true);
 	if (!m->mod) {
 		close(fd); /* consumed only on success */
-		sym_module__warn(sym, m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
+		sym_module__warn(sym, m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
 		goto fail;
 	}
 	if (dwfl_report_end(m->dwfl, NULL, NULL)) {
-		sym_module__warn(sym, m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
+		sym_module__warn(sym, m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
 		goto fail;
+	}
+	{
+		void **ud;
+
+		/* find_debuginfo() gets this back, to warn in the module's name. */
+		if (dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+			*ud = m;
 	}
 	if (sym_module__check_build_id(sym, m))
 		goto fail;
 	if (!dwfl_module_getelf(m->mod, &bias)) {
-		sym_module__warn(sym, m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
+		sym_module__warn(sym, m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
 		goto fail;
 	}
 	m->dwfl_bias = bias;
@@ -574,7 +600,7 @@ static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry 
 		base[e->len] = '\0';
 		e->shown = base;
 	}
-	if (!strncmp(e->shown, "_Z", 2)) {
+	if (!sym->mangled && !strncmp(e->shown, "_Z", 2)) {
 		dm = __cxa_demangle(e->shown, NULL, NULL, &status);
 		if (dm) {
 			free(base);
@@ -700,6 +726,120 @@ static const char *sym_module__line(struct sym_module *m, uint64_t d, int *line)
 	return src;
 }
 
+/* ---- debug files ---- */
+
+/* The GNU build-id of the ELF file at path into *id (malloc'd); its length, or -1. */
+static int file_build_id(const char *path, unsigned char **id)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), len = -1;
+	const void *bits;
+	Elf *elf;
+
+	*id = NULL;
+	if (fd < 0)
+		return -1;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		len = (int)dwelf_elf_gnu_build_id(elf, &bits);
+		if (len > 0) {
+			*id = xmalloc(len);
+			memcpy(*id, bits, len);
+		}
+		elf_end(elf);
+	}
+	close(fd);
+	return len;
+}
+
+/*
+ * A debug file for m at path exists: if its build-id differs from the
+ * module's, say so (elfutils skips it silently, and the user would only
+ * wonder where the names went).
+ */
+static void sym_module__check_debug_candidate(struct sym_module *m, const char *path,
+					      const unsigned char *want, int want_len)
+{
+	unsigned char *have;
+	int len;
+
+	if (access(path, R_OK) || !strcmp(path, m->file))
+		return;
+	len = file_build_id(path, &have);
+	if (len != want_len || memcmp(have, want, want_len)) {
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+		if (len > 0)
+			add_hex(&a, have, len);
+		else
+			strbuf_addstr(&a, "none");
+		add_hex(&b, want, want_len);
+		warning("debug file '%s' is from another build than '%s' (build-id %s, module has "
+			"%s): not used",
+			path, m->file, a.buf, b.buf);
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
+	free(have);
+}
+
+/*
+ * elfutils' standard search, in the order the man page documents; when it
+ * finds nothing, look at the places it looked in for files it refused.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
+	struct sym_module *m = userdata ? *userdata : NULL;
+	const unsigned char *want;
+	GElf_Addr vaddr;
+	int want_len;
+
+	if (fd >= 0 || !m || m->sym->quiet || !file_name)
+		return fd;
+	want_len = dwfl_module_build_id(mod, &want, &vaddr);
+	if (want_len <= 0)
+		return fd;
+	{
+		const char *slash = strrchr(file_name, '/');
+		char *dir = slash ? xstrfmt("%.*s", (int)(slash - file_name), file_name) : xstrdup("."),
+		     *path;
+		const char *p = m->sym->debuginfo_path;
+		struct strbuf hex = STRBUF_INIT;
+
+		add_hex(&hex, want, want_len);
+		/* Every element of the path: build-id links under absolute ones, debuglink names. */
+		while (p) {
+			const char *end = strchr(p, ':');
+			size_t len = end ? (size_t)(end - p) : strlen(p);
+			char *el = xstrfmt("%.*s", (int)len, p);
+
+			if (*el == '/') {
+				path = xstrfmt("%s/.build-id/%.2s/%s.debug", el, hex.buf, hex.buf + 2);
+				sym_module__check_debug_candidate(m, path, want, want_len);
+				free(path);
+			}
+			if (debuglink_file) {
+				if (*el == '/')
+					path = xstrfmt("%s%s/%s", el, dir, debuglink_file);
+				else if (*el)
+					path = xstrfmt("%s/%s/%s", dir, el, debuglink_file);
+				else
+					path = xstrfmt("%s/%s", dir, debuglink_file);
+				sym_module__check_debug_candidate(m, path, want, want_len);
+				free(path);
+			}
+			free(el);
+			p = end ? end + 1 : NULL;
+		}
+		strbuf_release(&hex);
+		free(dir);
+	}
+	return fd;
+}
+
 /* ---- API ---- */
 
 struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
@@ -709,11 +849,17 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 
 	sym->pf = pf;
 	sym->quiet = opts ? opts->quiet : 0;
-	sym->debuginfo_path = symbolizer__debug_path(opts ? opts->debug_dirs : NULL);
+	sym->mangled = opts ? opts->mangled : 0;
+	if (opts && opts->symfs && *opts->symfs) {
+		sym->symfs = realpath(opts->symfs, NULL);
+		if (!sym->symfs)
+			sym->symfs = xstrdup(opts->symfs); /* warned about per module */
+	}
+	sym->debuginfo_path = symbolizer__debug_path(opts ? opts->debug_dirs : NULL, sym->symfs);
 	sym->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
 		/* Build-id, debuglink, the path above; debuginfod when configured. */
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &sym->debuginfo_path,
 	};
@@ -725,8 +871,11 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 		const char *path = cp_profile_file__str(pf, pf->modules[i].path);
 		const char *slash;
 
+		m->sym = sym;
 		m->rec = &pf->modules[i];
 		m->path = path ? path : "";
+		m->file = sym->symfs ? xstrfmt("%s%s%s", sym->symfs, *m->path == '/' ? "" : "/", m->path)
+				     : xstrdup(m->path);
 		slash = strrchr(m->path, '/');
 		m->base = slash ? slash + 1 : m->path;
 		/* A fallback name needs something before the "+0x". */
@@ -736,6 +885,17 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 	if (pf->maps)
 		symbolizer__add_ranges(sym);
 	return sym;
+}
+
+const char *cp_symbolizer__fn_name_at(struct cp_symbolizer *sym, uint64_t addr)
+{
+	struct sym_module *m = symbolizer__find_module(sym, addr);
+	const char *name = cp_symbolizer__fn_name(sym, addr);
+
+	if (!m)
+		return name; /* already "[unknown]+0xADDR" */
+	return symbolizer__own(sym, xstrfmt("%s [%s+0x%" PRIx64 "]", name, m->base,
+					    addr - m->rec->load_bias));
 }
 
 const char *cp_symbolizer__signal_name(struct cp_symbolizer *sym, uint64_t sig)
@@ -752,9 +912,11 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 			dwfl_end(sym->modules[i].dwfl);
 		free(sym->modules[i].syms);
 		free(sym->modules[i].cus);
+		free(sym->modules[i].file);
 	}
 	free(sym->modules);
 	free(sym->ranges);
+	free(sym->symfs);
 	sym_cache__release(&sym->names);
 	sym_cache__release(&sym->sites);
 	for (size_t i = 0; i < sym->nowned; i++)

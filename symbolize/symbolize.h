@@ -16,6 +16,11 @@
  *    module and OFFSET the address relative to the module's ELF image
  *    (address minus load bias), stable across runs despite ASLR;
  *  - an address in no recorded module: "[unknown]+0xADDR".
+ *
+ * Files are searched as docs/callprof-report.1.md, DEBUG FILES, lists: the
+ * module at its recorded path (under --symfs when given), then its debug
+ * file by build-id and by .gnu_debuglink; a debug file whose build-id
+ * differs from the module's is never used, and is warned about.
  */
 #ifndef CP_SYMBOLIZE_SYMBOLIZE_H
 #define CP_SYMBOLIZE_SYMBOLIZE_H
@@ -27,7 +32,9 @@ struct cp_symbolizer;
 
 struct cp_symbolizer_opts {
 	const char *const *debug_dirs; /* extra debug-file roots, NULL-terminated, or NULL */
+	const char *symfs;	       /* look for recorded module paths under this root */
 	int quiet;		       /* do not warn about missing modules */
+	int mangled;		       /* raw symbol names, no demangling */
 };
 
 /*
@@ -42,6 +49,9 @@ void cp_symbolizer__free(struct cp_symbolizer *sym);
 
 /* Name of the function at addr (see the naming rules above).  Never NULL. */
 const char *cp_symbolizer__fn_name(struct cp_symbolizer *sym, uint64_t addr);
+
+/* The name followed by " [MODULE+0xOFFSET]" (report --addresses). */
+const char *cp_symbolizer__fn_name_at(struct cp_symbolizer *sym, uint64_t addr);
 
 /* Name of a signal handler's pseudo-node: "<signal N>". */
 const char *cp_symbolizer__signal_name(struct cp_symbolizer *sym, uint64_t sig);

@@ -4,18 +4,19 @@ test_description='symbols: C++ demangling, call-site lines, stripped binaries'
 . "$(dirname "$0")/lib.sh"
 
 case "$CC" in
-clang*) CXX=clang++ ;;
-*) CXX=g++ ;;
+clang*) CXX=clang++ LAMBDA='main::$_0::operator()(int) const' ;;
+*) CXX=g++ LAMBDA='main::{lambda(int)#1}::operator()(int) const' ;;
 esac
 
 test_expect_success 'C++ names are printed as c++filt prints them' '
 	$CXX $OPT -g -finstrument-functions -o t-cxx "$WORKLOADS/s-cxx.cc" &&
 	callprof record -o cxx.cprof -- ./t-cxx >out &&
 	callprof export -f folded -m calls cxx.cprof >actual &&
-	cat >expect <<-\EOT &&
+	cat >expect <<-EOT &&
 	main 1
 	main;double shapes::twice<double>(double) 1
 	main;int shapes::twice<int>(int) 1
+	main;$LAMBDA 1
 	main;shapes::Circle::area() const 1
 	main;shapes::Circle::grow(double) 1
 	main;shapes::Circle::grow(int) 1
@@ -24,9 +25,34 @@ test_expect_success 'C++ names are printed as c++filt prints them' '
 	test_cmp expect actual
 '
 
+test_expect_success '--mangled shows the raw symbols, exports and report alike' '
+	callprof export --mangled -f folded -m calls cxx.cprof >mangled &&
+	grep "^main;_ZN6shapes6Circle4growEi 1$" mangled &&
+	grep "^main;_ZN6shapes5twiceIiEET_S1_ 1$" mangled &&
+	callprof report --mangled --fields=calls,name --min-percent=0 cxx.cprof >report &&
+	grep -q " _ZNK6shapes6Circle4areaEv$" report
+'
+
+test_expect_success '--name-width shortens long names in the report only' '
+	callprof report --name-width=30 --fields=calls,name --min-percent=0 cxx.cprof >report &&
+	grep -q " shapes::operator<(...)$" report &&
+	grep -q " double shapes::twice<...>(...)$" report &&
+	grep -q " int shapes::twice<int>(int)$" report &&
+	sed "1d; s/^ *[0-9]*  *//" report | awk "length(\$0) > 30 { print; bad = 1 } END { exit bad }" &&
+	callprof export -f folded -m calls cxx.cprof | grep -q "shapes::Circle const&, shapes::Circle const&" &&
+	test_expect_code 129 callprof report --name-width=3 cxx.cprof 2>err &&
+	grep -q "name-width wants a number" err
+'
+
+test_expect_success '--addresses: MODULE+0xOFFSET next to every name, as nm says' '
+	callprof report --addresses --fields=calls,name --min-percent=0 cxx.cprof >report &&
+	off=$(nm t-cxx | awk "\$3 == \"_ZN6shapes6Circle4growEi\" { sub(/^0*/, \"\", \$1); print \$1 }") &&
+	grep -q " shapes::Circle::grow(int) \[t-cxx+0x$off\]$" report
+'
+
 test_expect_success 'the same names as nm | c++filt gives for the binary' '
 	nm t-cxx | awk "\$3 ~ /^_Z.*6shapes/ { print \$3 }" | c++filt | LC_ALL=C sort >nm-names &&
-	sed -n "s/^main;\(.*\) 1$/\1/p" actual | LC_ALL=C sort >our-names &&
+	sed -n "s/^main;\(.*shapes.*\) 1$/\1/p" actual | LC_ALL=C sort >our-names &&
 	test_cmp nm-names our-names
 '
 

@@ -1,5 +1,6 @@
 // s-cxx.cc - C++ names: namespaces, classes, overloads, templates,
-// operators; the report prints them as c++filt does, parameters included.
+// operators, a lambda; the report prints them as c++filt does, parameters
+// included.
 #include <cstdio>
 
 static volatile int sink;
@@ -26,12 +27,14 @@ __attribute__((noinline)) bool operator<(const Circle &a, const Circle &b)
 int main()
 {
 	shapes::Circle c{ 2 }, d{ 3 };
+	auto square = [](int x) __attribute__((noinline)) { return x * x; };
 
 	c.grow(1);
 	c.grow(1.5);
 	sink += c.area();
 	sink += shapes::twice<int>(4) + (int)shapes::twice<double>(1.5);
 	sink += c < d;
+	sink += square(sink);
 	std::printf("%d\n", sink);
 	return 0;
 }

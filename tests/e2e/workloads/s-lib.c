@@ -28,3 +28,11 @@ NOINLINE long slib_apply(long (*cb)(long), int n)
 		x += cb(i);
 	return x;
 }
+
+#ifdef OTHER_BUILD
+/* Only in "another build" of the library (t0260): a different build-id. */
+NOINLINE long slib_other(void)
+{
+	return 7;
+}
+#endif
