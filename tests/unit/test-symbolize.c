@@ -510,7 +510,7 @@ TEST(build_id_mismatch)
 	CHECK_STR(cp_symbolizer__fn_name(sym, addr), want);
 	cp_symbolizer__fn_name(sym, ADDR(cp_test_symbolize_global));
 	err = capture_end(tmp, saved);
-	CHECK_EQ(count_substr(err, "is not the profiled file (build-id "), 1);
+	CHECK_EQ(count_substr(err, "changed since recording (build-id "), 1);
 	/* Other modules are unaffected. */
 	CHECK_STR(cp_symbolizer__fn_name(sym, lib_sym("libc.so.6", "qsort")), "qsort");
 	free(want);
