@@ -140,6 +140,7 @@ check: deps
 
 bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 
 fuzz:
 	@echo "fuzzing arrives with the fuzzed-reader issue; 'make check' runs the corrupt-file tests"
