@@ -112,9 +112,9 @@ static void stop_recording(struct cp_thread *t)
  * The process looks up its first call path (a fork child: its first call
  * after the fork, as the fork empties the caches): start the watcher
  * (watch.c) now, so that programs that never run instrumented code, and
- * children that only exec, do not get one.  The
- * time it takes is the runtime's, not the program's: the open calls'
- * start times move forward by it.
+ * children that only exec, do not get one.  The time it takes is the
+ * runtime's, not the program's: the open calls' start times move forward
+ * by it.
  */
 static __attribute__((noinline, cold)) void start_watcher(struct cp_thread *t)
 {
