@@ -229,21 +229,6 @@ static void summarize(const char *shown, const char *path, const struct stat *be
  */
 #define WATCH_WAIT_MS 120000
 
-static int is_watcher(pid_t pid)
-{
-	char path[64], comm[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = '\0';
-	fclose(f);
-	return !strcmp(comm, "callprof-watch\n");
-}
-
 /* One child of ours that is a watcher, or 0. */
 static pid_t find_watcher(void)
 {
@@ -264,8 +249,9 @@ static pid_t find_watcher(void)
 			continue;
 		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 		fclose(f);
-		/* "pid (comm) state ppid ..." */
-		if (p && strtol(p + 4, NULL, 10) == self && is_watcher(pid))
+		/* "pid (comm) state ppid ...": the name and the parent in one read */
+		if (p && strtol(p + 4, NULL, 10) == self && p - buf >= 15 &&
+		    !strncmp(p - 15, "(callprof-watch", 15))
 			found = pid;
 	}
 	if (d)
