@@ -202,6 +202,15 @@ static void add_hex(struct strbuf *sb, const unsigned char *p, size_t n)
 		strbuf_addf(sb, "%02x", p[i]);
 }
 
+/* A build-id in hex, or "none" (len <= 0), for warnings. */
+static void add_build_id(struct strbuf *sb, const unsigned char *id, int len)
+{
+	if (len > 0)
+		add_hex(sb, id, (size_t)len);
+	else
+		strbuf_addstr(sb, "none");
+}
+
 /*
  * elfutils' search path: the user's directories first, then the default
  * ":.debug:/usr/lib/debug" (the module's own directory, its .debug/
@@ -346,10 +355,7 @@ static int sym_module__check_build_id(struct cp_symbolizer *sym, struct sym_modu
 	if (!sym->quiet) {
 		struct strbuf have = STRBUF_INIT, rec = STRBUF_INIT;
 
-		if (len > 0)
-			add_hex(&have, bits, len);
-		else
-			strbuf_addstr(&have, "none");
+		add_build_id(&have, bits, len);
 		add_hex(&rec, m->rec->build_id, want);
 		sym_module__warn(sym, m,
 				 "'%s' changed since recording (build-id %s, profile has %s)",
@@ -768,10 +774,7 @@ static void sym_module__check_debug_candidate(struct sym_module *m, const char *
 	if (len != want_len || memcmp(have, want, want_len)) {
 		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 
-		if (len > 0)
-			add_hex(&a, have, len);
-		else
-			strbuf_addstr(&a, "none");
+		add_build_id(&a, have, len);
 		add_hex(&b, want, want_len);
 		warning("debug file '%s' is from another build than '%s' (build-id %s, module has "
 			"%s): not used",
