@@ -322,7 +322,8 @@ struct cp_thread *cp_thread__setup(void)
 	}
 	t->tid = (uint32_t)gettid();
 	t->self = pthread_self();
-	prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
+	if (cp_arena.base)
+		prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	if (fresh)
 		register_thread(t);
