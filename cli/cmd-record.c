@@ -200,8 +200,9 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 
 			if (!(r->flags & CP_NODE_SIGNAL)) /* handler runs are not calls */
 				calls += r->calls;
+			if (!(r->flags & CP_NODE_SITE)) /* another call site of a path */
+				paths++;
 		}
-		paths += pf->threads[i].nnodes - 1;
 		nthreads += pf->threads[i].nthreads;
 	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)

@@ -41,9 +41,13 @@
 
 #define CP_MAGIC "CALLPROF"
 #define CP_MAGIC_LEN 8
-#define CP_VERSION 1	   /* what this code writes */
-#define CP_MIN_READER 1	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 1 /* what this reader understands */
+/*
+ * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
+ * take them for nodes of their own, so they need a version 2 reader.
+ */
+#define CP_VERSION 2	   /* what this code writes */
+#define CP_MIN_READER 2	   /* oldest reader that understands what we write */
+#define CP_READER_VERSION 2 /* what this reader understands */
 
 #define CP_NO_PARENT UINT32_MAX /* parent index of a thread's root node */
 #define CP_NO_STRING UINT32_MAX /* string reference meaning "none" */
@@ -224,6 +228,14 @@ struct cp_node_rec {
 enum cp_node_flags {
 	/* Not a function: a handler of signal number fn ran here (fn < 4096). */
 	CP_NODE_SIGNAL = 1 << 0,
+	/*
+	 * Another call site of a context: the calls of fn from parent that
+	 * returned to `site`, where an earlier record of the thread (the
+	 * context's own, without this flag) has the same parent and fn and
+	 * counts the calls from its site.  The context's calls and times are
+	 * the sum over its records; no record has a site record as parent.
+	 */
+	CP_NODE_SITE = 1 << 1,
 };
 
 /*

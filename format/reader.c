@@ -335,12 +335,17 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 					   "node record at 0x%llx: parent %u is not an earlier node "
 					   "of its thread", rec_off(pf, CP_SEC_NODES, t->first_node + k),
 					   nd->parent);
-			if ((nd->flags & ~(uint32_t)CP_NODE_SIGNAL) ||
-			    ((nd->flags & CP_NODE_SIGNAL) && (k == 0 || nd->fn == 0 || nd->fn >= 4096)))
+			if ((nd->flags & ~(uint32_t)(CP_NODE_SIGNAL | CP_NODE_SITE)) ||
+			    ((nd->flags & CP_NODE_SIGNAL) && (k == 0 || nd->fn == 0 || nd->fn >= 4096)) ||
+			    ((nd->flags & CP_NODE_SITE) && k == 0))
 				return bad(c, CP_ERR_CORRUPT,
 					   "node record at 0x%llx: bad flags 0x%x for function 0x%llx",
 					   rec_off(pf, CP_SEC_NODES, t->first_node + k), nd->flags,
 					   (unsigned long long)nd->fn);
+			if (k && (pf->nodes[t->first_node + nd->parent].flags & CP_NODE_SITE))
+				return bad(c, CP_ERR_CORRUPT,
+					   "node record at 0x%llx: its parent %u is a call-site record",
+					   rec_off(pf, CP_SEC_NODES, t->first_node + k), nd->parent);
 		}
 	}
 	if (pf->nthreads == 0 && pf->nnodes)

@@ -24,6 +24,8 @@ struct agg {
 	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
 	uint64_t overhead_ns; /* compensation taken off total_ns */
 	uint64_t self_overhead_ns; /* compensation taken off self_ns */
+	const char *where; /* call-site line of the edge ("file:line"), or NULL */
+	int only_total;	   /* self, min and max unknown (split by call site) */
 };
 
 static const struct cp_report_profile *cmp_rp;
@@ -44,6 +46,8 @@ static int agg_cmp(const void *pa, const void *pb)
 	if (va != vb)
 		return va > vb ? -1 : 1;
 	c = strcmp(agg_name(cmp_rp, a), agg_name(cmp_rp, b));
+	if (!c && a->fn == b->fn && a->where != b->where)
+		return !a->where ? 1 : !b->where ? -1 : strcmp(a->where, b->where);
 	if (c || a->fn == b->fn)
 		return c;
 	return a->fn == CP_NONE ? -1 : b->fn == CP_NONE ? 1 :
@@ -86,6 +90,8 @@ static void print_aggs(struct cp_report_profile *rp, struct agg *a, uint32_t n,
 		r.name = agg_name(rp, &a[i]);
 		r.indent = indent;
 		r.prefix = prefix;
+		r.site = a[i].where;
+		r.only_total = a[i].only_total;
 		r.untimed = !rp->timed;
 		r.overhead = rp->compensated && cp_mostly_overhead(a[i].total_ns, a[i].overhead_ns);
 		r.self_overhead = rp->compensated &&
@@ -172,6 +178,196 @@ int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 	return 0;
 }
 
+/*
+ * Edges by call-site line.  A context's call sites are lines in its
+ * caller; where all of a context's sites are on one line, the whole
+ * context (self time, min, max) belongs to that line's edge, else each
+ * line gets the calls and inclusive time of its sites only.
+ */
+/* Add edge a into d (the same peer). */
+static void agg_merge(struct agg *d, const struct agg *a)
+{
+	if (a->calls && !a->only_total && (!d->calls || a->min_ns < d->min_ns))
+		d->min_ns = a->min_ns;
+	if (a->max_ns > d->max_ns)
+		d->max_ns = a->max_ns;
+	d->calls += a->calls;
+	d->total_ns += a->total_ns;
+	d->self_ns += a->self_ns;
+	d->overhead_ns += a->overhead_ns;
+	d->self_overhead_ns += a->self_overhead_ns;
+	d->only_total |= a->only_total;
+}
+
+struct line_edges {
+	struct agg *e;
+	uint32_t n;
+	size_t alloc;
+};
+
+static struct agg *line_edge(struct line_edges *le, uint32_t peer, const char *where)
+{
+	struct agg *a;
+
+	ALLOC_GROW(le->e, le->n + 1, le->alloc);
+	a = &le->e[le->n++];
+	memset(a, 0, sizeof(*a));
+	a->fn = peer;
+	a->where = where ? xstrdup(where) : NULL;
+	return a;
+}
+
+static void add_line_edges(struct cp_report_profile *rp, const struct cp_rtree *t,
+			   const struct cp_rnode *c, uint32_t peer, struct line_edges *le)
+{
+	const char *one = NULL;
+	int split = 0;
+
+	for (uint32_t k = c->sites; k != CP_NONE && !split; k = t->sites[k].next) {
+		const char *w = cp_site_str_at(rp, t->sites[k].site, t->sites[k].part);
+
+		if (k == c->sites)
+			one = w ? xstrdup(w) : NULL;
+		else
+			split = !w || !one || strcmp(w, one);
+	}
+	if (c->sites == CP_NONE || !split) {
+		const char *w = c->sites == CP_NONE ? cp_site_str(rp, c) : one;
+
+		agg_add(line_edge(le, peer, w), c, 1);
+		free((char *)one);
+		return;
+	}
+	free((char *)one);
+	for (uint32_t k = c->sites; k != CP_NONE; k = t->sites[k].next) {
+		const struct cp_rsite *s = &t->sites[k];
+		struct agg *a = line_edge(le, peer, cp_site_str_at(rp, s->site, s->part));
+
+		a->calls = s->calls;
+		a->total_ns = s->total_ns;
+		a->overhead_ns = s->overhead_ns;
+		a->only_total = 1;
+	}
+}
+
+/* "file:line" in file order, then line order (9 before 10); NULL last. */
+static int where_cmp(const char *a, const char *b)
+{
+	const char *ca, *cb;
+	size_t la, lb;
+	int c;
+
+	if (!a || !b)
+		return a == b ? 0 : !a ? 1 : -1;
+	ca = strrchr(a, ':');
+	cb = strrchr(b, ':');
+	la = ca ? (size_t)(ca - a) : strlen(a);
+	lb = cb ? (size_t)(cb - b) : strlen(b);
+	c = strncmp(a, b, la < lb ? la : lb);
+	if (c || la != lb)
+		return c ? c : la < lb ? -1 : 1;
+	if (ca && cb && strlen(ca) != strlen(cb))
+		return strlen(ca) < strlen(cb) ? -1 : 1;
+	return strcmp(a, b);
+}
+
+static int edge_cmp(const void *pa, const void *pb)
+{
+	const struct agg *a = pa, *b = pb;
+	int c = where_cmp(a->where, b->where);
+
+	return c ? c : (a->fn > b->fn) - (a->fn < b->fn);
+}
+
+/* Sort by (line, peer) and add up equal pairs; returns the number left. */
+static uint32_t merge_line_edges(struct line_edges *le)
+{
+	uint32_t n = 0;
+
+	qsort(le->e, le->n, sizeof(*le->e), edge_cmp);
+	for (uint32_t i = 0; i < le->n; i++) {
+		struct agg *a = &le->e[i];
+
+		if (n && !edge_cmp(&le->e[n - 1], a)) {
+			agg_merge(&le->e[n - 1], a);
+			free((char *)a->where);
+			continue;
+		}
+		le->e[n++] = *a;
+	}
+	le->n = n;
+	return n;
+}
+
+static void free_line_edges(struct line_edges *le)
+{
+	for (uint32_t i = 0; i < le->n; i++)
+		free((char *)le->e[i].where);
+	free(le->e);
+}
+
+/* A line's callees as one group: its heading's order among the lines. */
+struct line_group {
+	uint32_t first, n; /* its edges in the merged list */
+	uint64_t calls, total_ns;
+};
+
+static enum cp_sort_key group_key;
+
+static int group_cmp(const void *pa, const void *pb)
+{
+	const struct line_group *a = pa, *b = pb;
+	uint64_t va = group_key == CP_SORT_CALLS ? a->calls : group_key == CP_SORT_NAME ? 0 : a->total_ns;
+	uint64_t vb = group_key == CP_SORT_CALLS ? b->calls : group_key == CP_SORT_NAME ? 0 : b->total_ns;
+
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	return (a->first > b->first) - (a->first < b->first); /* by line name */
+}
+
+/* Callees grouped under a heading per call-site line ("at FILE:LINE"). */
+static void print_line_groups(struct cp_report_profile *rp, struct line_edges *le,
+			      const struct cp_fields *f, uint64_t base, enum cp_sort_key key,
+			      FILE *fp)
+{
+	struct line_group *g = NULL;
+	struct agg *part = NULL;
+	uint32_t ng = 0;
+	size_t alloc = 0;
+
+	for (uint32_t i = 0; i < le->n; i++) {
+		if (!ng || where_cmp(le->e[g[ng - 1].first].where, le->e[i].where)) {
+			ALLOC_GROW(g, ng + 1, alloc);
+			memset(&g[ng], 0, sizeof(g[ng]));
+			g[ng++].first = i;
+		}
+		g[ng - 1].n++;
+		g[ng - 1].calls += le->e[i].calls;
+		g[ng - 1].total_ns += le->e[i].total_ns;
+	}
+	group_key = key;
+	qsort(g, ng, sizeof(*g), group_cmp);
+	for (uint32_t k = 0; k < ng; k++) {
+		const char *w = le->e[g[k].first].where;
+		char *label = w ? xstrfmt("at %s", w) : xstrdup("at an unknown line");
+		struct cp_row r = { 0 };
+
+		r.label = 1;
+		r.name = label;
+		r.indent = 2;
+		cp_fields__row(f, &r, fp);
+		free(label);
+		/* The line is in the heading; print_aggs sorts a copy. */
+		part = xrealloc(part, g[k].n * sizeof(*part));
+		memcpy(part, &le->e[g[k].first], g[k].n * sizeof(*part));
+		for (uint32_t i = 0; i < g[k].n; i++)
+			part[i].where = NULL;
+		print_aggs(rp, part, g[k].n, f, base, 4, "-> ", key, fp);
+	}
+	free(part);
+	free(g);
+}
+
 static int matches(const struct cp_report_profile *rp, uint32_t fn, const char *name)
 {
 	return fn != CP_NONE && !strcmp(rp->fns[fn].name, name);
@@ -190,7 +386,9 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 	struct agg *whole = xcalloc(rp->nfns + 1, sizeof(*whole));
 	uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
 	struct cp_row r = { 0 };
-	int found = 0;
+	struct line_edges le = { 0 };
+	/* Callees go under their call-site lines; callers with --srcline get a row per line. */
+	int found = 0, by_line = dir > 0 || o->srcline;
 
 	for (uint32_t i = 0; i <= rp->nfns; i++)
 		peer[i].fn = i < rp->nfns ? i : CP_NONE;
@@ -213,11 +411,31 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 			if (dir < 0) {
 				uint32_t pfn = t[ti].n[n->parent].fn;
 
-				agg_add(&peer[pfn == CP_NONE ? rp->nfns : pfn], n, 1);
-			} else {
-				for (uint32_t c = n->first_child; c != CP_NONE; c = t[ti].n[c].next)
+				pfn = pfn == CP_NONE ? rp->nfns : pfn;
+				if (by_line)
+					add_line_edges(rp, &t[ti], n, pfn, &le);
+				else
+					agg_add(&peer[pfn], n, 1);
+				continue;
+			}
+			for (uint32_t c = n->first_child; c != CP_NONE; c = t[ti].n[c].next) {
+				if (by_line)
+					add_line_edges(rp, &t[ti], &t[ti].n[c], t[ti].n[c].fn, &le);
+				else
 					agg_add(&peer[t[ti].n[c].fn], &t[ti].n[c], 1);
 			}
+		}
+	}
+	if (by_line) {
+		merge_line_edges(&le);
+		for (uint32_t i = 0; i < le.n; i++)
+			if (le.e[i].fn == rp->nfns)
+				le.e[i].fn = CP_NONE;
+		/* No line known anywhere (no debug information): callees as they are. */
+		if (dir > 0 && le.n && !le.e[0].where) {
+			for (uint32_t i = 0; i < le.n; i++)
+				agg_merge(&peer[le.e[i].fn], &le.e[i]);
+			by_line = 0;
 		}
 	}
 	if (found) {
@@ -228,9 +446,15 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 		r.name = o->function;
 		r.untimed = !rp->timed;
 		cp_fields__row(f, &r, fp);
-		print_aggs(rp, peer, rp->nfns + 1, f, r.base_ns, 2, dir < 0 ? "<- " : "-> ",
-			   o->sort, fp);
+		if (!by_line)
+			print_aggs(rp, peer, rp->nfns + 1, f, r.base_ns, 2, dir < 0 ? "<- " : "-> ",
+				   o->sort, fp);
+		else if (dir < 0)
+			print_aggs(rp, le.e, le.n, f, r.base_ns, 2, "<- ", o->sort, fp);
+		else
+			print_line_groups(rp, &le, f, r.base_ns, o->sort, fp);
 	}
+	free_line_edges(&le);
 	free(peer);
 	free(whole);
 	free(active);
@@ -242,9 +466,13 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 	struct cp_fields f;
 	int found = 0;
 
+	struct cp_view_opts vo = *o;
+
 	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, EDGE_FIELDS)))
 		return -1;
-	cp_fields__apply_view(&f, o);
+	if (dir > 0)
+		vo.srcline = 0; /* callees stand under their lines' headings */
+	cp_fields__apply_view(&f, &vo);
 	if (!f.explicit)
 		cp_report_banner(rp, dir < 0 ? "callers" : "callees", fp);
 	if (rp->threads != CP_THREADS_EACH)

@@ -40,6 +40,8 @@ struct cp_row {
 	int indent;	   /* spaces before the name */
 	const char *prefix; /* printed before the name (e.g. "<- "), or NULL */
 	int untimed;	   /* the profile has no times: time columns show "-" */
+	int only_total;	   /* self, min and max are not known (a call site's row) */
+	int label;	   /* a heading: the numeric columns stay empty */
 	int overhead;	   /* total mostly hook overhead: total, avg, min, max get "~" */
 	int self_overhead; /* self time mostly hook overhead: self gets "~" */
 };
@@ -92,7 +94,17 @@ uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn);
  */
 void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src);
 
+/*
+ * Before src's counts are added into node id of t: record that they came
+ * from call site `site` (of merged part `part`), starting the node's list
+ * of sites when it meets a second one.  Calls with no calls and no time
+ * leave no trace.
+ */
+void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t part,
+			uint64_t calls, uint64_t total_ns, uint64_t overhead_ns);
+
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);
+const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t part);
 
 #endif /* CP_REPORT_INTERNAL_H */

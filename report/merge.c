@@ -108,6 +108,15 @@ static void merge_tree(struct cp_rtree *dst, const struct cp_rtree *src, const u
 		const struct cp_rnode *s = &src->n[i];
 
 		map[i] = add_child(dst, map[s->parent], fnmap[s->fn]);
+		if (s->sites == CP_NONE)
+			cp_rtree__add_site(dst, map[i], s->site, p, s->calls, s->total_ns,
+					   s->overhead_ns);
+		for (uint32_t k = s->sites; k != CP_NONE; k = src->sites[k].next) {
+			const struct cp_rsite *e = &src->sites[k];
+
+			cp_rtree__add_site(dst, map[i], e->site, p, e->calls, e->total_ns,
+					   e->overhead_ns);
+		}
 		add_node(&dst->n[map[i]], s, p);
 	}
 	dst->nthreads += src->nthreads;

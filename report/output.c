@@ -204,7 +204,13 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 	for (int k = 0; k < f->n; k++) {
 		int id = f->id[k];
 
-		if (r->untimed && is_time_field(id)) {
+		if (r->label && id != CP_F_NAME) {
+			fprintf(fp, "%*s  ", id == CP_F_SITE ? -fields[id].width : fields[id].width, "");
+			continue;
+		}
+		if ((r->untimed && is_time_field(id)) ||
+		    (r->only_total && (id == CP_F_SELF || id == CP_F_SELF_PERCENT || id == CP_F_MIN ||
+				       id == CP_F_MAX))) {
 			fprintf(fp, "%*s  ", fields[id].width, "-");
 			continue;
 		}
@@ -267,12 +273,17 @@ void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp)
 
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n)
 {
+	return cp_site_str_at(rp, n->site, n->part);
+}
+
+const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t part)
+{
 	static char buf[4096];
 	const char *file, *base;
 	int line;
-	struct cp_symbolizer *sym = rp->nparts ? rp->parts[n->part]->sym : rp->sym;
+	struct cp_symbolizer *sym = rp->nparts ? rp->parts[part]->sym : rp->sym;
 
-	if (!n->site || cp_symbolizer__site(sym, n->site, &file, &line))
+	if (!site || cp_symbolizer__site(sym, site, &file, &line))
 		return NULL;
 	base = strrchr(file, '/');
 	snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : file, line);

@@ -107,13 +107,66 @@ uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn)
 	memset(n, 0, sizeof(*n));
 	n->fn = fn;
 	n->parent = parent;
-	n->first_child = n->next = CP_NONE;
+	n->first_child = n->next = n->sites = CP_NONE;
 	if (parent != CP_NONE) {
 		n->depth = t->n[parent].depth + 1;
 		n->next = t->n[parent].first_child;
 		t->n[parent].first_child = t->nn;
 	}
 	return t->nn++;
+}
+
+static uint32_t new_site(struct cp_rtree *t, uint64_t site, uint32_t part, uint64_t calls,
+			 uint64_t total_ns, uint64_t overhead_ns, uint32_t next)
+{
+	struct cp_rsite *s;
+
+	ALLOC_GROW(t->sites, t->nsites + 1, t->sites_alloc);
+	s = &t->sites[t->nsites];
+	s->site = site;
+	s->part = part;
+	s->calls = calls;
+	s->total_ns = total_ns;
+	s->overhead_ns = overhead_ns;
+	s->next = next;
+	return t->nsites++;
+}
+
+void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t part,
+			uint64_t calls, uint64_t total_ns, uint64_t overhead_ns)
+{
+	struct cp_rnode *n = &t->n[id];
+	uint32_t k, last;
+
+	if (!calls && !total_ns)
+		return;
+	if (n->sites == CP_NONE) {
+		if (!n->calls && !n->total_ns) {
+			n->site = site; /* the first site with calls */
+			n->part = part;
+			return;
+		}
+		if (n->site == site && n->part == part)
+			return;
+		n->sites = new_site(t, n->site, n->part, n->calls, n->total_ns, n->overhead_ns,
+				    CP_NONE);
+	}
+	for (k = n->sites;; k = t->sites[k].next) {
+		struct cp_rsite *s = &t->sites[k];
+
+		if (s->site == site && s->part == part) {
+			s->calls += calls;
+			s->total_ns += total_ns;
+			s->overhead_ns += overhead_ns;
+			return;
+		}
+		if (s->next == CP_NONE)
+			break;
+	}
+	/* new_site() may move sites[]: link the new one in after. */
+	last = k;
+	k = new_site(t, site, part, calls, total_ns, overhead_ns, CP_NONE);
+	t->sites[last].next = k;
 }
 
 void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
@@ -181,7 +234,9 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			id = *slot;
 			if (!(r->flags & CP_NODE_SIGNAL)) /* handler runs are not calls */
 				rp->calls += r->calls;
-			rp->paths++;
+			if (!(r->flags & CP_NODE_SITE)) /* another site of a path counted */
+				rp->paths++;
+			cp_rtree__add_site(t, id, r->site, 0, src.calls, src.total_ns, 0);
 		}
 		cp_rnode__add_counts(&t->n[id], &src);
 		map[k] = id;
@@ -203,6 +258,40 @@ static void derive_self(struct cp_rtree *t)
 		if (sum > n->total_ns)
 			n->total_ns = sum;
 		n->self_ns = n->total_ns - sum;
+	}
+}
+
+/*
+ * The compensation of a context called from several sites, shared among
+ * them in proportion to their calls (the overhead inside a call does not
+ * depend on where it came from; what its children cost per site is not
+ * recorded).  A share larger than the site's time is cut to it and the
+ * rest taken from the other sites, so the sites still add up to the
+ * context's total.
+ */
+static void share_overhead(struct cp_rtree *t, const struct cp_rnode *n)
+{
+	uint64_t left = n->overhead_ns, calls_left = n->calls;
+
+	for (uint32_t k = n->sites; k != CP_NONE; k = t->sites[k].next) {
+		struct cp_rsite *s = &t->sites[k];
+		uint64_t oh = calls_left ? (uint64_t)((unsigned __int128)left * s->calls / calls_left) : 0;
+
+		if (oh > s->total_ns)
+			oh = s->total_ns;
+		s->overhead_ns = oh;
+		left -= oh;
+		calls_left -= s->calls < calls_left ? s->calls : calls_left;
+	}
+	for (uint32_t k = n->sites; k != CP_NONE; k = t->sites[k].next) {
+		struct cp_rsite *s = &t->sites[k];
+		uint64_t more = s->total_ns - s->overhead_ns;
+
+		if (more > left)
+			more = left;
+		s->overhead_ns += more;
+		left -= more;
+		s->total_ns -= s->overhead_ns;
 	}
 }
 
@@ -233,6 +322,7 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 		oh = (uint64_t)(rp->inside_ns + 0.5);
 		n->min_ns = n->min_ns > oh ? n->min_ns - oh : 0;
 		n->max_ns = n->max_ns > oh ? n->max_ns - oh : 0;
+		share_overhead(t, n);
 	}
 	rp->raw_ns += t->n[0].total_ns + t->n[0].overhead_ns;
 	rp->subtracted_ns += t->n[0].overhead_ns;
@@ -344,6 +434,7 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 	for (uint32_t i = 0; i < rp->ntrees; i++) {
 		free(rp->trees[i].label);
 		free(rp->trees[i].n);
+		free(rp->trees[i].sites);
 	}
 	free(rp->trees);
 	free(rp->fns);

@@ -37,6 +37,24 @@ struct cp_rnode {
 	uint64_t inactive_ns; /* preempted (0 if not measured) */
 	uint64_t overhead_ns; /* hook overhead subtracted from total_ns (compensation) */
 	uint64_t self_overhead_ns; /* the part of it subtracted from self_ns */
+	uint32_t sites;	      /* first of its call sites in the tree's sites[] when it
+			       * was called from more than one (else CP_NONE: site is
+			       * the one) */
+};
+
+/*
+ * One call site of a context called from several: the calls that returned
+ * to site, and their inclusive time.  Self time is not known per site (the
+ * children are the context's, whichever site it was called from).  The
+ * sites of a context add up to its calls and total.
+ */
+struct cp_rsite {
+	uint64_t site;	      /* return address into the caller */
+	uint64_t calls;	      /* calls from there */
+	uint64_t total_ns;    /* their inclusive time */
+	uint64_t overhead_ns; /* compensation taken off total_ns */
+	uint32_t part;	      /* merged profiles: the part whose symbolizer knows site */
+	uint32_t next;	      /* the context's next site, CP_NONE after the last */
 };
 
 struct cp_rtree {
@@ -46,6 +64,8 @@ struct cp_rtree {
 	struct cp_rnode *n;    /* n[0] is the root */
 	uint32_t nn;	       /* nodes */
 	uint32_t alloc;	       /* allocated */
+	struct cp_rsite *sites; /* call sites of contexts with several (cp_rnode.sites) */
+	uint32_t nsites, sites_alloc;
 };
 
 struct cp_rfn {

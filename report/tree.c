@@ -4,6 +4,8 @@
  * root (the thread's lifetime, or all threads' lifetimes added up).
  */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "report/internal.h"
 #include "util/util.h"
@@ -13,12 +15,83 @@
 /* Deeper contexts are printed at this indentation, their depth spelled out. */
 #define MAX_INDENT_DEPTH 100
 
+/* A call-site row: the sites of a context that resolve to one source line. */
+struct site_row {
+	char *where;	      /* "file:line", or NULL where no line is known */
+	uint64_t site;	      /* the first site's address (order among unknown lines) */
+	uint64_t calls, total_ns, overhead_ns;
+};
+
+static enum cp_sort_key site_key; /* qsort has no context argument */
+
+static int site_row_cmp(const void *pa, const void *pb)
+{
+	const struct site_row *a = pa, *b = pb;
+	uint64_t va = site_key == CP_SORT_CALLS ? a->calls : site_key == CP_SORT_NAME ? 0 : a->total_ns;
+	uint64_t vb = site_key == CP_SORT_CALLS ? b->calls : site_key == CP_SORT_NAME ? 0 : b->total_ns;
+	int c;
+
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	if (!a->where || !b->where)
+		return a->where ? -1 : b->where ? 1 : (a->site > b->site) - (a->site < b->site);
+	c = strcmp(a->where, b->where);
+	return c ? c : (a->site > b->site) - (a->site < b->site);
+}
+
+/*
+ * The call sites of n (several), one row per source line: the call
+ * instructions of one line (an unrolled loop, two calls in one statement)
+ * add up.  Sorted by key; returns the number of rows.
+ */
+static uint32_t site_rows(struct cp_report_profile *rp, const struct cp_rtree *t,
+			  const struct cp_rnode *n, enum cp_sort_key key, struct site_row **out)
+{
+	struct site_row *rows = NULL;
+	uint32_t k = 0;
+	size_t alloc = 0;
+
+	for (uint32_t i = n->sites; i != CP_NONE; i = t->sites[i].next) {
+		const struct cp_rsite *s = &t->sites[i];
+		const char *where = cp_site_str_at(rp, s->site, s->part);
+		uint32_t j;
+
+		for (j = 0; where && j < k; j++)
+			if (rows[j].where && !strcmp(rows[j].where, where))
+				break;
+		if (!where || j == k) {
+			ALLOC_GROW(rows, k + 1, alloc);
+			rows[k].where = where ? xstrdup(where) : NULL;
+			rows[k].site = s->site;
+			rows[k].calls = rows[k].total_ns = rows[k].overhead_ns = 0;
+			j = k++;
+		}
+		rows[j].calls += s->calls;
+		rows[j].total_ns += s->total_ns;
+		rows[j].overhead_ns += s->overhead_ns;
+	}
+	site_key = key;
+	qsort(rows, k, sizeof(*rows), site_row_cmp);
+	*out = rows;
+	return k;
+}
+
+static void free_site_rows(struct site_row *rows, uint32_t k)
+{
+	for (uint32_t i = 0; i < k; i++)
+		free(rows[i].where);
+	free(rows);
+}
+
 static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_t i,
-		       const struct cp_fields *f, uint64_t base, int need_site, FILE *fp)
+		       const struct cp_fields *f, uint64_t base, int need_site,
+		       enum cp_sort_key key, uint64_t min_ns, FILE *fp)
 {
 	const struct cp_rnode *n = &t->n[i];
 	struct cp_row r = { 0 };
-	char depth[32];
+	char depth[32], nsites[32];
+	struct site_row *rows = NULL;
+	uint32_t nrows = 0;
 
 	r.calls = n->calls;
 	r.total_ns = n->total_ns;
@@ -36,8 +109,37 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 	r.untimed = !rp->timed;
 	r.overhead = rp->compensated && cp_mostly_overhead(n->total_ns, n->overhead_ns);
 	r.self_overhead = rp->compensated && cp_mostly_overhead(n->self_ns, n->self_overhead_ns);
-	r.site = need_site ? cp_site_str(rp, n) : NULL;
+	if (need_site && n->sites != CP_NONE)
+		nrows = site_rows(rp, t, n, key, &rows);
+	if (nrows > 1) {
+		snprintf(nsites, sizeof(nsites), "(%u call sites)", nrows);
+		r.site = nsites;
+	} else if (nrows == 1) {
+		r.site = rows[0].where;
+	} else {
+		r.site = need_site ? cp_site_str(rp, n) : NULL;
+	}
 	cp_fields__row(f, &r, fp);
+	/*
+	 * A row per call site ("@ NAME", one level deeper) with its calls and
+	 * inclusive time; self, min and max are the context's, not the site's.
+	 */
+	for (uint32_t k = 0; nrows > 1 && k < nrows; k++) {
+		struct cp_row sr = r;
+
+		if (rows[k].total_ns < min_ns)
+			continue;
+		sr.calls = rows[k].calls;
+		sr.total_ns = rows[k].total_ns;
+		sr.only_total = 1;
+		sr.overhead = rp->compensated && cp_mostly_overhead(rows[k].total_ns,
+								     rows[k].overhead_ns);
+		sr.site = rows[k].where;
+		sr.indent += 2;
+		sr.prefix = "@ ";
+		cp_fields__row(f, &sr, fp);
+	}
+	free_site_rows(rows, nrows);
 }
 
 /* c or its first next sibling at or above min_ns; CP_NONE if none. */
@@ -53,14 +155,14 @@ static uint32_t shown(const struct cp_rtree *t, uint32_t c, uint64_t min_ns)
  * levels deep (deep recursion is recorded as it happened).
  */
 static void print_tree(struct cp_report_profile *rp, struct cp_rtree *t, const struct cp_fields *f,
-		       uint64_t base, uint64_t min_ns, int need_site, FILE *fp)
+		       uint64_t base, uint64_t min_ns, int need_site, enum cp_sort_key key, FILE *fp)
 {
 	uint32_t c = shown(t, t->n[0].first_child, min_ns);
 
 	while (c != CP_NONE) {
 		uint32_t down;
 
-		print_node(rp, t, c, f, base, need_site, fp);
+		print_node(rp, t, c, f, base, need_site, key, min_ns, fp);
 		down = shown(t, t->n[c].first_child, min_ns);
 		if (down != CP_NONE) {
 			c = down;
@@ -106,7 +208,7 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 		if (!f.explicit || rp->threads == CP_THREADS_EACH)
 			cp_tree_header(t, ti || !f.explicit, fp);
 		cp_fields__title(&f, fp);
-		print_tree(rp, t, &f, base, min_ns, need_site, fp);
+		print_tree(rp, t, &f, base, min_ns, need_site, o->sort, fp);
 	}
 	return 0;
 }

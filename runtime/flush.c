@@ -64,6 +64,8 @@ static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t ex
 	r->site = n->site;
 	r->parent = n->parent ? n->parent->id : CP_NO_PARENT;
 	r->flags = n->parent && n->fn < CP_FN_PSEUDO_LIMIT ? CP_NODE_SIGNAL : 0;
+	if (n->parent && cp_node__is_site(n))
+		r->flags |= CP_NODE_SITE;
 	r->calls = n->calls;
 	r->ticks = timing ? n->ticks + extra : 0;
 	r->min_ticks = !timing || n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
@@ -133,6 +135,12 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 	return w->err;
 }
 
+/*
+ * The thread's nodes, nnodes of them as the thread record says: a node
+ * record must be written for each, whatever fails.  Without memory for the
+ * open calls' times (the address space is full), those calls are written
+ * without the time since they began.
+ */
 static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, uint64_t *open)
 {
 	uint32_t nn = t->dump_nnodes, id = 1;
@@ -141,9 +149,14 @@ static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, u
 	struct cp_node root = t->root;
 	struct cp_node_rec r;
 
-	if (extra == MAP_FAILED)
-		return -ENOMEM;
-	*open = open_time(t, extra, nn, now);
+	*open = 0;
+	if (extra == MAP_FAILED) {
+		extra = NULL;
+		cp_warn_once("out of memory at the dump: calls still open are written without "
+			     "their time so far");
+	} else {
+		*open = open_time(t, extra, nn, now);
+	}
 	/* An aggregate's root holds the sum of its threads' lifetimes. */
 	if (!(t->flags & CP_THREAD_AGGREGATE))
 		root.ticks = (t->end_ticks ? t->end_ticks : now) - t->start_ticks;
@@ -154,11 +167,12 @@ static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, u
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
-			node_rec(&r, &c->n[i], extra[id]);
+			node_rec(&r, &c->n[i], extra ? extra[id] : 0);
 			cp_writer__put(w, &r, sizeof(r));
 		}
 	}
-	munmap(extra, bytes);
+	if (extra)
+		munmap(extra, bytes);
 	return w->err;
 }
 

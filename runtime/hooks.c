@@ -3,8 +3,9 @@
  * every call of the profiled program.
  *
  * No locks, malloc, stdio or syscalls on this path: one TLS load, one clock
- * read, one child lookup (a parent's cached child, else the thread's hash
- * table).  Everything rare - first call of a thread, a full shadow stack,
+ * read, one child lookup (the parent's two cached children, else the
+ * thread's hash table; the call site is part of the key, see struct
+ * cp_node).  Everything rare - first call of a thread, a full shadow stack,
  * re-entry from a signal handler, an exit that does not match the top frame
  * - goes to a cold noinline function.  errno is never touched on the fast
  * path and is saved around the slow one.
@@ -185,8 +186,11 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	barrier();
 	p = t->top->node;
 	n = p->cache;
-	if (unlikely(!n || n->fn != (uintptr_t)fn))
-		n = cp_thread__child(t, p, (uintptr_t)fn, (uintptr_t)site);
+	if (unlikely(!n || n->fn != (uintptr_t)fn || n->site != (uintptr_t)site)) {
+		n = p->cache2;
+		if (unlikely(!n || n->fn != (uintptr_t)fn || n->site != (uintptr_t)site))
+			n = cp_thread__child(t, p, (uintptr_t)fn, (uintptr_t)site);
+	}
 	push(t, n, (uintptr_t)fn, sp);
 	barrier();
 	t->busy = 0;
@@ -236,7 +240,7 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 
 	*owner = NULL;
 	if (t && t->busy) {
-		ctx = t->top->node;
+		ctx = t->top->node ? t->top->node->canon : NULL;
 		s = t->side;
 		if (!s && !t->owner) {
 			s = cp_thread__new();

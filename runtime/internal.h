@@ -36,21 +36,43 @@ static inline uint32_t cp_seen_slot(uintptr_t fn)
 	return (uint32_t)((fn >> 4) ^ (fn >> 16)) & (CP_SEEN_SLOTS - 1);
 }
 
-/* A calling context: one per distinct (parent, function) pair. */
+/*
+ * A calling context: one per distinct (parent, function) pair, found by
+ * the parent's two most recently added children (cache, cache2) or the
+ * thread's hash table.
+ *
+ * Calls from more than one call site: the node records the calls from its
+ * first site; each further site (return address) gets a record of its own
+ * with the same parent and function, a site record, whose canon points to
+ * the node.  The hooks treat both alike: a frame's node may be a site
+ * record, which then gets the call's count and time; children always hang
+ * below the node itself (canon), so the tree does not multiply by call
+ * sites (recursion from two sites would otherwise give every path its own
+ * subtree).  The dump writes site records as CP_NODE_SITE records.
+ */
 struct cp_node {
 	uintptr_t fn;		/* function entry address */
-	uintptr_t site;		/* return address of the first call on this path */
-	struct cp_node *parent; /* NULL for the thread's root */
+	uintptr_t site;		/* return address into the caller */
+	struct cp_node *parent; /* NULL for the thread's root; a node, never a site record */
 	struct cp_node *cache;	/* child found last: the common case of lookup */
 	uint64_t calls;		/* times entered */
 	uint64_t ticks;		/* inclusive ticks of completed calls */
 	uint64_t min_ticks;	/* shortest completed call, UINT64_MAX if none */
 	uint64_t max_ticks;	/* longest completed call */
+	struct cp_node *cache2; /* the child found before cache (a caller alternating
+				 * between two callees, or two call sites) */
+	struct cp_node *canon;	/* the node: itself, or for a site record its node */
 	uint64_t wait_ticks;	/* blocked time (not measured yet) */
 	uint64_t inactive_ticks; /* preempted time (not measured yet) */
 	uint32_t id;		/* index in the thread, in allocation order */
 	uint32_t pad;
 };
+
+/* A record of a further call site (see struct cp_node). */
+static inline int cp_node__is_site(const struct cp_node *n)
+{
+	return n->canon != n;
+}
 
 /* One open call on the shadow stack. */
 struct cp_frame {

@@ -46,6 +46,17 @@ static inline uint64_t hash(const struct cp_node *parent, uintptr_t fn)
 	return h ^ (h >> 32);
 }
 
+/* Where a site record (parent, fn, site) is filed; a node is filed by (parent, fn). */
+static inline uint64_t hash_site(const struct cp_node *parent, uintptr_t fn, uintptr_t site)
+{
+	return hash(parent, fn ^ ((uint64_t)site * 0xC2B2AE3D27D4EB4Full));
+}
+
+static inline uint64_t hash_of(const struct cp_node *n)
+{
+	return cp_node__is_site(n) ? hash_site(n->parent, n->fn, n->site) : hash(n->parent, n->fn);
+}
+
 static int add_chunk(struct cp_thread *t)
 {
 	uint64_t bytes = t->chunk ? t->chunk->bytes * 2 : CHUNK_BYTES0;
@@ -90,7 +101,7 @@ static int grow_htab(struct cp_thread *t)
 
 		if (!n)
 			continue;
-		for (j = hash(n->parent, n->fn) & (slots - 1); tab[j]; j = (j + 1) & (slots - 1))
+		for (j = hash_of(n) & (slots - 1); tab[j]; j = (j + 1) & (slots - 1))
 			;
 		tab[j] = n;
 	}
@@ -129,25 +140,51 @@ static __attribute__((noinline, cold)) void start_watcher(struct cp_thread *t)
 		f->start += d;
 }
 
+/* Make n the child "from" found last (keeping the one before as cache2). */
+static inline void remember(struct cp_node *from, struct cp_node *n)
+{
+	if (from->cache != n) {
+		from->cache2 = from->cache;
+		from->cache = n;
+	}
+}
+
 /*
- * Find or create the child of parent for fn.  Never fails: when memory runs
- * out it returns the thread's "lost" node, which absorbs the calls so that
- * enters and exits stay paired and the loss is counted.
+ * Find or create the record for a call of fn from site, made in the
+ * context "from" (a node or a site record): the child node of from's node
+ * for fn if the call comes from the node's first site, else the site
+ * record for site.  Coverage mode keeps no sites.  Never fails: when
+ * memory runs out it returns the thread's "lost" node, which absorbs the
+ * calls so that enters and exits stay paired and the loss is counted.
  */
-struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, uintptr_t fn,
+struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *from, uintptr_t fn,
 				 uintptr_t site)
 {
-	struct cp_node *n;
+	struct cp_node *parent = from->canon, *node = NULL, *n;
 	uint64_t i;
 
-	if (unlikely(parent == &t->lost))
+	if (unlikely(from == &t->lost))
 		return &t->lost;
 	if (unlikely(cp_session.watch_pending))
 		start_watcher(t);
 	for (i = hash(parent, fn) & t->hmask; (n = t->htab[i]); i = (i + 1) & t->hmask) {
-		if (n->fn == fn && n->parent == parent) {
-			parent->cache = n;
-			return n;
+		if (n->fn == fn && n->parent == parent && !cp_node__is_site(n)) {
+			node = n;
+			break;
+		}
+	}
+	if (node) {
+		if (node->site == site || cp_hook_mode == CP_MODE_COVERAGE) {
+			remember(from, node);
+			return node;
+		}
+		for (i = hash_site(parent, fn, site) & t->hmask; (n = t->htab[i]);
+		     i = (i + 1) & t->hmask) {
+			if (n->fn == fn && n->site == site && n->parent == parent &&
+			    cp_node__is_site(n)) {
+				remember(from, n);
+				return n;
+			}
 		}
 	}
 	if (unlikely(t->stopped))
@@ -162,7 +199,8 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, ui
 	n->fn = fn;
 	n->site = site;
 	n->parent = parent;
-	n->cache = NULL;
+	n->cache = n->cache2 = NULL;
+	n->canon = node ? node : n;
 	/* Fresh mappings are zero, recycled ones are not. */
 	n->calls = n->ticks = n->max_ticks = n->wait_ticks = n->inactive_ticks = 0;
 	n->min_ticks = UINT64_MAX;
@@ -171,7 +209,7 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, ui
 	__atomic_store_n(&t->chunk->used, t->chunk->used + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->nnodes, t->nnodes + 1, __ATOMIC_RELEASE);
 	t->htab[i] = n;
-	parent->cache = n;
+	remember(from, n);
 	if (++t->hcount * 2 > t->hmask + 1 && grow_htab(t)) {
 		/* The table stays valid at this load; just stop adding nodes. */
 		stop_recording(t);
@@ -215,8 +253,10 @@ static void clear_roots(struct cp_thread *t)
 	memset(&t->root, 0, sizeof(t->root));
 	t->root.min_ticks = UINT64_MAX;
 	t->root.calls = 1;
+	t->root.canon = &t->root;
 	memset(&t->lost, 0, sizeof(t->lost));
 	t->lost.min_ticks = UINT64_MAX;
+	t->lost.canon = &t->lost;
 	t->lost.id = UINT32_MAX;
 	t->top = t->stack->f;
 	t->top->node = &t->root;
@@ -592,10 +632,11 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 			n->calls = n->ticks = n->max_ticks = 0;
 			n->wait_ticks = n->inactive_ticks = 0;
 			n->min_ticks = UINT64_MAX;
-			n->cache = NULL; /* the first call looks its node up: see start_watcher() */
+			/* The first call looks its node up: see start_watcher(). */
+			n->cache = n->cache2 = NULL;
 		}
 	}
-	t->root.cache = NULL;
+	t->root.cache = t->root.cache2 = NULL;
 	if (t->side)
 		reset_tree(t->side); /* the parent's handler runs */
 	t->root.ticks = 0;

@@ -6,7 +6,8 @@ test_description='report: flat profile, callers and callees of a function'
 # Same normalization as t0030: title line dropped, calls right-aligned.
 # --callers/--callees list the function's edges, as gprof does: the
 # function, then one line per direct caller ("<- name") or callee
-# ("-> name") with the calls along that edge.
+# ("-> name") with the calls along that edge; callees stand under a
+# heading per call-site line of the function ("at FILE:LINE").
 
 test_expect_success 'setup: profile s-nested and s-paths' '
 	build_workload s-nested.c &&
@@ -30,7 +31,7 @@ test_expect_success 'callers of leaf: calls from each direct caller' '
 	test_cmp_report "$EXPECT/paths.callers-leaf" actual
 '
 
-test_expect_success 'callees of a: calls to each direct callee' '
+test_expect_success 'callees of a: calls to each direct callee, by call-site line' '
 	callprof report --callees a --fields=calls,name --min-percent=0 --sort=name nested.cprof >actual &&
 	test_cmp_report "$EXPECT/nested.callees-a" actual
 '

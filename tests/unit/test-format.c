@@ -17,6 +17,7 @@
 
 static struct cp_writer w;
 static uint32_t node_entsize = sizeof(struct cp_node_rec); /* tests may shrink it */
+static uint32_t site_node = UINT32_MAX; /* tests may make this node a call-site record */
 
 /* Write a small valid profile; bad_parent != 0 corrupts one node's parent. */
 static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_name)
@@ -57,6 +58,8 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	nodes[2].parent = bad_parent ? bad_parent : 1;
 	nodes[2].calls = 7;
 	nodes[2].ticks = 500;
+	if (site_node < 3)
+		nodes[site_node].flags = CP_NODE_SITE;
 	cp_writer__section(&w, CP_SEC_NODES, node_entsize);
 	cp_writer__put(&w, nodes, sizeof(nodes[0]) / node_entsize * node_entsize * 3);
 	th.tid = 7;
@@ -194,6 +197,29 @@ TEST(bad_parent_is_rejected)
 	make_profile("bad.cprof", 5000, 0);
 	expect_bad("bad.cprof");
 	unlink("bad.cprof");
+}
+
+TEST(call_site_records_are_checked)
+{
+	char err[512];
+	struct cp_profile_file *pf;
+
+	site_node = 2; /* a leaf: fine */
+	make_profile("site.cprof", 0, 0);
+	pf = cp_profile_file__open("site.cprof", err, sizeof(err), NULL);
+	CHECK(pf != NULL);
+	CHECK_EQ(pf->nodes[2].flags, CP_NODE_SITE);
+	cp_profile_file__free(pf);
+	site_node = 1; /* node 2's parent: a call site has no children */
+	make_profile("site.cprof", 0, 0);
+	expect_bad("site.cprof");
+	CHECK(cp_profile_file__open("site.cprof", err, sizeof(err), NULL) == NULL);
+	CHECK(strstr(err, "its parent 1 is a call-site record") != NULL);
+	site_node = 0; /* the root */
+	make_profile("site.cprof", 0, 0);
+	expect_bad("site.cprof");
+	site_node = UINT32_MAX;
+	unlink("site.cprof");
 }
 
 TEST(records_smaller_than_version_1_are_rejected)

@@ -193,3 +193,130 @@ TEST(flat_total_counts_recursion_once)
 	free(buf);
 	cp_report_profile__free(rp);
 }
+
+/*
+ * Call-site records (CP_NODE_SITE), two threads:
+ *   thread 1: P 0x100 -> C 0x200 from site 0x110 (10 calls, 300 ticks) and,
+ *             as a site record, from 0x120 (5 calls, 150); D 0x300 below C
+ *             (15 calls, 100)
+ *   thread 2: P 0x100 -> C 0x200 from site 0x130 (2 calls, 60)
+ * Calibration as above: outside 20, inside 5.
+ */
+static void make_site_profile(const char *path)
+{
+	struct cp_meta meta = { 0 };
+	struct cp_thread_rec th[2] = { { .tid = 1, .nthreads = 1, .nnodes = 5 },
+				       { .tid = 2, .nthreads = 1, .first_node = 5, .nnodes = 3 } };
+	struct cp_node_rec n[8] = { 0 };
+
+	CHECK_EQ(cp_writer__begin(&w, path), 0);
+	meta.clock = CP_CLOCK_MONOTONIC;
+	meta.ticks_per_sec = 1000000000u;
+	meta.overhead_ticks = 20;
+	meta.self_overhead_ticks = 5;
+	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
+	cp_writer__put(&w, &meta, sizeof(meta));
+	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 1100 };
+	n[1] = (struct cp_node_rec){ .fn = 0x100, .site = 0x10, .parent = 0, .calls = 1, .ticks = 1000 };
+	n[2] = (struct cp_node_rec){ .fn = 0x200, .site = 0x110, .parent = 1, .calls = 10, .ticks = 300 };
+	n[3] = (struct cp_node_rec){ .fn = 0x200, .site = 0x120, .parent = 1, .calls = 5, .ticks = 150,
+				     .flags = CP_NODE_SITE };
+	n[4] = (struct cp_node_rec){ .fn = 0x300, .site = 0x210, .parent = 2, .calls = 15, .ticks = 100 };
+	n[5] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 600 };
+	n[6] = (struct cp_node_rec){ .fn = 0x100, .site = 0x10, .parent = 0, .calls = 1, .ticks = 500 };
+	n[7] = (struct cp_node_rec){ .fn = 0x200, .site = 0x130, .parent = 1, .calls = 2, .ticks = 60 };
+	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
+	cp_writer__put(&w, n, sizeof(n));
+	th[0].name = cp_writer__string(&w, "one");
+	th[1].name = cp_writer__string(&w, "two");
+	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th[0]));
+	cp_writer__put(&w, th, sizeof(th));
+	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+}
+
+/* Sites of node n: count, and the calls and total of the one at site. */
+static uint32_t site_of(const struct cp_rtree *t, const struct cp_rnode *n, uint64_t site,
+			uint64_t *calls, uint64_t *total)
+{
+	uint32_t k = 0;
+
+	*calls = *total = UINT64_MAX;
+	for (uint32_t s = n->sites; s != CP_NONE; s = t->sites[s].next, k++)
+		if (t->sites[s].site == site)
+			*calls = t->sites[s].calls, *total = t->sites[s].total_ns;
+	return k;
+}
+
+TEST(call_site_records_add_into_their_context)
+{
+	struct cp_report_opts o = { .threads = CP_THREADS_MERGED, .no_compensate = 1 };
+	struct cp_report_profile *rp;
+	const struct cp_rtree *t;
+	const struct cp_rnode *p, *c;
+	uint64_t calls, total;
+
+	make_site_profile("s.cprof");
+	rp = cp_report_profile__load("s.cprof", &o);
+	CHECK(rp != NULL);
+	t = &rp->trees[0];
+	p = find(rp, t, 0, 0x100);
+	c = find(rp, t, (uint32_t)(p - t->n), 0x200);
+	/* One context, whatever the sites and threads; its children stay below it. */
+	CHECK_EQ(c->calls, 17);
+	CHECK_EQ(c->total_ns, 510);
+	CHECK_EQ(find(rp, t, (uint32_t)(c - t->n), 0x300)->calls, 15);
+	CHECK_EQ(rp->paths, 5); /* the site record is not a path of its own */
+	CHECK_EQ(rp->calls, 34);
+	CHECK_EQ(site_of(t, c, 0x110, &calls, &total), 3);
+	CHECK_EQ(calls, 10);
+	CHECK_EQ(total, 300);
+	site_of(t, c, 0x120, &calls, &total);
+	CHECK_EQ(calls, 5);
+	CHECK_EQ(total, 150);
+	site_of(t, c, 0x130, &calls, &total);
+	CHECK_EQ(calls, 2);
+	CHECK_EQ(total, 60);
+	/* A context with one site keeps it in the node, no list. */
+	CHECK_EQ(p->sites, CP_NONE);
+	CHECK_EQ(p->site, 0x10);
+	cp_report_profile__free(rp);
+
+	o.threads = CP_THREADS_EACH;
+	rp = cp_report_profile__load("s.cprof", &o);
+	CHECK(rp != NULL);
+	t = &rp->trees[1];
+	c = find(rp, t, (uint32_t)(find(rp, t, 0, 0x100) - t->n), 0x200);
+	CHECK_EQ(c->sites, CP_NONE);
+	CHECK_EQ(c->site, 0x130);
+	cp_report_profile__free(rp);
+	unlink("s.cprof");
+}
+
+TEST(compensation_is_shared_among_call_sites)
+{
+	struct cp_report_opts o = { .threads = CP_THREADS_MERGED };
+	struct cp_report_profile *rp;
+	const struct cp_rtree *t;
+	const struct cp_rnode *c;
+	uint64_t sum_calls = 0, sum_total = 0;
+
+	make_site_profile("s.cprof");
+	rp = cp_report_profile__load("s.cprof", &o);
+	CHECK(rp != NULL);
+	t = &rp->trees[0];
+	c = find(rp, t, (uint32_t)(find(rp, t, 0, 0x100) - t->n), 0x200);
+	/*
+	 * D: 100 - 15 x 5 = 25.  C: self 410 - (17 x 5 inside + 15 x 20
+	 * outside) = 25, total 25 + 25 = 50, so 460 of its raw 510 go.
+	 */
+	CHECK_EQ(c->total_ns, 50);
+	for (uint32_t s = c->sites; s != CP_NONE; s = t->sites[s].next) {
+		CHECK(t->sites[s].overhead_ns <= 460);
+		sum_calls += t->sites[s].calls;
+		sum_total += t->sites[s].total_ns;
+	}
+	CHECK_EQ(sum_calls, 17);
+	CHECK_EQ(sum_total, 50);
+	cp_report_profile__free(rp);
+	unlink("s.cprof");
+}
