@@ -349,7 +349,9 @@ static void print_line_groups(struct cp_report_profile *rp, struct line_edges *l
 	qsort(g, ng, sizeof(*g), group_cmp);
 	for (uint32_t k = 0; k < ng; k++) {
 		const char *w = le->e[g[k].first].where;
-		char *label = w ? xstrfmt("at %s", w) : xstrdup("at an unknown line");
+		char *label = !w ? xstrdup("at an unknown line") :
+			      !strcmp(w, "(inlined)") ? xstrdup("inlined (the line is not known)") :
+			      xstrfmt("at %s", w);
 		struct cp_row r = { 0 };
 
 		r.label = 1;

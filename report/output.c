@@ -283,6 +283,8 @@ const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t
 	int line;
 	struct cp_symbolizer *sym = rp->nparts ? rp->parts[part]->sym : rp->sym;
 
+	if (site == CP_SITE_INLINED)
+		return "(inlined)";
 	if (!site || cp_symbolizer__site(sym, site, &file, &line))
 		return NULL;
 	base = strrchr(file, '/');

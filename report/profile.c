@@ -245,6 +245,45 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 	free(map);
 }
 
+static int has_site(const struct cp_rtree *t, const struct cp_rnode *n, uint64_t site)
+{
+	if (n->sites == CP_NONE)
+		return n->site == site;
+	for (uint32_t k = n->sites; k != CP_NONE; k = t->sites[k].next)
+		if (t->sites[k].site == site)
+			return 1;
+	return 0;
+}
+
+/*
+ * A function inlined into its caller gets the caller's own return address
+ * as its call site (CP_SITE_INLINED from here on).  So a site of n that is
+ * also a site of its parent p is such a call, unless p was called by its
+ * own function (recursion, also through a function pointer): then p's
+ * sites lie in p's own code and n may really have been called there.
+ * (A function inlined into a recursive one keeps a wrong line.)  Children
+ * (higher indices) are marked before their parents, whose sites are then
+ * still the addresses.
+ */
+static void mark_inlined_sites(struct cp_rtree *t)
+{
+	for (uint32_t i = t->nn; i-- > 1;) {
+		struct cp_rnode *n = &t->n[i];
+		const struct cp_rnode *p = &t->n[n->parent];
+
+		if (n->parent == 0 || t->n[p->parent].fn == p->fn)
+			continue;
+		if (n->sites == CP_NONE) {
+			if (n->site && n->site != CP_SITE_INLINED && has_site(t, p, n->site))
+				n->site = CP_SITE_INLINED;
+			continue;
+		}
+		for (uint32_t k = n->sites; k != CP_NONE; k = t->sites[k].next)
+			if (t->sites[k].site != CP_SITE_INLINED && has_site(t, p, t->sites[k].site))
+				t->sites[k].site = CP_SITE_INLINED;
+	}
+}
+
 /* Bottom-up: lift parents below their children's sum, then derive self. */
 static void derive_self(struct cp_rtree *t)
 {
@@ -417,6 +456,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	rp->compensated = rp->timed && !opts->no_compensate &&
 			  (rp->outside_ns > 0 || rp->inside_ns > 0);
 	for (uint32_t i = 0; i < rp->ntrees; i++) {
+		mark_inlined_sites(&rp->trees[i]);
 		derive_self(&rp->trees[i]);
 		if (rp->compensated)
 			compensate(rp, &rp->trees[i]);

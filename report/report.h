@@ -20,6 +20,15 @@ struct cp_symbolizer;
 
 #define CP_NONE UINT32_MAX
 
+/*
+ * The call site of a function inlined into its caller: its hooks get the
+ * caller's own return address (-finstrument-functions evaluates
+ * __builtin_return_address(0) in the function it was inlined into), so the
+ * line it was called from is not known.  Not an address: those are above
+ * 4096.
+ */
+#define CP_SITE_INLINED 1
+
 struct cp_rnode {
 	uint32_t fn;	      /* index into profile->fns; CP_NONE for a tree's root */
 	uint32_t parent;      /* CP_NONE for the root */

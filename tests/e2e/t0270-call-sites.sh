@@ -113,4 +113,15 @@ test_expect_success 'without --srcline a context is one row, whatever its sites'
 	! grep -q "@ " plain
 '
 
+test_expect_success 'an inlined function: its call site is not known, and is not guessed' '
+	build_workload s-inline.c &&
+	callprof record -o inl.cprof -- ./t-inline >out &&
+	callprof report --srcline --fields=calls,site,name --min-percent=0 inl.cprof >tree &&
+	rows small <tree >actual &&
+	echo "2 (inlined) small" >expect &&
+	test_cmp expect actual &&
+	callprof report --callees outer --fields=calls,name inl.cprof >callees &&
+	grep -q "^ *inlined (the line is not known)$" callees
+'
+
 test_done
