@@ -30,7 +30,7 @@ endif
 comma := ,
 
 PKG_CONFIG ?= pkg-config
-DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev
+DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev libyajl-dev
 
 # CI (which sets CI=true) treats warnings as errors, like git's DEVELOPER=1.
 ifeq ($(CI),true)
@@ -51,6 +51,8 @@ TOOL_CFLAGS = $(BASE_CFLAGS) $(SANFLAGS) $(CFLAGS)
 
 DW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 DW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
+# The exporters' libraries (Debian: libyajl-dev).
+EXPORT_LIBS = -lyajl
 
 # The runtime is built once per recording mode; only hooks.c differs.
 RT_SRCS = runtime/arena.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
@@ -65,7 +67,8 @@ RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_na
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
 UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
-REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c
+REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
+	report/json.c report/json-export.c report/callgrind.c report/speedscope.c
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli/options.c
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
@@ -116,7 +119,7 @@ $(B)/libcptool.a: $(TOOL_LIB_OBJS)
 	ar rcs $@ $^
 
 $(B)/callprof: $(CLI_OBJS) $(B)/libcptool.a | check-deps
-	$(CC) $(TOOL_CFLAGS) -o $@ $(CLI_OBJS) $(B)/libcptool.a $(DW_LIBS) -lstdc++ -lm
+	$(CC) $(TOOL_CFLAGS) -o $@ $(CLI_OBJS) $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
 
 -include $(wildcard $(B)/tool/*/*.d)
 
@@ -125,7 +128,7 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,$(B)/tests/%,$(filter-out tests/unit/unit
 
 $(B)/tests/test-%: tests/unit/test-%.c tests/unit/unittest.c tests/unit/unittest.h $(B)/libcptool.a
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -o $@ $< tests/unit/unittest.c $(B)/libcptool.a $(DW_LIBS) -lstdc++ -lm
+	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -o $@ $< tests/unit/unittest.c $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
 
 tests: all $(UNIT_TESTS)
 

@@ -4,6 +4,8 @@
  * an error never leaves a partial file behind.
  */
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/builtin.h"
 #include "cli/options.h"
@@ -13,16 +15,63 @@
 
 static const char *const export_usage[] = {
 	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f json|callgrind|speedscope [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
 };
 
-static const char *const format_choices[] = { "folded", NULL };
+enum { FMT_FOLDED, FMT_JSON, FMT_CALLGRIND, FMT_SPEEDSCOPE };
+static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", NULL };
 static const char *const metric_choices[] = { "calls", "self", "total", NULL };
 static const char *const thread_choices[] = { "merged", "each", NULL };
 
+/*
+ * Callgrind with one tree per thread: a file per thread, OUT-01, OUT-02,
+ * ... (as Callgrind's --separate-threads names its parts), all written
+ * before any is renamed into place, and none left if one fails.
+ */
+static int callgrind_parts(struct cp_report_profile *rp, const char *out)
+{
+	struct cp_outfile **of = xcalloc(rp->ntrees, sizeof(*of));
+	char **paths = xcalloc(rp->ntrees, sizeof(*paths));
+	uint32_t i, done = 0;
+	int ret = 0;
+
+	if (!out || !strcmp(out, "-")) {
+		free(of);
+		free(paths);
+		return error("-f callgrind --threads=each writes a file per thread: give -o OUT");
+	}
+	for (i = 0; i < rp->ntrees && !ret; i++) {
+		paths[i] = xstrfmt("%s-%02u", out, i + 1);
+		of[i] = cp_outfile__open(paths[i]);
+		if (!of[i])
+			ret = -1;
+		else
+			ret = cp_export_callgrind(rp, i, cp_outfile__fp(of[i]));
+	}
+	for (i = 0; i < rp->ntrees && !ret; i++) {
+		ret = cp_outfile__commit(of[i]); /* frees of[i], renamed or not */
+		of[i] = NULL;
+		if (!ret)
+			done = i + 1;
+	}
+	if (ret) {
+		for (i = 0; i < done; i++)
+			unlink(paths[i]);
+		for (i = 0; i < rp->ntrees; i++)
+			if (of[i])
+				cp_outfile__abort(of[i]);
+	}
+	for (i = 0; i < rp->ntrees; i++)
+		free(paths[i]);
+	free(paths);
+	free(of);
+	return ret;
+}
+
 int cmd_export(int argc, const char **argv)
 {
-	int format = -1, metric = CP_METRIC_SELF, threads = CP_THREADS_MERGED, no_compensate = 0;
+	int format = -1, metric = -1, threads = CP_THREADS_MERGED, no_compensate = 0;
 	int ret, n, mangled = 0;
 	const char *out = NULL, *symfs = NULL;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
@@ -30,8 +79,8 @@ int cmd_export(int argc, const char **argv)
 	struct cp_report_profile *rp;
 	struct cp_outfile *of;
 	const struct cp_option opts[] = {
-		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT", "output format: folded",
-		  format_choices },
+		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT",
+		  "output format: folded, json, callgrind or speedscope", format_choices },
 		{ CP_OPT_CHOICE, 'm', "metric", &metric, "METRIC",
 		  "folded value: calls, self (ns, default) or total (ns)", metric_choices },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
@@ -51,7 +100,12 @@ int cmd_export(int argc, const char **argv)
 	n = cp_parse_options(argc, argv, opts, export_usage, 0);
 	ro.pid = cp_parse_pid(pid, export_usage);
 	if (format < 0)
-		cp_usage_error(export_usage, "export needs a format: -f folded");
+		cp_usage_error(export_usage,
+			       "export needs a format: -f folded, json, callgrind or speedscope");
+	if (metric >= 0 && format != FMT_FOLDED)
+		cp_usage_error(export_usage, "-m/--metric is for -f folded only");
+	if (metric < 0)
+		metric = CP_METRIC_SELF;
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
@@ -62,12 +116,18 @@ int cmd_export(int argc, const char **argv)
 		free(debug_dirs);
 		return 1;
 	}
-	if (metric != CP_METRIC_CALLS && !rp->timed) {
+	if (format == FMT_FOLDED && metric != CP_METRIC_CALLS && !rp->timed) {
 		error("profile '%s' has no times (recorded with --mode=%s); use -m calls", rp->pf->path,
 		      rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
 		cp_report_profile__free(rp);
 		free(debug_dirs);
 		return 1;
+	}
+	if (format == FMT_CALLGRIND && rp->ntrees > 1) {
+		ret = callgrind_parts(rp, out);
+		cp_report_profile__free(rp);
+		free(debug_dirs);
+		return ret ? 1 : 0;
 	}
 	of = cp_outfile__open(out);
 	if (!of) {
@@ -75,7 +135,20 @@ int cmd_export(int argc, const char **argv)
 		free(debug_dirs);
 		return 1;
 	}
-	ret = cp_export_folded(rp, metric, cp_outfile__fp(of));
+	switch (format) {
+	case FMT_JSON:
+		ret = cp_export_json(rp, cp_outfile__fp(of));
+		break;
+	case FMT_CALLGRIND:
+		ret = cp_export_callgrind(rp, 0, cp_outfile__fp(of));
+		break;
+	case FMT_SPEEDSCOPE:
+		ret = cp_export_speedscope(rp, cp_outfile__fp(of));
+		break;
+	default:
+		ret = cp_export_folded(rp, metric, cp_outfile__fp(of));
+		break;
+	}
 	if (ret)
 		cp_outfile__abort(of);
 	else

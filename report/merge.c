@@ -217,8 +217,12 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 		struct cp_report_profile *src = parts[p];
 		uint32_t *fnmap = xmalloc((src->nfns ? src->nfns : 1) * sizeof(*fnmap));
 
-		for (uint32_t f = 0; f < src->nfns; f++)
-			fnmap[f] = merged_fn(rp, &names, &src->fns[f]);
+		for (uint32_t f = 0; f < src->nfns; f++) {
+			struct cp_rfn fn = src->fns[f];
+
+			fn.part = p; /* its symbolizer, for file and line */
+			fnmap[f] = merged_fn(rp, &names, &fn);
+		}
 		for (uint32_t k = 0; k < src->ntrees; k++) {
 			const struct cp_rtree *st = &src->trees[k];
 			struct cp_rtree *dt = opts->threads == CP_THREADS_MERGED ? &rp->trees[0] :

@@ -219,6 +219,8 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			if (fn == rp->nfns) {
 				rp->fns = xrealloc(rp->fns, (rp->nfns + 1) * sizeof(*rp->fns));
 				rp->fns[fn].addr = r->fn;
+				rp->fns[fn].part = 0;
+				rp->fns[fn].flags = (r->flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL : 0;
 				rp->fns[fn].name = (r->flags & CP_NODE_SIGNAL) ?
 					cp_symbolizer__signal_name(rp->sym, r->fn) :
 					rp->addresses ? cp_symbolizer__fn_name_at(rp->sym, r->fn) :
@@ -302,35 +304,27 @@ static void derive_self(struct cp_rtree *t)
 
 /*
  * The compensation of a context called from several sites, shared among
- * them in proportion to their calls (the overhead inside a call does not
- * depend on where it came from; what its children cost per site is not
- * recorded).  A share larger than the site's time is cut to it and the
- * rest taken from the other sites, so the sites still add up to the
- * context's total.
+ * them in proportion to their raw time: the overhead is a cost per call
+ * made inside, and what is known per site is its time, not the calls made
+ * below it (a site whose calls do less - fib(n - 2) against fib(n - 1) -
+ * has fewer calls below it).  Every site keeps the same fraction of its
+ * time, and the sites still add up to the context's total.
  */
 static void share_overhead(struct cp_rtree *t, const struct cp_rnode *n)
 {
-	uint64_t left = n->overhead_ns, calls_left = n->calls;
+	uint64_t left = n->overhead_ns, raw_left = n->total_ns + n->overhead_ns;
 
 	for (uint32_t k = n->sites; k != CP_NONE; k = t->sites[k].next) {
 		struct cp_rsite *s = &t->sites[k];
-		uint64_t oh = calls_left ? (uint64_t)((unsigned __int128)left * s->calls / calls_left) : 0;
+		uint64_t oh = s->next == CP_NONE ? left : raw_left ?
+			(uint64_t)((unsigned __int128)left * s->total_ns / raw_left) : 0;
 
 		if (oh > s->total_ns)
 			oh = s->total_ns;
+		raw_left -= s->total_ns < raw_left ? s->total_ns : raw_left;
 		s->overhead_ns = oh;
+		s->total_ns -= oh;
 		left -= oh;
-		calls_left -= s->calls < calls_left ? s->calls : calls_left;
-	}
-	for (uint32_t k = n->sites; k != CP_NONE; k = t->sites[k].next) {
-		struct cp_rsite *s = &t->sites[k];
-		uint64_t more = s->total_ns - s->overhead_ns;
-
-		if (more > left)
-			more = left;
-		s->overhead_ns += more;
-		left -= more;
-		s->total_ns -= s->overhead_ns;
 	}
 }
 
@@ -560,4 +554,37 @@ void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key)
 		}
 	}
 	free(kids);
+}
+
+static struct cp_symbolizer *part_sym(struct cp_report_profile *rp, uint32_t part)
+{
+	return rp->nparts ? rp->parts[part]->sym : rp->sym;
+}
+
+void cp_report_profile__fn_where(struct cp_report_profile *rp, uint32_t fn,
+				 struct cp_fn_where *w)
+{
+	const struct cp_rfn *f = &rp->fns[fn];
+	struct cp_symbolizer *sym = part_sym(rp, f->part);
+
+	memset(w, 0, sizeof(*w));
+	if (f->flags & CP_RFN_SIGNAL)
+		return;
+	w->module = cp_symbolizer__module(sym, f->addr, &w->offset);
+	if (cp_symbolizer__fn_src(sym, f->addr, &w->file, &w->line)) {
+		w->file = NULL;
+		w->line = 0;
+	}
+}
+
+void cp_report_profile__site_where(struct cp_report_profile *rp, uint64_t site, uint32_t part,
+				   const char **file, int *line)
+{
+	*file = NULL;
+	*line = 0;
+	if (site && site != CP_SITE_INLINED &&
+	    cp_symbolizer__site(part_sym(rp, part), site, file, line)) {
+		*file = NULL;
+		*line = 0;
+	}
 }

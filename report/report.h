@@ -80,7 +80,11 @@ struct cp_rtree {
 struct cp_rfn {
 	uint64_t addr;	    /* entry address in the profiled process */
 	const char *name;   /* symbolizer-owned */
+	uint32_t part;	    /* merged profiles: the part whose symbolizer knows addr */
+	uint32_t flags;	    /* CP_RFN_SIGNAL: a signal handler's run, not a function */
 };
+
+#define CP_RFN_SIGNAL 1u
 
 enum cp_thread_mode {
 	CP_THREADS_MERGED = 0, /* equal call paths of all threads add up */
@@ -169,9 +173,26 @@ int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 int cp_view_callers(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 int cp_view_callees(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 
-/* Exporters. */
+/* Exporters: write to fp; 0, or -1 after printing an error. */
 enum cp_metric { CP_METRIC_CALLS = 0, CP_METRIC_SELF, CP_METRIC_TOTAL };
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
+int cp_export_json(struct cp_report_profile *rp, FILE *fp);
+/* Tree number tree (one per thread with --threads=each, else the only one). */
+int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp);
+int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp);
+
+/* Where function fn is: module and offset, source file and line (NULL/0 if unknown). */
+struct cp_fn_where {
+	const char *module; /* path as recorded, NULL if in no module */
+	uint64_t offset;    /* address minus the module's load bias */
+	const char *file;   /* source file of its entry, NULL if unknown */
+	int line;	    /* its line, 0 if unknown */
+};
+void cp_report_profile__fn_where(struct cp_report_profile *rp, uint32_t fn,
+				 struct cp_fn_where *w);
+/* Call site as file and line (*file NULL if unknown); CP_SITE_INLINED gives NULL. */
+void cp_report_profile__site_where(struct cp_report_profile *rp, uint64_t site, uint32_t part,
+				   const char **file, int *line);
 
 /* Check the field list for a view before loading anything: 0 or error(). */
 int cp_view_check_fields(const char *fields);

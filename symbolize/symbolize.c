@@ -122,6 +122,7 @@ struct cp_symbolizer {
 	size_t nranges;			  /* entries in ranges */
 	struct sym_cache names;		  /* fn_name results */
 	struct sym_cache sites;		  /* site results */
+	struct sym_cache fn_srcs;	  /* functions' source positions */
 	char **owned;			  /* strings we allocated for results */
 	size_t nowned, owned_alloc;	  /* used and allocated entries of owned */
 };
@@ -922,6 +923,7 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 	free(sym->symfs);
 	sym_cache__release(&sym->names);
 	sym_cache__release(&sym->sites);
+	sym_cache__release(&sym->fn_srcs);
 	for (size_t i = 0; i < sym->nowned; i++)
 		free(sym->owned[i]);
 	free(sym->owned);
@@ -941,15 +943,15 @@ const char *cp_symbolizer__fn_name(struct cp_symbolizer *sym, uint64_t addr)
 	return name;
 }
 
-int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char **file, int *line)
+/* The source line of the instruction at pc, cached in c under key. */
+static int line_at(struct cp_symbolizer *sym, struct sym_cache *c, uint64_t key, uint64_t pc,
+		   const char **file, int *line)
 {
-	const struct sym_cache_slot *s = sym_cache__get(&sym->sites, ret_addr);
+	const struct sym_cache_slot *s = sym_cache__get(c, key);
 	const char *src = NULL;
 	int ln = 0;
 
 	if (!s) {
-		/* The call instruction ends just before the return address. */
-		uint64_t pc = ret_addr - 1;
 		struct sym_module *m = symbolizer__find_module(sym, pc);
 
 		if (m && !sym_module__load(sym, m))
@@ -959,7 +961,7 @@ int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char
 			src = no_site;
 			ln = 0;
 		}
-		sym_cache__put(&sym->sites, ret_addr, src, ln);
+		sym_cache__put(c, key, src, ln);
 	} else {
 		src = s->str;
 		ln = s->line;
@@ -969,6 +971,17 @@ int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char
 	*file = src;
 	*line = ln;
 	return 0;
+}
+
+int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char **file, int *line)
+{
+	/* The call instruction ends just before the return address. */
+	return line_at(sym, &sym->sites, ret_addr, ret_addr - 1, file, line);
+}
+
+int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char **file, int *line)
+{
+	return line_at(sym, &sym->fn_srcs, addr, addr, file, line);
 }
 
 const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset)

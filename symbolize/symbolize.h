@@ -65,6 +65,13 @@ int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char
 			int *line);
 
 /*
+ * Source position of the function entry at addr (the line of its first
+ * instruction: where the function's definition begins).  As
+ * cp_symbolizer__site.
+ */
+int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char **file, int *line);
+
+/*
  * Module containing addr: its path as recorded, and *offset = address minus
  * load bias.  Returns NULL when addr lies in no recorded module.
  */

@@ -399,3 +399,31 @@ export_times () {
 	test_cmp "$_cp_pfx.paths" "$_cp_pfx.self-paths" &&
 	test_cmp "$_cp_pfx.paths" "$_cp_pfx.total-paths"
 }
+
+# npm_install: make the npm packages of tests/e2e/package.json (the real
+# consumers of the export formats) importable by node scripts run with
+# NODE_PATH=$NPM_DIR/node_modules, installing them into $NPM_DIR (below the
+# build directory) when they are not there yet.  The scripts that run at
+# the same time share it, hence the lock; CI's machine reaches npm's
+# registry.  Prints why and fails if node or npm is missing or the install
+# fails.
+NPM_DIR=$CALLPROF_BUILD/npm
+npm_install () {
+	command -v node >/dev/null && command -v npm >/dev/null || {
+		echo "npm_install: node and npm are needed (apt-get install nodejs npm)"
+		return 1
+	}
+	mkdir -p "$NPM_DIR" && (
+		flock 9 &&
+		if ! cmp -s "$TEST_DIRECTORY/package.json" "$NPM_DIR/package.json" ||
+		   ! test -f "$NPM_DIR/node_modules/.package-lock.json"; then
+			cp "$TEST_DIRECTORY/package.json" "$NPM_DIR/package.json" &&
+			npm install --prefix "$NPM_DIR" --no-audit --no-fund --silent </dev/null 2>&1 |
+				grep -v "Unknown user config"
+			test -f "$NPM_DIR/node_modules/.package-lock.json" || {
+				echo "npm_install: npm install into $NPM_DIR failed"
+				exit 1
+			}
+		fi
+	) 9>"$NPM_DIR/.lock"
+}

@@ -1,0 +1,265 @@
+/*
+ * callgrind.c - `export -f callgrind`: the profile as a Callgrind file for
+ * KCachegrind/QCachegrind and callgrind_annotate.
+ *
+ * Callgrind describes a call graph, not a tree: per function its own
+ * (self) cost, per call edge and call-site line the number of calls and
+ * their inclusive cost.  The contexts of a function are added up; its
+ * call-site records become one edge per line.  Events: Time (ns, self,
+ * compensated unless --no-compensate) when the profile has times, and
+ * Calls (each function's calls counted as its own cost, so a function's
+ * inclusive Calls is the number of calls made below and including it).
+ * One file per tree: the merged tree, or with --threads=each one per
+ * thread, as part N of the run (Callgrind's --separate-threads files;
+ * KCachegrind loads the parts together, callgrind_annotate reads one).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "util/util.h"
+
+struct edge {
+	uint32_t caller, callee; /* function indices */
+	int line;		 /* call-site line in the caller, 0 if unknown */
+	uint64_t calls, total_ns, inner_calls;
+};
+
+static const struct cp_report_profile *cmp_rp;
+
+/* Functions by name, then index: the order of the output. */
+static int fn_order(uint32_t a, uint32_t b)
+{
+	int c = strcmp(cmp_rp->fns[a].name, cmp_rp->fns[b].name);
+
+	return c ? c : (a > b) - (a < b);
+}
+
+static int fn_cmp(const void *pa, const void *pb)
+{
+	return fn_order(*(const uint32_t *)pa, *(const uint32_t *)pb);
+}
+
+static int edge_cmp(const void *pa, const void *pb)
+{
+	const struct edge *a = pa, *b = pb;
+	int c = fn_order(a->caller, b->caller);
+
+	if (!c)
+		c = fn_order(a->callee, b->callee);
+	return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/* Names written once, then referred to by number ("fn=(3)"). */
+struct names {
+	uint32_t *fn_id, *file_id, *ob_id; /* per function: 0 = not written yet */
+	char **files, **obs;		   /* distinct file and object names, by id - 1 */
+	uint32_t nfiles, nobs;
+	size_t files_alloc, obs_alloc;
+};
+
+static uint32_t intern(char ***tab, uint32_t *n, size_t *alloc, const char *s, int *fresh)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (!strcmp((*tab)[i], s)) {
+			*fresh = 0;
+			return i + 1;
+		}
+	ALLOC_GROW(*tab, *n + 1, *alloc);
+	(*tab)[(*n)++] = xstrdup(s);
+	*fresh = 1;
+	return *n;
+}
+
+/* "KEY=(id) name" the first time, "KEY=(id)" after. */
+static void spec(FILE *fp, const char *key, uint32_t id, const char *name, int fresh)
+{
+	if (fresh)
+		fprintf(fp, "%s=(%u) %s\n", key, id, name);
+	else
+		fprintf(fp, "%s=(%u)\n", key, id);
+}
+
+static void fn_specs(struct cp_report_profile *rp, struct names *nm, const struct cp_fn_where *w,
+		     uint32_t fn, FILE *fp, int callee)
+{
+	int fresh;
+	uint32_t id;
+
+	id = intern(&nm->obs, &nm->nobs, &nm->obs_alloc, w->module ? w->module : "???", &fresh);
+	spec(fp, callee ? "cob" : "ob", id, nm->obs[id - 1], fresh);
+	id = intern(&nm->files, &nm->nfiles, &nm->files_alloc, w->file ? w->file : "???", &fresh);
+	spec(fp, callee ? "cfi" : "fl", id, nm->files[id - 1], fresh);
+	fresh = !nm->fn_id[fn];
+	if (fresh)
+		nm->fn_id[fn] = fn + 1;
+	spec(fp, callee ? "cfn" : "fn", fn + 1, rp->fns[fn].name, fresh);
+}
+
+static void costs(FILE *fp, int timed, uint64_t ns, uint64_t calls)
+{
+	if (timed)
+		fprintf(fp, " %" PRIu64 " %" PRIu64 "\n", ns, calls);
+	else
+		fprintf(fp, " %" PRIu64 "\n", calls);
+}
+
+/* Calls counted for a node: handler runs are not calls. */
+static uint64_t node_calls(const struct cp_report_profile *rp, const struct cp_rnode *n)
+{
+	return n->fn == CP_NONE || (rp->fns[n->fn].flags & CP_RFN_SIGNAL) ? 0 : n->calls;
+}
+
+static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_t partno,
+		 struct cp_fn_where *where, struct names *nm, FILE *fp)
+{
+	uint64_t *self_ns = xcalloc(rp->nfns + 1, sizeof(*self_ns));
+	uint64_t *calls = xcalloc(rp->nfns + 1, sizeof(*calls));
+	uint64_t *below = xcalloc(t->nn, sizeof(*below)); /* calls in the subtree, node's own included */
+	uint32_t *order = xmalloc((rp->nfns + 1) * sizeof(*order)), nused = 0;
+	char *calls_out = xcalloc(rp->nfns + 1, 1); /* the function calls something */
+	struct edge *e = NULL;
+	size_t ne = 0, alloc = 0, k = 0;
+	uint64_t sum_ns = 0, sum_calls = 0;
+
+	for (uint32_t i = t->nn; i-- > 1;) {
+		below[i] += node_calls(rp, &t->n[i]);
+		if (t->n[i].parent != CP_NONE)
+			below[t->n[i].parent] += below[i];
+	}
+	for (uint32_t i = 1; i < t->nn; i++) {
+		const struct cp_rnode *n = &t->n[i];
+		const struct cp_rnode *p = &t->n[n->parent];
+		uint64_t left_w = rp->timed ? n->total_ns : n->calls, left_inner = below[i];
+
+		self_ns[n->fn] += n->self_ns;
+		calls[n->fn] += node_calls(rp, n);
+		sum_ns += n->self_ns;
+		sum_calls += node_calls(rp, n);
+		if (p->fn == CP_NONE)
+			continue;
+		/*
+		 * An edge per call site.  The calls made below are known per
+		 * context only: shared among its sites by their time (by their
+		 * calls where there are no times).
+		 */
+		for (uint32_t s = n->sites;; s = t->sites[s].next) {
+			const char *file;
+			int line;
+			uint64_t site = s == CP_NONE ? n->site : t->sites[s].site;
+			uint32_t part_of = s == CP_NONE ? n->part : t->sites[s].part;
+
+			ALLOC_GROW(e, ne + 1, alloc);
+			cp_report_profile__site_where(rp, site, part_of, &file, &line);
+			e[ne].caller = p->fn;
+			e[ne].callee = n->fn;
+			e[ne].line = line;
+			if (s == CP_NONE) {
+				e[ne].calls = n->calls;
+				e[ne].total_ns = n->total_ns;
+				e[ne].inner_calls = below[i];
+			} else {
+				const struct cp_rsite *st = &t->sites[s];
+				uint64_t w = rp->timed ? st->total_ns : st->calls;
+				uint64_t share = left_w ? (uint64_t)((unsigned __int128)left_inner * w /
+								     left_w) : 0;
+
+				e[ne].calls = st->calls;
+				e[ne].total_ns = st->total_ns;
+				e[ne].inner_calls = st->next == CP_NONE || share > left_inner ? left_inner : share;
+				left_inner -= e[ne].inner_calls;
+				left_w -= w < left_w ? w : left_w;
+			}
+			ne++;
+			if (s == CP_NONE || t->sites[s].next == CP_NONE)
+				break;
+		}
+	}
+	cmp_rp = rp;
+	qsort(e, ne, sizeof(*e), edge_cmp);
+	/* Equal (caller, callee, line) edges add up. */
+	for (size_t i = 0; i < ne; i++) {
+		if (k && !edge_cmp(&e[k - 1], &e[i])) {
+			e[k - 1].calls += e[i].calls;
+			e[k - 1].total_ns += e[i].total_ns;
+			e[k - 1].inner_calls += e[i].inner_calls;
+			continue;
+		}
+		e[k++] = e[i];
+	}
+	ne = k;
+
+	fprintf(fp, "part: %u\n", partno);
+	if (rp->threads == CP_THREADS_EACH)
+		fprintf(fp, "thread: %u\ndesc: Thread: %s\n", t->tid, t->label);
+	else
+		fprintf(fp, "desc: Threads: %s (%u)\n", t->label, t->nthreads);
+	fprintf(fp, "positions: line\nevents:%s Calls\n", rp->timed ? " Time" : "");
+	fprintf(fp, "summary:");
+	costs(fp, rp->timed, sum_ns, sum_calls);
+	for (size_t i = 0; i < ne; i++)
+		calls_out[e[i].caller] = 1;
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		if (calls[f] || self_ns[f] || calls_out[f])
+			order[nused++] = f;
+	qsort(order, nused, sizeof(*order), fn_cmp);
+	k = 0;
+	for (uint32_t o = 0; o < nused; o++) {
+		uint32_t f = order[o];
+
+		fputc('\n', fp);
+		fn_specs(rp, nm, &where[f], f, fp, 0);
+		fprintf(fp, "%d", where[f].line);
+		costs(fp, rp->timed, self_ns[f], calls[f]);
+		/* Edges are in the order of their callers, which all are in order[]. */
+		for (; k < ne && e[k].caller == f; k++) {
+			fn_specs(rp, nm, &where[e[k].callee], e[k].callee, fp, 1);
+			fprintf(fp, "calls=%" PRIu64 " %d\n%d", e[k].calls, where[e[k].callee].line,
+				e[k].line);
+			costs(fp, rp->timed, e[k].total_ns, e[k].inner_calls);
+		}
+	}
+	fprintf(fp, "\ntotals:");
+	costs(fp, rp->timed, sum_ns, sum_calls);
+	free(self_ns);
+	free(calls);
+	free(below);
+	free(order);
+	free(calls_out);
+	free(e);
+}
+
+int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp)
+{
+	struct cp_fn_where *where = xcalloc(rp->nfns + 1, sizeof(*where));
+	struct names nm = { 0 };
+	const struct cp_profile_file *pf = rp->nparts ? rp->parts[0]->pf : rp->pf;
+
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		cp_report_profile__fn_where(rp, f, &where[f]);
+	nm.fn_id = xcalloc(rp->nfns + 1, sizeof(*nm.fn_id));
+	fprintf(fp, "# callgrind format\nversion: 1\ncreator: callprof\n");
+	fprintf(fp, "pid: %u\ncmd:", pf->meta.pid);
+	for (uint32_t i = 0; i < pf->argc; i++)
+		fprintf(fp, " %s", pf->argv[i]);
+	fputc('\n', fp);
+	if (rp->timed)
+		fprintf(fp, "event: Time : Time (ns%s)\n",
+			rp->compensated ? ", hook overhead subtracted" : ", raw");
+	fprintf(fp, "event: Calls : Calls\n");
+	if (rp->ntrees > 1)
+		fprintf(fp, "# part %u of %u: one file per thread\n", tree + 1, rp->ntrees);
+	part(rp, &rp->trees[tree], tree + 1, where, &nm, fp);
+	for (uint32_t i = 0; i < nm.nfiles; i++)
+		free(nm.files[i]);
+	for (uint32_t i = 0; i < nm.nobs; i++)
+		free(nm.obs[i]);
+	free(nm.files);
+	free(nm.obs);
+	free(nm.fn_id);
+	free(where);
+	return ferror(fp) ? error("cannot write the callgrind output") : 0;
+}

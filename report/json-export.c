@@ -1,0 +1,232 @@
+/*
+ * json-export.c - `export -f json`: the whole report model as JSON, every
+ * metric of every context, for scripts.  The layout is documented in
+ * docs/callprof-export.1.md (JSON OUTPUT); changes that are not additions
+ * raise "callprof_json".
+ */
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/json.h"
+#include "report/report.h"
+#include "util/util.h"
+
+#define JSON_VERSION 1
+
+static const char *mode_name(uint32_t mode)
+{
+	return mode == CP_MODE_COUNTING ? "counting" : mode == CP_MODE_COVERAGE ? "coverage" : "timing";
+}
+
+static const char *clock_name(uint32_t clock)
+{
+	return clock == CP_CLOCK_TSC ? "tsc" : clock == CP_CLOCK_TSC_FAST ? "tsc-fast" :
+	       clock == CP_CLOCK_MONOTONIC ? "monotonic" : "none";
+}
+
+static void key_u64(struct cp_json *j, const char *k, uint64_t v)
+{
+	cp_json__key(j, k);
+	cp_json__u64(j, v);
+}
+
+static void key_str(struct cp_json *j, const char *k, const char *v)
+{
+	cp_json__key(j, k);
+	cp_json__str(j, v);
+}
+
+/* One recorded process: its META facts. */
+static void process(struct cp_json *j, const struct cp_profile_file *pf)
+{
+	const struct cp_meta *m = &pf->meta;
+
+	cp_json__obj(j);
+	key_str(j, "file", pf->path);
+	key_u64(j, "pid", m->pid);
+	key_u64(j, "ppid", m->ppid);
+	cp_json__key(j, "command");
+	cp_json__arr(j);
+	for (uint32_t i = 0; i < pf->argc; i++)
+		cp_json__str(j, pf->argv[i]);
+	cp_json__end_arr(j);
+	key_str(j, "executable", cp_profile_file__str(pf, m->exe));
+	key_str(j, "hostname", cp_profile_file__str(pf, m->hostname));
+	key_str(j, "mode", mode_name(m->mode));
+	key_str(j, "clock", clock_name(m->clock));
+	key_u64(j, "ticks_per_second", m->ticks_per_sec);
+	key_u64(j, "start_unix_ns", m->start_realtime_ns);
+	key_u64(j, "duration_ns", m->duration_ns);
+	key_str(j, "ended", (m->flags & CP_META_KILLED) ? "killed" :
+			    (m->flags & CP_META_ABNORMAL_END) ? "abnormally" : "normally");
+	cp_json__key(j, "forked");
+	cp_json__bool(j, !!(m->flags & CP_META_FORKED));
+	cp_json__key(j, "lost");
+	cp_json__obj(j);
+	key_u64(j, "calls", m->lost_calls);
+	key_u64(j, "events", m->lost_events);
+	key_u64(j, "unpaired_exits", m->unpaired_exits);
+	key_u64(j, "threads", m->nthreads_lost);
+	key_u64(j, "signals", m->lost_signals);
+	cp_json__end_obj(j);
+	key_u64(j, "reconciled_frames", m->reconciled_frames);
+	cp_json__end_obj(j);
+}
+
+/* A call site as an object left open, for the caller to add to and close. */
+static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t addr, uint32_t part)
+{
+	const char *file;
+	int line;
+
+	cp_json__obj(j);
+	if (addr == CP_SITE_INLINED) {
+		cp_json__key(j, "inlined");
+		cp_json__bool(j, 1);
+	} else {
+		cp_json__key(j, "address");
+		cp_json__hex(j, addr);
+		cp_report_profile__site_where(rp, addr, part, &file, &line);
+		key_str(j, "file", file);
+		cp_json__key(j, "line");
+		if (file)
+			cp_json__u64(j, (uint64_t)line);
+		else
+			cp_json__null(j);
+	}
+}
+
+static void node(struct cp_json *j, struct cp_report_profile *rp, const struct cp_rtree *t,
+		 uint32_t i)
+{
+	const struct cp_rnode *n = &t->n[i];
+
+	cp_json__obj(j);
+	cp_json__key(j, "parent");
+	if (n->parent == CP_NONE)
+		cp_json__null(j);
+	else
+		cp_json__u64(j, n->parent);
+	cp_json__key(j, "function");
+	if (n->fn == CP_NONE)
+		cp_json__null(j);
+	else
+		cp_json__u64(j, n->fn);
+	key_u64(j, "depth", n->depth);
+	key_u64(j, "calls", n->calls);
+	if (rp->timed) {
+		key_u64(j, "total_ns", n->total_ns);
+		key_u64(j, "self_ns", n->self_ns);
+		key_u64(j, "min_ns", n->min_ns);
+		key_u64(j, "max_ns", n->max_ns);
+		key_u64(j, "wait_ns", n->wait_ns);
+		key_u64(j, "inactive_ns", n->inactive_ns);
+		key_u64(j, "overhead_ns", n->overhead_ns);
+		key_u64(j, "self_overhead_ns", n->self_overhead_ns);
+	}
+	if (i && n->sites == CP_NONE && n->site) {
+		cp_json__key(j, "site");
+		site_open(j, rp, n->site, n->part);
+		cp_json__end_obj(j);
+	}
+	if (n->sites != CP_NONE) {
+		cp_json__key(j, "sites");
+		cp_json__arr(j);
+		for (uint32_t k = n->sites; k != CP_NONE; k = t->sites[k].next) {
+			const struct cp_rsite *s = &t->sites[k];
+
+			site_open(j, rp, s->site, s->part);
+			key_u64(j, "calls", s->calls);
+			if (rp->timed) {
+				key_u64(j, "total_ns", s->total_ns);
+				key_u64(j, "overhead_ns", s->overhead_ns);
+			}
+			cp_json__end_obj(j);
+		}
+		cp_json__end_arr(j);
+	}
+	cp_json__end_obj(j);
+}
+
+int cp_export_json(struct cp_report_profile *rp, FILE *fp)
+{
+	struct cp_json *j = cp_json__new(fp, 0);
+
+	cp_json__obj(j);
+	key_u64(j, "callprof_json", JSON_VERSION);
+	cp_json__key(j, "processes");
+	cp_json__arr(j);
+	if (rp->nparts)
+		for (uint32_t i = 0; i < rp->nparts; i++)
+			process(j, rp->parts[i]->pf);
+	else
+		process(j, rp->pf);
+	cp_json__end_arr(j);
+	key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");
+	cp_json__key(j, "timed");
+	cp_json__bool(j, rp->timed);
+	key_u64(j, "calls", rp->calls);
+	key_u64(j, "paths", rp->paths);
+	cp_json__key(j, "compensation");
+	cp_json__obj(j);
+	cp_json__key(j, "applied");
+	cp_json__bool(j, rp->compensated);
+	cp_json__key(j, "caller_ns_per_call");
+	cp_json__dbl(j, rp->outside_ns);
+	cp_json__key(j, "callee_ns_per_call");
+	cp_json__dbl(j, rp->inside_ns);
+	key_u64(j, "raw_ns", rp->raw_ns);
+	key_u64(j, "subtracted_ns", rp->subtracted_ns);
+	cp_json__end_obj(j);
+
+	cp_json__key(j, "functions");
+	cp_json__arr(j);
+	for (uint32_t i = 0; i < rp->nfns; i++) {
+		struct cp_fn_where w;
+
+		cp_report_profile__fn_where(rp, i, &w);
+		cp_json__obj(j);
+		key_str(j, "name", rp->fns[i].name);
+		if (rp->fns[i].flags & CP_RFN_SIGNAL) {
+			key_u64(j, "signal", rp->fns[i].addr);
+		} else {
+			cp_json__key(j, "address");
+			cp_json__hex(j, rp->fns[i].addr);
+			key_str(j, "module", w.module);
+			cp_json__key(j, "offset");
+			if (w.module)
+				cp_json__hex(j, w.offset);
+			else
+				cp_json__null(j);
+			key_str(j, "file", w.file);
+			cp_json__key(j, "line");
+			if (w.file)
+				cp_json__u64(j, (uint64_t)w.line);
+			else
+				cp_json__null(j);
+		}
+		cp_json__end_obj(j);
+	}
+	cp_json__end_arr(j);
+
+	cp_json__key(j, "trees");
+	cp_json__arr(j);
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rtree *t = &rp->trees[ti];
+
+		cp_json__obj(j);
+		key_str(j, "label", t->label);
+		key_u64(j, "tid", t->tid);
+		key_u64(j, "threads", t->nthreads);
+		cp_json__key(j, "nodes");
+		cp_json__arr(j);
+		for (uint32_t i = 0; i < t->nn; i++)
+			node(j, rp, t, i);
+		cp_json__end_arr(j);
+		cp_json__end_obj(j);
+	}
+	cp_json__end_arr(j);
+	cp_json__end_obj(j);
+	return cp_json__finish(j);
+}

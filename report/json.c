@@ -1,0 +1,207 @@
+/*
+ * json.c - the exporters' JSON writer: yajl's generator, printing straight
+ * to a FILE.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#include "report/json.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+struct cp_json {
+	yajl_gen g;
+	FILE *fp;
+	int err;
+	struct strbuf fix; /* a string with its bad bytes replaced */
+};
+
+static void print(void *ctx, const char *s, size_t len)
+{
+	struct cp_json *j = ctx;
+
+	if (fwrite(s, 1, len, j->fp) != len)
+		j->err = 1;
+}
+
+struct cp_json *cp_json__new(FILE *fp, int pretty)
+{
+	struct cp_json *j = xcalloc(1, sizeof(*j));
+
+	j->fp = fp;
+	strbuf_init(&j->fix, 0);
+	j->g = yajl_gen_alloc(NULL);
+	if (!j->g)
+		die("out of memory");
+	yajl_gen_config(j->g, yajl_gen_print_callback, print, j);
+	yajl_gen_config(j->g, yajl_gen_beautify, pretty);
+	yajl_gen_config(j->g, yajl_gen_indent_string, " ");
+	return j;
+}
+
+int cp_json__finish(struct cp_json *j)
+{
+	int err = j->err;
+
+	if (!err)
+		print(j, "\n", 1);
+	err |= j->err;
+	if (err)
+		error("cannot write the JSON output");
+	yajl_gen_free(j->g);
+	strbuf_release(&j->fix);
+	free(j);
+	return err ? -1 : 0;
+}
+
+static void check(struct cp_json *j, yajl_gen_status st)
+{
+	if (st != yajl_gen_status_ok && !j->err) {
+		j->err = 1;
+		error("JSON output: generator state %d", (int)st);
+	}
+}
+
+void cp_json__obj(struct cp_json *j)
+{
+	if (!j->err)
+		check(j, yajl_gen_map_open(j->g));
+}
+
+void cp_json__end_obj(struct cp_json *j)
+{
+	if (!j->err)
+		check(j, yajl_gen_map_close(j->g));
+}
+
+void cp_json__arr(struct cp_json *j)
+{
+	if (!j->err)
+		check(j, yajl_gen_array_open(j->g));
+}
+
+void cp_json__end_arr(struct cp_json *j)
+{
+	if (!j->err)
+		check(j, yajl_gen_array_close(j->g));
+}
+
+/* Length of the UTF-8 sequence at s (n bytes left), 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		len = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		len = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values beyond Unicode are not UTF-8. */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+void cp_json__str(struct cp_json *j, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n, i, len;
+
+	if (j->err)
+		return;
+	if (!s) {
+		check(j, yajl_gen_null(j->g));
+		return;
+	}
+	n = strlen(s);
+	for (i = 0; i < n && (len = utf8_len(p + i, n - i)); i += len)
+		;
+	if (i < n) {
+		strbuf_reset(&j->fix);
+		for (i = 0; i < n; i += len ? len : 1) {
+			len = utf8_len(p + i, n - i);
+			if (len)
+				strbuf_add(&j->fix, s + i, len);
+			else
+				strbuf_addstr(&j->fix, "\xef\xbf\xbd");
+		}
+		s = j->fix.buf;
+		n = j->fix.len;
+	}
+	check(j, yajl_gen_string(j->g, (const unsigned char *)s, n));
+}
+
+void cp_json__key(struct cp_json *j, const char *key)
+{
+	cp_json__str(j, key);
+}
+
+void cp_json__u64(struct cp_json *j, uint64_t v)
+{
+	char buf[32];
+
+	if (j->err)
+		return;
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	check(j, yajl_gen_number(j->g, buf, strlen(buf)));
+}
+
+void cp_json__dbl(struct cp_json *j, double v)
+{
+	char buf[64];
+
+	if (j->err)
+		return;
+	/* Shortest that reads back the same; JSON has no NaN or infinity. */
+	if (v != v || v > 1e308 || v < -1e308) {
+		check(j, yajl_gen_null(j->g));
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.17g", v);
+	for (int prec = 1; prec < 17; prec++) {
+		char shorter[64];
+
+		snprintf(shorter, sizeof(shorter), "%.*g", prec, v);
+		if (strtod(shorter, NULL) == v) {
+			memcpy(buf, shorter, sizeof(shorter));
+			break;
+		}
+	}
+	check(j, yajl_gen_number(j->g, buf, strlen(buf)));
+}
+
+void cp_json__bool(struct cp_json *j, int v)
+{
+	if (!j->err)
+		check(j, yajl_gen_bool(j->g, v));
+}
+
+void cp_json__null(struct cp_json *j)
+{
+	if (!j->err)
+		check(j, yajl_gen_null(j->g));
+}
+
+void cp_json__hex(struct cp_json *j, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	cp_json__str(j, buf);
+}

@@ -1,0 +1,35 @@
+/*
+ * json.h - a streaming JSON writer for the exporters, over yajl's generator
+ * (Debian's libyajl): nothing is built in memory, so a million-node tree
+ * costs no more than its output.  Every call after an error does nothing;
+ * cp_json__finish() says whether all went well.
+ */
+#ifndef CP_REPORT_JSON_H
+#define CP_REPORT_JSON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct cp_json;
+
+/* A writer to fp; pretty: indented, one value per line. */
+struct cp_json *cp_json__new(FILE *fp, int pretty);
+/* Free the writer: 0 if every value was written, -1 otherwise (reported). */
+int cp_json__finish(struct cp_json *j);
+
+void cp_json__obj(struct cp_json *j);
+void cp_json__end_obj(struct cp_json *j);
+void cp_json__arr(struct cp_json *j);
+void cp_json__end_arr(struct cp_json *j);
+/* An object key; the value follows. */
+void cp_json__key(struct cp_json *j, const char *key);
+/* A string (bytes that are not UTF-8 become U+FFFD); NULL writes null. */
+void cp_json__str(struct cp_json *j, const char *s);
+void cp_json__u64(struct cp_json *j, uint64_t v);
+void cp_json__dbl(struct cp_json *j, double v);
+void cp_json__bool(struct cp_json *j, int v);
+void cp_json__null(struct cp_json *j);
+/* An address as a string "0x..." (JSON numbers lose 64-bit precision in JavaScript). */
+void cp_json__hex(struct cp_json *j, uint64_t v);
+
+#endif /* CP_REPORT_JSON_H */

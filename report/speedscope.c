@@ -1,0 +1,109 @@
+/*
+ * speedscope.c - `export -f speedscope`: speedscope's JSON file format
+ * (https://www.speedscope.app/file-format-schema.json), a "sampled"
+ * profile per tree.  Each calling context is one sample, its stack the
+ * path from the thread's first function, its weight the context's self
+ * time in ns (its calls, unit "none", for a profile without times), so
+ * speedscope's flame graph and its inclusive times are the call tree's.
+ * Frames are the functions, with the file and line of their entry.
+ */
+#include <stdlib.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/json.h"
+#include "report/report.h"
+#include "util/util.h"
+
+int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
+{
+	struct cp_json *j = cp_json__new(fp, 0);
+	uint32_t *stack = NULL;
+	size_t alloc = 0;
+	char *name;
+
+	cp_json__obj(j);
+	cp_json__key(j, "$schema");
+	cp_json__str(j, "https://www.speedscope.app/file-format-schema.json");
+	cp_json__key(j, "exporter");
+	cp_json__str(j, "callprof");
+	name = xstrfmt("%s (pid %u)", rp->pf->path, rp->pf->meta.pid);
+	cp_json__key(j, "name");
+	cp_json__str(j, name);
+	free(name);
+	cp_json__key(j, "activeProfileIndex");
+	cp_json__u64(j, 0);
+	cp_json__key(j, "shared");
+	cp_json__obj(j);
+	cp_json__key(j, "frames");
+	cp_json__arr(j);
+	for (uint32_t f = 0; f < rp->nfns; f++) {
+		struct cp_fn_where w;
+
+		cp_report_profile__fn_where(rp, f, &w);
+		cp_json__obj(j);
+		cp_json__key(j, "name");
+		cp_json__str(j, rp->fns[f].name);
+		if (w.file) {
+			cp_json__key(j, "file");
+			cp_json__str(j, w.file);
+			cp_json__key(j, "line");
+			cp_json__u64(j, (uint64_t)w.line);
+		}
+		cp_json__end_obj(j);
+	}
+	cp_json__end_arr(j);
+	cp_json__end_obj(j);
+
+	cp_json__key(j, "profiles");
+	cp_json__arr(j);
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rtree *t = &rp->trees[ti];
+		uint64_t sum = 0;
+
+		for (uint32_t i = 1; i < t->nn; i++)
+			sum += rp->timed ? t->n[i].self_ns : t->n[i].calls;
+		cp_json__obj(j);
+		cp_json__key(j, "type");
+		cp_json__str(j, "sampled");
+		cp_json__key(j, "name");
+		cp_json__str(j, t->label);
+		cp_json__key(j, "unit");
+		cp_json__str(j, rp->timed ? "nanoseconds" : "none");
+		cp_json__key(j, "startValue");
+		cp_json__u64(j, 0);
+		cp_json__key(j, "endValue");
+		cp_json__u64(j, sum);
+		cp_json__key(j, "samples");
+		cp_json__arr(j);
+		for (uint32_t i = 1; i < t->nn; i++) {
+			uint32_t depth = 0;
+
+			if (!(rp->timed ? t->n[i].self_ns : t->n[i].calls))
+				continue;
+			for (uint32_t p = i; p != 0 && p != CP_NONE; p = t->n[p].parent) {
+				ALLOC_GROW(stack, depth + 1, alloc);
+				stack[depth++] = t->n[p].fn;
+			}
+			cp_json__arr(j);
+			while (depth--)
+				cp_json__u64(j, stack[depth]);
+			cp_json__end_arr(j);
+		}
+		cp_json__end_arr(j);
+		cp_json__key(j, "weights");
+		cp_json__arr(j);
+		for (uint32_t i = 1; i < t->nn; i++) {
+			uint64_t v = rp->timed ? t->n[i].self_ns : t->n[i].calls;
+
+			if (v)
+				cp_json__u64(j, v);
+		}
+		cp_json__end_arr(j);
+		cp_json__end_obj(j);
+	}
+	cp_json__end_arr(j);
+	cp_json__end_obj(j);
+	free(stack);
+	return cp_json__finish(j);
+}
