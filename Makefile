@@ -83,8 +83,8 @@ CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 all: $(B)/callprof $(RT_LIBS)
 
 check-deps:
-	@$(PKG_CONFIG) --exists libdw || { \
-	  echo "callprof: libdw (elfutils) development files not found."; \
+	@$(PKG_CONFIG) --exists libdw yajl || { \
+	  echo "callprof: libdw (elfutils) or yajl development files not found."; \
 	  echo "  install them with: apt-get install -y $(DEB_DEPS)"; exit 1; }
 
 $(B)/rt/%.o: %.c runtime/internal.h format/format.h include/callprof.h
@@ -95,7 +95,7 @@ $(B)/tool/symbolize/%.o: symbolize/%.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/tool/%.o: %.c
+$(B)/tool/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -137,7 +137,8 @@ tests: all $(UNIT_TESTS)
 deps:
 	@./tools/install-deps
 
-check: deps
+check:
+	@./tools/install-deps --tests
 	@$(MAKE) --no-print-directory tests
 	@CALLPROF_BUILD=$(CURDIR)/$(B) tests/run-all
 
