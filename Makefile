@@ -30,7 +30,8 @@ endif
 comma := ,
 
 PKG_CONFIG ?= pkg-config
-DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev libyajl-dev
+DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev libyajl-dev \
+	libprotobuf-c-dev protobuf-c-compiler
 
 # CI (which sets CI=true) treats warnings as errors, like git's DEVELOPER=1.
 ifeq ($(CI),true)
@@ -51,8 +52,10 @@ TOOL_CFLAGS = $(BASE_CFLAGS) $(SANFLAGS) $(CFLAGS)
 
 DW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 DW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
-# The exporters' libraries (Debian: libyajl-dev).
-EXPORT_LIBS = -lyajl
+# The exporters' libraries (Debian: libyajl-dev, libprotobuf-c-dev and
+# protobuf-c-compiler, zlib1g-dev).
+EXPORT_LIBS = -lyajl -lprotobuf-c -lz
+PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
 RT_SRCS = runtime/arena.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
@@ -68,7 +71,7 @@ FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
 UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
 REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
-	report/json.c report/json-export.c report/callgrind.c report/speedscope.c
+	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli/options.c
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
@@ -77,19 +80,33 @@ hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 RT_SO_OBJS = $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
 	$(B)/rt/runtime/watch.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
-TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS)))
+TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS))) \
+	$(B)/tool/gen/profile.pb-c.o
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
 all: $(B)/callprof $(RT_LIBS)
 
 check-deps:
-	@$(PKG_CONFIG) --exists libdw yajl || { \
-	  echo "callprof: libdw (elfutils) or yajl development files not found."; \
+	@$(PKG_CONFIG) --exists libdw yajl libprotobuf-c zlib && command -v $(PROTOC_C) >/dev/null || { \
+	  echo "callprof: libdw (elfutils), yajl, protobuf-c or zlib development files, or protoc-c, not found."; \
 	  echo "  install them with: apt-get install -y $(DEB_DEPS)"; exit 1; }
 
 $(B)/rt/%.o: %.c runtime/internal.h format/format.h include/callprof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
+
+# pprof's profile.proto, compiled by protoc-c into the build directory.
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h: proto/profile.proto | check-deps
+	@mkdir -p $(B)/gen
+	$(PROTOC_C) --c_out=$(B)/gen --proto_path=proto proto/profile.proto
+
+$(B)/tool/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -Wno-missing-prototypes -I$(B)/gen -c $< -o $@
+
+$(B)/tool/report/pprof.o: report/pprof.c $(B)/gen/profile.pb-c.h | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -I$(B)/gen -MMD -MP -c $< -o $@
 
 $(B)/tool/symbolize/%.o: symbolize/%.c | check-deps
 	@mkdir -p $(dir $@)

@@ -15,12 +15,13 @@
 
 static const char *const export_usage[] = {
 	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f json|callgrind|speedscope [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f json|callgrind|speedscope|pprof [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
 };
 
-enum { FMT_FOLDED, FMT_JSON, FMT_CALLGRIND, FMT_SPEEDSCOPE };
-static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", NULL };
+enum { FMT_FOLDED, FMT_JSON, FMT_CALLGRIND, FMT_SPEEDSCOPE, FMT_PPROF };
+static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", "pprof",
+					      NULL };
 static const char *const metric_choices[] = { "calls", "self", "total", NULL };
 static const char *const thread_choices[] = { "merged", "each", NULL };
 
@@ -80,7 +81,7 @@ int cmd_export(int argc, const char **argv)
 	struct cp_outfile *of;
 	const struct cp_option opts[] = {
 		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT",
-		  "output format: folded, json, callgrind or speedscope", format_choices },
+		  "output format: folded, json, callgrind, speedscope or pprof", format_choices },
 		{ CP_OPT_CHOICE, 'm', "metric", &metric, "METRIC",
 		  "folded value: calls, self (ns, default) or total (ns)", metric_choices },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
@@ -101,7 +102,7 @@ int cmd_export(int argc, const char **argv)
 	ro.pid = cp_parse_pid(pid, export_usage);
 	if (format < 0)
 		cp_usage_error(export_usage,
-			       "export needs a format: -f folded, json, callgrind or speedscope");
+			       "export needs a format: -f folded, json, callgrind, speedscope or pprof");
 	if (metric >= 0 && format != FMT_FOLDED)
 		cp_usage_error(export_usage, "-m/--metric is for -f folded only");
 	if (metric < 0)
@@ -144,6 +145,9 @@ int cmd_export(int argc, const char **argv)
 		break;
 	case FMT_SPEEDSCOPE:
 		ret = cp_export_speedscope(rp, cp_outfile__fp(of));
+		break;
+	case FMT_PPROF:
+		ret = cp_export_pprof(rp, cp_outfile__fp(of));
 		break;
 	default:
 		ret = cp_export_folded(rp, metric, cp_outfile__fp(of));

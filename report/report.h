@@ -180,6 +180,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp);
 /* Tree number tree (one per thread with --threads=each, else the only one). */
 int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp);
 int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp);
+int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
 
 /* Where function fn is: module and offset, source file and line (NULL/0 if unknown). */
 struct cp_fn_where {

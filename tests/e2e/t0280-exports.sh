@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='export -f json, callgrind, speedscope: read by their real consumers, totals as ours'
+test_description='export -f json, callgrind, speedscope, pprof: read by their real consumers, totals as ours'
 . "$(dirname "$0")/lib.sh"
 
 # folded_sum [ARGS...] <folded: the sum of the values (optionally of the
@@ -121,6 +121,44 @@ test_expect_success 'speedscope: a profile per thread with --threads=each' '
 	done <got
 '
 
+# pprof_sums FILE: decode with protoc against proto/profile.proto and print
+# the sums of each sample value, space-separated.
+pprof_sums () {
+	gzip -dc "$1" >"$1.raw" &&
+	protoc --decode=perftools.profiles.Profile --proto_path="$TEST_DIRECTORY/../../proto" \
+		"$TEST_DIRECTORY/../../proto/profile.proto" <"$1.raw" >"$1.txt" &&
+	awk "
+		/^sample \{/ { k = 0; in_sample = 1 }
+		in_sample && /^  value: / { sum[k++] += \$2; if (k > n) n = k }
+		/^}/ { in_sample = 0 }
+		END { for (i = 0; i < n; i++) printf \"%s%d\", i ? \" \" : \"\", sum[i]; print \"\" }
+	" "$1.txt"
+}
+
+test_expect_success 'pprof: gzip, decoded by protoc as profile.proto; sample sums are ours' '
+	read self calls <totals &&
+	callprof export -f pprof -o p.pb.gz p.cprof &&
+	pprof_sums p.pb.gz >got &&
+	echo "$calls $self" >expect &&
+	test_cmp expect got &&
+	grep -q "^string_table: \"\"$" p.pb.gz.txt &&
+	grep -q "^string_table: \"fib\"$" p.pb.gz.txt &&
+	grep -q "^string_table: \"nanoseconds\"$" p.pb.gz.txt &&
+	id=$(readelf -n t-callsites | awk "/Build ID:/ { print \$3 }") &&
+	grep -q "^string_table: \"$id\"$" p.pb.gz.txt &&
+	test $(grep -c "^sample {" p.pb.gz.txt) = $(wc -l <folded)
+'
+
+test_expect_success 'pprof: thread labels with --threads=each' '
+	read self calls <totals &&
+	callprof export -f pprof --threads=each -o each.pb.gz p.cprof &&
+	pprof_sums each.pb.gz >got &&
+	set -- $(cat got) &&
+	test "$1" = "$calls" &&
+	grep -q "^string_table: \"thread\"$" each.pb.gz.txt &&
+	test $(grep -c "^  label {" each.pb.gz.txt) -gt 0
+'
+
 test_expect_success 'a counting profile: calls only, in every format' '
 	callprof record --mode=counting -o c.cprof -- ./t-callsites 12 2 >out 2>err &&
 	callprof export -f folded -m calls c.cprof >folded.c &&
@@ -132,6 +170,10 @@ test_expect_success 'a counting profile: calls only, in every format' '
 	callprof export -f speedscope -o c.json c.cprof &&
 	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-speedscope.js" c.json >got &&
 	echo "all threads $calls" >expect &&
+	test_cmp expect got &&
+	callprof export -f pprof -o c.pb.gz c.cprof &&
+	pprof_sums c.pb.gz >got &&
+	echo "$calls" >expect &&
 	test_cmp expect got &&
 	callprof export -f json c.cprof >c.json2 &&
 	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"timed\"] is False; assert \"total_ns\" not in d[\"trees\"][0][\"nodes\"][1]" c.json2

@@ -1,0 +1,330 @@
+/*
+ * pprof.c - `export -f pprof`: a gzip-compressed profile.proto (package
+ * perftools.profiles, proto/profile.proto) for pprof and the tools that
+ * read it, encoded with protobuf-c and compressed with zlib.
+ *
+ * One sample per calling context: its stack is the path (leaf first), its
+ * values the context's calls and, when the profile has times, its self
+ * time in nanoseconds (pprof derives inclusive time by adding up the
+ * samples below a frame, so self time is what must be stored; the calls'
+ * "cum" in pprof is a sum of counts, not a count).  A location per
+ * function (its entry address and line), a mapping per module with its
+ * build-id, a sample label per thread with --threads=each.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "util/util.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+
+/* The string table, each string once. */
+struct strtab {
+	char **s;
+	size_t n, alloc;
+	uint32_t *slot; /* hash -> index + 1 */
+	size_t mask;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int64_t intern(struct strtab *t, const char *s)
+{
+	size_t i;
+
+	if (!s || !*s)
+		return 0;
+	if ((t->n + 1) * 2 > t->mask + 1) {
+		size_t slots = (t->mask + 1) * 2;
+		uint32_t *tab = xcalloc(slots, sizeof(*tab));
+
+		for (size_t k = 1; k < t->n; k++) {
+			for (i = str_hash(t->s[k]) & (slots - 1); tab[i]; i = (i + 1) & (slots - 1))
+				;
+			tab[i] = (uint32_t)k + 1;
+		}
+		free(t->slot);
+		t->slot = tab;
+		t->mask = slots - 1;
+	}
+	for (i = str_hash(s) & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+		if (!strcmp(t->s[t->slot[i] - 1], s))
+			return t->slot[i] - 1;
+	ALLOC_GROW(t->s, t->n + 1, t->alloc);
+	t->s[t->n] = xstrdup(s);
+	t->slot[i] = (uint32_t)t->n + 1;
+	return (int64_t)t->n++;
+}
+
+/* gzip data[len] to fp. */
+static int gzip_to(FILE *fp, const uint8_t *data, size_t len)
+{
+	z_stream z;
+	uint8_t out[65536];
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return error("cannot set up zlib");
+	z.next_in = (uint8_t *)data;
+	z.avail_in = (uInt)len; /* len < 4 GB: checked by the caller */
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		ret = deflate(&z, Z_FINISH);
+		if (ret == Z_STREAM_ERROR ||
+		    fwrite(out, 1, sizeof(out) - z.avail_out, fp) != sizeof(out) - z.avail_out) {
+			deflateEnd(&z);
+			return error("cannot write the pprof output");
+		}
+	} while (ret != Z_STREAM_END);
+	deflateEnd(&z);
+	return 0;
+}
+
+static void hex(char *buf, const uint8_t *b, uint32_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (uint32_t i = 0; i < n; i++) {
+		buf[2 * i] = digits[b[i] >> 4];
+		buf[2 * i + 1] = digits[b[i] & 15];
+	}
+	buf[2 * n] = '\0';
+}
+
+/* Mappings: one per module of each recorded process. */
+static void add_mappings(struct cp_report_profile *rp, Profile *p, struct strtab *st)
+{
+	uint32_t nparts = rp->nparts ? rp->nparts : 1, total = 0;
+
+	for (uint32_t k = 0; k < nparts; k++)
+		total += (rp->nparts ? rp->parts[k]->pf : rp->pf)->nmodules;
+	p->mapping = xcalloc(total ? total : 1, sizeof(*p->mapping));
+	for (uint32_t k = 0; k < nparts; k++) {
+		const struct cp_profile_file *pf = rp->nparts ? rp->parts[k]->pf : rp->pf;
+
+		for (uint32_t i = 0; i < pf->nmodules; i++) {
+			const struct cp_module *m = &pf->modules[i];
+			Mapping *mp = xmalloc(sizeof(*mp));
+			char id[2 * 32 + 1];
+
+			perftools__profiles__mapping__init(mp);
+			mp->id = p->n_mapping + 1;
+			for (uint32_t j = 0; j < m->nmaps; j++) {
+				const struct cp_map *mm = &pf->maps[m->first_map + j];
+
+				if (!j || mm->start < mp->memory_start) {
+					mp->memory_start = mm->start;
+					mp->file_offset = mm->offset;
+				}
+				if (mm->end > mp->memory_limit)
+					mp->memory_limit = mm->end;
+			}
+			mp->filename = intern(st, cp_profile_file__str(pf, m->path));
+			hex(id, m->build_id, m->build_id_size);
+			mp->build_id = intern(st, id);
+			mp->has_functions = 1;
+			p->mapping[p->n_mapping++] = mp;
+		}
+	}
+}
+
+/* The mapping holding fn's address in its part: 0 if none. */
+static uint64_t mapping_of(struct cp_report_profile *rp, uint32_t fn)
+{
+	const struct cp_rfn *f = &rp->fns[fn];
+	uint64_t id = 1;
+
+	for (uint32_t k = 0; k < (rp->nparts ? rp->nparts : 1); k++) {
+		const struct cp_profile_file *pf = rp->nparts ? rp->parts[k]->pf : rp->pf;
+
+		for (uint32_t i = 0; i < pf->nmodules; i++, id++) {
+			const struct cp_module *m = &pf->modules[i];
+
+			if (k != f->part || (f->flags & CP_RFN_SIGNAL))
+				continue;
+			for (uint32_t j = 0; j < m->nmaps; j++) {
+				const struct cp_map *mm = &pf->maps[m->first_map + j];
+
+				if (f->addr >= mm->start && f->addr < mm->end)
+					return id;
+			}
+		}
+	}
+	return 0;
+}
+
+int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
+{
+	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	struct strtab st = { 0 };
+	ValueType vt[2], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	Function *fns = xcalloc(rp->nfns + 1, sizeof(*fns));
+	Location *locs = xcalloc(rp->nfns + 1, sizeof(*locs));
+	Line *lines = xcalloc(rp->nfns + 1, sizeof(*lines));
+	Line **line_ptrs = xcalloc(rp->nfns + 1, sizeof(*line_ptrs));
+	Label **tree_labels;
+	int64_t thread_key, tid_key;
+	size_t nsamples = 0, len;
+	uint8_t *buf;
+	int ret;
+
+	/* String 0 is "" (never looked up: intern() returns 0 for it). */
+	ALLOC_GROW(st.s, 1, st.alloc);
+	st.s[st.n++] = xstrdup("");
+	st.mask = 15;
+	st.slot = xcalloc(st.mask + 1, sizeof(*st.slot));
+
+	p.n_sample_type = rp->timed ? 2 : 1;
+	p.sample_type = xcalloc(2, sizeof(*p.sample_type));
+	for (int k = 0; k < 2; k++) {
+		perftools__profiles__value_type__init(&vt[k]);
+		p.sample_type[k] = &vt[k];
+	}
+	vt[0].type = intern(&st, "calls");
+	vt[0].unit = intern(&st, "count");
+	vt[1].type = intern(&st, "self");
+	vt[1].unit = intern(&st, "nanoseconds");
+	if (rp->timed) {
+		p.default_sample_type = vt[1].type;
+		period.type = intern(&st, "time");
+		period.unit = intern(&st, "nanoseconds");
+		p.period_type = &period;
+		p.period = 1;
+	}
+	p.time_nanos = (int64_t)rp->pf->meta.start_realtime_ns;
+	p.duration_nanos = (int64_t)rp->pf->meta.duration_ns;
+	thread_key = intern(&st, "thread");
+	tid_key = intern(&st, "tid");
+	add_mappings(rp, &p, &st);
+
+	p.function = xcalloc(rp->nfns + 1, sizeof(*p.function));
+	p.location = xcalloc(rp->nfns + 1, sizeof(*p.location));
+	for (uint32_t f = 0; f < rp->nfns; f++) {
+		struct cp_fn_where w;
+
+		cp_report_profile__fn_where(rp, f, &w);
+		perftools__profiles__function__init(&fns[f]);
+		fns[f].id = f + 1;
+		fns[f].name = intern(&st, rp->fns[f].name);
+		fns[f].system_name = fns[f].name;
+		fns[f].filename = intern(&st, w.file);
+		fns[f].start_line = w.line;
+		p.function[p.n_function++] = &fns[f];
+		perftools__profiles__line__init(&lines[f]);
+		lines[f].function_id = f + 1;
+		lines[f].line = w.line;
+		line_ptrs[f] = &lines[f];
+		perftools__profiles__location__init(&locs[f]);
+		locs[f].id = f + 1;
+		locs[f].mapping_id = mapping_of(rp, f);
+		locs[f].address = (rp->fns[f].flags & CP_RFN_SIGNAL) ? 0 : rp->fns[f].addr;
+		locs[f].n_line = 1;
+		locs[f].line = &line_ptrs[f];
+		p.location[p.n_location++] = &locs[f];
+		if (w.file) {
+			for (size_t m = 0; m < p.n_mapping; m++)
+				if (p.mapping[m]->id == locs[f].mapping_id)
+					p.mapping[m]->has_filenames = p.mapping[m]->has_line_numbers = 1;
+		}
+	}
+
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		nsamples += rp->trees[ti].nn - 1;
+	p.sample = xcalloc(nsamples + 1, sizeof(*p.sample));
+	tree_labels = xcalloc(rp->ntrees, sizeof(*tree_labels));
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rtree *t = &rp->trees[ti];
+		Label *labels = NULL;
+
+		if (rp->threads == CP_THREADS_EACH) {
+			labels = tree_labels[ti] = xcalloc(2, sizeof(*labels));
+			perftools__profiles__label__init(&labels[0]);
+			perftools__profiles__label__init(&labels[1]);
+			labels[0].key = thread_key;
+			labels[0].str = intern(&st, t->label);
+			labels[1].key = tid_key;
+			labels[1].num = t->tid;
+		}
+		for (uint32_t i = 1; i < t->nn; i++) {
+			Sample *s = xmalloc(sizeof(*s));
+			uint32_t depth = t->n[i].depth;
+
+			perftools__profiles__sample__init(s);
+			s->location_id = xmalloc(depth * sizeof(*s->location_id));
+			for (uint32_t k = i; k != 0 && k != CP_NONE; k = t->n[k].parent)
+				s->location_id[s->n_location_id++] = t->n[k].fn + 1;
+			s->value = xcalloc(2, sizeof(*s->value));
+			s->n_value = p.n_sample_type;
+			s->value[0] = (int64_t)t->n[i].calls;
+			s->value[1] = (int64_t)t->n[i].self_ns;
+			if (labels) {
+				s->label = xcalloc(2, sizeof(*s->label));
+				s->label[0] = &labels[0];
+				s->label[1] = &labels[1];
+				s->n_label = 2;
+			}
+			p.sample[p.n_sample++] = s;
+		}
+	}
+	p.string_table = st.s;
+	p.n_string_table = st.n;
+
+	len = perftools__profiles__profile__get_packed_size(&p);
+	if (len >= (size_t)UINT32_MAX) {
+		ret = error("the pprof profile would be %zu bytes, over the 4 GB zlib takes at once",
+			    len);
+	} else {
+		buf = xmalloc(len ? len : 1);
+		perftools__profiles__profile__pack(&p, buf);
+		ret = gzip_to(fp, buf, len);
+		free(buf);
+	}
+
+	for (size_t i = 0; i < p.n_sample; i++) {
+		free(p.sample[i]->location_id);
+		free(p.sample[i]->value);
+		free(p.sample[i]->label);
+		free(p.sample[i]);
+	}
+	/* Labels are shared by a tree's samples: each tree's pair once. */
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		free(tree_labels[ti]);
+	free(tree_labels);
+	free(p.sample);
+	for (size_t i = 0; i < p.n_mapping; i++)
+		free(p.mapping[i]);
+	free(p.mapping);
+	free(p.sample_type);
+	free(p.function);
+	free(p.location);
+	free(fns);
+	free(locs);
+	free(lines);
+	free(line_ptrs);
+	for (size_t i = 0; i < st.n; i++)
+		free(st.s[i]);
+	free(st.s);
+	free(st.slot);
+	return ret;
+}
