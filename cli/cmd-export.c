@@ -16,12 +16,13 @@
 static const char *const export_usage[] = {
 	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f json|callgrind|speedscope|pprof [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f svg [--icicle] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
 };
 
-enum { FMT_FOLDED, FMT_JSON, FMT_CALLGRIND, FMT_SPEEDSCOPE, FMT_PPROF };
+enum { FMT_FOLDED, FMT_JSON, FMT_CALLGRIND, FMT_SPEEDSCOPE, FMT_PPROF, FMT_SVG };
 static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", "pprof",
-					      NULL };
+					      "svg", NULL };
 static const char *const metric_choices[] = { "calls", "self", "total", NULL };
 static const char *const thread_choices[] = { "merged", "each", NULL };
 
@@ -73,7 +74,7 @@ static int callgrind_parts(struct cp_report_profile *rp, const char *out)
 int cmd_export(int argc, const char **argv)
 {
 	int format = -1, metric = -1, threads = CP_THREADS_MERGED, no_compensate = 0;
-	int ret, n, mangled = 0;
+	int ret, n, mangled = 0, icicle = 0;
 	const char *out = NULL, *symfs = NULL;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
@@ -81,7 +82,9 @@ int cmd_export(int argc, const char **argv)
 	struct cp_outfile *of;
 	const struct cp_option opts[] = {
 		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT",
-		  "output format: folded, json, callgrind, speedscope or pprof", format_choices },
+		  "output format: folded, json, callgrind, speedscope, pprof or svg", format_choices },
+		{ CP_OPT_FLAG, 0, "icicle", &icicle, NULL,
+		  "svg: an icicle graph (root at the top), not a flame graph" },
 		{ CP_OPT_CHOICE, 'm', "metric", &metric, "METRIC",
 		  "folded value: calls, self (ns, default) or total (ns)", metric_choices },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
@@ -102,7 +105,9 @@ int cmd_export(int argc, const char **argv)
 	ro.pid = cp_parse_pid(pid, export_usage);
 	if (format < 0)
 		cp_usage_error(export_usage,
-			       "export needs a format: -f folded, json, callgrind, speedscope or pprof");
+			       "export needs a format: -f folded, json, callgrind, speedscope, pprof or svg");
+	if (icicle && format != FMT_SVG)
+		cp_usage_error(export_usage, "--icicle is for -f svg only");
 	if (metric >= 0 && format != FMT_FOLDED)
 		cp_usage_error(export_usage, "-m/--metric is for -f folded only");
 	if (metric < 0)
@@ -148,6 +153,9 @@ int cmd_export(int argc, const char **argv)
 		break;
 	case FMT_PPROF:
 		ret = cp_export_pprof(rp, cp_outfile__fp(of));
+		break;
+	case FMT_SVG:
+		ret = cp_export_svg(rp, icicle, cp_outfile__fp(of));
 		break;
 	default:
 		ret = cp_export_folded(rp, metric, cp_outfile__fp(of));

@@ -181,6 +181,8 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp);
 int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp);
 int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp);
 int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
+/* A flame graph, root at the bottom; icicle: root at the top. */
+int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp);
 
 /* Where function fn is: module and offset, source file and line (NULL/0 if unknown). */
 struct cp_fn_where {

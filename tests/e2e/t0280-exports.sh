@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='export -f json, callgrind, speedscope, pprof: read by their real consumers, totals as ours'
+test_description='export -f json, callgrind, speedscope, pprof, svg: read by their real consumers, totals as ours'
 . "$(dirname "$0")/lib.sh"
 
 # folded_sum [ARGS...] <folded: the sum of the values (optionally of the
@@ -159,6 +159,23 @@ test_expect_success 'pprof: thread labels with --threads=each' '
 	test $(grep -c "^  label {" each.pb.gz.txt) -gt 0
 '
 
+test_expect_success 'svg: well-formed, drawn by rsvg-convert, every context a frame or counted out' '
+	callprof export -f svg -o p.svg p.cprof &&
+	xmllint --noout p.svg &&
+	rsvg-convert -o p.png p.svg &&
+	test -s p.png &&
+	drawn=$(grep -c "^<g><title>" p.svg) &&
+	out=$(sed -n "s/^<!-- \([0-9]*\) frames narrower.*/\1/p" p.svg) &&
+	test $((drawn + ${out:-0})) = $(($(wc -l <folded) + 1)) &&
+	grep -q "^<g><title>main\$" p.svg &&
+	grep -A1 "^<g><title>work\$" p.svg | grep -q "^calls 1, total" &&
+	callprof export -f svg --icicle --threads=each -o each.svg p.cprof &&
+	xmllint --noout each.svg &&
+	test $(grep -c "^<g><title>t-callsites" each.svg) = 3 &&
+	test_expect_code 129 callprof export -f json --icicle p.cprof 2>err &&
+	grep -q "icicle.*svg only" err
+'
+
 test_expect_success 'a counting profile: calls only, in every format' '
 	callprof record --mode=counting -o c.cprof -- ./t-callsites 12 2 >out 2>err &&
 	callprof export -f folded -m calls c.cprof >folded.c &&
@@ -175,6 +192,9 @@ test_expect_success 'a counting profile: calls only, in every format' '
 	pprof_sums c.pb.gz >got &&
 	echo "$calls" >expect &&
 	test_cmp expect got &&
+	callprof export -f svg -o c.svg c.cprof &&
+	xmllint --noout c.svg &&
+	grep -A1 "^<g><title>all threads\$" c.svg | grep -q "$calls calls below" &&
 	callprof export -f json c.cprof >c.json2 &&
 	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"timed\"] is False; assert \"total_ns\" not in d[\"trees\"][0][\"nodes\"][1]" c.json2
 '

@@ -1,0 +1,285 @@
+/*
+ * svg.c - `export -f svg`: a flame graph (or, with --icicle, an icicle
+ * graph) drawn by callprof itself, as one self-contained SVG file.
+ *
+ * A frame per calling context, as wide as its total time (its calls and
+ * those below it, for a profile without times); children left to right
+ * in name order, so two exports of one profile are the same file.  The
+ * root frame is the whole tree ("all threads", or each thread under it
+ * with --threads=each).  Every frame has a tooltip (<title>) with its
+ * calls, total and self time; the colour's hue comes from the function's
+ * module, so modules stand apart, its shade from the name.  Frames
+ * narrower than MIN_WIDTH pixels are left out (flame-graph tools do the
+ * same), which keeps a graph of a million contexts readable and small;
+ * the graph says how many were left out.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+#define WIDTH 1200.0	   /* drawing width, px */
+#define PAD 10.0	   /* margin left and right */
+#define FRAME_H 16	   /* frame height, px */
+#define TOP 40		   /* room for the title */
+#define MIN_WIDTH 0.1	   /* narrower frames are not drawn */
+#define CHAR_W 7.0	   /* width of a character at font-size 12 (approximate) */
+
+struct svg_ctx {
+	struct cp_report_profile *rp;
+	FILE *fp;
+	int icicle;
+	int max_depth;	    /* deepest level drawn */
+	uint64_t left_out;  /* frames too narrow to draw */
+	uint64_t base;	    /* the root's value: the full width */
+	const char **module; /* per function: its module's name, for the colour */
+	struct strbuf esc;
+};
+
+static void xml_escape(struct strbuf *sb, const char *s)
+{
+	strbuf_reset(sb);
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': strbuf_addstr(sb, "&amp;"); break;
+		case '<': strbuf_addstr(sb, "&lt;"); break;
+		case '>': strbuf_addstr(sb, "&gt;"); break;
+		case '"': strbuf_addstr(sb, "&quot;"); break;
+		case '\'': strbuf_addstr(sb, "&apos;"); break;
+		default:
+			/* Control characters are not allowed in XML 1.0. */
+			strbuf_addch(sb, (unsigned char)*s < 0x20 ? '?' : *s);
+		}
+	}
+}
+
+static uint32_t hash32(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* Warm colours for the program, cooler hues for libraries: hue by module. */
+static void colour(const char *module, const char *name, char *buf, size_t size)
+{
+	uint32_t hm = hash32(module ? module : ""), hn = hash32(name);
+	int hue = module ? (int)(hm % 300) : 0;
+
+	snprintf(buf, size, "hsl(%d,%d%%,%d%%)", hue, 60 + (int)(hn % 25), 55 + (int)((hn >> 8) % 20));
+}
+
+static uint64_t value(const struct svg_ctx *c, const struct cp_rnode *n, const uint64_t *below)
+{
+	return c->rp->timed ? n->total_ns : *below;
+}
+
+static void frame(struct svg_ctx *c, const char *label, const char *module, double x, double w,
+		  int depth, uint64_t calls, uint64_t total, uint64_t self, int is_root)
+{
+	char fill[64], t[32], sf[32];
+	double y = c->icicle ? TOP + depth * FRAME_H : 0; /* flame: fixed up by the caller's transform */
+	size_t chars = (size_t)((w - 6) / CHAR_W);
+	const char *name;
+
+	if (depth > c->max_depth)
+		c->max_depth = depth;
+	if (!c->icicle)
+		y = -(double)(depth + 1) * FRAME_H;
+	xml_escape(&c->esc, label);
+	name = c->esc.buf;
+	if (is_root)
+		snprintf(fill, sizeof(fill), "hsl(0,0%%,80%%)");
+	else
+		colour(module, label, fill, sizeof(fill));
+	fprintf(c->fp, "<g><title>%s\n", name);
+	if (c->rp->timed) {
+		cp_fmt_ns(t, sizeof(t), total);
+		cp_fmt_ns(sf, sizeof(sf), self);
+		fprintf(c->fp, "calls %" PRIu64 ", total %s (%.2f%%), self %s", calls, t,
+			c->base ? 100.0 * (double)total / (double)c->base : 0.0, sf);
+	} else {
+		fprintf(c->fp, "calls %" PRIu64 ", %" PRIu64 " calls below and including (%.2f%%)",
+			calls, total, c->base ? 100.0 * (double)total / (double)c->base : 0.0);
+	}
+	fprintf(c->fp, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" "
+		       "rx=\"2\"/>", x, y, w, FRAME_H - 1, fill);
+	if (chars >= 3) {
+		size_t len = strlen(label);
+
+		if (len > chars) {
+			/* Cut the name, not an entity: escape the shortened name. */
+			char *cut = xstrfmt("%.*s", (int)(chars - 2), label);
+
+			xml_escape(&c->esc, cut);
+			free(cut);
+			fprintf(c->fp, "<text x=\"%.1f\" y=\"%.1f\">%s..</text>", x + 3, y + FRAME_H - 4,
+				c->esc.buf);
+		} else {
+			fprintf(c->fp, "<text x=\"%.1f\" y=\"%.1f\">%s</text>", x + 3, y + FRAME_H - 4,
+				name);
+		}
+	}
+	fprintf(c->fp, "</g>\n");
+}
+
+static const struct cp_rtree *sort_tree;
+static const struct cp_report_profile *sort_rp;
+
+static int by_name(const void *pa, const void *pb)
+{
+	const struct cp_rnode *a = &sort_tree->n[*(const uint32_t *)pa];
+	const struct cp_rnode *b = &sort_tree->n[*(const uint32_t *)pb];
+	int c = strcmp(cp_rnode__name(sort_rp, a), cp_rnode__name(sort_rp, b));
+
+	return c ? c : (*(const uint32_t *)pa > *(const uint32_t *)pb) -
+		       (*(const uint32_t *)pa < *(const uint32_t *)pb);
+}
+
+/*
+ * Draw tree t's contexts below its root, starting at x, one level above
+ * depth0: breadth by explicit stack (trees can be a million levels deep).
+ */
+static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, int depth0,
+		      double scale)
+{
+	uint64_t *below = xcalloc(t->nn, sizeof(*below));
+	double *x = xcalloc(t->nn, sizeof(*x));
+	uint32_t *stack = NULL, *kids = NULL;
+	size_t ns = 0, salloc = 0, kalloc = 0;
+
+	for (uint32_t i = t->nn; i-- > 1;) {
+		below[i] += t->n[i].calls;
+		below[t->n[i].parent] += below[i];
+	}
+	x[0] = x0;
+	ALLOC_GROW(stack, ns + 1, salloc);
+	stack[ns++] = 0;
+	sort_tree = t;
+	sort_rp = c->rp;
+	while (ns) {
+		uint32_t i = stack[--ns], nk = 0;
+		double cx = x[i];
+
+		for (uint32_t k = t->n[i].first_child; k != CP_NONE; k = t->n[k].next) {
+			ALLOC_GROW(kids, nk + 1, kalloc);
+			kids[nk++] = k;
+		}
+		qsort(kids, nk, sizeof(*kids), by_name);
+		for (uint32_t k = 0; k < nk; k++) {
+			const struct cp_rnode *n = &t->n[kids[k]];
+			double w = (double)value(c, n, &below[kids[k]]) * scale;
+
+			if (w < MIN_WIDTH) {
+				c->left_out++;
+				continue;
+			}
+			x[kids[k]] = cx;
+			frame(c, cp_rnode__name(c->rp, n), c->module[n->fn], cx, w,
+			      depth0 + (int)n->depth, n->calls, value(c, n, &below[kids[k]]),
+			      c->rp->timed ? n->self_ns : n->calls, 0);
+			cx += w;
+			ALLOC_GROW(stack, ns + 1, salloc);
+			stack[ns++] = kids[k];
+		}
+	}
+	free(below);
+	free(x);
+	free(stack);
+	free(kids);
+}
+
+static uint64_t tree_value(const struct cp_report_profile *rp, const struct cp_rtree *t)
+{
+	uint64_t v = 0;
+
+	for (uint32_t k = t->n[0].first_child; k != CP_NONE; k = t->n[k].next)
+		v += rp->timed ? t->n[k].total_ns : 0;
+	if (!rp->timed)
+		for (uint32_t i = 1; i < t->nn; i++)
+			v += t->n[i].calls;
+	return v;
+}
+
+int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
+{
+	struct svg_ctx c = { .rp = rp, .fp = fp, .icicle = icicle };
+	double width = WIDTH - 2 * PAD, x = PAD;
+	char *body = NULL, *title;
+	size_t body_len = 0;
+	FILE *out = fp;
+	int levels;
+
+	strbuf_init(&c.esc, 0);
+	c.module = xcalloc(rp->nfns + 1, sizeof(*c.module));
+	for (uint32_t f = 0; f < rp->nfns; f++) {
+		struct cp_fn_where w;
+		const char *slash;
+
+		cp_report_profile__fn_where(rp, f, &w);
+		slash = w.module ? strrchr(w.module, '/') : NULL;
+		c.module[f] = slash ? slash + 1 : w.module;
+	}
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		c.base += tree_value(rp, &rp->trees[ti]);
+	/* The frames go to memory first: the height depends on the depth drawn. */
+	c.fp = open_memstream(&body, &body_len);
+	if (!c.fp)
+		die("out of memory");
+	frame(&c, rp->threads == CP_THREADS_EACH ? "all threads" : rp->trees[0].label, NULL, x,
+	      width, 0, 0, c.base, 0, 1);
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rtree *t = &rp->trees[ti];
+		uint64_t v = tree_value(rp, t);
+		double w = c.base ? width * (double)v / (double)c.base : 0;
+
+		if (rp->threads == CP_THREADS_EACH) {
+			if (w < MIN_WIDTH) {
+				c.left_out++;
+				continue;
+			}
+			frame(&c, t->label, NULL, x, w, 1, t->nthreads, v, 0, 1);
+		}
+		draw_tree(&c, t, x, rp->threads == CP_THREADS_EACH ? 1 : 0,
+			  c.base ? width / (double)c.base : 0);
+		x += w;
+	}
+	fclose(c.fp);
+	levels = c.max_depth + 1;
+
+	title = xstrfmt("%s graph: %s", icicle ? "Icicle" : "Flame", rp->pf->path);
+	xml_escape(&c.esc, title);
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+		     "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"12\">\n",
+		(int)WIDTH, TOP + levels * FRAME_H + 30, (int)WIDTH, TOP + levels * FRAME_H + 30);
+	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f8\"/>\n"
+		     "<text x=\"%d\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">%s</text>\n",
+		(int)(WIDTH / 2), c.esc.buf);
+	free(title);
+	fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#666\">width: %s; hover for calls, total and "
+		     "self; colour: module%s</text>\n", (int)PAD, TOP + levels * FRAME_H + 20,
+		rp->timed ? "total time" : "calls below and including",
+		c.left_out ? "; some frames too narrow to draw are left out" : "");
+	if (icicle)
+		fprintf(out, "<g>\n");
+	else
+		fprintf(out, "<g transform=\"translate(0,%d)\">\n", TOP + levels * FRAME_H);
+	fwrite(body, 1, body_len, out);
+	fprintf(out, "</g>\n");
+	if (c.left_out)
+		fprintf(out, "<!-- %" PRIu64 " frames narrower than %.1f px left out -->\n",
+			c.left_out, MIN_WIDTH);
+	fprintf(out, "</svg>\n");
+	free(body);
+	free(c.module);
+	strbuf_release(&c.esc);
+	return ferror(out) ? error("cannot write the SVG output") : 0;
+}
