@@ -15,6 +15,7 @@ static const char *const report_usage[] = {
 	"callprof report [--threads=merged|each] [--min-percent=P] [--fields=LIST] [--sort=KEY] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof report --flat [--fields=LIST] [--sort=KEY] [--pid=PID] [FILE...]",
 	"callprof report (--callers|--callees) FUNCTION [--pid=PID] [FILE...]",
+	"callprof report --plist [--pid=PID] [FILE...]",
 	NULL,
 };
 
@@ -23,7 +24,7 @@ static const char *const sort_choices[] = { "total", "self", "calls", "name", NU
 
 int cmd_report(int argc, const char **argv)
 {
-	int flat = 0, threads = CP_THREADS_MERGED, sort = -1, no_compensate = 0, ret, n;
+	int flat = 0, plist = 0, threads = CP_THREADS_MERGED, sort = -1, no_compensate = 0, ret, n;
 	int srcline = 0, addresses = 0, mangled = 0, width = 0;
 	double min_percent = 0.5;
 	const char *callers = NULL, *callees = NULL, *fields = NULL;
@@ -34,6 +35,8 @@ int cmd_report(int argc, const char **argv)
 	struct cp_report_profile *rp;
 	const struct cp_option opts[] = {
 		{ CP_OPT_FLAG, 0, "flat", &flat, NULL, "flat profile: per function over all paths" },
+		{ CP_OPT_FLAG, 0, "plist", &plist, NULL,
+		  "the PLIST listing of the NT profiler: per function, by name" },
 		{ CP_OPT_STRING, 0, "callers", &callers, "FUNCTION", "who calls FUNCTION" },
 		{ CP_OPT_STRING, 0, "callees", &callees, "FUNCTION", "what FUNCTION calls" },
 		{ CP_OPT_CHOICE, 0, "threads", &threads, "merged|each",
@@ -63,8 +66,8 @@ int cmd_report(int argc, const char **argv)
 
 	n = cp_parse_options(argc, argv, opts, report_usage, 0);
 	ro.pid = cp_parse_pid(pid, report_usage);
-	if (flat + !!callers + !!callees > 1)
-		cp_usage_error(report_usage, "--flat, --callers and --callees are alternatives");
+	if (flat + plist + !!callers + !!callees > 1)
+		cp_usage_error(report_usage, "--flat, --plist, --callers and --callees are alternatives");
 	if (min_percent < 0 || min_percent > 100)
 		cp_usage_error(report_usage, "--min-percent wants a number from 0 to 100, not %g",
 			       min_percent);
@@ -96,7 +99,9 @@ int cmd_report(int argc, const char **argv)
 	vo.srcline = srcline;
 	vo.name_width = width;
 	vo.sort = sort >= 0 ? (enum cp_sort_key)sort : flat ? CP_SORT_SELF : CP_SORT_TOTAL;
-	if (flat) {
+	if (plist) {
+		ret = cp_view_plist(rp, &vo, stdout);
+	} else if (flat) {
 		ret = cp_view_flat(rp, &vo, stdout);
 	} else if (callers || callees) {
 		vo.function = callers ? callers : callees;

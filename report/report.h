@@ -172,6 +172,8 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 int cp_view_callers(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 int cp_view_callees(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+/* PLIST's readable listing by function. */
+int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 
 /* Exporters: write to fp; 0, or -1 after printing an error. */
 enum cp_metric { CP_METRIC_CALLS = 0, CP_METRIC_SELF, CP_METRIC_TOTAL };
@@ -181,6 +183,8 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp);
 int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp);
 int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp);
 int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
+/* PLIST's tab-delimited records (docs/plist-format.md). */
+int cp_export_plist(struct cp_report_profile *rp, FILE *fp);
 /* A flame graph, root at the bottom; icicle: root at the top. */
 int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp);
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='export -f json, callgrind, speedscope, pprof, svg: read by their real consumers, totals as ours'
+test_description='export -f json, callgrind, speedscope, pprof, svg, plist: read by their real consumers, totals as ours'
 . "$(dirname "$0")/lib.sh"
 
 # folded_sum [ARGS...] <folded: the sum of the values (optionally of the
@@ -176,6 +176,43 @@ test_expect_success 'svg: well-formed, drawn by rsvg-convert, every context a fr
 	grep -q "icicle.*svg only" err
 '
 
+# plist_check FILE CALLS: the record structure of a PLIST /T file: tags 0
+# to 5 once each and in order, total hits = CALLS, record 8 = the number of
+# stacks, each stack's size = its 10 records, the stacks' calls add up to
+# CALLS.  Prints the method number.
+plist_check () {
+	awk -F "\t" -v calls="$2" "
+		NR <= 6 && \$1 != NR - 1 { print \"tag \" \$1 \" at line \" NR; bad = 1 }
+		\$1 == 1 { method = \$2 }
+		\$1 == 3 && \$2 != calls { print \"hits \" \$2 \" not \" calls; bad = 1 }
+		\$1 == 8 { stacks = \$2 }
+		\$1 == 9 { if (left) bad = 1; left = \$2; n9++; c9 += \$3 }
+		\$1 == 10 { left--; if (left < 0) bad = 1 }
+		END {
+			if (left || n9 != stacks || c9 != calls) { print \"stacks\", n9, stacks, c9; bad = 1 }
+			print method
+			exit bad
+		}
+	" "$1"
+}
+
+test_expect_success 'plist: the PLIST records, method 522, exact counts per function' '
+	read self calls <totals &&
+	callprof export -f plist -o p.plist p.cprof &&
+	plist_check p.plist "$calls" >got &&
+	echo 522 >expect &&
+	test_cmp expect got &&
+	callprof report --flat --fields=calls,name --sort=name p.cprof | sed 1d |
+		awk "{ print \$2, \$1 }" >flat &&
+	awk -F "\t" "\$1 == 6 { print \$7, \$4 }" p.plist >plist.calls &&
+	test_cmp flat plist.calls &&
+	grep -q "^5	main$" p.plist &&
+	callprof report --plist p.cprof >listing &&
+	grep -q "^Profile: Function timing, sorted by function name$" listing &&
+	grep -q "^    Total hits: $calls$" listing &&
+	grep -q "^ .*  fib$" listing
+'
+
 test_expect_success 'a counting profile: calls only, in every format' '
 	callprof record --mode=counting -o c.cprof -- ./t-callsites 12 2 >out 2>err &&
 	callprof export -f folded -m calls c.cprof >folded.c &&
@@ -192,6 +229,13 @@ test_expect_success 'a counting profile: calls only, in every format' '
 	pprof_sums c.pb.gz >got &&
 	echo "$calls" >expect &&
 	test_cmp expect got &&
+	callprof export -f plist -o c.plist c.cprof &&
+	plist_check c.plist "$calls" >got &&
+	echo 521 >expect &&
+	test_cmp expect got &&
+	callprof record --mode=coverage -o v.cprof -- ./t-callsites 12 2 >out 2>err &&
+	callprof export -f plist v.cprof >v.plist &&
+	grep -q "^1	524	" v.plist &&
 	callprof export -f svg -o c.svg c.cprof &&
 	xmllint --noout c.svg &&
 	grep -A1 "^<g><title>all threads\$" c.svg | grep -q "$calls calls below" &&
