@@ -229,7 +229,7 @@ static void add_line_edges(struct cp_report_profile *rp, const struct cp_rtree *
 		if (k == c->sites)
 			one = w ? xstrdup(w) : NULL;
 		else
-			split = !w || !one || strcmp(w, one);
+			split = !w != !one || (w && strcmp(w, one)); /* all unknown: one "line" */
 	}
 	if (c->sites == CP_NONE || !split) {
 		const char *w = c->sites == CP_NONE ? cp_site_str(rp, c) : one;
