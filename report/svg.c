@@ -151,6 +151,7 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 		      double scale)
 {
 	uint64_t *below = xcalloc(t->nn, sizeof(*below));
+	uint32_t *size = xcalloc(t->nn, sizeof(*size)); /* contexts in the subtree */
 	double *x = xcalloc(t->nn, sizeof(*x));
 	uint32_t *stack = NULL, *kids = NULL;
 	size_t ns = 0, salloc = 0, kalloc = 0;
@@ -158,6 +159,8 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 	for (uint32_t i = t->nn; i-- > 1;) {
 		below[i] += t->n[i].calls;
 		below[t->n[i].parent] += below[i];
+		size[i]++;
+		size[t->n[i].parent] += size[i];
 	}
 	x[0] = x0;
 	ALLOC_GROW(stack, ns + 1, salloc);
@@ -178,7 +181,7 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 			double w = (double)value(c, n, &below[kids[k]]) * scale;
 
 			if (w < MIN_WIDTH) {
-				c->left_out++;
+				c->left_out += size[kids[k]]; /* it and everything above it */
 				continue;
 			}
 			x[kids[k]] = cx;
@@ -191,6 +194,7 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 		}
 	}
 	free(below);
+	free(size);
 	free(x);
 	free(stack);
 	free(kids);
@@ -242,7 +246,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 
 		if (rp->threads == CP_THREADS_EACH) {
 			if (w < MIN_WIDTH) {
-				c.left_out++;
+				c.left_out += t->nn; /* the thread's frame and its contexts */
 				continue;
 			}
 			frame(&c, t->label, NULL, x, w, 1, t->nthreads, v, 0, 1);
@@ -275,8 +279,8 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 	fwrite(body, 1, body_len, out);
 	fprintf(out, "</g>\n");
 	if (c.left_out)
-		fprintf(out, "<!-- %" PRIu64 " frames narrower than %.1f px left out -->\n",
-			c.left_out, MIN_WIDTH);
+		fprintf(out, "<!-- %" PRIu64 " frames left out: narrower than %.1f px, or above "
+			     "such a frame -->\n", c.left_out, MIN_WIDTH);
 	fprintf(out, "</svg>\n");
 	free(body);
 	free(c.module);

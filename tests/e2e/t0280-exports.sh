@@ -165,10 +165,10 @@ test_expect_success 'svg: well-formed, drawn by rsvg-convert, every context a fr
 	rsvg-convert -o p.png p.svg &&
 	test -s p.png &&
 	drawn=$(grep -c "^<g><title>" p.svg) &&
-	out=$(sed -n "s/^<!-- \([0-9]*\) frames narrower.*/\1/p" p.svg) &&
+	out=$(sed -n "s/^<!-- \([0-9]*\) frames left out.*/\1/p" p.svg) &&
 	test $((drawn + ${out:-0})) = $(($(wc -l <folded) + 1)) &&
 	grep -q "^<g><title>main\$" p.svg &&
-	grep -A1 "^<g><title>work\$" p.svg | grep -q "^calls 1, total" &&
+	grep -A1 "^<g><title>fib\$" p.svg | grep -q "^calls [0-9]*, total" &&
 	callprof export -f svg --icicle --threads=each -o each.svg p.cprof &&
 	xmllint --noout each.svg &&
 	test $(grep -c "^<g><title>t-callsites" each.svg) = 3 &&
@@ -239,6 +239,9 @@ test_expect_success 'a counting profile: calls only, in every format' '
 	callprof export -f svg -o c.svg c.cprof &&
 	xmllint --noout c.svg &&
 	grep -A1 "^<g><title>all threads\$" c.svg | grep -q "$calls calls below" &&
+	test $(grep -c "^<g><title>" c.svg) = $(($(wc -l <folded.c) + 1)) &&
+	grep -A1 "^<g><title>work\$" c.svg | grep -q "^calls 1, 7 calls below" &&
+	grep -A1 "^<g><title>work\$" c.svg | grep -q "^calls 2, 14 calls below" &&
 	callprof export -f json c.cprof >c.json2 &&
 	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"timed\"] is False; assert \"total_ns\" not in d[\"trees\"][0][\"nodes\"][1]" c.json2
 '
