@@ -317,8 +317,9 @@ static enum cp_sort_key group_key;
 static int group_cmp(const void *pa, const void *pb)
 {
 	const struct line_group *a = pa, *b = pb;
-	uint64_t va = group_key == CP_SORT_CALLS ? a->calls : group_key == CP_SORT_NAME ? 0 : a->total_ns;
-	uint64_t vb = group_key == CP_SORT_CALLS ? b->calls : group_key == CP_SORT_NAME ? 0 : b->total_ns;
+	/* A line's self time is not known: it orders as total. */
+	uint64_t va = cp_sort_value(group_key, a->calls, a->total_ns, a->total_ns);
+	uint64_t vb = cp_sort_value(group_key, b->calls, b->total_ns, b->total_ns);
 
 	if (va != vb)
 		return va > vb ? -1 : 1;

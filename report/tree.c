@@ -27,8 +27,9 @@ static enum cp_sort_key site_key; /* qsort has no context argument */
 static int site_row_cmp(const void *pa, const void *pb)
 {
 	const struct site_row *a = pa, *b = pb;
-	uint64_t va = site_key == CP_SORT_CALLS ? a->calls : site_key == CP_SORT_NAME ? 0 : a->total_ns;
-	uint64_t vb = site_key == CP_SORT_CALLS ? b->calls : site_key == CP_SORT_NAME ? 0 : b->total_ns;
+	/* Self time is not known per site: it orders as total. */
+	uint64_t va = cp_sort_value(site_key, a->calls, a->total_ns, a->total_ns);
+	uint64_t vb = cp_sort_value(site_key, b->calls, b->total_ns, b->total_ns);
 	int c;
 
 	if (va != vb)
