@@ -19,26 +19,17 @@
 #define FLAT_FIELDS "calls,self,self-percent,total,percent,avg,name"
 #define EDGE_FIELDS "calls,total,self,name"
 
-struct agg {
-	uint32_t fn;	 /* function index, CP_NONE for the thread root */
-	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
-	uint64_t overhead_ns; /* compensation taken off total_ns */
-	uint64_t self_overhead_ns; /* compensation taken off self_ns */
-	const char *where; /* call-site line of the edge ("file:line"), or NULL */
-	int only_total;	   /* self, min and max unknown (split by call site) */
-};
-
 static const struct cp_report_profile *cmp_rp;
 static enum cp_sort_key cmp_key;
 
-static const char *agg_name(const struct cp_report_profile *rp, const struct agg *a)
+static const char *agg_name(const struct cp_report_profile *rp, const struct cp_agg *a)
 {
 	return a->fn == CP_NONE ? "[thread start]" : rp->fns[a->fn].name;
 }
 
 static int agg_cmp(const void *pa, const void *pb)
 {
-	const struct agg *a = pa, *b = pb;
+	const struct cp_agg *a = pa, *b = pb;
 	uint64_t va = cp_sort_value(cmp_key, a->calls, a->total_ns, a->self_ns);
 	uint64_t vb = cp_sort_value(cmp_key, b->calls, b->total_ns, b->self_ns);
 	int c;
@@ -54,7 +45,7 @@ static int agg_cmp(const void *pa, const void *pb)
 	       cmp_rp->fns[a->fn].addr < cmp_rp->fns[b->fn].addr ? -1 : 1;
 }
 
-static void agg_add(struct agg *a, const struct cp_rnode *n, int with_total)
+static void agg_add(struct cp_agg *a, const struct cp_rnode *n, int with_total)
 {
 	if (n->calls && (!a->calls || n->min_ns < a->min_ns))
 		a->min_ns = n->min_ns;
@@ -69,7 +60,7 @@ static void agg_add(struct agg *a, const struct cp_rnode *n, int with_total)
 	}
 }
 
-static void print_aggs(struct cp_report_profile *rp, struct agg *a, uint32_t n,
+static void print_aggs(struct cp_report_profile *rp, struct cp_agg *a, uint32_t n,
 		       const struct cp_fields *f, uint64_t base, int indent, const char *prefix,
 		       enum cp_sort_key key, FILE *fp)
 {
@@ -100,8 +91,7 @@ static void print_aggs(struct cp_report_profile *rp, struct agg *a, uint32_t n,
 	}
 }
 
-/* Walk tree t depth-first, adding each node to a[fn]; active[] counts activations. */
-static void flat_walk(const struct cp_rtree *t, struct agg *a, uint32_t *active)
+void cp_flat_walk(const struct cp_rtree *t, struct cp_agg *a, uint32_t *active)
 {
 	uint32_t i = t->n[0].first_child;
 
@@ -145,13 +135,13 @@ static uint64_t group_total(const struct cp_rtree *t, uint32_t n)
 static void flat_group(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_t nt,
 		       const struct cp_fields *f, enum cp_sort_key key, FILE *fp)
 {
-	struct agg *a = xcalloc(rp->nfns + 1, sizeof(*a));
+	struct cp_agg *a = xcalloc(rp->nfns + 1, sizeof(*a));
 	uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
 
 	for (uint32_t i = 0; i < rp->nfns; i++)
 		a[i].fn = i;
 	for (uint32_t ti = 0; ti < nt; ti++)
-		flat_walk(&t[ti], a, active);
+		cp_flat_walk(&t[ti], a, active);
 	cp_fields__title(f, fp);
 	print_aggs(rp, a, rp->nfns, f, group_total(t, nt), 0, NULL, key, fp);
 	free(a);
@@ -185,7 +175,7 @@ int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
  * line gets the calls and inclusive time of its sites only.
  */
 /* Add edge a into d (the same peer). */
-static void agg_merge(struct agg *d, const struct agg *a)
+static void agg_merge(struct cp_agg *d, const struct cp_agg *a)
 {
 	if (a->calls && !a->only_total && (!d->calls || a->min_ns < d->min_ns))
 		d->min_ns = a->min_ns;
@@ -200,14 +190,14 @@ static void agg_merge(struct agg *d, const struct agg *a)
 }
 
 struct line_edges {
-	struct agg *e;
+	struct cp_agg *e;
 	uint32_t n;
 	size_t alloc;
 };
 
-static struct agg *line_edge(struct line_edges *le, uint32_t peer, const char *where)
+static struct cp_agg *line_edge(struct line_edges *le, uint32_t peer, const char *where)
 {
-	struct agg *a;
+	struct cp_agg *a;
 
 	ALLOC_GROW(le->e, le->n + 1, le->alloc);
 	a = &le->e[le->n++];
@@ -241,7 +231,7 @@ static void add_line_edges(struct cp_report_profile *rp, const struct cp_rtree *
 	free((char *)one);
 	for (uint32_t k = c->sites; k != CP_NONE; k = t->sites[k].next) {
 		const struct cp_rsite *s = &t->sites[k];
-		struct agg *a = line_edge(le, peer, cp_site_str_at(rp, s->site, s->part));
+		struct cp_agg *a = line_edge(le, peer, cp_site_str_at(rp, s->site, s->part));
 
 		a->calls = s->calls;
 		a->total_ns = s->total_ns;
@@ -273,7 +263,7 @@ static int where_cmp(const char *a, const char *b)
 
 static int edge_cmp(const void *pa, const void *pb)
 {
-	const struct agg *a = pa, *b = pb;
+	const struct cp_agg *a = pa, *b = pb;
 	int c = where_cmp(a->where, b->where);
 
 	return c ? c : (a->fn > b->fn) - (a->fn < b->fn);
@@ -286,7 +276,7 @@ static uint32_t merge_line_edges(struct line_edges *le)
 
 	qsort(le->e, le->n, sizeof(*le->e), edge_cmp);
 	for (uint32_t i = 0; i < le->n; i++) {
-		struct agg *a = &le->e[i];
+		struct cp_agg *a = &le->e[i];
 
 		if (n && !edge_cmp(&le->e[n - 1], a)) {
 			agg_merge(&le->e[n - 1], a);
@@ -332,7 +322,7 @@ static void print_line_groups(struct cp_report_profile *rp, struct line_edges *l
 			      FILE *fp)
 {
 	struct line_group *g = NULL;
-	struct agg *part = NULL;
+	struct cp_agg *part = NULL;
 	uint32_t ng = 0;
 	size_t alloc = 0;
 
@@ -385,8 +375,8 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 		       const struct cp_rtree *t, uint32_t nt, const struct cp_fields *f, int dir,
 		       const struct cp_rtree *header, FILE *fp)
 {
-	struct agg *peer = xcalloc(rp->nfns + 1, sizeof(*peer));
-	struct agg *whole = xcalloc(rp->nfns + 1, sizeof(*whole));
+	struct cp_agg *peer = xcalloc(rp->nfns + 1, sizeof(*peer));
+	struct cp_agg *whole = xcalloc(rp->nfns + 1, sizeof(*whole));
 	uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
 	struct cp_row r = { 0 };
 	struct line_edges le = { 0 };
@@ -396,7 +386,7 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 	for (uint32_t i = 0; i <= rp->nfns; i++)
 		peer[i].fn = i < rp->nfns ? i : CP_NONE;
 	for (uint32_t ti = 0; ti < nt; ti++)
-		flat_walk(&t[ti], whole, active);
+		cp_flat_walk(&t[ti], whole, active);
 	for (uint32_t i = 0; i < rp->nfns; i++) {
 		if (!matches(rp, i, o->function) || !whole[i].calls)
 			continue;

@@ -46,6 +46,25 @@ struct cp_row {
 	int self_overhead; /* self time mostly hook overhead: self gets "~" */
 };
 
+/* A function's (or a call edge's) figures added up over contexts (flat.c). */
+struct cp_agg {
+	uint32_t fn;	 /* function index, CP_NONE for the thread root */
+	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+	uint64_t overhead_ns; /* compensation taken off total_ns */
+	uint64_t self_overhead_ns; /* compensation taken off self_ns */
+	const char *where; /* call-site line of the edge ("file:line"), or NULL */
+	int only_total;	   /* self, min and max unknown (split by call site) */
+};
+
+/*
+ * Walk tree t depth first, adding each context into a[its function]:
+ * calls and self time always, total time only where the function is not
+ * already active further up the path (recursion-aware, never more than
+ * the run).  active[] (one per function, zero at the start) counts the
+ * activations on the path; it is zero again at the end.
+ */
+void cp_flat_walk(const struct cp_rtree *t, struct cp_agg *a, uint32_t *active);
+
 int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt);
 /* What the view options add to parsed fields: --srcline's site column, --name-width. */
 struct cp_view_opts;

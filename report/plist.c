@@ -25,10 +25,6 @@
 
 #define PLIST_VERSION "1.0"
 
-struct fn_sum {
-	uint64_t calls, self_ns, total_ns; /* total: recursion-aware, as the flat profile */
-};
-
 static const struct cp_report_profile *sort_rp;
 
 static int by_name(const void *pa, const void *pb)
@@ -56,41 +52,19 @@ static uint32_t method(const struct cp_report_profile *rp, const char **what)
 
 /*
  * Per function: calls, self, and total counted once per outermost
- * activation (as the flat profile); *depth: the deepest context.  Depth
- * first along the child links, without recursion.
+ * activation (as in the flat profile); *depth: the deepest context.
  */
-static struct fn_sum *sums(const struct cp_report_profile *rp, uint32_t *depth)
+static struct cp_agg *sums(const struct cp_report_profile *rp, uint32_t *depth)
 {
-	struct fn_sum *s = xcalloc(rp->nfns + 1, sizeof(*s));
+	struct cp_agg *s = xcalloc(rp->nfns + 1, sizeof(*s));
 	uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
 
 	*depth = 0;
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
-		const struct cp_rtree *t = &rp->trees[ti];
-		uint32_t i = t->n[0].first_child;
-
-		while (i != CP_NONE) {
-			const struct cp_rnode *n = &t->n[i];
-
-			if (n->depth > *depth)
-				*depth = n->depth;
-			s[n->fn].calls += n->calls;
-			s[n->fn].self_ns += n->self_ns;
-			if (!active[n->fn])
-				s[n->fn].total_ns += n->total_ns;
-			if (n->first_child != CP_NONE) {
-				active[n->fn]++;
-				i = n->first_child;
-				continue;
-			}
-			/* Up to the next sibling, leaving the contexts finished. */
-			while (i != 0 && t->n[i].next == CP_NONE) {
-				i = t->n[i].parent;
-				if (i != 0)
-					active[t->n[i].fn]--;
-			}
-			i = i == 0 ? CP_NONE : t->n[i].next;
-		}
+		cp_flat_walk(&rp->trees[ti], s, active);
+		for (uint32_t i = 1; i < rp->trees[ti].nn; i++)
+			if (rp->trees[ti].n[i].depth > *depth)
+				*depth = rp->trees[ti].n[i].depth;
 	}
 	free(active);
 	return s;
@@ -147,7 +121,7 @@ static const char *base_name(const char *path)
 int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 {
 	uint32_t depth, *order = xmalloc((rp->nfns + 1) * sizeof(*order)), nhit = 0;
-	struct fn_sum *s = sums(rp, &depth);
+	struct cp_agg *s = sums(rp, &depth);
 	uint64_t total, outside, hits, nstacks = 0;
 	const char *what;
 	uint32_t m = method(rp, &what);
@@ -221,7 +195,7 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
 {
 	uint32_t depth, *order = xmalloc((rp->nfns + 1) * sizeof(*order)), n = 0;
-	struct fn_sum *s = sums(rp, &depth);
+	struct cp_agg *s = sums(rp, &depth);
 	uint64_t total, outside, hits;
 	const char *what;
 	char date[64];
