@@ -40,12 +40,8 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 
 		for (uint32_t i = 1; i < t->nn; i++) {
 			const struct cp_rnode *n = &t->n[i];
-			uint32_t depth = 0;
+			uint32_t depth = cp_rtree__path(t, i, &stack, &salloc);
 
-			for (uint32_t p = i; p != 0 && p != CP_NONE; p = t->n[p].parent) {
-				ALLOC_GROW(stack, depth + 1, salloc);
-				stack[depth++] = p;
-			}
 			strbuf_reset(&sb);
 			if (rp->threads == CP_THREADS_EACH)
 				strbuf_addf(&sb, "%s;", t->label);

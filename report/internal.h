@@ -103,6 +103,13 @@ void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp);
 /* Banner with the run's facts, as "# ..." lines. */
 void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp);
 
+/*
+ * The path to node i of t, from the node itself up to its top-level
+ * function (the root left out): node indices into (*path)[0..depth),
+ * grown as needed (*alloc is its allocation).  Returns depth.
+ */
+uint32_t cp_rtree__path(const struct cp_rtree *t, uint32_t i, uint32_t **path, size_t *alloc);
+
 /* Append a node for fn under parent (CP_NONE, CP_NONE: the root); returns its index. */
 uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn);
 

@@ -123,6 +123,8 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 	uint32_t depth, *order = xmalloc((rp->nfns + 1) * sizeof(*order)), nhit = 0;
 	struct cp_agg *s = sums(rp, &depth);
 	uint64_t total, outside, hits, nstacks = 0;
+	uint32_t *stack = NULL; /* a context's path */
+	size_t alloc = 0;
 	const char *what;
 	uint32_t m = method(rp, &what);
 	char date[64];
@@ -168,14 +170,11 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 	fprintf(fp, "8\t%" PRIu64 "\n", nstacks);
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		const struct cp_rtree *t = &rp->trees[ti];
-		uint32_t *stack = xmalloc((t->nn + 1) * sizeof(*stack));
 
 		for (uint32_t i = 1; i < t->nn; i++) {
 			const struct cp_rnode *n = &t->n[i];
-			uint32_t d = 0;
+			uint32_t d = cp_rtree__path(t, i, &stack, &alloc);
 
-			for (uint32_t p = i; p && p != CP_NONE; p = t->n[p].parent)
-				stack[d++] = p;
 			fprintf(fp, "9\t%u\t%" PRIu64 "\t", d, n->calls);
 			ms(fp, rp->timed ? n->self_ns : 0);
 			fputc('\t', fp);
@@ -184,8 +183,8 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 			while (d--)
 				fprintf(fp, "10\t%s\n", cp_rnode__name(rp, &t->n[stack[d]]));
 		}
-		free(stack);
 	}
+	free(stack);
 	free(order);
 	free(s);
 	return ferror(fp) ? error("cannot write the PLIST output") : 0;

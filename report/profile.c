@@ -169,6 +169,17 @@ void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t
 	t->sites[last].next = k;
 }
 
+uint32_t cp_rtree__path(const struct cp_rtree *t, uint32_t i, uint32_t **path, size_t *alloc)
+{
+	uint32_t depth = 0;
+
+	for (uint32_t p = i; p != 0 && p != CP_NONE; p = t->n[p].parent) {
+		ALLOC_GROW(*path, depth + 1, *alloc);
+		(*path)[depth++] = p;
+	}
+	return depth;
+}
+
 void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 {
 	if (src->calls && (!dst->calls || src->min_ns < dst->min_ns))

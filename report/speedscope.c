@@ -77,17 +77,14 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 		cp_json__key(j, "samples");
 		cp_json__arr(j);
 		for (uint32_t i = 1; i < t->nn; i++) {
-			uint32_t depth = 0;
+			uint32_t depth;
 
 			if (!(rp->timed ? t->n[i].self_ns : t->n[i].calls))
 				continue;
-			for (uint32_t p = i; p != 0 && p != CP_NONE; p = t->n[p].parent) {
-				ALLOC_GROW(stack, depth + 1, alloc);
-				stack[depth++] = t->n[p].fn;
-			}
+			depth = cp_rtree__path(t, i, &stack, &alloc);
 			cp_json__arr(j);
 			while (depth--)
-				cp_json__u64(j, stack[depth]);
+				cp_json__u64(j, t->n[stack[depth]].fn);
 			cp_json__end_arr(j);
 		}
 		cp_json__end_arr(j);
