@@ -25,52 +25,40 @@ static const char *clock_name(uint32_t clock)
 	       clock == CP_CLOCK_MONOTONIC ? "monotonic" : "none";
 }
 
-static void key_u64(struct cp_json *j, const char *k, uint64_t v)
-{
-	cp_json__key(j, k);
-	cp_json__u64(j, v);
-}
-
-static void key_str(struct cp_json *j, const char *k, const char *v)
-{
-	cp_json__key(j, k);
-	cp_json__str(j, v);
-}
-
 /* One recorded process: its META facts. */
 static void process(struct cp_json *j, const struct cp_profile_file *pf)
 {
 	const struct cp_meta *m = &pf->meta;
 
 	cp_json__obj(j);
-	key_str(j, "file", pf->path);
-	key_u64(j, "pid", m->pid);
-	key_u64(j, "ppid", m->ppid);
+	cp_json__key_str(j, "file", pf->path);
+	cp_json__key_u64(j, "pid", m->pid);
+	cp_json__key_u64(j, "ppid", m->ppid);
 	cp_json__key(j, "command");
 	cp_json__arr(j);
 	for (uint32_t i = 0; i < pf->argc; i++)
 		cp_json__str(j, pf->argv[i]);
 	cp_json__end_arr(j);
-	key_str(j, "executable", cp_profile_file__str(pf, m->exe));
-	key_str(j, "hostname", cp_profile_file__str(pf, m->hostname));
-	key_str(j, "mode", mode_name(m->mode));
-	key_str(j, "clock", clock_name(m->clock));
-	key_u64(j, "ticks_per_second", m->ticks_per_sec);
-	key_u64(j, "start_unix_ns", m->start_realtime_ns);
-	key_u64(j, "duration_ns", m->duration_ns);
-	key_str(j, "ended", (m->flags & CP_META_KILLED) ? "killed" :
+	cp_json__key_str(j, "executable", cp_profile_file__str(pf, m->exe));
+	cp_json__key_str(j, "hostname", cp_profile_file__str(pf, m->hostname));
+	cp_json__key_str(j, "mode", mode_name(m->mode));
+	cp_json__key_str(j, "clock", clock_name(m->clock));
+	cp_json__key_u64(j, "ticks_per_second", m->ticks_per_sec);
+	cp_json__key_u64(j, "start_unix_ns", m->start_realtime_ns);
+	cp_json__key_u64(j, "duration_ns", m->duration_ns);
+	cp_json__key_str(j, "ended", (m->flags & CP_META_KILLED) ? "killed" :
 			    (m->flags & CP_META_ABNORMAL_END) ? "abnormally" : "normally");
 	cp_json__key(j, "forked");
 	cp_json__bool(j, !!(m->flags & CP_META_FORKED));
 	cp_json__key(j, "lost");
 	cp_json__obj(j);
-	key_u64(j, "calls", m->lost_calls);
-	key_u64(j, "events", m->lost_events);
-	key_u64(j, "unpaired_exits", m->unpaired_exits);
-	key_u64(j, "threads", m->nthreads_lost);
-	key_u64(j, "signals", m->lost_signals);
+	cp_json__key_u64(j, "calls", m->lost_calls);
+	cp_json__key_u64(j, "events", m->lost_events);
+	cp_json__key_u64(j, "unpaired_exits", m->unpaired_exits);
+	cp_json__key_u64(j, "threads", m->nthreads_lost);
+	cp_json__key_u64(j, "signals", m->lost_signals);
 	cp_json__end_obj(j);
-	key_u64(j, "reconciled_frames", m->reconciled_frames);
+	cp_json__key_u64(j, "reconciled_frames", m->reconciled_frames);
 	cp_json__end_obj(j);
 }
 
@@ -88,7 +76,7 @@ static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t 
 		cp_json__key(j, "address");
 		cp_json__hex(j, addr);
 		cp_report_profile__site_where(rp, addr, part, &file, &line);
-		key_str(j, "file", file);
+		cp_json__key_str(j, "file", file);
 		cp_json__key(j, "line");
 		if (file)
 			cp_json__u64(j, (uint64_t)line);
@@ -113,17 +101,17 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 		cp_json__null(j);
 	else
 		cp_json__u64(j, n->fn);
-	key_u64(j, "depth", n->depth);
-	key_u64(j, "calls", n->calls);
+	cp_json__key_u64(j, "depth", n->depth);
+	cp_json__key_u64(j, "calls", n->calls);
 	if (rp->timed) {
-		key_u64(j, "total_ns", n->total_ns);
-		key_u64(j, "self_ns", n->self_ns);
-		key_u64(j, "min_ns", n->min_ns);
-		key_u64(j, "max_ns", n->max_ns);
-		key_u64(j, "wait_ns", n->wait_ns);
-		key_u64(j, "inactive_ns", n->inactive_ns);
-		key_u64(j, "overhead_ns", n->overhead_ns);
-		key_u64(j, "self_overhead_ns", n->self_overhead_ns);
+		cp_json__key_u64(j, "total_ns", n->total_ns);
+		cp_json__key_u64(j, "self_ns", n->self_ns);
+		cp_json__key_u64(j, "min_ns", n->min_ns);
+		cp_json__key_u64(j, "max_ns", n->max_ns);
+		cp_json__key_u64(j, "wait_ns", n->wait_ns);
+		cp_json__key_u64(j, "inactive_ns", n->inactive_ns);
+		cp_json__key_u64(j, "overhead_ns", n->overhead_ns);
+		cp_json__key_u64(j, "self_overhead_ns", n->self_overhead_ns);
 	}
 	if (i && n->sites == CP_NONE && n->site) {
 		cp_json__key(j, "site");
@@ -137,10 +125,10 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 			const struct cp_rsite *s = &t->sites[k];
 
 			site_open(j, rp, s->site, s->part);
-			key_u64(j, "calls", s->calls);
+			cp_json__key_u64(j, "calls", s->calls);
 			if (rp->timed) {
-				key_u64(j, "total_ns", s->total_ns);
-				key_u64(j, "overhead_ns", s->overhead_ns);
+				cp_json__key_u64(j, "total_ns", s->total_ns);
+				cp_json__key_u64(j, "overhead_ns", s->overhead_ns);
 			}
 			cp_json__end_obj(j);
 		}
@@ -154,7 +142,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	struct cp_json *j = cp_json__new(fp, 0);
 
 	cp_json__obj(j);
-	key_u64(j, "callprof_json", JSON_VERSION);
+	cp_json__key_u64(j, "callprof_json", JSON_VERSION);
 	cp_json__key(j, "processes");
 	cp_json__arr(j);
 	if (rp->nparts)
@@ -163,11 +151,11 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	else
 		process(j, rp->pf);
 	cp_json__end_arr(j);
-	key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");
+	cp_json__key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");
 	cp_json__key(j, "timed");
 	cp_json__bool(j, rp->timed);
-	key_u64(j, "calls", rp->calls);
-	key_u64(j, "paths", rp->paths);
+	cp_json__key_u64(j, "calls", rp->calls);
+	cp_json__key_u64(j, "paths", rp->paths);
 	cp_json__key(j, "compensation");
 	cp_json__obj(j);
 	cp_json__key(j, "applied");
@@ -176,8 +164,8 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	cp_json__dbl(j, rp->outside_ns);
 	cp_json__key(j, "callee_ns_per_call");
 	cp_json__dbl(j, rp->inside_ns);
-	key_u64(j, "raw_ns", rp->raw_ns);
-	key_u64(j, "subtracted_ns", rp->subtracted_ns);
+	cp_json__key_u64(j, "raw_ns", rp->raw_ns);
+	cp_json__key_u64(j, "subtracted_ns", rp->subtracted_ns);
 	cp_json__end_obj(j);
 
 	cp_json__key(j, "functions");
@@ -187,19 +175,19 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 
 		cp_report_profile__fn_where(rp, i, &w);
 		cp_json__obj(j);
-		key_str(j, "name", rp->fns[i].name);
+		cp_json__key_str(j, "name", rp->fns[i].name);
 		if (rp->fns[i].flags & CP_RFN_SIGNAL) {
-			key_u64(j, "signal", rp->fns[i].addr);
+			cp_json__key_u64(j, "signal", rp->fns[i].addr);
 		} else {
 			cp_json__key(j, "address");
 			cp_json__hex(j, rp->fns[i].addr);
-			key_str(j, "module", w.module);
+			cp_json__key_str(j, "module", w.module);
 			cp_json__key(j, "offset");
 			if (w.module)
 				cp_json__hex(j, w.offset);
 			else
 				cp_json__null(j);
-			key_str(j, "file", w.file);
+			cp_json__key_str(j, "file", w.file);
 			cp_json__key(j, "line");
 			if (w.file)
 				cp_json__u64(j, (uint64_t)w.line);
@@ -216,9 +204,9 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 		const struct cp_rtree *t = &rp->trees[ti];
 
 		cp_json__obj(j);
-		key_str(j, "label", t->label);
-		key_u64(j, "tid", t->tid);
-		key_u64(j, "threads", t->nthreads);
+		cp_json__key_str(j, "label", t->label);
+		cp_json__key_u64(j, "tid", t->tid);
+		cp_json__key_u64(j, "threads", t->nthreads);
 		cp_json__key(j, "nodes");
 		cp_json__arr(j);
 		for (uint32_t i = 0; i < t->nn; i++)

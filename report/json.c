@@ -205,3 +205,15 @@ void cp_json__hex(struct cp_json *j, uint64_t v)
 	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
 	cp_json__str(j, buf);
 }
+
+void cp_json__key_str(struct cp_json *j, const char *key, const char *s)
+{
+	cp_json__key(j, key);
+	cp_json__str(j, s);
+}
+
+void cp_json__key_u64(struct cp_json *j, const char *key, uint64_t v)
+{
+	cp_json__key(j, key);
+	cp_json__u64(j, v);
+}

@@ -29,6 +29,9 @@ void cp_json__u64(struct cp_json *j, uint64_t v);
 void cp_json__dbl(struct cp_json *j, double v);
 void cp_json__bool(struct cp_json *j, int v);
 void cp_json__null(struct cp_json *j);
+/* A key and its value. */
+void cp_json__key_str(struct cp_json *j, const char *key, const char *s);
+void cp_json__key_u64(struct cp_json *j, const char *key, uint64_t v);
 /* An address as a string "0x..." (JSON numbers lose 64-bit precision in JavaScript). */
 void cp_json__hex(struct cp_json *j, uint64_t v);
 

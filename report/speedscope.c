@@ -23,16 +23,12 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 	char *name;
 
 	cp_json__obj(j);
-	cp_json__key(j, "$schema");
-	cp_json__str(j, "https://www.speedscope.app/file-format-schema.json");
-	cp_json__key(j, "exporter");
-	cp_json__str(j, "callprof");
+	cp_json__key_str(j, "$schema", "https://www.speedscope.app/file-format-schema.json");
+	cp_json__key_str(j, "exporter", "callprof");
 	name = xstrfmt("%s (pid %u)", rp->pf->path, rp->pf->meta.pid);
-	cp_json__key(j, "name");
-	cp_json__str(j, name);
+	cp_json__key_str(j, "name", name);
 	free(name);
-	cp_json__key(j, "activeProfileIndex");
-	cp_json__u64(j, 0);
+	cp_json__key_u64(j, "activeProfileIndex", 0);
 	cp_json__key(j, "shared");
 	cp_json__obj(j);
 	cp_json__key(j, "frames");
@@ -42,13 +38,10 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 
 		cp_report_profile__fn_where(rp, f, &w);
 		cp_json__obj(j);
-		cp_json__key(j, "name");
-		cp_json__str(j, rp->fns[f].name);
+		cp_json__key_str(j, "name", rp->fns[f].name);
 		if (w.file) {
-			cp_json__key(j, "file");
-			cp_json__str(j, w.file);
-			cp_json__key(j, "line");
-			cp_json__u64(j, (uint64_t)w.line);
+			cp_json__key_str(j, "file", w.file);
+			cp_json__key_u64(j, "line", (uint64_t)w.line);
 		}
 		cp_json__end_obj(j);
 	}
@@ -64,16 +57,11 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 		for (uint32_t i = 1; i < t->nn; i++)
 			sum += rp->timed ? t->n[i].self_ns : t->n[i].calls;
 		cp_json__obj(j);
-		cp_json__key(j, "type");
-		cp_json__str(j, "sampled");
-		cp_json__key(j, "name");
-		cp_json__str(j, t->label);
-		cp_json__key(j, "unit");
-		cp_json__str(j, rp->timed ? "nanoseconds" : "none");
-		cp_json__key(j, "startValue");
-		cp_json__u64(j, 0);
-		cp_json__key(j, "endValue");
-		cp_json__u64(j, sum);
+		cp_json__key_str(j, "type", "sampled");
+		cp_json__key_str(j, "name", t->label);
+		cp_json__key_str(j, "unit", rp->timed ? "nanoseconds" : "none");
+		cp_json__key_u64(j, "startValue", 0);
+		cp_json__key_u64(j, "endValue", sum);
 		cp_json__key(j, "samples");
 		cp_json__arr(j);
 		for (uint32_t i = 1; i < t->nn; i++) {
