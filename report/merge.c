@@ -24,15 +24,6 @@ struct name_map {
 	uint32_t count;
 };
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 static void name_map__grow(struct name_map *m, const struct cp_report_profile *rp)
 {
 	uint64_t slots = (m->mask + 1) * 2;
@@ -44,7 +35,7 @@ static void name_map__grow(struct name_map *m, const struct cp_report_profile *r
 
 		if (m->slot[i] == CP_NONE)
 			continue;
-		for (j = name_hash(rp->fns[m->slot[i]].name) & (slots - 1); tab[j] != CP_NONE;
+		for (j = cp_str_hash(rp->fns[m->slot[i]].name) & (slots - 1); tab[j] != CP_NONE;
 		     j = (j + 1) & (slots - 1))
 			;
 		tab[j] = m->slot[i];
@@ -62,7 +53,7 @@ static uint32_t merged_fn(struct cp_report_profile *rp, struct name_map *m,
 
 	if ((uint64_t)(m->count + 1) * 2 > m->mask + 1)
 		name_map__grow(m, rp);
-	for (i = name_hash(f->name) & m->mask; m->slot[i] != CP_NONE; i = (i + 1) & m->mask)
+	for (i = cp_str_hash(f->name) & m->mask; m->slot[i] != CP_NONE; i = (i + 1) & m->mask)
 		if (!strcmp(rp->fns[m->slot[i]].name, f->name))
 			return m->slot[i];
 	ALLOC_GROW(rp->fns, rp->nfns + 1, rp->fns_alloc);

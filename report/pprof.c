@@ -38,15 +38,6 @@ struct strtab {
 	size_t mask;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 static int64_t intern(struct strtab *t, const char *s)
 {
 	size_t i;
@@ -58,7 +49,7 @@ static int64_t intern(struct strtab *t, const char *s)
 		uint32_t *tab = xcalloc(slots, sizeof(*tab));
 
 		for (size_t k = 1; k < t->n; k++) {
-			for (i = str_hash(t->s[k]) & (slots - 1); tab[i]; i = (i + 1) & (slots - 1))
+			for (i = cp_str_hash(t->s[k]) & (slots - 1); tab[i]; i = (i + 1) & (slots - 1))
 				;
 			tab[i] = (uint32_t)k + 1;
 		}
@@ -66,7 +57,7 @@ static int64_t intern(struct strtab *t, const char *s)
 		t->slot = tab;
 		t->mask = slots - 1;
 	}
-	for (i = str_hash(s) & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+	for (i = cp_str_hash(s) & t->mask; t->slot[i]; i = (i + 1) & t->mask)
 		if (!strcmp(t->s[t->slot[i] - 1], s))
 			return t->slot[i] - 1;
 	ALLOC_GROW(t->s, t->n + 1, t->alloc);

@@ -221,3 +221,12 @@ int cp_finish_stdout(void)
 		return error("close failed on standard output: %s", strerror(errno));
 	return 0;
 }
+
+uint64_t cp_str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}

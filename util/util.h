@@ -51,6 +51,9 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrfmt(const char *fmt, ...) CP_PRINTF(1, 2);
 
+/* FNV-1a hash of a string, for the tool's hash tables. */
+uint64_t cp_str_hash(const char *s);
+
 /* Parse a whole decimal number into *out; returns 0 or -1. */
 int cp_parse_double(const char *s, double *out);
 int cp_parse_u64(const char *s, uint64_t *out);
