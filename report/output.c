@@ -12,7 +12,6 @@
 #include "format/format.h"
 #include "report/internal.h"
 #include "report/report.h"
-#include "symbolize/symbolize.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -281,11 +280,11 @@ const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t
 	static char buf[4096];
 	const char *file, *base;
 	int line;
-	struct cp_symbolizer *sym = rp->nparts ? rp->parts[part]->sym : rp->sym;
 
 	if (site == CP_SITE_INLINED)
 		return "(inlined)";
-	if (!site || cp_symbolizer__site(sym, site, &file, &line))
+	cp_report_profile__site_where(rp, site, part, &file, &line);
+	if (!file)
 		return NULL;
 	base = strrchr(file, '/');
 	snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : file, line);
