@@ -45,9 +45,9 @@
  * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
  * take them for nodes of their own, so they need a version 2 reader.
  */
-#define CP_VERSION 2	   /* what this code writes */
+#define CP_VERSION 3	   /* what this code writes */
 #define CP_MIN_READER 2	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 2 /* what this reader understands */
+#define CP_READER_VERSION 3 /* what this reader understands */
 
 #define CP_NO_PARENT UINT32_MAX /* parent index of a thread's root node */
 #define CP_NO_STRING UINT32_MAX /* string reference meaning "none" */
@@ -73,6 +73,10 @@ enum cp_section_kind {
 	CP_SEC_THREADS = 5, /* struct cp_thread_rec[] */
 	CP_SEC_NODES = 6,   /* struct cp_node_rec[], grouped by thread */
 	CP_SEC_CMDLINE = 7, /* argv strings, each NUL-terminated, in order */
+	/* Written by `callprof merge` (version 3; older readers skip them): */
+	CP_SEC_SYMBOLS = 8, /* struct cp_symbol[]: names and lines, resolved already */
+	CP_SEC_INPUTS = 9,  /* struct cp_input_rec[]: the profiles merged */
+	CP_SEC_SPREAD = 10, /* struct cp_spread_rec[], one per NODES record */
 };
 
 /* Clock the ticks come from. */
@@ -149,6 +153,8 @@ enum cp_meta_flags {
 					* signal, abort() or _exit() */
 	CP_META_KILLED = 1 << 2, /* written by the watcher after the process was
 				  * killed (SIGKILL): also sets ABNORMAL_END */
+	CP_META_MERGED = 1 << 3, /* written by `callprof merge`: INPUTS lists the
+				  * profiles, times were compensated in each */
 };
 
 struct cp_module {
@@ -223,6 +229,55 @@ struct cp_node_rec {
 	uint64_t max_ticks; /* longest single call */
 	uint64_t wait_ticks;	 /* blocked time inside (0 if not measured) */
 	uint64_t inactive_ticks; /* preempted time inside (0 if not measured) */
+};
+
+/*
+ * A name or line resolved when the file was written (`callprof merge`):
+ * the reader uses it instead of looking addr up in the module's ELF and
+ * DWARF, so a merged profile reads the same on any machine.
+ */
+struct cp_symbol {
+	uint64_t addr;	/* a function's entry, or a call site's return address */
+	uint32_t kind;	/* enum cp_symbol_kind */
+	uint32_t name;	/* string: the function's name (CP_SYM_FUNCTION) */
+	uint32_t file;	/* string: source file, CP_NO_STRING if unknown */
+	uint32_t line;	/* its line, 0 if unknown */
+};
+
+enum cp_symbol_kind {
+	CP_SYM_FUNCTION = 1, /* addr is a function: name, and the line of its entry */
+	CP_SYM_SITE = 2,     /* addr is a call site: the line of the call */
+};
+
+/* One profile that went into a merged one. */
+struct cp_input_rec {
+	uint32_t path;		    /* string: the file as given to merge */
+	uint32_t exe;		    /* string: its executable */
+	uint32_t hostname;	    /* string: its machine */
+	uint32_t pid;		    /* its process */
+	uint64_t start_realtime_ns; /* its start, ns since the epoch */
+	uint64_t duration_ns;	    /* how long it ran */
+	uint64_t calls;		    /* calls it recorded */
+	uint64_t raw_ns;	    /* its threads' time before compensation */
+	uint64_t subtracted_ns;	    /* what compensation took off raw_ns */
+	uint32_t nthreads;	    /* its threads */
+	uint32_t flags;		    /* its enum cp_meta_flags */
+};
+
+/*
+ * How one calling context varied across the inputs of a merged profile,
+ * for the NODES record of the same index (zero for call-site records and
+ * roots).  Minima are over the inputs the context appears in: with
+ * `inputs` below the file's number of INPUTS records it was absent from
+ * some, where it counted 0.  The node's own fields hold the sums, so the
+ * mean is the sum over the number of inputs.
+ */
+struct cp_spread_rec {
+	uint32_t inputs;	/* inputs in which the context was entered */
+	uint32_t reserved;	/* zero */
+	uint64_t min_calls, max_calls; /* calls per input */
+	uint64_t min_ticks, max_ticks; /* inclusive ticks per input */
+	uint64_t min_self, max_self;   /* self (exclusive) ticks per input */
 };
 
 enum cp_node_flags {
@@ -319,6 +374,11 @@ struct cp_profile_file {
 	uint32_t nnodes;
 	const char **argv; /* command line, NULL-terminated */
 	uint32_t argc;
+	struct cp_symbol *symbols;	/* SYMBOLS (merged profiles), or NULL */
+	uint32_t nsymbols;
+	struct cp_input_rec *inputs;	/* INPUTS (merged profiles), or NULL */
+	uint32_t ninputs;
+	struct cp_spread_rec *spread;	/* SPREAD: nnodes records, or NULL */
 };
 
 /*

@@ -250,6 +250,58 @@ static int check_string(struct ctx *c, struct cp_profile_file *pf, uint32_t off,
 		   what, rec_off(pf, kind, idx), off, pf->strings_size);
 }
 
+/* What `callprof merge` adds: resolved names, the inputs, per-node spreads. */
+static int load_merged(struct ctx *c, struct cp_profile_file *pf)
+{
+	int ret;
+
+	if ((ret = load_records(c, pf, CP_SEC_SYMBOLS, "symbol", sizeof(struct cp_symbol), 0,
+				(void **)&pf->symbols, &pf->nsymbols)) ||
+	    (ret = load_records(c, pf, CP_SEC_INPUTS, "input", sizeof(struct cp_input_rec), 0,
+				(void **)&pf->inputs, &pf->ninputs)))
+		return ret;
+	for (uint32_t i = 0; i < pf->nsymbols; i++) {
+		const struct cp_symbol *y = &pf->symbols[i];
+
+		if ((ret = check_string(c, pf, y->file, CP_SEC_SYMBOLS, "symbol", i)))
+			return ret;
+		if ((y->kind != CP_SYM_FUNCTION && y->kind != CP_SYM_SITE) ||
+		    (y->kind == CP_SYM_FUNCTION && !cp_profile_file__str(pf, y->name)))
+			return bad(c, CP_ERR_CORRUPT, "symbol record at 0x%llx: bad kind %u or name",
+				   rec_off(pf, CP_SEC_SYMBOLS, i), y->kind);
+	}
+	for (uint32_t i = 0; i < pf->ninputs; i++) {
+		const struct cp_input_rec *in = &pf->inputs[i];
+
+		if ((ret = check_string(c, pf, in->path, CP_SEC_INPUTS, "input", i)) ||
+		    (ret = check_string(c, pf, in->exe, CP_SEC_INPUTS, "input", i)) ||
+		    (ret = check_string(c, pf, in->hostname, CP_SEC_INPUTS, "input", i)))
+			return ret;
+	}
+	if (find_section(pf, CP_SEC_SPREAD)) {
+		uint32_t n;
+
+		if ((ret = load_records(c, pf, CP_SEC_SPREAD, "spread", sizeof(struct cp_spread_rec),
+					0, (void **)&pf->spread, &n)))
+			return ret;
+		if (n != pf->nnodes || !pf->ninputs)
+			return bad(c, CP_ERR_CORRUPT,
+				   "spread section: %u records for %u nodes and %u inputs", n,
+				   pf->nnodes, pf->ninputs);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct cp_spread_rec *r = &pf->spread[i];
+
+			if (r->inputs > pf->ninputs || r->min_calls > r->max_calls ||
+			    r->min_ticks > r->max_ticks || r->min_self > r->max_self)
+				return bad(c, CP_ERR_CORRUPT,
+					   "spread record at 0x%llx: %u inputs of %u, or a minimum "
+					   "above its maximum", rec_off(pf, CP_SEC_SPREAD, i),
+					   r->inputs, pf->ninputs);
+		}
+	}
+	return 0;
+}
+
 static int load(struct ctx *c, struct cp_profile_file *pf)
 {
 	const struct cp_section_entry *s;
@@ -351,6 +403,9 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 	if (pf->nthreads == 0 && pf->nnodes)
 		return bad(c, CP_ERR_CORRUPT, "%u nodes belong to no thread", pf->nnodes);
 
+	if ((ret = load_merged(c, pf)))
+		return ret;
+
 	s = find_section(pf, CP_SEC_CMDLINE);
 	if (s && s->size) {
 		const char *p = (const char *)pf->data + s->offset, *end = p + s->size;
@@ -411,6 +466,9 @@ void cp_profile_file__free(struct cp_profile_file *pf)
 	free(pf->threads);
 	free(pf->nodes);
 	free(pf->argv);
+	free(pf->symbols);
+	free(pf->inputs);
+	free(pf->spread);
 	free(pf);
 }
 

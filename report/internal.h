@@ -20,6 +20,12 @@ enum cp_field {
 	CP_F_MIN,
 	CP_F_MAX,
 	CP_F_SITE,
+	CP_F_CALLS_MIN, /* merged profiles: per input (struct cp_rspread) */
+	CP_F_CALLS_MAX,
+	CP_F_CALLS_MEAN,
+	CP_F_TOTAL_MIN,
+	CP_F_TOTAL_MAX,
+	CP_F_TOTAL_MEAN,
 	CP_F_NAME,
 	CP_F_NR
 };
@@ -44,6 +50,8 @@ struct cp_row {
 	int label;	   /* a heading: the numeric columns stay empty */
 	int overhead;	   /* total mostly hook overhead: total, avg, min, max get "~" */
 	int self_overhead; /* self time mostly hook overhead: self gets "~" */
+	const struct cp_rspread *spread; /* merged profiles: across the inputs, or NULL */
+	uint32_t ninputs;  /* the profile's inputs (for the spread) */
 };
 
 /* A function's (or a call edge's) figures added up over contexts (flat.c). */
@@ -119,6 +127,8 @@ uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn);
  * overhead are not added: they are derived afterwards.
  */
 void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src);
+/* Add src, the spread over some inputs, into dst's over others. */
+void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src);
 
 /*
  * Before src's counts are added into node id of t: record that they came
@@ -128,6 +138,29 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src);
  */
 void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t part,
 			uint64_t calls, uint64_t total_ns, uint64_t overhead_ns);
+
+/* Functions of a profile built from others, by name (merge.c). */
+struct cp_name_map {
+	uint32_t *slot; /* fn index or CP_NONE */
+	uint64_t mask;
+	uint32_t count;
+};
+/* rp's function named like f (from another profile), added as a copy of f if new. */
+uint32_t cp_name_map__fn(struct cp_name_map *m, struct cp_report_profile *rp,
+			 const struct cp_rfn *f);
+
+/* A map from 64-bit keys to 32-bit values (CP_NONE: absent). */
+struct cp_u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	uint64_t mask, count;
+};
+void cp_u64map__init(struct cp_u64map *m, uint64_t hint);
+void cp_u64map__release(struct cp_u64map *m);
+/* The value of key, or val stored for it if it had none. */
+uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val);
+/* The value of key, CP_NONE if it has none. */
+uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key);
 
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);

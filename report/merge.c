@@ -17,14 +17,7 @@
 #include "report/report.h"
 #include "util/util.h"
 
-/* Names to function indices in the merged profile. */
-struct name_map {
-	uint32_t *slot; /* fn index or CP_NONE */
-	uint64_t mask;
-	uint32_t count;
-};
-
-static void name_map__grow(struct name_map *m, const struct cp_report_profile *rp)
+static void name_map__grow(struct cp_name_map *m, const struct cp_report_profile *rp)
 {
 	uint64_t slots = (m->mask + 1) * 2;
 	uint32_t *tab = xmalloc(slots * sizeof(*tab));
@@ -45,13 +38,12 @@ static void name_map__grow(struct name_map *m, const struct cp_report_profile *r
 	m->mask = slots - 1;
 }
 
-/* The merged function named like src's function f, added if new. */
-static uint32_t merged_fn(struct cp_report_profile *rp, struct name_map *m,
-			  const struct cp_rfn *f)
+uint32_t cp_name_map__fn(struct cp_name_map *m, struct cp_report_profile *rp,
+			 const struct cp_rfn *f)
 {
 	uint64_t i;
 
-	if ((uint64_t)(m->count + 1) * 2 > m->mask + 1)
+	if (!m->slot || (uint64_t)(m->count + 1) * 2 > m->mask + 1)
 		name_map__grow(m, rp);
 	for (i = cp_str_hash(f->name) & m->mask; m->slot[i] != CP_NONE; i = (i + 1) & m->mask)
 		if (!strcmp(rp->fns[m->slot[i]].name, f->name))
@@ -160,7 +152,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 						       const struct cp_report_opts *opts)
 {
 	struct cp_report_profile **parts = xcalloc(n ? n : 1, sizeof(*parts)), *rp;
-	struct name_map names = { 0 };
+	struct cp_name_map names = { 0 };
 	uint32_t kept = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -201,7 +193,6 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 	rp->compensated = 1;
 	rp->outside_ns = parts[0]->outside_ns;
 	rp->inside_ns = parts[0]->inside_ns;
-	name_map__grow(&names, rp);
 	if (opts->threads == CP_THREADS_MERGED)
 		new_tree(rp, xstrdup("all threads"), 0);
 	for (uint32_t p = 0; p < kept; p++) {
@@ -212,7 +203,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 			struct cp_rfn fn = src->fns[f];
 
 			fn.part = p; /* its symbolizer, for file and line */
-			fnmap[f] = merged_fn(rp, &names, &fn);
+			fnmap[f] = cp_name_map__fn(&names, rp, &fn);
 		}
 		for (uint32_t k = 0; k < src->ntrees; k++) {
 			const struct cp_rtree *st = &src->trees[k];

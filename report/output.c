@@ -29,6 +29,12 @@ static const struct {
 	[CP_F_MIN] = { "min", "min", 10 },
 	[CP_F_MAX] = { "max", "max", 10 },
 	[CP_F_SITE] = { "site", "call site", 24 },
+	[CP_F_CALLS_MIN] = { "calls-min", "calls-min", 10 },
+	[CP_F_CALLS_MAX] = { "calls-max", "calls-max", 10 },
+	[CP_F_CALLS_MEAN] = { "calls-mean", "calls-mean", 10 },
+	[CP_F_TOTAL_MIN] = { "total-min", "total-min", 10 },
+	[CP_F_TOTAL_MAX] = { "total-max", "total-max", 10 },
+	[CP_F_TOTAL_MEAN] = { "total-mean", "total-mean", 10 },
 	[CP_F_NAME] = { "name", "name", 0 },
 };
 
@@ -193,7 +199,13 @@ const char *cp_default_fields(const struct cp_report_profile *rp, const char *ti
 static int is_time_field(int id)
 {
 	return id == CP_F_TOTAL || id == CP_F_SELF || id == CP_F_PERCENT ||
-	       id == CP_F_SELF_PERCENT || id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX;
+	       id == CP_F_SELF_PERCENT || id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX ||
+	       id == CP_F_TOTAL_MIN || id == CP_F_TOTAL_MAX || id == CP_F_TOTAL_MEAN;
+}
+
+static int is_spread_field(int id)
+{
+	return id >= CP_F_CALLS_MIN && id <= CP_F_TOTAL_MEAN;
 }
 
 void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
@@ -207,7 +219,7 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			fprintf(fp, "%*s  ", id == CP_F_SITE ? -fields[id].width : fields[id].width, "");
 			continue;
 		}
-		if ((r->untimed && is_time_field(id)) ||
+		if ((r->untimed && is_time_field(id)) || (is_spread_field(id) && !r->spread) ||
 		    (r->only_total && (id == CP_F_SELF || id == CP_F_SELF_PERCENT || id == CP_F_MIN ||
 				       id == CP_F_MAX))) {
 			fprintf(fp, "%*s  ", fields[id].width, "-");
@@ -241,6 +253,26 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		case CP_F_SITE:
 			fprintf(fp, "%-*s  ", fields[id].width, r->site ? r->site : "-");
 			continue;
+		case CP_F_CALLS_MIN:
+			snprintf(buf, sizeof(buf), "%" PRIu64,
+				 cp_rspread_min(r->spread, r->ninputs, r->spread->min_calls));
+			break;
+		case CP_F_CALLS_MAX:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->spread->max_calls);
+			break;
+		case CP_F_CALLS_MEAN:
+			snprintf(buf, sizeof(buf), "%.1f", (double)r->calls / r->ninputs);
+			break;
+		case CP_F_TOTAL_MIN:
+			cp_fmt_ns(buf, sizeof(buf),
+				  cp_rspread_min(r->spread, r->ninputs, r->spread->min_total_ns));
+			break;
+		case CP_F_TOTAL_MAX:
+			cp_fmt_ns(buf, sizeof(buf), r->spread->max_total_ns);
+			break;
+		case CP_F_TOTAL_MEAN:
+			cp_fmt_ns(buf, sizeof(buf), r->total_ns / r->ninputs);
+			break;
 		case CP_F_NAME: {
 			char shortened[1024];
 
@@ -291,6 +323,26 @@ const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t
 	return buf;
 }
 
+/* Distinct machines among a merged profile's inputs. */
+static uint32_t count_hosts(const struct cp_profile_file *pf)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < pf->ninputs; i++) {
+		const char *h = cp_profile_file__str(pf, pf->inputs[i].hostname);
+		uint32_t j;
+
+		for (j = 0; j < i; j++) {
+			const char *o = cp_profile_file__str(pf, pf->inputs[j].hostname);
+
+			if ((!h && !o) || (h && o && !strcmp(h, o)))
+				break;
+		}
+		n += j == i;
+	}
+	return n;
+}
+
 void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp)
 {
 	const struct cp_profile_file *pf = rp->pf;
@@ -309,7 +361,12 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
 	for (uint32_t i = 0; i < rp->ntrees; i++)
 		nthreads += rp->trees[i].nthreads;
-	if (rp->nparts) {
+	if (pf->ninputs) {
+		fprintf(fp, "\n# %u profiles merged by callprof merge (%u host%s), first started %s, "
+			    "%u thread%s, %" PRIu64 " calls, %" PRIu64 " call paths\n", pf->ninputs,
+			count_hosts(pf), count_hosts(pf) == 1 ? "" : "s", date, nthreads,
+			nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+	} else if (rp->nparts) {
 		fprintf(fp, "\n# %u processes merged (pid", rp->nparts);
 		for (uint32_t i = 0; i < rp->nparts && i < 8; i++)
 			fprintf(fp, "%s%u", i ? ", " : " ", rp->parts[i]->pf->meta.pid);
@@ -328,14 +385,25 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if (rp->timed) {
 		char sub[32], raw[32], out[32], in[32];
 
-		fprintf(fp, "# clock: %s", m->clock == CP_CLOCK_TSC ? "tsc (ordered reads)" :
+		fprintf(fp, "# clock: %s", pf->ninputs ? "each input's own" :
+					   m->clock == CP_CLOCK_TSC ? "tsc (ordered reads)" :
 					   m->clock == CP_CLOCK_TSC_FAST ? "tsc-fast (unordered reads)" :
 									   "monotonic");
 		if (m->clock == CP_CLOCK_TSC || m->clock == CP_CLOCK_TSC_FAST)
 			fprintf(fp, " at %.3f GHz", m->ticks_per_sec / 1e9);
 		snprintf(out, sizeof(out), "%.1fns", rp->outside_ns);
 		snprintf(in, sizeof(in), "%.1fns", rp->inside_ns);
-		if (rp->compensated) {
+		if (pf->ninputs) {
+			cp_fmt_ns(sub, sizeof(sub), rp->subtracted_ns);
+			cp_fmt_ns(raw, sizeof(raw), rp->raw_ns);
+			if (rp->subtracted_ns)
+				fprintf(fp, "; times were compensated in each input before merging: %s "
+					    "of %s subtracted (%.1f%%)\n", sub, raw,
+					rp->raw_ns ? 100.0 * (double)rp->subtracted_ns /
+						     (double)rp->raw_ns : 0.0);
+			else
+				fprintf(fp, "; raw times: the inputs were not compensated\n");
+		} else if (rp->compensated) {
 			cp_fmt_ns(sub, sizeof(sub), rp->subtracted_ns);
 			cp_fmt_ns(raw, sizeof(raw), rp->raw_ns);
 			fprintf(fp, "\n# overhead compensated: %s per call in the caller, %s in the "

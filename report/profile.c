@@ -19,13 +19,6 @@
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
-/* A small open-addressing map from 64-bit keys to 32-bit values. */
-struct u64map {
-	uint64_t *keys;
-	uint32_t *vals;
-	uint64_t mask, count;
-};
-
 static uint64_t mix(uint64_t k)
 {
 	k ^= k >> 33;
@@ -35,7 +28,7 @@ static uint64_t mix(uint64_t k)
 	return k ^ (k >> 33);
 }
 
-static void u64map_init(struct u64map *m, uint64_t hint)
+void cp_u64map__init(struct cp_u64map *m, uint64_t hint)
 {
 	uint64_t slots = 16;
 
@@ -48,25 +41,25 @@ static void u64map_init(struct u64map *m, uint64_t hint)
 	m->count = 0;
 }
 
-static void u64map_release(struct u64map *m)
+void cp_u64map__release(struct cp_u64map *m)
 {
 	FREE_AND_NULL(m->keys);
 	FREE_AND_NULL(m->vals);
 }
 
 /* Slot for key: its value is CP_NONE if absent (then the caller may fill it). */
-static uint32_t *u64map_slot(struct u64map *m, uint64_t key)
+static uint32_t *u64map_slot(struct cp_u64map *m, uint64_t key)
 {
 	uint64_t i;
 
 	if ((m->count + 1) * 2 > m->mask + 1) {
-		struct u64map big;
+		struct cp_u64map big;
 
-		u64map_init(&big, m->mask + 1);
+		cp_u64map__init(&big, m->mask + 1);
 		for (i = 0; i <= m->mask; i++)
 			if (m->vals[i] != CP_NONE)
 				*u64map_slot(&big, m->keys[i]) = m->vals[i], big.count++;
-		u64map_release(m);
+		cp_u64map__release(m);
 		*m = big;
 	}
 	for (i = mix(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
@@ -76,7 +69,7 @@ static uint32_t *u64map_slot(struct u64map *m, uint64_t key)
 	return &m->vals[i];
 }
 
-static uint32_t u64map_get_or_add(struct u64map *m, uint64_t key, uint32_t val)
+uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val)
 {
 	uint32_t *slot = u64map_slot(m, key);
 
@@ -85,6 +78,14 @@ static uint32_t u64map_get_or_add(struct u64map *m, uint64_t key, uint32_t val)
 		m->count++;
 	}
 	return *slot;
+}
+
+uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key)
+{
+	for (uint64_t i = mix(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
+		if (m->keys[i] == key)
+			return m->vals[i];
+	return CP_NONE;
 }
 
 static uint64_t to_ns(const struct cp_profile_file *pf, uint64_t ticks)
@@ -194,12 +195,63 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 	dst->inactive_ns += src->inactive_ns;
 }
 
+void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src)
+{
+	if (!src->inputs)
+		return;
+	if (!dst->inputs) {
+		*dst = *src;
+		return;
+	}
+	dst->inputs += src->inputs;
+#define LOWER(f) if (src->f < dst->f) dst->f = src->f
+#define HIGHER(f) if (src->f > dst->f) dst->f = src->f
+	LOWER(min_calls);
+	LOWER(min_total_ns);
+	LOWER(min_self_ns);
+	HIGHER(max_calls);
+	HIGHER(max_total_ns);
+	HIGHER(max_self_ns);
+#undef LOWER
+#undef HIGHER
+}
+
+/*
+ * A merged profile's spreads (SPREAD) of thread th, onto the nodes of t
+ * they were mapped to.  Merged profiles have one thread; were there more,
+ * their spreads would be combined like those of inputs.
+ */
+static void add_spread(const struct cp_profile_file *pf, struct cp_rtree *t,
+		       const struct cp_thread_rec *th, const uint32_t *map)
+{
+	if (t->nspread < t->nn) {
+		t->spread = xrealloc(t->spread, t->nn * sizeof(*t->spread));
+		memset(t->spread + t->nspread, 0, (t->nn - t->nspread) * sizeof(*t->spread));
+		t->nspread = t->nn;
+	}
+	for (uint32_t k = 1; k < th->nnodes; k++) {
+		const struct cp_spread_rec *r = &pf->spread[th->first_node + k];
+		struct cp_rspread s = {
+			.inputs = r->inputs,
+			.min_calls = r->min_calls,
+			.max_calls = r->max_calls,
+			.min_total_ns = to_ns(pf, r->min_ticks),
+			.max_total_ns = to_ns(pf, r->max_ticks),
+			.min_self_ns = to_ns(pf, r->min_self),
+			.max_self_ns = to_ns(pf, r->max_self),
+		};
+
+		if (!(pf->nodes[th->first_node + k].flags & CP_NODE_SITE))
+			cp_rspread__add(&t->spread[map[k]], &s);
+	}
+}
+
 /*
  * Add thread ti of the file to tree t, merging equal (parent, function)
  * contexts: map[] gives, per file node, its node in t.
  */
-static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct u64map *ctx,
-		       struct u64map *fnmap, uint32_t ti)
+static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct cp_u64map *ctx,
+		       struct cp_u64map *fnmap, uint32_t ti)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_thread_rec *th = &pf->threads[ti];
@@ -223,7 +275,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		} else {
 			/* Pseudo-functions get keys no address can have. */
 			uint64_t key = (r->flags & CP_NODE_SIGNAL) ? r->fn | 1ull << 62 : r->fn;
-			uint32_t fn = u64map_get_or_add(fnmap, key, rp->nfns);
+			uint32_t fn = cp_u64map__get_or_add(fnmap, key, rp->nfns);
 			uint32_t parent = map[r->parent];
 			uint32_t *slot;
 
@@ -232,7 +284,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 				rp->fns[fn].addr = r->fn;
 				rp->fns[fn].part = 0;
 				rp->fns[fn].flags = (r->flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL : 0;
-				rp->fns[fn].name = (r->flags & CP_NODE_SIGNAL) ?
+				rp->fns[fn].name = rp->unnamed ? NULL : (r->flags & CP_NODE_SIGNAL) ?
 					cp_symbolizer__signal_name(rp->sym, r->fn) :
 					rp->addresses ? cp_symbolizer__fn_name_at(rp->sym, r->fn) :
 					cp_symbolizer__fn_name(rp->sym, r->fn);
@@ -255,6 +307,8 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		map[k] = id;
 	}
 	t->nthreads += th->nthreads;
+	if (pf->spread)
+		add_spread(pf, t, th, map);
 	free(map);
 }
 
@@ -403,7 +457,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 {
 	struct cp_report_profile *rp;
 	struct cp_symbolizer_opts so = { 0 };
-	struct u64map fnmap, ctx;
+	struct cp_u64map fnmap, ctx;
 	char err[1024];
 	int code;
 	struct cp_profile_file *pf = cp_profile_file__open(path, err, sizeof(err), &code);
@@ -416,6 +470,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	rp->pf = pf;
 	rp->threads = opts->threads;
 	rp->addresses = opts->addresses;
+	rp->unnamed = opts->unnamed;
 	so.debug_dirs = opts->debug_dirs;
 	so.symfs = opts->symfs;
 	so.mangled = opts->mangled;
@@ -424,19 +479,19 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 		die("out of memory setting up symbols");
 	make_labels(rp);
 
-	u64map_init(&fnmap, 256);
+	cp_u64map__init(&fnmap, 256);
 	if (opts->threads == CP_THREADS_EACH) {
 		rp->ntrees = pf->nthreads;
 		rp->trees = xcalloc(rp->ntrees ? rp->ntrees : 1, sizeof(*rp->trees));
 		for (uint32_t i = 0; i < pf->nthreads; i++) {
 			struct cp_rtree *t = &rp->trees[i];
 
-			u64map_init(&ctx, pf->threads[i].nnodes);
+			cp_u64map__init(&ctx, pf->threads[i].nnodes);
 			t->label = xstrdup(rp->thread_labels[i]);
 			t->tid = pf->threads[i].tid;
 			cp_rtree__add(t, CP_NONE, CP_NONE);
 			add_thread(rp, t, &ctx, &fnmap, i);
-			u64map_release(&ctx);
+			cp_u64map__release(&ctx);
 		}
 	} else {
 		struct cp_rtree *t;
@@ -445,12 +500,12 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 		rp->trees = t = xcalloc(1, sizeof(*rp->trees));
 		t->label = xstrdup("all threads");
 		cp_rtree__add(t, CP_NONE, CP_NONE);
-		u64map_init(&ctx, pf->nnodes);
+		cp_u64map__init(&ctx, pf->nnodes);
 		for (uint32_t i = 0; i < pf->nthreads; i++)
 			add_thread(rp, t, &ctx, &fnmap, i);
-		u64map_release(&ctx);
+		cp_u64map__release(&ctx);
 	}
-	u64map_release(&fnmap);
+	cp_u64map__release(&fnmap);
 	rp->timed = pf->meta.clock != CP_CLOCK_NONE;
 	if (rp->timed && pf->meta.ticks_per_sec) {
 		double ns_per_tick = 1e9 / (double)pf->meta.ticks_per_sec;
@@ -468,7 +523,17 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 		else
 			rp->raw_ns += rp->trees[i].n[0].total_ns;
 	}
-	cp_report_profile__sort(rp, CP_SORT_TOTAL);
+	rp->ninputs = pf->spread ? pf->ninputs : 0;
+	if (pf->ninputs) {
+		/* Merged: each input was compensated before it was added. */
+		rp->raw_ns = rp->subtracted_ns = 0;
+		for (uint32_t i = 0; i < pf->ninputs; i++) {
+			rp->raw_ns += pf->inputs[i].raw_ns;
+			rp->subtracted_ns += pf->inputs[i].subtracted_ns;
+		}
+	}
+	if (!rp->unnamed)
+		cp_report_profile__sort(rp, CP_SORT_TOTAL);
 	return rp;
 }
 
@@ -480,6 +545,7 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 		free(rp->trees[i].label);
 		free(rp->trees[i].n);
 		free(rp->trees[i].sites);
+		free(rp->trees[i].spread);
 	}
 	free(rp->trees);
 	free(rp->fns);

@@ -66,6 +66,25 @@ struct cp_rsite {
 	uint32_t next;	      /* the context's next site, CP_NONE after the last */
 };
 
+/*
+ * How a context of a merged profile (callprof merge) varied across its
+ * inputs: minima over the inputs it appears in (inputs of them), maxima.
+ * Where inputs is below the profile's ninputs the context was absent
+ * from some, so its real minimum is 0 (cp_rspread_min).  The node's own
+ * figures are the sums; the mean is the sum over ninputs.
+ */
+struct cp_rspread {
+	uint32_t inputs;
+	uint64_t min_calls, max_calls;
+	uint64_t min_total_ns, max_total_ns;
+	uint64_t min_self_ns, max_self_ns;
+};
+
+static inline uint64_t cp_rspread_min(const struct cp_rspread *s, uint32_t ninputs, uint64_t min)
+{
+	return s->inputs < ninputs ? 0 : min;
+}
+
 struct cp_rtree {
 	char *label;	       /* "all threads", or the thread's label */
 	uint32_t tid;	       /* 0 for merged */
@@ -75,6 +94,8 @@ struct cp_rtree {
 	uint32_t alloc;	       /* allocated */
 	struct cp_rsite *sites; /* call sites of contexts with several (cp_rnode.sites) */
 	uint32_t nsites, sites_alloc;
+	struct cp_rspread *spread; /* merged profiles: per node, else NULL */
+	uint32_t nspread;	   /* entries in spread */
 };
 
 struct cp_rfn {
@@ -99,6 +120,8 @@ struct cp_report_opts {
 	const char *symfs;	       /* passed to the symbolizer */
 	int mangled;		       /* raw symbol names */
 	int addresses;		       /* names get " [MODULE+0xOFFSET]" */
+	int unnamed;		       /* leave cp_rfn.name NULL and trees unsorted
+					* (callprof merge names functions itself) */
 };
 
 struct cp_report_profile {
@@ -114,6 +137,8 @@ struct cp_report_profile {
 	enum cp_thread_mode threads; /* how trees were built */
 	int timed;		     /* the profile has times (timing mode) */
 	int addresses;		     /* names carry " [MODULE+0xOFFSET]" */
+	int unnamed;		     /* loaded with opts->unnamed */
+	uint32_t ninputs;	     /* merged by callprof merge from this many (else 0) */
 	int compensated;	     /* times had hook overhead subtracted */
 	double outside_ns;	     /* calibrated overhead per call, caller side */
 	double inside_ns;	     /* calibrated overhead per call, callee side */
@@ -187,6 +212,23 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
 int cp_export_plist(struct cp_report_profile *rp, FILE *fp);
 /* A flame graph, root at the bottom; icicle: root at the top. */
 int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp);
+
+/* What callprof merge made. */
+struct cp_merge_result {
+	uint32_t inputs;  /* profiles (those inside merged inputs counted) */
+	uint32_t hosts;	  /* distinct machines */
+	uint64_t calls;	  /* calls over all of them */
+	uint64_t paths;	  /* distinct call paths */
+};
+/*
+ * Merge the profiles paths[0..n) into a new profile file out (written
+ * under a temporary name, renamed when complete): equal call paths (by
+ * name) add up, each context keeps its spread across the inputs.  With
+ * show_progress, a bar on stderr.  0, or -1 after one error line.
+ */
+int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
+		   const struct cp_report_opts *opts, int show_progress,
+		   struct cp_merge_result *res);
 
 /* Where function fn is: module and offset, source file and line (NULL/0 if unknown). */
 struct cp_fn_where {

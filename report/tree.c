@@ -11,6 +11,9 @@
 #include "util/util.h"
 
 #define TREE_FIELDS "calls,total,self,percent,avg,name"
+/* A merged profile's tree shows how each context varied across the inputs. */
+#define MERGED_TREE_FIELDS "calls,calls-min,calls-max,total,total-min,total-max,self,percent,name"
+#define MERGED_COUNT_FIELDS "calls,calls-min,calls-max,name"
 
 /* Deeper contexts are printed at this indentation, their depth spelled out. */
 #define MAX_INDENT_DEPTH 100
@@ -108,6 +111,10 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 		r.prefix = depth;
 	}
 	r.untimed = !rp->timed;
+	if (t->spread && i < t->nspread && rp->ninputs) {
+		r.spread = &t->spread[i];
+		r.ninputs = rp->ninputs;
+	}
 	r.overhead = rp->compensated && cp_mostly_overhead(n->total_ns, n->overhead_ns);
 	r.self_overhead = rp->compensated && cp_mostly_overhead(n->self_ns, n->self_overhead_ns);
 	if (need_site && n->sites != CP_NONE)
@@ -133,6 +140,7 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 		sr.calls = rows[k].calls;
 		sr.total_ns = rows[k].total_ns;
 		sr.only_total = 1;
+		sr.spread = NULL; /* known per context, not per site */
 		sr.overhead = rp->compensated && cp_mostly_overhead(rows[k].total_ns,
 								     rows[k].overhead_ns);
 		sr.site = rows[k].where;
@@ -189,7 +197,9 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 	struct cp_fields f;
 	int need_site = 0;
 
-	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, TREE_FIELDS)))
+	if (cp_fields__parse(&f, o->fields,
+			     !rp->ninputs ? cp_default_fields(rp, TREE_FIELDS) :
+			     rp->timed ? MERGED_TREE_FIELDS : MERGED_COUNT_FIELDS))
 		return -1;
 	cp_fields__apply_view(&f, o);
 	for (int k = 0; k < f.n; k++)

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -844,6 +845,31 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
+/*
+ * A merged profile carries its names and lines (SYMBOLS): they go into the
+ * result caches, so nothing is looked up in ELF or DWARF for them and the
+ * file reads the same where its binaries are missing.
+ */
+static void symbolizer__add_resolved(struct cp_symbolizer *sym)
+{
+	const struct cp_profile_file *pf = sym->pf;
+
+	for (uint32_t i = 0; i < pf->nsymbols; i++) {
+		const struct cp_symbol *y = &pf->symbols[i];
+		const char *file = cp_profile_file__str(pf, y->file);
+		int line = file && *file && y->line <= INT_MAX ? (int)y->line : 0;
+
+		if (!line)
+			file = no_site;
+		if (y->kind == CP_SYM_FUNCTION) {
+			sym_cache__put(&sym->names, y->addr, cp_profile_file__str(pf, y->name), 0);
+			sym_cache__put(&sym->fn_srcs, y->addr, file, line);
+		} else {
+			sym_cache__put(&sym->sites, y->addr, file, line);
+		}
+	}
+}
+
 /* ---- API ---- */
 
 struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
@@ -888,6 +914,7 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 	}
 	if (pf->maps)
 		symbolizer__add_ranges(sym);
+	symbolizer__add_resolved(sym);
 	return sym;
 }
 

@@ -1,0 +1,684 @@
+/*
+ * merge-file.c - `callprof merge`: many profiles (the processes of a job,
+ * the ranks of an MPI run, runs on many machines) into one profile file
+ * that every report and export reads, with each calling context's spread
+ * across the inputs (minimum, maximum; the mean is the sum over the
+ * number of inputs).
+ *
+ * Inputs are taken one at a time and freed, so memory holds the merged
+ * tree and one input, not all of them.  Functions are matched by name, as
+ * report does for several files.  Addresses are moved into one made-up
+ * address space: the module with path P and build-id B gets the range
+ * starting at module_base(k), and an address keeps its offset in its
+ * module, so equal builds share addresses and `--addresses` still shows
+ * real module offsets.  Names and lines go into the file's SYMBOLS
+ * section, resolved once per (module, offset): the inputs of one program
+ * cost one symbol lookup per function, however many there are, and the
+ * merged file reads where the binaries are missing.
+ *
+ * Times were compensated in each input (with that process's own
+ * calibration) before they were added; the file keeps the compensated
+ * times in nanoseconds and no overhead figures, and INPUTS keeps what was
+ * subtracted from each.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+
+/*
+ * Above any user-space address (below 2^47) and below the range of
+ * unloaded modules (2^63): each module gets 2^36 bytes.
+ */
+static uint64_t module_base(uint32_t k)
+{
+	return (1ull << 48) + ((uint64_t)k << 36);
+}
+
+/* Strings kept for the output, each once, with their offset once written. */
+struct strtab {
+	char **s;
+	uint32_t *off;
+	uint32_t n, alloc;
+	struct cp_u64map by_hash; /* string hash to its first index */
+	uint32_t *chain;	  /* next index with the same hash, CP_NONE */
+};
+
+static uint32_t strtab__add(struct strtab *t, const char *s)
+{
+	uint64_t h = cp_str_hash(s);
+	uint32_t i = cp_u64map__get_or_add(&t->by_hash, h, t->n);
+
+	if (i != t->n) {
+		for (; i != CP_NONE; i = t->chain[i]) {
+			if (!strcmp(t->s[i], s))
+				return i;
+			if (t->chain[i] == CP_NONE)
+				break;
+		}
+		t->chain[i] = t->n;
+	}
+	ALLOC_GROW(t->s, t->n + 1, t->alloc);
+	t->off = xrealloc(t->off, t->alloc * sizeof(*t->off));
+	t->chain = xrealloc(t->chain, t->alloc * sizeof(*t->chain));
+	t->s[t->n] = xstrdup(s);
+	t->off[t->n] = CP_NO_STRING;
+	t->chain[t->n] = CP_NONE;
+	return t->n++;
+}
+
+/* Offset of string i in w's pool (NULL-safe: CP_NONE gives none). */
+static uint32_t strtab__put(struct strtab *t, uint32_t i, struct cp_writer *w)
+{
+	if (i == CP_NONE)
+		return CP_NO_STRING;
+	if (t->off[i] == CP_NO_STRING)
+		t->off[i] = cp_writer__string(w, t->s[i]);
+	return t->off[i];
+}
+
+struct mmodule {
+	uint32_t path; /* strtab index */
+	uint32_t build_id_size;
+	uint8_t build_id[32];
+	uint32_t first_map, nmaps; /* in merge.maps */
+};
+
+/* A source position: strtab index of the file (CP_NONE if unknown) and line. */
+struct srcpos {
+	uint32_t file;
+	uint32_t line;
+};
+
+struct range {
+	uint64_t start, end, bias;
+	uint32_t module; /* merged module */
+};
+
+struct merge {
+	struct cp_report_profile *rp; /* the merged functions and tree */
+	struct cp_name_map names;
+	struct strtab str;
+	struct mmodule *mods;
+	uint32_t nmods, mods_alloc;
+	struct cp_map *maps; /* rebased; module = merged module */
+	uint32_t nmaps, maps_alloc;
+	struct cp_u64map fn_at;	  /* made-up address (or signal key) to function */
+	struct srcpos *fn_src;	  /* per function */
+	struct cp_u64map site_at; /* made-up return address to sites[] */
+	uint64_t *site_addr;
+	struct srcpos *site_src;
+	uint32_t nsites, sites_alloc;
+	struct cp_u64map ctx;	 /* (parent << 32 | fn) to merged node */
+	struct cp_input_rec *inputs; /* strings as strtab indices until written */
+	uint32_t ninputs, inputs_alloc;
+	/* Per merged node, what the input being added gave it. */
+	struct cp_rspread *cur;
+	uint32_t *touched, ntouched, cur_alloc;
+	struct cp_meta meta;
+	uint32_t argv0;		/* strtab index of the first input's command line */
+	uint32_t argv_len;	/* its bytes */
+	char *argv;
+	uint32_t nthreads;
+	uint64_t open_frames;
+	uint32_t hosts;		/* distinct host names */
+	struct cp_u64map host_seen;
+};
+
+static uint32_t merge__module(struct merge *m, const struct cp_profile_file *pf, uint32_t i)
+{
+	const struct cp_module *src = &pf->modules[i];
+	const char *path = cp_profile_file__str(pf, src->path);
+	uint32_t p = strtab__add(&m->str, path ? path : ""), k;
+	struct mmodule *d;
+
+	for (k = 0; k < m->nmods; k++)
+		if (m->mods[k].path == p && m->mods[k].build_id_size == src->build_id_size &&
+		    !memcmp(m->mods[k].build_id, src->build_id, src->build_id_size))
+			return k;
+	ALLOC_GROW(m->mods, m->nmods + 1, m->mods_alloc);
+	d = &m->mods[m->nmods];
+	d->path = p;
+	d->build_id_size = src->build_id_size;
+	memcpy(d->build_id, src->build_id, sizeof(d->build_id));
+	d->first_map = m->nmaps;
+	d->nmaps = src->nmaps;
+	for (uint32_t j = 0; j < src->nmaps; j++) {
+		struct cp_map mp = pf->maps[src->first_map + j];
+
+		mp.start = mp.start - src->load_bias + module_base(k);
+		mp.end = mp.end - src->load_bias + module_base(k);
+		mp.module = k;
+		ALLOC_GROW(m->maps, m->nmaps + 1, m->maps_alloc);
+		m->maps[m->nmaps++] = mp;
+	}
+	return m->nmods++;
+}
+
+static int range__cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The made-up address of addr of the input whose ranges are r[0..n). */
+static uint64_t rebase(const struct range *r, uint32_t n, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (addr < r[mid].start)
+			hi = mid;
+		else if (addr >= r[mid].end)
+			lo = mid + 1;
+		else
+			return addr - r[mid].bias + module_base(r[mid].module);
+	}
+	return addr; /* in no module: kept, below every module_base() */
+}
+
+static struct srcpos srcpos(struct merge *m, int ok, const char *file, int line)
+{
+	struct srcpos s = { CP_NONE, 0 };
+
+	if (ok == 0 && file && line > 0) {
+		s.file = strtab__add(&m->str, file);
+		s.line = (uint32_t)line;
+	}
+	return s;
+}
+
+/* The merged function of input function f of p. */
+static uint32_t merge__fn(struct merge *m, struct cp_report_profile *p, uint32_t f,
+			  const struct range *r, uint32_t nr)
+{
+	const struct cp_rfn *src = &p->fns[f];
+	int signal = src->flags & CP_RFN_SIGNAL;
+	uint64_t at = signal ? src->addr | 1ull << 62 : rebase(r, nr, src->addr);
+	uint32_t fn = cp_u64map__get(&m->fn_at, at);
+	struct cp_rfn nf = { .addr = signal ? src->addr : at, .flags = src->flags };
+	const char *file = NULL;
+	int line = 0, ok = -1;
+	uint32_t before, i;
+
+	if (fn != CP_NONE)
+		return fn;
+	nf.name = signal ? cp_symbolizer__signal_name(p->sym, src->addr) :
+			   cp_symbolizer__fn_name(p->sym, src->addr);
+	i = strtab__add(&m->str, nf.name); /* may move str.s */
+	nf.name = m->str.s[i];
+	before = m->rp->nfns;
+	fn = cp_name_map__fn(&m->names, m->rp, &nf);
+	if (m->rp->nfns != before) { /* a new name */
+		m->fn_src = xrealloc(m->fn_src, m->rp->nfns * sizeof(*m->fn_src));
+		if (!signal)
+			ok = cp_symbolizer__fn_src(p->sym, src->addr, &file, &line);
+		m->fn_src[fn] = srcpos(m, ok, file, line);
+	}
+	cp_u64map__get_or_add(&m->fn_at, at, fn);
+	return fn;
+}
+
+/* The made-up address of call site `site` of p, its line resolved once. */
+static uint64_t merge__site(struct merge *m, struct cp_report_profile *p, uint64_t site,
+			    const struct range *r, uint32_t nr)
+{
+	uint64_t at;
+	const char *file = NULL;
+	int line = 0, ok;
+
+	if (site <= CP_SITE_INLINED)
+		return site;
+	at = rebase(r, nr, site);
+	if (cp_u64map__get(&m->site_at, at) != CP_NONE)
+		return at;
+	ALLOC_GROW(m->site_addr, m->nsites + 1, m->sites_alloc);
+	m->site_src = xrealloc(m->site_src, m->sites_alloc * sizeof(*m->site_src));
+	ok = cp_symbolizer__site(p->sym, site, &file, &line);
+	m->site_addr[m->nsites] = at;
+	m->site_src[m->nsites] = srcpos(m, ok, file, line);
+	cp_u64map__get_or_add(&m->site_at, at, m->nsites++);
+	return at;
+}
+
+/* Room for node t->nn - 1 (just added) in cur[] and spread[]. */
+static void merge__grow(struct merge *m)
+{
+	struct cp_rtree *t = &m->rp->trees[0];
+	uint32_t old = m->cur_alloc;
+
+	if (t->nn > old) {
+		m->cur_alloc = t->nn * 2;
+		m->cur = xrealloc(m->cur, m->cur_alloc * sizeof(*m->cur));
+		memset(m->cur + old, 0, (m->cur_alloc - old) * sizeof(*m->cur));
+		m->touched = xrealloc(m->touched, m->cur_alloc * sizeof(*m->touched));
+		t->spread = xrealloc(t->spread, m->cur_alloc * sizeof(*t->spread));
+		memset(t->spread + old, 0, (m->cur_alloc - old) * sizeof(*t->spread));
+	}
+	t->nspread = t->nn;
+}
+
+/* Merged node for function fn under merged node parent. */
+static uint32_t merge__child(struct merge *m, uint32_t parent, uint32_t fn)
+{
+	struct cp_rtree *t = &m->rp->trees[0];
+	uint32_t id = cp_u64map__get_or_add(&m->ctx, (uint64_t)parent << 32 | fn, t->nn);
+
+	if (id == t->nn) {
+		cp_rtree__add(t, parent, fn);
+		merge__grow(m);
+	}
+	return id;
+}
+
+static void add_input_record(struct merge *m, const struct cp_input_rec *src,
+			     const struct cp_profile_file *pf)
+{
+	struct cp_input_rec in = *src;
+	const char *host;
+
+	/* Strings as strtab indices (CP_NONE for none) until written. */
+	in.path = src->path == CP_NO_STRING ? CP_NONE :
+		strtab__add(&m->str, cp_profile_file__str(pf, src->path));
+	in.exe = src->exe == CP_NO_STRING ? CP_NONE :
+		strtab__add(&m->str, cp_profile_file__str(pf, src->exe));
+	host = cp_profile_file__str(pf, src->hostname);
+	in.hostname = host ? strtab__add(&m->str, host) : CP_NONE;
+	if (host && cp_u64map__get(&m->host_seen, in.hostname) == CP_NONE) {
+		cp_u64map__get_or_add(&m->host_seen, in.hostname, 1);
+		m->hosts++;
+	}
+	ALLOC_GROW(m->inputs, m->ninputs + 1, m->inputs_alloc);
+	m->inputs[m->ninputs++] = in;
+}
+
+/* Add input p (one tree, threads merged), given as path. */
+static void merge__add(struct merge *m, struct cp_report_profile *p, const char *path)
+{
+	const struct cp_profile_file *pf = p->pf;
+	const struct cp_rtree *src = &p->trees[0];
+	struct cp_rtree *t = &m->rp->trees[0];
+	uint32_t *fnmap = xmalloc((p->nfns ? p->nfns : 1) * sizeof(*fnmap));
+	uint32_t *map = xmalloc(src->nn * sizeof(*map));
+	struct range *r = xcalloc(pf->nmaps ? pf->nmaps : 1, sizeof(*r));
+	uint32_t *modmap = xcalloc(pf->nmodules ? pf->nmodules : 1, sizeof(*modmap));
+
+	for (uint32_t i = 0; i < pf->nmodules; i++)
+		modmap[i] = merge__module(m, pf, i);
+	for (uint32_t i = 0; i < pf->nmaps; i++) {
+		r[i].start = pf->maps[i].start;
+		r[i].end = pf->maps[i].end;
+		r[i].bias = pf->modules[pf->maps[i].module].load_bias;
+		r[i].module = modmap[pf->maps[i].module];
+	}
+	qsort(r, pf->nmaps, sizeof(*r), range__cmp);
+	for (uint32_t f = 0; f < p->nfns; f++)
+		fnmap[f] = merge__fn(m, p, f, r, pf->nmaps);
+
+	map[0] = 0;
+	cp_rnode__add_counts(&t->n[0], &src->n[0]);
+	m->ntouched = 0;
+	for (uint32_t i = 1; i < src->nn; i++) {
+		const struct cp_rnode *s = &src->n[i];
+		uint32_t id = merge__child(m, map[s->parent], fnmap[s->fn]);
+		struct cp_rnode add = *s;
+		struct cp_rspread *c = &m->cur[id];
+
+		map[i] = id;
+		if (s->sites == CP_NONE)
+			cp_rtree__add_site(t, id, merge__site(m, p, s->site, r, pf->nmaps), 0,
+					   s->calls, s->total_ns, s->overhead_ns);
+		for (uint32_t k = s->sites; k != CP_NONE; k = src->sites[k].next) {
+			const struct cp_rsite *e = &src->sites[k];
+
+			cp_rtree__add_site(t, id, merge__site(m, p, e->site, r, pf->nmaps), 0,
+					   e->calls, e->total_ns, e->overhead_ns);
+		}
+		add.site = t->n[id].site;
+		cp_rnode__add_counts(&t->n[id], &add);
+		t->n[id].self_ns += s->self_ns;
+		t->n[id].overhead_ns += s->overhead_ns;
+		t->n[id].self_overhead_ns += s->self_overhead_ns;
+		/* Two functions of one name under one caller meet in one node. */
+		if (!c->inputs)
+			m->touched[m->ntouched++] = id;
+		if (src->spread) {
+			cp_rspread__add(c, &src->spread[i]);
+		} else {
+			c->inputs = 1;
+			c->min_calls = c->max_calls += s->calls;
+			c->min_total_ns = c->max_total_ns += s->total_ns;
+			c->min_self_ns = c->max_self_ns += s->self_ns;
+		}
+	}
+	for (uint32_t k = 0; k < m->ntouched; k++) {
+		uint32_t id = m->touched[k];
+
+		cp_rspread__add(&t->spread[id], &m->cur[id]);
+		memset(&m->cur[id], 0, sizeof(m->cur[id]));
+	}
+
+	if (pf->ninputs) {
+		for (uint32_t i = 0; i < pf->ninputs; i++)
+			add_input_record(m, &pf->inputs[i], pf);
+	} else {
+		struct cp_input_rec in = {
+			.path = CP_NO_STRING,
+			.exe = pf->meta.exe,
+			.hostname = pf->meta.hostname,
+			.pid = pf->meta.pid,
+			.start_realtime_ns = pf->meta.start_realtime_ns,
+			.duration_ns = pf->meta.duration_ns,
+			.calls = p->calls,
+			.raw_ns = p->raw_ns,
+			.subtracted_ns = p->subtracted_ns,
+			.nthreads = pf->nthreads,
+			.flags = pf->meta.flags,
+		};
+
+		add_input_record(m, &in, pf);
+		m->inputs[m->ninputs - 1].path = strtab__add(&m->str, path);
+	}
+	m->rp->calls += p->calls;
+	m->meta.lost_calls += pf->meta.lost_calls;
+	m->meta.lost_events += pf->meta.lost_events;
+	m->meta.unpaired_exits += pf->meta.unpaired_exits;
+	m->meta.nthreads_lost += pf->meta.nthreads_lost;
+	m->meta.reconciled_frames += pf->meta.reconciled_frames;
+	m->meta.lost_signals += pf->meta.lost_signals;
+	m->meta.flags |= pf->meta.flags;
+	if (pf->meta.start_realtime_ns < m->meta.start_realtime_ns)
+		m->meta.start_realtime_ns = pf->meta.start_realtime_ns;
+	if (pf->meta.duration_ns > m->meta.duration_ns)
+		m->meta.duration_ns = pf->meta.duration_ns;
+	for (uint32_t i = 0; i < pf->nthreads; i++) {
+		m->nthreads += pf->threads[i].nthreads;
+		m->open_frames += pf->threads[i].open_frames;
+	}
+	free(modmap);
+	free(r);
+	free(map);
+	free(fnmap);
+}
+
+/* Node record of context n with one of its call sites' figures. */
+static struct cp_node_rec node_rec(const struct merge *m, const struct cp_rnode *n,
+				   uint32_t parent, uint64_t site, uint64_t calls, uint64_t total_ns)
+{
+	struct cp_node_rec r = { 0 };
+
+	r.fn = n->fn == CP_NONE ? 0 : m->rp->fns[n->fn].addr;
+	r.flags = n->fn != CP_NONE && (m->rp->fns[n->fn].flags & CP_RFN_SIGNAL) ? CP_NODE_SIGNAL : 0;
+	r.parent = parent;
+	r.site = site;
+	r.calls = calls;
+	r.ticks = total_ns; /* the file's clock counts ns */
+	r.min_ticks = n->min_ns;
+	r.max_ticks = n->max_ns;
+	return r;
+}
+
+static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
+{
+	const struct cp_rtree *t = &m->rp->trees[0];
+	uint32_t *at = xmalloc(t->nn * sizeof(*at)), n = 0;
+	struct cp_spread_rec none = { 0 };
+
+	/* A context's call-site records follow its own record. */
+	for (uint32_t i = 0; i < t->nn; i++) {
+		at[i] = n++;
+		for (uint32_t k = t->n[i].sites; k != CP_NONE && t->sites[k].next != CP_NONE;
+		     k = t->sites[k].next)
+			n++;
+	}
+	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
+	for (uint32_t i = 0; i < t->nn; i++) {
+		const struct cp_rnode *nd = &t->n[i];
+		uint32_t parent = i ? at[nd->parent] : CP_NO_PARENT;
+		struct cp_node_rec r;
+
+		if (nd->sites == CP_NONE) {
+			r = node_rec(m, nd, parent, nd->site, nd->calls, nd->total_ns);
+			r.wait_ticks = nd->wait_ns;
+			r.inactive_ticks = nd->inactive_ns;
+			cp_writer__put(w, &r, sizeof(r));
+			continue;
+		}
+		for (uint32_t k = nd->sites; k != CP_NONE; k = t->sites[k].next) {
+			const struct cp_rsite *s = &t->sites[k];
+
+			r = node_rec(m, nd, parent, s->site, s->calls, s->total_ns);
+			if (k == nd->sites) {
+				r.wait_ticks = nd->wait_ns;
+				r.inactive_ticks = nd->inactive_ns;
+			} else {
+				r.flags |= CP_NODE_SITE;
+			}
+			cp_writer__put(w, &r, sizeof(r));
+		}
+	}
+	cp_writer__section(w, CP_SEC_SPREAD, sizeof(struct cp_spread_rec));
+	for (uint32_t i = 0; i < t->nn; i++) {
+		const struct cp_rspread *s = &t->spread[i];
+		struct cp_spread_rec r = {
+			.inputs = s->inputs,
+			.min_calls = s->min_calls,
+			.max_calls = s->max_calls,
+			.min_ticks = s->min_total_ns,
+			.max_ticks = s->max_total_ns,
+			.min_self = s->min_self_ns,
+			.max_self = s->max_self_ns,
+		};
+
+		cp_writer__put(w, i ? &r : &none, sizeof(r));
+		for (uint32_t k = t->n[i].sites; k != CP_NONE && t->sites[k].next != CP_NONE;
+		     k = t->sites[k].next)
+			cp_writer__put(w, &none, sizeof(none));
+	}
+	*nrec = n;
+	free(at);
+}
+
+static int merge__write(struct merge *m, const char *out)
+{
+	struct cp_writer *w = xcalloc(1, sizeof(*w));
+	struct cp_thread_rec th = { 0 };
+	uint32_t nrec;
+	int ret = cp_writer__begin(w, out);
+
+	if (ret) {
+		free(w);
+		return error("cannot write '%s': %s", out, strerror(-ret));
+	}
+	m->meta.exe = strtab__put(&m->str, m->inputs[0].exe, w);
+	m->meta.hostname = m->hosts == 1 ? strtab__put(&m->str, m->inputs[0].hostname, w) :
+		cp_writer__string(w, "");
+	cp_writer__section(w, CP_SEC_META, sizeof(m->meta));
+	cp_writer__put(w, &m->meta, sizeof(m->meta));
+	cp_writer__section(w, CP_SEC_CMDLINE, 1);
+	cp_writer__put(w, m->argv, m->argv_len);
+
+	cp_writer__section(w, CP_SEC_MODULES, sizeof(struct cp_module));
+	for (uint32_t k = 0; k < m->nmods; k++) {
+		struct cp_module mod = { 0 };
+
+		mod.path = strtab__put(&m->str, m->mods[k].path, w);
+		mod.build_id_size = m->mods[k].build_id_size;
+		memcpy(mod.build_id, m->mods[k].build_id, sizeof(mod.build_id));
+		mod.load_bias = mod.loaded_at = module_base(k);
+		mod.first_map = m->mods[k].first_map;
+		mod.nmaps = m->mods[k].nmaps;
+		cp_writer__put(w, &mod, sizeof(mod));
+	}
+	cp_writer__section(w, CP_SEC_MAPS, sizeof(struct cp_map));
+	cp_writer__put(w, m->maps, (size_t)m->nmaps * sizeof(*m->maps));
+
+	write_nodes(m, w, &nrec);
+	th.name = cp_writer__string(w, "merged");
+	th.nnodes = nrec;
+	th.end_ns = m->meta.duration_ns;
+	th.open_frames = m->open_frames;
+	th.nthreads = m->nthreads ? m->nthreads : 1;
+	cp_writer__section(w, CP_SEC_THREADS, sizeof(th));
+	cp_writer__put(w, &th, sizeof(th));
+
+	cp_writer__section(w, CP_SEC_SYMBOLS, sizeof(struct cp_symbol));
+	for (uint32_t f = 0; f < m->rp->nfns; f++) {
+		struct cp_symbol y = { 0 };
+
+		if (m->rp->fns[f].flags & CP_RFN_SIGNAL)
+			continue;
+		y.addr = m->rp->fns[f].addr;
+		y.kind = CP_SYM_FUNCTION;
+		y.name = cp_writer__string(w, m->rp->fns[f].name);
+		y.file = strtab__put(&m->str, m->fn_src[f].file, w);
+		y.line = m->fn_src[f].line;
+		cp_writer__put(w, &y, sizeof(y));
+	}
+	for (uint32_t s = 0; s < m->nsites; s++) {
+		struct cp_symbol y = { 0 };
+
+		y.addr = m->site_addr[s];
+		y.kind = CP_SYM_SITE;
+		y.name = CP_NO_STRING;
+		y.file = strtab__put(&m->str, m->site_src[s].file, w);
+		y.line = m->site_src[s].line;
+		cp_writer__put(w, &y, sizeof(y));
+	}
+	cp_writer__section(w, CP_SEC_INPUTS, sizeof(struct cp_input_rec));
+	for (uint32_t i = 0; i < m->ninputs; i++) {
+		struct cp_input_rec in = m->inputs[i];
+
+		in.path = strtab__put(&m->str, in.path, w);
+		in.exe = strtab__put(&m->str, in.exe, w);
+		in.hostname = strtab__put(&m->str, in.hostname, w);
+		cp_writer__put(w, &in, sizeof(in));
+	}
+	ret = cp_writer__finish(w, m->meta.clock != CP_CLOCK_NONE ? CP_FEAT_TIMING : 0);
+	free(w);
+	if (ret)
+		return error("cannot write '%s': %s", out, strerror(-ret));
+	return 0;
+}
+
+/* "[=====     ] 123/1000" on a terminal, redrawn when it changes. */
+static void progress(uint32_t done, uint32_t n, int *shown)
+{
+	int width = 40, fill = (int)((uint64_t)done * width / n);
+
+	if (fill == *shown && done != n)
+		return;
+	*shown = fill;
+	fprintf(stderr, "\rmerging [%.*s%*s] %u/%u", fill, "========================================",
+		width - fill, "", done, n);
+	if (done == n)
+		fprintf(stderr, "\r%*s\r", width + 32, "");
+	fflush(stderr);
+}
+
+int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
+		   const struct cp_report_opts *opts, int show_progress,
+		   struct cp_merge_result *res)
+{
+	struct cp_report_opts o = *opts;
+	struct merge m = { 0 };
+	struct cp_rtree *t;
+	int ret = -1, shown = -1;
+
+	o.threads = CP_THREADS_MERGED;
+	o.unnamed = 1;
+	o.addresses = 0;
+	m.rp = xcalloc(1, sizeof(*m.rp));
+	m.rp->ntrees = 1;
+	m.rp->trees = t = xcalloc(1, sizeof(*t));
+	cp_rtree__add(t, CP_NONE, CP_NONE);
+	cp_u64map__init(&m.str.by_hash, 1024);
+	cp_u64map__init(&m.fn_at, 1024);
+	cp_u64map__init(&m.site_at, 1024);
+	cp_u64map__init(&m.ctx, 1024);
+	cp_u64map__init(&m.host_seen, 16);
+	merge__grow(&m);
+	m.meta.start_realtime_ns = UINT64_MAX;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct cp_report_profile *p = cp_report_profile__load(paths[i], &o);
+
+		if (!p)
+			goto out;
+		if (!i) {
+			const struct cp_profile_file *pf = p->pf;
+			size_t len = 0;
+
+			m.meta.mode = pf->meta.mode;
+			m.meta.clock = p->timed ? CP_CLOCK_MONOTONIC : CP_CLOCK_NONE;
+			m.meta.ticks_per_sec = p->timed ? 1000000000u : 0;
+			for (uint32_t a = 0; a < pf->argc; a++)
+				len += strlen(pf->argv[a]) + 1;
+			m.argv = xmalloc(len ? len : 1);
+			for (uint32_t a = 0; a < pf->argc; a++) {
+				size_t l = strlen(pf->argv[a]) + 1;
+
+				memcpy(m.argv + m.argv_len, pf->argv[a], l);
+				m.argv_len += l;
+			}
+		} else if (p->pf->meta.mode != m.meta.mode) {
+			error("profile '%s' was recorded in another mode than '%s': they cannot be "
+			      "merged", paths[i], paths[0]);
+			cp_report_profile__free(p);
+			goto out;
+		}
+		merge__add(&m, p, paths[i]);
+		cp_report_profile__free(p);
+		if (show_progress)
+			progress(i + 1, n, &shown);
+	}
+	m.meta.flags |= CP_META_MERGED;
+	m.meta.flags &= ~(uint32_t)CP_META_FORKED;
+	if (merge__write(&m, out))
+		goto out;
+	res->inputs = m.ninputs;
+	res->hosts = m.hosts;
+	res->calls = m.rp->calls;
+	res->paths = t->nn - 1;
+	ret = 0;
+out:
+	if (ret && show_progress && shown >= 0)
+		fprintf(stderr, "\n");
+	for (uint32_t i = 0; i < m.str.n; i++)
+		free(m.str.s[i]);
+	free(m.str.s);
+	free(m.str.off);
+	free(m.str.chain);
+	cp_u64map__release(&m.str.by_hash);
+	cp_u64map__release(&m.fn_at);
+	cp_u64map__release(&m.site_at);
+	cp_u64map__release(&m.ctx);
+	cp_u64map__release(&m.host_seen);
+	free(m.mods);
+	free(m.maps);
+	free(m.fn_src);
+	free(m.site_addr);
+	free(m.site_src);
+	free(m.inputs);
+	free(m.cur);
+	free(m.touched);
+	free(m.argv);
+	free(m.names.slot);
+	free(t->n);
+	free(t->sites);
+	free(t->spread);
+	free(t);
+	free(m.rp->fns);
+	free(m.rp);
+	return ret;
+}
