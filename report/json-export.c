@@ -85,6 +85,34 @@ static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t 
 	}
 }
 
+/* A merged profile's inputs (callprof merge). */
+static void inputs(struct cp_json *j, const struct cp_profile_file *pf)
+{
+	cp_json__key(j, "inputs");
+	cp_json__arr(j);
+	for (uint32_t i = 0; i < pf->ninputs; i++) {
+		const struct cp_input_rec *in = &pf->inputs[i];
+		const char *s;
+
+		cp_json__obj(j);
+		if ((s = cp_profile_file__str(pf, in->path)))
+			cp_json__key_str(j, "path", s);
+		if ((s = cp_profile_file__str(pf, in->exe)))
+			cp_json__key_str(j, "exe", s);
+		if ((s = cp_profile_file__str(pf, in->hostname)))
+			cp_json__key_str(j, "hostname", s);
+		cp_json__key_u64(j, "pid", in->pid);
+		cp_json__key_u64(j, "start_unix_ns", in->start_realtime_ns);
+		cp_json__key_u64(j, "duration_ns", in->duration_ns);
+		cp_json__key_u64(j, "calls", in->calls);
+		cp_json__key_u64(j, "threads", in->nthreads);
+		cp_json__key_u64(j, "raw_ns", in->raw_ns);
+		cp_json__key_u64(j, "subtracted_ns", in->subtracted_ns);
+		cp_json__end_obj(j);
+	}
+	cp_json__end_arr(j);
+}
+
 static void node(struct cp_json *j, struct cp_report_profile *rp, const struct cp_rtree *t,
 		 uint32_t i)
 {
@@ -112,6 +140,24 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 		cp_json__key_u64(j, "inactive_ns", n->inactive_ns);
 		cp_json__key_u64(j, "overhead_ns", n->overhead_ns);
 		cp_json__key_u64(j, "self_overhead_ns", n->self_overhead_ns);
+	}
+	if (i && t->spread && i < t->nspread && rp->ninputs) {
+		const struct cp_rspread *sp = &t->spread[i];
+
+		cp_json__key(j, "spread");
+		cp_json__obj(j);
+		cp_json__key_u64(j, "inputs", sp->inputs);
+		cp_json__key_u64(j, "calls_min", cp_rspread_min(sp, rp->ninputs, sp->min_calls));
+		cp_json__key_u64(j, "calls_max", sp->max_calls);
+		if (rp->timed) {
+			cp_json__key_u64(j, "total_min_ns",
+					 cp_rspread_min(sp, rp->ninputs, sp->min_total_ns));
+			cp_json__key_u64(j, "total_max_ns", sp->max_total_ns);
+			cp_json__key_u64(j, "self_min_ns",
+					 cp_rspread_min(sp, rp->ninputs, sp->min_self_ns));
+			cp_json__key_u64(j, "self_max_ns", sp->max_self_ns);
+		}
+		cp_json__end_obj(j);
 	}
 	if (i && n->sites == CP_NONE && n->site) {
 		cp_json__key(j, "site");
@@ -151,6 +197,8 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	else
 		process(j, rp->pf);
 	cp_json__end_arr(j);
+	if (rp->ninputs)
+		inputs(j, rp->pf);
 	cp_json__key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");
 	cp_json__key(j, "timed");
 	cp_json__bool(j, rp->timed);
