@@ -163,6 +163,7 @@ check:
 bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
 
 fuzz:
 	@echo "fuzzing arrives with the fuzzed-reader issue; 'make check' runs the corrupt-file tests"

@@ -45,7 +45,8 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
 		  "tree: hide contexts below P% of the total (default 0.5)" },
 		{ CP_OPT_STRING, 0, "fields", &fields, "LIST",
-		  "columns: calls,total,self,percent,self-percent,avg,min,max,site,name" },
+		  "columns: calls,total,self,percent,self-percent,avg,min,max,site,name; merged "
+		  "profiles also calls-min,calls-max,calls-mean,total-min,total-max,total-mean" },
 		{ CP_OPT_CHOICE, 0, "sort", &sort, "KEY", "order by total, self, calls or name",
 		  sort_choices },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
