@@ -18,6 +18,41 @@
 static struct cp_writer w;
 static uint32_t node_entsize = sizeof(struct cp_node_rec); /* tests may shrink it */
 static uint32_t site_node = UINT32_MAX; /* tests may make this node a call-site record */
+/* Merged profiles' sections: records of SPREAD (0: none of the three), and damage. */
+static uint32_t spread_n;
+static struct {
+	uint32_t symbol_kind;	 /* 0: valid */
+	uint32_t spread_inputs;	 /* node 2's spread.inputs (0: 2) */
+	int min_above_max;	 /* node 2's min_calls > max_calls */
+} merged_damage;
+
+static void add_merged_sections(void)
+{
+	struct cp_symbol sym[2] = {
+		{ .addr = 0x1100, .kind = CP_SYM_FUNCTION, .line = 3 },
+		{ .addr = 0x1150, .kind = CP_SYM_SITE, .name = CP_NO_STRING, .line = 9 },
+	};
+	struct cp_input_rec in[2] = { { .pid = 1, .calls = 4 }, { .pid = 2, .calls = 4 } };
+	struct cp_spread_rec sp[4] = { { 0 } };
+
+	sym[0].name = cp_writer__string(&w, "f");
+	sym[0].file = sym[1].file = cp_writer__string(&w, "f.c");
+	if (merged_damage.symbol_kind)
+		sym[1].kind = merged_damage.symbol_kind;
+	cp_writer__section(&w, CP_SEC_SYMBOLS, sizeof(sym[0]));
+	cp_writer__put(&w, sym, sizeof(sym));
+	for (int i = 0; i < 2; i++) {
+		in[i].path = cp_writer__string(&w, i ? "b.cprof" : "a.cprof");
+		in[i].exe = in[i].hostname = CP_NO_STRING;
+	}
+	cp_writer__section(&w, CP_SEC_INPUTS, sizeof(in[0]));
+	cp_writer__put(&w, in, sizeof(in));
+	sp[2].inputs = merged_damage.spread_inputs ? merged_damage.spread_inputs : 2;
+	sp[2].min_calls = merged_damage.min_above_max ? 5 : 3;
+	sp[2].max_calls = 4;
+	cp_writer__section(&w, CP_SEC_SPREAD, sizeof(sp[0]));
+	cp_writer__put(&w, sp, spread_n * sizeof(sp[0]));
+}
 
 /* Write a small valid profile; bad_parent != 0 corrupts one node's parent. */
 static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_name)
@@ -62,6 +97,8 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 		nodes[site_node].flags = CP_NODE_SITE;
 	cp_writer__section(&w, CP_SEC_NODES, node_entsize);
 	cp_writer__put(&w, nodes, sizeof(nodes[0]) / node_entsize * node_entsize * 3);
+	if (spread_n)
+		add_merged_sections();
 	th.tid = 7;
 	th.name = bad_name ? bad_name : cp_writer__string(&w, "main");
 	th.nnodes = 3;
@@ -220,6 +257,47 @@ TEST(call_site_records_are_checked)
 	expect_bad("site.cprof");
 	site_node = UINT32_MAX;
 	unlink("site.cprof");
+}
+
+TEST(merged_sections_read_back_and_are_checked)
+{
+	char err[512];
+	struct cp_profile_file *pf;
+
+	spread_n = 3;
+	make_profile("m.cprof", 0, 0);
+	pf = cp_profile_file__open("m.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(pf->nsymbols, 2);
+	CHECK_STR(cp_profile_file__str(pf, pf->symbols[0].name), "f");
+	CHECK_EQ(pf->symbols[1].line, 9);
+	CHECK_EQ(pf->ninputs, 2);
+	CHECK_STR(cp_profile_file__str(pf, pf->inputs[1].path), "b.cprof");
+	CHECK_EQ(pf->spread[2].inputs, 2);
+	CHECK_EQ(pf->spread[2].max_calls, 4);
+	cp_profile_file__free(pf);
+
+	spread_n = 2; /* one record short of the nodes */
+	make_profile("m.cprof", 0, 0);
+	expect_bad("m.cprof");
+	CHECK(cp_profile_file__open("m.cprof", err, sizeof(err), NULL) == NULL);
+	CHECK(strstr(err, "spread section: 2 records for 3 nodes") != NULL);
+	spread_n = 3;
+	merged_damage.spread_inputs = 3; /* more inputs than INPUTS has */
+	make_profile("m.cprof", 0, 0);
+	expect_bad("m.cprof");
+	merged_damage.spread_inputs = 0;
+	merged_damage.min_above_max = 1;
+	make_profile("m.cprof", 0, 0);
+	expect_bad("m.cprof");
+	merged_damage.min_above_max = 0;
+	merged_damage.symbol_kind = 7;
+	make_profile("m.cprof", 0, 0);
+	expect_bad("m.cprof");
+	merged_damage.symbol_kind = 0;
+	spread_n = 0;
+	unlink("m.cprof");
 }
 
 TEST(records_smaller_than_version_1_are_rejected)
