@@ -20,6 +20,7 @@ static const struct {
 	{ "record", cmd_record, "run a program and record its call trees" },
 	{ "report", cmd_report, "show call tree, flat profile, callers/callees" },
 	{ "export", cmd_export, "write a profile in another format" },
+	{ "diff", cmd_diff, "compare two profiles call path by call path" },
 };
 
 static void usage(FILE *fp)
