@@ -25,6 +25,8 @@ struct dpath {
 	uint32_t first_child; /* first longer path by one frame, CP_NONE if none */
 	uint32_t next;	      /* next sibling, CP_NONE after the last */
 	uint32_t rank;	      /* place in name order: parents first, siblings by name */
+	uint32_t run;	      /* frames of this name ending here (recursion), 1 or more */
+	uint32_t up;	      /* the path before that run of frames, CP_NONE if none */
 	uint32_t in;	      /* bit s set: the path is in profile s (0 = A, 1 = B) */
 	uint64_t calls[2];    /* per profile, all threads added up */
 	uint64_t self_ns[2];
@@ -276,6 +278,14 @@ struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_
 	add_profile(d, 0);
 	add_profile(d, 1);
 	rank_paths(d);
+	/* Parents come first in p[]: their runs are known. */
+	for (uint32_t k = 0; k < d->np; k++) {
+		struct dpath *q = &d->p[k];
+		const struct dpath *parent = q->parent == CP_NONE ? NULL : &d->p[q->parent];
+
+		q->run = parent && parent->name == q->name ? parent->run + 1 : 1;
+		q->up = parent && parent->name == q->name ? parent->up : q->parent;
+	}
 	larger = d->root_ns[0] > d->root_ns[1] ? d->root_ns[0] : d->root_ns[1];
 	d->min_percent = min_percent;
 	d->floor_ns = (uint64_t)(min_percent / 100.0 * (double)larger);
@@ -452,29 +462,26 @@ static void fmt_ratio(char *buf, size_t size, const struct dpath *q, const uint6
 
 /*
  * The path's names from its top-level function down, joined by " > ".  A
- * run of N > 1 frames of one function (recursion) is written NAME^N, so a
- * path a million calls deep stays one short line.
+ * run of N > 1 frames of one function (recursion) is written NAME^N, and
+ * is stepped over in one go: a path a million calls deep is one short
+ * line, made in time proportional to its runs, not its depth.
  */
 static void path_str(const struct cp_diff *d, uint32_t k, struct strbuf *sb, uint32_t **stack,
 		     size_t *alloc)
 {
-	uint32_t depth = 0;
+	uint32_t nruns = 0;
 
-	for (uint32_t c = k; c != CP_NONE; c = d->p[c].parent) {
-		ALLOC_GROW(*stack, depth + 1, *alloc);
-		(*stack)[depth++] = d->p[c].name;
+	for (uint32_t c = k; c != CP_NONE; c = d->p[c].up) {
+		ALLOC_GROW(*stack, nruns + 1, *alloc);
+		(*stack)[nruns++] = c;
 	}
 	strbuf_reset(sb);
-	while (depth) {
-		uint32_t name = (*stack)[--depth], run = 1;
+	while (nruns) {
+		const struct dpath *q = &d->p[(*stack)[--nruns]];
 
-		while (depth && (*stack)[depth - 1] == name) {
-			depth--;
-			run++;
-		}
-		strbuf_addf(sb, "%s%s", sb->len ? " > " : "", d->names[name]);
-		if (run > 1)
-			strbuf_addf(sb, "^%u", run);
+		strbuf_addf(sb, "%s%s", sb->len ? " > " : "", d->names[q->name]);
+		if (q->run > 1)
+			strbuf_addf(sb, "^%u", q->run);
 	}
 }
 
@@ -600,8 +607,12 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 				 (double)d->root_ns[0]);
 		fprintf(fp, "# total: %s -> %s (%s, %s), all threads' lifetimes\n", a, b, buf, ratio);
 		cp_fmt_ns(a, sizeof(a), d->floor_ns);
-		fprintf(fp, "# time changes below %g%% of the larger total (%s) count as none "
-			    "(--min-percent)\n", d->min_percent, a);
+		if (d->floor_ns)
+			fprintf(fp, "# time changes below %g%% of the larger total (%s) count as "
+				    "none (--min-percent)\n", d->min_percent, a);
+		else
+			fprintf(fp, "# every time change counts (--min-percent=%g)\n",
+				d->min_percent);
 	}
 	if (!changed) {
 		fprintf(fp, "# call paths: %u, all the same: no change\n", d->np);
