@@ -74,9 +74,12 @@ test_expect_success '--fail-if: exit 3, one line per condition that holds, the d
 	test_cmp expect.calls-changed err
 '
 
+# A preemption in main's own code can lift its few microseconds of self
+# time over a 1% floor, and then by more than busy's ratio: the worst path
+# by percent would be main.  A 20% floor leaves busy alone to compare.
 test_expect_success 'timed: self>+10% holds for the path doing 3x the work, total>+5ms too' '
-	test_expect_code 3 callprof diff --fail-if "self>+10%" --fail-if "total>+5ms" \
-		t1.cprof t3.cprof >actual 2>err &&
+	test_expect_code 3 callprof diff --min-percent=20 --fail-if "self>+10%" \
+		--fail-if "total>+5ms" t1.cprof t3.cprof >actual 2>err &&
 	cat err &&
 	test_line_count = 2 err &&
 	grep "^callprof: fail-if '"'"'self>+10%'"'"' holds for [0-9]* call paths*; worst: main > busy: self [0-9.]*[mu]*s -> [0-9.]*m*s (+[0-9.]*m*s, [0-9.]*x)$" err &&
