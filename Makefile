@@ -72,8 +72,9 @@ UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
 REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
-	report/svg.c report/plist.c report/merge-file.c
-CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c cli/options.c
+	report/svg.c report/plist.c report/merge-file.c report/diff.c
+CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
+	cli/cmd-diff.c cli/options.c
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o

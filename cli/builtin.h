@@ -9,5 +9,6 @@ int cmd_record(int argc, const char **argv);
 int cmd_report(int argc, const char **argv);
 int cmd_export(int argc, const char **argv);
 int cmd_merge(int argc, const char **argv);
+int cmd_diff(int argc, const char **argv);
 
 #endif /* CP_CLI_BUILTIN_H */

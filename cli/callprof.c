@@ -21,6 +21,7 @@ static const struct {
 	{ "report", cmd_report, "show call tree, flat profile, callers/callees" },
 	{ "export", cmd_export, "write a profile in another format" },
 	{ "merge", cmd_merge, "merge many profiles into one, keeping the spread across them" },
+	{ "diff", cmd_diff, "compare two profiles call path by call path" },
 };
 
 static void usage(FILE *fp)

@@ -1,0 +1,835 @@
+/*
+ * diff.c - compare two profiles call path by call path (see diff.h).
+ *
+ * Both merged trees are folded into one table of paths.  A path is the
+ * pair (the path one frame shorter, a function name), so it is found by
+ * hashing two numbers, never by building or comparing strings: matching is
+ * linear in the trees' sizes.  Names are interned once per function of
+ * each profile.  Whole path strings are made only for the rows printed.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/diff.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+struct dpath {
+	uint32_t parent;      /* the path one frame shorter; CP_NONE at top level */
+	uint32_t name;	      /* index into cp_diff.names */
+	uint32_t first_child; /* first longer path by one frame, CP_NONE if none */
+	uint32_t next;	      /* next sibling, CP_NONE after the last */
+	uint32_t rank;	      /* place in name order: parents first, siblings by name */
+	uint32_t run;	      /* frames of this name ending here (recursion), 1 or more */
+	uint32_t up;	      /* the path before that run of frames, CP_NONE if none */
+	uint32_t in;	      /* bit s set: the path is in profile s (0 = A, 1 = B) */
+	uint64_t calls[2];    /* per profile, all threads added up */
+	uint64_t self_ns[2];
+	uint64_t total_ns[2];
+};
+
+/* Open addressing over indices into an array the table does not own. */
+struct table {
+	uint32_t *slot; /* an index, or CP_NONE */
+	uint64_t mask;	/* slots - 1 (a power of two minus one) */
+};
+
+struct cp_diff {
+	const struct cp_report_profile *rp[2]; /* A and B */
+	struct dpath *p;		       /* every path of A or B */
+	uint32_t np, palloc;
+	struct table paths;		       /* (parent, name) -> index into p */
+	const char **names;		       /* distinct names, borrowed from the profiles */
+	uint32_t nnames, nalloc;
+	struct table byname;		       /* name -> index into names */
+	uint32_t top;			       /* first top-level path */
+	int timed;			       /* both profiles have times */
+	double min_percent;		       /* the floor as a share of the larger root */
+	uint64_t floor_ns;		       /* smaller time changes count as none */
+	uint64_t root_ns[2];		       /* the roots' totals: all threads' lifetimes */
+	uint32_t npaths[2];		       /* paths in A, in B */
+	uint32_t count[4];		       /* paths by enum cp_diff_status */
+};
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
+}
+
+static uint64_t path_hash(uint32_t parent, uint32_t name)
+{
+	return mix((uint64_t)parent << 32 | name);
+}
+
+static uint64_t hash_of(const struct cp_diff *d, const struct table *t, uint32_t id)
+{
+	if (t == &d->byname)
+		return cp_str_hash(d->names[id]);
+	return path_hash(d->p[id].parent, d->p[id].name);
+}
+
+/* Make room for one more of n entries: keep the load at most one half. */
+static void table_reserve(struct cp_diff *d, struct table *t, uint32_t n)
+{
+	uint64_t slots = t->slot ? (t->mask + 1) * 2 : 1024;
+	uint32_t *tab;
+
+	if (t->slot && (uint64_t)(n + 1) * 2 <= t->mask + 1)
+		return;
+	tab = xmalloc(slots * sizeof(*tab));
+	memset(tab, 0xff, slots * sizeof(*tab));
+	for (uint64_t i = 0; t->slot && i <= t->mask; i++) {
+		uint64_t j;
+
+		if (t->slot[i] == CP_NONE)
+			continue;
+		for (j = hash_of(d, t, t->slot[i]) & (slots - 1); tab[j] != CP_NONE;
+		     j = (j + 1) & (slots - 1))
+			;
+		tab[j] = t->slot[i];
+	}
+	free(t->slot);
+	t->slot = tab;
+	t->mask = slots - 1;
+}
+
+static uint32_t intern(struct cp_diff *d, const char *name)
+{
+	uint64_t i;
+
+	table_reserve(d, &d->byname, d->nnames);
+	for (i = cp_str_hash(name) & d->byname.mask; d->byname.slot[i] != CP_NONE;
+	     i = (i + 1) & d->byname.mask)
+		if (!strcmp(d->names[d->byname.slot[i]], name))
+			return d->byname.slot[i];
+	ALLOC_GROW(d->names, d->nnames + 1, d->nalloc);
+	d->names[d->nnames] = name;
+	d->byname.slot[i] = d->nnames;
+	return d->nnames++;
+}
+
+/* The path (parent, name), added (with no calls, in neither profile) if new. */
+static uint32_t path_get(struct cp_diff *d, uint32_t parent, uint32_t name)
+{
+	struct dpath *q;
+	uint64_t i;
+
+	table_reserve(d, &d->paths, d->np);
+	for (i = path_hash(parent, name) & d->paths.mask; d->paths.slot[i] != CP_NONE;
+	     i = (i + 1) & d->paths.mask) {
+		q = &d->p[d->paths.slot[i]];
+		if (q->parent == parent && q->name == name)
+			return d->paths.slot[i];
+	}
+	ALLOC_GROW(d->p, d->np + 1, d->palloc);
+	q = &d->p[d->np];
+	memset(q, 0, sizeof(*q));
+	q->parent = parent;
+	q->name = name;
+	q->first_child = CP_NONE;
+	if (parent == CP_NONE) {
+		q->next = d->top;
+		d->top = d->np;
+	} else {
+		q->next = d->p[parent].first_child;
+		d->p[parent].first_child = d->np;
+	}
+	d->paths.slot[i] = d->np;
+	return d->np++;
+}
+
+/*
+ * Add profile s's merged tree.  Children come after their parents in it,
+ * so one forward pass with a map from tree nodes to paths does it.  Nodes
+ * of equal name under one parent (two functions of one name) add up.
+ */
+static void add_profile(struct cp_diff *d, int s)
+{
+	const struct cp_report_profile *rp = d->rp[s];
+	const struct cp_rtree *t = &rp->trees[0];
+	uint32_t *fname = xmalloc((rp->nfns ? rp->nfns : 1) * sizeof(*fname));
+	uint32_t *map = xmalloc(t->nn * sizeof(*map));
+
+	if (rp->ntrees != 1 || rp->threads != CP_THREADS_MERGED)
+		BUG("diff wants profiles loaded with threads merged");
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		fname[f] = intern(d, rp->fns[f].name ? rp->fns[f].name : "?");
+	map[0] = CP_NONE;
+	for (uint32_t i = 1; i < t->nn; i++) {
+		const struct cp_rnode *n = &t->n[i];
+		uint32_t k = path_get(d, map[n->parent], fname[n->fn]);
+		struct dpath *q = &d->p[k];
+
+		if (!(q->in & (1u << s)))
+			d->npaths[s]++;
+		q->in |= 1u << s;
+		q->calls[s] += n->calls;
+		q->self_ns[s] += n->self_ns;
+		q->total_ns[s] += n->total_ns;
+		map[i] = k;
+	}
+	d->root_ns[s] = t->n[0].total_ns;
+	free(map);
+	free(fname);
+}
+
+/* qsort has no context argument; diffs are made and printed single-threaded. */
+static const struct cp_diff *sort_d;
+
+static int name_cmp(const void *pa, const void *pb)
+{
+	const struct dpath *a = &sort_d->p[*(const uint32_t *)pa];
+	const struct dpath *b = &sort_d->p[*(const uint32_t *)pb];
+
+	return strcmp(sort_d->names[a->name], sort_d->names[b->name]);
+}
+
+/* Put the list starting at *head in name order; kids is scratch space. */
+static void sort_siblings(struct cp_diff *d, uint32_t *head, uint32_t **kids, size_t *alloc)
+{
+	uint32_t nk = 0;
+
+	for (uint32_t c = *head; c != CP_NONE; c = d->p[c].next) {
+		ALLOC_GROW(*kids, nk + 1, *alloc);
+		(*kids)[nk++] = c;
+	}
+	if (nk < 2)
+		return;
+	qsort(*kids, nk, sizeof(**kids), name_cmp);
+	*head = (*kids)[0];
+	for (uint32_t k = 0; k + 1 < nk; k++)
+		d->p[(*kids)[k]].next = (*kids)[k + 1];
+	d->p[(*kids)[nk - 1]].next = CP_NONE;
+}
+
+/*
+ * Number the paths in name order (a path before the longer ones, siblings
+ * by name): the last tie-break of the table, so that equal changes list in
+ * an order that does not depend on addresses or on which profile came
+ * first.  Depth first without recursion: paths can be a million deep.
+ */
+static void rank_paths(struct cp_diff *d)
+{
+	uint32_t *kids = NULL, r = 0, c;
+	size_t alloc = 0;
+
+	sort_d = d;
+	sort_siblings(d, &d->top, &kids, &alloc);
+	for (uint32_t i = 0; i < d->np; i++)
+		sort_siblings(d, &d->p[i].first_child, &kids, &alloc);
+	free(kids);
+	for (c = d->top; c != CP_NONE;) {
+		d->p[c].rank = r++;
+		if (d->p[c].first_child != CP_NONE) {
+			c = d->p[c].first_child;
+			continue;
+		}
+		while (c != CP_NONE && d->p[c].next == CP_NONE)
+			c = d->p[c].parent;
+		if (c != CP_NONE)
+			c = d->p[c].next;
+	}
+}
+
+static uint64_t absdiff(const uint64_t v[2])
+{
+	return v[0] > v[1] ? v[0] - v[1] : v[1] - v[0];
+}
+
+static int time_changed(const struct cp_diff *d, const uint64_t v[2])
+{
+	uint64_t delta = absdiff(v);
+
+	return delta && delta >= d->floor_ns;
+}
+
+static enum cp_diff_status status_of(const struct cp_diff *d, const struct dpath *q)
+{
+	if (q->in == 2)
+		return CP_DIFF_NEW;
+	if (q->in == 1)
+		return CP_DIFF_GONE;
+	if (q->calls[0] != q->calls[1])
+		return CP_DIFF_CHANGED;
+	if (d->timed && (time_changed(d, q->self_ns) || time_changed(d, q->total_ns)))
+		return CP_DIFF_CHANGED;
+	return CP_DIFF_SAME;
+}
+
+struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_report_profile *b,
+			     double min_percent)
+{
+	struct cp_diff *d = xcalloc(1, sizeof(*d));
+	uint64_t larger;
+
+	d->rp[0] = a;
+	d->rp[1] = b;
+	d->top = CP_NONE;
+	d->timed = a->timed && b->timed;
+	add_profile(d, 0);
+	add_profile(d, 1);
+	rank_paths(d);
+	/* Parents come first in p[]: their runs are known. */
+	for (uint32_t k = 0; k < d->np; k++) {
+		struct dpath *q = &d->p[k];
+		const struct dpath *parent = q->parent == CP_NONE ? NULL : &d->p[q->parent];
+
+		q->run = parent && parent->name == q->name ? parent->run + 1 : 1;
+		q->up = parent && parent->name == q->name ? parent->up : q->parent;
+	}
+	larger = d->root_ns[0] > d->root_ns[1] ? d->root_ns[0] : d->root_ns[1];
+	d->min_percent = min_percent;
+	d->floor_ns = (uint64_t)(min_percent / 100.0 * (double)larger);
+	for (uint32_t k = 0; k < d->np; k++)
+		d->count[status_of(d, &d->p[k])]++;
+	return d;
+}
+
+void cp_diff__free(struct cp_diff *d)
+{
+	if (!d)
+		return;
+	free(d->p);
+	free(d->paths.slot);
+	free(d->names);
+	free(d->byname.slot);
+	free(d);
+}
+
+int cp_diff__timed(const struct cp_diff *d)
+{
+	return d->timed;
+}
+
+/*
+ * The order of the table: the largest change first, by |delta self| when
+ * timed, then by |delta calls|, then in name order.
+ */
+static int impact_cmp(const struct cp_diff *d, const struct dpath *a, const struct dpath *b)
+{
+	uint64_t va, vb;
+
+	if (d->timed) {
+		va = absdiff(a->self_ns);
+		vb = absdiff(b->self_ns);
+		if (va != vb)
+			return va > vb ? -1 : 1;
+	}
+	va = absdiff(a->calls);
+	vb = absdiff(b->calls);
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	return impact_cmp(sort_d, &sort_d->p[*(const uint32_t *)pa],
+			  &sort_d->p[*(const uint32_t *)pb]);
+}
+
+/* ---- printing ---- */
+
+enum dfield {
+	F_CALLS_A,
+	F_CALLS_B,
+	F_CALLS_DELTA,
+	F_SELF_A,
+	F_SELF_B,
+	F_SELF_DELTA,
+	F_SELF_RATIO,
+	F_TOTAL_A,
+	F_TOTAL_B,
+	F_TOTAL_DELTA,
+	F_TOTAL_RATIO,
+	F_STATUS,
+	F_PATH,
+	F_NR
+};
+
+static const struct {
+	const char *key; /* --fields name, and the column title */
+	int width;	 /* negative: left-aligned */
+	int time;	 /* "-" in a diff without times */
+} dfields[F_NR] = {
+	[F_CALLS_A] = { "calls-a", 10, 0 },
+	[F_CALLS_B] = { "calls-b", 10, 0 },
+	[F_CALLS_DELTA] = { "calls-delta", 11, 0 },
+	[F_SELF_A] = { "self-a", 9, 1 },
+	[F_SELF_B] = { "self-b", 9, 1 },
+	[F_SELF_DELTA] = { "self-delta", 10, 1 },
+	[F_SELF_RATIO] = { "self-ratio", 10, 1 },
+	[F_TOTAL_A] = { "total-a", 9, 1 },
+	[F_TOTAL_B] = { "total-b", 9, 1 },
+	[F_TOTAL_DELTA] = { "total-delta", 11, 1 },
+	[F_TOTAL_RATIO] = { "total-ratio", 11, 1 },
+	[F_STATUS] = { "status", -7, 0 },
+	[F_PATH] = { "path", 0, 0 },
+};
+
+#define TIMED_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,status,path"
+#define CALLS_FIELDS "calls-a,calls-b,calls-delta,status,path"
+
+struct dcols {
+	int id[F_NR]; /* columns in order, the path last */
+	int n;
+};
+
+static int parse_fields(struct dcols *f, const char *spec)
+{
+	char *copy = xstrdup(spec), *p = copy, *tok;
+
+	f->n = 0;
+	while ((tok = strsep(&p, ",")) != NULL) {
+		int id, seen = 0;
+
+		for (id = 0; id < F_NR; id++)
+			if (!strcmp(tok, dfields[id].key))
+				break;
+		if (id == F_NR) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (int k = 0; k < F_NR; k++)
+				strbuf_addf(&sb, "%s%s", k ? ", " : "", dfields[k].key);
+			error("unknown field '%s' (known: %s)", tok, sb.buf);
+			strbuf_release(&sb);
+			free(copy);
+			return -1;
+		}
+		for (int k = 0; k < f->n; k++)
+			seen |= f->id[k] == id;
+		if (id != F_PATH && !seen)
+			f->id[f->n++] = id;
+	}
+	f->id[f->n++] = F_PATH; /* always, last */
+	free(copy);
+	return 0;
+}
+
+int cp_diff_check_fields(const char *fields)
+{
+	struct dcols f;
+
+	return fields ? parse_fields(&f, fields) : 0;
+}
+
+static const char *status_name(enum cp_diff_status s)
+{
+	static const char *const names[] = { "same", "changed", "new", "gone" };
+
+	return names[s];
+}
+
+/* "+12", "-3" or "0". */
+static void fmt_delta_calls(char *buf, size_t size, const uint64_t v[2])
+{
+	if (v[1] == v[0])
+		snprintf(buf, size, "0");
+	else
+		snprintf(buf, size, "%c%" PRIu64, v[1] > v[0] ? '+' : '-', absdiff(v));
+}
+
+/* "+1.20ms", "-300ns" or "0ns". */
+static void fmt_delta_ns(char *buf, size_t size, const uint64_t v[2])
+{
+	char dur[32];
+
+	cp_fmt_ns(dur, sizeof(dur), absdiff(v));
+	snprintf(buf, size, "%s%s", v[1] > v[0] ? "+" : v[1] < v[0] ? "-" : "", dur);
+}
+
+/* B/A as "3.00x"; "new" or "gone" for a path in one profile only; "-" if A is 0. */
+static void fmt_ratio(char *buf, size_t size, const struct dpath *q, const uint64_t v[2])
+{
+	if (q->in == 2)
+		snprintf(buf, size, "new");
+	else if (q->in == 1)
+		snprintf(buf, size, "gone");
+	else if (!v[0])
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.2fx", (double)v[1] / (double)v[0]);
+}
+
+/*
+ * The path's names from its top-level function down, joined by " > ".  A
+ * run of N > 1 frames of one function (recursion) is written NAME^N, and
+ * is stepped over in one go: a path a million calls deep is one short
+ * line, made in time proportional to its runs, not its depth.
+ */
+static void path_str(const struct cp_diff *d, uint32_t k, struct strbuf *sb, uint32_t **stack,
+		     size_t *alloc)
+{
+	uint32_t nruns = 0;
+
+	for (uint32_t c = k; c != CP_NONE; c = d->p[c].up) {
+		ALLOC_GROW(*stack, nruns + 1, *alloc);
+		(*stack)[nruns++] = c;
+	}
+	strbuf_reset(sb);
+	while (nruns) {
+		const struct dpath *q = &d->p[(*stack)[--nruns]];
+
+		strbuf_addf(sb, "%s%s", sb->len ? " > " : "", d->names[q->name]);
+		if (q->run > 1)
+			strbuf_addf(sb, "^%u", q->run);
+	}
+}
+
+static void print_title(const struct dcols *f, FILE *fp)
+{
+	for (int k = 0; k < f->n; k++) {
+		int id = f->id[k];
+
+		if (id == F_PATH)
+			fprintf(fp, "%s\n", dfields[id].key);
+		else
+			fprintf(fp, "%*s  ", dfields[id].width, dfields[id].key);
+	}
+}
+
+static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k, const char *path,
+		      FILE *fp)
+{
+	const struct dpath *q = &d->p[k];
+	char buf[64];
+
+	for (int c = 0; c < f->n; c++) {
+		int id = f->id[c];
+
+		if (dfields[id].time && !d->timed) {
+			fprintf(fp, "%*s  ", dfields[id].width, "-");
+			continue;
+		}
+		switch (id) {
+		case F_CALLS_A:
+		case F_CALLS_B:
+			snprintf(buf, sizeof(buf), "%" PRIu64, q->calls[id == F_CALLS_B]);
+			break;
+		case F_CALLS_DELTA:
+			fmt_delta_calls(buf, sizeof(buf), q->calls);
+			break;
+		case F_SELF_A:
+		case F_SELF_B:
+			cp_fmt_ns(buf, sizeof(buf), q->self_ns[id == F_SELF_B]);
+			break;
+		case F_SELF_DELTA:
+			fmt_delta_ns(buf, sizeof(buf), q->self_ns);
+			break;
+		case F_SELF_RATIO:
+			fmt_ratio(buf, sizeof(buf), q, q->self_ns);
+			break;
+		case F_TOTAL_A:
+		case F_TOTAL_B:
+			cp_fmt_ns(buf, sizeof(buf), q->total_ns[id == F_TOTAL_B]);
+			break;
+		case F_TOTAL_DELTA:
+			fmt_delta_ns(buf, sizeof(buf), q->total_ns);
+			break;
+		case F_TOTAL_RATIO:
+			fmt_ratio(buf, sizeof(buf), q, q->total_ns);
+			break;
+		case F_STATUS:
+			snprintf(buf, sizeof(buf), "%s", status_name(status_of(d, q)));
+			break;
+		case F_PATH:
+			fprintf(fp, "%s\n", path);
+			continue;
+		}
+		fprintf(fp, "%*s  ", dfields[id].width, buf);
+	}
+}
+
+static const char *mode_str(const struct cp_report_profile *rp)
+{
+	switch (rp->pf->meta.mode) {
+	case CP_MODE_COUNTING:
+		return "counting";
+	case CP_MODE_COVERAGE:
+		return "coverage";
+	default:
+		return rp->compensated ? "timing, overhead compensated" : "timing, raw times";
+	}
+}
+
+static void print_side(const struct cp_diff *d, int s, FILE *fp)
+{
+	const struct cp_report_profile *rp = d->rp[s];
+	const struct cp_profile_file *pf = rp->pf;
+	const struct cp_meta *m = &pf->meta;
+	uint32_t nthreads = rp->trees[0].nthreads;
+
+	fprintf(fp, "# %c: ", "AB"[s]);
+	for (uint32_t i = 0; i < pf->argc; i++)
+		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
+	fprintf(fp, " (%s), %u thread%s, %" PRIu64 " calls, %u call paths\n", mode_str(rp),
+		nthreads, nthreads == 1 ? "" : "s", rp->calls, d->npaths[s]);
+	if (m->lost_calls || m->lost_events || m->unpaired_exits || m->nthreads_lost)
+		fprintf(fp, "# warning: %c is incomplete: %" PRIu64 " calls in unrecorded paths, %" PRIu64
+			    " events dropped, %" PRIu64 " unpaired exits, %u threads not set up\n",
+			"AB"[s], m->lost_calls, m->lost_events, m->unpaired_exits, m->nthreads_lost);
+}
+
+static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows, int all, FILE *fp)
+{
+	uint64_t calls[2] = { d->rp[0]->calls, d->rp[1]->calls };
+	uint32_t changed = d->np - d->count[CP_DIFF_SAME];
+	char buf[64], a[32], b[32];
+
+	fprintf(fp, "# callprof diff: A = %s (before), B = %s (after)\n", d->rp[0]->pf->path,
+		d->rp[1]->pf->path);
+	print_side(d, 0, fp);
+	print_side(d, 1, fp);
+	fprintf(fp, "# call paths matched by function names, threads merged\n");
+	for (int s = 0; s < 2; s++)
+		if (!d->rp[s]->timed && d->rp[!s]->timed)
+			fprintf(fp, "# %c has no times (recorded with --mode=%s): only calls are "
+				    "compared\n", "AB"[s], mode_str(d->rp[s]));
+	fmt_delta_calls(buf, sizeof(buf), calls);
+	fprintf(fp, "# calls: %" PRIu64 " -> %" PRIu64 " (%s)\n", calls[0], calls[1], buf);
+	if (d->timed) {
+		char ratio[32] = "-";
+
+		cp_fmt_ns(a, sizeof(a), d->root_ns[0]);
+		cp_fmt_ns(b, sizeof(b), d->root_ns[1]);
+		fmt_delta_ns(buf, sizeof(buf), d->root_ns);
+		if (d->root_ns[0])
+			snprintf(ratio, sizeof(ratio), "%.2fx", (double)d->root_ns[1] /
+				 (double)d->root_ns[0]);
+		fprintf(fp, "# total: %s -> %s (%s, %s), all threads' lifetimes\n", a, b, buf, ratio);
+		cp_fmt_ns(a, sizeof(a), d->floor_ns);
+		if (d->floor_ns)
+			fprintf(fp, "# time changes below %g%% of the larger total (%s) count as "
+				    "none (--min-percent)\n", d->min_percent, a);
+		else
+			fprintf(fp, "# every time change counts (--min-percent=%g)\n",
+				d->min_percent);
+	}
+	if (!changed) {
+		fprintf(fp, "# call paths: %u, all the same: no change\n", d->np);
+		return;
+	}
+	fprintf(fp, "# call paths: %u changed, %u new, %u gone, %u same%s\n",
+		d->count[CP_DIFF_CHANGED], d->count[CP_DIFF_NEW], d->count[CP_DIFF_GONE],
+		d->count[CP_DIFF_SAME],
+		all || !d->count[CP_DIFF_SAME] ? "" : " (not shown; --all shows them)");
+	if (shown < rows)
+		fprintf(fp, "# showing the first %" PRIu64 " of %" PRIu64 " rows (--limit)\n", shown,
+			rows);
+}
+
+int cp_diff__print(struct cp_diff *d, const struct cp_diff_print_opts *o, FILE *fp)
+{
+	struct dcols f;
+	uint32_t *rows = xmalloc((d->np ? d->np : 1) * sizeof(*rows)), *stack = NULL, nrows = 0;
+	struct strbuf path = STRBUF_INIT;
+	uint64_t shown;
+	size_t alloc = 0;
+
+	if (parse_fields(&f, o->fields ? o->fields : d->timed ? TIMED_FIELDS : CALLS_FIELDS)) {
+		free(rows);
+		return -1;
+	}
+	for (uint32_t k = 0; k < d->np; k++)
+		if (o->all || status_of(d, &d->p[k]) != CP_DIFF_SAME)
+			rows[nrows++] = k;
+	sort_d = d;
+	qsort(rows, nrows, sizeof(*rows), row_cmp);
+	shown = o->limit && o->limit < nrows ? o->limit : nrows;
+	if (!o->fields)
+		print_header(d, shown, nrows, o->all, fp);
+	if (nrows || o->fields)
+		print_title(&f, fp);
+	for (uint64_t i = 0; i < shown; i++) {
+		path_str(d, rows[i], &path, &stack, &alloc);
+		print_row(d, &f, rows[i], path.buf, fp);
+	}
+	strbuf_release(&path);
+	free(stack);
+	free(rows);
+	return 0;
+}
+
+/* ---- --fail-if ---- */
+
+static const char *const metric_names[] = { "calls", "self", "total" };
+
+int cp_diff_cond__parse(struct cp_diff_cond *c, const char *text, const char **why)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+	const char *p = text, *num;
+	char *end;
+	size_t len;
+	int m;
+
+	memset(c, 0, sizeof(*c));
+	c->text = text;
+	if (!strcmp(text, "calls-changed") || !strcmp(text, "paths-changed")) {
+		c->kind = text[0] == 'c' ? CP_COND_CALLS_CHANGED : CP_COND_PATHS_CHANGED;
+		return 0;
+	}
+	c->kind = CP_COND_METRIC;
+	for (m = 0; m < (int)ARRAY_SIZE(metric_names); m++) {
+		len = strlen(metric_names[m]);
+		if (!strncmp(p, metric_names[m], len) && (p[len] == '>' || p[len] == '<'))
+			break;
+	}
+	if (m == (int)ARRAY_SIZE(metric_names)) {
+		*why = "want calls-changed, paths-changed, or METRIC>+N or METRIC<-N with METRIC "
+		       "calls, self or total";
+		return -1;
+	}
+	c->metric = m;
+	p += len;
+	if (strncmp(p, ">+", 2) && strncmp(p, "<-", 2)) {
+		*why = "a comparison is >+N (grew by more than N) or <-N (fell by more than N)";
+		return -1;
+	}
+	c->up = *p == '>';
+	num = p + 2;
+	if (*num < '0' || *num > '9') {
+		*why = "want a number after the sign";
+		return -1;
+	}
+	c->limit = strtod(num, &end);
+	if (end == num || !isfinite(c->limit)) {
+		*why = "want a number after the sign";
+		return -1;
+	}
+	if (!strcmp(end, "%")) {
+		c->percent = 1;
+		if (!c->up && c->limit >= 100) {
+			*why = "nothing falls by 100% or more: the most is 100% (gone)";
+			return -1;
+		}
+		return 0;
+	}
+	if (c->metric == CP_DIFF_CALLS) {
+		if (*end) {
+			*why = "calls take a count or a percentage, no unit";
+			return -1;
+		}
+		return 0;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(units); k++) {
+		if (!strcmp(end, units[k].unit)) {
+			c->limit *= units[k].ns;
+			return 0;
+		}
+	}
+	*why = "times take a percentage or a unit: ns, us, ms or s";
+	return -1;
+}
+
+int cp_diff_cond__timed(const struct cp_diff_cond *c)
+{
+	return c->kind == CP_COND_METRIC && c->metric != CP_DIFF_CALLS;
+}
+
+static const uint64_t *metric_of(const struct dpath *q, enum cp_diff_metric m)
+{
+	return m == CP_DIFF_CALLS ? q->calls : m == CP_DIFF_SELF ? q->self_ns : q->total_ns;
+}
+
+/*
+ * Whether c holds for path q; *how gets how far (the change in percent,
+ * INFINITY for a new path, or the change itself), larger being worse.
+ */
+static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const struct dpath *q,
+		 double *how)
+{
+	const uint64_t *v;
+	uint64_t delta;
+
+	switch (c->kind) {
+	case CP_COND_CALLS_CHANGED:
+		*how = (double)absdiff(q->calls);
+		return q->in != 3 || q->calls[0] != q->calls[1];
+	case CP_COND_PATHS_CHANGED:
+		*how = 0; /* the table's order decides */
+		return q->in != 3;
+	case CP_COND_METRIC:
+		break;
+	}
+	v = metric_of(q, c->metric);
+	/* Times below the floor are noise; counts are exact. */
+	if (c->metric != CP_DIFF_CALLS && v[0] < d->floor_ns && v[1] < d->floor_ns)
+		return 0;
+	if (c->up ? v[1] <= v[0] : v[0] <= v[1])
+		return 0;
+	delta = absdiff(v);
+	if (c->percent)
+		*how = v[0] ? 100.0 * (double)delta / (double)v[0] : INFINITY;
+	else
+		*how = (double)delta;
+	return *how > c->limit;
+}
+
+static void print_value(enum cp_diff_metric m, uint64_t v, char *buf, size_t size)
+{
+	if (m == CP_DIFF_CALLS)
+		snprintf(buf, size, "%" PRIu64, v);
+	else
+		cp_fmt_ns(buf, size, v);
+}
+
+int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
+{
+	enum cp_diff_metric m = c->kind == CP_COND_METRIC ? c->metric : CP_DIFF_CALLS;
+	uint32_t n = 0, worst = CP_NONE;
+	double worst_how = 0;
+	struct strbuf path = STRBUF_INIT;
+	uint32_t *stack = NULL;
+	size_t alloc = 0;
+	const struct dpath *q;
+	const uint64_t *v;
+	char a[32], b[32], delta[32], ratio[32];
+
+	for (uint32_t k = 0; k < d->np; k++) {
+		double how;
+
+		if (!holds(d, c, &d->p[k], &how))
+			continue;
+		n++;
+		if (worst == CP_NONE || how > worst_how ||
+		    (how == worst_how && impact_cmp(d, &d->p[k], &d->p[worst]) < 0)) {
+			worst = k;
+			worst_how = how;
+		}
+	}
+	if (!n)
+		return 0;
+	q = &d->p[worst];
+	v = metric_of(q, m);
+	path_str(d, worst, &path, &stack, &alloc);
+	print_value(m, v[0], a, sizeof(a));
+	print_value(m, v[1], b, sizeof(b));
+	if (m == CP_DIFF_CALLS)
+		fmt_delta_calls(delta, sizeof(delta), v);
+	else
+		fmt_delta_ns(delta, sizeof(delta), v);
+	fmt_ratio(ratio, sizeof(ratio), q, v);
+	fprintf(err, "callprof: fail-if '%s' holds for %u call path%s; worst: %s: %s %s -> %s (",
+		c->text, n, n == 1 ? "" : "s", path.buf, metric_names[m], a, b);
+	if (q->in != 3)
+		fprintf(err, "%s)\n", ratio);
+	else if (m == CP_DIFF_CALLS)
+		fprintf(err, "%s)\n", delta);
+	else
+		fprintf(err, "%s, %s)\n", delta, ratio);
+	strbuf_release(&path);
+	free(stack);
+	return 1;
+}

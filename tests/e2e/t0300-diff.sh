@@ -1,0 +1,157 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='diff: two profiles compared call path by call path; --fail-if'
+. "$(dirname "$0")/lib.sh"
+
+# s-change's argument changes its calls (see the workload).  Counting
+# profiles have exact counts and no times, so the whole diff is compared;
+# it names no pid and no date, and the files are named as given.  Timed
+# profiles are only checked where a 3x change dwarfs the noise (a busy
+# machine has shown 6x): for the ratio, only a lower bound.
+
+# The stderr lines expected of --fail-if, kept out of the single-quoted
+# test bodies.
+cat >expect.calls-changed <<\EOF
+callprof: fail-if 'calls-changed' holds for 6 call paths; worst: main > work > leaf: calls 3 -> 6 (+3)
+callprof: fail-if 'paths-changed' holds for 4 call paths; worst: main > fresh: calls 0 -> 1 (new)
+callprof: fail-if 'calls>+2' holds for 1 call path; worst: main > work > leaf: calls 3 -> 6 (+3)
+callprof: fail-if 'calls<-50%' holds for 2 call paths; worst: main > old: calls 1 -> 0 (gone)
+EOF
+cat >expect.bad-cond <<\EOF
+callprof: error: --fail-if 'self>10%': a comparison is >+N (grew by more than N) or <-N (fell by more than N) (see 'callprof diff -h')
+EOF
+cat >expect.bad-unit <<\EOF
+callprof: error: --fail-if 'total>+5': times take a percentage or a unit: ns, us, ms or s (see 'callprof diff -h')
+EOF
+cat >expect.missing <<\EOF
+callprof: error: profile 'missing.cprof': cannot open: No such file or directory
+EOF
+cat >expect.untimed-cond <<\EOF
+callprof: error: --fail-if 'self>+10%' compares times, but profile 'b.cprof' has none (recorded with --mode=counting)
+EOF
+cat >expect.limit <<\EOF
+calls-delta  status   path
+         +3  changed  main > work > leaf
+         +1  new      main > fresh
+EOF
+
+test_expect_success 'setup: s-change recorded counting with 1 and 2, timed with 1 and 3' '
+	build_workload s-change.c &&
+	callprof record --mode=counting -o a.cprof -- ./t-change 1 2>err &&
+	callprof record --mode=counting -o b.cprof -- ./t-change 2 2>err &&
+	callprof record -o t1.cprof -- ./t-change 1 2>err &&
+	callprof record -o t3.cprof -- ./t-change 3 2>err
+'
+
+test_expect_success 'changed counts, new and gone paths, most changed first' '
+	callprof diff a.cprof b.cprof >actual 2>err &&
+	test_cmp "$EXPECT/change.diff" actual &&
+	test_must_be_empty err
+'
+
+test_expect_success '--all also lists the paths that stayed the same' '
+	callprof diff --all a.cprof b.cprof >actual &&
+	test_cmp "$EXPECT/change.diff-all" actual
+'
+
+test_expect_success '--fields drops the header; --limit keeps the first rows' '
+	callprof diff --fields=calls-delta,status --limit 2 a.cprof b.cprof >actual &&
+	test_cmp expect.limit actual
+'
+
+test_expect_success 'a profile against itself: no change, no condition holds, exit 0' '
+	callprof diff --fail-if calls-changed --fail-if paths-changed --fail-if "calls>+0%" \
+		a.cprof a.cprof >actual 2>err &&
+	test_cmp "$EXPECT/change.same" actual &&
+	test_must_be_empty err
+'
+
+test_expect_success '--fail-if: exit 3, one line per condition that holds, the diff as usual' '
+	test_expect_code 3 callprof diff --fail-if calls-changed --fail-if paths-changed \
+		--fail-if "calls>+2" --fail-if "calls>+3" --fail-if "calls<-50%" \
+		a.cprof b.cprof >actual 2>err &&
+	test_cmp "$EXPECT/change.diff" actual &&
+	test_cmp expect.calls-changed err
+'
+
+# A preemption in main's own code can lift its few microseconds of self
+# time over a 1% floor, and then by more than busy's ratio: the worst path
+# by percent would be main.  A 20% floor leaves busy alone to compare.
+test_expect_success 'timed: self>+10% holds for the path doing 3x the work, total>+5ms too' '
+	test_expect_code 3 callprof diff --min-percent=20 --fail-if "self>+10%" \
+		--fail-if "total>+5ms" t1.cprof t3.cprof >actual 2>err &&
+	cat err &&
+	test_line_count = 2 err &&
+	grep "^callprof: fail-if '"'"'self>+10%'"'"' holds for [0-9]* call paths*; worst: main > busy: self [0-9.]*[mu]*s -> [0-9.]*m*s (+[0-9.]*m*s, [0-9.]*x)$" err &&
+	grep "^callprof: fail-if '"'"'total>+5ms'"'"' holds for [0-9]* call paths*; worst: main" err &&
+	ratio=$(sed -n "1s/.*, \([0-9.]*\)x)$/\1/p" err) &&
+	awk -v r="$ratio" "BEGIN { exit !(r > 1.5) }" &&
+	grep "^# total: .* all threads" actual &&
+	grep "^ .*  changed  main > busy$" actual
+'
+
+test_expect_success 'timed: a profile against itself holds no time condition' '
+	callprof diff --fail-if "self>+10%" --fail-if "total>+1ns" --fail-if "self<-10%" \
+		t1.cprof t1.cprof >actual 2>err &&
+	test_must_be_empty err &&
+	grep "^# call paths: 8, all the same: no change$" actual
+'
+
+test_expect_success 'timed against counting: calls compared only, and said so' '
+	callprof diff t1.cprof b.cprof >actual &&
+	grep "^# B has no times (recorded with --mode=counting): only calls are compared$" actual &&
+	sed -n "/^   calls-a/,\$p" actual >table &&
+	sed -n "/^   calls-a/,\$p" "$EXPECT/change.diff" >expect &&
+	test_cmp expect table &&
+	test_expect_code 1 callprof diff --fail-if "self>+10%" t1.cprof b.cprof >out 2>err &&
+	test_cmp expect.untimed-cond err
+'
+
+test_expect_success 'bad --fail-if: usage error 129 with one line, before loading anything' '
+	test_expect_code 129 callprof diff --fail-if "self>10%" missing.cprof b.cprof >out 2>err &&
+	test_cmp expect.bad-cond err &&
+	test_expect_code 129 callprof diff --fail-if "total>+5" a.cprof b.cprof >out 2>err &&
+	test_cmp expect.bad-unit err &&
+	for cond in "" calls self "calls>" "calls>+" "calls>+x" "calls>+5ms" "size>+1" \
+		"self<-100%" "calls-changed2"
+	do
+		test_expect_code 129 callprof diff --fail-if "$cond" a.cprof b.cprof 2>err &&
+		test_line_count = 1 err || return 1
+	done
+'
+
+test_expect_success 'a missing profile: exit 1, one line naming it' '
+	test_expect_code 1 callprof diff a.cprof missing.cprof >out 2>err &&
+	test_cmp expect.missing err &&
+	test_must_be_empty out &&
+	test_expect_code 129 callprof diff a.cprof 2>err &&
+	test_line_count = 1 err
+'
+
+test_expect_success 'a coverage profile has no paths to compare: exit 1, one line' '
+	callprof record --mode=coverage -o cov.cprof -- ./t-change 1 2>err &&
+	test_expect_code 1 callprof diff a.cprof cov.cprof >out 2>err &&
+	test_line_count = 1 err &&
+	grep "cov.cprof.*coverage" err
+'
+
+# Other compiler, other optimisation, other addresses: the names match.
+test_expect_success 'two builds (gcc -O0, clang -O2) compare by function name' '
+	mkdir -p gcc clang &&
+	gcc -O0 -g -finstrument-functions -o gcc/t-change "$WORKLOADS/s-change.c" &&
+	clang -O2 -g -finstrument-functions -o clang/t-change "$WORKLOADS/s-change.c" &&
+	(cd gcc && callprof record --mode=counting -o a.cprof -- ./t-change 1 2>err) &&
+	(cd clang && callprof record --mode=counting -o b.cprof -- ./t-change 2 2>err) &&
+	(cd clang && callprof record --mode=counting -o a2.cprof -- ./t-change 1 2>err) &&
+	callprof report --flat --addresses --fields=name --sort=name gcc/a.cprof >gcc.names &&
+	callprof report --flat --addresses --fields=name --sort=name clang/a2.cprof >clang.names &&
+	! test_cmp gcc.names clang.names &&
+	cp gcc/a.cprof clang/a.cprof &&
+	(cd clang && callprof diff a.cprof b.cprof) >actual &&
+	test_cmp "$EXPECT/change.diff" actual &&
+	callprof diff --fail-if calls-changed gcc/a.cprof clang/a2.cprof >actual 2>err &&
+	test_must_be_empty err &&
+	grep "^# call paths: 8, all the same: no change$" actual
+'
+
+test_done
