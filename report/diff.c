@@ -56,18 +56,9 @@ struct cp_diff {
 	uint32_t count[4];		       /* paths by enum cp_diff_status */
 };
 
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	return k ^ (k >> 33);
-}
-
 static uint64_t path_hash(uint32_t parent, uint32_t name)
 {
-	return mix((uint64_t)parent << 32 | name);
+	return cp_u64_hash((uint64_t)parent << 32 | name);
 }
 
 static uint64_t hash_of(const struct cp_diff *d, const struct table *t, uint32_t id)

@@ -19,15 +19,6 @@
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	return k ^ (k >> 33);
-}
-
 void cp_u64map__init(struct cp_u64map *m, uint64_t hint)
 {
 	uint64_t slots = 16;
@@ -62,7 +53,7 @@ static uint32_t *u64map_slot(struct cp_u64map *m, uint64_t key)
 		cp_u64map__release(m);
 		*m = big;
 	}
-	for (i = mix(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
+	for (i = cp_u64_hash(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
 		if (m->keys[i] == key)
 			return &m->vals[i];
 	m->keys[i] = key;
@@ -82,7 +73,7 @@ uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val)
 
 uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key)
 {
-	for (uint64_t i = mix(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
+	for (uint64_t i = cp_u64_hash(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
 		if (m->keys[i] == key)
 			return m->vals[i];
 	return CP_NONE;

@@ -230,3 +230,13 @@ uint64_t cp_str_hash(const char *s)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
 	return h;
 }
+
+/* MurmurHash3's 64-bit finaliser: every input bit reaches every output bit. */
+uint64_t cp_u64_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
+}

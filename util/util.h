@@ -53,6 +53,8 @@ char *xstrfmt(const char *fmt, ...) CP_PRINTF(1, 2);
 
 /* FNV-1a hash of a string, for the tool's hash tables. */
 uint64_t cp_str_hash(const char *s);
+/* A 64-bit key mixed so that its low bits index a hash table well. */
+uint64_t cp_u64_hash(uint64_t k);
 
 /* Parse a whole decimal number into *out; returns 0 or -1. */
 int cp_parse_double(const char *s, double *out);
