@@ -129,6 +129,15 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src);
 void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t part,
 			uint64_t calls, uint64_t total_ns, uint64_t overhead_ns);
 
+/*
+ * One recorded process's facts (its META section) as the JSON object of
+ * the json export's "processes" (docs/callprof-export.1.md, JSON OUTPUT);
+ * the HTML report embeds the same.
+ */
+struct cp_json;
+struct cp_profile_file;
+void cp_export_json_process(struct cp_json *j, const struct cp_profile_file *pf);
+
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);
 const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t part);
