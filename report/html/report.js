@@ -1056,8 +1056,8 @@
 		const row = (a, b) => t.append(el('tr', null, el('th', { text: a }), el('td', { class: 'mono', text: String(b) })));
 		row('threads', D.threads_mode === 'each' ? 'a tree per thread' : 'merged');
 		row('compensation', C.applied ? 'applied' : 'not applied');
-		row('per-call overhead', C.caller_ns_per_call + 'ns caller, ' + C.callee_ns_per_call + 'ns callee');
-		row('time subtracted', C.subtracted_ns + 'ns of ' + C.raw_ns + 'ns');
+		row('hook overhead per call', C.caller_ns_per_call.toFixed(2) + 'ns in the caller, ' + C.callee_ns_per_call.toFixed(2) + 'ns in the callee' + (C.calibrated ? '' : ' (not calibrated)'));
+		row('time subtracted', fmtNs(C.subtracted_ns) + ' of ' + fmtNs(C.raw_ns) + ' (' + C.subtracted_ns + 'ns of ' + C.raw_ns + 'ns)');
 		meta.append(t);
 		document.title = 'callprof: ' + D.file;
 	}
