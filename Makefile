@@ -72,7 +72,9 @@ UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
 REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
-	report/svg.c report/plist.c report/merge-file.c report/diff.c
+	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c
+# The HTML report's page, CSS and script, built in by report/html/assets.S.
+HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
 	cli/cmd-diff.c cli/options.c
 
@@ -83,7 +85,7 @@ RT_SO_OBJS = $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runti
 	$(B)/rt/runtime/watch.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS))) \
-	$(B)/tool/gen/profile.pb-c.o
+	$(B)/tool/gen/profile.pb-c.o $(B)/tool/report/html/assets.o
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
 all: $(B)/callprof $(RT_LIBS)
@@ -109,6 +111,12 @@ $(B)/tool/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
 $(B)/tool/report/pprof.o: report/pprof.c $(B)/gen/profile.pb-c.h | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -I$(B)/gen -MMD -MP -c $< -o $@
+
+# .incbin paths are relative to the top of the tree, where make runs; -MMD
+# would not list them, hence the explicit prerequisites.
+$(B)/tool/report/html/assets.o: report/html/assets.S $(HTML_ASSETS)
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
 
 $(B)/tool/symbolize/%.o: symbolize/%.c | check-deps
 	@mkdir -p $(dir $@)

@@ -17,12 +17,15 @@ static const char *const export_usage[] = {
 	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f json|callgrind|speedscope|pprof|plist [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f svg [--icicle] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f html [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
 };
 
-enum { FMT_FOLDED, FMT_JSON, FMT_CALLGRIND, FMT_SPEEDSCOPE, FMT_PPROF, FMT_SVG, FMT_PLIST };
+enum {
+	FMT_FOLDED, FMT_JSON, FMT_CALLGRIND, FMT_SPEEDSCOPE, FMT_PPROF, FMT_SVG, FMT_PLIST, FMT_HTML
+};
 static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", "pprof",
-					      "svg", "plist", NULL };
+					      "svg", "plist", "html", NULL };
 static const char *const metric_choices[] = { "calls", "self", "total", NULL };
 static const char *const thread_choices[] = { "merged", "each", NULL };
 
@@ -82,7 +85,7 @@ int cmd_export(int argc, const char **argv)
 	struct cp_outfile *of;
 	const struct cp_option opts[] = {
 		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT",
-		  "output format: folded, json, callgrind, speedscope, pprof, svg or plist",
+		  "output format: folded, json, callgrind, speedscope, pprof, svg, plist or html",
 		  format_choices },
 		{ CP_OPT_FLAG, 0, "icicle", &icicle, NULL,
 		  "svg: an icicle graph (root at the top), not a flame graph" },
@@ -106,8 +109,8 @@ int cmd_export(int argc, const char **argv)
 	ro.pid = cp_parse_pid(pid, export_usage);
 	if (format < 0)
 		cp_usage_error(export_usage,
-			       "export needs a format: -f folded, json, callgrind, speedscope, pprof, svg "
-			       "or plist");
+			       "export needs a format: -f folded, json, callgrind, speedscope, pprof, svg, "
+			       "plist or html");
 	if (icicle && format != FMT_SVG)
 		cp_usage_error(export_usage, "--icicle is for -f svg only");
 	if (metric >= 0 && format != FMT_FOLDED)
@@ -161,6 +164,9 @@ int cmd_export(int argc, const char **argv)
 		break;
 	case FMT_PLIST:
 		ret = cp_export_plist(rp, cp_outfile__fp(of));
+		break;
+	case FMT_HTML:
+		ret = cp_export_html(rp, cp_outfile__fp(of));
 		break;
 	default:
 		ret = cp_export_folded(rp, metric, cp_outfile__fp(of));

@@ -25,8 +25,7 @@ static const char *clock_name(uint32_t clock)
 	       clock == CP_CLOCK_MONOTONIC ? "monotonic" : "none";
 }
 
-/* One recorded process: its META facts. */
-static void process(struct cp_json *j, const struct cp_profile_file *pf)
+void cp_export_json_process(struct cp_json *j, const struct cp_profile_file *pf)
 {
 	const struct cp_meta *m = &pf->meta;
 
@@ -193,9 +192,9 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	cp_json__arr(j);
 	if (rp->nparts)
 		for (uint32_t i = 0; i < rp->nparts; i++)
-			process(j, rp->parts[i]->pf);
+			cp_export_json_process(j, rp->parts[i]->pf);
 	else
-		process(j, rp->pf);
+		cp_export_json_process(j, rp->pf);
 	cp_json__end_arr(j);
 	if (rp->ninputs)
 		inputs(j, rp->pf);

@@ -15,28 +15,40 @@ struct cp_json {
 	yajl_gen g;
 	FILE *fp;
 	int err;
+	int html;	   /* CP_JSON_HTML: '<' written as \u003c */
 	struct strbuf fix; /* a string with its bad bytes replaced */
 };
 
 static void print(void *ctx, const char *s, size_t len)
 {
 	struct cp_json *j = ctx;
+	const char *lt;
 
+	/* Outside strings JSON has no '<', so replacing every one is safe. */
+	while (j->html && (lt = memchr(s, '<', len))) {
+		size_t n = (size_t)(lt - s);
+
+		if (fwrite(s, 1, n, j->fp) != n || fputs("\\u003c", j->fp) == EOF)
+			j->err = 1;
+		s = lt + 1;
+		len -= n + 1;
+	}
 	if (fwrite(s, 1, len, j->fp) != len)
 		j->err = 1;
 }
 
-struct cp_json *cp_json__new(FILE *fp, int pretty)
+struct cp_json *cp_json__new(FILE *fp, unsigned flags)
 {
 	struct cp_json *j = xcalloc(1, sizeof(*j));
 
 	j->fp = fp;
+	j->html = !!(flags & CP_JSON_HTML);
 	strbuf_init(&j->fix, 0);
 	j->g = yajl_gen_alloc(NULL);
 	if (!j->g)
 		die("out of memory");
 	yajl_gen_config(j->g, yajl_gen_print_callback, print, j);
-	yajl_gen_config(j->g, yajl_gen_beautify, pretty);
+	yajl_gen_config(j->g, yajl_gen_beautify, !!(flags & CP_JSON_PRETTY));
 	yajl_gen_config(j->g, yajl_gen_indent_string, " ");
 	return j;
 }
@@ -159,6 +171,16 @@ void cp_json__u64(struct cp_json *j, uint64_t v)
 	if (j->err)
 		return;
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	check(j, yajl_gen_number(j->g, buf, strlen(buf)));
+}
+
+void cp_json__i64(struct cp_json *j, int64_t v)
+{
+	char buf[32];
+
+	if (j->err)
+		return;
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
 	check(j, yajl_gen_number(j->g, buf, strlen(buf)));
 }
 

@@ -12,8 +12,18 @@
 
 struct cp_json;
 
-/* A writer to fp; pretty: indented, one value per line. */
-struct cp_json *cp_json__new(FILE *fp, int pretty);
+enum cp_json_flags {
+	CP_JSON_PRETTY = 1 << 0, /* indented, one value per line */
+	/*
+	 * For a <script> element of an HTML page: every '<' (only strings can
+	 * hold one) is written \u003c, so no string, say a function named
+	 * operator</, can end the element or open a comment ("</", "<!--").
+	 */
+	CP_JSON_HTML = 1 << 1,
+};
+
+/* A writer to fp; flags: enum cp_json_flags. */
+struct cp_json *cp_json__new(FILE *fp, unsigned flags);
 /* Free the writer: 0 if every value was written, -1 otherwise (reported). */
 int cp_json__finish(struct cp_json *j);
 
@@ -26,6 +36,7 @@ void cp_json__key(struct cp_json *j, const char *key);
 /* A string (bytes that are not UTF-8 become U+FFFD); NULL writes null. */
 void cp_json__str(struct cp_json *j, const char *s);
 void cp_json__u64(struct cp_json *j, uint64_t v);
+void cp_json__i64(struct cp_json *j, int64_t v);
 void cp_json__dbl(struct cp_json *j, double v);
 void cp_json__bool(struct cp_json *j, int v);
 void cp_json__null(struct cp_json *j);

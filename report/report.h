@@ -212,6 +212,11 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
 int cp_export_plist(struct cp_report_profile *rp, FILE *fp);
 /* A flame graph, root at the bottom; icicle: root at the top. */
 int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp);
+/*
+ * One self-contained interactive HTML page (flame graph, call tree, flat
+ * profile, callers/callees); it needs no network.  Sorts rp's children by name.
+ */
+int cp_export_html(struct cp_report_profile *rp, FILE *fp);
 
 /* What callprof merge made. */
 struct cp_merge_result {

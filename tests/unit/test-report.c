@@ -1,6 +1,7 @@
 /*
  * test-report.c - the report model's arithmetic on a hand-made profile:
- * self time, overhead compensation, recursion-aware flat totals.
+ * self time, overhead compensation, recursion-aware flat totals, the HTML
+ * export's node order.
  *
  * The profile is written with the real writer; one tick is one
  * nanosecond (CLOCK_MONOTONIC), so every expected value below can be
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "report/json.h"
 #include "report/report.h"
 #include "tests/unit/unittest.h"
 
@@ -192,6 +194,43 @@ TEST(flat_total_counts_recursion_once)
 	CHECK(strstr(buf, "           1      1.00us       300ns  [unknown]+0x100\n") != NULL);
 	free(buf);
 	cp_report_profile__free(rp);
+}
+
+TEST(html_nodes_are_depth_first_by_name)
+{
+	struct cp_report_profile *rp = load(1);
+	char *buf = NULL, *data;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	CHECK_EQ(cp_export_html(rp, fp), 0);
+	fclose(fp);
+	data = strstr(buf, "<script type=\"application/json\" id=\"profile\">{");
+	CHECK(data != NULL);
+	*strstr(data, "</script>") = '\0';
+	/* The model has R (400) before C (300) under P; the page gets C, R, R's R. */
+	CHECK(strstr(data, "\"parent\":[-1,0,1,1,3],\"fn\":[") != NULL);
+	CHECK(strstr(data, "\"calls\":[0,1,10,1,2],\"total\":[1100,1000,300,400,100],") != NULL);
+	CHECK(strstr(data, "\"self\":[100,300,300,300,100],") != NULL);
+	free(buf);
+	cp_report_profile__free(rp);
+}
+
+TEST(json_for_html_writes_no_angle_bracket)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct cp_json *j = cp_json__new(fp, CP_JSON_HTML);
+
+	cp_json__arr(j);
+	cp_json__str(j, "operator</script><!--");
+	cp_json__i64(j, -1);
+	cp_json__end_arr(j);
+	CHECK_EQ(cp_json__finish(j), 0);
+	fclose(fp);
+	CHECK_STR(buf, "[\"operator\\u003c/script>\\u003c!--\",-1]\n");
+	free(buf);
 }
 
 /*

@@ -1,0 +1,337 @@
+/*
+ * html.c - `export -f html`: one self-contained, interactive HTML page (a
+ * flame/icicle graph on a <canvas>, search, a sortable call tree and flat
+ * profile, callers and callees, the run's facts), for reading a profile in
+ * a browser with no network and nothing installed.
+ *
+ * The page's HTML, CSS and JavaScript are real source files under
+ * report/html/, built into the binary by report/html/assets.S (.incbin);
+ * this file fills the page template's @TITLE@, @CSS@, @DATA@ and @JS@ and
+ * writes the profile as JSON into <script type="application/json"
+ * id="profile">, through the json writer's HTML mode (no '<' in it, so no
+ * name can close the element).  The JSON is made for the page, not for
+ * scripts (that is `-f json`), and kept compact: per tree one array per
+ * metric, indexed by node:
+ *
+ *   {"callprof_html": 1, "file": PATH, "threads_mode": "merged"|"each",
+ *    "timed": BOOL, "calls": N, "paths": N,
+ *    "processes": [as -f json's "processes"],
+ *    "compensation": {"applied", "calibrated", "caller_ns_per_call",
+ *                     "callee_ns_per_call", "raw_ns", "subtracted_ns"},
+ *    "strings": [module paths and source files],
+ *    "functions": {"name": [...], "module": [string index or -1],
+ *                  "file": [string index or -1], "line": [0 if unknown],
+ *                  "signal": [1 for a signal handler's run, else 0]},
+ *    "trees": [{"label", "tid", "threads",
+ *               "parent": [node index, -1 for the root],
+ *               "fn": [function index, -1 for the root],
+ *               "calls": [...],
+ *               timed only: "total", "self", "min", "max": [ns ...],
+ *               compensated only: "overhead": [1: total mostly hook
+ *                 overhead, 2: self mostly overhead, 3: both]}]}
+ *
+ * Nodes are in depth-first order with children by name (the order of the
+ * SVG export), so a node's subtree is the range that follows it and its
+ * children come in drawing order.  The JSON's own version, callprof_html,
+ * changes with the page: both are written together.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/json.h"
+#include "report/report.h"
+#include "util/util.h"
+
+#define HTML_VERSION 1
+
+/* report/html/assets.S: the files themselves, NUL-terminated. */
+extern const char cp_html_page[], cp_html_css[], cp_html_js[];
+
+/* Distinct strings (modules, source files) and their indices. */
+struct strtab {
+	const char **s;	  /* by index */
+	uint32_t n;
+	size_t alloc;
+	uint32_t *slot;	  /* open addressing: index + 1, 0 empty */
+	uint32_t nslots;  /* a power of two, at least twice n */
+};
+
+static int64_t strtab__add(struct strtab *t, const char *s)
+{
+	uint32_t h;
+
+	if (!s)
+		return -1;
+	if (2 * (t->n + 1) > t->nslots) {
+		uint32_t ns = t->nslots ? 2 * t->nslots : 64;
+
+		free(t->slot);
+		t->slot = xcalloc(ns, sizeof(*t->slot));
+		t->nslots = ns;
+		for (uint32_t i = 0; i < t->n; i++) {
+			for (h = (uint32_t)cp_str_hash(t->s[i]) & (ns - 1); t->slot[h];
+			     h = (h + 1) & (ns - 1))
+				;
+			t->slot[h] = i + 1;
+		}
+	}
+	for (h = (uint32_t)cp_str_hash(s) & (t->nslots - 1); t->slot[h];
+	     h = (h + 1) & (t->nslots - 1))
+		if (!strcmp(t->s[t->slot[h] - 1], s))
+			return t->slot[h] - 1;
+	ALLOC_GROW(t->s, t->n + 1, t->alloc);
+	t->s[t->n] = s;
+	t->slot[h] = ++t->n;
+	return t->n - 1;
+}
+
+static void strtab__release(struct strtab *t)
+{
+	free(t->s);
+	free(t->slot);
+}
+
+/*
+ * Tree t's nodes in depth-first order, children in their sibling order,
+ * without recursion (trees can be a million levels deep).
+ */
+static uint32_t *preorder(const struct cp_rtree *t)
+{
+	uint32_t *order = xmalloc(t->nn * sizeof(*order)), k = 0, i = 0;
+
+	for (;;) {
+		order[k++] = i;
+		if (t->n[i].first_child != CP_NONE) {
+			i = t->n[i].first_child;
+			continue;
+		}
+		while (i != 0 && t->n[i].next == CP_NONE)
+			i = t->n[i].parent;
+		if (i == 0)
+			break;
+		i = t->n[i].next;
+	}
+	if (k != t->nn)
+		BUG("tree '%s': %u of %u nodes reached", t->label, k, t->nn);
+	return order;
+}
+
+enum column { COL_PARENT, COL_FN, COL_CALLS, COL_TOTAL, COL_SELF, COL_MIN, COL_MAX, COL_OVERHEAD };
+
+static void column(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t,
+		   const uint32_t *order, const uint32_t *newid, enum column c)
+{
+	cp_json__arr(j);
+	for (uint32_t k = 0; k < t->nn; k++) {
+		const struct cp_rnode *n = &t->n[order[k]];
+
+		switch (c) {
+		case COL_PARENT:
+			cp_json__i64(j, n->parent == CP_NONE ? -1 : (int64_t)newid[n->parent]);
+			break;
+		case COL_FN:
+			cp_json__i64(j, n->fn == CP_NONE ? -1 : (int64_t)n->fn);
+			break;
+		case COL_CALLS:
+			cp_json__u64(j, n->calls);
+			break;
+		case COL_TOTAL:
+			cp_json__u64(j, n->total_ns);
+			break;
+		case COL_SELF:
+			cp_json__u64(j, n->self_ns);
+			break;
+		case COL_MIN:
+			cp_json__u64(j, n->min_ns);
+			break;
+		case COL_MAX:
+			cp_json__u64(j, n->max_ns);
+			break;
+		case COL_OVERHEAD:
+			cp_json__u64(j, (uint64_t)(cp_mostly_overhead(n->total_ns, n->overhead_ns) |
+					 cp_mostly_overhead(n->self_ns, n->self_overhead_ns) << 1));
+			break;
+		}
+	}
+	cp_json__end_arr(j);
+}
+
+static void tree(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t)
+{
+	static const struct {
+		const char *key;
+		enum column c;
+		int timed; /* only in a profile with times */
+	} cols[] = {
+		{ "parent", COL_PARENT, 0 }, { "fn", COL_FN, 0 },     { "calls", COL_CALLS, 0 },
+		{ "total", COL_TOTAL, 1 },   { "self", COL_SELF, 1 }, { "min", COL_MIN, 1 },
+		{ "max", COL_MAX, 1 },
+	};
+	uint32_t *order = preorder(t), *newid = xmalloc(t->nn * sizeof(*newid));
+
+	for (uint32_t k = 0; k < t->nn; k++)
+		newid[order[k]] = k;
+	cp_json__obj(j);
+	cp_json__key_str(j, "label", t->label);
+	cp_json__key_u64(j, "tid", t->tid);
+	cp_json__key_u64(j, "threads", t->nthreads);
+	for (size_t c = 0; c < ARRAY_SIZE(cols); c++) {
+		if (cols[c].timed && !rp->timed)
+			continue;
+		cp_json__key(j, cols[c].key);
+		column(j, rp, t, order, newid, cols[c].c);
+	}
+	if (rp->timed && rp->compensated) {
+		cp_json__key(j, "overhead");
+		column(j, rp, t, order, newid, COL_OVERHEAD);
+	}
+	cp_json__end_obj(j);
+	free(order);
+	free(newid);
+}
+
+static void functions(struct cp_json *j, struct cp_report_profile *rp, struct strtab *st)
+{
+	struct cp_fn_where *w = xcalloc(rp->nfns + 1, sizeof(*w));
+	int64_t *module = xcalloc(rp->nfns + 1, sizeof(*module));
+	int64_t *file = xcalloc(rp->nfns + 1, sizeof(*file));
+
+	for (uint32_t f = 0; f < rp->nfns; f++) {
+		cp_report_profile__fn_where(rp, f, &w[f]);
+		module[f] = strtab__add(st, w[f].module);
+		file[f] = strtab__add(st, w[f].file);
+	}
+	cp_json__key(j, "strings");
+	cp_json__arr(j);
+	for (uint32_t i = 0; i < st->n; i++)
+		cp_json__str(j, st->s[i]);
+	cp_json__end_arr(j);
+
+	cp_json__key(j, "functions");
+	cp_json__obj(j);
+	cp_json__key(j, "name");
+	cp_json__arr(j);
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		cp_json__str(j, rp->fns[f].name);
+	cp_json__end_arr(j);
+	cp_json__key(j, "module");
+	cp_json__arr(j);
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		cp_json__i64(j, module[f]);
+	cp_json__end_arr(j);
+	cp_json__key(j, "file");
+	cp_json__arr(j);
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		cp_json__i64(j, file[f]);
+	cp_json__end_arr(j);
+	cp_json__key(j, "line");
+	cp_json__arr(j);
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		cp_json__u64(j, w[f].file ? (uint64_t)w[f].line : 0);
+	cp_json__end_arr(j);
+	cp_json__key(j, "signal");
+	cp_json__arr(j);
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		cp_json__u64(j, !!(rp->fns[f].flags & CP_RFN_SIGNAL));
+	cp_json__end_arr(j);
+	cp_json__end_obj(j);
+	free(w);
+	free(module);
+	free(file);
+}
+
+static void data(struct cp_json *j, struct cp_report_profile *rp)
+{
+	const struct cp_meta *m = &rp->pf->meta;
+	struct strtab st = { 0 };
+
+	cp_json__obj(j);
+	cp_json__key_u64(j, "callprof_html", HTML_VERSION);
+	cp_json__key_str(j, "file", rp->pf->path);
+	cp_json__key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");
+	cp_json__key(j, "timed");
+	cp_json__bool(j, rp->timed);
+	cp_json__key_u64(j, "calls", rp->calls);
+	cp_json__key_u64(j, "paths", rp->paths);
+	cp_json__key(j, "processes");
+	cp_json__arr(j);
+	if (rp->nparts)
+		for (uint32_t i = 0; i < rp->nparts; i++)
+			cp_export_json_process(j, rp->parts[i]->pf);
+	else
+		cp_export_json_process(j, rp->pf);
+	cp_json__end_arr(j);
+	cp_json__key(j, "compensation");
+	cp_json__obj(j);
+	cp_json__key(j, "applied");
+	cp_json__bool(j, rp->compensated);
+	/* The banner's "raw times: hook overhead was not calibrated". */
+	cp_json__key(j, "calibrated");
+	cp_json__bool(j, rp->compensated || m->overhead_ticks || m->self_overhead_ticks);
+	cp_json__key(j, "caller_ns_per_call");
+	cp_json__dbl(j, rp->outside_ns);
+	cp_json__key(j, "callee_ns_per_call");
+	cp_json__dbl(j, rp->inside_ns);
+	cp_json__key_u64(j, "raw_ns", rp->raw_ns);
+	cp_json__key_u64(j, "subtracted_ns", rp->subtracted_ns);
+	cp_json__end_obj(j);
+	functions(j, rp, &st);
+	cp_json__key(j, "trees");
+	cp_json__arr(j);
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		tree(j, rp, &rp->trees[ti]);
+	cp_json__end_arr(j);
+	cp_json__end_obj(j);
+	strtab__release(&st);
+}
+
+static void html_escape(FILE *fp, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", fp); break;
+		case '<': fputs("&lt;", fp); break;
+		case '>': fputs("&gt;", fp); break;
+		case '"': fputs("&quot;", fp); break;
+		default: fputc(*s, fp);
+		}
+	}
+}
+
+int cp_export_html(struct cp_report_profile *rp, FILE *fp)
+{
+	const char *p = cp_html_page, *at;
+
+	/* Children by name: the graph's left-to-right order, the same every time. */
+	cp_report_profile__sort(rp, CP_SORT_NAME);
+	while ((at = strchr(p, '@'))) {
+		const char *end = strchr(at + 1, '@');
+		size_t len = end ? (size_t)(end - at - 1) : 0;
+
+		fwrite(p, 1, (size_t)(at - p), fp);
+		p = end ? end + 1 : at + 1;
+		if (len == 5 && !strncmp(at + 1, "TITLE", len)) {
+			html_escape(fp, "callprof: ");
+			html_escape(fp, rp->pf->path);
+		} else if (len == 3 && !strncmp(at + 1, "CSS", len)) {
+			fputs(cp_html_css, fp);
+		} else if (len == 2 && !strncmp(at + 1, "JS", len)) {
+			fputs(cp_html_js, fp);
+		} else if (len == 4 && !strncmp(at + 1, "DATA", len)) {
+			struct cp_json *j = cp_json__new(fp, CP_JSON_HTML);
+
+			data(j, rp);
+			if (cp_json__finish(j))
+				return -1;
+		} else {
+			/* Not a placeholder: the '@' stays, the rest is looked at again. */
+			fputc('@', fp);
+			p = at + 1;
+		}
+	}
+	fputs(p, fp);
+	return ferror(fp) ? error("cannot write the HTML output") : 0;
+}

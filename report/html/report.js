@@ -1,0 +1,1101 @@
+/*
+ * report.js - the script of `callprof export -f html`: reads the profile
+ * that report/html.c embedded as JSON (the script element with id
+ * "profile", layout in html.c's comment) and draws the page: a flame or
+ * icicle graph on a canvas (click to zoom, hover for figures, search
+ * highlights), a call tree and a flat profile as sortable tables, the
+ * callers and callees of the selected function, and the run's facts as
+ * `callprof report`'s banner gives them.
+ *
+ * Plain JavaScript, no libraries: the page must work from disk with no
+ * network.  It must stay quick with a million contexts, so the tree lives
+ * in typed arrays in depth-first order (a node's subtree is the range
+ * [i, end[i])), the graph draws only frames at least MIN_W pixels wide,
+ * and the tables create rows only for what is expanded or asked for.
+ * Names reach the page through textContent only, never as markup.  This
+ * file goes into a script element as it is: it must never hold a '<'
+ * followed by '/' or '!' (t0290 checks).
+ *
+ * window.callprof exposes the state and a few queries for the end-to-end
+ * test (tests/e2e/check-html.js) and for anyone poking from the console.
+ */
+'use strict';
+(function () {
+	const D = JSON.parse(document.getElementById('profile').textContent);
+	const TIMED = !!D.timed;
+	const F = D.functions;
+	const NFNS = F.name.length;
+	const FH = 18;		/* frame height, CSS px */
+	const MIN_W = 0.5;	/* narrower frames (and all above them) are not drawn */
+	const MAX_ROWS = 1500;	/* levels drawn (a canvas cannot be arbitrarily tall) */
+	const MAX_ANCESTORS = 60; /* ancestor rows shown above a zoomed frame */
+	const CHILD_CHUNK = 200; /* children rows shown at once under a tree row */
+	const FLAT_CHUNK = 500;	/* flat rows shown at once */
+	const $ = (id) => document.getElementById(id);
+
+	/* ---- formatting, as callprof report prints ---- */
+
+	function fmtNs(ns) {
+		if (ns < 1000)
+			return ns + 'ns';
+		if (ns < 1e6)
+			return (ns / 1e3).toFixed(2) + 'us';
+		if (ns < 1e9)
+			return (ns / 1e6).toFixed(2) + 'ms';
+		return (ns / 1e9).toFixed(3) + 's';
+	}
+
+	function fmtPct(part, base) {
+		return base ? (100 * part / base).toFixed(2) + '%' : '-';
+	}
+
+	function baseName(path) {
+		const i = path.lastIndexOf('/');
+		return i < 0 ? path : path.slice(i + 1);
+	}
+
+	function pad2(n) {
+		return (n < 10 ? '0' : '') + n;
+	}
+
+	function fmtDate(ns) {
+		const d = new Date(ns / 1e6);
+		return d.getFullYear() + '-' + pad2(d.getMonth() + 1) + '-' + pad2(d.getDate()) + ' ' +
+			pad2(d.getHours()) + ':' + pad2(d.getMinutes()) + ':' + pad2(d.getSeconds());
+	}
+
+	function el(tag, attrs, ...kids) {
+		const e = document.createElement(tag);
+
+		for (const k in attrs || {}) {
+			if (k === 'class')
+				e.className = attrs[k];
+			else if (k === 'text')
+				e.textContent = attrs[k];
+			else if (attrs[k] !== undefined && attrs[k] !== null)
+				e.setAttribute(k, attrs[k]);
+		}
+		for (const k of kids)
+			if (k !== null && k !== undefined)
+				e.append(k);
+		return e;
+	}
+
+	/* ---- functions: where they are, their colour ---- */
+
+	function fnModule(f) {
+		return f >= 0 && F.module[f] >= 0 ? D.strings[F.module[f]] : null;
+	}
+
+	function fnWhere(f) {
+		return f >= 0 && F.file[f] >= 0 ? D.strings[F.file[f]] + ':' + F.line[f] : null;
+	}
+
+	/* FNV-1a over UTF-16 units; svg.c hashes bytes, so hues may differ for non-ASCII names. */
+	function hash32(s) {
+		let h = 2166136261;
+
+		for (let i = 0; i < s.length; i++)
+			h = Math.imul(h ^ (s.charCodeAt(i) & 0xff), 16777619) >>> 0;
+		return h >>> 0;
+	}
+
+	/* As svg.c: the hue from the module (program and libraries apart), the shade from the name. */
+	const fnColour = new Array(NFNS);
+	for (let f = 0; f < NFNS; f++) {
+		const m = fnModule(f);
+		const hm = hash32(m ? baseName(m) : ''), hn = hash32(F.name[f]);
+		const hue = m ? hm % 300 : 0;
+
+		fnColour[f] = 'hsl(' + hue + ',' + (60 + hn % 25) + '%,' + (55 + (hn >>> 8) % 20) + '%)';
+	}
+
+	/* ---- views: one tree, or every thread's under an "all threads" root ---- */
+
+	/*
+	 * A view: typed arrays by node in depth-first order.  fn < 0 marks
+	 * nodes that are not functions: -1 the root, -2 a thread (labels[]).
+	 */
+	function makeView(trees, rootLabel) {
+		const several = trees.length > 1;
+		let n = several ? 1 : 0;
+
+		for (const t of trees)
+			n += t.parent.length;
+		const v = {
+			n: n,
+			fn: new Int32Array(n), parent: new Int32Array(n), depth: new Int32Array(n),
+			end: new Int32Array(n), calls: new Float64Array(n), value: new Float64Array(n),
+			total: new Float64Array(n), self: new Float64Array(n), min: new Float64Array(n),
+			max: new Float64Array(n), ovh: new Uint8Array(n), labels: new Map(),
+			threads: new Map(),
+		};
+		let o = 0;
+
+		if (several) {
+			v.fn[0] = -1;
+			v.parent[0] = -1;
+			v.labels.set(0, rootLabel);
+			o = 1;
+		}
+		for (const t of trees) {
+			const m = t.parent.length;
+
+			for (let k = 0; k < m; k++) {
+				const i = o + k;
+
+				v.fn[i] = t.fn[k];
+				v.parent[i] = t.parent[k] < 0 ? (several ? 0 : -1) : o + t.parent[k];
+				v.calls[i] = t.calls[k];
+				if (TIMED) {
+					v.total[i] = t.total[k];
+					v.self[i] = t.self[k];
+					v.min[i] = t.min[k];
+					v.max[i] = t.max[k];
+				}
+				if (t.overhead)
+					v.ovh[i] = t.overhead[k];
+			}
+			if (several)
+				v.fn[o] = -2;
+			v.labels.set(o, t.label);
+			v.threads.set(o, t.threads);
+			if (several && TIMED)
+				v.total[0] += t.total[0];
+			o += m;
+		}
+		for (let i = 1; i < n; i++)
+			v.depth[i] = v.depth[v.parent[i]] + 1;
+		const below = new Float64Array(v.calls);
+		for (let i = 0; i < n; i++)
+			v.end[i] = i + 1;
+		for (let i = n - 1; i > 0; i--) {
+			const p = v.parent[i];
+
+			if (v.end[i] > v.end[p])
+				v.end[p] = v.end[i];
+			below[p] += below[i];
+		}
+		v.below = below;
+		/* Frame widths: total time; without times, the calls made in and below. */
+		v.value = TIMED ? v.total : below;
+		if (!v.value[0] && n > 1) {
+			/* Coverage: no counts either; every context gets one unit. */
+			v.value = new Float64Array(n);
+			for (let i = 0; i < n; i++)
+				v.value[i] = v.end[i] - i;
+		}
+		return v;
+	}
+
+	const views = [];
+	if (D.trees.length > 1) {
+		views.push({ label: 'all threads', trees: D.trees });
+		D.trees.forEach((t) => views.push({ label: t.label, trees: [t] }));
+	} else {
+		views.push({ label: D.trees[0].label, trees: D.trees });
+	}
+
+	const S = {
+		view: 0,	  /* index into views */
+		zoom: 0,	  /* node the graph is zoomed to */
+		icicle: false,
+		search: '',
+		regex: false,
+		matched: null,	  /* Uint8Array by node, or null without a search */
+		matchCount: 0,	  /* frames matched */
+		matchShare: 0,	  /* their share of the root's value, no frame counted twice */
+		selName: null,	  /* selected function's name (callers/callees go by name) */
+		tab: 'tree',
+		treeSort: { key: TIMED ? 'total' : 'calls', desc: true },
+		flatSort: { key: TIMED ? 'self' : 'calls', desc: true },
+		edgeSort: { key: TIMED ? 'total' : 'calls', desc: true },
+		expanded: new Set([0]),
+		shown: new Map(), /* tree row -> how many children are shown */
+		flatShown: FLAT_CHUNK,
+	};
+	let V = null;
+
+	function name(i) {
+		const f = V.fn[i];
+
+		return f >= 0 ? F.name[f] : V.labels.get(i) || '';
+	}
+
+	function children(i) {
+		const c = [];
+
+		for (let k = i + 1; k < V.end[i]; k = V.end[k])
+			c.push(k);
+		return c;
+	}
+
+	function setView(k) {
+		if (!views[k].v)
+			views[k].v = makeView(views[k].trees, views[k].label);
+		V = views[k].v;
+		S.view = k;
+		S.zoom = 0;
+		S.expanded = new Set([0]);
+		S.shown = new Map();
+		S.flatShown = FLAT_CHUNK;
+		flat = null;
+		$('thread').value = String(k);
+		runSearch();
+		renderAll();
+	}
+
+	/* ---- the graph ---- */
+
+	const canvas = $('flame');
+	const ctx = canvas.getContext('2d');
+	const tip = $('tip');
+	let L = null;		/* the last layout: frames in drawing order */
+	let charW = 7;
+
+	/*
+	 * Place the frames: the zoomed node's ancestors as full-width rows, then
+	 * its subtree scaled to the width, depth first; a frame narrower than
+	 * MIN_W is left out with everything above it.
+	 */
+	function layout(width) {
+		const z = S.zoom;
+		let anc = [];
+
+		for (let a = V.parent[z]; a >= 0; a = V.parent[a])
+			anc.push(a);
+		anc.reverse();
+		let hiddenAnc = 0;
+		if (anc.length > MAX_ANCESTORS) {
+			hiddenAnc = anc.length - MAX_ANCESTORS;
+			anc = [anc[0]].concat(anc.slice(hiddenAnc + 1));
+		}
+		const cap = Math.min(V.end[z] - z, 1 << 20) + anc.length + 1;
+		const l = {
+			width: width, n: 0, node: new Int32Array(cap), x: new Float64Array(cap),
+			w: new Float64Array(cap), row: new Int32Array(cap), rows: 0, culled: 0,
+			tooDeep: 0, hiddenAnc: hiddenAnc, ancRows: anc.length,
+		};
+		const push = (i, x, w, row) => {
+			if (l.n === l.node.length) {
+				for (const k of ['node', 'x', 'w', 'row']) {
+					const a = new l[k].constructor(l.n * 2);
+
+					a.set(l[k]);
+					l[k] = a;
+				}
+			}
+			l.node[l.n] = i;
+			l.x[l.n] = x;
+			l.w[l.n] = w;
+			l.row[l.n++] = row;
+			if (row + 1 > l.rows)
+				l.rows = row + 1;
+		};
+		anc.forEach((a, r) => push(a, 0, width, r));
+		const base = anc.length, dz = V.depth[z];
+		const scale = V.value[z] > 0 ? width / V.value[z] : 0;
+		/* Next free x under each drawn node, and its right edge: by node. */
+		const next = layout.next && layout.next.length >= V.n ? layout.next : (layout.next = new Float64Array(V.n));
+		const right = layout.right && layout.right.length >= V.n ? layout.right : (layout.right = new Float64Array(V.n));
+		push(z, 0, width, base);
+		next[z] = 0;
+		right[z] = width;
+		for (let i = z + 1; i < V.end[z];) {
+			const p = V.parent[i], x = next[p], row = base + V.depth[i] - dz;
+			let w = V.value[i] * scale;
+
+			if (x + w > right[p])
+				w = Math.max(0, right[p] - x);
+			next[p] = x + w;
+			if (w < MIN_W || row >= MAX_ROWS) {
+				if (w >= MIN_W)
+					l.tooDeep += V.end[i] - i;
+				else
+					l.culled += V.end[i] - i;
+				i = V.end[i];
+				continue;
+			}
+			push(i, x, w, row);
+			next[i] = x;
+			right[i] = x + w;
+			i++;
+		}
+		/* By row, in x order (depth first gives x order within a row). */
+		l.rowStart = new Int32Array(l.rows + 1);
+		for (let k = 0; k < l.n; k++)
+			l.rowStart[l.row[k] + 1]++;
+		for (let r = 0; r < l.rows; r++)
+			l.rowStart[r + 1] += l.rowStart[r];
+		l.byRow = new Int32Array(l.n);
+		const fill = l.rowStart.slice(0, l.rows);
+		for (let k = 0; k < l.n; k++)
+			l.byRow[fill[l.row[k]]++] = k;
+		return l;
+	}
+
+	function frameY(row) {
+		return S.icicle ? row * FH : (L.rows - 1 - row) * FH;
+	}
+
+	function draw() {
+		const width = Math.max(200, $('graph').clientWidth);
+		const dpr = window.devicePixelRatio || 1;
+
+		L = layout(width);
+		const height = L.rows * FH;
+		canvas.style.width = width + 'px';
+		canvas.style.height = height + 'px';
+		canvas.width = Math.round(width * dpr);
+		canvas.height = Math.round(height * dpr);
+		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+		ctx.clearRect(0, 0, width, height);
+		ctx.font = '12px ' + getComputedStyle(document.body).getPropertyValue('--mono');
+		ctx.textBaseline = 'middle';
+		charW = ctx.measureText('mmmmmmmmmm').width / 10 || 7;
+		const sel = S.selName;
+		for (let k = 0; k < L.n; k++) {
+			const i = L.node[k], f = V.fn[i], x = L.x[k], w = L.w[k], y = frameY(L.row[k]);
+			const isAnc = L.row[k] < L.ancRows;
+			let fill = f >= 0 ? fnColour[f] : '#c8c8c8';
+
+			if (S.matched && S.matched[i])
+				fill = '#e040e0';
+			ctx.globalAlpha = isAnc ? 0.55 : 1;
+			ctx.fillStyle = fill;
+			ctx.fillRect(x, y, Math.max(w - 0.5, 0.5), FH - 1);
+			ctx.globalAlpha = 1;
+			if (sel !== null && f >= 0 && F.name[f] === sel && w >= 4) {
+				ctx.strokeStyle = '#000';
+				ctx.lineWidth = 1.5;
+				ctx.strokeRect(x + 0.75, y + 0.75, Math.max(w - 2, 0.5), FH - 2.5);
+			}
+			const fit = Math.floor((w - 6) / charW);
+			if (fit >= 3) {
+				const s = name(i);
+
+				ctx.fillStyle = '#000';
+				ctx.fillText(s.length > fit ? s.slice(0, fit - 2) + '..' : s, x + 3, y + FH / 2);
+			}
+		}
+		const notes = [];
+		notes.push(TIMED ? 'Width: total time.' : 'Width: calls made in the frame and below it.');
+		notes.push('Colour: module.');
+		if (L.culled)
+			notes.push(L.culled + ' contexts in frames narrower than ' + MIN_W + ' px are not drawn (zoom in to see them).');
+		if (L.tooDeep)
+			notes.push(L.tooDeep + ' contexts more than ' + MAX_ROWS + ' levels down are not drawn (zoom in to see them).');
+		if (L.hiddenAnc)
+			notes.push(L.hiddenAnc + ' ancestors of the zoomed frame are not drawn.');
+		$('graph-note').textContent = notes.join(' ');
+		drawCrumbs();
+	}
+
+	function drawCrumbs() {
+		const c = $('crumbs'), path = [];
+
+		for (let a = S.zoom; a >= 0; a = V.parent[a])
+			path.push(a);
+		path.reverse();
+		c.textContent = '';
+		path.forEach((i, k) => {
+			if (k)
+				c.append(el('span', { class: 'sep', text: '\u203a' }));
+			if (k === path.length - 1)
+				c.append(el('span', { text: name(i) }));
+			else
+				c.append(el('a', { 'data-node': i, text: name(i), title: 'zoom out to this frame' }));
+		});
+	}
+
+	/* The frame at (x, y) in CSS pixels of the canvas: index into L, or -1. */
+	function hit(x, y) {
+		if (!L || y < 0 || x < 0)
+			return -1;
+		let row = Math.floor(y / FH);
+		if (!S.icicle)
+			row = L.rows - 1 - row;
+		if (row < 0 || row >= L.rows)
+			return -1;
+		let lo = L.rowStart[row], hi = L.rowStart[row + 1] - 1;
+		while (lo <= hi) {
+			const mid = (lo + hi) >> 1, k = L.byRow[mid];
+
+			if (x < L.x[k])
+				hi = mid - 1;
+			else if (x >= L.x[k] + L.w[k])
+				lo = mid + 1;
+			else
+				return k;
+		}
+		return -1;
+	}
+
+	function zoomTo(i) {
+		S.zoom = i;
+		draw();
+	}
+
+	function figures(i) {
+		const f = V.fn[i], rows = [];
+		const root = V.value[0];
+
+		if (f >= 0 || V.fn[i] === -2)
+			rows.push(['calls', f >= 0 ? String(V.calls[i]) : V.threads.get(i) + ' thread(s)']);
+		if (TIMED) {
+			rows.push(['total', fmtNs(V.total[i]) + (V.ovh[i] & 1 ? ' (mostly hook overhead)' : '')]);
+			rows.push(['self', fmtNs(V.self[i]) + (V.ovh[i] & 2 ? ' (mostly hook overhead)' : '')]);
+			if (f >= 0 && V.calls[i]) {
+				rows.push(['avg / call', fmtNs(Math.floor(V.total[i] / V.calls[i]))]);
+				rows.push(['min / max', fmtNs(V.min[i]) + ' / ' + fmtNs(V.max[i])]);
+			}
+		} else {
+			rows.push(['calls in and below', String(V.below[i])]);
+		}
+		rows.push(['of the root', fmtPct(V.value[i], root)]);
+		if (S.zoom && i !== S.zoom && V.value[S.zoom])
+			rows.push(['of the zoomed frame', fmtPct(V.value[i], V.value[S.zoom])]);
+		if (f >= 0) {
+			const w = fnWhere(f), m = fnModule(f);
+
+			if (w)
+				rows.push(['source', w]);
+			if (m)
+				rows.push(['module', m]);
+			if (F.signal[f])
+				rows.push(['', 'a signal handler\'s run']);
+		}
+		return rows;
+	}
+
+	function showTip(k, ev) {
+		const i = L.node[k];
+
+		tip.textContent = '';
+		tip.append(el('div', { class: 'name', text: name(i) }));
+		const t = el('table');
+		for (const [a, b] of figures(i))
+			t.append(el('tr', null, el('th', { text: a }), el('td', { text: b })));
+		tip.append(t);
+		tip.hidden = false;
+		/* Fixed to the window, so that the graph's edges do not cut it. */
+		let x = ev.clientX + 14, y = ev.clientY + 14;
+		if (x + tip.offsetWidth > window.innerWidth)
+			x = Math.max(0, ev.clientX - tip.offsetWidth - 14);
+		if (y + tip.offsetHeight > window.innerHeight)
+			y = Math.max(0, ev.clientY - tip.offsetHeight - 14);
+		tip.style.left = x + 'px';
+		tip.style.top = y + 'px';
+	}
+
+	canvas.addEventListener('mousemove', (ev) => {
+		const r = canvas.getBoundingClientRect();
+		const k = hit(ev.clientX - r.left, ev.clientY - r.top);
+
+		if (k < 0)
+			tip.hidden = true;
+		else
+			showTip(k, ev);
+	});
+	canvas.addEventListener('mouseleave', () => {
+		tip.hidden = true;
+	});
+	canvas.addEventListener('click', (ev) => {
+		const r = canvas.getBoundingClientRect();
+		const k = hit(ev.clientX - r.left, ev.clientY - r.top);
+
+		if (k < 0)
+			return;
+		const i = L.node[k];
+		if (V.fn[i] >= 0)
+			select(F.name[V.fn[i]], false);
+		zoomTo(i);
+	});
+	$('crumbs').addEventListener('click', (ev) => {
+		const a = ev.target.closest('a[data-node]');
+
+		if (a)
+			zoomTo(Number(a.dataset.node));
+	});
+	$('reset').addEventListener('click', () => zoomTo(0));
+	document.addEventListener('keydown', (ev) => {
+		if (ev.key === 'Escape' && ev.target.tagName !== 'INPUT')
+			zoomTo(0);
+	});
+	function setKind(icicle) {
+		S.icicle = icicle;
+		$('kind-flame').setAttribute('aria-pressed', String(!icicle));
+		$('kind-icicle').setAttribute('aria-pressed', String(icicle));
+		draw();
+	}
+	$('kind-flame').addEventListener('click', () => setKind(false));
+	$('kind-icicle').addEventListener('click', () => setKind(true));
+	let resizeTimer = 0;
+	window.addEventListener('resize', () => {
+		clearTimeout(resizeTimer);
+		resizeTimer = setTimeout(draw, 100);
+	});
+
+	/* ---- search ---- */
+
+	function runSearch() {
+		const q = S.search;
+		const input = $('search'), status = $('search-status');
+
+		input.classList.remove('bad');
+		S.matched = null;
+		S.matchCount = 0;
+		S.matchShare = 0;
+		if (!q) {
+			status.textContent = '';
+			return;
+		}
+		let test;
+		if (S.regex) {
+			let re;
+			try {
+				re = new RegExp(q, 'i');
+			} catch (e) {
+				input.classList.add('bad');
+				status.textContent = 'not a regular expression: ' + e.message;
+				return;
+			}
+			test = (s) => re.test(s);
+		} else {
+			const lq = q.toLowerCase();
+			test = (s) => s.toLowerCase().includes(lq);
+		}
+		const fnHit = new Uint8Array(NFNS);
+		for (let f = 0; f < NFNS; f++)
+			fnHit[f] = test(F.name[f]) ? 1 : 0;
+		const m = new Uint8Array(V.n);
+		let count = 0, covered = 0;
+		for (let i = 0; i < V.n; i++)
+			if (V.fn[i] >= 0 && fnHit[V.fn[i]]) {
+				m[i] = 1;
+				count++;
+			}
+		/* The share: matched frames with no matched frame below the root above them. */
+		for (let i = 1; i < V.n;) {
+			if (m[i]) {
+				covered += V.value[i];
+				i = V.end[i];
+			} else {
+				i++;
+			}
+		}
+		S.matched = m;
+		S.matchCount = count;
+		S.matchShare = V.value[0] ? covered / V.value[0] : 0;
+		status.textContent = count + ' frame' + (count === 1 ? '' : 's') + ' matched, ' +
+			(100 * S.matchShare).toFixed(2) + '% of ' + (TIMED ? 'the total time' : 'all calls');
+	}
+
+	let searchTimer = 0;
+	$('search').addEventListener('input', () => {
+		clearTimeout(searchTimer);
+		searchTimer = setTimeout(() => {
+			S.search = $('search').value;
+			runSearch();
+			draw();
+		}, 120);
+	});
+	$('regex').addEventListener('change', () => {
+		S.regex = $('regex').checked;
+		runSearch();
+		draw();
+	});
+
+	/* ---- tables ---- */
+
+	/* Columns: key, title, value(row), format; time columns only with times. */
+	function columns(kind) {
+		const c = [{ key: 'name', title: 'Function', name: true }];
+
+		c.push({ key: 'calls', title: 'Calls', fmt: String });
+		if (TIMED) {
+			c.push({ key: 'total', title: 'Total', fmt: fmtNs });
+			c.push({ key: 'self', title: 'Self', fmt: fmtNs });
+			c.push({ key: 'totalPct', title: 'Total %', pct: 'total' });
+			c.push({ key: 'selfPct', title: 'Self %', pct: 'self' });
+			if (kind !== 'edge') {
+				c.push({ key: 'avg', title: 'Avg', fmt: fmtNs });
+				c.push({ key: 'min', title: 'Min', fmt: fmtNs });
+				c.push({ key: 'max', title: 'Max', fmt: fmtNs });
+			}
+		} else if (kind === 'tree') {
+			c.push({ key: 'below', title: 'Calls in and below', fmt: String });
+			c.push({ key: 'belowPct', title: '%', pct: 'below' });
+		}
+		return c;
+	}
+
+	function header(table, cols, sort, onSort) {
+		const tr = el('tr');
+
+		for (const c of cols) {
+			const th = el('th', { class: (c.name ? 'name ' : '') + 'sortable', 'data-key': c.key, text: c.title, title: 'sort by ' + c.title.toLowerCase() });
+
+			if (sort.key === c.key)
+				th.setAttribute('aria-sort', sort.desc ? 'descending' : 'ascending');
+			th.addEventListener('click', () => {
+				if (sort.key === c.key) {
+					sort.desc = !sort.desc;
+				} else {
+					sort.key = c.key;
+					sort.desc = !c.name;
+				}
+				onSort();
+			});
+			tr.append(th);
+		}
+		const thead = table.tHead;
+		thead.textContent = '';
+		thead.append(tr);
+	}
+
+	function cells(tr, cols, r, base) {
+		for (const c of cols) {
+			if (c.name)
+				continue;
+			let v = c.pct ? r[c.pct] : r[c.key], text;
+
+			if (v === undefined || v === null || (c.key === 'min' || c.key === 'max' || c.key === 'avg') && !r.calls) {
+				text = '-';
+				v = '';
+			} else if (c.pct) {
+				text = fmtPct(v, base);
+				v = base ? 100 * v / base : 0;
+			} else {
+				text = c.fmt(v);
+			}
+			const td = el('td', { class: 'c-' + c.key, 'data-v': v, text: text });
+			if ((c.key === 'total' && r.ovh & 1) || (c.key === 'self' && r.ovh & 2)) {
+				td.classList.add('ovh');
+				td.title = 'mostly hook overhead';
+				td.textContent = '~' + text;
+			}
+			tr.append(td);
+		}
+	}
+
+	function compare(sort, a, b) {
+		let d;
+
+		/* A share orders as what it is a share of. */
+		const key = sort.key.endsWith('Pct') ? sort.key.slice(0, -3) : sort.key;
+
+		if (key === 'name')
+			d = a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+		else
+			d = (a[key] || 0) - (b[key] || 0);
+		if (sort.desc)
+			d = -d;
+		return d || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || a.id - b.id;
+	}
+
+	/* A tree node's row values. */
+	function nodeRow(i) {
+		return {
+			id: i, name: name(i), fn: V.fn[i], calls: V.fn[i] >= 0 ? V.calls[i] : null,
+			total: TIMED ? V.total[i] : undefined, self: TIMED ? V.self[i] : undefined,
+			avg: TIMED && V.calls[i] ? Math.floor(V.total[i] / V.calls[i]) : undefined,
+			min: TIMED && V.fn[i] >= 0 ? V.min[i] : undefined,
+			max: TIMED && V.fn[i] >= 0 ? V.max[i] : undefined,
+			below: V.below[i], ovh: V.ovh[i],
+		};
+	}
+
+	function renderTree() {
+		const table = $('tree-table'), cols = columns('tree'), body = table.tBodies[0];
+		const base = TIMED ? V.total[0] : V.below[0];
+		const frag = document.createDocumentFragment();
+		const stack = [{ i: 0 }];
+
+		header(table, cols, S.treeSort, renderTree);
+		while (stack.length) {
+			const it = stack.pop();
+
+			if (it.more !== undefined) {
+				const tr = el('tr', { class: 'more', 'data-parent': it.more });
+				tr.append(el('td', { colspan: cols.length, text: '\u2026 ' + it.left + ' more (show ' + Math.min(it.left, CHILD_CHUNK) + ')', style: 'padding-left:' + (8 + 16 * (it.depth + 1)) + 'px' }));
+				frag.append(tr);
+				continue;
+			}
+			const i = it.i, r = nodeRow(i), kids = V.end[i] > i + 1;
+			const open = kids && S.expanded.has(i), depth = V.depth[i];
+			const tr = el('tr', { 'data-node': i, 'data-depth': depth, 'data-parent': V.parent[i] >= 0 ? V.parent[i] : null, 'data-fn': r.fn >= 0 ? r.fn : null });
+
+			if (r.fn >= 0 && r.name === S.selName)
+				tr.classList.add('sel');
+			const td = el('td', { class: 'name', title: r.name, style: 'padding-left:' + (8 + 16 * depth) + 'px' });
+			td.append(el('span', { class: 'tog', text: kids ? (open ? '\u25be' : '\u25b8') : '' }));
+			const share = base ? (TIMED ? r.total : r.below) / base : 0;
+			td.append(el('span', { class: 'bar', style: 'width:' + Math.round(40 * share) + 'px' }));
+			td.append(el('span', { class: 'nm' + (r.fn < 0 ? ' pseudo' : ''), text: r.name }));
+			tr.append(td);
+			cells(tr, cols, r, base);
+			frag.append(tr);
+			if (!open)
+				continue;
+			const c = children(i).map(nodeRow).sort((a, b) => compare(S.treeSort, a, b));
+			const limit = S.shown.get(i) || CHILD_CHUNK;
+			if (c.length > limit)
+				stack.push({ more: i, left: c.length - limit, depth: depth });
+			for (let k = Math.min(limit, c.length) - 1; k >= 0; k--)
+				stack.push({ i: c[k].id });
+		}
+		body.textContent = '';
+		body.append(frag);
+	}
+
+	$('tree-table').tBodies[0].addEventListener('click', (ev) => {
+		const more = ev.target.closest('tr.more');
+
+		if (more) {
+			const p = Number(more.dataset.parent);
+			S.shown.set(p, (S.shown.get(p) || CHILD_CHUNK) + CHILD_CHUNK);
+			renderTree();
+			return;
+		}
+		const tr = ev.target.closest('tr[data-node]');
+		if (!tr)
+			return;
+		const i = Number(tr.dataset.node);
+		if (ev.target.classList.contains('tog') || V.fn[i] < 0) {
+			toggle(i);
+			return;
+		}
+		select(F.name[V.fn[i]], true);
+	});
+	$('tree-table').tBodies[0].addEventListener('dblclick', (ev) => {
+		const tr = ev.target.closest('tr[data-node]');
+
+		if (tr && !ev.target.classList.contains('tog'))
+			toggle(Number(tr.dataset.node));
+	});
+
+	function toggle(i) {
+		if (V.end[i] <= i + 1)
+			return;
+		if (S.expanded.has(i))
+			S.expanded.delete(i);
+		else
+			S.expanded.add(i);
+		renderTree();
+	}
+
+	/* ---- flat profile: per function, recursion counted once ---- */
+
+	let flat = null;
+
+	function computeFlat() {
+		const calls = new Float64Array(NFNS), total = new Float64Array(NFNS);
+		const self = new Float64Array(NFNS), min = new Float64Array(NFNS), max = new Float64Array(NFNS);
+		const active = new Int32Array(NFNS), path = [];
+
+		for (let i = 1; i < V.n; i++) {
+			const f = V.fn[i];
+
+			while (path.length >= V.depth[i]) {
+				const g = path.pop();
+
+				if (g >= 0)
+					active[g]--;
+			}
+			path.push(f);
+			if (f < 0)
+				continue;
+			if (V.calls[i] && (!calls[f] || V.min[i] < min[f]))
+				min[f] = V.min[i];
+			if (V.max[i] > max[f])
+				max[f] = V.max[i];
+			calls[f] += V.calls[i];
+			self[f] += V.self[i];
+			if (!active[f])
+				total[f] += V.total[i];
+			active[f]++;
+		}
+		const rows = [];
+		for (let f = 0; f < NFNS; f++) {
+			if (!calls[f] && !total[f])
+				continue;
+			rows.push({
+				id: f, fn: f, name: F.name[f], calls: calls[f],
+				total: TIMED ? total[f] : undefined, self: TIMED ? self[f] : undefined,
+				avg: TIMED && calls[f] ? Math.floor(total[f] / calls[f]) : undefined,
+				min: TIMED ? min[f] : undefined, max: TIMED ? max[f] : undefined, ovh: 0,
+			});
+		}
+		return rows;
+	}
+
+	function renderFlat() {
+		const table = $('flat-table'), cols = columns('flat'), body = table.tBodies[0];
+		const base = V.total[0];
+
+		if (!flat)
+			flat = computeFlat();
+		header(table, cols, S.flatSort, renderFlat);
+		const rows = flat.slice().sort((a, b) => compare(S.flatSort, a, b));
+		const frag = document.createDocumentFragment();
+		for (const r of rows.slice(0, S.flatShown)) {
+			const tr = el('tr', { 'data-fn': r.fn, class: r.name === S.selName ? 'sel' : null });
+			tr.append(el('td', { class: 'name', title: r.name, text: r.name }));
+			cells(tr, cols, r, base);
+			frag.append(tr);
+		}
+		if (rows.length > S.flatShown) {
+			const tr = el('tr', { class: 'more' });
+			tr.append(el('td', { colspan: cols.length, text: '\u2026 ' + (rows.length - S.flatShown) + ' more (show all)' }));
+			frag.append(tr);
+		}
+		if (!rows.length)
+			frag.append(el('tr', { class: 'empty' }, el('td', { colspan: cols.length, text: 'No function was called.' })));
+		body.textContent = '';
+		body.append(frag);
+	}
+
+	$('flat-table').tBodies[0].addEventListener('click', (ev) => {
+		if (ev.target.closest('tr.more')) {
+			S.flatShown = Infinity;
+			renderFlat();
+			return;
+		}
+		const tr = ev.target.closest('tr[data-fn]');
+		if (tr)
+			select(F.name[Number(tr.dataset.fn)], true);
+	});
+
+	function setTab(tab) {
+		S.tab = tab;
+		$('tab-tree').setAttribute('aria-selected', String(tab === 'tree'));
+		$('tab-flat').setAttribute('aria-selected', String(tab === 'flat'));
+		$('pane-tree').hidden = tab !== 'tree';
+		$('pane-flat').hidden = tab !== 'flat';
+		if (tab === 'flat')
+			renderFlat();
+	}
+	$('tab-tree').addEventListener('click', () => setTab('tree'));
+	$('tab-flat').addEventListener('click', () => setTab('flat'));
+
+	/* ---- the selected function: callers and callees, as report --callers/--callees ---- */
+
+	function edges(sel) {
+		const callers = new Map(), callees = new Map();
+		let found = false;
+		const add = (m, f, i) => {
+			let a = m.get(f);
+
+			if (!a) {
+				a = {
+					id: f, fn: f, name: f >= 0 ? F.name[f] : '[thread start]', calls: 0,
+					total: TIMED ? 0 : undefined, self: TIMED ? 0 : undefined, ovh: 0,
+				};
+				m.set(f, a);
+			}
+			a.calls += V.calls[i];
+			if (TIMED) {
+				a.total += V.total[i];
+				a.self += V.self[i];
+			}
+		};
+		for (let i = 1; i < V.n; i++) {
+			const f = V.fn[i];
+
+			if (f < 0 || F.name[f] !== sel)
+				continue;
+			found = true;
+			const p = V.parent[i];
+			add(callers, V.fn[p] >= 0 ? V.fn[p] : -1, i);
+			for (const c of children(i))
+				add(callees, V.fn[c], c);
+		}
+		return { found: found, callers: [...callers.values()], callees: [...callees.values()] };
+	}
+
+	function renderEdges() {
+		const info = $('fn-info'), sel = S.selName;
+		const base = V.total[0];
+
+		for (const id of ['callers', 'callees']) {
+			$(id).tHead.textContent = '';
+			$(id).tBodies[0].textContent = '';
+		}
+		info.textContent = '';
+		if (sel === null) {
+			info.append(el('p', { class: 'note', text: 'Click a frame or a row to see who calls the function and what it calls.' }));
+			return;
+		}
+		const e = edges(sel);
+		info.append(el('p', { class: 'fname', text: sel }));
+		if (!e.found) {
+			info.append(el('p', { class: 'note', text: 'Not called in this thread.' }));
+			return;
+		}
+		const own = (flat || (flat = computeFlat())).filter((r) => r.name === sel);
+		const sum = (k) => own.reduce((s, r) => s + (r[k] || 0), 0);
+		const dl = el('dl');
+		const fact = (a, b) => {
+			dl.append(el('dt', { text: a }), el('dd', { text: b }));
+		};
+		fact('calls', String(sum('calls')));
+		if (TIMED) {
+			fact('total', fmtNs(sum('total')) + ' (' + fmtPct(sum('total'), base) + ')');
+			fact('self', fmtNs(sum('self')) + ' (' + fmtPct(sum('self'), base) + ')');
+		}
+		for (const r of own) {
+			const w = fnWhere(r.fn), m = fnModule(r.fn);
+
+			if (w)
+				fact('source', w);
+			if (m)
+				fact('module', m);
+		}
+		info.append(dl);
+		const cols = columns('edge');
+		for (const [id, rows, arrow] of [['callers', e.callers, '\u2190 '], ['callees', e.callees, '\u2192 ']]) {
+			const table = $(id);
+			header(table, cols, S.edgeSort, renderEdges);
+			rows.sort((a, b) => compare(S.edgeSort, a, b));
+			const body = table.tBodies[0];
+			for (const r of rows) {
+				const tr = el('tr', { 'data-fn': r.fn >= 0 ? r.fn : null });
+				tr.append(el('td', { class: 'name', title: r.name, text: arrow + r.name }));
+				cells(tr, cols, r, base);
+				body.append(tr);
+			}
+			if (!rows.length)
+				body.append(el('tr', { class: 'empty' }, el('td', { colspan: cols.length, text: id === 'callers' ? 'None.' : 'It calls no instrumented function.' })));
+		}
+	}
+
+	for (const id of ['callers', 'callees'])
+		$(id).tBodies[0].addEventListener('click', (ev) => {
+			const tr = ev.target.closest('tr[data-fn]');
+
+			if (tr)
+				select(F.name[Number(tr.dataset.fn)], true);
+		});
+
+	function select(fnName, redraw) {
+		S.selName = fnName;
+		renderEdges();
+		if (S.tab === 'flat')
+			renderFlat();
+		renderTree();
+		if (redraw)
+			draw();
+	}
+
+	/* ---- the run's facts, as the report's banner ---- */
+
+	function renderMeta() {
+		const P = D.processes, p = P[0], C = D.compensation;
+		const facts = $('facts'), warn = $('warnings');
+		let threads = 0;
+
+		for (const t of D.trees)
+			threads += t.threads;
+		$('title').textContent = D.file;
+		$('command').textContent = p.command.join(' ');
+		const fact = (s) => facts.append(el('li', { text: s }));
+		if (P.length > 1)
+			fact(P.length + ' processes merged (pid ' + P.map((q) => q.pid).join(', ') + '), first started ' + fmtDate(Math.min(...P.map((q) => q.start_unix_ns))));
+		else
+			fact('pid ' + p.pid + ', started ' + fmtDate(p.start_unix_ns) + ', ran ' + fmtNs(p.duration_ns));
+		fact(threads + ' thread' + (threads === 1 ? '' : 's'));
+		fact(D.calls + ' calls');
+		fact(D.paths + ' call paths');
+		fact('mode: ' + p.mode + (p.mode === 'counting' ? ' (exact call counts, no times)' : p.mode === 'coverage' ? ' (the functions that ran; no counts, no times)' : ''));
+		if (TIMED) {
+			fact('clock: ' + p.clock + (p.clock.startsWith('tsc') ? ' at ' + (p.ticks_per_second / 1e9).toFixed(3) + ' GHz' : ''));
+			const per = C.caller_ns_per_call.toFixed(1) + 'ns per call in the caller, ' + C.callee_ns_per_call.toFixed(1) + 'ns in the callee';
+			if (C.applied)
+				fact('overhead compensated: ' + per + '; ' + fmtNs(C.subtracted_ns) + ' of ' + fmtNs(C.raw_ns) + ' subtracted (' + fmtPct(C.subtracted_ns, C.raw_ns) + ')');
+			else if (C.calibrated)
+				fact('raw times: they include hook overhead of ' + per);
+			else
+				fact('raw times: hook overhead was not calibrated');
+		}
+		const w = (s) => warn.append(el('li', { text: s }));
+		for (const q of P) {
+			const pre = P.length > 1 ? 'pid ' + q.pid + ': ' : '';
+			const l = q.lost;
+
+			if (q.reconciled_frames)
+				w(pre + q.reconciled_frames + ' frames were abandoned by longjmp or exceptions (their exit hooks never ran) and were closed when control left them');
+			if (l.calls || l.events || l.unpaired_exits || l.threads)
+				w(pre + 'incomplete: ' + l.calls + ' calls in unrecorded paths, ' + l.events + ' events dropped, ' + l.unpaired_exits + ' unpaired exits, ' + l.threads + ' threads not set up');
+			if (l.signals)
+				w(pre + l.signals + ' signal handler runs were not recorded: the signal arrived while a hook was running');
+			if (q.ended === 'killed')
+				w(pre + 'the process was killed and the profile written by callprof\'s watcher: calls still open then are counted with time up to that moment');
+			else if (q.ended === 'abnormally')
+				w(pre + 'the process ended abnormally (fatal signal, abort or _exit): calls still open then are counted with time up to that moment');
+		}
+		const meta = $('meta');
+		for (const q of P) {
+			const t = el('table');
+			const row = (a, b) => t.append(el('tr', null, el('th', { text: a }), el('td', { class: 'mono', text: String(b) })));
+			row('profile', q.file);
+			row('command', q.command.join(' '));
+			row('executable', q.executable);
+			row('host', q.hostname);
+			row('pid / ppid', q.pid + ' / ' + q.ppid);
+			row('recording mode', q.mode);
+			row('clock', q.clock + ', ' + q.ticks_per_second + ' ticks per second');
+			row('started', fmtDate(q.start_unix_ns) + ' (' + new Date(q.start_unix_ns / 1e6).toISOString() + ')');
+			row('duration', fmtNs(q.duration_ns));
+			row('ended', q.ended + (q.forked ? '; a forked child' : ''));
+			row('lost', 'calls ' + q.lost.calls + ', events ' + q.lost.events + ', unpaired exits ' + q.lost.unpaired_exits + ', threads ' + q.lost.threads + ', signals ' + q.lost.signals);
+			row('reconciled frames', q.reconciled_frames);
+			meta.append(t);
+		}
+		const t = el('table');
+		const row = (a, b) => t.append(el('tr', null, el('th', { text: a }), el('td', { class: 'mono', text: String(b) })));
+		row('threads', D.threads_mode === 'each' ? 'a tree per thread' : 'merged');
+		row('compensation', C.applied ? 'applied' : 'not applied');
+		row('hook overhead per call', C.caller_ns_per_call.toFixed(2) + 'ns in the caller, ' + C.callee_ns_per_call.toFixed(2) + 'ns in the callee' + (C.calibrated ? '' : ' (not calibrated)'));
+		row('time subtracted', fmtNs(C.subtracted_ns) + ' of ' + fmtNs(C.raw_ns) + ' (' + C.subtracted_ns + 'ns of ' + C.raw_ns + 'ns)');
+		meta.append(t);
+		document.title = 'callprof: ' + D.file;
+	}
+
+	function renderAll() {
+		draw();
+		renderTree();
+		if (S.tab === 'flat')
+			renderFlat();
+		renderEdges();
+	}
+
+	/* ---- start ---- */
+
+	const sel = $('thread');
+	views.forEach((v, k) => sel.append(el('option', { value: k, text: v.label })));
+	sel.disabled = views.length < 2;
+	sel.addEventListener('change', () => setView(Number(sel.value)));
+	renderMeta();
+	setView(0);
+
+	window.callprof = {
+		data: D,
+		state: S,
+		view: () => V,
+		name: name,
+		children: children,
+		zoomTo: zoomTo,
+		select: (n) => select(n, true),
+		setView: setView,
+		flat: () => flat || (flat = computeFlat()),
+		/* Where node i is drawn, in CSS pixels of the canvas, or null. */
+		frameRect: (i) => {
+			for (let k = 0; k < L.n; k++)
+				if (L.node[k] === i)
+					return { x: L.x[k], y: frameY(L.row[k]), w: L.w[k], h: FH - 1, width: L.width };
+			return null;
+		},
+		drawn: () => L.n,
+	};
+})();

@@ -1,0 +1,523 @@
+// check-html.js --html FILE --json FILE [CHECKS...]: open a page written by
+// `callprof export -f html` in Debian's chromium (driven by playwright-core)
+// and check it against callprof's own numbers: the json export of the same
+// profile (--json) and `callprof report` outputs the test script saved.
+// Prints "ok - WHAT" per check; on the first failure prints why and exits 1.
+//
+// Always: the page loads with no console error or warning and no page
+// error, requests nothing but its own file (http and https requests are
+// aborted and fail the check), and its model holds the json export's calls
+// and times for every call path.  Then, as asked:
+//
+//   --click NAME          clicking NAME's first frame zooms to it (it then
+//                         spans the width, its ancestors stay), selects it
+//   --search TEXT         the search highlights exactly the frames whose
+//                         name holds TEXT (any case), counted as the json says
+//   --regex RE            the same as a regular expression
+//   --expand NAME         expanding NAME's row in the call tree shows its
+//                         children with their calls
+//   --flat FILE           the Functions table is `report --flat --fields=
+//                         calls,total,self,name --sort=name` (FILE), and
+//                         recursion-aware sums of the json
+//   --callers NAME=FILE   selecting NAME lists `report --callers NAME
+//                         --fields=calls,name` (FILE) as its callers
+//   --callees NAME=FILE   ... and `report --callees` (lines added up)
+//   --threads             one option per tree plus "all threads"; each
+//                         shows that tree
+//   --empty               a profile in which nothing was called
+//   --big                 a large tree: narrow frames are left out and
+//                         drawn after a zoom
+//   --open N              expand the call tree down to depth N (for the picture)
+//   --select NAME         select NAME (for the picture)
+//   --screenshot PNG      save a picture of the whole page (with --search's
+//                         highlights)
+'use strict';
+const fs = require('fs');
+const { pathToFileURL } = require('url');
+const { chromium } = require('playwright-core');
+
+const args = {};
+for (let i = 2; i < process.argv.length; i++) {
+	const a = process.argv[i];
+	if (!a.startsWith('--'))
+		throw new Error('unexpected argument ' + a);
+	const key = a.slice(2);
+	if (['threads', 'empty', 'big'].includes(key))
+		args[key] = true;
+	else
+		args[key] = process.argv[++i];
+}
+
+let failed = false;
+function ok(what) {
+	console.log('ok - ' + what);
+}
+function fail(what, detail) {
+	console.log('not ok - ' + what);
+	if (detail !== undefined)
+		console.log('# ' + (typeof detail === 'string' ? detail : JSON.stringify(detail, null, 1)).split('\n').join('\n# '));
+	failed = true;
+	throw new Error('check failed: ' + what);
+}
+function check(cond, what, detail) {
+	if (cond)
+		ok(what);
+	else
+		fail(what, typeof detail === 'function' ? detail() : detail);
+}
+function sameJSON(a, b) {
+	return JSON.stringify(a) === JSON.stringify(b);
+}
+
+// ---- the reference: callprof's json export ----
+
+const J = JSON.parse(fs.readFileSync(args.json, 'utf8'));
+const fnName = (f) => (f === null ? null : J.functions[f].name);
+
+// Per tree: children lists and the path of names of every node.
+function treeInfo(t) {
+	const n = t.nodes.length, kids = Array.from({ length: n }, () => []), paths = new Array(n);
+	for (let i = 1; i < n; i++)
+		kids[t.nodes[i].parent].push(i);
+	paths[0] = '';
+	for (let i = 1; i < n; i++) {
+		const p = t.nodes[i].parent;
+		paths[i] = (paths[p] ? paths[p] + ';' : '') + fnName(t.nodes[i].function);
+	}
+	// The frame widths of a profile without times: the calls in and below.
+	const below = t.nodes.map((n) => n.calls);
+	for (let i = n - 1; i > 0; i--)
+		below[t.nodes[i].parent] += below[i];
+	return { t, kids, paths, below };
+}
+const trees = J.trees.map(treeInfo);
+
+// Calls, total and self per path of names (names can repeat, so add up).
+function pathSums(infos) {
+	const m = {};
+	for (const { t, paths } of infos)
+		for (let i = 1; i < t.nodes.length; i++) {
+			const n = t.nodes[i], s = m[paths[i]] || (m[paths[i]] = [0, 0, 0]);
+			s[0] += n.calls;
+			s[1] += n.total_ns || 0;
+			s[2] += n.self_ns || 0;
+		}
+	return m;
+}
+
+// A function's total counts only contexts it is not already active above.
+function flatOf(infos) {
+	const m = {};
+	for (const { t } of infos)
+		for (let i = 1; i < t.nodes.length; i++) {
+			const n = t.nodes[i], f = n.function;
+			let nested = false;
+			for (let a = n.parent; a > 0; a = t.nodes[a].parent)
+				if (t.nodes[a].function === f)
+					nested = true;
+			const s = m[f] || (m[f] = { name: fnName(f), calls: 0, total: 0, self: 0 });
+			s.calls += n.calls;
+			s.self += n.self_ns || 0;
+			if (!nested)
+				s.total += n.total_ns || 0;
+		}
+	return m;
+}
+
+// `report` rows: leading numbers (calls, and times as the report prints
+// them), then the name after the two spaces that end the last column.
+function reportRows(file, nnum) {
+	const rows = [];
+	for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(1)) {
+		if (!line.trim() || line.trim().startsWith('at ') || line.trim().startsWith('inlined'))
+			continue;
+		const m = line.match(new RegExp('^\\s*' + '(\\S+)\\s+'.repeat(nnum) + '(.*)$'));
+		if (!m)
+			throw new Error('cannot read report line: ' + line);
+		rows.push({ nums: m.slice(1, nnum + 1), name: m[nnum + 1] });
+	}
+	return rows;
+}
+
+// "3.25us" (perhaps "~3.25us") in ns, and half its last digit's worth.
+function parseTime(s) {
+	const m = s.replace(/^~/, '').match(/^([0-9.]+)(ns|us|ms|s)$/);
+	const unit = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 }[m[2]];
+	const decimals = (m[1].split('.')[1] || '').length;
+	return { ns: Number(m[1]) * unit, slack: 0.5 * unit * Math.pow(10, -decimals) + 1e-6 * unit };
+}
+
+// ---- the page ----
+
+(async () => {
+	const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+	try {
+		const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+		const url = pathToFileURL(args.html).href;
+		const problems = [], requests = [];
+
+		page.on('console', (m) => {
+			if (m.type() === 'error' || m.type() === 'warning')
+				problems.push('console ' + m.type() + ': ' + m.text());
+		});
+		page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+		page.on('request', (r) => {
+			if (r.url() !== url)
+				requests.push(r.url());
+		});
+		await page.route(/^https?:/, (route) => {
+			requests.push(route.request().url());
+			route.abort();
+		});
+		const t0 = Date.now();
+		await page.goto(url, { waitUntil: 'load' });
+		await page.waitForFunction(() => window.callprof !== undefined, null, { timeout: 30000 });
+		console.log('# loaded in ' + (Date.now() - t0) + ' ms, ' +
+			(await page.evaluate(() => callprof.view().n)) + ' nodes, ' +
+			(await page.evaluate(() => callprof.drawn())) + ' frames drawn');
+		check(!problems.length, 'the page loads with no console or page errors', problems.join('\n'));
+		check(!requests.length, 'the page requests nothing but its own file', requests.join('\n'));
+
+		const width = await page.evaluate(() => callprof.frameRect(0).width);
+		const canvas = page.locator('#flame');
+
+		// The page's tree, per path of names, is the json's.
+		const pageSums = await page.evaluate(() => {
+			const V = callprof.view(), m = {}, paths = new Array(V.n);
+			paths[0] = '';
+			for (let i = 1; i < V.n; i++) {
+				const p = V.parent[i];
+				const own = V.fn[i] >= 0 ? callprof.name(i) : null;
+				paths[i] = own === null ? '' : (paths[p] ? paths[p] + ';' : '') + own;
+				if (own === null)
+					continue;
+				const s = m[paths[i]] || (m[paths[i]] = [0, 0, 0]);
+				s[0] += V.calls[i];
+				s[1] += V.total[i];
+				s[2] += V.self[i];
+			}
+			return m;
+		});
+		const want = pathSums(trees);
+		const keys = Object.keys(want).sort();
+		check(sameJSON(keys, Object.keys(pageSums).sort()) &&
+			keys.every((k) => sameJSON(want[k], pageSums[k])),
+			'the page holds the json export\'s calls, total and self of every call path (' + keys.length + ')',
+			() => keys.filter((k) => !sameJSON(want[k], pageSums[k])).slice(0, 5).map((k) => k + ': ' + JSON.stringify(want[k]) + ' vs ' + JSON.stringify(pageSums[k])).join('\n'));
+
+		// Where node i is drawn, relative to the canvas.
+		const rect = (i) => page.evaluate((k) => callprof.frameRect(k), i);
+		const nodesNamed = (name) => page.evaluate((nm) => {
+			const V = callprof.view(), r = [];
+			for (let i = 0; i < V.n; i++)
+				if (V.fn[i] >= 0 && callprof.name(i) === nm)
+					r.push(i);
+			return r;
+		}, name);
+
+		// The json's count of frames whose name passes test, and the share
+		// of the root's value they cover (no frame counted under another).
+		const expectedSearch = (test) => {
+			let count = 0, covered = 0, root = 0;
+			for (const { t, below } of trees) {
+				const hit = (i) => i > 0 && test(fnName(t.nodes[i].function));
+				const value = (i) => (J.timed ? t.nodes[i].total_ns : below[i]);
+				root += value(0);
+				for (let i = 1; i < t.nodes.length; i++) {
+					if (!hit(i))
+						continue;
+					count++;
+					let a = t.nodes[i].parent;
+					while (a > 0 && !hit(a))
+						a = t.nodes[a].parent;
+					if (a <= 0)
+						covered += value(i);
+				}
+			}
+			return { count, share: root ? covered / root : 0 };
+		};
+		const runSearch = async (text, regex, test) => {
+			await page.locator('#regex').setChecked(regex);
+			await page.locator('#search').fill(text);
+			await page.waitForFunction((q) => callprof.state.search === q, text);
+			const st = await page.evaluate(() => ({
+				count: callprof.state.matchCount, share: callprof.state.matchShare,
+				status: document.getElementById('search-status').textContent,
+			}));
+			const exp = expectedSearch(test);
+			check(st.count === exp.count && st.status.startsWith(exp.count + ' frame'),
+				'searching ' + (regex ? 'the regex ' : '') + JSON.stringify(text) + ' matches ' + exp.count + ' frames, as the json says', st);
+			check(st.status.includes((100 * exp.share).toFixed(2) + '% of ' + (J.timed ? 'the total time' : 'all calls')),
+				'... covering ' + (100 * exp.share).toFixed(2) + '% of ' + (J.timed ? 'the total time' : 'all calls'), st.status);
+			// Every drawn frame is highlighted if and only if it matched.
+			const wrong = await page.evaluate(() => {
+				/* Read a copy: reading the page's canvas again and again makes chromium warn. */
+				const c = document.getElementById('flame'), copy = document.createElement('canvas');
+				copy.width = c.width;
+				copy.height = c.height;
+				const g = copy.getContext('2d', { willReadFrequently: true });
+				g.drawImage(c, 0, 0);
+				const img = g.getImageData(0, 0, c.width, c.height);
+				const dpr = c.width / parseFloat(c.style.width), V = callprof.view(), bad = [];
+				let seen = 0;
+				for (let i = 0; i < V.n; i++) {
+					const r = callprof.frameRect(i);
+					if (!r || r.w < 3)
+						continue;
+					/* Left of the name (drawn from x + 3); nothing is selected yet, so no outline. */
+					const o = 4 * (Math.floor((r.y + r.h / 2) * dpr) * c.width + Math.floor((r.x + 1.5) * dpr));
+					const px = img.data.subarray(o, o + 4);
+					const lit = px[0] === 0xe0 && px[1] === 0x40 && px[2] === 0xe0;
+					seen++;
+					if (lit !== !!callprof.state.matched[i])
+						bad.push(callprof.name(i) + (lit ? ' lit' : ' not lit') + ' at ' + JSON.stringify(r) + ': ' + Array.from(px));
+				}
+				return { seen, bad };
+			});
+			check(wrong.seen > 0 && !wrong.bad.length, 'the drawn frames that matched, and only they, are highlighted (' + wrong.seen + ' looked at)', wrong.bad.join('\n'));
+		};
+		if (args.search) {
+			const q = args.search.toLowerCase();
+			await runSearch(args.search, false, (s) => s.toLowerCase().includes(q));
+		}
+		if (args.regex) {
+			const re = new RegExp(args.regex, 'i');
+			await runSearch(args.regex, true, (s) => re.test(s));
+		}
+		if (args.search || args.regex) {
+			await page.locator('#regex').setChecked(true);
+			await page.locator('#search').fill('(');
+			await page.waitForFunction(() => callprof.state.search === '(');
+			check(problems.length === 0 && /not a regular expression/.test(await page.locator('#search-status').innerText()),
+				'a broken regex is reported on the page, not thrown', problems.join('\n'));
+			await page.locator('#regex').setChecked(false);
+			await page.locator('#search').fill('');
+			await page.waitForFunction(() => callprof.state.search === '' && !callprof.state.matched);
+		}
+
+		if (args.click) {
+			const cands = await nodesNamed(args.click);
+			// The widest that is narrower than the graph: mouse positions are whole pixels.
+			let node = -1, r = null;
+			for (const i of cands) {
+				const ri = await rect(i);
+				if (ri && ri.w >= 4 && ri.w < width - 1 && (!r || ri.w > r.w)) {
+					node = i;
+					r = ri;
+				}
+			}
+			check(node >= 0, 'a frame of ' + args.click + ' is drawn narrower than the graph');
+			const parent = await page.evaluate((i) => callprof.view().parent[i], node);
+			await canvas.hover({ position: { x: r.x + r.w / 2, y: r.y + r.h / 2 } });
+			const tipText = await page.locator('#tip').innerText();
+			const calls = await page.evaluate((i) => callprof.view().calls[i], node);
+			check(await page.locator('#tip').isVisible() && tipText.includes(args.click) &&
+				new RegExp('calls\\s+' + calls + '\\b').test(tipText),
+				'hovering the frame shows its name and calls (' + calls + ')', tipText);
+			await canvas.click({ position: { x: r.x + r.w / 2, y: r.y + r.h / 2 } });
+			const zoom = await page.evaluate(() => callprof.state.zoom);
+			const after = await rect(node), pr = await rect(parent);
+			check(zoom === node && after && after.x === 0 && after.w === width,
+				'clicking the frame zooms to it: it spans the full width', { zoom, node, after, width });
+			check(pr && pr.x === 0 && pr.w === width, 'its parent stays drawn, full width', pr);
+			check(await page.locator('#fn-info .fname').innerText() === args.click,
+				'clicking the frame selects its function');
+			await page.locator('#crumbs a').first().click();
+			check(await page.evaluate(() => callprof.state.zoom) === 0, 'the breadcrumb\'s root zooms back out');
+			await canvas.click({ position: { x: r.x + r.w / 2, y: r.y + r.h / 2 } });
+			await page.locator('#reset').click();
+			check(await page.evaluate(() => callprof.state.zoom) === 0 && (await rect(node)).w === r.w,
+				'reset zoom draws the frame as before');
+			await page.locator('#kind-icicle').click();
+			const ic = await rect(0);
+			check(ic.y === 0, 'the icicle toggle puts the root at the top', ic);
+			await page.locator('#kind-flame').click();
+			check((await rect(0)).y > 0 || (await page.evaluate(() => callprof.drawn())) === 1,
+				'the flame toggle puts it back at the bottom');
+		}
+
+		// Rows of the call tree under node i: [name, calls].
+		const treeRowsUnder = (i) => page.$$eval('#tree-table tbody tr[data-parent="' + i + '"]',
+			(trs) => trs.map((tr) => [tr.querySelector('.nm').textContent, Number(tr.querySelector('.c-calls').dataset.v)]));
+		const jsonKids = (info, i) => info.kids[i].map((k) => [fnName(info.t.nodes[k].function), info.t.nodes[k].calls]);
+		const sorted = (a) => a.slice().sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] - y[1]));
+
+		if (args.expand) {
+			const info = trees[0];
+			const jn = info.kids[0].find((k) => fnName(info.t.nodes[k].function) === args.expand);
+			const pn = (await page.evaluate(() => callprof.children(0).map((i) => [i, callprof.name(i)])))
+				.find((c) => c[1] === args.expand)[0];
+			const row = page.locator('#tree-table tbody tr[data-node="' + pn + '"]');
+			check(await row.count() === 1 && (await treeRowsUnder(pn)).length === 0,
+				'the call tree shows ' + args.expand + ' collapsed');
+			await row.locator('.tog').click();
+			const got = await treeRowsUnder(pn), exp = jsonKids(info, jn);
+			check(got.length > 0 && sameJSON(sorted(got), sorted(exp)),
+				'expanding it shows its ' + exp.length + ' children with their calls', { got, exp });
+			const kidsCalls = got.map((r) => r[1]);
+			const order = await page.$$eval('#tree-table thead th', (ths) => ths.map((th) => th.dataset.key));
+			await page.locator('#tree-table thead th[data-key="calls"]').click();
+			const byCalls = (await treeRowsUnder(pn)).map((r) => r[1]);
+			check(order.includes('calls') && sameJSON(byCalls, kidsCalls.slice().sort((a, b) => b - a)),
+				'clicking the calls header sorts the rows by calls', byCalls);
+			await row.locator('.tog').click();
+			check((await treeRowsUnder(pn)).length === 0, 'clicking again collapses it');
+		}
+
+		if (args.flat) {
+			await page.locator('#tab-flat').click();
+			const rows = await page.$$eval('#flat-table tbody tr[data-fn]', (trs) => trs.map((tr) => {
+				const v = (k) => {
+					const td = tr.querySelector('.c-' + k);
+					return td ? Number(td.dataset.v) : null;
+				};
+				return { name: tr.querySelector('.name').textContent, calls: v('calls'), total: v('total'), self: v('self') };
+			}));
+			const rep = reportRows(args.flat, J.timed ? 3 : 1);
+			const byName = (a) => a.slice().sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.calls - y.calls));
+			const got = byName(rows), exp = byName(rep.map((r) => ({ name: r.name, calls: Number(r.nums[0]), t: r.nums[1], s: r.nums[2] })));
+			check(got.length === exp.length && got.every((r, k) => r.name === exp[k].name && r.calls === exp[k].calls),
+				'the Functions table has report --flat\'s functions and calls (' + exp.length + ')', { got, exp });
+			if (J.timed) {
+				const off = got.filter((r, k) => {
+					const t = parseTime(exp[k].t), s = parseTime(exp[k].s);
+					return Math.abs(r.total - t.ns) > t.slack || Math.abs(r.self - s.ns) > s.slack;
+				});
+				check(!off.length, '... and its total and self, to the report\'s precision', off);
+				const fl = flatOf(trees);
+				const exact = Object.values(fl).filter((s) => s.calls || s.total).map((s) => ({ name: s.name, calls: s.calls, total: s.total, self: s.self }));
+				check(sameJSON(byName(exact), got), '... exactly the json\'s sums (total counting recursion once)', { exact, got });
+			}
+		}
+
+		if (args.callers || args.callees) {
+			const sel = (args.callers || args.callees).split('=')[0];
+			if (!(await page.locator('#pane-flat').isVisible()))
+				await page.locator('#tab-flat').click();
+			await page.locator('#flat-table tbody tr[data-fn]').filter({ has: page.locator('td.name', { hasText: new RegExp('^' + sel.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$') }) }).first().click();
+			check(await page.locator('#fn-info .fname').innerText() === sel, 'clicking ' + sel + '\'s row selects it');
+			for (const [kind, spec] of [['callers', args.callers], ['callees', args.callees]]) {
+				if (!spec)
+					continue;
+				const file = spec.slice(spec.indexOf('=') + 1);
+				const exp = {};
+				for (const r of reportRows(file, 1))
+					if (/^(<-|->) /.test(r.name)) {
+						const n = r.name.slice(3);
+						exp[n] = (exp[n] || 0) + Number(r.nums[0]);
+					}
+				const rows = await page.$$eval('#' + kind + ' tbody tr:not(.empty)', (trs) => trs.map((tr) => [tr.querySelector('.name').textContent.slice(2), Number(tr.querySelector('.c-calls').dataset.v)]));
+				const got = {};
+				for (const [n, c] of rows)
+					got[n] = (got[n] || 0) + c;
+				check(Object.keys(exp).length > 0 && sameJSON(Object.entries(got).sort(), Object.entries(exp).sort()),
+					'its ' + kind + ' and their calls are report --' + kind + '\'s', { got, exp });
+			}
+		}
+
+		if (args.threads) {
+			const opts = await page.$$eval('#thread option', (os) => os.map((o) => o.textContent));
+			check(sameJSON(opts, ['all threads', ...J.trees.map((t) => t.label)]),
+				'the thread switch offers all threads and each thread', opts);
+			const seen = new Set();
+			for (let k = 0; k < J.trees.length; k++) {
+				await page.locator('#thread').selectOption(String(k + 1));
+				const root = await page.$eval('#tree-table tbody tr[data-node="0"] .nm', (e) => e.textContent);
+				const top = await treeRowsUnder(0), exp = jsonKids(trees[k], 0);
+				const r0 = await rect(0);
+				const sums = await page.evaluate(() => {
+					const V = callprof.view();
+					let c = 0;
+					for (let i = 1; i < V.n; i++)
+						c += V.calls[i];
+					return [V.n, c];
+				});
+				const jc = trees[k].t.nodes.reduce((s, n) => s + n.calls, 0);
+				check(root === J.trees[k].label && sameJSON(sorted(top), sorted(exp)) &&
+					r0.w === width && sameJSON(sums, [trees[k].t.nodes.length, jc]),
+					'thread ' + J.trees[k].label + ': its own tree (' + sums[0] + ' nodes, ' + jc + ' calls)',
+					{ root, top, exp, sums });
+				seen.add(JSON.stringify(sorted(top)) + sums);
+			}
+			check(seen.size > 1, 'the threads\' trees differ');
+			await page.locator('#thread').selectOption('0');
+		}
+
+		if (args.empty) {
+			const st = await page.evaluate(() => ({ n: callprof.view().n, drawn: callprof.drawn() }));
+			const flatText = await (async () => {
+				await page.locator('#tab-flat').click();
+				return page.locator('#flat-table tbody').innerText();
+			})();
+			await page.locator('#search').fill('main');
+			await page.waitForFunction(() => callprof.state.search === 'main');
+			check(st.n === 1 && st.drawn === 1 && /No function was called/.test(flatText) &&
+				/^0 frames/.test(await page.locator('#search-status').innerText()),
+				'an empty profile shows its root alone and says no function was called', st);
+		}
+
+		if (args.big) {
+			const st = await page.evaluate(() => ({ n: callprof.view().n, drawn: callprof.drawn(), note: document.getElementById('graph-note').textContent }));
+			check(st.drawn < st.n && /not drawn/.test(st.note), 'frames too narrow to see are not drawn, and the page says so (' + st.drawn + ' of ' + st.n + ')', st);
+			// A frame two levels below the widest top-level one, with contexts left out above it.
+			const k = await page.evaluate(() => {
+				let i = 0;
+				for (let d = 0; d < 3; d++)
+					i = callprof.children(i).reduce((a, b) => (callprof.view().value[b] > callprof.view().value[a] ? b : a));
+				return i;
+			});
+			const r = await rect(k);
+			const drawnBelow = () => page.evaluate((i) => {
+				let c = 0;
+				for (let j = i; j < callprof.view().end[i]; j++)
+					c += callprof.frameRect(j) ? 1 : 0;
+				return c;
+			}, k);
+			const before = await drawnBelow();
+			const t1 = Date.now();
+			await canvas.click({ position: { x: r.x + r.w / 2, y: r.y + r.h / 2 } });
+			const st2 = await page.evaluate(() => ({ zoom: callprof.state.zoom, drawn: callprof.drawn() }));
+			console.log('# zoomed in ' + (Date.now() - t1) + ' ms');
+			const after = await drawnBelow();
+			check(st2.zoom === k && after > before, 'zooming draws more of the frames below the clicked one (' + before + ', then ' + after + ')', st2);
+			const rows = await page.locator('#tree-table tbody tr').count();
+			check(rows < 300, 'the call tree starts with few rows (' + rows + '), not one per context');
+		}
+
+		if (args.open) {
+			await page.locator('#tab-tree').click();
+			for (;;) {
+				const closed = page.locator('#tree-table tbody tr').filter({ has: page.locator('.tog', { hasText: '\u25b8' }) });
+				const rows = await closed.evaluateAll((trs, n) => trs.filter((tr) => Number(tr.dataset.depth) < n).length, Number(args.open));
+				if (!rows)
+					break;
+				const all = await closed.all();
+				for (const tr of all)
+					if (Number(await tr.getAttribute('data-depth')) < Number(args.open)) {
+						await tr.locator('.tog').click();
+						break;
+					}
+			}
+		}
+		if (args.select) {
+			await page.locator('#tab-tree').click();
+			await page.evaluate((n) => callprof.select(n), args.select);
+		}
+		if (args.screenshot) {
+			if (args.search) {
+				await page.locator('#search').fill(args.search);
+				await page.waitForFunction((q) => callprof.state.search === q, args.search);
+			}
+			await page.mouse.move(0, 0);
+			await page.screenshot({ path: args.screenshot, fullPage: true });
+			ok('screenshot ' + args.screenshot);
+		}
+		check(!problems.length, 'no console or page errors along the way', problems.join('\n'));
+	} finally {
+		await browser.close();
+	}
+})().catch((e) => {
+	if (!failed)
+		console.log('not ok - ' + (e && e.stack ? e.stack : e));
+	process.exit(1);
+});

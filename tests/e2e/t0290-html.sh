@@ -1,0 +1,119 @@
+#!/bin/sh
+test_description='export -f html: one self-contained page, shown by chromium with our numbers'
+. "$(dirname "$0")/lib.sh"
+
+# check_html ARGS...: tests/e2e/check-html.js (playwright-core driving
+# Debian's chromium) on a page; it prints "ok - ..." per check, which the
+# case's output keeps.
+check_html () {
+	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-html.js" "$@"
+}
+
+# script_data FILE: the text of the page's <script id="profile"> element.
+script_data () {
+	python3 - "$1" <<-\EOT
+	import sys
+	s = open(sys.argv[1], encoding="utf-8").read()
+	start = s.index('<script type="application/json" id="profile">')
+	start = s.index(">", start) + 1
+	sys.stdout.write(s[start:s.index("</script>", start)])
+	EOT
+}
+
+test_expect_success 'setup: chromium, playwright-core, a profile of three threads' '
+	{ command -v chromium >/dev/null ||
+	  { echo "chromium is needed (tools/install-deps --tests)"; false; }; } &&
+	npm_install &&
+	build_workload s-callsites.c &&
+	callprof record -o p.cprof -- ./t-callsites 18 2 >out 2>err &&
+	callprof export -f json -o p.json p.cprof &&
+	callprof export -f json --threads=each -o each.json p.cprof &&
+	test $(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))[\"trees\"]))" each.json) = 3
+'
+
+test_expect_success 'html: one file; loads nothing; no name can end its script element' '
+	callprof export -f html -o p.html p.cprof &&
+	head -n 1 p.html | grep -q "^<!DOCTYPE html>$" &&
+	test $(grep -c "<script" p.html) = 2 &&
+	test $(grep -c "</script>" p.html) = 2 &&
+	grep -q "Content-Security-Policy\" content=\"default-src '"'"'none'"'"'" p.html &&
+	! grep -Eiq "(src|href|action) *=|url\(|@import" p.html &&
+	script_data p.html >data &&
+	! grep -q "<" data &&
+	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"callprof_html\"] == 1" data &&
+	case "$CC" in clang*) CXX=clang++ ;; *) CXX=g++ ;; esac &&
+	$CXX $OPT -g -finstrument-functions -o t-cxx "$WORKLOADS/s-cxx.cc" &&
+	callprof record -o cxx.cprof -- ./t-cxx >out &&
+	callprof export -f html -o cxx.html cxx.cprof &&
+	callprof export -f json -o cxx.json cxx.cprof &&
+	grep -q "operator<" cxx.json &&
+	script_data cxx.html >data &&
+	! grep -q "<" data &&
+	grep -q "operator\\\\u003c" data &&
+	check_html --html cxx.html --json cxx.json --search "<"
+'
+
+test_expect_success 'html: zoom, search, tree, flat and callers agree with report and json' '
+	callprof report --flat --fields=calls,total,self,name --sort=name p.cprof >flat &&
+	callprof report --callers fib --fields=calls,name p.cprof >callers &&
+	check_html --html p.html --json p.json --click fib --search FIB --regex "^f.b\$" \
+		--expand main --flat flat --callers fib=callers
+'
+
+test_expect_success 'html: callees with their calls, as report --callees adds them up' '
+	callprof report --callees work --fields=calls,name p.cprof >callees &&
+	grep -q "at s-callsites.c:39" callees &&
+	check_html --html p.html --json p.json --callees work=callees
+'
+
+test_expect_success 'html --threads=each: the thread switch shows each thread'"'"'s tree' '
+	callprof export -f html --threads=each -o each.html p.cprof &&
+	check_html --html each.html --json each.json --threads --click fib --search leaf
+'
+
+test_expect_success 'html: a counting profile (no times) and an empty one render' '
+	callprof record --mode=counting -o c.cprof -- ./t-callsites 18 2 >out 2>err &&
+	callprof export -f html -o c.html c.cprof &&
+	callprof export -f json -o c.json c.cprof &&
+	callprof report --flat --fields=calls,name --sort=name c.cprof >cflat &&
+	callprof report --callers leaf --fields=calls,name c.cprof >ccallers &&
+	check_html --html c.html --json c.json --click fib --search leaf --expand main \
+		--flat cflat --callers leaf=ccallers &&
+	callprof record -o e.cprof -- /bin/true >out 2>err &&
+	callprof export -f html -o e.html e.cprof &&
+	callprof export -f json -o e.json e.cprof &&
+	check_html --html e.html --json e.json --empty
+'
+
+test_expect_success 'html: 22,222 contexts: narrow frames left out, drawn after a zoom' '
+	build_workload s-manypaths.c &&
+	callprof record -o big.cprof -- ./t-manypaths 4 >out 2>err &&
+	callprof export -f html -o big.html big.cprof &&
+	callprof export -f json -o big.json big.cprof &&
+	ls -l big.html &&
+	check_html --html big.html --json big.json --big --search f3 --click f3
+'
+
+# The picture `make check` leaves for people to look at (not committed),
+# beside tests/demo-pictures' SVG graphs.
+test_expect_success 'html: the demo as a page and a picture in the build directory' '
+	$CC -O1 -g -finstrument-functions -o demo "$TOP_DIRECTORY/examples/demo.c" -lpthread &&
+	callprof record -o demo.cprof -- ./demo >out 2>err &&
+	callprof export -f json -o demo.json demo.cprof &&
+	mkdir -p "$CALLPROF_BUILD/demo" &&
+	callprof export -f html -o "$CALLPROF_BUILD/demo/demo.html" demo.cprof &&
+	check_html --html "$CALLPROF_BUILD/demo/demo.html" --json demo.json --search word \
+		--open 3 --select parse_text --screenshot "$CALLPROF_BUILD/demo/demo-html.png" &&
+	test -s "$CALLPROF_BUILD/demo/demo-html.png"
+'
+
+test_expect_success 'html: usage' '
+	callprof export -h >help &&
+	grep -q "callprof export -f html \[-o OUT\]" help &&
+	test_expect_code 129 callprof export -f html --icicle p.cprof 2>err &&
+	grep -q "icicle.*svg only" err &&
+	test_expect_code 1 callprof export -f html -o no/such/dir/p.html p.cprof 2>err &&
+	! test -e no
+'
+
+test_done
