@@ -385,6 +385,26 @@ static void share_overhead(struct cp_rtree *t, const struct cp_rnode *n)
 }
 
 /*
+ * A call's own overhead is only partly known (inside, once per call; the
+ * outside cost of the calls made within it depends on how many it made),
+ * so compensated min and max could exceed what the compensated total
+ * allows: main's one call would keep its hooks-laden length.  Bound them
+ * by it: no call is longer than the total less the other calls at their
+ * minimum, the shortest is no longer than the average, and min <= max.
+ */
+static void clamp_min_max(struct cp_rnode *n)
+{
+	if (!n->calls)
+		return;
+	if (n->min_ns > n->total_ns / n->calls)
+		n->min_ns = n->total_ns / n->calls;
+	if (n->max_ns > n->total_ns - (n->calls - 1) * n->min_ns)
+		n->max_ns = n->total_ns - (n->calls - 1) * n->min_ns;
+	if (n->max_ns < n->min_ns)
+		n->max_ns = n->min_ns;
+}
+
+/*
  * Subtract the calibrated hook overhead, bottom-up (children first, they
  * have larger indices).  A node's self time holds `outside` for every call
  * of its children and `inside` for each of its own calls; its total is then
@@ -411,6 +431,7 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 		oh = (uint64_t)(rp->inside_ns + 0.5);
 		n->min_ns = n->min_ns > oh ? n->min_ns - oh : 0;
 		n->max_ns = n->max_ns > oh ? n->max_ns - oh : 0;
+		clamp_min_max(n);
 		share_overhead(t, n);
 	}
 	rp->raw_ns += t->n[0].total_ns + t->n[0].overhead_ns;

@@ -19,8 +19,8 @@ static struct cp_writer w;
 /*
  * Thread tree (fn addresses are arbitrary, no modules):
  *   root           ticks 1100
- *     P  0x100     calls 1,  ticks 1000
- *       C 0x200    calls 10, ticks 300
+ *     P  0x100     calls 1,  ticks 1000  (its one call: min = max = 1000)
+ *       C 0x200    calls 10, ticks 300   (calls of 10 to 100)
  *       R 0x300    calls 1,  ticks 400
  *         R 0x300  calls 2,  ticks 100  (recursion: R inside R)
  * Calibration: outside 20, inside 5 ticks per call.
@@ -39,8 +39,10 @@ static void make_profile(const char *path)
 	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
 	cp_writer__put(&w, &meta, sizeof(meta));
 	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 1100 };
-	n[1] = (struct cp_node_rec){ .fn = 0x100, .parent = 0, .calls = 1, .ticks = 1000 };
-	n[2] = (struct cp_node_rec){ .fn = 0x200, .parent = 1, .calls = 10, .ticks = 300 };
+	n[1] = (struct cp_node_rec){ .fn = 0x100, .parent = 0, .calls = 1, .ticks = 1000,
+				     .min_ticks = 1000, .max_ticks = 1000 };
+	n[2] = (struct cp_node_rec){ .fn = 0x200, .parent = 1, .calls = 10, .ticks = 300,
+				     .min_ticks = 10, .max_ticks = 100 };
 	n[3] = (struct cp_node_rec){ .fn = 0x300, .parent = 1, .calls = 1, .ticks = 400 };
 	n[4] = (struct cp_node_rec){ .fn = 0x300, .parent = 3, .calls = 2, .ticks = 100 };
 	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
@@ -117,6 +119,11 @@ TEST(compensation_subtracts_per_call_and_rebuilds_totals)
 	CHECK_EQ(rp->subtracted_ns, 1100 - 750);
 	CHECK_EQ(rp->raw_ns, 1100);
 	CHECK_EQ(p->overhead_ns, 1000 - 670);
+	/* Min and max lose inside; P's one call cannot outlast P's total. */
+	CHECK_EQ(c->min_ns, 10 - 5);
+	CHECK_EQ(c->max_ns, 100 - 5);
+	CHECK_EQ(p->min_ns, 670);
+	CHECK_EQ(p->max_ns, 670);
 	cp_report_profile__free(rp);
 }
 
