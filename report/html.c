@@ -256,14 +256,7 @@ static void data(struct cp_json *j, struct cp_report_profile *rp)
 	cp_json__bool(j, rp->timed);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
-	cp_json__key(j, "processes");
-	cp_json__arr(j);
-	if (rp->nparts)
-		for (uint32_t i = 0; i < rp->nparts; i++)
-			cp_export_json_process(j, rp->parts[i]->pf);
-	else
-		cp_export_json_process(j, rp->pf);
-	cp_json__end_arr(j);
+	cp_export_json_processes(j, rp);
 	cp_json__key(j, "compensation");
 	cp_json__obj(j);
 	cp_json__key(j, "applied");

@@ -162,13 +162,12 @@ uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val);
 /* The value of key, CP_NONE if it has none. */
 uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key);
 /*
- * One recorded process's facts (its META section) as the JSON object of
- * the json export's "processes" (docs/callprof-export.1.md, JSON OUTPUT);
- * the HTML report embeds the same.
+ * The json export's "processes" key and array: each recorded process's
+ * facts (its META section; docs/callprof-export.1.md, JSON OUTPUT).  The
+ * HTML report embeds the same.
  */
 struct cp_json;
-struct cp_profile_file;
-void cp_export_json_process(struct cp_json *j, const struct cp_profile_file *pf);
+void cp_export_json_processes(struct cp_json *j, const struct cp_report_profile *rp);
 
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);

@@ -25,7 +25,8 @@ static const char *clock_name(uint32_t clock)
 	       clock == CP_CLOCK_MONOTONIC ? "monotonic" : "none";
 }
 
-void cp_export_json_process(struct cp_json *j, const struct cp_profile_file *pf)
+/* One recorded process: its META facts. */
+static void process(struct cp_json *j, const struct cp_profile_file *pf)
 {
 	const struct cp_meta *m = &pf->meta;
 
@@ -85,6 +86,18 @@ static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t 
 }
 
 /* A merged profile's inputs (callprof merge). */
+void cp_export_json_processes(struct cp_json *j, const struct cp_report_profile *rp)
+{
+	cp_json__key(j, "processes");
+	cp_json__arr(j);
+	if (rp->nparts)
+		for (uint32_t i = 0; i < rp->nparts; i++)
+			process(j, rp->parts[i]->pf);
+	else
+		process(j, rp->pf);
+	cp_json__end_arr(j);
+}
+
 static void inputs(struct cp_json *j, const struct cp_profile_file *pf)
 {
 	cp_json__key(j, "inputs");
@@ -188,14 +201,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 
 	cp_json__obj(j);
 	cp_json__key_u64(j, "callprof_json", JSON_VERSION);
-	cp_json__key(j, "processes");
-	cp_json__arr(j);
-	if (rp->nparts)
-		for (uint32_t i = 0; i < rp->nparts; i++)
-			cp_export_json_process(j, rp->parts[i]->pf);
-	else
-		cp_export_json_process(j, rp->pf);
-	cp_json__end_arr(j);
+	cp_export_json_processes(j, rp);
 	if (rp->ninputs)
 		inputs(j, rp->pf);
 	cp_json__key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");

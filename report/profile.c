@@ -543,6 +543,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 			rp->raw_ns += pf->inputs[i].raw_ns;
 			rp->subtracted_ns += pf->inputs[i].subtracted_ns;
 		}
+		rp->compensated = rp->subtracted_ns > 0; /* in each input */
 	}
 	if (!rp->unnamed)
 		cp_report_profile__sort(rp, CP_SORT_TOTAL);
