@@ -33,20 +33,12 @@ struct dpath {
 	uint64_t total_ns[2];
 };
 
-/* Open addressing over indices into an array the table does not own. */
-struct table {
-	uint32_t *slot; /* an index, or CP_NONE */
-	uint64_t mask;	/* slots - 1 (a power of two minus one) */
-};
-
 struct cp_diff {
 	const struct cp_report_profile *rp[2]; /* A and B */
 	struct dpath *p;		       /* every path of A or B */
 	uint32_t np, palloc;
-	struct table paths;		       /* (parent, name) -> index into p */
-	const char **names;		       /* distinct names, borrowed from the profiles */
-	uint32_t nnames, nalloc;
-	struct table byname;		       /* name -> index into names */
+	struct cp_u64map paths;		       /* parent << 32 | name -> index into p */
+	struct cp_strtab names;		       /* distinct function names */
 	uint32_t top;			       /* first top-level path */
 	int timed;			       /* both profiles have times */
 	double min_percent;		       /* the floor as a share of the larger root */
@@ -56,71 +48,14 @@ struct cp_diff {
 	uint32_t count[4];		       /* paths by enum cp_diff_status */
 };
 
-static uint64_t path_hash(uint32_t parent, uint32_t name)
-{
-	return cp_u64_hash((uint64_t)parent << 32 | name);
-}
-
-static uint64_t hash_of(const struct cp_diff *d, const struct table *t, uint32_t id)
-{
-	if (t == &d->byname)
-		return cp_str_hash(d->names[id]);
-	return path_hash(d->p[id].parent, d->p[id].name);
-}
-
-/* Make room for one more of n entries: keep the load at most one half. */
-static void table_reserve(struct cp_diff *d, struct table *t, uint32_t n)
-{
-	uint64_t slots = t->slot ? (t->mask + 1) * 2 : 1024;
-	uint32_t *tab;
-
-	if (t->slot && (uint64_t)(n + 1) * 2 <= t->mask + 1)
-		return;
-	tab = xmalloc(slots * sizeof(*tab));
-	memset(tab, 0xff, slots * sizeof(*tab));
-	for (uint64_t i = 0; t->slot && i <= t->mask; i++) {
-		uint64_t j;
-
-		if (t->slot[i] == CP_NONE)
-			continue;
-		for (j = hash_of(d, t, t->slot[i]) & (slots - 1); tab[j] != CP_NONE;
-		     j = (j + 1) & (slots - 1))
-			;
-		tab[j] = t->slot[i];
-	}
-	free(t->slot);
-	t->slot = tab;
-	t->mask = slots - 1;
-}
-
-static uint32_t intern(struct cp_diff *d, const char *name)
-{
-	uint64_t i;
-
-	table_reserve(d, &d->byname, d->nnames);
-	for (i = cp_str_hash(name) & d->byname.mask; d->byname.slot[i] != CP_NONE;
-	     i = (i + 1) & d->byname.mask)
-		if (!strcmp(d->names[d->byname.slot[i]], name))
-			return d->byname.slot[i];
-	ALLOC_GROW(d->names, d->nnames + 1, d->nalloc);
-	d->names[d->nnames] = name;
-	d->byname.slot[i] = d->nnames;
-	return d->nnames++;
-}
-
 /* The path (parent, name), added (with no calls, in neither profile) if new. */
 static uint32_t path_get(struct cp_diff *d, uint32_t parent, uint32_t name)
 {
+	uint32_t k = cp_u64map__get_or_add(&d->paths, (uint64_t)parent << 32 | name, d->np);
 	struct dpath *q;
-	uint64_t i;
 
-	table_reserve(d, &d->paths, d->np);
-	for (i = path_hash(parent, name) & d->paths.mask; d->paths.slot[i] != CP_NONE;
-	     i = (i + 1) & d->paths.mask) {
-		q = &d->p[d->paths.slot[i]];
-		if (q->parent == parent && q->name == name)
-			return d->paths.slot[i];
-	}
+	if (k != d->np)
+		return k;
 	ALLOC_GROW(d->p, d->np + 1, d->palloc);
 	q = &d->p[d->np];
 	memset(q, 0, sizeof(*q));
@@ -134,7 +69,6 @@ static uint32_t path_get(struct cp_diff *d, uint32_t parent, uint32_t name)
 		q->next = d->p[parent].first_child;
 		d->p[parent].first_child = d->np;
 	}
-	d->paths.slot[i] = d->np;
 	return d->np++;
 }
 
@@ -153,7 +87,7 @@ static void add_profile(struct cp_diff *d, int s)
 	if (rp->ntrees != 1 || rp->threads != CP_THREADS_MERGED)
 		BUG("diff wants profiles loaded with threads merged");
 	for (uint32_t f = 0; f < rp->nfns; f++)
-		fname[f] = intern(d, rp->fns[f].name ? rp->fns[f].name : "?");
+		fname[f] = cp_strtab__add(&d->names, rp->fns[f].name ? rp->fns[f].name : "?");
 	map[0] = CP_NONE;
 	for (uint32_t i = 1; i < t->nn; i++) {
 		const struct cp_rnode *n = &t->n[i];
@@ -181,7 +115,7 @@ static int name_cmp(const void *pa, const void *pb)
 	const struct dpath *a = &sort_d->p[*(const uint32_t *)pa];
 	const struct dpath *b = &sort_d->p[*(const uint32_t *)pb];
 
-	return strcmp(sort_d->names[a->name], sort_d->names[b->name]);
+	return strcmp(sort_d->names.s[a->name], sort_d->names.s[b->name]);
 }
 
 /* Put the list starting at *head in name order; kids is scratch space. */
@@ -265,6 +199,7 @@ struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_
 	d->rp[0] = a;
 	d->rp[1] = b;
 	d->top = CP_NONE;
+	cp_u64map__init(&d->paths, 1024);
 	d->timed = a->timed && b->timed;
 	add_profile(d, 0);
 	add_profile(d, 1);
@@ -290,9 +225,8 @@ void cp_diff__free(struct cp_diff *d)
 	if (!d)
 		return;
 	free(d->p);
-	free(d->paths.slot);
-	free(d->names);
-	free(d->byname.slot);
+	cp_u64map__release(&d->paths);
+	cp_strtab__release(&d->names);
 	free(d);
 }
 
@@ -470,7 +404,7 @@ static void path_str(const struct cp_diff *d, uint32_t k, struct strbuf *sb, uin
 	while (nruns) {
 		const struct dpath *q = &d->p[(*stack)[--nruns]];
 
-		strbuf_addf(sb, "%s%s", sb->len ? " > " : "", d->names[q->name]);
+		strbuf_addf(sb, "%s%s", sb->len ? " > " : "", d->names.s[q->name]);
 		if (q->run > 1)
 			strbuf_addf(sb, "^%u", q->run);
 	}

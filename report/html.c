@@ -50,48 +50,10 @@
 /* report/html/assets.S: the files themselves, NUL-terminated. */
 extern const char cp_html_page[], cp_html_css[], cp_html_js[];
 
-/* Distinct strings (modules, source files) and their indices. */
-struct strtab {
-	const char **s;	  /* by index */
-	uint32_t n;
-	size_t alloc;
-	uint32_t *slot;	  /* open addressing: index + 1, 0 empty */
-	uint32_t nslots;  /* a power of two, at least twice n */
-};
-
-static int64_t strtab__add(struct strtab *t, const char *s)
+/* The index of s (a module or source file) in the page's strings, -1 for none. */
+static int64_t string_index(struct cp_strtab *st, const char *s)
 {
-	uint32_t h;
-
-	if (!s)
-		return -1;
-	if (2 * (t->n + 1) > t->nslots) {
-		uint32_t ns = t->nslots ? 2 * t->nslots : 64;
-
-		free(t->slot);
-		t->slot = xcalloc(ns, sizeof(*t->slot));
-		t->nslots = ns;
-		for (uint32_t i = 0; i < t->n; i++) {
-			for (h = (uint32_t)cp_str_hash(t->s[i]) & (ns - 1); t->slot[h];
-			     h = (h + 1) & (ns - 1))
-				;
-			t->slot[h] = i + 1;
-		}
-	}
-	for (h = (uint32_t)cp_str_hash(s) & (t->nslots - 1); t->slot[h];
-	     h = (h + 1) & (t->nslots - 1))
-		if (!strcmp(t->s[t->slot[h] - 1], s))
-			return t->slot[h] - 1;
-	ALLOC_GROW(t->s, t->n + 1, t->alloc);
-	t->s[t->n] = s;
-	t->slot[h] = ++t->n;
-	return t->n - 1;
-}
-
-static void strtab__release(struct strtab *t)
-{
-	free(t->s);
-	free(t->slot);
+	return s ? (int64_t)cp_strtab__add(st, s) : -1;
 }
 
 /*
@@ -193,21 +155,22 @@ static void tree(struct cp_json *j, const struct cp_report_profile *rp, const st
 	free(newid);
 }
 
-static void functions(struct cp_json *j, struct cp_report_profile *rp, struct strtab *st)
+static void functions(struct cp_json *j, struct cp_report_profile *rp)
 {
+	struct cp_strtab st = { 0 };
 	struct cp_fn_where *w = xcalloc(rp->nfns + 1, sizeof(*w));
 	int64_t *module = xcalloc(rp->nfns + 1, sizeof(*module));
 	int64_t *file = xcalloc(rp->nfns + 1, sizeof(*file));
 
 	for (uint32_t f = 0; f < rp->nfns; f++) {
 		cp_report_profile__fn_where(rp, f, &w[f]);
-		module[f] = strtab__add(st, w[f].module);
-		file[f] = strtab__add(st, w[f].file);
+		module[f] = string_index(&st, w[f].module);
+		file[f] = string_index(&st, w[f].file);
 	}
 	cp_json__key(j, "strings");
 	cp_json__arr(j);
-	for (uint32_t i = 0; i < st->n; i++)
-		cp_json__str(j, st->s[i]);
+	for (uint32_t i = 0; i < st.n; i++)
+		cp_json__str(j, st.s[i]);
 	cp_json__end_arr(j);
 
 	cp_json__key(j, "functions");
@@ -238,6 +201,7 @@ static void functions(struct cp_json *j, struct cp_report_profile *rp, struct st
 		cp_json__u64(j, !!(rp->fns[f].flags & CP_RFN_SIGNAL));
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);
+	cp_strtab__release(&st);
 	free(w);
 	free(module);
 	free(file);
@@ -246,7 +210,6 @@ static void functions(struct cp_json *j, struct cp_report_profile *rp, struct st
 static void data(struct cp_json *j, struct cp_report_profile *rp)
 {
 	const struct cp_meta *m = &rp->pf->meta;
-	struct strtab st = { 0 };
 
 	cp_json__obj(j);
 	cp_json__key_u64(j, "callprof_html", HTML_VERSION);
@@ -271,14 +234,13 @@ static void data(struct cp_json *j, struct cp_report_profile *rp)
 	cp_json__key_u64(j, "raw_ns", rp->raw_ns);
 	cp_json__key_u64(j, "subtracted_ns", rp->subtracted_ns);
 	cp_json__end_obj(j);
-	functions(j, rp, &st);
+	functions(j, rp);
 	cp_json__key(j, "trees");
 	cp_json__arr(j);
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
 		tree(j, rp, &rp->trees[ti]);
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);
-	strtab__release(&st);
 }
 
 static void html_escape(FILE *fp, const char *s)

@@ -42,48 +42,6 @@ static uint64_t module_base(uint32_t k)
 	return (1ull << 48) + ((uint64_t)k << 36);
 }
 
-/* Strings kept for the output, each once, with their offset once written. */
-struct strtab {
-	char **s;
-	uint32_t *off;
-	uint32_t n, alloc;
-	struct cp_u64map by_hash; /* string hash to its first index */
-	uint32_t *chain;	  /* next index with the same hash, CP_NONE */
-};
-
-static uint32_t strtab__add(struct strtab *t, const char *s)
-{
-	uint64_t h = cp_str_hash(s);
-	uint32_t i = cp_u64map__get_or_add(&t->by_hash, h, t->n);
-
-	if (i != t->n) {
-		for (; i != CP_NONE; i = t->chain[i]) {
-			if (!strcmp(t->s[i], s))
-				return i;
-			if (t->chain[i] == CP_NONE)
-				break;
-		}
-		t->chain[i] = t->n;
-	}
-	ALLOC_GROW(t->s, t->n + 1, t->alloc);
-	t->off = xrealloc(t->off, t->alloc * sizeof(*t->off));
-	t->chain = xrealloc(t->chain, t->alloc * sizeof(*t->chain));
-	t->s[t->n] = xstrdup(s);
-	t->off[t->n] = CP_NO_STRING;
-	t->chain[t->n] = CP_NONE;
-	return t->n++;
-}
-
-/* Offset of string i in w's pool (NULL-safe: CP_NONE gives none). */
-static uint32_t strtab__put(struct strtab *t, uint32_t i, struct cp_writer *w)
-{
-	if (i == CP_NONE)
-		return CP_NO_STRING;
-	if (t->off[i] == CP_NO_STRING)
-		t->off[i] = cp_writer__string(w, t->s[i]);
-	return t->off[i];
-}
-
 struct mmodule {
 	uint32_t path; /* strtab index */
 	uint32_t build_id_size;
@@ -105,7 +63,8 @@ struct range {
 struct merge {
 	struct cp_report_profile *rp; /* the merged functions and tree */
 	struct cp_name_map names;
-	struct strtab str;
+	struct cp_strtab str;	/* strings kept for the output, each once */
+	uint32_t *str_off;	/* while writing: their offsets in the pool, or CP_NO_STRING */
 	struct mmodule *mods;
 	uint32_t nmods, mods_alloc;
 	struct cp_map *maps; /* rebased; module = merged module */
@@ -123,7 +82,6 @@ struct merge {
 	struct cp_rspread *cur;
 	uint32_t *touched, ntouched, cur_alloc;
 	struct cp_meta meta;
-	uint32_t argv0;		/* strtab index of the first input's command line */
 	uint32_t argv_len;	/* its bytes */
 	char *argv;
 	uint32_t nthreads;
@@ -136,7 +94,7 @@ static uint32_t merge__module(struct merge *m, const struct cp_profile_file *pf,
 {
 	const struct cp_module *src = &pf->modules[i];
 	const char *path = cp_profile_file__str(pf, src->path);
-	uint32_t p = strtab__add(&m->str, path ? path : ""), k;
+	uint32_t p = cp_strtab__add(&m->str, path ? path : ""), k;
 	struct mmodule *d;
 
 	for (k = 0; k < m->nmods; k++)
@@ -192,7 +150,7 @@ static struct srcpos srcpos(struct merge *m, int ok, const char *file, int line)
 	struct srcpos s = { CP_NONE, 0 };
 
 	if (ok == 0 && file && line > 0) {
-		s.file = strtab__add(&m->str, file);
+		s.file = cp_strtab__add(&m->str, file);
 		s.line = (uint32_t)line;
 	}
 	return s;
@@ -215,7 +173,7 @@ static uint32_t merge__fn(struct merge *m, struct cp_report_profile *p, uint32_t
 		return fn;
 	nf.name = signal ? cp_symbolizer__signal_name(p->sym, src->addr) :
 			   cp_symbolizer__fn_name(p->sym, src->addr);
-	i = strtab__add(&m->str, nf.name); /* may move str.s */
+	i = cp_strtab__add(&m->str, nf.name); /* may move str.s */
 	nf.name = m->str.s[i];
 	before = m->rp->nfns;
 	fn = cp_name_map__fn(&m->names, m->rp, &nf);
@@ -289,11 +247,11 @@ static void add_input_record(struct merge *m, const struct cp_input_rec *src,
 
 	/* Strings as strtab indices (CP_NONE for none) until written. */
 	in.path = src->path == CP_NO_STRING ? CP_NONE :
-		strtab__add(&m->str, cp_profile_file__str(pf, src->path));
+		cp_strtab__add(&m->str, cp_profile_file__str(pf, src->path));
 	in.exe = src->exe == CP_NO_STRING ? CP_NONE :
-		strtab__add(&m->str, cp_profile_file__str(pf, src->exe));
+		cp_strtab__add(&m->str, cp_profile_file__str(pf, src->exe));
 	host = cp_profile_file__str(pf, src->hostname);
-	in.hostname = host ? strtab__add(&m->str, host) : CP_NONE;
+	in.hostname = host ? cp_strtab__add(&m->str, host) : CP_NONE;
 	if (host && cp_u64map__get(&m->host_seen, in.hostname) == CP_NONE) {
 		cp_u64map__get_or_add(&m->host_seen, in.hostname, 1);
 		m->hosts++;
@@ -387,7 +345,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		};
 
 		add_input_record(m, &in, pf);
-		m->inputs[m->ninputs - 1].path = strtab__add(&m->str, path);
+		m->inputs[m->ninputs - 1].path = cp_strtab__add(&m->str, path);
 	}
 	m->rp->calls += p->calls;
 	m->meta.lost_calls += pf->meta.lost_calls;
@@ -489,6 +447,16 @@ static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
 	free(at);
 }
 
+/* Offset in w's pool of kept string i (CP_NONE: none), added there once. */
+static uint32_t string_off(struct merge *m, uint32_t i, struct cp_writer *w)
+{
+	if (i == CP_NONE)
+		return CP_NO_STRING;
+	if (m->str_off[i] == CP_NO_STRING)
+		m->str_off[i] = cp_writer__string(w, m->str.s[i]);
+	return m->str_off[i];
+}
+
 static int merge__write(struct merge *m, const char *out)
 {
 	struct cp_writer *w = xcalloc(1, sizeof(*w));
@@ -500,8 +468,10 @@ static int merge__write(struct merge *m, const char *out)
 		free(w);
 		return error("cannot write '%s': %s", out, strerror(-ret));
 	}
-	m->meta.exe = strtab__put(&m->str, m->inputs[0].exe, w);
-	m->meta.hostname = m->hosts == 1 ? strtab__put(&m->str, m->inputs[0].hostname, w) :
+	m->str_off = xmalloc((m->str.n ? m->str.n : 1) * sizeof(*m->str_off));
+	memset(m->str_off, 0xff, m->str.n * sizeof(*m->str_off));
+	m->meta.exe = string_off(m, m->inputs[0].exe, w);
+	m->meta.hostname = m->hosts == 1 ? string_off(m, m->inputs[0].hostname, w) :
 		cp_writer__string(w, "");
 	cp_writer__section(w, CP_SEC_META, sizeof(m->meta));
 	cp_writer__put(w, &m->meta, sizeof(m->meta));
@@ -512,7 +482,7 @@ static int merge__write(struct merge *m, const char *out)
 	for (uint32_t k = 0; k < m->nmods; k++) {
 		struct cp_module mod = { 0 };
 
-		mod.path = strtab__put(&m->str, m->mods[k].path, w);
+		mod.path = string_off(m, m->mods[k].path, w);
 		mod.build_id_size = m->mods[k].build_id_size;
 		memcpy(mod.build_id, m->mods[k].build_id, sizeof(mod.build_id));
 		mod.load_bias = mod.loaded_at = module_base(k);
@@ -541,7 +511,7 @@ static int merge__write(struct merge *m, const char *out)
 		y.addr = m->rp->fns[f].addr;
 		y.kind = CP_SYM_FUNCTION;
 		y.name = cp_writer__string(w, m->rp->fns[f].name);
-		y.file = strtab__put(&m->str, m->fn_src[f].file, w);
+		y.file = string_off(m, m->fn_src[f].file, w);
 		y.line = m->fn_src[f].line;
 		cp_writer__put(w, &y, sizeof(y));
 	}
@@ -551,7 +521,7 @@ static int merge__write(struct merge *m, const char *out)
 		y.addr = m->site_addr[s];
 		y.kind = CP_SYM_SITE;
 		y.name = CP_NO_STRING;
-		y.file = strtab__put(&m->str, m->site_src[s].file, w);
+		y.file = string_off(m, m->site_src[s].file, w);
 		y.line = m->site_src[s].line;
 		cp_writer__put(w, &y, sizeof(y));
 	}
@@ -559,9 +529,9 @@ static int merge__write(struct merge *m, const char *out)
 	for (uint32_t i = 0; i < m->ninputs; i++) {
 		struct cp_input_rec in = m->inputs[i];
 
-		in.path = strtab__put(&m->str, in.path, w);
-		in.exe = strtab__put(&m->str, in.exe, w);
-		in.hostname = strtab__put(&m->str, in.hostname, w);
+		in.path = string_off(m, in.path, w);
+		in.exe = string_off(m, in.exe, w);
+		in.hostname = string_off(m, in.hostname, w);
 		cp_writer__put(w, &in, sizeof(in));
 	}
 	ret = cp_writer__finish(w, m->meta.clock != CP_CLOCK_NONE ? CP_FEAT_TIMING : 0);
@@ -602,7 +572,6 @@ int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
 	m.rp->ntrees = 1;
 	m.rp->trees = t = xcalloc(1, sizeof(*t));
 	cp_rtree__add(t, CP_NONE, CP_NONE);
-	cp_u64map__init(&m.str.by_hash, 1024);
 	cp_u64map__init(&m.fn_at, 1024);
 	cp_u64map__init(&m.site_at, 1024);
 	cp_u64map__init(&m.ctx, 1024);
@@ -654,12 +623,8 @@ int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
 out:
 	if (ret && show_progress && shown >= 0)
 		fprintf(stderr, "\n");
-	for (uint32_t i = 0; i < m.str.n; i++)
-		free(m.str.s[i]);
-	free(m.str.s);
-	free(m.str.off);
-	free(m.str.chain);
-	cp_u64map__release(&m.str.by_hash);
+	cp_strtab__release(&m.str);
+	free(m.str_off);
 	cp_u64map__release(&m.fn_at);
 	cp_u64map__release(&m.site_at);
 	cp_u64map__release(&m.ctx);

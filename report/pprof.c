@@ -30,40 +30,10 @@ typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 
-/* The string table, each string once. */
-struct strtab {
-	char **s;
-	size_t n, alloc;
-	uint32_t *slot; /* hash -> index + 1 */
-	size_t mask;
-};
-
-static int64_t intern(struct strtab *t, const char *s)
+/* The index of s in pprof's string table, where 0 is "" (and NULL). */
+static int64_t intern(struct cp_strtab *t, const char *s)
 {
-	size_t i;
-
-	if (!s || !*s)
-		return 0;
-	if ((t->n + 1) * 2 > t->mask + 1) {
-		size_t slots = (t->mask + 1) * 2;
-		uint32_t *tab = xcalloc(slots, sizeof(*tab));
-
-		for (size_t k = 1; k < t->n; k++) {
-			for (i = cp_str_hash(t->s[k]) & (slots - 1); tab[i]; i = (i + 1) & (slots - 1))
-				;
-			tab[i] = (uint32_t)k + 1;
-		}
-		free(t->slot);
-		t->slot = tab;
-		t->mask = slots - 1;
-	}
-	for (i = cp_str_hash(s) & t->mask; t->slot[i]; i = (i + 1) & t->mask)
-		if (!strcmp(t->s[t->slot[i] - 1], s))
-			return t->slot[i] - 1;
-	ALLOC_GROW(t->s, t->n + 1, t->alloc);
-	t->s[t->n] = xstrdup(s);
-	t->slot[i] = (uint32_t)t->n + 1;
-	return (int64_t)t->n++;
+	return s && *s ? cp_strtab__add(t, s) : 0;
 }
 
 /* gzip data[len] to fp. */
@@ -104,7 +74,7 @@ static void hex(char *buf, const uint8_t *b, uint32_t n)
 }
 
 /* Mappings: one per module of each recorded process. */
-static void add_mappings(struct cp_report_profile *rp, Profile *p, struct strtab *st)
+static void add_mappings(struct cp_report_profile *rp, Profile *p, struct cp_strtab *st)
 {
 	uint32_t nparts = rp->nparts ? rp->nparts : 1, total = 0;
 
@@ -168,7 +138,7 @@ static uint64_t mapping_of(struct cp_report_profile *rp, uint32_t fn)
 int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 {
 	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
-	struct strtab st = { 0 };
+	struct cp_strtab st = { 0 };
 	ValueType vt[2], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	Function *fns = xcalloc(rp->nfns + 1, sizeof(*fns));
 	Location *locs = xcalloc(rp->nfns + 1, sizeof(*locs));
@@ -180,11 +150,7 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 	uint8_t *buf;
 	int ret;
 
-	/* String 0 is "" (never looked up: intern() returns 0 for it). */
-	ALLOC_GROW(st.s, 1, st.alloc);
-	st.s[st.n++] = xstrdup("");
-	st.mask = 15;
-	st.slot = xcalloc(st.mask + 1, sizeof(*st.slot));
+	cp_strtab__add(&st, ""); /* string 0, as the format wants */
 
 	p.n_sample_type = rp->timed ? 2 : 1;
 	p.sample_type = xcalloc(2, sizeof(*p.sample_type));
@@ -313,9 +279,6 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 	free(locs);
 	free(lines);
 	free(line_ptrs);
-	for (size_t i = 0; i < st.n; i++)
-		free(st.s[i]);
-	free(st.s);
-	free(st.slot);
+	cp_strtab__release(&st);
 	return ret;
 }

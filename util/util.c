@@ -240,3 +240,38 @@ uint64_t cp_u64_hash(uint64_t k)
 	k *= 0xc4ceb9fe1a85ec53ull;
 	return k ^ (k >> 33);
 }
+
+uint32_t cp_strtab__add(struct cp_strtab *t, const char *s)
+{
+	uint64_t i;
+
+	/* Keep the load at most one half so that probe runs stay short. */
+	if (!t->slot || (uint64_t)(t->n + 1) * 2 > t->mask + 1) {
+		uint64_t slots = t->slot ? (t->mask + 1) * 2 : 64;
+
+		free(t->slot);
+		t->slot = xcalloc(slots, sizeof(*t->slot));
+		t->mask = slots - 1;
+		for (uint32_t k = 0; k < t->n; k++) {
+			for (i = cp_str_hash(t->s[k]) & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+				;
+			t->slot[i] = k + 1;
+		}
+	}
+	for (i = cp_str_hash(s) & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+		if (!strcmp(t->s[t->slot[i] - 1], s))
+			return t->slot[i] - 1;
+	ALLOC_GROW(t->s, t->n + 1, t->alloc);
+	t->s[t->n] = xstrdup(s);
+	t->slot[i] = ++t->n;
+	return t->n - 1;
+}
+
+void cp_strtab__release(struct cp_strtab *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->slot);
+	memset(t, 0, sizeof(*t));
+}

@@ -56,6 +56,21 @@ uint64_t cp_str_hash(const char *s);
 /* A 64-bit key mixed so that its low bits index a hash table well. */
 uint64_t cp_u64_hash(uint64_t k);
 
+/*
+ * Distinct strings, each copied once and numbered in the order they came:
+ * s[i] is string i.  Zero-initialised it is empty.
+ */
+struct cp_strtab {
+	char **s;
+	uint32_t n;
+	size_t alloc;
+	uint32_t *slot;	/* open addressing: index + 1, 0 for empty */
+	uint64_t mask;	/* slots - 1 */
+};
+/* The number of s, added if new (s is copied). */
+uint32_t cp_strtab__add(struct cp_strtab *t, const char *s);
+void cp_strtab__release(struct cp_strtab *t);
+
 /* Parse a whole decimal number into *out; returns 0 or -1. */
 int cp_parse_double(const char *s, double *out);
 int cp_parse_u64(const char *s, uint64_t *out);
