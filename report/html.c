@@ -209,8 +209,6 @@ static void functions(struct cp_json *j, struct cp_report_profile *rp)
 
 static void data(struct cp_json *j, struct cp_report_profile *rp)
 {
-	const struct cp_meta *m = &rp->pf->meta;
-
 	cp_json__obj(j);
 	cp_json__key_u64(j, "callprof_html", HTML_VERSION);
 	cp_json__key_str(j, "file", rp->pf->path);
@@ -220,20 +218,7 @@ static void data(struct cp_json *j, struct cp_report_profile *rp)
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
 	cp_export_json_processes(j, rp);
-	cp_json__key(j, "compensation");
-	cp_json__obj(j);
-	cp_json__key(j, "applied");
-	cp_json__bool(j, rp->compensated);
-	/* The banner's "raw times: hook overhead was not calibrated". */
-	cp_json__key(j, "calibrated");
-	cp_json__bool(j, rp->compensated || m->overhead_ticks || m->self_overhead_ticks);
-	cp_json__key(j, "caller_ns_per_call");
-	cp_json__dbl(j, rp->outside_ns);
-	cp_json__key(j, "callee_ns_per_call");
-	cp_json__dbl(j, rp->inside_ns);
-	cp_json__key_u64(j, "raw_ns", rp->raw_ns);
-	cp_json__key_u64(j, "subtracted_ns", rp->subtracted_ns);
-	cp_json__end_obj(j);
+	cp_export_json_compensation(j, rp);
 	functions(j, rp);
 	cp_json__key(j, "trees");
 	cp_json__arr(j);

@@ -168,6 +168,8 @@ uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key);
  */
 struct cp_json;
 void cp_export_json_processes(struct cp_json *j, const struct cp_report_profile *rp);
+/* Its "compensation" key and object: what was subtracted, from what. */
+void cp_export_json_compensation(struct cp_json *j, const struct cp_report_profile *rp);
 
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);

@@ -98,6 +98,26 @@ void cp_export_json_processes(struct cp_json *j, const struct cp_report_profile 
 	cp_json__end_arr(j);
 }
 
+void cp_export_json_compensation(struct cp_json *j, const struct cp_report_profile *rp)
+{
+	const struct cp_meta *m = &rp->pf->meta;
+
+	cp_json__key(j, "compensation");
+	cp_json__obj(j);
+	cp_json__key(j, "applied");
+	cp_json__bool(j, rp->compensated);
+	/* The banner's "raw times: hook overhead was not calibrated". */
+	cp_json__key(j, "calibrated");
+	cp_json__bool(j, rp->compensated || m->overhead_ticks || m->self_overhead_ticks);
+	cp_json__key(j, "caller_ns_per_call");
+	cp_json__dbl(j, rp->outside_ns);
+	cp_json__key(j, "callee_ns_per_call");
+	cp_json__dbl(j, rp->inside_ns);
+	cp_json__key_u64(j, "raw_ns", rp->raw_ns);
+	cp_json__key_u64(j, "subtracted_ns", rp->subtracted_ns);
+	cp_json__end_obj(j);
+}
+
 static void inputs(struct cp_json *j, const struct cp_profile_file *pf)
 {
 	cp_json__key(j, "inputs");
@@ -209,17 +229,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	cp_json__bool(j, rp->timed);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
-	cp_json__key(j, "compensation");
-	cp_json__obj(j);
-	cp_json__key(j, "applied");
-	cp_json__bool(j, rp->compensated);
-	cp_json__key(j, "caller_ns_per_call");
-	cp_json__dbl(j, rp->outside_ns);
-	cp_json__key(j, "callee_ns_per_call");
-	cp_json__dbl(j, rp->inside_ns);
-	cp_json__key_u64(j, "raw_ns", rp->raw_ns);
-	cp_json__key_u64(j, "subtracted_ns", rp->subtracted_ns);
-	cp_json__end_obj(j);
+	cp_export_json_compensation(j, rp);
 
 	cp_json__key(j, "functions");
 	cp_json__arr(j);
