@@ -139,6 +139,14 @@ void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src);
 void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t part,
 			uint64_t calls, uint64_t total_ns, uint64_t overhead_ns);
 
+/*
+ * Add src's trouble counters (lost calls, events, signals, threads,
+ * unpaired exits, reconciled frames) and flags into dst, and keep the
+ * earlier start: the facts of a profile made of several.
+ */
+struct cp_meta;
+void cp_meta__add(struct cp_meta *dst, const struct cp_meta *src);
+
 /* Functions of a profile built from others, by name (merge.c). */
 struct cp_name_map {
 	uint32_t *slot; /* fn index or CP_NONE */

@@ -348,15 +348,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		m->inputs[m->ninputs - 1].path = cp_strtab__add(&m->str, path);
 	}
 	m->rp->calls += p->calls;
-	m->meta.lost_calls += pf->meta.lost_calls;
-	m->meta.lost_events += pf->meta.lost_events;
-	m->meta.unpaired_exits += pf->meta.unpaired_exits;
-	m->meta.nthreads_lost += pf->meta.nthreads_lost;
-	m->meta.reconciled_frames += pf->meta.reconciled_frames;
-	m->meta.lost_signals += pf->meta.lost_signals;
-	m->meta.flags |= pf->meta.flags;
-	if (pf->meta.start_realtime_ns < m->meta.start_realtime_ns)
-		m->meta.start_realtime_ns = pf->meta.start_realtime_ns;
+	cp_meta__add(&m->meta, &pf->meta);
 	if (pf->meta.duration_ns > m->meta.duration_ns)
 		m->meta.duration_ns = pf->meta.duration_ns;
 	for (uint32_t i = 0; i < pf->nthreads; i++) {

@@ -119,6 +119,19 @@ static struct cp_rtree *new_tree(struct cp_report_profile *rp, char *label, uint
 	return t;
 }
 
+void cp_meta__add(struct cp_meta *dst, const struct cp_meta *src)
+{
+	dst->lost_calls += src->lost_calls;
+	dst->lost_events += src->lost_events;
+	dst->unpaired_exits += src->unpaired_exits;
+	dst->nthreads_lost += src->nthreads_lost;
+	dst->reconciled_frames += src->reconciled_frames;
+	dst->lost_signals += src->lost_signals;
+	dst->flags |= src->flags;
+	if (src->start_realtime_ns < dst->start_realtime_ns)
+		dst->start_realtime_ns = src->start_realtime_ns;
+}
+
 /* The banner's numbers for the whole set: a copy of the first file's view. */
 static struct cp_profile_file *summary_file(struct cp_report_profile **parts, uint32_t n)
 {
@@ -135,15 +148,7 @@ static struct cp_profile_file *summary_file(struct cp_report_profile **parts, ui
 		const struct cp_meta *m = &parts[i]->pf->meta;
 
 		pf->nthreads += parts[i]->pf->nthreads;
-		pf->meta.lost_calls += m->lost_calls;
-		pf->meta.lost_events += m->lost_events;
-		pf->meta.unpaired_exits += m->unpaired_exits;
-		pf->meta.nthreads_lost += m->nthreads_lost;
-		pf->meta.reconciled_frames += m->reconciled_frames;
-		pf->meta.lost_signals += m->lost_signals;
-		pf->meta.flags |= m->flags;
-		if (m->start_realtime_ns < pf->meta.start_realtime_ns)
-			pf->meta.start_realtime_ns = m->start_realtime_ns;
+		cp_meta__add(&pf->meta, m);
 	}
 	return pf;
 }
