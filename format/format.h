@@ -45,9 +45,18 @@
  * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
  * take them for nodes of their own, so they need a version 2 reader.
  */
-#define CP_VERSION 3	   /* what this code writes */
+#define CP_VERSION 4	   /* what this code writes */
 #define CP_MIN_READER 2	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 3 /* what this reader understands */
+#define CP_READER_VERSION 4 /* what this reader understands */
+
+/*
+ * The smallest records a reader accepts: the sizes of version 3, the
+ * first version whose reader checked them.  Later versions append fields
+ * (zero-extended when reading older files).
+ */
+#define CP_META_MIN_SIZE 120
+#define CP_THREAD_MIN_SIZE 56
+#define CP_NODE_MIN_SIZE 72
 
 #define CP_NO_PARENT UINT32_MAX /* parent index of a thread's root node */
 #define CP_NO_STRING UINT32_MAX /* string reference meaning "none" */
@@ -77,6 +86,8 @@ enum cp_section_kind {
 	CP_SEC_SYMBOLS = 8, /* struct cp_symbol[]: names and lines, resolved already */
 	CP_SEC_INPUTS = 9,  /* struct cp_input_rec[]: the profiles merged */
 	CP_SEC_SPREAD = 10, /* struct cp_spread_rec[], one per NODES record */
+	/* Version 4: */
+	CP_SEC_LINES = 11,  /* struct cp_line_rec[]: sampled instruction addresses per node */
 };
 
 /* Clock the ticks come from. */
@@ -95,6 +106,25 @@ enum cp_mode {
 	CP_MODE_COUNTING = 1, /* exact counts per call path, no clock reads */
 	CP_MODE_COVERAGE = 2, /* which functions ran: one node per function
 			       * under each thread's root, calls = 1 */
+	CP_MODE_SAMPLED = 3,  /* sampled call stacks of a program (not instrumented):
+			       * calls = samples with the path on the stack,
+			       * ticks = ns, min/max 0 (callprof record --sample) */
+};
+
+/* How wait and inactive time were measured (struct cp_meta.switches). */
+enum cp_switch_state {
+	CP_SWITCHES_OFF = 0,	     /* not measured (not asked, or not a timing profile) */
+	CP_SWITCHES_ON = 1,	     /* every recorded thread was tracked */
+	CP_SWITCHES_PARTIAL = 2,     /* some threads could not be (switch_threads_failed) */
+	CP_SWITCHES_UNAVAILABLE = 3, /* perf_event_open refused (switch_errno says why) */
+};
+
+/* How the call stacks of a sampled profile were unwound (cp_meta.sample_flags). */
+enum cp_sample_flags {
+	CP_SAMPLE_FP = 1 << 0,	  /* frame-pointer chains from the kernel */
+	CP_SAMPLE_DWARF = 1 << 1, /* user stack snapshots unwound with DWARF CFI */
+	CP_SAMPLE_HYBRID = 1 << 2, /* samples of an instrumented program's running
+				    * instruction, placed in its exact call tree (LINES) */
 };
 
 struct cp_file_header {
@@ -145,6 +175,19 @@ struct cp_meta {
 				       * exceptions), closed when abandoned */
 	uint64_t lost_signals;	      /* signal handler runs not recorded: the
 				       * signal arrived inside a hook */
+	/* version 4: off-CPU time (wait, inactive) */
+	uint32_t switches;	      /* enum cp_switch_state */
+	uint32_t switch_errno;	      /* CP_SWITCHES_UNAVAILABLE: perf_event_open's errno */
+	uint64_t switch_lost;	      /* context-switch records lost (a thread's ring
+				       * overflowed): their off-CPU time is CPU time */
+	uint32_t switch_threads_failed; /* threads whose tracking could not be set up */
+	uint32_t sample_hz;	      /* sampling rate asked for, 0 = no sampling */
+	/* version 4: sampling */
+	uint64_t sample_period_ns;    /* time one sample stands for (mean) */
+	uint64_t samples;	      /* samples taken and placed */
+	uint64_t samples_lost;	      /* samples lost by the kernel or not placed */
+	uint32_t sample_flags;	      /* enum cp_sample_flags */
+	uint32_t reserved1;	      /* zero */
 };
 
 enum cp_meta_flags {
@@ -210,6 +253,9 @@ struct cp_thread_rec {
 	uint64_t open_frames; /* calls still open at the dump, closed then */
 	uint32_t nthreads;   /* threads in this record: 1, or more for an aggregate */
 	uint32_t reserved;   /* zero */
+	uint64_t cpu_ns;     /* version 4: CPU time the kernel counted for the thread
+			      * (CLOCK_THREAD_CPUTIME_ID) from its set-up to its
+			      * exit or the dump; 0 if unknown */
 };
 
 /*
@@ -227,8 +273,33 @@ struct cp_node_rec {
 	uint64_t ticks;	   /* inclusive ticks over all calls */
 	uint64_t min_ticks; /* shortest single call */
 	uint64_t max_ticks; /* longest single call */
-	uint64_t wait_ticks;	 /* blocked time inside (0 if not measured) */
-	uint64_t inactive_ticks; /* preempted time inside (0 if not measured) */
+	/*
+	 * Off-CPU time (version 4; 0 if not measured, see cp_meta.switches):
+	 * ticks the thread spent switched out while this record's context was
+	 * the innermost open call, so exclusive like self time; a context's
+	 * inclusive wait is the sum over its subtree.  Wait: the thread
+	 * blocked (slept, waited for I/O or a lock); inactive: the scheduler
+	 * preempted it while it could run.
+	 */
+	uint64_t wait_ticks;
+	uint64_t inactive_ticks;
+	uint64_t switches_vol;	 /* version 4: times it blocked (voluntary switches) */
+	uint64_t switches_invol; /* version 4: times it was preempted */
+};
+
+/*
+ * Sampled instruction addresses per context (version 4): samples taken
+ * while node's context was the innermost call and the thread ran at ip.
+ * With an instrumented program (CP_SAMPLE_HYBRID) ip may lie in code that
+ * is not instrumented (a library the context called); in a sampled
+ * profile node is the leaf of the sample's stack.  `callprof report
+ * --lines FN` turns them into hot source lines.
+ */
+struct cp_line_rec {
+	uint32_t node;	  /* index in NODES (a context's record, never a site record) */
+	uint32_t reserved; /* zero */
+	uint64_t ip;	  /* instruction address in the profiled process */
+	uint64_t samples; /* samples there (at least 1) */
 };
 
 /*
@@ -292,6 +363,10 @@ enum cp_node_flags {
 	 */
 	CP_NODE_SITE = 1 << 1,
 };
+
+_Static_assert(sizeof(struct cp_meta) == 176 && sizeof(struct cp_thread_rec) == 64 &&
+		       sizeof(struct cp_node_rec) == 88 && sizeof(struct cp_line_rec) == 24,
+	       "on-disk records changed size: update docs/profile-format.md");
 
 /*
  * Append the decimal digits of v to buf at *pos (advanced), NUL-terminated,
@@ -379,6 +454,8 @@ struct cp_profile_file {
 	struct cp_input_rec *inputs;	/* INPUTS (merged profiles), or NULL */
 	uint32_t ninputs;
 	struct cp_spread_rec *spread;	/* SPREAD: nnodes records, or NULL */
+	struct cp_line_rec *lines;	/* LINES: sampled addresses, or NULL */
+	uint32_t nlines;
 };
 
 /*

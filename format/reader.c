@@ -124,8 +124,9 @@ static const struct cp_section_entry *find_section(const struct cp_profile_file 
  * `known` bytes each (zero-filled beyond what the file has).  A missing
  * section gives n = 0 when optional.
  */
-static int load_records(struct ctx *c, struct cp_profile_file *pf, uint32_t kind, const char *what,
-			size_t known, int required, void **out, uint32_t *n)
+static int load_records_min(struct ctx *c, struct cp_profile_file *pf, uint32_t kind,
+			    const char *what, size_t min, size_t known, int required, void **out,
+			    uint32_t *n)
 {
 	const struct cp_section_entry *s = find_section(pf, kind);
 	uint64_t count;
@@ -140,9 +141,9 @@ static int load_records(struct ctx *c, struct cp_profile_file *pf, uint32_t kind
 	}
 	/* Records only ever grow, so a smaller one is damage; this also keeps
 	 * the copies below no larger than the section itself. */
-	if (s->entsize < known)
+	if (s->entsize < min)
 		return bad(c, CP_ERR_CORRUPT, "%s section at 0x%llx: records of %u bytes, need %zu",
-			   what, (unsigned long long)s->offset, s->entsize, known);
+			   what, (unsigned long long)s->offset, s->entsize, min);
 	count = s->size / s->entsize;
 	if (count > UINT32_MAX - 1)
 		return bad(c, CP_ERR_CORRUPT, "%s section at 0x%llx: %llu records is too many", what,
@@ -157,6 +158,13 @@ static int load_records(struct ctx *c, struct cp_profile_file *pf, uint32_t kind
 	*out = arr;
 	*n = (uint32_t)count;
 	return 0;
+}
+
+/* Records no older writer wrote shorter than this reader's struct. */
+static int load_records(struct ctx *c, struct cp_profile_file *pf, uint32_t kind, const char *what,
+			size_t known, int required, void **out, uint32_t *n)
+{
+	return load_records_min(c, pf, kind, what, known, known, required, out, n);
 }
 
 static int check_header(struct ctx *c, struct cp_profile_file *pf)
@@ -302,6 +310,26 @@ static int load_merged(struct ctx *c, struct cp_profile_file *pf)
 	return 0;
 }
 
+/* Sampled addresses: each names a context's own record and has samples. */
+static int load_lines(struct ctx *c, struct cp_profile_file *pf)
+{
+	int ret;
+
+	if ((ret = load_records(c, pf, CP_SEC_LINES, "line", sizeof(struct cp_line_rec), 0,
+				(void **)&pf->lines, &pf->nlines)))
+		return ret;
+	for (uint32_t i = 0; i < pf->nlines; i++) {
+		const struct cp_line_rec *l = &pf->lines[i];
+
+		if (l->node >= pf->nnodes || (pf->nodes[l->node].flags & CP_NODE_SITE) ||
+		    l->samples == 0)
+			return bad(c, CP_ERR_CORRUPT,
+				   "line record at 0x%llx: node %u of %u, or no samples",
+				   rec_off(pf, CP_SEC_LINES, i), l->node, pf->nnodes);
+	}
+	return 0;
+}
+
 static int load(struct ctx *c, struct cp_profile_file *pf)
 {
 	const struct cp_section_entry *s;
@@ -321,7 +349,8 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 		return bad(c, CP_ERR_CORRUPT, "string section at 0x%llx: not NUL-terminated",
 			   (unsigned long long)s->offset);
 
-	if ((ret = load_records(c, pf, CP_SEC_META, "metadata", sizeof(*meta), 1, (void **)&meta, &n)))
+	if ((ret = load_records_min(c, pf, CP_SEC_META, "metadata", CP_META_MIN_SIZE, sizeof(*meta), 1,
+				    (void **)&meta, &n)))
 		return ret;
 	if (n != 1) {
 		free(meta);
@@ -340,10 +369,11 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 				(void **)&pf->modules, &pf->nmodules)) ||
 	    (ret = load_records(c, pf, CP_SEC_MAPS, "map", sizeof(struct cp_map), 0,
 				(void **)&pf->maps, &pf->nmaps)) ||
-	    (ret = load_records(c, pf, CP_SEC_THREADS, "thread", sizeof(struct cp_thread_rec), 1,
-				(void **)&pf->threads, &pf->nthreads)) ||
-	    (ret = load_records(c, pf, CP_SEC_NODES, "node", sizeof(struct cp_node_rec), 1,
-				(void **)&pf->nodes, &pf->nnodes)))
+	    (ret = load_records_min(c, pf, CP_SEC_THREADS, "thread", CP_THREAD_MIN_SIZE,
+				    sizeof(struct cp_thread_rec), 1, (void **)&pf->threads,
+				    &pf->nthreads)) ||
+	    (ret = load_records_min(c, pf, CP_SEC_NODES, "node", CP_NODE_MIN_SIZE,
+				    sizeof(struct cp_node_rec), 1, (void **)&pf->nodes, &pf->nnodes)))
 		return ret;
 
 	for (uint32_t i = 0; i < pf->nmodules; i++) {
@@ -403,7 +433,7 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 	if (pf->nthreads == 0 && pf->nnodes)
 		return bad(c, CP_ERR_CORRUPT, "%u nodes belong to no thread", pf->nnodes);
 
-	if ((ret = load_merged(c, pf)))
+	if ((ret = load_merged(c, pf)) || (ret = load_lines(c, pf)))
 		return ret;
 
 	s = find_section(pf, CP_SEC_CMDLINE);
@@ -469,6 +499,7 @@ void cp_profile_file__free(struct cp_profile_file *pf)
 	free(pf->symbols);
 	free(pf->inputs);
 	free(pf->spread);
+	free(pf->lines);
 	free(pf);
 }
 
