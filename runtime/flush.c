@@ -56,6 +56,16 @@ static void read_comm(uint32_t tid, char name[16])
 	name[n] = '\0';
 }
 
+/* The tick rate of this dump: off-CPU ns in the nodes become ticks. */
+static uint64_t dump_tps;
+
+static uint64_t ns_to_ticks(uint64_t ns)
+{
+	if (!cp_clock_is_tsc())
+		return ns;
+	return (uint64_t)((unsigned __int128)ns * dump_tps / 1000000000u);
+}
+
 static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t extra)
 {
 	int timing = cp_hook_mode == CP_MODE_TIMING;
@@ -70,8 +80,10 @@ static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t ex
 	r->ticks = timing ? n->ticks + extra : 0;
 	r->min_ticks = !timing || n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
 	r->max_ticks = timing ? n->max_ticks : 0;
-	r->wait_ticks = n->wait_ticks;
-	r->inactive_ticks = n->inactive_ticks;
+	r->wait_ticks = timing ? ns_to_ticks(n->wait_ticks) : 0;
+	r->inactive_ticks = timing ? ns_to_ticks(n->inactive_ticks) : 0;
+	r->switches_vol = n->switches_vol;
+	r->switches_invol = n->switches_invol;
 }
 
 /*
@@ -97,6 +109,75 @@ static uint64_t open_time(struct cp_thread *t, uint64_t *extra, uint32_t nnodes,
 		}
 	}
 	return open;
+}
+
+/* CPU time of t: kept at its exit, else read now (not by the watcher: not its threads). */
+static uint64_t thread_cpu(const struct cp_thread *t, int how)
+{
+	uint64_t now;
+
+	if ((t->flags & CP_THREAD_EXITED) || how == CP_FLUSH_KILLED)
+		return t->perf.cpu_ns;
+	now = cp_offcpu__thread_cpu_ns(t->tid);
+	return now > t->perf.cpu0_ns ? now - t->perf.cpu0_ns : 0;
+}
+
+/*
+ * The sampled addresses of each thread (nodes numbered as written: the
+ * thread's first node plus the node's id).  Another thread may be adding
+ * to its table meanwhile: slots are taken only once complete, and only
+ * for nodes the dump wrote.
+ */
+static void write_lines(struct cp_writer *w, struct cp_thread **ts, uint32_t nt)
+{
+	uint32_t first = 0;
+
+	cp_writer__section(w, CP_SEC_LINES, sizeof(struct cp_line_rec));
+	for (uint32_t i = 0; i < nt; i++) {
+		struct cp_thread *t = ts[i];
+		struct cp_lines *l = __atomic_load_n(&t->perf.lines, __ATOMIC_ACQUIRE);
+
+		for (uint64_t k = 0; l && k <= l->mask; k++) {
+			struct cp_node *n = __atomic_load_n(&l->s[k].node, __ATOMIC_ACQUIRE);
+			struct cp_line_rec r;
+
+			if (!n || n->id >= t->dump_nnodes || !l->s[k].count)
+				continue;
+			memset(&r, 0, sizeof(r));
+			r.node = first + n->id;
+			r.ip = l->s[k].ip;
+			r.samples = l->s[k].count;
+			cp_writer__put(w, &r, sizeof(r));
+		}
+		first += t->dump_nnodes + t->dump_side;
+	}
+}
+
+/* The facts of switch tracking and sampling, over the threads written. */
+static void offcpu_meta(struct cp_meta *m, struct cp_thread **ts, uint32_t nt)
+{
+	uint64_t period = 0;
+
+	if (cp_session.switches_wanted) {
+		if (!cp_session.offcpu_threads && cp_session.offcpu_failed)
+			m->switches = CP_SWITCHES_UNAVAILABLE;
+		else if (cp_session.offcpu_failed)
+			m->switches = CP_SWITCHES_PARTIAL;
+		else
+			m->switches = CP_SWITCHES_ON;
+		m->switch_errno = (uint32_t)cp_session.offcpu_errno;
+		m->switch_threads_failed = cp_session.offcpu_failed;
+	}
+	m->sample_hz = cp_session.sample_hz;
+	if (m->sample_hz)
+		m->sample_flags = CP_SAMPLE_HYBRID;
+	for (uint32_t i = 0; i < nt; i++) {
+		m->switch_lost += ts[i]->perf.switch_lost;
+		m->samples += ts[i]->perf.samples;
+		m->samples_lost += ts[i]->perf.samples_lost;
+		period += ts[i]->perf.period_ns;
+	}
+	m->sample_period_ns = m->samples ? period / m->samples : 0;
 }
 
 static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt, uint64_t now,
@@ -129,6 +210,7 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 		r.seq = t->seq;
 		r.open_frames = t->open_frames + extra_open[i];
 		r.nthreads = t->nthreads;
+		r.cpu_ns = thread_cpu(t, how);
 		first += t->dump_nnodes + t->dump_side;
 		cp_writer__put(w, &r, sizeof(r));
 	}
@@ -238,9 +320,13 @@ int cp_flush(const char *path, int how)
 	/* Before marking ourselves busy: calibration drives the real hooks. */
 	if (timing)
 		cp_calibrate(&cal);
-	if (self)
+	if (self) {
 		self->busy = 1;
+		if (self->perf.page && how != CP_FLUSH_KILLED)
+			cp_offcpu__drain(self);
+	}
 	tps = timing ? cp_clock_ticks_per_sec(&elapsed) : 0;
+	dump_tps = tps;
 	if (!timing)
 		elapsed = cp_clock_ns(CLOCK_MONOTONIC) - cp_session.mono0_ns;
 
@@ -300,6 +386,8 @@ int cp_flush(const char *path, int how)
 		meta.reconciled_frames += ts[i]->reconciled;
 		meta.lost_signals += ts[i]->lost_signals;
 	}
+	if (timing)
+		offcpu_meta(&meta, ts, nt);
 	{
 		char exe[4096];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -318,6 +406,8 @@ int cp_flush(const char *path, int how)
 		write_side(w, ts[i]);
 	}
 	write_threads(w, ts, nt, now, tps, open, how);
+	if (meta.sample_hz)
+		write_lines(w, ts, nt);
 	ret = cp_writer__finish(w, timing ? CP_FEAT_TIMING : 0);
 out_unmap:
 	munmap(ts, bytes);

@@ -49,8 +49,11 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
 
 #if CP_HOOK_MODE == HOOKS_TIMING
 #define now_ticks() cp_ticks()
+/* Context switches since the last hook belong to the innermost call: charge them first. */
+#define offcpu_check(t) cp_offcpu__check(t)
 #else
 #define now_ticks() ((uint64_t)0)
+#define offcpu_check(t) ((void)0)
 #endif
 
 /* Keep the compiler from moving stores across the busy flag. */
@@ -134,6 +137,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		cp_warn_once("out of memory for the shadow stack: stopped recording a thread");
 		goto out;
 	}
+	offcpu_check(t);
 	n = cp_thread__child(t, t->top->node, fn, site);
 	push(t, n, fn, sp);
 	barrier();
@@ -161,6 +165,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	}
 	t->busy = 1;
 	barrier();
+	offcpu_check(t);
 	base = t->stack->f;
 	for (f = t->top; f > base && f->fn != fn; f--)
 		;
@@ -184,6 +189,7 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	}
 	t->busy = 1;
 	barrier();
+	offcpu_check(t);
 	p = t->top->node;
 	n = p->cache;
 	if (unlikely(!n || n->fn != (uintptr_t)fn || n->site != (uintptr_t)site)) {
@@ -213,6 +219,7 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	}
 	t->busy = 1;
 	barrier();
+	offcpu_check(t);
 	pop(t, f, now);
 	barrier();
 	t->busy = 0;
@@ -272,6 +279,7 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 		t->lost_signals++;
 		goto out;
 	}
+	offcpu_check(t);
 	n = cp_thread__child(t, t->top->node, CP_FN_SIGNAL(sig), 0);
 	push(t, n, CP_FN_SIGNAL(sig), sp);
 	depth = (uint64_t)(t->top - t->stack->f);
@@ -296,6 +304,7 @@ void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner)
 		goto out;
 	t->busy = 1;
 	barrier();
+	offcpu_check(t);
 	f = t->stack->f + depth;
 	if (f <= t->top && f->fn == CP_FN_SIGNAL(sig))
 		pop_through(t, f, now);

@@ -62,11 +62,23 @@ struct cp_node {
 	struct cp_node *cache2; /* the child found before cache (a caller alternating
 				 * between two callees, or two call sites) */
 	struct cp_node *canon;	/* the node: itself, or for a site record its node */
-	uint64_t wait_ticks;	/* blocked time (not measured yet) */
-	uint64_t inactive_ticks; /* preempted time (not measured yet) */
+	uint64_t wait_ticks;	/* ns blocked while innermost (offcpu.c; ticks at the dump) */
+	uint64_t inactive_ticks; /* ns preempted while innermost */
 	uint32_t id;		/* index in the thread, in allocation order */
+	uint32_t switches_vol;	/* times blocked while innermost (saturating) */
+	uint32_t switches_invol; /* times preempted while innermost (saturating) */
 	uint32_t pad;
 };
+
+/* Hash of a (pointer, value) pair: the node table's and the lines table's key. */
+static inline uint64_t cp_ptr_hash(const void *p, uint64_t v)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p ^ (v * 0x9E3779B97F4A7C15ull);
+
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ull;
+	return h ^ (h >> 32);
+}
 
 /* A record of a further call site (see struct cp_node). */
 static inline int cp_node__is_site(const struct cp_node *n)
@@ -94,6 +106,45 @@ struct cp_stack {
 	struct cp_frame f[];	/* frames, f[0] is the root's */
 };
 
+/* offcpu.c: a sampled instruction address of a context, and its samples. */
+struct cp_line_slot {
+	struct cp_node *node; /* the context (never a site record); NULL: free slot */
+	uint64_t ip;
+	uint64_t count;
+};
+
+/*
+ * A thread's lines table: open addressing on (node, ip).  Grown by
+ * doubling into a new mapping; the old one stays mapped (retired), so the
+ * dumping thread, which may be reading it, never touches unmapped memory.
+ */
+struct cp_lines {
+	uint64_t mask;	       /* slots - 1 */
+	uint64_t bytes;	       /* size of this mapping */
+	struct cp_lines *older; /* retired table */
+	uint64_t pad;
+	struct cp_line_slot s[];
+};
+
+/* A thread's perf events (offcpu.c): their ring and what was learnt from it. */
+struct cp_perf {
+	struct perf_event_mmap_page *page; /* the ring's control page, NULL if none */
+	const uint8_t *data;		   /* the ring's data pages */
+	uint64_t mask;			   /* data bytes - 1 */
+	uint64_t map_bytes;		   /* size of the mapping */
+	uint64_t out_ns;		   /* switched out at (ns), 0 while on the CPU */
+	int out_preempt;		   /* that switch-out was a preemption */
+	int tracked;			   /* switches are recorded */
+	int sampled;			   /* samples are recorded */
+	uint64_t switch_lost;		   /* switch records the kernel dropped */
+	uint64_t samples, samples_lost;	   /* samples placed / dropped */
+	uint64_t period_ns;		   /* sum of the samples' periods */
+	struct cp_lines *lines;		   /* (node, ip) -> samples, or NULL */
+	uint64_t nlines;		   /* slots used */
+	uint64_t cpu0_ns;		   /* the thread's CPU clock at set-up */
+	uint64_t cpu_ns;		   /* its CPU time, once it has ended */
+};
+
 /* Nodes are carved from chunks; chunks are linked in allocation order. */
 struct cp_chunk {
 	struct cp_chunk *next; /* next chunk, NULL for the newest */
@@ -113,6 +164,8 @@ struct cp_thread {
 	uint64_t hmask;		/* table size - 1 */
 	struct cp_node *free;	/* next node to hand out in the current chunk */
 	struct cp_node *free_end; /* end of the current chunk */
+	const volatile uint64_t *sw_head; /* the perf ring's head (offcpu.c), or a constant 0 */
+	uint64_t sw_seen;	/* head when the ring was last drained */
 
 	/* cold */
 	uint64_t hcount;	 /* nodes in htab */
@@ -148,6 +201,7 @@ struct cp_thread {
 	struct cp_thread *owner;     /* for a side tree: its thread */
 	uint32_t dump_side;	     /* side nodes written with this thread at the dump */
 	const void *ctx_current;     /* the ucontext whose frames are on the stack */
+	struct cp_perf perf;	 /* perf events of the thread: off-CPU time, samples */
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
 };
@@ -199,6 +253,13 @@ struct cp_session {
 	pid_t ppid;		   /* its parent then */
 	int watch_pending;	   /* a watcher is wanted but not started (watch.c) */
 	int exec_pending;	   /* an exec is under way: this image's profile is written */
+	int switches_wanted;	   /* track wait/inactive time (CALLPROF_OFFCPU) */
+	unsigned sample_hz;	   /* CALLPROF_SAMPLE, 0 = no sampling */
+	uint32_t offcpu_threads;   /* threads whose switches are tracked */
+	uint32_t offcpu_failed;	   /* threads whose tracking could not be set up */
+	int offcpu_errno;	   /* why, the first time */
+	uint32_t sample_failed;	   /* threads whose sampling could not be set up */
+	int sample_errno;	   /* why, the first time */
 	char out_base[4096];	   /* CALLPROF_OUT made absolute at start-up */
 	char out[4096];		   /* where this process writes: base or base.PID */
 };
@@ -335,6 +396,25 @@ struct cp_calibration {
 	uint64_t spread;  /* max - min of outside over the rounds */
 };
 CP_HIDDEN int cp_calibrate(struct cp_calibration *cal);
+
+/* offcpu.c: context switches and samples of each thread, from perf events. */
+extern const volatile uint64_t cp_offcpu_still CP_HIDDEN;
+CP_HIDDEN void cp_offcpu__init(void);
+CP_HIDDEN void cp_offcpu__thread_start(struct cp_thread *t);
+CP_HIDDEN void cp_offcpu__thread_end(struct cp_thread *t);
+CP_HIDDEN void cp_offcpu__after_fork(struct cp_thread *t);
+CP_HIDDEN void cp_offcpu__drain(struct cp_thread *t);
+CP_HIDDEN void cp_offcpu__add_line(struct cp_perf *p, struct cp_node *n, uint64_t ip,
+				   uint64_t count);
+CP_HIDDEN void cp_offcpu__clear_lines(struct cp_perf *p);
+CP_HIDDEN void cp_offcpu__free_lines(struct cp_perf *p);
+/* Off-CPU records waiting: charge them to the innermost call (busy held). */
+static inline void cp_offcpu__check(struct cp_thread *t)
+{
+	if (unlikely(*t->sw_head != t->sw_seen))
+		cp_offcpu__drain(t);
+}
+CP_HIDDEN uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid);
 
 /* interpose.c (shared library only; a weak no-op stands in for static links) */
 CP_HIDDEN void cp_interpose__init(void);

@@ -15,6 +15,8 @@
  *   CALLPROF_CLOCK     "tsc": ordered TSC reads (the default with an invariant
  *                      TSC; forced otherwise), "tsc-fast": unordered reads
  *                      (cheaper, less exact per call), "monotonic"
+ *   CALLPROF_OFFCPU    "0": do not track context switches (wait/inactive time)
+ *   CALLPROF_SAMPLE    HZ: sample the running instruction per context (offcpu.c)
  */
 #include <errno.h>
 #include <signal.h>
@@ -163,6 +165,7 @@ int cp_session__init(void)
 	cp_session.ppid = getppid();
 	resolve_out_base();
 	set_out_path();
+	cp_offcpu__init();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
 	cp_interpose__init();
 	cp_signals__init();

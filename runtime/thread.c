@@ -39,11 +39,7 @@ static void *map(size_t bytes)
 
 static inline uint64_t hash(const struct cp_node *parent, uintptr_t fn)
 {
-	uint64_t h = (uint64_t)(uintptr_t)parent ^ ((uint64_t)fn * 0x9E3779B97F4A7C15ull);
-
-	h ^= h >> 29;
-	h *= 0xBF58476D1CE4E5B9ull;
-	return h ^ (h >> 32);
+	return cp_ptr_hash(parent, fn);
 }
 
 /* Where a site record (parent, fn, site) is filed; a node is filed by (parent, fn). */
@@ -296,6 +292,7 @@ struct cp_thread *cp_thread__new(void)
 	t->nthreads = 1;
 	t->start_ticks = cp_ticks();
 	t->top->start = t->start_ticks;
+	t->sw_head = &cp_offcpu_still;
 	return t;
 }
 
@@ -315,6 +312,7 @@ void cp_thread__free(struct cp_thread *t)
 		next = c->next;
 		unmap_shared(c, c->bytes);
 	}
+	cp_offcpu__free_lines(&t->perf);
 	munmap(t->htab, t->hbytes);
 	unmap_shared(t, sizeof(*t));
 }
@@ -370,6 +368,8 @@ struct cp_thread *cp_thread__setup(void)
 	cp_self = t;
 	if (cp_session.have_key)
 		pthread_setspecific(cp_session.key, t);
+	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	cp_offcpu__thread_start(t);
 	return t;
 }
 
@@ -455,12 +455,19 @@ static struct cp_thread *aggregate_for(const struct cp_thread *t)
 	return a;
 }
 
+static inline uint32_t add_sat32(uint32_t a, uint32_t b)
+{
+	return a + b < a ? UINT32_MAX : a + b;
+}
+
 static void add_counts(struct cp_node *m, const struct cp_node *n)
 {
 	m->calls += n->calls;
 	m->ticks += n->ticks;
 	m->wait_ticks += n->wait_ticks;
 	m->inactive_ticks += n->inactive_ticks;
+	m->switches_vol = add_sat32(m->switches_vol, n->switches_vol);
+	m->switches_invol = add_sat32(m->switches_invol, n->switches_invol);
 	if (n->min_ticks < m->min_ticks)
 		m->min_ticks = n->min_ticks;
 	if (n->max_ticks > m->max_ticks)
@@ -497,6 +504,22 @@ static void fold_side(struct cp_thread *a, struct cp_thread *t, struct cp_node *
 	munmap(sto, bytes);
 }
 
+/* t's samples and perf counters into aggregate a's (to[] as in fold_side). */
+static void fold_perf(struct cp_perf *a, const struct cp_perf *t, struct cp_node **to, uint32_t nn)
+{
+	for (uint64_t i = 0; t->lines && i <= t->lines->mask; i++) {
+		const struct cp_line_slot *l = &t->lines->s[i];
+
+		if (l->node && l->node->id < nn)
+			cp_offcpu__add_line(a, to[l->node->id], l->ip, l->count);
+	}
+	a->switch_lost += t->switch_lost;
+	a->samples += t->samples;
+	a->samples_lost += t->samples_lost;
+	a->period_ns += t->period_ns;
+	a->cpu_ns += t->cpu_ns;
+}
+
 /* Add t's tree into its aggregate (under the fold lock).  -1: t stays as it is. */
 static int fold(struct cp_thread *t)
 {
@@ -521,6 +544,7 @@ static int fold(struct cp_thread *t)
 		}
 	}
 	fold_side(a, t, to, nn);
+	fold_perf(&a->perf, &t->perf, to, nn);
 	munmap(to, bytes);
 	a->root.ticks += t->end_ticks - t->start_ticks;
 	a->root.calls++;
@@ -555,6 +579,9 @@ static void reset_tree(struct cp_thread *t)
 	t->reconciled = t->lost_signals = 0;
 	t->flags = 0;
 	memset(t->name, 0, sizeof(t->name));
+	cp_offcpu__clear_lines(&t->perf);
+	t->perf.switch_lost = t->perf.samples = t->perf.samples_lost = 0;
+	t->perf.period_ns = t->perf.cpu_ns = 0;
 	if (cp_hook_mode == CP_MODE_COVERAGE)
 		memset(t->seen, 0, sizeof(t->seen));
 	for (unsigned i = 0; t->ctx && i < CP_CTX_SLOTS; i++)
@@ -589,7 +616,10 @@ void cp_thread__exited(void *arg)
 	if (!t || t->busy)
 		goto out;
 	t->busy = 1;
+	cp_offcpu__thread_end(t);
 	t->end_ticks = cp_ticks();
+	t->perf.cpu_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	t->perf.cpu_ns = t->perf.cpu_ns > t->perf.cpu0_ns ? t->perf.cpu_ns - t->perf.cpu0_ns : 0;
 	cp_thread__close_open(t, t->end_ticks);
 	prctl(PR_GET_NAME, t->name);
 	t->flags |= CP_THREAD_EXITED;
@@ -631,6 +661,7 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 
 			n->calls = n->ticks = n->max_ticks = 0;
 			n->wait_ticks = n->inactive_ticks = 0;
+			n->switches_vol = n->switches_invol = 0;
 			n->min_ticks = UINT64_MAX;
 			/* The first call looks its node up: see start_watcher(). */
 			n->cache = n->cache2 = NULL;
@@ -651,6 +682,8 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 	t->flags &= ~CP_THREAD_TRUNCATED;
 	t->stopped = 0;
 	t->next = NULL;
+	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	cp_offcpu__after_fork(t);
 	register_thread(t);
 }
 

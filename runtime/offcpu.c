@@ -1,0 +1,373 @@
+/*
+ * offcpu.c - where a thread's time went when it was not running: blocked
+ * (wait) or preempted (inactive), per calling context; and, with
+ * CALLPROF_SAMPLE, samples of the running instruction per context.
+ *
+ * Each thread opens a perf event on itself that records its own context
+ * switches (PERF_COUNT_SW_DUMMY with context_switch = 1: no counting, no
+ * sampling, just PERF_RECORD_SWITCH records) into a small ring mapped into
+ * the process.  The kernel writes a record when the thread goes off the
+ * CPU (flagged PREEMPT when it was still runnable) and another when it
+ * comes back.  The hooks compare the ring's head with what they last saw
+ * (one load); only when it moved do they call cp_offcpu__drain, which
+ * charges each off-CPU interval to the node on top of the shadow stack.
+ * That node is the right one: the records arrived since the last hook,
+ * and the innermost open call has not changed since then.
+ *
+ * The event's file descriptor is closed as soon as the ring is mapped
+ * (the mapping keeps the event alive), so the program never sees a
+ * descriptor of ours: one that closes every descriptor, or counts them,
+ * behaves as it would without callprof.
+ *
+ * Off-CPU time is kept in nanoseconds in the nodes while the program runs
+ * (the records carry CLOCK_MONOTONIC times); the dump converts it to ticks
+ * with the rate measured over the run.
+ *
+ * Sampling (CALLPROF_SAMPLE=HZ, `callprof record --sample` of an
+ * instrumented program): the event is then the thread's task clock,
+ * sampled HZ times per second, and also writes PERF_RECORD_SAMPLE records
+ * (instruction address, time, period) into the ring; the drain counts
+ * them per (context, address) in a per-thread table.  A function that runs
+ * long without calling anything leaves its samples in the ring meanwhile,
+ * so the ring is larger then; what does not fit is counted as lost.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+/* What a thread's hooks see when nothing is tracked: a head that never moves. */
+const volatile uint64_t cp_offcpu_still = 0;
+
+/* Data pages of a thread's ring (a power of two), without and with sampling. */
+#define RING_PAGES 4
+#define RING_PAGES_SAMPLING 32
+
+/* Lines table: initial slots, and growth at half full. */
+#define LINES_SLOTS0 1024
+
+/*
+ * The records we ask for, with sample_type TIME (switch records, through
+ * sample_id_all) or IP | TIME | PERIOD (samples): fixed layouts.
+ */
+struct rec_switch {
+	struct perf_event_header h;
+	uint64_t time;
+};
+struct rec_sample {
+	struct perf_event_header h;
+	uint64_t ip, time, period;
+};
+struct rec_lost {
+	struct perf_event_header h;
+	uint64_t id, lost;
+};
+
+static long perf_open(struct perf_event_attr *a)
+{
+	return syscall(SYS_perf_event_open, a, 0 /* this thread */, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Read by cp_offcpu__init from the environment, once per process. */
+static int want_switches;
+static unsigned sample_hz;
+
+void cp_offcpu__init(void)
+{
+	const char *off = getenv("CALLPROF_OFFCPU");
+	const char *hz = getenv("CALLPROF_SAMPLE");
+
+	if (cp_hook_mode != CP_MODE_TIMING)
+		return;
+	want_switches = !(off && !strcmp(off, "0"));
+	if (hz && *hz) {
+		char *end;
+		unsigned long v = strtoul(hz, &end, 10);
+
+		if (*end == '\0' && v > 0 && v <= 100000)
+			sample_hz = (unsigned)v;
+		else
+			cp_warn_once("CALLPROF_SAMPLE is not a rate in Hz (1-100000): not sampling");
+	}
+	cp_session.sample_hz = sample_hz;
+	cp_session.switches_wanted = want_switches;
+}
+
+/*
+ * Open the thread's event and map its ring.  Called at the thread's first
+ * hook (and again in a fork child).  One event does both jobs: the
+ * thread's task clock, sampled when sampling is asked for (else the dummy
+ * event, which counts nothing), with context_switch records.  One event
+ * because only a mapped event outlives its closed descriptor.  Failure
+ * leaves the thread untracked (its hooks see cp_offcpu_still) and is
+ * counted.
+ */
+void cp_offcpu__thread_start(struct cp_thread *t)
+{
+	struct perf_event_attr a;
+	struct cp_perf *p = &t->perf;
+	size_t pages = sample_hz ? RING_PAGES_SAMPLING : RING_PAGES;
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	long fd;
+	void *m;
+	int err;
+
+	t->sw_head = &cp_offcpu_still;
+	t->sw_seen = 0;
+	if (!want_switches && !sample_hz)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.sample_id_all = 1;
+	a.context_switch = want_switches;
+	if (sample_hz) {
+		a.config = PERF_COUNT_SW_TASK_CLOCK;
+		a.freq = 1;
+		a.sample_freq = sample_hz;
+		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	} else {
+		a.config = PERF_COUNT_SW_DUMMY;
+		a.sample_type = PERF_SAMPLE_TIME;
+	}
+	fd = perf_open(&a);
+	if (fd < 0) {
+		err = errno;
+		goto fail;
+	}
+	m = mmap(NULL, (1 + pages) * psz, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	err = errno;
+	close((int)fd);
+	if (m == MAP_FAILED)
+		goto fail;
+	p->page = m;
+	p->map_bytes = (1 + pages) * psz;
+	p->data = (const uint8_t *)m + psz;
+	p->mask = pages * psz - 1;
+	p->out_ns = 0;
+	p->tracked = want_switches;
+	p->sampled = sample_hz != 0;
+	t->sw_seen = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
+	p->page->data_tail = t->sw_seen;
+	t->sw_head = (const volatile uint64_t *)&p->page->data_head;
+	if (p->tracked)
+		__atomic_fetch_add(&cp_session.offcpu_threads, 1, __ATOMIC_RELAXED);
+	return;
+fail:
+	if (want_switches && !__atomic_fetch_add(&cp_session.offcpu_failed, 1, __ATOMIC_RELAXED))
+		cp_session.offcpu_errno = err;
+	if (sample_hz && !__atomic_fetch_add(&cp_session.sample_failed, 1, __ATOMIC_RELAXED))
+		cp_session.sample_errno = err;
+}
+
+/*
+ * The thread ends (or a fork child drops its parent's events): what is in
+ * the ring is charged first, then the ring goes.
+ */
+void cp_offcpu__thread_end(struct cp_thread *t)
+{
+	struct cp_perf *p = &t->perf;
+
+	if (!p->page)
+		return;
+	if (*t->sw_head != t->sw_seen)
+		cp_offcpu__drain(t);
+	munmap(p->page, p->map_bytes);
+	p->page = NULL;
+	p->tracked = p->sampled = 0;
+	t->sw_head = &cp_offcpu_still;
+	t->sw_seen = 0;
+}
+
+/* In a fork child: the ring is the parent thread's; open our own. */
+void cp_offcpu__after_fork(struct cp_thread *t)
+{
+	struct cp_perf *p = &t->perf;
+
+	cp_session.offcpu_threads = cp_session.offcpu_failed = 0;
+	cp_session.sample_failed = 0;
+	if (p->page) {
+		munmap(p->page, p->map_bytes);
+		p->page = NULL;
+	}
+	cp_offcpu__clear_lines(p);
+	p->switch_lost = p->samples = p->samples_lost = p->period_ns = 0;
+	cp_offcpu__thread_start(t);
+}
+
+static void copy_out(const struct cp_perf *p, uint64_t pos, void *dst, size_t len)
+{
+	size_t off = (size_t)(pos & p->mask), first = p->mask + 1 - off;
+
+	if (first >= len) {
+		memcpy(dst, p->data + off, len);
+	} else {
+		memcpy(dst, p->data + off, first);
+		memcpy((uint8_t *)dst + first, p->data, len - first);
+	}
+}
+
+static inline uint64_t line_hash(const struct cp_node *n, uint64_t ip)
+{
+	return cp_ptr_hash(n, ip);
+}
+
+/* Double the lines table (or make the first one).  -1 without memory. */
+static int grow_lines(struct cp_perf *p)
+{
+	struct cp_lines *old = p->lines, *nl;
+	uint64_t slots = old ? (old->mask + 1) * 2 : LINES_SLOTS0;
+	size_t bytes = sizeof(*nl) + slots * sizeof(struct cp_line_slot);
+
+	nl = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (nl == MAP_FAILED)
+		return -1;
+	nl->mask = slots - 1;
+	nl->bytes = bytes;
+	nl->older = old;
+	for (uint64_t i = 0; old && i <= old->mask; i++) {
+		const struct cp_line_slot *l = &old->s[i];
+		uint64_t h;
+
+		if (!l->node)
+			continue;
+		for (h = line_hash(l->node, l->ip) & nl->mask; nl->s[h].node; h = (h + 1) & nl->mask)
+			;
+		nl->s[h] = *l;
+	}
+	__atomic_store_n(&p->lines, nl, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void cp_offcpu__add_line(struct cp_perf *p, struct cp_node *n, uint64_t ip, uint64_t count)
+{
+	struct cp_lines *t = p->lines;
+	uint64_t h;
+
+	if ((!t || (p->nlines + 1) * 2 > t->mask + 1) && grow_lines(p)) {
+		p->samples_lost += count;
+		return;
+	}
+	t = p->lines;
+	for (h = line_hash(n, ip) & t->mask; t->s[h].node; h = (h + 1) & t->mask) {
+		if (t->s[h].node == n && t->s[h].ip == ip) {
+			t->s[h].count += count;
+			return;
+		}
+	}
+	/* The node last: a reader (the dump) takes slots with a node as complete. */
+	t->s[h].ip = ip;
+	t->s[h].count = count;
+	__atomic_store_n(&t->s[h].node, n, __ATOMIC_RELEASE);
+	p->nlines++;
+}
+
+/* Forget every sample (keeping the table's memory). */
+void cp_offcpu__clear_lines(struct cp_perf *p)
+{
+	if (p->lines)
+		memset(p->lines->s, 0, (p->lines->mask + 1) * sizeof(struct cp_line_slot));
+	p->nlines = 0;
+}
+
+/* Unmap p's tables (a state never published, or being freed). */
+void cp_offcpu__free_lines(struct cp_perf *p)
+{
+	struct cp_lines *t = p->lines, *older;
+
+	for (; t; t = older) {
+		older = t->older;
+		munmap(t, t->bytes);
+	}
+	p->lines = NULL;
+	p->nlines = 0;
+}
+
+/* An off-CPU interval of ns nanoseconds, charged to n. */
+static void charge(struct cp_node *n, uint64_t ns, int preempted)
+{
+	if (preempted) {
+		n->inactive_ticks += ns;
+		n->switches_invol += n->switches_invol != UINT32_MAX;
+	} else {
+		n->wait_ticks += ns;
+		n->switches_vol += n->switches_vol != UINT32_MAX;
+	}
+}
+
+/*
+ * CPU time of thread tid of this process so far: its CPU-time clock, named
+ * by the kernel's tid (as pthread_getcpuclockid does), so that no pthread_t
+ * of a thread that may be gone is touched.  0 if it cannot be read.
+ */
+uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid)
+{
+	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Charge what the ring holds to the innermost open call.  The caller holds
+ * the thread (busy set, or the thread is ending).
+ */
+void cp_offcpu__drain(struct cp_thread *t)
+{
+	struct cp_perf *p = &t->perf;
+	struct cp_node *n = t->top->node;
+	uint64_t head = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
+	uint64_t pos = t->sw_seen;
+
+	while (pos < head) {
+		union {
+			struct perf_event_header h;
+			struct rec_switch sw;
+			struct rec_sample smp;
+			struct rec_lost lost;
+		} r;
+		size_t len;
+
+		copy_out(p, pos, &r.h, sizeof(r.h));
+		if (r.h.size < sizeof(r.h) || r.h.size > head - pos)
+			break; /* cannot happen; never loop on it */
+		len = r.h.size < sizeof(r) ? r.h.size : sizeof(r);
+		copy_out(p, pos, &r, len);
+		if (r.h.type == PERF_RECORD_SWITCH && len >= sizeof(r.sw)) {
+			if (r.h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+				p->out_ns = r.sw.time;
+				p->out_preempt = !!(r.h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+			} else if (p->out_ns && r.sw.time >= p->out_ns) {
+				charge(n, r.sw.time - p->out_ns, p->out_preempt);
+				p->out_ns = 0;
+			}
+		} else if (r.h.type == PERF_RECORD_SAMPLE && len >= sizeof(r.smp)) {
+			p->samples++;
+			p->period_ns += r.smp.period;
+			cp_offcpu__add_line(p, n->canon, r.smp.ip, 1);
+		} else if (r.h.type == PERF_RECORD_LOST && len >= sizeof(r.lost)) {
+			/* Which kinds were lost is not said: with sampling, most are samples. */
+			if (p->sampled)
+				p->samples_lost += r.lost.lost;
+			else
+				p->switch_lost += r.lost.lost;
+			p->out_ns = 0; /* its switch-in may be among them */
+		}
+		pos += r.h.size;
+	}
+	pos = head;
+	__atomic_store_n(&p->page->data_tail, pos, __ATOMIC_RELEASE);
+	t->sw_seen = pos;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""check-offcpu.py - relations the off-CPU split must keep, read from
+`callprof export -f json` (one profile).
+
+  check-offcpu.py sums FILE.json
+      every node: wait + inactive <= total, and cpu + wait + inactive = total
+      (when cpu is exported), within 2% or 1 ms
+  check-offcpu.py share FILE.json FUNCTION FIELD MIN MAX
+      FIELD (wait_ns, inactive_ns or cpu_ns) of FUNCTION's nodes, summed,
+      over their total is within [MIN, MAX]
+
+Prints what it measured; exits 1 with the offending node otherwise.
+"""
+import json
+import sys
+
+
+def nodes(doc):
+    names = [f["name"] for f in doc["functions"]]
+    for tree in doc["trees"]:
+        for n in tree["nodes"]:
+            fn = n.get("function")
+            yield (names[fn] if fn is not None else "[root]"), n
+
+
+def near(a, b, total):
+    return abs(a - b) <= max(0.02 * total, 1000000)
+
+
+def sums(doc):
+    checked = 0
+    for name, n in nodes(doc):
+        total, wait, inact = n["total_ns"], n["wait_ns"], n["inactive_ns"]
+        if wait + inact > total and not near(wait + inact, total, total):
+            sys.exit(f"{name}: wait {wait} + inactive {inact} > total {total}")
+        if "cpu_ns" in n and not near(n["cpu_ns"] + wait + inact, total, total):
+            sys.exit(f"{name}: cpu {n['cpu_ns']} + wait {wait} + inactive {inact} != total {total}")
+        checked += 1
+    print(f"{checked} nodes: wait + inactive (+ cpu) within total")
+
+
+def share(doc, fn, field, lo, hi):
+    total = part = 0
+    for name, n in nodes(doc):
+        if name == fn:
+            total += n["total_ns"]
+            part += n[field] if field != "cpu_ns" or "cpu_ns" in n else \
+                n["total_ns"] - n["wait_ns"] - n["inactive_ns"]
+    if not total:
+        sys.exit(f"{fn}: no time at all")
+    r = part / total
+    print(f"{fn}: {field} {part} of {total} ns = {r:.3f}")
+    if not (float(lo) <= r <= float(hi)):
+        sys.exit(f"{fn}: {field} share {r:.3f} not within [{lo}, {hi}]")
+
+
+doc = json.load(open(sys.argv[2]))
+if sys.argv[1] == "sums":
+    sums(doc)
+elif sys.argv[1] == "share":
+    share(doc, *sys.argv[3:7])
+else:
+    sys.exit("usage: check-offcpu.py sums|share FILE.json ...")
