@@ -30,7 +30,8 @@
 #include "util/util.h"
 
 static const char *const record_usage[] = {
-	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--clock=CLOCK] [--] PROG [ARGS...]",
+	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--clock=CLOCK] [--no-offcpu]"
+	" [--] PROG [ARGS...]",
 	NULL,
 };
 
@@ -216,6 +217,14 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	if (!calls)
 		warning("no instrumented function ran: compile the program with "
 			"-finstrument-functions -g");
+	if (pf->meta.switches == CP_SWITCHES_UNAVAILABLE)
+		warning("no wait/inactive split: perf_event_open refused: %s "
+			"(see callprof-record(1), OFF-CPU TIME)", strerror((int)pf->meta.switch_errno));
+	else if (pf->meta.switches == CP_SWITCHES_PARTIAL)
+		warning("no wait/inactive split for %u thread%s: perf_event_open or its ring "
+			"failed: %s", pf->meta.switch_threads_failed,
+			pf->meta.switch_threads_failed == 1 ? "" : "s",
+			strerror((int)pf->meta.switch_errno));
 	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
 	    pf->meta.lost_signals)
 		warning("the profile is incomplete; 'callprof report' says what was lost");
@@ -287,7 +296,7 @@ int cmd_record(int argc, const char **argv)
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct stat before;
 	struct timespec start;
-	int have_before, status, n, mode = 0, clock = 0;
+	int have_before, status, n, mode = 0, clock = 0, no_offcpu = 0;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 	const struct cp_option opts[] = {
 		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
@@ -297,6 +306,8 @@ int cmd_record(int argc, const char **argv)
 		{ CP_OPT_CHOICE, 0, "clock", &clock, "CLOCK",
 		  "auto (default: tsc if invariant, else monotonic), tsc (ordered reads), "
 		  "tsc-fast (unordered: cheaper, less exact per call), monotonic", clock_choices },
+		{ CP_OPT_FLAG, 0, "no-offcpu", &no_offcpu, NULL,
+		  "do not track context switches (no wait/inactive split)" },
 		{ CP_OPT_END },
 	};
 
@@ -329,6 +340,8 @@ int cmd_record(int argc, const char **argv)
 		setenv("CALLPROF_ROOT_PID", pid, 1);
 		if (clock)
 			setenv("CALLPROF_CLOCK", clock_choices[clock], 1);
+		if (no_offcpu)
+			setenv("CALLPROF_OFFCPU", "0", 1);
 		execvp(argv[0], (char *const *)argv);
 		error("cannot run '%s': %s", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);

@@ -47,10 +47,28 @@ test_expect_success 'tracking costs the program no file descriptor' '
 	test_cmp alone profiled
 '
 
-test_expect_success 'CALLPROF_OFFCPU=0 turns tracking off' '
-	CALLPROF_OFFCPU=0 callprof record -o off.cprof -- ./t-offcpu sleep 2>/dev/null &&
+test_expect_success 'record --no-offcpu (CALLPROF_OFFCPU=0) turns tracking off' '
+	callprof record --no-offcpu -o off.cprof -- ./t-offcpu sleep 2>/dev/null &&
 	callprof export -f json off.cprof >off.json &&
-	$CHECK share off.json sleeper wait_ns 0 0
+	$CHECK share off.json sleeper wait_ns 0 0 &&
+	CALLPROF_OFFCPU=0 callprof record -o off2.cprof -- ./t-offcpu sleep 2>/dev/null &&
+	callprof export -f json off2.cprof >off2.json &&
+	$CHECK share off2.json sleeper wait_ns 0 0
+'
+
+# Where the kernel refuses perf events, recording goes on without the split.
+test_expect_success 'perf_event_open refused: exact counts still, no split' '
+	$CC -O2 -o no-perf "$WORKLOADS/no-perf.c" &&
+	./no-perf callprof record -o refused.cprof -- ./t-offcpu sleep 2>err &&
+	cat >expect <<-\EOF &&
+	callprof: wrote refused.cprof: 1 thread, 2 calls, 2 call paths
+	callprof: warning: no wait/inactive split: perf_event_open refused: Operation not permitted (see callprof-record(1), OFF-CPU TIME)
+	EOF
+	test_cmp expect err &&
+	callprof export -f folded -m calls refused.cprof >calls &&
+	grep "^main;sleeper 1$" calls &&
+	callprof export -f json refused.cprof >refused.json &&
+	$CHECK share refused.json sleeper wait_ns 0 0
 '
 
 test_done
