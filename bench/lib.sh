@@ -36,7 +36,7 @@ done
 unset _v
 
 BENCH_WORKLOADS="fib mixed mixed4 bzip2"
-BENCH_CONFIGS="plain empty clock clockord callprof tscfast counting coverage gprof uftrace callgrind perf"
+BENCH_CONFIGS="plain empty clock clockord callprof nooffcpu hybrid tscfast counting coverage gprof uftrace callgrind perf"
 
 BENCH_CFLAGS=(-O2 -g -Wall -Wextra)
 BENCH_SO_CFLAGS=(-O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec)
@@ -60,6 +60,8 @@ bench_label()
 	clock) echo "instrumented + rdtsc-only hooks" ;;
 	clockord) echo "instrumented + lfence;rdtsc-only hooks" ;;
 	callprof) echo "callprof record (timing)" ;;
+	nooffcpu) echo "callprof record --no-offcpu" ;;
+	hybrid) echo "callprof record + 1 kHz sampled lines" ;;
 	tscfast) echo "callprof record --clock=tsc-fast" ;;
 	counting) echo "callprof record --mode=counting" ;;
 	coverage) echo "callprof record --mode=coverage" ;;
@@ -95,6 +97,10 @@ bench_available()
 	counting|coverage)
 		bench_record_works --mode="$1" && return 0
 		why="callprof record --mode=$1 does not work in this build" ;;
+	nooffcpu)
+		bench_record_works --no-offcpu && return 0
+		why="callprof record --no-offcpu does not work in this build" ;;
+	hybrid) return 0 ;;
 	tscfast)
 		bench_record_works --clock=tsc-fast && return 0
 		why="callprof record --clock=tsc-fast does not work in this build" ;;
@@ -213,6 +219,11 @@ bench_argv()
 	clock) argv=(env "LD_PRELOAD=$BB/hooks-clock.so" "${wcmd[@]}") ;;
 	clockord) argv=(env "LD_PRELOAD=$BB/hooks-clock-ordered.so" "${wcmd[@]}") ;;
 	callprof) argv=("$B/callprof" record -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
+	nooffcpu)
+		argv=("$B/callprof" record --no-offcpu -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
+	hybrid)
+		argv=(env CALLPROF_SAMPLE=1000 "$B/callprof" record -o "$dir/profile.cprof" --
+		      "${wcmd[@]}") ;;
 	tscfast)
 		argv=("$B/callprof" record --clock=tsc-fast -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
 	counting|coverage)
@@ -242,7 +253,7 @@ bench_report_argv()
 	local c=$1 dir=$3
 
 	case "$c" in
-	callprof|tscfast|counting|coverage)
+	callprof|nooffcpu|hybrid|tscfast|counting|coverage)
 		# One report per process that wrote a profile (bzip2 has two).
 		argv=(sh -c 'for f in "$1"/profile.cprof*; do "$2" report "$f" || exit; done'
 		      sh "$dir" "$B/callprof") ;;
