@@ -17,6 +17,10 @@
 
 static struct cp_writer w;
 static uint32_t node_entsize = sizeof(struct cp_node_rec); /* tests may shrink it */
+static uint32_t meta_entsize = sizeof(struct cp_meta);	   /* ... and these (older writers) */
+static uint32_t thread_entsize = sizeof(struct cp_thread_rec);
+static struct cp_line_rec *lines; /* tests may add a LINES section */
+static uint32_t nlines;
 static uint32_t site_node = UINT32_MAX; /* tests may make this node a call-site record */
 /* Merged profiles' sections: records of SPREAD (0: none of the three), and damage. */
 static uint32_t spread_n;
@@ -70,8 +74,9 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	meta.ticks_per_sec = 1000000000u;
 	meta.exe = cp_writer__string(&w, "/bin/prog");
 	meta.hostname = cp_writer__string(&w, "host");
-	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
-	cp_writer__put(&w, &meta, sizeof(meta));
+	meta.switches = CP_SWITCHES_ON;
+	cp_writer__section(&w, CP_SEC_META, meta_entsize);
+	cp_writer__put(&w, &meta, meta_entsize);
 	cp_writer__section(&w, CP_SEC_CMDLINE, 1);
 	cp_writer__put(&w, cmd, sizeof(cmd));
 	mod.path = cp_writer__string(&w, "/bin/prog");
@@ -93,17 +98,25 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	nodes[2].parent = bad_parent ? bad_parent : 1;
 	nodes[2].calls = 7;
 	nodes[2].ticks = 500;
+	nodes[2].wait_ticks = 300;
+	nodes[2].switches_vol = 3;
 	if (site_node < 3)
 		nodes[site_node].flags = CP_NODE_SITE;
 	cp_writer__section(&w, CP_SEC_NODES, node_entsize);
-	cp_writer__put(&w, nodes, sizeof(nodes[0]) / node_entsize * node_entsize * 3);
+	for (int i = 0; i < 3; i++)
+		cp_writer__put(&w, &nodes[i], node_entsize);
 	if (spread_n)
 		add_merged_sections();
 	th.tid = 7;
 	th.name = bad_name ? bad_name : cp_writer__string(&w, "main");
 	th.nnodes = 3;
-	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
-	cp_writer__put(&w, &th, sizeof(th));
+	th.cpu_ns = 250;
+	cp_writer__section(&w, CP_SEC_THREADS, thread_entsize);
+	cp_writer__put(&w, &th, thread_entsize);
+	if (nlines) {
+		cp_writer__section(&w, CP_SEC_LINES, sizeof(*lines));
+		cp_writer__put(&w, lines, nlines * sizeof(*lines));
+	}
 	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
 }
 
@@ -310,6 +323,86 @@ TEST(records_smaller_than_version_1_are_rejected)
 	make_profile("small.cprof", 0, 0);
 	expect_bad("small.cprof");
 	unlink("small.cprof");
+}
+
+/* Version 3 wrote shorter META, THREADS and NODES records: read, zero-extended. */
+TEST(version_3_records_are_read_and_zero_extended)
+{
+	char err[512];
+	struct cp_profile_file *pf;
+
+	meta_entsize = CP_META_MIN_SIZE;
+	thread_entsize = CP_THREAD_MIN_SIZE;
+	node_entsize = CP_NODE_MIN_SIZE;
+	make_profile("v3.cprof", 0, 0);
+	meta_entsize = sizeof(struct cp_meta);
+	thread_entsize = sizeof(struct cp_thread_rec);
+	node_entsize = sizeof(struct cp_node_rec);
+	pf = cp_profile_file__open("v3.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(pf->meta.pid, 42);
+	CHECK_EQ(pf->meta.switches, CP_SWITCHES_OFF); /* beyond version 3's record */
+	CHECK_EQ(pf->nodes[2].calls, 7);
+	CHECK_EQ(pf->nodes[2].wait_ticks, 300);	 /* within it */
+	CHECK_EQ(pf->nodes[2].switches_vol, 0); /* beyond it */
+	CHECK_EQ(pf->threads[0].nnodes, 3);
+	CHECK_EQ(pf->threads[0].cpu_ns, 0);
+	cp_profile_file__free(pf);
+
+	make_profile("v4.cprof", 0, 0);
+	pf = cp_profile_file__open("v4.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(pf->meta.switches, CP_SWITCHES_ON);
+	CHECK_EQ(pf->nodes[2].switches_vol, 3);
+	CHECK_EQ(pf->threads[0].cpu_ns, 250);
+	cp_profile_file__free(pf);
+	unlink("v3.cprof");
+	unlink("v4.cprof");
+}
+
+/* Open must fail because of a LINES record. */
+static void expect_bad_line(const char *path)
+{
+	char err[512] = "";
+
+	CHECK(cp_profile_file__open(path, err, sizeof(err), NULL) == NULL);
+	CHECK(strstr(err, "line record at 0x") != NULL);
+}
+
+TEST(lines_read_back_and_are_checked)
+{
+	struct cp_line_rec l[2] = { { .node = 2, .ip = 0x1234, .samples = 5 },
+				    { .node = 1, .ip = 0x1104, .samples = 1 } };
+	char err[512];
+	struct cp_profile_file *pf;
+
+	lines = l;
+	nlines = 2;
+	make_profile("l.cprof", 0, 0);
+	pf = cp_profile_file__open("l.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(pf->nlines, 2);
+	CHECK_EQ(pf->lines[0].ip, 0x1234);
+	CHECK_EQ(pf->lines[0].samples, 5);
+	cp_profile_file__free(pf);
+	l[1].node = 3; /* beyond the nodes */
+	make_profile("l.cprof", 0, 0);
+	expect_bad_line("l.cprof");
+	l[1].node = 1;
+	l[1].samples = 0; /* a record of nothing */
+	make_profile("l.cprof", 0, 0);
+	expect_bad_line("l.cprof");
+	l[1].samples = 1;
+	site_node = 2; /* samples belong to a context, not to one of its call sites */
+	make_profile("l.cprof", 0, 0);
+	expect_bad_line("l.cprof");
+	site_node = UINT32_MAX;
+	lines = NULL;
+	nlines = 0;
+	unlink("l.cprof");
 }
 
 TEST(bad_string_reference_is_rejected)
