@@ -238,6 +238,11 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 int cp_view_callers(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 int cp_view_callees(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+/*
+ * Sampled source lines of function o->function (profiles with LINES):
+ * inside it by line, outside it by the function called.
+ */
+int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 /* PLIST's readable listing by function. */
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 
