@@ -247,7 +247,15 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 
 /* Exporters: write to fp; 0, or -1 after printing an error. */
-enum cp_metric { CP_METRIC_CALLS = 0, CP_METRIC_SELF, CP_METRIC_TOTAL };
+/* Folded values; cpu, wait and inactive are exclusive, like self. */
+enum cp_metric {
+	CP_METRIC_CALLS = 0,
+	CP_METRIC_SELF,
+	CP_METRIC_TOTAL,
+	CP_METRIC_CPU,
+	CP_METRIC_WAIT,
+	CP_METRIC_INACTIVE,
+};
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
 int cp_export_json(struct cp_report_profile *rp, FILE *fp);
 /* Tree number tree (one per thread with --threads=each, else the only one). */
