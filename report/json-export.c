@@ -98,6 +98,17 @@ static void process(struct cp_json *j, const struct cp_profile_file *pf)
 	cp_json__end_obj(j);
 }
 
+/* "file" and "line" of a source position, both null when not known. */
+static void file_line(struct cp_json *j, const char *file, int line)
+{
+	cp_json__key_str(j, "file", file);
+	cp_json__key(j, "line");
+	if (file)
+		cp_json__u64(j, (uint64_t)line);
+	else
+		cp_json__null(j);
+}
+
 /* A call site as an object left open, for the caller to add to and close. */
 static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t addr, uint32_t part)
 {
@@ -112,12 +123,7 @@ static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t 
 		cp_json__key(j, "address");
 		cp_json__hex(j, addr);
 		cp_report_profile__site_where(rp, addr, part, &file, &line);
-		cp_json__key_str(j, "file", file);
-		cp_json__key(j, "line");
-		if (file)
-			cp_json__u64(j, (uint64_t)line);
-		else
-			cp_json__null(j);
+		file_line(j, file, line);
 	}
 }
 
@@ -255,12 +261,7 @@ static void node_lines(struct cp_json *j, struct cp_report_profile *rp, const st
 			line = 0;
 		}
 		cp_json__key_str(j, "function", cp_symbolizer__fn_name(rp->sym, l->ip));
-		cp_json__key_str(j, "file", file);
-		cp_json__key(j, "line");
-		if (file)
-			cp_json__u64(j, (uint64_t)line);
-		else
-			cp_json__null(j);
+		file_line(j, file, line);
 		cp_json__end_obj(j);
 	}
 	cp_json__end_arr(j);
@@ -388,12 +389,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 				cp_json__hex(j, w.offset);
 			else
 				cp_json__null(j);
-			cp_json__key_str(j, "file", w.file);
-			cp_json__key(j, "line");
-			if (w.file)
-				cp_json__u64(j, (uint64_t)w.line);
-			else
-				cp_json__null(j);
+			file_line(j, w.file, w.line);
 		}
 		cp_json__end_obj(j);
 	}

@@ -109,18 +109,27 @@ static uint32_t idx(const struct cp_rtree *t, const struct cp_rnode *n)
 	return (uint32_t)(n - t->n);
 }
 
-TEST(self_values_add_over_call_sites_and_threads)
+/* make_split's profile, threads merged, raw times: its A and A's B. */
+static struct cp_report_profile *load_split(const struct cp_rnode **a, const struct cp_rnode **b)
 {
 	struct cp_report_profile *rp;
 	const struct cp_rtree *t;
-	const struct cp_rnode *a, *b, *c;
 
 	make_split("s.cprof", CP_SWITCHES_ON);
 	rp = load("s.cprof", CP_THREADS_MERGED, 1);
 	CHECK(rp->split);
 	t = &rp->trees[0];
-	a = find(rp, t, 0, 0x100);
-	b = find(rp, t, idx(t, a), 0x200);
+	*a = find(rp, t, 0, 0x100);
+	*b = find(rp, t, idx(t, *a), 0x200);
+	return rp;
+}
+
+TEST(self_values_add_over_call_sites_and_threads)
+{
+	const struct cp_rnode *a, *b, *c;
+	struct cp_report_profile *rp = load_split(&a, &b);
+	const struct cp_rtree *t = &rp->trees[0];
+
 	c = find(rp, t, idx(t, a), 0x300);
 	CHECK_EQ(t->n[0].self_wait_ns, 50);
 	CHECK_EQ(a->self_wait_ns, 140);
@@ -136,15 +145,10 @@ TEST(self_values_add_over_call_sites_and_threads)
 
 TEST(inclusive_values_are_subtree_sums)
 {
-	struct cp_report_profile *rp;
-	const struct cp_rtree *t;
 	const struct cp_rnode *a, *b;
+	struct cp_report_profile *rp = load_split(&a, &b);
+	const struct cp_rtree *t = &rp->trees[0];
 
-	make_split("s.cprof", CP_SWITCHES_ON);
-	rp = load("s.cprof", CP_THREADS_MERGED, 1);
-	t = &rp->trees[0];
-	a = find(rp, t, 0, 0x100);
-	b = find(rp, t, idx(t, a), 0x200);
 	CHECK_EQ(b->wait_ns, 500);
 	CHECK_EQ(a->wait_ns, 140 + 500);
 	CHECK_EQ(a->inactive_ns, 20 + 30 + 30);
@@ -187,13 +191,9 @@ TEST(threads_each_keep_their_own_sums_and_kernel_cpu)
 
 TEST(cpu_is_total_less_off_cpu_time_everywhere)
 {
-	struct cp_report_profile *rp;
-	const struct cp_rtree *t;
 	const struct cp_rnode *a, *b;
-
-	make_split("s.cprof", CP_SWITCHES_ON);
-	rp = load("s.cprof", CP_THREADS_MERGED, 1);
-	t = &rp->trees[0];
+	struct cp_report_profile *rp = load_split(&a, &b);
+	const struct cp_rtree *t = &rp->trees[0];
 	for (uint32_t i = 0; i < t->nn; i++) {
 		const struct cp_rnode *n = &t->n[i];
 
@@ -201,8 +201,6 @@ TEST(cpu_is_total_less_off_cpu_time_everywhere)
 		CHECK_EQ(cp_rnode__cpu(n), n->total_ns - n->wait_ns - n->inactive_ns);
 		CHECK_EQ(cp_rnode__self_cpu(n), n->self_ns - n->self_wait_ns - n->self_inactive_ns);
 	}
-	a = find(rp, t, 0, 0x100);
-	b = find(rp, t, idx(t, a), 0x200);
 	CHECK_EQ(cp_rnode__cpu(a), 1350 - 640 - 80);
 	CHECK_EQ(cp_rnode__self_cpu(a), (1350 - 900 - 100) - 140 - 20);
 	CHECK_EQ(cp_rnode__cpu(b), 900 - 500 - 30);
