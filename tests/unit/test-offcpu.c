@@ -63,7 +63,8 @@ static void write_profile(const char *path, struct cp_meta meta, struct cp_threa
 static void make_split(const char *path, uint32_t switches)
 {
 	struct cp_meta meta = { .switches = switches };
-	struct cp_thread_rec th[2] = { { .nnodes = 5, .cpu_ns = 700 }, { .nnodes = 3, .cpu_ns = 100 } };
+	struct cp_thread_rec th[2] = { { .nnodes = 5, .cpu_ns = 700 },
+				       { .nnodes = 3, .cpu_ns = 100 } };
 	struct cp_node_rec n[8] = {
 		{ .parent = CP_NO_PARENT, .ticks = 1000, .wait_ticks = 50 },
 		{ .fn = 0x100, .parent = 0, .calls = 1, .ticks = 900, .wait_ticks = 100,
@@ -365,14 +366,16 @@ TEST(measured_split_shows_in_default_columns_and_banner)
 	rp = load("s.cprof", CP_THREADS_MERGED, 1);
 	out = view(rp, cp_view_tree, NULL);
 	CHECK(strstr(out, "# off-CPU time measured: ") != NULL);
-	CHECK(strstr(out, "  calls       total         cpu        wait    inactive        self") != NULL);
+	CHECK(strstr(out, "  calls       total         cpu        wait    inactive        self") !=
+	      NULL);
 	CHECK(strstr(out, "cpu 730ns, kernel 800ns) ==") != NULL); /* 1500 - 690 - 80 */
 	free(out);
 	out = view(rp, cp_view_flat, NULL);
 	CHECK(strstr(out, "  self    self-cpu   self-wait  self-inact") != NULL);
 	free(out);
 	out = view(rp, cp_view_tree, "calls,wait,self-wait,switches-vol,name");
-	CHECK(strstr(out, "           2       640ns       140ns          4  [unknown]+0x100\n") != NULL);
+	CHECK(strstr(out, "           2       640ns       140ns          4  [unknown]+0x100\n") !=
+	      NULL);
 	free(out);
 	cp_report_profile__free(rp);
 }
