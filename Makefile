@@ -72,7 +72,8 @@ UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
 REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
-	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c
+	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
+	report/lines.c
 # The HTML report's page, CSS and script, built in by report/html/assets.S.
 HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
@@ -157,7 +158,12 @@ $(B)/tests/test-%: tests/unit/test-%.c tests/unit/unittest.c tests/unit/unittest
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -o $@ $< tests/unit/unittest.c $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
 
-tests: all $(UNIT_TESTS)
+# Hand-made profiles for the end-to-end tests (off-CPU time, sampling).
+$(B)/tests/mkprofile: tests/mkprofile.c $(B)/libcptool.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -o $@ $< $(B)/libcptool.a
+
+tests: all $(UNIT_TESTS) $(B)/tests/mkprofile
 
 # Installs missing Debian packages first (as root; otherwise says what to
 # install), so a fresh machine needs nothing but this command.

@@ -14,7 +14,7 @@
 #include "util/util.h"
 
 static const char *const export_usage[] = {
-	"callprof export -f folded [-m calls|self|total] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f folded [-m calls|self|total|cpu|wait|inactive] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f json|callgrind|speedscope|pprof|plist [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f svg [--icicle] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f html [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
@@ -26,7 +26,8 @@ enum {
 };
 static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", "pprof",
 					      "svg", "plist", "html", NULL };
-static const char *const metric_choices[] = { "calls", "self", "total", NULL };
+static const char *const metric_choices[] = { "calls", "self", "total", "cpu", "wait", "inactive",
+					      NULL };
 static const char *const thread_choices[] = { "merged", "each", NULL };
 
 /*
@@ -90,7 +91,8 @@ int cmd_export(int argc, const char **argv)
 		{ CP_OPT_FLAG, 0, "icicle", &icicle, NULL,
 		  "svg: an icicle graph (root at the top), not a flame graph" },
 		{ CP_OPT_CHOICE, 'm', "metric", &metric, "METRIC",
-		  "folded value: calls, self (ns, default) or total (ns)", metric_choices },
+		  "folded value: calls, self (ns, default), total (ns), or self's cpu, wait or "
+		  "inactive part (ns)", metric_choices },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
 		{ CP_OPT_CHOICE, 0, "threads", &threads, "merged|each",
 		  "add equal paths of all threads, or prefix each path with its thread",
@@ -130,6 +132,13 @@ int cmd_export(int argc, const char **argv)
 	if (format == FMT_FOLDED && metric != CP_METRIC_CALLS && !rp->timed) {
 		error("profile '%s' has no times (recorded with --mode=%s); use -m calls", rp->pf->path,
 		      rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
+		cp_report_profile__free(rp);
+		free(debug_dirs);
+		return 1;
+	}
+	if (format == FMT_FOLDED && metric >= CP_METRIC_CPU && !rp->split) {
+		error("profile '%s' has no off-CPU times (not measured when it was recorded); use "
+		      "-m self", rp->pf->path);
 		cp_report_profile__free(rp);
 		free(debug_dirs);
 		return 1;

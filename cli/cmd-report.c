@@ -16,6 +16,7 @@ static const char *const report_usage[] = {
 	"callprof report --flat [--fields=LIST] [--sort=KEY] [--pid=PID] [FILE...]",
 	"callprof report (--callers|--callees) FUNCTION [--pid=PID] [FILE...]",
 	"callprof report --plist [--pid=PID] [FILE...]",
+	"callprof report --lines FUNCTION [--threads=merged|each] [--pid=PID] [FILE...]",
 	NULL,
 };
 
@@ -27,7 +28,7 @@ int cmd_report(int argc, const char **argv)
 	int flat = 0, plist = 0, threads = CP_THREADS_MERGED, sort = -1, no_compensate = 0, ret, n;
 	int srcline = 0, addresses = 0, mangled = 0, width = 0;
 	double min_percent = 0.5;
-	const char *callers = NULL, *callees = NULL, *fields = NULL;
+	const char *callers = NULL, *callees = NULL, *lines = NULL, *fields = NULL;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	const char *symfs = NULL, *name_width = NULL;
 	struct cp_report_opts ro = { 0 };
@@ -39,6 +40,8 @@ int cmd_report(int argc, const char **argv)
 		  "the PLIST listing of the NT profiler: per function, by name" },
 		{ CP_OPT_STRING, 0, "callers", &callers, "FUNCTION", "who calls FUNCTION" },
 		{ CP_OPT_STRING, 0, "callees", &callees, "FUNCTION", "what FUNCTION calls" },
+		{ CP_OPT_STRING, 0, "lines", &lines, "FUNCTION",
+		  "sampled source lines of FUNCTION (profiles recorded with --sample)" },
 		{ CP_OPT_CHOICE, 0, "threads", &threads, "merged|each",
 		  "add equal call paths of all threads (merged, default) or one tree per thread",
 		  thread_choices },
@@ -46,7 +49,9 @@ int cmd_report(int argc, const char **argv)
 		  "tree: hide contexts below P% of the total (default 0.5)" },
 		{ CP_OPT_STRING, 0, "fields", &fields, "LIST",
 		  "columns: calls,total,self,percent,self-percent,avg,min,max,site,name; merged "
-		  "profiles also calls-min,calls-max,calls-mean,total-min,total-max,total-mean" },
+		  "profiles also calls-min,calls-max,calls-mean,total-min,total-max,total-mean; "
+		  "off-CPU time cpu,wait,inactive,self-cpu,self-wait,self-inactive,cpu-percent,"
+		  "switches-vol,switches-invol,self-switches-vol,self-switches-invol" },
 		{ CP_OPT_CHOICE, 0, "sort", &sort, "KEY", "order by total, self, calls or name",
 		  sort_choices },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
@@ -67,8 +72,9 @@ int cmd_report(int argc, const char **argv)
 
 	n = cp_parse_options(argc, argv, opts, report_usage, 0);
 	ro.pid = cp_parse_pid(pid, report_usage);
-	if (flat + plist + !!callers + !!callees > 1)
-		cp_usage_error(report_usage, "--flat, --plist, --callers and --callees are alternatives");
+	if (flat + plist + !!callers + !!callees + !!lines > 1)
+		cp_usage_error(report_usage,
+			       "--flat, --plist, --callers, --callees and --lines are alternatives");
 	if (min_percent < 0 || min_percent > 100)
 		cp_usage_error(report_usage, "--min-percent wants a number from 0 to 100, not %g",
 			       min_percent);
@@ -104,6 +110,9 @@ int cmd_report(int argc, const char **argv)
 		ret = cp_view_plist(rp, &vo, stdout);
 	} else if (flat) {
 		ret = cp_view_flat(rp, &vo, stdout);
+	} else if (lines) {
+		vo.function = lines;
+		ret = cp_view_lines(rp, &vo, stdout);
 	} else if (callers || callees) {
 		vo.function = callers ? callers : callees;
 		ret = callers ? cp_view_callers(rp, &vo, stdout) : cp_view_callees(rp, &vo, stdout);

@@ -9,6 +9,10 @@
  * compensated unless --no-compensate) when the profile has times, and
  * Calls (each function's calls counted as its own cost, so a function's
  * inclusive Calls is the number of calls made below and including it).
+ * Where off-CPU time was measured, Cpu, Wait and Inactive (ns) follow: a
+ * function's self time's parts, and per edge the inclusive ones (shared
+ * among a context's call sites like its calls below).  A sampled
+ * profile's Calls are Samples.
  * One file per tree: the merged tree, or with --threads=each one per
  * thread, as part N of the run (Callgrind's --separate-threads files;
  * KCachegrind loads the parts together, callgrind_annotate reads one).
@@ -22,10 +26,14 @@
 #include "report/report.h"
 #include "util/util.h"
 
+/* Off-CPU time in a cost line: cpu, wait, inactive. */
+#define NSPLIT 3
+
 struct edge {
 	uint32_t caller, callee; /* function indices */
 	int line;		 /* call-site line in the caller, 0 if unknown */
 	uint64_t calls, total_ns, inner_calls;
+	uint64_t split[NSPLIT];	 /* inclusive cpu, wait, inactive */
 };
 
 static const struct cp_report_profile *cmp_rp;
@@ -99,12 +107,23 @@ static void fn_specs(struct cp_report_profile *rp, struct names *nm, const struc
 	spec(fp, callee ? "cfn" : "fn", fn + 1, rp->fns[fn].name, fresh);
 }
 
-static void costs(FILE *fp, int timed, uint64_t ns, uint64_t calls)
+/* A cost line's values after its position; split is NULL without the off-CPU split. */
+static void costs(FILE *fp, int timed, uint64_t ns, uint64_t calls, const uint64_t *split)
 {
 	if (timed)
-		fprintf(fp, " %" PRIu64 " %" PRIu64 "\n", ns, calls);
+		fprintf(fp, " %" PRIu64 " %" PRIu64, ns, calls);
 	else
-		fprintf(fp, " %" PRIu64 "\n", calls);
+		fprintf(fp, " %" PRIu64, calls);
+	for (int k = 0; split && k < NSPLIT; k++)
+		fprintf(fp, " %" PRIu64, split[k]);
+	fputc('\n', fp);
+}
+
+static void add_split(uint64_t *dst, uint64_t cpu, uint64_t wait, uint64_t inactive)
+{
+	dst[0] += cpu;
+	dst[1] += wait;
+	dst[2] += inactive;
 }
 
 /* Calls counted for a node: handler runs are not calls. */
@@ -117,6 +136,9 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		 struct cp_fn_where *where, struct names *nm, FILE *fp)
 {
 	uint64_t *self_ns = xcalloc(rp->nfns + 1, sizeof(*self_ns));
+	uint64_t (*self_split)[NSPLIT] = xcalloc(rp->nfns + 1, sizeof(*self_split));
+	uint64_t sum_split[NSPLIT] = { 0 };
+	const uint64_t *split = NULL;
 	uint64_t *calls = xcalloc(rp->nfns + 1, sizeof(*calls));
 	uint64_t *below = xcalloc(t->nn, sizeof(*below)); /* calls in the subtree, node's own included */
 	uint32_t *order = xmalloc((rp->nfns + 1) * sizeof(*order)), nused = 0;
@@ -134,8 +156,12 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		const struct cp_rnode *n = &t->n[i];
 		const struct cp_rnode *p = &t->n[n->parent];
 		uint64_t left_w = rp->timed ? n->total_ns : n->calls, left_inner = below[i];
+		uint64_t left_split[NSPLIT] = { cp_rnode__cpu(n), n->wait_ns, n->inactive_ns };
 
 		self_ns[n->fn] += n->self_ns;
+		add_split(self_split[n->fn], cp_rnode__self_cpu(n), n->self_wait_ns,
+			  n->self_inactive_ns);
+		add_split(sum_split, cp_rnode__self_cpu(n), n->self_wait_ns, n->self_inactive_ns);
 		calls[n->fn] += node_calls(rp, n);
 		sum_ns += n->self_ns;
 		sum_calls += node_calls(rp, n);
@@ -161,6 +187,7 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 				e[ne].calls = n->calls;
 				e[ne].total_ns = n->total_ns;
 				e[ne].inner_calls = below[i];
+				memcpy(e[ne].split, left_split, sizeof(left_split));
 			} else {
 				const struct cp_rsite *st = &t->sites[s];
 				uint64_t w = rp->timed ? st->total_ns : st->calls;
@@ -171,6 +198,13 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 				e[ne].total_ns = st->total_ns;
 				e[ne].inner_calls = st->next == CP_NONE || share > left_inner ? left_inner : share;
 				left_inner -= e[ne].inner_calls;
+				for (int x = 0; x < NSPLIT; x++) {
+					share = left_w ? (uint64_t)((unsigned __int128)left_split[x] * w /
+								    left_w) : 0;
+					e[ne].split[x] = st->next == CP_NONE || share > left_split[x] ?
+						left_split[x] : share;
+					left_split[x] -= e[ne].split[x];
+				}
 				left_w -= w < left_w ? w : left_w;
 			}
 			ne++;
@@ -186,6 +220,7 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 			e[k - 1].calls += e[i].calls;
 			e[k - 1].total_ns += e[i].total_ns;
 			e[k - 1].inner_calls += e[i].inner_calls;
+			add_split(e[k - 1].split, e[i].split[0], e[i].split[1], e[i].split[2]);
 			continue;
 		}
 		e[k++] = e[i];
@@ -197,9 +232,10 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		fprintf(fp, "thread: %u\ndesc: Thread: %s\n", t->tid, t->label);
 	else
 		fprintf(fp, "desc: Threads: %s (%u)\n", t->label, t->nthreads);
-	fprintf(fp, "positions: line\nevents:%s Calls\n", rp->timed ? " Time" : "");
+	fprintf(fp, "positions: line\nevents:%s %s%s\n", rp->timed ? " Time" : "",
+		rp->sampled ? "Samples" : "Calls", rp->split ? " Cpu Wait Inactive" : "");
 	fprintf(fp, "summary:");
-	costs(fp, rp->timed, sum_ns, sum_calls);
+	costs(fp, rp->timed, sum_ns, sum_calls, rp->split ? sum_split : NULL);
 	for (size_t i = 0; i < ne; i++)
 		calls_out[e[i].caller] = 1;
 	for (uint32_t f = 0; f < rp->nfns; f++)
@@ -213,18 +249,21 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		fputc('\n', fp);
 		fn_specs(rp, nm, &where[f], f, fp, 0);
 		fprintf(fp, "%d", where[f].line);
-		costs(fp, rp->timed, self_ns[f], calls[f]);
+		split = rp->split ? self_split[f] : NULL;
+		costs(fp, rp->timed, self_ns[f], calls[f], split);
 		/* Edges are in the order of their callers, which all are in order[]. */
 		for (; k < ne && e[k].caller == f; k++) {
 			fn_specs(rp, nm, &where[e[k].callee], e[k].callee, fp, 1);
 			fprintf(fp, "calls=%" PRIu64 " %d\n%d", e[k].calls, where[e[k].callee].line,
 				e[k].line);
-			costs(fp, rp->timed, e[k].total_ns, e[k].inner_calls);
+			costs(fp, rp->timed, e[k].total_ns, e[k].inner_calls,
+			      rp->split ? e[k].split : NULL);
 		}
 	}
 	fprintf(fp, "\ntotals:");
-	costs(fp, rp->timed, sum_ns, sum_calls);
+	costs(fp, rp->timed, sum_ns, sum_calls, rp->split ? sum_split : NULL);
 	free(self_ns);
+	free(self_split);
 	free(calls);
 	free(below);
 	free(order);
@@ -249,7 +288,14 @@ int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp)
 	if (rp->timed)
 		fprintf(fp, "event: Time : Time (ns%s)\n",
 			rp->compensated ? ", hook overhead subtracted" : ", raw");
-	fprintf(fp, "event: Calls : Calls\n");
+	if (rp->sampled)
+		fprintf(fp, "event: Samples : Samples (times are samples times the period)\n");
+	else
+		fprintf(fp, "event: Calls : Calls\n");
+	if (rp->split)
+		fprintf(fp, "event: Cpu : CPU time (ns, total - wait - inactive)\n"
+			    "event: Wait : Off-CPU time blocked (ns)\n"
+			    "event: Inactive : Off-CPU time preempted (ns)\n");
 	if (rp->ntrees > 1)
 		fprintf(fp, "# part %u of %u: one file per thread\n", tree + 1, rp->ntrees);
 	part(rp, &rp->trees[tree], tree + 1, where, &nm, fp);

@@ -17,6 +17,8 @@
 #include "util/util.h"
 
 #define FLAT_FIELDS "calls,self,self-percent,total,percent,avg,name"
+/* Where off-CPU time was measured, the self time's split (exclusive, like it). */
+#define SPLIT_FLAT_FIELDS "calls,self,self-cpu,self-wait,self-inactive,self-percent,total,percent,avg,name"
 #define EDGE_FIELDS "calls,total,self,name"
 
 static const struct cp_report_profile *cmp_rp;
@@ -54,10 +56,39 @@ static void agg_add(struct cp_agg *a, const struct cp_rnode *n, int with_total)
 	a->calls += n->calls;
 	a->self_ns += n->self_ns;
 	a->self_overhead_ns += n->self_overhead_ns;
+	a->self_wait_ns += n->self_wait_ns;
+	a->self_inactive_ns += n->self_inactive_ns;
+	a->self_switches_vol += n->self_switches_vol;
+	a->self_switches_invol += n->self_switches_invol;
 	if (with_total) {
 		a->total_ns += n->total_ns;
 		a->overhead_ns += n->overhead_ns;
+		a->wait_ns += n->wait_ns;
+		a->inactive_ns += n->inactive_ns;
+		a->switches_vol += n->switches_vol;
+		a->switches_invol += n->switches_invol;
 	}
+}
+
+/* The figures of a, as a row of rp. */
+static void agg_row(struct cp_row *r, const struct cp_report_profile *rp, const struct cp_agg *a)
+{
+	r->calls = a->calls;
+	r->total_ns = a->total_ns;
+	r->self_ns = a->self_ns;
+	r->min_ns = a->min_ns;
+	r->max_ns = a->max_ns;
+	r->wait_ns = a->wait_ns;
+	r->inactive_ns = a->inactive_ns;
+	r->self_wait_ns = a->self_wait_ns;
+	r->self_inactive_ns = a->self_inactive_ns;
+	r->switches_vol = a->switches_vol;
+	r->switches_invol = a->switches_invol;
+	r->self_switches_vol = a->self_switches_vol;
+	r->self_switches_invol = a->self_switches_invol;
+	r->untimed = !rp->timed;
+	r->no_split = !rp->split;
+	r->sampled = rp->sampled;
 }
 
 static void print_aggs(struct cp_report_profile *rp, struct cp_agg *a, uint32_t n,
@@ -72,18 +103,13 @@ static void print_aggs(struct cp_report_profile *rp, struct cp_agg *a, uint32_t 
 
 		if (!a[i].calls && !a[i].total_ns)
 			continue;
-		r.calls = a[i].calls;
-		r.total_ns = a[i].total_ns;
-		r.self_ns = a[i].self_ns;
-		r.min_ns = a[i].min_ns;
-		r.max_ns = a[i].max_ns;
+		agg_row(&r, rp, &a[i]);
 		r.base_ns = base;
 		r.name = agg_name(rp, &a[i]);
 		r.indent = indent;
 		r.prefix = prefix;
 		r.site = a[i].where;
 		r.only_total = a[i].only_total;
-		r.untimed = !rp->timed;
 		r.overhead = rp->compensated && cp_mostly_overhead(a[i].total_ns, a[i].overhead_ns);
 		r.self_overhead = rp->compensated &&
 				  cp_mostly_overhead(a[i].self_ns, a[i].self_overhead_ns);
@@ -152,9 +178,10 @@ int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 {
 	struct cp_fields f;
 
-	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, FLAT_FIELDS)))
+	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, FLAT_FIELDS, SPLIT_FLAT_FIELDS)))
 		return -1;
 	cp_fields__apply_view(&f, o);
+	f.sampled = rp->sampled;
 	if (!f.explicit)
 		cp_report_banner(rp, "flat profile", fp);
 	if (rp->threads != CP_THREADS_EACH) {
@@ -162,7 +189,7 @@ int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 		return 0;
 	}
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
-		cp_tree_header(&rp->trees[ti], ti || !f.explicit, fp);
+		cp_tree_header(rp, &rp->trees[ti], ti || !f.explicit, fp);
 		flat_group(rp, &rp->trees[ti], 1, &f, o->sort, fp);
 	}
 	return 0;
@@ -184,6 +211,14 @@ static void agg_merge(struct cp_agg *d, const struct cp_agg *a)
 	d->calls += a->calls;
 	d->total_ns += a->total_ns;
 	d->self_ns += a->self_ns;
+	d->wait_ns += a->wait_ns;
+	d->inactive_ns += a->inactive_ns;
+	d->switches_vol += a->switches_vol;
+	d->switches_invol += a->switches_invol;
+	d->self_wait_ns += a->self_wait_ns;
+	d->self_inactive_ns += a->self_inactive_ns;
+	d->self_switches_vol += a->self_switches_vol;
+	d->self_switches_invol += a->self_switches_invol;
 	d->overhead_ns += a->overhead_ns;
 	d->self_overhead_ns += a->self_overhead_ns;
 	d->only_total |= a->only_total;
@@ -391,10 +426,10 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 		if (!matches(rp, i, o->function) || !whole[i].calls)
 			continue;
 		found = 1;
-		r.calls += whole[i].calls;
-		r.total_ns += whole[i].total_ns;
-		r.self_ns += whole[i].self_ns;
+		whole[i].min_ns = whole[i].max_ns = 0; /* not shown: several functions may match */
+		agg_merge(&whole[rp->nfns], &whole[i]);
 	}
+	agg_row(&r, rp, &whole[rp->nfns]);
 	for (uint32_t ti = 0; found && ti < nt; ti++) {
 		for (uint32_t i = 1; i < t[ti].nn; i++) {
 			const struct cp_rnode *n = &t[ti].n[i];
@@ -433,11 +468,10 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 	}
 	if (found) {
 		if (header)
-			cp_tree_header(header, header != rp->trees || !f->explicit, fp);
+			cp_tree_header(rp, header, header != rp->trees || !f->explicit, fp);
 		cp_fields__title(f, fp);
 		r.base_ns = group_total(t, nt);
 		r.name = o->function;
-		r.untimed = !rp->timed;
 		cp_fields__row(f, &r, fp);
 		if (!by_line)
 			print_aggs(rp, peer, rp->nfns + 1, f, r.base_ns, 2, dir < 0 ? "<- " : "-> ",
@@ -461,8 +495,9 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 
 	struct cp_view_opts vo = *o;
 
-	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, EDGE_FIELDS)))
+	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, EDGE_FIELDS, NULL)))
 		return -1;
+	f.sampled = rp->sampled;
 	if (dir > 0)
 		vo.srcline = 0; /* callees stand under their lines' headings */
 	cp_fields__apply_view(&f, &vo);

@@ -5,7 +5,8 @@
  * print the same path after symbolisation (two functions with one name,
  * threads with one label) are summed.  Lines are sorted bytewise, so the
  * output is deterministic and diffable.  Values: calls, or self/total
- * nanoseconds; flame graphs want self.
+ * nanoseconds; flame graphs want self.  Where off-CPU time was measured,
+ * self time's parts: cpu, wait or inactive.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -25,6 +26,24 @@ static int line_cmp(const void *pa, const void *pb)
 	const struct line *a = pa, *b = pb;
 
 	return strcmp(a->path, b->path);
+}
+
+static uint64_t value(const struct cp_rnode *n, enum cp_metric m)
+{
+	switch (m) {
+	case CP_METRIC_CALLS:
+		return n->calls;
+	case CP_METRIC_SELF:
+		return n->self_ns;
+	case CP_METRIC_CPU:
+		return cp_rnode__self_cpu(n);
+	case CP_METRIC_WAIT:
+		return n->self_wait_ns;
+	case CP_METRIC_INACTIVE:
+		return n->self_inactive_ns;
+	default:
+		return n->total_ns;
+	}
 }
 
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
@@ -52,8 +71,7 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 			}
 			ALLOC_GROW(lines, nl + 1, alloc);
 			lines[nl].path = xstrdup(sb.buf);
-			lines[nl].value = m == CP_METRIC_CALLS ? n->calls :
-					  m == CP_METRIC_SELF ? n->self_ns : n->total_ns;
+			lines[nl].value = value(n, m);
 			nl++;
 		}
 	}

@@ -14,7 +14,7 @@
  * metric, indexed by node:
  *
  *   {"callprof_html": 1, "file": PATH, "threads_mode": "merged"|"each",
- *    "timed": BOOL, "calls": N, "paths": N,
+ *    "timed": BOOL, "split": BOOL, "sampled": BOOL, "calls": N, "paths": N,
  *    "processes": [as -f json's "processes"],
  *    "compensation": {"applied", "calibrated", "caller_ns_per_call",
  *                     "callee_ns_per_call", "raw_ns", "subtracted_ns"},
@@ -28,7 +28,9 @@
  *               "calls": [...],
  *               timed only: "total", "self", "min", "max": [ns ...],
  *               compensated only: "overhead": [1: total mostly hook
- *                 overhead, 2: self mostly overhead, 3: both]}]}
+ *                 overhead, 2: self mostly overhead, 3: both],
+ *               off-CPU time measured ("split": true) only: "wait",
+ *                 "inactive" (inclusive), "self_wait", "self_inactive"}]}
  *
  * Nodes are in depth-first order with children by name (the order of the
  * SVG export), so a node's subtree is the range that follows it and its
@@ -81,7 +83,10 @@ static uint32_t *preorder(const struct cp_rtree *t)
 	return order;
 }
 
-enum column { COL_PARENT, COL_FN, COL_CALLS, COL_TOTAL, COL_SELF, COL_MIN, COL_MAX, COL_OVERHEAD };
+enum column {
+	COL_PARENT, COL_FN, COL_CALLS, COL_TOTAL, COL_SELF, COL_MIN, COL_MAX, COL_OVERHEAD,
+	COL_WAIT, COL_INACTIVE, COL_SELF_WAIT, COL_SELF_INACTIVE
+};
 
 static void column(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t,
 		   const uint32_t *order, const uint32_t *newid, enum column c)
@@ -112,6 +117,18 @@ static void column(struct cp_json *j, const struct cp_report_profile *rp, const 
 		case COL_MAX:
 			cp_json__u64(j, n->max_ns);
 			break;
+		case COL_WAIT:
+			cp_json__u64(j, n->wait_ns);
+			break;
+		case COL_INACTIVE:
+			cp_json__u64(j, n->inactive_ns);
+			break;
+		case COL_SELF_WAIT:
+			cp_json__u64(j, n->self_wait_ns);
+			break;
+		case COL_SELF_INACTIVE:
+			cp_json__u64(j, n->self_inactive_ns);
+			break;
 		case COL_OVERHEAD:
 			cp_json__u64(j, (uint64_t)(cp_mostly_overhead(n->total_ns, n->overhead_ns) |
 					 cp_mostly_overhead(n->self_ns, n->self_overhead_ns) << 1));
@@ -126,11 +143,12 @@ static void tree(struct cp_json *j, const struct cp_report_profile *rp, const st
 	static const struct {
 		const char *key;
 		enum column c;
-		int timed; /* only in a profile with times */
+		int timed; /* only in a profile with times (2: with the off-CPU split) */
 	} cols[] = {
 		{ "parent", COL_PARENT, 0 }, { "fn", COL_FN, 0 },     { "calls", COL_CALLS, 0 },
 		{ "total", COL_TOTAL, 1 },   { "self", COL_SELF, 1 }, { "min", COL_MIN, 1 },
-		{ "max", COL_MAX, 1 },
+		{ "max", COL_MAX, 1 },	     { "wait", COL_WAIT, 2 }, { "inactive", COL_INACTIVE, 2 },
+		{ "self_wait", COL_SELF_WAIT, 2 }, { "self_inactive", COL_SELF_INACTIVE, 2 },
 	};
 	uint32_t *order = preorder(t), *newid = xmalloc(t->nn * sizeof(*newid));
 
@@ -141,7 +159,7 @@ static void tree(struct cp_json *j, const struct cp_report_profile *rp, const st
 	cp_json__key_u64(j, "tid", t->tid);
 	cp_json__key_u64(j, "threads", t->nthreads);
 	for (size_t c = 0; c < ARRAY_SIZE(cols); c++) {
-		if (cols[c].timed && !rp->timed)
+		if ((cols[c].timed && !rp->timed) || (cols[c].timed == 2 && !rp->split))
 			continue;
 		cp_json__key(j, cols[c].key);
 		column(j, rp, t, order, newid, cols[c].c);
@@ -215,6 +233,10 @@ static void data(struct cp_json *j, struct cp_report_profile *rp)
 	cp_json__key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");
 	cp_json__key(j, "timed");
 	cp_json__bool(j, rp->timed);
+	cp_json__key(j, "split");
+	cp_json__bool(j, rp->split);
+	cp_json__key(j, "sampled");
+	cp_json__bool(j, rp->sampled);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
 	cp_export_json_processes(j, rp);

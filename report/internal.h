@@ -26,6 +26,17 @@ enum cp_field {
 	CP_F_TOTAL_MIN,
 	CP_F_TOTAL_MAX,
 	CP_F_TOTAL_MEAN,
+	CP_F_CPU, /* off-CPU split (cp_report_profile.split) */
+	CP_F_WAIT,
+	CP_F_INACTIVE,
+	CP_F_SELF_CPU,
+	CP_F_SELF_WAIT,
+	CP_F_SELF_INACTIVE,
+	CP_F_CPU_PERCENT,
+	CP_F_SWITCHES_VOL,
+	CP_F_SWITCHES_INVOL,
+	CP_F_SELF_SWITCHES_VOL,
+	CP_F_SELF_SWITCHES_INVOL,
 	CP_F_NAME,
 	CP_F_NR
 };
@@ -35,17 +46,24 @@ struct cp_fields {
 	int n;		 /* columns used */
 	int explicit;	 /* chosen by --fields (no banner then) */
 	int name_width;	 /* --name-width: longer names are shortened (0: never) */
+	int sampled;	 /* a sampled profile: the calls column is headed "samples" */
 };
 
 /* One row's values. */
 struct cp_row {
 	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+	uint64_t wait_ns, inactive_ns;		/* inclusive off-CPU time */
+	uint64_t self_wait_ns, self_inactive_ns; /* exclusive */
+	uint64_t switches_vol, switches_invol;	/* inclusive */
+	uint64_t self_switches_vol, self_switches_invol;
 	uint64_t base_ns;  /* 100% for the percent columns */
 	const char *site;  /* "file:line" or NULL */
 	const char *name;
 	int indent;	   /* spaces before the name */
 	const char *prefix; /* printed before the name (e.g. "<- "), or NULL */
 	int untimed;	   /* the profile has no times: time columns show "-" */
+	int no_split;	   /* off-CPU time not measured: its columns show "-" */
+	int sampled;	   /* sampled profile: avg, min and max show "-" */
 	int only_total;	   /* self, min and max are not known (a call site's row) */
 	int label;	   /* a heading: the numeric columns stay empty */
 	int overhead;	   /* total mostly hook overhead: total, avg, min, max get "~" */
@@ -58,6 +76,8 @@ struct cp_row {
 struct cp_agg {
 	uint32_t fn;	 /* function index, CP_NONE for the thread root */
 	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+	uint64_t wait_ns, inactive_ns, switches_vol, switches_invol; /* with total_ns */
+	uint64_t self_wait_ns, self_inactive_ns, self_switches_vol, self_switches_invol;
 	uint64_t overhead_ns; /* compensation taken off total_ns */
 	uint64_t self_overhead_ns; /* compensation taken off self_ns */
 	const char *where; /* call-site line of the edge ("file:line"), or NULL */
@@ -77,14 +97,19 @@ int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt);
 /* What the view options add to parsed fields: --srcline's site column, --name-width. */
 struct cp_view_opts;
 void cp_fields__apply_view(struct cp_fields *f, const struct cp_view_opts *o);
+/* A row's off-CPU figures and the profile's flags from context n. */
+void cp_row__set_node(struct cp_row *r, const struct cp_report_profile *rp,
+		      const struct cp_rnode *n);
 void cp_fields__title(const struct cp_fields *f, FILE *fp);
 void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp);
 
 /*
- * The columns a view shows by default: timed_default for timing profiles,
- * calls and name for counting, the name alone for coverage.
+ * The columns a view shows by default: timed_default for timing profiles
+ * (split_default where off-CPU time was measured, if not NULL), calls and
+ * name for counting, the name alone for coverage.
  */
-const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default);
+const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default,
+			      const char *split_default);
 
 /* Human-readable duration in a fixed width, e.g. "12.34ms". */
 void cp_fmt_ns(char *buf, size_t size, uint64_t ns);
@@ -105,8 +130,12 @@ static inline uint64_t cp_sort_value(enum cp_sort_key key, uint64_t calls, uint6
 int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
 		 const struct cp_rnode *b, enum cp_sort_key key);
 
-/* "== LABEL (N threads, TIME) ==", after an empty line if gap. */
-void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp);
+/*
+ * "== LABEL (N threads, TIME) ==", after an empty line if gap; with the
+ * root's CPU time and the kernel's count for the threads where known.
+ */
+void cp_tree_header(const struct cp_report_profile *rp, const struct cp_rtree *t, int gap,
+		    FILE *fp);
 
 /* Banner with the run's facts, as "# ..." lines. */
 void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp);
@@ -122,9 +151,10 @@ uint32_t cp_rtree__path(const struct cp_rtree *t, uint32_t i, uint32_t **path, s
 uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn);
 
 /*
- * Add src's calls and inclusive, wait and inactive times into dst (min and
- * max combined, dst's call site kept if it has one).  Self time and
- * overhead are not added: they are derived afterwards.
+ * Add src's calls, inclusive time and exclusive off-CPU figures (self
+ * wait, inactive, switches) into dst (min and max combined, dst's call
+ * site kept if it has one).  Self time, overhead and the inclusive
+ * off-CPU figures are not added: they are derived afterwards.
  */
 void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src);
 /* Add src, the spread over some inputs, into dst's over others. */
@@ -146,6 +176,15 @@ void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t
  */
 struct cp_meta;
 void cp_meta__add(struct cp_meta *dst, const struct cp_meta *src);
+/*
+ * Combine the off-CPU measurement of src (a profile of src_threads
+ * threads) into dst's (of dst_threads so far; 0: dst holds nothing yet):
+ * measured everywhere stays on, measured in some is partial with the
+ * others' threads counted as failed, refused everywhere stays
+ * unavailable; lost records add up.
+ */
+void cp_meta__add_switches(struct cp_meta *dst, uint32_t dst_threads, const struct cp_meta *src,
+			   uint32_t src_threads);
 
 /* Functions of a profile built from others, by name (merge.c). */
 struct cp_name_map {

@@ -10,13 +10,36 @@
 #include "report/internal.h"
 #include "report/json.h"
 #include "report/report.h"
+#include "symbolize/symbolize.h"
 #include "util/util.h"
 
 #define JSON_VERSION 1
 
 static const char *mode_name(uint32_t mode)
 {
-	return mode == CP_MODE_COUNTING ? "counting" : mode == CP_MODE_COVERAGE ? "coverage" : "timing";
+	return mode == CP_MODE_COUNTING ? "counting" : mode == CP_MODE_COVERAGE ? "coverage" :
+	       mode == CP_MODE_SAMPLED ? "sampled" : "timing";
+}
+
+static const char *switches_name(uint32_t switches)
+{
+	return switches == CP_SWITCHES_ON ? "measured" : switches == CP_SWITCHES_PARTIAL ? "partial" :
+	       switches == CP_SWITCHES_UNAVAILABLE ? "unavailable" : "off";
+}
+
+/* How off-CPU time was measured (META switches...). */
+static void switches(struct cp_json *j, const struct cp_meta *m)
+{
+	cp_json__key(j, "off_cpu");
+	cp_json__obj(j);
+	cp_json__key_str(j, "state", switches_name(m->switches));
+	if (m->switches == CP_SWITCHES_UNAVAILABLE) {
+		cp_json__key_u64(j, "errno", m->switch_errno);
+		cp_json__key_str(j, "error", strerror((int)m->switch_errno));
+	}
+	cp_json__key_u64(j, "threads_without", m->switch_threads_failed);
+	cp_json__key_u64(j, "records_lost", m->switch_lost);
+	cp_json__end_obj(j);
 }
 
 static const char *clock_name(uint32_t clock)
@@ -59,7 +82,31 @@ static void process(struct cp_json *j, const struct cp_profile_file *pf)
 	cp_json__key_u64(j, "signals", m->lost_signals);
 	cp_json__end_obj(j);
 	cp_json__key_u64(j, "reconciled_frames", m->reconciled_frames);
+	switches(j, m);
+	if (m->sample_hz) {
+		cp_json__key(j, "sampling");
+		cp_json__obj(j);
+		cp_json__key_u64(j, "hz", m->sample_hz);
+		cp_json__key_u64(j, "period_ns", m->sample_period_ns);
+		cp_json__key_u64(j, "samples", m->samples);
+		cp_json__key_u64(j, "lost", m->samples_lost);
+		cp_json__key_str(j, "unwinding", (m->sample_flags & CP_SAMPLE_HYBRID) ? "none" :
+				    (m->sample_flags & CP_SAMPLE_DWARF) ? "dwarf" :
+				    (m->sample_flags & CP_SAMPLE_FP) ? "frame-pointers" : "unknown");
+		cp_json__end_obj(j);
+	}
 	cp_json__end_obj(j);
+}
+
+/* "file" and "line" of a source position, both null when not known. */
+static void file_line(struct cp_json *j, const char *file, int line)
+{
+	cp_json__key_str(j, "file", file);
+	cp_json__key(j, "line");
+	if (file)
+		cp_json__u64(j, (uint64_t)line);
+	else
+		cp_json__null(j);
 }
 
 /* A call site as an object left open, for the caller to add to and close. */
@@ -76,12 +123,7 @@ static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t 
 		cp_json__key(j, "address");
 		cp_json__hex(j, addr);
 		cp_report_profile__site_where(rp, addr, part, &file, &line);
-		cp_json__key_str(j, "file", file);
-		cp_json__key(j, "line");
-		if (file)
-			cp_json__u64(j, (uint64_t)line);
-		else
-			cp_json__null(j);
+		file_line(j, file, line);
 	}
 }
 
@@ -145,8 +187,88 @@ static void inputs(struct cp_json *j, const struct cp_profile_file *pf)
 	cp_json__end_arr(j);
 }
 
+/*
+ * The sampled addresses of a profile's contexts, per tree and node: the
+ * LINES records of node i of tree t are rec[first[t][i]..first[t][i + 1]).
+ * Only for a profile of one file (several files have as many LINES).
+ */
+struct node_lines {
+	uint32_t **first; /* per tree, nn + 1 entries */
+	uint32_t *rec;	  /* LINES record numbers, grouped by node */
+};
+
+static void node_lines__init(struct node_lines *nl, const struct cp_report_profile *rp)
+{
+	const struct cp_profile_file *pf = rp->pf;
+	uint32_t *tree = xcalloc(pf->nlines + 1, sizeof(*tree));
+
+	nl->first = xcalloc(rp->ntrees, sizeof(*nl->first));
+	nl->rec = xcalloc(pf->nlines + 1, sizeof(*nl->rec));
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		nl->first[ti] = xcalloc(rp->trees[ti].nn + 2, sizeof(**nl->first));
+	/*
+	 * A counting sort: node i's count goes to first[i + 2]; the running
+	 * sums make first[i + 1] its start, which placing advances to its end,
+	 * so that first[i] is its start at the end.
+	 */
+	for (uint32_t k = 0; k < pf->nlines; k++) {
+		uint32_t node = pf->lines[k].node;
+
+		if (rp->threads == CP_THREADS_EACH)
+			while (tree[k] + 1 < pf->nthreads && node >= pf->threads[tree[k] + 1].first_node)
+				tree[k]++;
+		nl->first[tree[k]][rp->node_map[node] + 2]++;
+	}
+	for (uint32_t ti = 0, base = 0; ti < rp->ntrees; ti++) {
+		nl->first[ti][0] = nl->first[ti][1] = base;
+		for (uint32_t i = 2; i < rp->trees[ti].nn + 2; i++)
+			nl->first[ti][i] += nl->first[ti][i - 1];
+		base = nl->first[ti][rp->trees[ti].nn + 1];
+	}
+	for (uint32_t k = 0; k < pf->nlines; k++)
+		nl->rec[nl->first[tree[k]][rp->node_map[pf->lines[k].node] + 1]++] = k;
+	free(tree);
+}
+
+static void node_lines__release(struct node_lines *nl, const struct cp_report_profile *rp)
+{
+	for (uint32_t ti = 0; nl->first && ti < rp->ntrees; ti++)
+		free(nl->first[ti]);
+	free(nl->first);
+	free(nl->rec);
+}
+
+static void node_lines(struct cp_json *j, struct cp_report_profile *rp, const struct node_lines *nl,
+		       uint32_t ti, uint32_t i)
+{
+	uint32_t from = nl->first[ti][i], to = nl->first[ti][i + 1];
+
+	if (from == to)
+		return;
+	cp_json__key(j, "lines");
+	cp_json__arr(j);
+	for (uint32_t k = from; k < to; k++) {
+		const struct cp_line_rec *l = &rp->pf->lines[nl->rec[k]];
+		const char *file;
+		int line;
+
+		cp_json__obj(j);
+		cp_json__key(j, "address");
+		cp_json__hex(j, l->ip);
+		cp_json__key_u64(j, "samples", l->samples);
+		if (cp_symbolizer__line(rp->sym, l->ip, &file, &line)) {
+			file = NULL;
+			line = 0;
+		}
+		cp_json__key_str(j, "function", cp_symbolizer__fn_name(rp->sym, l->ip));
+		file_line(j, file, line);
+		cp_json__end_obj(j);
+	}
+	cp_json__end_arr(j);
+}
+
 static void node(struct cp_json *j, struct cp_report_profile *rp, const struct cp_rtree *t,
-		 uint32_t i)
+		 uint32_t i, const struct node_lines *nl, uint32_t ti)
 {
 	const struct cp_rnode *n = &t->n[i];
 
@@ -172,6 +294,16 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 		cp_json__key_u64(j, "inactive_ns", n->inactive_ns);
 		cp_json__key_u64(j, "overhead_ns", n->overhead_ns);
 		cp_json__key_u64(j, "self_overhead_ns", n->self_overhead_ns);
+	}
+	if (rp->split) {
+		cp_json__key_u64(j, "cpu_ns", cp_rnode__cpu(n));
+		cp_json__key_u64(j, "self_cpu_ns", cp_rnode__self_cpu(n));
+		cp_json__key_u64(j, "self_wait_ns", n->self_wait_ns);
+		cp_json__key_u64(j, "self_inactive_ns", n->self_inactive_ns);
+		cp_json__key_u64(j, "switches_vol", n->switches_vol);
+		cp_json__key_u64(j, "switches_invol", n->switches_invol);
+		cp_json__key_u64(j, "self_switches_vol", n->self_switches_vol);
+		cp_json__key_u64(j, "self_switches_invol", n->self_switches_invol);
 	}
 	if (i && t->spread && i < t->nspread && rp->ninputs) {
 		const struct cp_rspread *sp = &t->spread[i];
@@ -212,13 +344,18 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 		}
 		cp_json__end_arr(j);
 	}
+	if (nl)
+		node_lines(j, rp, nl, ti, i);
 	cp_json__end_obj(j);
 }
 
 int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 {
 	struct cp_json *j = cp_json__new(fp, 0);
+	struct node_lines nl = { 0 };
 
+	if (rp->pf->nlines && !rp->nparts)
+		node_lines__init(&nl, rp);
 	cp_json__obj(j);
 	cp_json__key_u64(j, "callprof_json", JSON_VERSION);
 	cp_export_json_processes(j, rp);
@@ -227,6 +364,8 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	cp_json__key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");
 	cp_json__key(j, "timed");
 	cp_json__bool(j, rp->timed);
+	cp_json__key(j, "off_cpu_measured");
+	cp_json__bool(j, rp->split);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
 	cp_export_json_compensation(j, rp);
@@ -250,12 +389,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 				cp_json__hex(j, w.offset);
 			else
 				cp_json__null(j);
-			cp_json__key_str(j, "file", w.file);
-			cp_json__key(j, "line");
-			if (w.file)
-				cp_json__u64(j, (uint64_t)w.line);
-			else
-				cp_json__null(j);
+			file_line(j, w.file, w.line);
 		}
 		cp_json__end_obj(j);
 	}
@@ -270,14 +404,17 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 		cp_json__key_str(j, "label", t->label);
 		cp_json__key_u64(j, "tid", t->tid);
 		cp_json__key_u64(j, "threads", t->nthreads);
+		if (t->cpu_ns && !t->cpu_unknown)
+			cp_json__key_u64(j, "kernel_cpu_ns", t->cpu_ns);
 		cp_json__key(j, "nodes");
 		cp_json__arr(j);
 		for (uint32_t i = 0; i < t->nn; i++)
-			node(j, rp, t, i);
+			node(j, rp, t, i, rp->pf->nlines && !rp->nparts ? &nl : NULL, ti);
 		cp_json__end_arr(j);
 		cp_json__end_obj(j);
 	}
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);
+	node_lines__release(&nl, rp);
 	return cp_json__finish(j);
 }

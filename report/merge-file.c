@@ -86,6 +86,8 @@ struct merge {
 	char *argv;
 	uint32_t nthreads;
 	uint64_t open_frames;
+	uint64_t cpu_ns;	/* the threads' kernel CPU time */
+	uint32_t cpu_unknown;	/* threads without it */
 	uint32_t hosts;		/* distinct host names */
 	struct cp_u64map host_seen;
 };
@@ -348,6 +350,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		m->inputs[m->ninputs - 1].path = cp_strtab__add(&m->str, path);
 	}
 	m->rp->calls += p->calls;
+	cp_meta__add_switches(&m->meta, m->nthreads, &pf->meta, src->nthreads);
 	cp_meta__add(&m->meta, &pf->meta);
 	if (pf->meta.duration_ns > m->meta.duration_ns)
 		m->meta.duration_ns = pf->meta.duration_ns;
@@ -355,6 +358,8 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		m->nthreads += pf->threads[i].nthreads;
 		m->open_frames += pf->threads[i].open_frames;
 	}
+	m->cpu_ns += src->cpu_ns;
+	m->cpu_unknown += src->cpu_unknown;
 	free(modmap);
 	free(r);
 	free(map);
@@ -378,6 +383,15 @@ static struct cp_node_rec node_rec(const struct merge *m, const struct cp_rnode 
 	return r;
 }
 
+/* The context's exclusive off-CPU figures, on its first record only. */
+static void node_rec_offcpu(struct cp_node_rec *r, const struct cp_rnode *n)
+{
+	r->wait_ticks = n->self_wait_ns;
+	r->inactive_ticks = n->self_inactive_ns;
+	r->switches_vol = n->self_switches_vol;
+	r->switches_invol = n->self_switches_invol;
+}
+
 static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
 {
 	const struct cp_rtree *t = &m->rp->trees[0];
@@ -399,8 +413,7 @@ static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
 
 		if (nd->sites == CP_NONE) {
 			r = node_rec(m, nd, parent, nd->site, nd->calls, nd->total_ns);
-			r.wait_ticks = nd->wait_ns;
-			r.inactive_ticks = nd->inactive_ns;
+			node_rec_offcpu(&r, nd);
 			cp_writer__put(w, &r, sizeof(r));
 			continue;
 		}
@@ -409,8 +422,7 @@ static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
 
 			r = node_rec(m, nd, parent, s->site, s->calls, s->total_ns);
 			if (k == nd->sites) {
-				r.wait_ticks = nd->wait_ns;
-				r.inactive_ticks = nd->inactive_ns;
+				node_rec_offcpu(&r, nd);
 			} else {
 				r.flags |= CP_NODE_SITE;
 			}
@@ -491,6 +503,7 @@ static int merge__write(struct merge *m, const char *out)
 	th.end_ns = m->meta.duration_ns;
 	th.open_frames = m->open_frames;
 	th.nthreads = m->nthreads ? m->nthreads : 1;
+	th.cpu_ns = m->cpu_unknown ? 0 : m->cpu_ns; /* known for all, or not known */
 	cp_writer__section(w, CP_SEC_THREADS, sizeof(th));
 	cp_writer__put(w, &th, sizeof(th));
 

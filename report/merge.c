@@ -69,6 +69,10 @@ static void add_node(struct cp_rnode *d, const struct cp_rnode *s, uint32_t part
 	if (!d->site && s->site)
 		d->part = part;
 	cp_rnode__add_counts(d, s);
+	d->wait_ns += s->wait_ns;
+	d->inactive_ns += s->inactive_ns;
+	d->switches_vol += s->switches_vol;
+	d->switches_invol += s->switches_invol;
 	d->self_ns += s->self_ns;
 	d->overhead_ns += s->overhead_ns;
 	d->self_overhead_ns += s->self_overhead_ns;
@@ -103,6 +107,8 @@ static void merge_tree(struct cp_rtree *dst, const struct cp_rtree *src, const u
 		add_node(&dst->n[map[i]], s, p);
 	}
 	dst->nthreads += src->nthreads;
+	dst->cpu_ns += src->cpu_ns;
+	dst->cpu_unknown += src->cpu_unknown;
 	free(map);
 }
 
@@ -130,6 +136,46 @@ void cp_meta__add(struct cp_meta *dst, const struct cp_meta *src)
 	dst->flags |= src->flags;
 	if (src->start_realtime_ns < dst->start_realtime_ns)
 		dst->start_realtime_ns = src->start_realtime_ns;
+	/* Sampling: the first rate and unwinder stand for all. */
+	if (!dst->sample_hz) {
+		dst->sample_hz = src->sample_hz;
+		dst->sample_period_ns = src->sample_period_ns;
+		dst->sample_flags = src->sample_flags;
+	}
+	dst->samples += src->samples;
+	dst->samples_lost += src->samples_lost;
+}
+
+static int measured(uint32_t switches)
+{
+	return switches == CP_SWITCHES_ON || switches == CP_SWITCHES_PARTIAL;
+}
+
+void cp_meta__add_switches(struct cp_meta *dst, uint32_t dst_threads, const struct cp_meta *src,
+			   uint32_t src_threads)
+{
+	if (!dst_threads) {
+		dst->switches = src->switches;
+		dst->switch_errno = src->switch_errno;
+		dst->switch_lost = src->switch_lost;
+		dst->switch_threads_failed = src->switch_threads_failed;
+		return;
+	}
+	dst->switch_lost += src->switch_lost;
+	if (measured(dst->switches) && measured(src->switches)) {
+		if (src->switches == CP_SWITCHES_PARTIAL)
+			dst->switches = CP_SWITCHES_PARTIAL;
+		dst->switch_threads_failed += src->switch_threads_failed;
+	} else if (measured(dst->switches)) {
+		dst->switches = CP_SWITCHES_PARTIAL;
+		dst->switch_threads_failed += src_threads;
+	} else if (measured(src->switches)) {
+		dst->switches = CP_SWITCHES_PARTIAL;
+		dst->switch_threads_failed = dst_threads + src->switch_threads_failed;
+	} else if (dst->switches == CP_SWITCHES_OFF) {
+		dst->switches = src->switches;
+		dst->switch_errno = src->switch_errno;
+	}
 }
 
 /* The banner's numbers for the whole set: a copy of the first file's view. */
@@ -144,9 +190,11 @@ static struct cp_profile_file *summary_file(struct cp_report_profile **parts, ui
 	pf->meta.nthreads_lost = 0;
 	pf->meta.reconciled_frames = pf->meta.lost_signals = 0;
 	pf->meta.flags = 0;
+	pf->meta.samples = pf->meta.samples_lost = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct cp_meta *m = &parts[i]->pf->meta;
 
+		cp_meta__add_switches(&pf->meta, pf->nthreads, m, parts[i]->pf->nthreads);
 		pf->nthreads += parts[i]->pf->nthreads;
 		cp_meta__add(&pf->meta, m);
 	}
@@ -195,6 +243,8 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 	rp->sym = parts[0]->sym;
 	rp->threads = opts->threads;
 	rp->timed = parts[0]->timed;
+	rp->sampled = parts[0]->sampled;
+	rp->split = rp->timed && measured(rp->pf->meta.switches);
 	rp->compensated = 1;
 	rp->outside_ns = parts[0]->outside_ns;
 	rp->inside_ns = parts[0]->inside_ns;

@@ -35,6 +35,17 @@ static const struct {
 	[CP_F_TOTAL_MIN] = { "total-min", "total-min", 10 },
 	[CP_F_TOTAL_MAX] = { "total-max", "total-max", 10 },
 	[CP_F_TOTAL_MEAN] = { "total-mean", "total-mean", 10 },
+	[CP_F_CPU] = { "cpu", "cpu", 10 },
+	[CP_F_WAIT] = { "wait", "wait", 10 },
+	[CP_F_INACTIVE] = { "inactive", "inactive", 10 },
+	[CP_F_SELF_CPU] = { "self-cpu", "self-cpu", 10 },
+	[CP_F_SELF_WAIT] = { "self-wait", "self-wait", 10 },
+	[CP_F_SELF_INACTIVE] = { "self-inactive", "self-inact", 10 },
+	[CP_F_CPU_PERCENT] = { "cpu-percent", "cpu%", 7 },
+	[CP_F_SWITCHES_VOL] = { "switches-vol", "blocks", 9 },
+	[CP_F_SWITCHES_INVOL] = { "switches-invol", "preempts", 9 },
+	[CP_F_SELF_SWITCHES_VOL] = { "self-switches-vol", "self-blks", 9 },
+	[CP_F_SELF_SWITCHES_INVOL] = { "self-switches-invol", "self-prmt", 9 },
 	[CP_F_NAME] = { "name", "name", 0 },
 };
 
@@ -175,7 +186,9 @@ void cp_fields__title(const struct cp_fields *f, FILE *fp)
 	for (int k = 0; k < f->n; k++) {
 		int id = f->id[k];
 
-		if (id == CP_F_NAME)
+		if (id == CP_F_CALLS && f->sampled)
+			fprintf(fp, "%*s  ", fields[id].width, "samples");
+		else if (id == CP_F_NAME)
 			fprintf(fp, "%s\n", fields[id].title);
 		else if (id == CP_F_SITE)
 			fprintf(fp, "%-*s  ", fields[id].width, fields[id].title);
@@ -184,7 +197,8 @@ void cp_fields__title(const struct cp_fields *f, FILE *fp)
 	}
 }
 
-const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default)
+const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default,
+			      const char *split_default)
 {
 	switch (rp->pf->meta.mode) {
 	case CP_MODE_COUNTING:
@@ -192,15 +206,45 @@ const char *cp_default_fields(const struct cp_report_profile *rp, const char *ti
 	case CP_MODE_COVERAGE:
 		return "name";
 	default:
-		return timed_default;
+		return rp->split && split_default ? split_default : timed_default;
 	}
+}
+
+void cp_row__set_node(struct cp_row *r, const struct cp_report_profile *rp,
+		      const struct cp_rnode *n)
+{
+	r->wait_ns = n->wait_ns;
+	r->inactive_ns = n->inactive_ns;
+	r->self_wait_ns = n->self_wait_ns;
+	r->self_inactive_ns = n->self_inactive_ns;
+	r->switches_vol = n->switches_vol;
+	r->switches_invol = n->switches_invol;
+	r->self_switches_vol = n->self_switches_vol;
+	r->self_switches_invol = n->self_switches_invol;
+	r->untimed = !rp->timed;
+	r->no_split = !rp->split;
+	r->sampled = rp->sampled;
+}
+
+static int is_split_field(int id)
+{
+	return id >= CP_F_CPU && id <= CP_F_SELF_SWITCHES_INVOL;
+}
+
+/* The split's columns that are exclusive (unknown per call site). */
+static int is_self_field(int id)
+{
+	return id == CP_F_SELF || id == CP_F_SELF_PERCENT || id == CP_F_MIN || id == CP_F_MAX ||
+	       id == CP_F_SELF_CPU || id == CP_F_SELF_WAIT || id == CP_F_SELF_INACTIVE ||
+	       id == CP_F_SELF_SWITCHES_VOL || id == CP_F_SELF_SWITCHES_INVOL;
 }
 
 static int is_time_field(int id)
 {
 	return id == CP_F_TOTAL || id == CP_F_SELF || id == CP_F_PERCENT ||
 	       id == CP_F_SELF_PERCENT || id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX ||
-	       id == CP_F_TOTAL_MIN || id == CP_F_TOTAL_MAX || id == CP_F_TOTAL_MEAN;
+	       id == CP_F_TOTAL_MIN || id == CP_F_TOTAL_MAX || id == CP_F_TOTAL_MEAN ||
+	       (is_split_field(id) && id < CP_F_SWITCHES_VOL);
 }
 
 static int is_spread_field(int id)
@@ -219,9 +263,14 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			fprintf(fp, "%*s  ", id == CP_F_SITE ? -fields[id].width : fields[id].width, "");
 			continue;
 		}
+		/*
+		 * Per call site only calls and inclusive time are known; a
+		 * sample count has no average, minimum or maximum call.
+		 */
 		if ((r->untimed && is_time_field(id)) || (is_spread_field(id) && !r->spread) ||
-		    (r->only_total && (id == CP_F_SELF || id == CP_F_SELF_PERCENT || id == CP_F_MIN ||
-				       id == CP_F_MAX))) {
+		    (r->no_split && is_split_field(id)) ||
+		    (r->only_total && (is_self_field(id) || is_split_field(id))) ||
+		    (r->sampled && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX))) {
 			fprintf(fp, "%*s  ", fields[id].width, "-");
 			continue;
 		}
@@ -273,6 +322,41 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		case CP_F_TOTAL_MEAN:
 			cp_fmt_ns(buf, sizeof(buf), r->total_ns / r->ninputs);
 			break;
+		case CP_F_CPU:
+			cp_fmt_ns(buf, sizeof(buf), cp_cpu_ns(r->total_ns, r->wait_ns, r->inactive_ns));
+			break;
+		case CP_F_WAIT:
+			cp_fmt_ns(buf, sizeof(buf), r->wait_ns);
+			break;
+		case CP_F_INACTIVE:
+			cp_fmt_ns(buf, sizeof(buf), r->inactive_ns);
+			break;
+		case CP_F_SELF_CPU:
+			cp_fmt_ns(buf, sizeof(buf),
+				  cp_cpu_ns(r->self_ns, r->self_wait_ns, r->self_inactive_ns));
+			break;
+		case CP_F_SELF_WAIT:
+			cp_fmt_ns(buf, sizeof(buf), r->self_wait_ns);
+			break;
+		case CP_F_SELF_INACTIVE:
+			cp_fmt_ns(buf, sizeof(buf), r->self_inactive_ns);
+			break;
+		case CP_F_CPU_PERCENT:
+			fmt_pct(buf, sizeof(buf), cp_cpu_ns(r->total_ns, r->wait_ns, r->inactive_ns),
+				r->base_ns);
+			break;
+		case CP_F_SWITCHES_VOL:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->switches_vol);
+			break;
+		case CP_F_SWITCHES_INVOL:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->switches_invol);
+			break;
+		case CP_F_SELF_SWITCHES_VOL:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->self_switches_vol);
+			break;
+		case CP_F_SELF_SWITCHES_INVOL:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->self_switches_invol);
+			break;
 		case CP_F_NAME: {
 			char shortened[1024];
 
@@ -281,8 +365,10 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			continue;
 		}
 		}
-		if (id == CP_F_SELF ? r->self_overhead :
-		    r->overhead && is_time_field(id) && id != CP_F_PERCENT && id != CP_F_SELF_PERCENT) {
+		if (id == CP_F_SELF || id == CP_F_SELF_CPU ? r->self_overhead :
+		    r->overhead && (id == CP_F_TOTAL || id == CP_F_AVG || id == CP_F_MIN ||
+				    id == CP_F_MAX || id == CP_F_CPU || id == CP_F_TOTAL_MIN ||
+				    id == CP_F_TOTAL_MAX || id == CP_F_TOTAL_MEAN)) {
 			char marked[66];
 
 			snprintf(marked, sizeof(marked), "~%s", buf);
@@ -293,13 +379,24 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 	}
 }
 
-void cp_tree_header(const struct cp_rtree *t, int gap, FILE *fp)
+void cp_tree_header(const struct cp_report_profile *rp, const struct cp_rtree *t, int gap,
+		    FILE *fp)
 {
-	char dur[32];
+	char dur[32], cpu[32], kernel[32];
 
 	cp_fmt_ns(dur, sizeof(dur), t->n[0].total_ns);
-	fprintf(fp, "%s== %s (%u thread%s, %s) ==\n", gap ? "\n" : "", t->label, t->nthreads,
+	fprintf(fp, "%s== %s (%u thread%s, %s", gap ? "\n" : "", t->label, t->nthreads,
 		t->nthreads == 1 ? "" : "s", dur);
+	/* The kernel's count checks the tree's: both are the threads' CPU time. */
+	cp_fmt_ns(cpu, sizeof(cpu), cp_rnode__cpu(&t->n[0]));
+	cp_fmt_ns(kernel, sizeof(kernel), t->cpu_ns);
+	if (rp->split && t->cpu_ns && !t->cpu_unknown)
+		fprintf(fp, ", cpu %s, kernel %s", cpu, kernel);
+	else if (rp->split)
+		fprintf(fp, ", cpu %s", cpu);
+	else if (t->cpu_ns && !t->cpu_unknown)
+		fprintf(fp, ", kernel cpu %s", kernel);
+	fprintf(fp, ") ==\n");
 }
 
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n)
@@ -343,6 +440,53 @@ static uint32_t count_hosts(const struct cp_profile_file *pf)
 	return n;
 }
 
+/*
+ * A sampled profile's counts are samples and its times their number times
+ * the period; an instrumented one's samples are only where its lines are.
+ */
+static void sampling_banner(const struct cp_meta *m, FILE *fp)
+{
+	char period[32];
+
+	cp_fmt_ns(period, sizeof(period), m->sample_period_ns);
+	if (m->mode == CP_MODE_SAMPLED)
+		fprintf(fp, "# sampled: %" PRIu64 " samples at %u Hz (one per %s), call stacks "
+			    "unwound with %s; times are estimates, counts are samples\n", m->samples,
+			m->sample_hz, period, (m->sample_flags & CP_SAMPLE_DWARF) ? "DWARF CFI" :
+			(m->sample_flags & CP_SAMPLE_FP) ? "frame pointers" : "an unknown method");
+	else
+		fprintf(fp, "# sampled lines: %" PRIu64 " samples at %u Hz (one per %s) of the "
+			    "running instruction, for --lines\n", m->samples, m->sample_hz, period);
+	if (m->samples_lost)
+		fprintf(fp, "# warning: %" PRIu64 " samples lost (dropped by the kernel, or not "
+			    "unwound or placed)\n", m->samples_lost);
+}
+
+/* Whether wait, inactive and cpu mean anything, and how far to trust them. */
+static void switches_banner(const struct cp_meta *m, FILE *fp)
+{
+	switch (m->switches) {
+	case CP_SWITCHES_ON:
+		fprintf(fp, "# off-CPU time measured: wait (blocked) and inactive (preempted) per "
+			    "context, cpu = total - wait - inactive\n");
+		break;
+	case CP_SWITCHES_PARTIAL:
+		fprintf(fp, "# off-CPU time measured partially: %u thread%s without (their off-CPU "
+			    "time counts as cpu)\n", m->switch_threads_failed,
+			m->switch_threads_failed == 1 ? "" : "s");
+		break;
+	case CP_SWITCHES_UNAVAILABLE:
+		fprintf(fp, "# off-CPU time unavailable: perf_event_open refused: %s; see "
+			    "callprof-record(1)\n", strerror((int)m->switch_errno));
+		break;
+	default:
+		return;
+	}
+	if (m->switch_lost)
+		fprintf(fp, "# warning: %" PRIu64 " context-switch records lost: their off-CPU time "
+			    "counts as cpu\n", m->switch_lost);
+}
+
 void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp)
 {
 	const struct cp_profile_file *pf = rp->pf;
@@ -374,15 +518,18 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			    " call paths\n", rp->nparts > 8 ? ", ..." : "", date, nthreads,
 			nthreads == 1 ? "" : "s", rp->calls, rp->paths);
 	} else {
-		fprintf(fp, "\n# pid %u, started %s, ran %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
-			    " call paths\n", m->pid, date, dur, nthreads,
-			nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+		fprintf(fp, "\n# pid %u, started %s, ran %s, %u thread%s, %" PRIu64 " %s, %" PRIu64
+			    " call paths\n", m->pid, date, dur, nthreads, nthreads == 1 ? "" : "s",
+			rp->sampled ? m->samples : rp->calls, rp->sampled ? "samples" : "calls",
+			rp->paths);
 	}
 	if (m->mode == CP_MODE_COUNTING)
 		fprintf(fp, "# mode: counting: exact call counts per call path, no times\n");
 	else if (m->mode == CP_MODE_COVERAGE)
 		fprintf(fp, "# mode: coverage: the functions that ran, per thread; no counts, no times\n");
-	if (rp->timed) {
+	if (m->mode == CP_MODE_SAMPLED) {
+		sampling_banner(m, fp);
+	} else if (rp->timed) {
 		char sub[32], raw[32], out[32], in[32];
 
 		fprintf(fp, "# clock: %s", pf->ninputs ? "each input's own" :
@@ -418,6 +565,9 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			fprintf(fp, "; raw times: hook overhead was not calibrated\n");
 		}
 	}
+	if (m->mode != CP_MODE_SAMPLED && (m->sample_flags & CP_SAMPLE_HYBRID))
+		sampling_banner(m, fp);
+	switches_banner(m, fp);
 	if (m->reconciled_frames)
 		fprintf(fp, "# %" PRIu64 " frames were abandoned by longjmp or exceptions (their exit "
 			    "hooks never ran) and were closed when control left them\n",

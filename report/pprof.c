@@ -9,7 +9,9 @@
  * samples below a frame, so self time is what must be stored; the calls'
  * "cum" in pprof is a sum of counts, not a count).  A location per
  * function (its entry address and line), a mapping per module with its
- * build-id, a sample label per thread with --threads=each.
+ * build-id, a sample label per thread with --threads=each.  Where off-CPU
+ * time was measured, self time's parts follow as sample types cpu, wait
+ * and inactive (exclusive too).  A sampled profile's counts are samples.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +141,8 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 {
 	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct cp_strtab st = { 0 };
-	ValueType vt[2], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	ValueType vt[5], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	static const char *const split_types[] = { "cpu", "wait", "inactive" };
 	Function *fns = xcalloc(rp->nfns + 1, sizeof(*fns));
 	Location *locs = xcalloc(rp->nfns + 1, sizeof(*locs));
 	Line *lines = xcalloc(rp->nfns + 1, sizeof(*lines));
@@ -152,16 +155,20 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 
 	cp_strtab__add(&st, ""); /* string 0, as the format wants */
 
-	p.n_sample_type = rp->timed ? 2 : 1;
-	p.sample_type = xcalloc(2, sizeof(*p.sample_type));
-	for (int k = 0; k < 2; k++) {
+	p.n_sample_type = rp->split ? 5 : rp->timed ? 2 : 1;
+	p.sample_type = xcalloc(5, sizeof(*p.sample_type));
+	for (int k = 0; k < 5; k++) {
 		perftools__profiles__value_type__init(&vt[k]);
 		p.sample_type[k] = &vt[k];
 	}
-	vt[0].type = intern(&st, "calls");
+	vt[0].type = intern(&st, rp->sampled ? "samples" : "calls");
 	vt[0].unit = intern(&st, "count");
 	vt[1].type = intern(&st, "self");
 	vt[1].unit = intern(&st, "nanoseconds");
+	for (int k = 2; k < 5 && rp->split; k++) {
+		vt[k].type = intern(&st, split_types[k - 2]);
+		vt[k].unit = intern(&st, "nanoseconds");
+	}
 	if (rp->timed) {
 		p.default_sample_type = vt[1].type;
 		period.type = intern(&st, "time");
@@ -231,10 +238,13 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 			s->location_id = xmalloc(depth * sizeof(*s->location_id));
 			for (uint32_t k = i; k != 0 && k != CP_NONE; k = t->n[k].parent)
 				s->location_id[s->n_location_id++] = t->n[k].fn + 1;
-			s->value = xcalloc(2, sizeof(*s->value));
+			s->value = xcalloc(5, sizeof(*s->value));
 			s->n_value = p.n_sample_type;
 			s->value[0] = (int64_t)t->n[i].calls;
 			s->value[1] = (int64_t)t->n[i].self_ns;
+			s->value[2] = (int64_t)cp_rnode__self_cpu(&t->n[i]);
+			s->value[3] = (int64_t)t->n[i].self_wait_ns;
+			s->value[4] = (int64_t)t->n[i].self_inactive_ns;
 			if (labels) {
 				s->label = xcalloc(2, sizeof(*s->label));
 				s->label[0] = &labels[0];

@@ -182,8 +182,10 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 		dst->site = src->site;
 	dst->calls += src->calls;
 	dst->total_ns += src->total_ns;
-	dst->wait_ns += src->wait_ns;
-	dst->inactive_ns += src->inactive_ns;
+	dst->self_wait_ns += src->self_wait_ns;
+	dst->self_inactive_ns += src->self_inactive_ns;
+	dst->self_switches_vol += src->self_switches_vol;
+	dst->self_switches_invol += src->self_switches_invol;
 }
 
 void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src)
@@ -258,8 +260,10 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		src.total_ns = to_ns(pf, r->ticks);
 		src.min_ns = to_ns(pf, r->min_ticks);
 		src.max_ns = to_ns(pf, r->max_ticks);
-		src.wait_ns = to_ns(pf, r->wait_ticks);
-		src.inactive_ns = to_ns(pf, r->inactive_ticks);
+		src.self_wait_ns = to_ns(pf, r->wait_ticks);
+		src.self_inactive_ns = to_ns(pf, r->inactive_ticks);
+		src.self_switches_vol = r->switches_vol;
+		src.self_switches_invol = r->switches_invol;
 		if (k == 0) {
 			id = 0;
 			src.calls = 0; /* the root stands for threads, not calls */
@@ -296,8 +300,12 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		}
 		cp_rnode__add_counts(&t->n[id], &src);
 		map[k] = id;
+		rp->node_map[th->first_node + k] = id;
 	}
 	t->nthreads += th->nthreads;
+	t->cpu_ns += th->cpu_ns;
+	if (!th->cpu_ns)
+		t->cpu_unknown += th->nthreads;
 	if (pf->spread)
 		add_spread(pf, t, th, map);
 	free(map);
@@ -342,7 +350,11 @@ static void mark_inlined_sites(struct cp_rtree *t)
 	}
 }
 
-/* Bottom-up: lift parents below their children's sum, then derive self. */
+/*
+ * Bottom-up: lift parents below their children's sum, then derive self;
+ * off-CPU time and switches go the other way, from the exclusive figures
+ * of the file to the subtree's sums.
+ */
 static void derive_self(struct cp_rtree *t)
 {
 	/* Children always have larger indices than their parents. */
@@ -350,8 +362,19 @@ static void derive_self(struct cp_rtree *t)
 		struct cp_rnode *n = &t->n[i];
 		uint64_t sum = 0;
 
-		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
-			sum += t->n[c].total_ns;
+		n->wait_ns = n->self_wait_ns;
+		n->inactive_ns = n->self_inactive_ns;
+		n->switches_vol = n->self_switches_vol;
+		n->switches_invol = n->self_switches_invol;
+		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
+			const struct cp_rnode *k = &t->n[c];
+
+			sum += k->total_ns;
+			n->wait_ns += k->wait_ns;
+			n->inactive_ns += k->inactive_ns;
+			n->switches_vol += k->switches_vol;
+			n->switches_invol += k->switches_invol;
+		}
 		if (sum > n->total_ns)
 			n->total_ns = sum;
 		n->self_ns = n->total_ns - sum;
@@ -490,6 +513,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	if (!rp->sym)
 		die("out of memory setting up symbols");
 	make_labels(rp);
+	rp->node_map = xcalloc(pf->nnodes ? pf->nnodes : 1, sizeof(*rp->node_map));
 
 	cp_u64map__init(&fnmap, 256);
 	if (opts->threads == CP_THREADS_EACH) {
@@ -519,6 +543,9 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	}
 	cp_u64map__release(&fnmap);
 	rp->timed = pf->meta.clock != CP_CLOCK_NONE;
+	rp->sampled = pf->meta.mode == CP_MODE_SAMPLED;
+	rp->split = rp->timed && (pf->meta.switches == CP_SWITCHES_ON ||
+				  pf->meta.switches == CP_SWITCHES_PARTIAL);
 	if (rp->timed && pf->meta.ticks_per_sec) {
 		double ns_per_tick = 1e9 / (double)pf->meta.ticks_per_sec;
 
@@ -572,6 +599,7 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 		free(rp);
 		return;
 	}
+	free(rp->node_map);
 	if (rp->thread_labels)
 		for (uint32_t i = 0; i < rp->pf->nthreads; i++)
 			free(rp->thread_labels[i]);

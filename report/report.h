@@ -42,8 +42,19 @@ struct cp_rnode {
 	uint64_t self_ns;     /* exclusive time: total minus the children's totals */
 	uint64_t min_ns;      /* shortest call (0 if unknown) */
 	uint64_t max_ns;      /* longest call */
-	uint64_t wait_ns;     /* blocked (0 if not measured) */
-	uint64_t inactive_ns; /* preempted (0 if not measured) */
+	/*
+	 * Off-CPU time (0 where not measured, cp_report_profile.split): the
+	 * file gives it per context as the innermost open call (self_*); the
+	 * inclusive figures are the sums over the subtree.
+	 */
+	uint64_t wait_ns;	   /* blocked, in the subtree */
+	uint64_t inactive_ns;	   /* preempted while runnable, in the subtree */
+	uint64_t self_wait_ns;	   /* blocked while this context was the innermost call */
+	uint64_t self_inactive_ns; /* preempted while it was */
+	uint64_t switches_vol;	   /* voluntary switches (blocks) in the subtree */
+	uint64_t switches_invol;   /* involuntary switches (preemptions) in the subtree */
+	uint64_t self_switches_vol;   /* those while it was the innermost call */
+	uint64_t self_switches_invol;
 	uint64_t overhead_ns; /* hook overhead subtracted from total_ns (compensation) */
 	uint64_t self_overhead_ns; /* the part of it subtracted from self_ns */
 	uint32_t sites;	      /* first of its call sites in the tree's sites[] when it
@@ -96,7 +107,32 @@ struct cp_rtree {
 	uint32_t nsites, sites_alloc;
 	struct cp_rspread *spread; /* merged profiles: per node, else NULL */
 	uint32_t nspread;	   /* entries in spread */
+	uint64_t cpu_ns;	   /* CPU time the kernel counted for its threads */
+	uint32_t cpu_unknown;	   /* its threads without that count (cpu_ns is
+				    * then not the whole) */
 };
+
+/*
+ * CPU time: total less the off-CPU time, computed after compensation and
+ * clamped at 0 (compensation takes hook overhead off the total only, so a
+ * context that mostly waited can come out with more wait than total).
+ */
+static inline uint64_t cp_cpu_ns(uint64_t total_ns, uint64_t wait_ns, uint64_t inactive_ns)
+{
+	uint64_t off = wait_ns + inactive_ns;
+
+	return total_ns > off ? total_ns - off : 0;
+}
+
+static inline uint64_t cp_rnode__cpu(const struct cp_rnode *n)
+{
+	return cp_cpu_ns(n->total_ns, n->wait_ns, n->inactive_ns);
+}
+
+static inline uint64_t cp_rnode__self_cpu(const struct cp_rnode *n)
+{
+	return cp_cpu_ns(n->self_ns, n->self_wait_ns, n->self_inactive_ns);
+}
 
 struct cp_rfn {
 	uint64_t addr;	    /* entry address in the profiled process */
@@ -136,6 +172,11 @@ struct cp_report_profile {
 	char **thread_labels;	     /* per pf thread: name, or name/tid if ambiguous */
 	enum cp_thread_mode threads; /* how trees were built */
 	int timed;		     /* the profile has times (timing mode) */
+	int sampled;		     /* CP_MODE_SAMPLED: calls are samples, times estimates */
+	int split;		     /* off-CPU time was measured (switches on or partial):
+				      * wait, inactive and cpu mean something */
+	uint32_t *node_map;	     /* per NODES record of pf, its node in its tree
+				      * (the thread's tree with CP_THREADS_EACH) */
 	int addresses;		     /* names carry " [MODULE+0xOFFSET]" */
 	int unnamed;		     /* loaded with opts->unnamed */
 	uint32_t ninputs;	     /* merged by callprof merge from this many (else 0) */
@@ -197,11 +238,24 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 int cp_view_callers(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 int cp_view_callees(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+/*
+ * Sampled source lines of function o->function (profiles with LINES):
+ * inside it by line, outside it by the function called.
+ */
+int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 /* PLIST's readable listing by function. */
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 
 /* Exporters: write to fp; 0, or -1 after printing an error. */
-enum cp_metric { CP_METRIC_CALLS = 0, CP_METRIC_SELF, CP_METRIC_TOTAL };
+/* Folded values; cpu, wait and inactive are exclusive, like self. */
+enum cp_metric {
+	CP_METRIC_CALLS = 0,
+	CP_METRIC_SELF,
+	CP_METRIC_TOTAL,
+	CP_METRIC_CPU,
+	CP_METRIC_WAIT,
+	CP_METRIC_INACTIVE,
+};
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
 int cp_export_json(struct cp_report_profile *rp, FILE *fp);
 /* Tree number tree (one per thread with --threads=each, else the only one). */

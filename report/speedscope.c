@@ -6,6 +6,9 @@
  * time in ns (its calls, unit "none", for a profile without times), so
  * speedscope's flame graph and its inclusive times are the call tree's.
  * Frames are the functions, with the file and line of their entry.
+ * Where off-CPU time was measured, each tree gets three more profiles,
+ * "LABEL: cpu", "LABEL: wait" and "LABEL: inactive", weighted by those
+ * parts of the self time (speedscope shows one metric per profile).
  */
 #include <stdlib.h>
 
@@ -14,6 +17,65 @@
 #include "report/json.h"
 #include "report/report.h"
 #include "util/util.h"
+
+enum weight { W_SELF, W_CPU, W_WAIT, W_INACTIVE };
+
+static uint64_t weight(const struct cp_report_profile *rp, const struct cp_rnode *n, enum weight w)
+{
+	switch (w) {
+	case W_CPU:
+		return cp_rnode__self_cpu(n);
+	case W_WAIT:
+		return n->self_wait_ns;
+	case W_INACTIVE:
+		return n->self_inactive_ns;
+	default:
+		return rp->timed ? n->self_ns : n->calls;
+	}
+}
+
+/* Tree t as one "sampled" profile weighted by w. */
+static void profile(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t,
+		    enum weight w, uint32_t **stack, size_t *alloc)
+{
+	static const char *const suffix[] = { "", ": cpu", ": wait", ": inactive" };
+	uint64_t sum = 0;
+	char *name = xstrfmt("%s%s", t->label, suffix[w]);
+
+	for (uint32_t i = 1; i < t->nn; i++)
+		sum += weight(rp, &t->n[i], w);
+	cp_json__obj(j);
+	cp_json__key_str(j, "type", "sampled");
+	cp_json__key_str(j, "name", name);
+	free(name);
+	cp_json__key_str(j, "unit", rp->timed ? "nanoseconds" : "none");
+	cp_json__key_u64(j, "startValue", 0);
+	cp_json__key_u64(j, "endValue", sum);
+	cp_json__key(j, "samples");
+	cp_json__arr(j);
+	for (uint32_t i = 1; i < t->nn; i++) {
+		uint32_t depth;
+
+		if (!weight(rp, &t->n[i], w))
+			continue;
+		depth = cp_rtree__path(t, i, stack, alloc);
+		cp_json__arr(j);
+		while (depth--)
+			cp_json__u64(j, t->n[(*stack)[depth]].fn);
+		cp_json__end_arr(j);
+	}
+	cp_json__end_arr(j);
+	cp_json__key(j, "weights");
+	cp_json__arr(j);
+	for (uint32_t i = 1; i < t->nn; i++) {
+		uint64_t v = weight(rp, &t->n[i], w);
+
+		if (v)
+			cp_json__u64(j, v);
+	}
+	cp_json__end_arr(j);
+	cp_json__end_obj(j);
+}
 
 int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 {
@@ -50,43 +112,9 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 
 	cp_json__key(j, "profiles");
 	cp_json__arr(j);
-	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
-		const struct cp_rtree *t = &rp->trees[ti];
-		uint64_t sum = 0;
-
-		for (uint32_t i = 1; i < t->nn; i++)
-			sum += rp->timed ? t->n[i].self_ns : t->n[i].calls;
-		cp_json__obj(j);
-		cp_json__key_str(j, "type", "sampled");
-		cp_json__key_str(j, "name", t->label);
-		cp_json__key_str(j, "unit", rp->timed ? "nanoseconds" : "none");
-		cp_json__key_u64(j, "startValue", 0);
-		cp_json__key_u64(j, "endValue", sum);
-		cp_json__key(j, "samples");
-		cp_json__arr(j);
-		for (uint32_t i = 1; i < t->nn; i++) {
-			uint32_t depth;
-
-			if (!(rp->timed ? t->n[i].self_ns : t->n[i].calls))
-				continue;
-			depth = cp_rtree__path(t, i, &stack, &alloc);
-			cp_json__arr(j);
-			while (depth--)
-				cp_json__u64(j, t->n[stack[depth]].fn);
-			cp_json__end_arr(j);
-		}
-		cp_json__end_arr(j);
-		cp_json__key(j, "weights");
-		cp_json__arr(j);
-		for (uint32_t i = 1; i < t->nn; i++) {
-			uint64_t v = rp->timed ? t->n[i].self_ns : t->n[i].calls;
-
-			if (v)
-				cp_json__u64(j, v);
-		}
-		cp_json__end_arr(j);
-		cp_json__end_obj(j);
-	}
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		for (enum weight w = W_SELF; w <= (rp->split ? W_INACTIVE : W_SELF); w++)
+			profile(j, rp, &rp->trees[ti], w, &stack, &alloc);
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);
 	free(stack);

@@ -81,8 +81,10 @@ static uint64_t value(const struct svg_ctx *c, const struct cp_rnode *n, const u
 	return c->rp->timed ? n->total_ns : *below;
 }
 
+/* A frame; n is its context (NULL for the roots), for the off-CPU split. */
 static void frame(struct svg_ctx *c, const char *label, const char *module, double x, double w,
-		  int depth, uint64_t calls, uint64_t total, uint64_t self, int is_root)
+		  int depth, uint64_t calls, uint64_t total, uint64_t self, int is_root,
+		  const struct cp_rnode *n)
 {
 	char fill[64], t[32], sf[32];
 	double y = c->icicle ? TOP + depth * FRAME_H : 0; /* flame: fixed up by the caller's transform */
@@ -103,8 +105,17 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 	if (c->rp->timed) {
 		cp_fmt_ns(t, sizeof(t), total);
 		cp_fmt_ns(sf, sizeof(sf), self);
-		fprintf(c->fp, "calls %" PRIu64 ", total %s (%.2f%%), self %s", calls, t,
+		fprintf(c->fp, "%s %" PRIu64 ", total %s (%.2f%%), self %s",
+			c->rp->sampled ? "samples" : "calls", calls, t,
 			c->base ? 100.0 * (double)total / (double)c->base : 0.0, sf);
+		if (c->rp->split && n) {
+			char cpu[32], wait[32], inactive[32];
+
+			cp_fmt_ns(cpu, sizeof(cpu), cp_rnode__cpu(n));
+			cp_fmt_ns(wait, sizeof(wait), n->wait_ns);
+			cp_fmt_ns(inactive, sizeof(inactive), n->inactive_ns);
+			fprintf(c->fp, "\ncpu %s, wait %s, inactive %s", cpu, wait, inactive);
+		}
 	} else {
 		fprintf(c->fp, "calls %" PRIu64 ", %" PRIu64 " calls below and including (%.2f%%)",
 			calls, total, c->base ? 100.0 * (double)total / (double)c->base : 0.0);
@@ -187,7 +198,7 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 			x[kids[k]] = cx;
 			frame(c, cp_rnode__name(c->rp, n), c->module[n->fn], cx, w,
 			      depth0 + (int)n->depth, n->calls, value(c, n, &below[kids[k]]),
-			      c->rp->timed ? n->self_ns : n->calls, 0);
+			      c->rp->timed ? n->self_ns : n->calls, 0, n);
 			cx += w;
 			ALLOC_GROW(stack, ns + 1, salloc);
 			stack[ns++] = kids[k];
@@ -238,7 +249,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 	if (!c.fp)
 		die("out of memory");
 	frame(&c, rp->threads == CP_THREADS_EACH ? "all threads" : rp->trees[0].label, NULL, x,
-	      width, 0, 0, c.base, 0, 1);
+	      width, 0, 0, c.base, 0, 1, NULL);
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		const struct cp_rtree *t = &rp->trees[ti];
 		uint64_t v = tree_value(rp, t);
@@ -249,7 +260,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 				c.left_out += t->nn; /* the thread's frame and its contexts */
 				continue;
 			}
-			frame(&c, t->label, NULL, x, w, 1, t->nthreads, v, 0, 1);
+			frame(&c, t->label, NULL, x, w, 1, t->nthreads, v, 0, 1, NULL);
 		}
 		draw_tree(&c, t, x, rp->threads == CP_THREADS_EACH ? 1 : 0,
 			  c.base ? width / (double)c.base : 0);

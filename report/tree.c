@@ -11,6 +11,8 @@
 #include "util/util.h"
 
 #define TREE_FIELDS "calls,total,self,percent,avg,name"
+/* Where off-CPU time was measured, the total's split (inclusive, like it). */
+#define SPLIT_TREE_FIELDS "calls,total,cpu,wait,inactive,self,percent,avg,name"
 /* A merged profile's tree shows how each context varied across the inputs. */
 #define MERGED_TREE_FIELDS "calls,calls-min,calls-max,total,total-min,total-max,self,percent,name"
 #define MERGED_COUNT_FIELDS "calls,calls-min,calls-max,name"
@@ -103,6 +105,7 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 	r.min_ns = n->min_ns;
 	r.max_ns = n->max_ns;
 	r.base_ns = base;
+	cp_row__set_node(&r, rp, n);
 	r.name = cp_rnode__name(rp, n);
 	r.indent = 2 * (n->depth - 1);
 	if (n->depth > MAX_INDENT_DEPTH) {
@@ -110,7 +113,6 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 		snprintf(depth, sizeof(depth), "[depth %u] ", n->depth);
 		r.prefix = depth;
 	}
-	r.untimed = !rp->timed;
 	if (t->spread && i < t->nspread && rp->ninputs) {
 		r.spread = &t->spread[i];
 		r.ninputs = rp->ninputs;
@@ -198,10 +200,11 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 	int need_site = 0;
 
 	if (cp_fields__parse(&f, o->fields,
-			     !rp->ninputs ? cp_default_fields(rp, TREE_FIELDS) :
+			     !rp->ninputs ? cp_default_fields(rp, TREE_FIELDS, SPLIT_TREE_FIELDS) :
 			     rp->timed ? MERGED_TREE_FIELDS : MERGED_COUNT_FIELDS))
 		return -1;
 	cp_fields__apply_view(&f, o);
+	f.sampled = rp->sampled;
 	for (int k = 0; k < f.n; k++)
 		need_site |= f.id[k] == CP_F_SITE;
 	cp_report_profile__sort(rp, o->sort);
@@ -217,7 +220,7 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 		uint64_t min_ns = (uint64_t)(o->min_percent / 100.0 * (double)base);
 
 		if (!f.explicit || rp->threads == CP_THREADS_EACH)
-			cp_tree_header(t, ti || !f.explicit, fp);
+			cp_tree_header(rp, t, ti || !f.explicit, fp);
 		cp_fields__title(&f, fp);
 		print_tree(rp, t, &f, base, min_ns, need_site, o->sort, fp);
 	}

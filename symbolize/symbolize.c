@@ -124,6 +124,7 @@ struct cp_symbolizer {
 	struct sym_cache names;		  /* fn_name results */
 	struct sym_cache sites;		  /* site results */
 	struct sym_cache fn_srcs;	  /* functions' source positions */
+	struct sym_cache ips;		  /* sampled instructions' source positions */
 	char **owned;			  /* strings we allocated for results */
 	size_t nowned, owned_alloc;	  /* used and allocated entries of owned */
 };
@@ -951,6 +952,7 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 	sym_cache__release(&sym->names);
 	sym_cache__release(&sym->sites);
 	sym_cache__release(&sym->fn_srcs);
+	sym_cache__release(&sym->ips);
 	for (size_t i = 0; i < sym->nowned; i++)
 		free(sym->owned[i]);
 	free(sym->owned);
@@ -1004,6 +1006,11 @@ int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char
 {
 	/* The call instruction ends just before the return address. */
 	return line_at(sym, &sym->sites, ret_addr, ret_addr - 1, file, line);
+}
+
+int cp_symbolizer__line(struct cp_symbolizer *sym, uint64_t ip, const char **file, int *line)
+{
+	return line_at(sym, &sym->ips, ip, ip, file, line);
 }
 
 int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char **file, int *line)

@@ -65,6 +65,12 @@ int cp_symbolizer__site(struct cp_symbolizer *sym, uint64_t ret_addr, const char
 			int *line);
 
 /*
+ * Source position of the instruction at ip itself (a sampled address, not
+ * a return address: no step back into the call).  As cp_symbolizer__site.
+ */
+int cp_symbolizer__line(struct cp_symbolizer *sym, uint64_t ip, const char **file, int *line);
+
+/*
  * Source position of the function entry at addr (the line of its first
  * instruction: where the function's definition begins).  As
  * cp_symbolizer__site.

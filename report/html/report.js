@@ -23,6 +23,8 @@
 (function () {
 	const D = JSON.parse(document.getElementById('profile').textContent);
 	const TIMED = !!D.timed;
+	/* Off-CPU time measured: cpu, wait and inactive columns. */
+	const SPLIT = !!D.split;
 	const F = D.functions;
 	const NFNS = F.name.length;
 	const FH = 18;		/* frame height, CSS px */
@@ -128,6 +130,8 @@
 			end: new Int32Array(n), calls: new Float64Array(n), value: new Float64Array(n),
 			total: new Float64Array(n), self: new Float64Array(n), min: new Float64Array(n),
 			max: new Float64Array(n), ovh: new Uint8Array(n), labels: new Map(),
+			wait: new Float64Array(n), inactive: new Float64Array(n),
+			selfWait: new Float64Array(n), selfInactive: new Float64Array(n),
 			threads: new Map(),
 		};
 		let o = 0;
@@ -153,6 +157,12 @@
 					v.min[i] = t.min[k];
 					v.max[i] = t.max[k];
 				}
+				if (SPLIT) {
+					v.wait[i] = t.wait[k];
+					v.inactive[i] = t.inactive[k];
+					v.selfWait[i] = t.self_wait[k];
+					v.selfInactive[i] = t.self_inactive[k];
+				}
 				if (t.overhead)
 					v.ovh[i] = t.overhead[k];
 			}
@@ -162,6 +172,10 @@
 			v.threads.set(o, t.threads);
 			if (several && TIMED)
 				v.total[0] += t.total[0];
+			if (several && SPLIT) {
+				v.wait[0] += t.wait[0];
+				v.inactive[0] += t.inactive[0];
+			}
 			o += m;
 		}
 		for (let i = 1; i < n; i++)
@@ -612,10 +626,21 @@
 	function columns(kind) {
 		const c = [{ key: 'name', title: 'Function', name: true }];
 
-		c.push({ key: 'calls', title: 'Calls', fmt: String });
+		c.push({ key: 'calls', title: D.sampled ? 'Samples' : 'Calls', fmt: String });
 		if (TIMED) {
 			c.push({ key: 'total', title: 'Total', fmt: fmtNs });
+			/* The tree splits the total, the flat profile the self time. */
+			if (SPLIT && kind === 'tree') {
+				c.push({ key: 'cpu', title: 'CPU', fmt: fmtNs });
+				c.push({ key: 'wait', title: 'Wait', fmt: fmtNs });
+				c.push({ key: 'inactive', title: 'Inactive', fmt: fmtNs });
+			}
 			c.push({ key: 'self', title: 'Self', fmt: fmtNs });
+			if (SPLIT && kind === 'flat') {
+				c.push({ key: 'selfCpu', title: 'Self CPU', fmt: fmtNs });
+				c.push({ key: 'selfWait', title: 'Self wait', fmt: fmtNs });
+				c.push({ key: 'selfInactive', title: 'Self inactive', fmt: fmtNs });
+			}
 			c.push({ key: 'totalPct', title: 'Total %', pct: 'total' });
 			c.push({ key: 'selfPct', title: 'Self %', pct: 'self' });
 			if (kind !== 'edge') {
@@ -703,7 +728,14 @@
 			min: TIMED && V.fn[i] >= 0 ? V.min[i] : undefined,
 			max: TIMED && V.fn[i] >= 0 ? V.max[i] : undefined,
 			below: V.below[i], ovh: V.ovh[i],
+			cpu: SPLIT ? cpuOf(V.total[i], V.wait[i], V.inactive[i]) : undefined,
+			wait: SPLIT ? V.wait[i] : undefined, inactive: SPLIT ? V.inactive[i] : undefined,
 		};
+	}
+
+	/* Total less off-CPU time, never below 0 (compensation shrinks only the total). */
+	function cpuOf(total, wait, inactive) {
+		return Math.max(0, total - wait - inactive);
 	}
 
 	function renderTree() {
@@ -792,6 +824,7 @@
 	function computeFlat() {
 		const calls = new Float64Array(NFNS), total = new Float64Array(NFNS);
 		const self = new Float64Array(NFNS), min = new Float64Array(NFNS), max = new Float64Array(NFNS);
+		const selfWait = new Float64Array(NFNS), selfInactive = new Float64Array(NFNS);
 		const active = new Int32Array(NFNS), path = [];
 
 		for (let i = 1; i < V.n; i++) {
@@ -812,6 +845,8 @@
 				max[f] = V.max[i];
 			calls[f] += V.calls[i];
 			self[f] += V.self[i];
+			selfWait[f] += V.selfWait[i];
+			selfInactive[f] += V.selfInactive[i];
 			if (!active[f])
 				total[f] += V.total[i];
 			active[f]++;
@@ -825,6 +860,9 @@
 				total: TIMED ? total[f] : undefined, self: TIMED ? self[f] : undefined,
 				avg: TIMED && calls[f] ? Math.floor(total[f] / calls[f]) : undefined,
 				min: TIMED ? min[f] : undefined, max: TIMED ? max[f] : undefined, ovh: 0,
+				selfCpu: SPLIT ? cpuOf(self[f], selfWait[f], selfInactive[f]) : undefined,
+				selfWait: SPLIT ? selfWait[f] : undefined,
+				selfInactive: SPLIT ? selfInactive[f] : undefined,
 			});
 		}
 		return rows;

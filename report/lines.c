@@ -1,0 +1,281 @@
+/*
+ * lines.c - `report --lines FN`: where inside one function the samples
+ * fell, line by line (Quantify's annotated source, from samples).
+ *
+ * The LINES section holds sampled instruction addresses per context.  For
+ * every context of FN (all its call paths; per thread with
+ * --threads=each) the addresses inside FN are grouped by their source
+ * line, and those outside it - code FN called that has no hooks, such as
+ * libc - by the function they lie in, since their lines say nothing about
+ * FN.  A row's time is an estimate: its samples times the sample period.
+ * The source text is shown where the file named by the debug information
+ * can be read.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "symbolize/symbolize.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+struct line_row {
+	const char *what; /* "file:line" or "in NAME (MODULE)": the row's key */
+	const char *file; /* source file of a line inside FN, else NULL */
+	int line;	  /* its line, 0 for rows outside FN or without a line */
+	uint64_t samples;
+	uint64_t ns;	  /* estimated time: samples times their profile's period */
+};
+
+/* The rows of one table: one per key, found through keys. */
+struct line_table {
+	struct cp_strtab keys;
+	struct line_row *rows; /* by key number */
+	size_t alloc;
+	uint64_t samples, ns;
+	uint32_t contexts;     /* of FN with samples */
+};
+
+/* A source file's lines, read once. */
+struct source {
+	char *path;
+	char *text;   /* NULL if unreadable */
+	char **line;  /* line[k] starts line k + 1, in text */
+	uint32_t nlines;
+};
+
+struct sources {
+	struct source *s;
+	uint32_t n;
+	size_t alloc;
+};
+
+static struct line_row *table_row(struct line_table *t, const char *what)
+{
+	uint32_t k = cp_strtab__add(&t->keys, what);
+
+	if (k >= t->alloc) {
+		size_t old = t->alloc;
+
+		ALLOC_GROW(t->rows, k + 1, t->alloc);
+		memset(t->rows + old, 0, (t->alloc - old) * sizeof(*t->rows));
+	}
+	t->rows[k].what = t->keys.s[k];
+	return &t->rows[k];
+}
+
+/* Which of rp's trees node k of the file belongs to. */
+static uint32_t tree_of(const struct cp_report_profile *rp, uint32_t k)
+{
+	const struct cp_profile_file *pf = rp->pf;
+
+	if (rp->threads != CP_THREADS_EACH)
+		return 0;
+	for (uint32_t i = 0; i < pf->nthreads; i++)
+		if (k < pf->threads[i].first_node + pf->threads[i].nnodes)
+			return i;
+	return 0;
+}
+
+/*
+ * Add the samples of FN's contexts in p (one file) into tables[first..],
+ * one per tree of p (or all into tables[first] with threads merged).
+ * *fn_seen is set when some context of p is FN's.
+ */
+static void add_part(struct cp_report_profile *p, const char *fn, struct line_table *tables,
+		     uint32_t first, int *fn_seen)
+{
+	const struct cp_profile_file *pf = p->pf;
+	uint64_t period = pf->meta.sample_period_ns;
+	char *counted = xcalloc(pf->nnodes ? pf->nnodes : 1, 1); /* contexts counted */
+
+	for (uint32_t ti = 0; ti < p->ntrees && !*fn_seen; ti++)
+		for (uint32_t i = 1; i < p->trees[ti].nn; i++)
+			if (!strcmp(cp_rnode__name(p, &p->trees[ti].n[i]), fn))
+				*fn_seen = 1;
+	for (uint32_t k = 0; k < pf->nlines; k++) {
+		const struct cp_line_rec *l = &pf->lines[k];
+		uint32_t ti = tree_of(p, l->node), id = p->node_map[l->node];
+		const struct cp_rnode *n = &p->trees[ti].n[id];
+		struct line_table *t = &tables[first + (p->threads == CP_THREADS_EACH ? ti : 0)];
+		const char *in, *own, *file, *module;
+		struct line_row *r;
+		int line;
+		char *what;
+
+		if (n->fn == CP_NONE || strcmp(cp_rnode__name(p, n), fn))
+			continue;
+		in = cp_symbolizer__fn_name(p->sym, l->ip);
+		own = cp_symbolizer__fn_name(p->sym, p->fns[n->fn].addr);
+		if (strcmp(in, own)) {
+			module = cp_symbolizer__module(p->sym, l->ip, NULL);
+			if (module && strrchr(module, '/'))
+				module = strrchr(module, '/') + 1;
+			what = module ? xstrfmt("in %s (%s)", in, module) : xstrfmt("in %s", in);
+			file = NULL;
+			line = 0;
+		} else if (!cp_symbolizer__line(p->sym, l->ip, &file, &line)) {
+			const char *base = strrchr(file, '/');
+
+			what = xstrfmt("%s:%d", base ? base + 1 : file, line);
+		} else {
+			what = xstrdup("(no line information)");
+			file = NULL;
+			line = 0;
+		}
+		r = table_row(t, what);
+		free(what);
+		r->file = file;
+		r->line = line;
+		r->samples += l->samples;
+		r->ns += l->samples * period;
+		t->samples += l->samples;
+		t->ns += l->samples * period;
+		if (!counted[l->node]++)
+			t->contexts++;
+	}
+	free(counted);
+}
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	const struct line_row *a = pa, *b = pb;
+	int c;
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	/* Lines of FN first, by file then line number; then the functions it called. */
+	if (!a->line != !b->line)
+		return a->line ? -1 : 1;
+	if (a->line && b->file && a->file && (c = strcmp(a->file, b->file)))
+		return c;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return strcmp(a->what, b->what);
+}
+
+/* Line `line` of file `path`, without its indentation; NULL if not readable. */
+static const char *source_line(struct sources *src, const char *path, int line)
+{
+	struct source *s = NULL;
+
+	for (uint32_t i = 0; i < src->n; i++)
+		if (!strcmp(src->s[i].path, path))
+			s = &src->s[i];
+	if (!s) {
+		struct strbuf sb = STRBUF_INIT;
+		FILE *f = fopen(path, "r");
+		char buf[8192];
+		size_t got, alloc = 0;
+
+		ALLOC_GROW(src->s, src->n + 1, src->alloc);
+		s = &src->s[src->n++];
+		memset(s, 0, sizeof(*s));
+		s->path = xstrdup(path);
+		if (!f)
+			return NULL;
+		while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+			strbuf_add(&sb, buf, got);
+		fclose(f);
+		s->text = strbuf_detach(&sb, NULL);
+		for (char *p = s->text; *p;) {
+			char *nl = strchr(p, '\n');
+
+			ALLOC_GROW(s->line, s->nlines + 1, alloc);
+			s->line[s->nlines++] = p;
+			if (!nl)
+				break;
+			*nl = '\0';
+			p = nl + 1;
+		}
+	}
+	if (!s->text || line < 1 || (uint32_t)line > s->nlines)
+		return NULL;
+	return s->line[line - 1] + strspn(s->line[line - 1], " \t");
+}
+
+static void print_table(struct line_table *t, const char *fn, struct sources *src, FILE *fp)
+{
+	uint32_t n = t->keys.n;
+	int width = 4;
+	char time[32], total[32];
+
+	cp_fmt_ns(total, sizeof(total), t->ns);
+	if (!t->samples) {
+		fprintf(fp, "%s: no samples\n", fn);
+		return;
+	}
+	fprintf(fp, "%s: %" PRIu64 " samples (%s) in %u call path%s\n", fn, t->samples, total,
+		t->contexts, t->contexts == 1 ? "" : "s");
+	qsort(t->rows, n, sizeof(*t->rows), row_cmp);
+	for (uint32_t k = 0; k < n; k++)
+		if (t->rows[k].line && (int)strlen(t->rows[k].what) > width)
+			width = (int)strlen(t->rows[k].what);
+	fprintf(fp, "%10s  %7s  %10s  %-*s  source\n", "samples", "percent", "time", width, "line");
+	for (uint32_t k = 0; k < n; k++) {
+		const struct line_row *r = &t->rows[k];
+		const char *text = r->line ? source_line(src, r->file, r->line) : NULL;
+
+		cp_fmt_ns(time, sizeof(time), r->ns);
+		fprintf(fp, "%10" PRIu64 "  %7.2f  %10s  ", r->samples,
+			100.0 * (double)r->samples / (double)t->samples, time);
+		if (text && *text)
+			fprintf(fp, "%-*s  %s\n", width, r->what, text);
+		else
+			fprintf(fp, "%s\n", r->what);
+	}
+}
+
+int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
+{
+	struct cp_report_profile *one[1] = { rp }, **parts = rp->nparts ? rp->parts : one;
+	uint32_t nparts = rp->nparts ? rp->nparts : 1, ntables = 0, nlines = 0;
+	struct line_table *tables;
+	struct sources src = { 0 };
+	int fn_seen = 0;
+
+	for (uint32_t p = 0; p < nparts; p++) {
+		nlines += parts[p]->pf->nlines;
+		ntables += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
+	}
+	if (!nlines)
+		return error("profile '%s' has no sampled lines: record with --sample",
+			     rp->pf->path);
+	tables = xcalloc(ntables ? ntables : 1, sizeof(*tables));
+	for (uint32_t p = 0, first = 0; p < nparts; p++) {
+		add_part(parts[p], o->function, tables, first, &fn_seen);
+		first += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
+	}
+	if (fn_seen) {
+		int shown = 0;
+
+		cp_report_banner(rp, "lines", fp);
+		for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+			/* Per thread: only those where FN was sampled. */
+			if (rp->threads == CP_THREADS_EACH && !tables[ti].samples)
+				continue;
+			cp_tree_header(rp, &rp->trees[ti], 1, fp);
+			print_table(&tables[ti], o->function, &src, fp);
+			shown = 1;
+		}
+		if (!shown)
+			fprintf(fp, "%s: no samples\n", o->function);
+	}
+	for (uint32_t ti = 0; ti < (ntables ? ntables : 1); ti++) {
+		cp_strtab__release(&tables[ti].keys);
+		free(tables[ti].rows);
+	}
+	free(tables);
+	for (uint32_t i = 0; i < src.n; i++) {
+		free(src.s[i].path);
+		free(src.s[i].text);
+		free(src.s[i].line);
+	}
+	free(src.s);
+	if (!fn_seen)
+		return error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
+	return 0;
+}
