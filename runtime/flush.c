@@ -111,6 +111,13 @@ static uint64_t open_time(struct cp_thread *t, uint64_t *extra, uint32_t nnodes,
 	return open;
 }
 
+/*
+ * The dumping thread's CPU clock when the dump took its time stamp: the
+ * calibration and the writing that follow are not in its tree's time, so
+ * they must not be in its CPU time either.
+ */
+static uint64_t dump_self_cpu;
+
 /* CPU time of t: kept at its exit, else read now (not by the watcher: not its threads). */
 static uint64_t thread_cpu(const struct cp_thread *t, int how)
 {
@@ -118,7 +125,7 @@ static uint64_t thread_cpu(const struct cp_thread *t, int how)
 
 	if ((t->flags & CP_THREAD_EXITED) || how == CP_FLUSH_KILLED)
 		return t->perf.cpu_ns;
-	now = cp_offcpu__thread_cpu_ns(t->tid);
+	now = t == cp_self ? dump_self_cpu : cp_offcpu__thread_cpu_ns(t->tid);
 	return now > t->perf.cpu0_ns ? now - t->perf.cpu0_ns : 0;
 }
 
@@ -317,6 +324,7 @@ int cp_flush(const char *path, int how)
 
 	timing = cp_hook_mode == CP_MODE_TIMING;
 	now = cp_ticks();
+	dump_self_cpu = self && how != CP_FLUSH_KILLED ? cp_offcpu__thread_cpu_ns(self->tid) : 0;
 	/* Before marking ourselves busy: calibration drives the real hooks. */
 	if (timing)
 		cp_calibrate(&cal);

@@ -31,6 +31,15 @@ test_expect_success 'two spinners pinned to one CPU are each preempted for the o
 	$CHECK sums pinned.json
 '
 
+# The kernel counts each thread'"'"'s CPU time by itself: what the tree says
+# is left after the switches must be that.
+test_expect_success 'each thread'"'"'s cpu in the tree is the CPU time the kernel counted' '
+	callprof export -f json --threads=each pinned.cprof >each.json &&
+	$CHECK kernel each.json &&
+	callprof export -f json --threads=each sleep.cprof >each.json &&
+	$CHECK kernel each.json
+'
+
 test_expect_success 'a fork child tracks its own switches' '
 	callprof record -o fork.cprof -- ./t-offcpu fork 2>/dev/null &&
 	child=$(ls fork.cprof.* | head -n 1) &&
