@@ -70,6 +70,8 @@ RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_na
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
 UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
+# The sampler (record --sample); unwind.c is its only user of libdwfl.
+SAMPLE_SRCS = sample/session.c sample/ring.c sample/elf.c sample/tree.c sample/unwind.c
 REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
 	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c
@@ -84,7 +86,7 @@ hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 RT_SO_OBJS = $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
 	$(B)/rt/runtime/watch.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
-TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS))) \
+TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(SAMPLE_SRCS) $(REPORT_SRCS))) \
 	$(B)/tool/gen/profile.pb-c.o $(B)/tool/report/html/assets.o
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
@@ -119,6 +121,10 @@ $(B)/tool/report/html/assets.o: report/html/assets.S $(HTML_ASSETS)
 	$(CC) -c $< -o $@
 
 $(B)/tool/symbolize/%.o: symbolize/%.c | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/tool/sample/%.o: sample/%.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -MMD -MP -c $< -o $@
 
