@@ -47,6 +47,7 @@ struct sp_unwinder {
 	int attached;		    /* dwfl_attach_state done */
 	int reporting;		    /* inside dwfl_report_begin_add .. end */
 	const struct sp_regs *cur;  /* the sample being unwound */
+	int read_failed;	    /* it needed memory beyond the stack copy */
 	uint32_t cur_tid;
 	uint64_t *pcs;		    /* output of the frame callback */
 	int npcs, max;
@@ -135,8 +136,11 @@ static bool unwinder__memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *resul
 	const struct sp_regs *r = u->cur;
 	uint64_t sp = r->regs[PERF_REG_X86_SP];
 
-	if (addr < sp || addr - sp > r->stack_size || r->stack_size - (addr - sp) < sizeof(*result))
+	if (addr < sp || addr - sp > r->stack_size ||
+	    r->stack_size - (addr - sp) < sizeof(*result)) {
+		u->read_failed = 1;
 		return false;
+	}
 	memcpy(result, r->stack + (addr - sp), sizeof(*result));
 	return true;
 }
@@ -196,17 +200,19 @@ int sp_unwinder__unwind(struct sp_unwinder *u, uint32_t tid, const struct sp_reg
 		u->attached = 1;
 	}
 	u->cur = r;
+	u->read_failed = 0;
 	u->cur_tid = tid;
 	u->pcs = pcs;
 	u->npcs = 0;
 	u->max = max;
 	ret = dwfl_getthread_frames(u->dwfl, (pid_t)tid, unwinder__frame, u);
 	/*
-	 * 0: the unwinder found the outermost frame (CFI says the return
-	 * address is undefined there, as _start's and clone's do).  An error
-	 * after some frames is a stack that ends early.
+	 * libdwfl ends quietly (0) both at the outermost frame (CFI says the
+	 * return address is undefined there, as _start's and clone's do) and
+	 * where memory it needed was missing, so the latter is noted in
+	 * memory_read: that is a stack that ends early.
 	 */
-	*complete = ret == 0 && u->npcs < max;
+	*complete = ret == 0 && !u->read_failed && u->npcs < max;
 	if (!u->npcs)
 		pcs[u->npcs++] = r->regs[PERF_REG_X86_IP];
 	return u->npcs;
