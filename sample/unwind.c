@@ -136,9 +136,10 @@ static bool unwinder__memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *resul
 	const struct sp_regs *r = u->cur;
 	uint64_t sp = r->regs[PERF_REG_X86_SP];
 
-	if (addr < sp || addr - sp > r->stack_size ||
-	    r->stack_size - (addr - sp) < sizeof(*result)) {
-		u->read_failed = 1;
+	if (addr < sp)
+		return false; /* libdwfl probes below sp at times; that ends nothing */
+	if (addr - sp > r->stack_size || r->stack_size - (addr - sp) < sizeof(*result)) {
+		u->read_failed = 1; /* the stack goes on beyond the copy */
 		return false;
 	}
 	memcpy(result, r->stack + (addr - sp), sizeof(*result));
