@@ -4,7 +4,7 @@
 #   make demo       install missing Debian build deps (as root), build, profile examples/demo.c
 #   make check      install missing deps (as root), unit + end-to-end tests + smoke
 #                   benchmark; ends with "N passed, N failed"
-#   make bench      hook cost vs floor and peers (long; not part of check)
+#   make bench      hook cost vs floor and peers, sampling's cost (long; not part of check)
 #   make install PREFIX=/usr/local
 #
 # Switches: CC=clang, SANITIZE=address,undefined (builds into build-<san>/), WERROR=1
@@ -179,6 +179,7 @@ bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample
 
 fuzz:
 	@echo "fuzzing arrives with the fuzzed-reader issue; 'make check' runs the corrupt-file tests"
