@@ -179,7 +179,7 @@ bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
-	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample --write-doc
 
 fuzz:
 	@echo "fuzzing arrives with the fuzzed-reader issue; 'make check' runs the corrupt-file tests"
