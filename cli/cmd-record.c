@@ -405,7 +405,7 @@ static int not_started(int status, const char *outabs, int have_before)
 static int record_sampled(const char **argv, const char *out, const char *outabs,
 			  unsigned hz, int call_graph)
 {
-	struct cp_sample_opts so = { .hz = hz, .unwind = call_graph, .out = outabs, .shown = out };
+	struct cp_sample_opts so = { .hz = hz, .unwind = call_graph, .out = outabs };
 	struct cp_sampler *s;
 	struct stat before;
 	struct timespec start;

@@ -32,8 +32,7 @@ enum cp_sample_unwind {
 struct cp_sample_opts {
 	unsigned hz;			/* samples per second of CPU time */
 	enum cp_sample_unwind unwind;	/* how to get call stacks */
-	const char *out;		/* absolute profile path (PATH, PATH.PID, ...) */
-	const char *shown;		/* the path as the user gave it, for messages */
+	const char *out;		/* absolute profile path: PATH, PATH.PID, PATH.execN */
 };
 
 struct cp_sampler;

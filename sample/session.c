@@ -297,13 +297,16 @@ static void sampler__mmap2(struct cp_sampler *s, const void *rec)
 		proc__map(p, r->filename, r->addr, r->pgoff);
 }
 
+/* PERF_RECORD_FORK and PERF_RECORD_EXIT: the same layout. */
+struct sp_task_rec {
+	struct perf_event_header h;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
 static void sampler__fork(struct cp_sampler *s, const void *rec)
 {
-	const struct {
-		struct perf_event_header h;
-		uint32_t pid, ppid, tid, ptid;
-		uint64_t time;
-	} *r = rec;
+	const struct sp_task_rec *r = rec;
 	struct sp_proc *parent = sampler__proc(s, r->ppid), *p;
 	const struct sp_thread *creator = NULL;
 
@@ -339,11 +342,7 @@ static void sampler__fork(struct cp_sampler *s, const void *rec)
 
 static void sampler__exit(struct cp_sampler *s, const void *rec)
 {
-	const struct {
-		struct perf_event_header h;
-		uint32_t pid, ppid, tid, ptid;
-		uint64_t time;
-	} *r = rec;
+	const struct sp_task_rec *r = rec;
 	struct sp_proc *p = sampler__proc(s, r->pid);
 	struct sp_thread *t;
 
@@ -603,30 +602,31 @@ static size_t online_cpus(int **cpus)
 
 static void sampler__attr(const struct cp_sampler *s, struct perf_event_attr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	/* The task's own CPU time: samples stand for time it ran, whatever else runs. */
-	a->config = PERF_COUNT_SW_TASK_CLOCK;
-	a->freq = 1;
-	a->sample_freq = s->opts.hz;
-	a->sample_type = s->sample_type;
-	a->disabled = 1;
-	a->enable_on_exec = 1;
-	a->inherit = 1;
-	a->exclude_kernel = 1;
-	a->exclude_hv = 1;
-	a->exclude_callchain_kernel = 1;
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
-	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(s->map_bytes / 4);
+	*a = (struct perf_event_attr){
+		.size = sizeof(*a),
+		.type = PERF_TYPE_SOFTWARE,
+		/* The task's own CPU time: samples stand for time it ran, whatever else runs. */
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.freq = 1,
+		.sample_freq = s->opts.hz,
+		.sample_type = s->sample_type,
+		.disabled = 1,
+		.enable_on_exec = 1,
+		.inherit = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+		.exclude_callchain_kernel = 1,
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.sample_id_all = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+		.watermark = 1,
+		.wakeup_watermark = (uint32_t)(s->map_bytes / 4),
+	};
 	if (s->opts.unwind == CP_UNWIND_DWARF) {
 		a->sample_regs_user = SP_REGS_MASK;
 		a->sample_stack_user = SP_STACK_BYTES;
