@@ -656,12 +656,13 @@ static void refused(const char *prog, int err)
 {
 	int level = paranoid_level();
 
-	if ((err == EACCES || err == EPERM) && level > 2)
+	/* root (CAP_PERFMON) is not held back by perf_event_paranoid */
+	if ((err == EACCES || err == EPERM) && level > 2 && geteuid())
 		error("cannot sample '%s': perf_event_open: %s (kernel.perf_event_paranoid is %d); "
 		      "allow it with 'sysctl kernel.perf_event_paranoid=2'",
 		      prog, strerror(err), level);
 	else if (err == EACCES || err == EPERM)
-		error("cannot sample '%s': perf_event_open: %s although "
+		error("cannot sample '%s': perf_event_open: %s, though "
 		      "kernel.perf_event_paranoid allows it: a seccomp filter (container?) "
 		      "blocks the system call; allow perf_event_open or use an instrumented build",
 		      prog, strerror(err));
