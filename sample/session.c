@@ -542,7 +542,8 @@ static void sampler__round(struct cp_sampler *s, int all)
 
 	for (size_t i = 0; i < s->nfds; i++)
 		if (cp_ring__drain(&s->rings[i], sampler__collect, s) < 0)
-			warning("perf ring of CPU event %zu was corrupt; its records were skipped", i);
+			warning("perf ring of CPU event %zu was corrupt; its records were skipped",
+				i);
 	qsort(s->recs, s->nrecs, sizeof(*s->recs), sp_rec__cmp);
 	for (; done < s->nrecs && (all || s->recs[done].time <= limit); done++)
 		sampler__record(s, s->buf + s->recs[done].off, s->recs[done].len);
@@ -774,9 +775,11 @@ struct cp_sampler *cp_sampler__start(const struct cp_sample_opts *opts, const ch
 	s->opts = *opts;
 	s->argv = argv;
 	s->go_fd = -1;
-	s->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-			 (opts->unwind == CP_UNWIND_FP ? PERF_SAMPLE_CALLCHAIN
-						       : PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	s->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	if (opts->unwind == CP_UNWIND_FP)
+		s->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	else
+		s->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	cp_u64map__init(&s->pids, 16);
 	if (pipe2(pipefd, O_CLOEXEC))
 		die("cannot create a pipe: %s", strerror(errno));

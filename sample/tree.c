@@ -90,7 +90,8 @@ void sp_tree__add(struct sp_tree *t, const struct sp_frame *f, int n, uint64_t i
 	}
 	if (!parent)
 		return; /* no frame: nothing to say where the instruction was */
-	line = cp_u64map__get_or_add(&t->at, (uint64_t)parent << 32 | sp_addr_number(ip), t->nlines);
+	line = cp_u64map__get_or_add(&t->at, (uint64_t)parent << 32 | sp_addr_number(ip),
+				     t->nlines);
 	if (line == t->nlines) {
 		ALLOC_GROW(t->lines, t->nlines + 1, t->lines_alloc);
 		t->lines[t->nlines++] = (struct sp_line){ .node = parent, .ip = ip };

@@ -93,8 +93,10 @@ TEST(load_bias_of_pie_text_mapping)
 	/* A PIE as Debian links it: r, r-x, r, rw (the last shares a page with the one before). */
 	struct sp_seg segs[] = {
 		{ .vaddr = 0x0, .memsz = 0x1a40, .offset = 0x0, .filesz = 0x1a40, .flags = 4 },
-		{ .vaddr = 0x2000, .memsz = 0x9db1, .offset = 0x2000, .filesz = 0x9db1, .flags = 5 },
-		{ .vaddr = 0xc000, .memsz = 0x2e00, .offset = 0xc000, .filesz = 0x2e00, .flags = 4 },
+		{ .vaddr = 0x2000, .memsz = 0x9db1, .offset = 0x2000, .filesz = 0x9db1,
+		  .flags = 5 },
+		{ .vaddr = 0xc000, .memsz = 0x2e00, .offset = 0xc000, .filesz = 0x2e00,
+		  .flags = 4 },
 		{ .vaddr = 0xfbd0, .memsz = 0x6f0, .offset = 0xebd0, .filesz = 0x4b0, .flags = 6 },
 	};
 	uint64_t bias = 0;
