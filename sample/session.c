@@ -375,6 +375,8 @@ static int sampler__stack(struct cp_sampler *s, struct sp_proc *p, uint32_t tid,
 	int n = 0;
 
 	*complete = 0;
+	if (w >= end)
+		return 0;
 	if (s->opts.unwind == CP_UNWIND_FP) {
 		uint64_t nr = *w++;
 
