@@ -4,7 +4,7 @@
 #   make demo       install missing Debian build deps (as root), build, profile examples/demo.c
 #   make check      install missing deps (as root), unit + end-to-end tests + smoke
 #                   benchmark; ends with "N passed, N failed"
-#   make bench      hook cost vs floor and peers (long; not part of check)
+#   make bench      hook cost vs floor and peers, sampling's cost (long; not part of check)
 #   make install PREFIX=/usr/local
 #
 # Switches: CC=clang, SANITIZE=address,undefined (builds into build-<san>/), WERROR=1
@@ -70,6 +70,8 @@ RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_na
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
 UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
+# The sampler (record --sample); unwind.c is its only user of libdwfl.
+SAMPLE_SRCS = sample/session.c sample/ring.c sample/elf.c sample/tree.c sample/unwind.c
 REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
 	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
@@ -85,7 +87,7 @@ hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 RT_SO_OBJS = $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
 	$(B)/rt/runtime/watch.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
-TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(REPORT_SRCS))) \
+TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(SAMPLE_SRCS) $(REPORT_SRCS))) \
 	$(B)/tool/gen/profile.pb-c.o $(B)/tool/report/html/assets.o
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
@@ -120,6 +122,10 @@ $(B)/tool/report/html/assets.o: report/html/assets.S $(HTML_ASSETS)
 	$(CC) -c $< -o $@
 
 $(B)/tool/symbolize/%.o: symbolize/%.c | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/tool/sample/%.o: sample/%.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -179,6 +185,7 @@ bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample --write-doc
 
 fuzz:
 	@echo "fuzzing arrives with the fuzzed-reader issue; 'make check' runs the corrupt-file tests"

@@ -4,7 +4,10 @@
  * and say in one line where the profile went.
  *
  * The profile is written by the runtime inside the program, to the path in
- * CALLPROF_OUT.  CALLPROF_ROOT_PID names the process that owns that path;
+ * CALLPROF_OUT.  With --sample, a program that was not built with
+ * -finstrument-functions is sampled instead (sample/), and the tool writes
+ * the same files under the same names; an instrumented one keeps the
+ * runtime, which also samples (CALLPROF_SAMPLE).  CALLPROF_ROOT_PID names the process that owns that path;
  * its fork children and exec'd descendants write PATH.PID instead of
  * overwriting it.
  */
@@ -26,18 +29,21 @@
 #include "cli/builtin.h"
 #include "cli/options.h"
 #include "format/format.h"
+#include "sample/sample.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
 static const char *const record_usage[] = {
 	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--clock=CLOCK] [--no-offcpu]"
 	" [--] PROG [ARGS...]",
+	"callprof record --sample[=HZ] [--call-graph=dwarf|fp] [-o FILE] [--] PROG [ARGS...]",
 	NULL,
 };
 
 /* Each mode is its own runtime library: the hooks never test the mode. */
 static const char *const mode_choices[] = { "timing", "counting", "coverage", NULL };
 static const char *const clock_choices[] = { "auto", "tsc", "tsc-fast", "monotonic", NULL };
+static const char *const call_graph_choices[] = { "dwarf", "fp", NULL };
 static const char *const mode_libs[] = { "libcallprof.so", "libcallprof-counting.so",
 					 "libcallprof-coverage.so" };
 
@@ -206,6 +212,19 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		}
 		nthreads += pf->threads[i].nthreads;
 	}
+	if (pf->meta.mode == CP_MODE_SAMPLED) {
+		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " samples at %u Hz "
+				"(sampled, unwound with %s), %" PRIu64 " lost\n",
+			shown, nthreads, nthreads == 1 ? "" : "s", pf->meta.samples,
+			pf->meta.sample_hz,
+			pf->meta.sample_flags & CP_SAMPLE_FP ? "frame pointers" : "DWARF CFI",
+			pf->meta.samples_lost);
+		if (!pf->meta.samples)
+			warning("no samples: the program used less CPU time than one sampling "
+				"period, or slept");
+		cp_profile_file__free(pf);
+		return;
+	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " functions ran (coverage)\n",
 			shown, nthreads, nthreads == 1 ? "" : "s", distinct_functions(pf));
@@ -289,15 +308,145 @@ static void wait_for_watchers(void)
 		; /* other orphans that ended meanwhile */
 }
 
+/*
+ * argv[0] as execvp would find it: itself when it holds a '/', else the
+ * first executable regular file of that name in PATH.  NULL if none.
+ */
+static char *find_program(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	struct stat st;
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) ? NULL : xstrdup(name);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; p; p = *end ? end + 1 : NULL) {
+		char *cand;
+
+		end = strchrnul(p, ':');
+		cand = xstrfmt("%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", name);
+		if (!stat(cand, &st) && S_ISREG(st.st_mode) && !access(cand, X_OK))
+			return cand;
+		free(cand);
+	}
+	return NULL;
+}
+
+/*
+ * --sample: sample the program unless it was built with
+ * -finstrument-functions (its runtime samples then, see runtime/).  A
+ * program that cannot be found goes the instrumented way, which says so
+ * in the usual words; a file that is not ELF (a script) is sampled, as
+ * what it runs cannot be instrumented either.
+ */
+static int want_sampler(const char *prog)
+{
+	char *path = find_program(prog);
+	int ret = path ? cp_elf_is_instrumented(path) : -ENOENT;
+
+	free(path);
+	return ret == 0 || (ret < 0 && ret != -ENOENT);
+}
+
+static unsigned parse_hz(const char *arg)
+{
+	uint64_t hz;
+
+	if (!*arg)
+		return CP_SAMPLE_DEFAULT_HZ;
+	if (cp_parse_u64(arg, &hz) || hz < 1 || hz > CP_SAMPLE_MAX_HZ)
+		cp_usage_error(record_usage, "--sample wants a rate from 1 to %d Hz, not '%s'",
+			       CP_SAMPLE_MAX_HZ, arg);
+	return (unsigned)hz;
+}
+
+struct relay {
+	struct sigaction intr, quit, term, hup;
+};
+
+/* Like time(1): the terminal's ^C/^\ reach the child directly; relay the rest. */
+static void relay_signals(struct relay *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, &old->intr);
+	sigaction(SIGQUIT, &sa, &old->quit);
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, &old->term);
+	sigaction(SIGHUP, &sa, &old->hup);
+}
+
+static void restore_signals(const struct relay *old)
+{
+	sigaction(SIGINT, &old->intr, NULL);
+	sigaction(SIGQUIT, &old->quit, NULL);
+	sigaction(SIGTERM, &old->term, NULL);
+	sigaction(SIGHUP, &old->hup, NULL);
+}
+
+/* The program's exit status as ours: the same code, or the same signal. */
+static int exit_like(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit nocore = { 0, 0 };
+
+		fflush(NULL);
+		/* Die the same way, so the caller sees the same status; no second core. */
+		setrlimit(RLIMIT_CORE, &nocore);
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return 128 + sig;
+	}
+	return WEXITSTATUS(status);
+}
+
+/* A program that could not be started has said so; no profile to talk about. */
+static int not_started(int status, const char *outabs, int have_before)
+{
+	return WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126) &&
+	       access(outabs, F_OK) && !have_before;
+}
+
+static int record_sampled(const char **argv, const char *out, const char *outabs,
+			  unsigned hz, int call_graph)
+{
+	struct cp_sample_opts so = { .hz = hz, .unwind = call_graph, .out = outabs };
+	struct cp_sampler *s;
+	struct stat before;
+	struct timespec start;
+	struct relay old;
+	int have_before = !stat(outabs, &before), status, errors;
+
+	clock_gettime(CLOCK_REALTIME, &start);
+	s = cp_sampler__start(&so, argv);
+	if (!s)
+		return 1;
+	child_pid = cp_sampler__pid(s);
+	relay_signals(&old);
+	cp_sampler__run(s, &status);
+	restore_signals(&old);
+	errors = cp_sampler__finish(s);
+	cp_sampler__free(s);
+	if (!errors && !not_started(status, outabs, have_before))
+		summarize(out, outabs, have_before ? &before : NULL);
+	list_other_profiles(out, outabs, &start);
+	return exit_like(status);
+}
+
 int cmd_record(int argc, const char **argv)
 {
-	const char *out = "callprof.out";
+	const char *out = "callprof.out", *sample = NULL;
 	char *lib, *outabs, *preload;
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct stat before;
 	struct timespec start;
-	int have_before, status, n, mode = 0, clock = 0, no_offcpu = 0;
-	struct sigaction sa, old_int, old_quit, old_term, old_hup;
+	struct relay old;
+	int have_before, status, n, mode = 0, clock = 0, call_graph = -1, no_offcpu = 0;
+	unsigned hz = 0;
 	const struct cp_option opts[] = {
 		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
 		{ CP_OPT_CHOICE, 0, "mode", &mode, "MODE",
@@ -308,6 +457,12 @@ int cmd_record(int argc, const char **argv)
 		  "tsc-fast (unordered: cheaper, less exact per call), monotonic", clock_choices },
 		{ CP_OPT_FLAG, 0, "no-offcpu", &no_offcpu, NULL,
 		  "do not track context switches (no wait/inactive split)" },
+		{ CP_OPT_OPTARG, 0, "sample", &sample, "HZ",
+		  "sample call stacks HZ times a second of CPU time (default 997); "
+		  "programs without -finstrument-functions need it" },
+		{ CP_OPT_CHOICE, 0, "call-graph", &call_graph, "HOW",
+		  "with --sample: dwarf (default: unwind stack copies with CFI), "
+		  "fp (frame pointers)", call_graph_choices },
 		{ CP_OPT_END },
 	};
 
@@ -316,11 +471,21 @@ int cmd_record(int argc, const char **argv)
 		cp_usage_error(record_usage, "record needs a program to run");
 	if (!*out)
 		cp_usage_error(record_usage, "-o needs a file name");
+	if (call_graph >= 0 && !sample)
+		cp_usage_error(record_usage, "--call-graph needs --sample");
+	if (sample)
+		hz = parse_hz(sample);
+	outabs = absolute(out);
+	if (sample && want_sampler(argv[0])) {
+		int ret = record_sampled(argv, out, outabs, hz, call_graph < 0 ? 0 : call_graph);
+
+		free(outabs);
+		return ret;
+	}
 	lib = find_runtime(mode_libs[mode]);
 	if (!lib)
 		die("cannot find %s next to callprof or in ../lib/callprof "
 		    "(set CALLPROF_LIB to the path of libcallprof.so)", mode_libs[mode]);
-	outabs = absolute(out);
 	have_before = !stat(outabs, &before);
 	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);
 
@@ -342,48 +507,29 @@ int cmd_record(int argc, const char **argv)
 			setenv("CALLPROF_CLOCK", clock_choices[clock], 1);
 		if (no_offcpu)
 			setenv("CALLPROF_OFFCPU", "0", 1);
+		if (hz) {
+			/* An instrumented program: its runtime samples (hybrid mode). */
+			snprintf(pid, sizeof(pid), "%u", hz);
+			setenv("CALLPROF_SAMPLE", pid, 1);
+		}
 		execvp(argv[0], (char *const *)argv);
 		error("cannot run '%s': %s", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 
-	/* Like time(1): the terminal's ^C/^\ reach the child directly; relay the rest. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGQUIT, &sa, &old_quit);
-	sa.sa_handler = forward_signal;
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	relay_signals(&old);
 	while (waitpid(child_pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			die("waitpid: %s", strerror(errno));
 	}
 	wait_for_watchers();
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	restore_signals(&old);
 
-	/* A program that could not be started has said so; no profile to talk about. */
-	if (!(WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126) &&
-	      access(outabs, F_OK) && !have_before))
+	if (!not_started(status, outabs, have_before))
 		summarize(out, outabs, have_before ? &before : NULL);
 	list_other_profiles(out, outabs, &start);
 	free(lib);
 	free(outabs);
 	free(preload);
-
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
-		struct rlimit nocore = { 0, 0 };
-
-		fflush(NULL);
-		/* Die the same way, so the caller sees the same status; no second core. */
-		setrlimit(RLIMIT_CORE, &nocore);
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return 128 + sig;
-	}
-	return WEXITSTATUS(status);
+	return exit_like(status);
 }

@@ -27,7 +27,9 @@ static void print_usage(FILE *fp, const char *const *usage, const struct cp_opti
 			n = snprintf(left, sizeof(left), "-%c", o->short_name);
 		else
 			n = snprintf(left, sizeof(left), "    --%s", o->long_name);
-		if (o->type != CP_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
+		if (o->type == CP_OPT_OPTARG && n > 0 && (size_t)n < sizeof(left))
+			snprintf(left + n, sizeof(left) - n, "[=%s]", o->argh ? o->argh : "VALUE");
+		else if (o->type != CP_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
 			snprintf(left + n, sizeof(left) - n, " %s", o->argh ? o->argh : "VALUE");
 		fprintf(fp, "    %-28s %s\n", left, o->help);
 	}
@@ -82,6 +84,7 @@ static void set_value(const struct cp_option *o, const char *val, const char *sh
 		*(int *)o->value = 1;
 		break;
 	case CP_OPT_STRING:
+	case CP_OPT_OPTARG:
 		*(const char **)o->value = val;
 		break;
 	case CP_OPT_DOUBLE:
@@ -153,6 +156,8 @@ int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
 						       o->long_name);
 			} else if (eq) {
 				val = eq + 1;
+			} else if (o->type == CP_OPT_OPTARG) {
+				val = "";
 			} else if (i + 1 < argc) {
 				val = argv[++i];
 			} else {

@@ -18,6 +18,9 @@ enum cp_opt_type {
 	CP_OPT_DOUBLE, /* double *: a number */
 	CP_OPT_CHOICE, /* int *: index of the value in choices (NULL-terminated) */
 	CP_OPT_LIST,   /* const char ***: appended to a NULL-terminated array */
+	CP_OPT_OPTARG, /* const char **: the value after "=", or "" when given bare
+			* ("--sample" never takes the next argument, which may be
+			* the program); long options only */
 };
 
 struct cp_option {

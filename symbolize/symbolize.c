@@ -84,6 +84,8 @@ struct sym_module {
 	uint64_t dw_bias;	     /* Dwfl address = DWARF address + dw_bias */
 	struct sym_cu_range *cus;    /* CU address ranges by start */
 	size_t ncus;		     /* entries in cus */
+	int main_found;		     /* main_vaddr looked for: 1 found, -1 not */
+	uint64_t main_vaddr;	     /* main's ELF address, decoded from _start */
 };
 
 /* A PT_LOAD range of a module, for address -> module lookups. */
@@ -621,6 +623,68 @@ static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry 
 	return e->shown;
 }
 
+/*
+ * Where a stripped program's main is: glibc's x86-64 _start (the ELF entry
+ * point) passes main to __libc_start_main in %rdi, loaded with a
+ * RIP-relative "lea disp32(%rip),%rdi" (48 8d 3d) within its first bytes.
+ * Sampled profiles of stripped programs (record --sample) then say main
+ * where they would say PROG+0xOFFSET.
+ */
+#define START_SCAN_BYTES 64
+
+static void sym_module__find_main(struct sym_module *m)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	GElf_Ehdr eh;
+	size_t nph = 0;
+
+	m->main_found = -1;
+	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    elf_getphdrnum(elf, &nph))
+		return;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		const unsigned char *p;
+		size_t len;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || eh.e_entry < ph.p_vaddr ||
+		    eh.e_entry - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		len = ph.p_filesz - (eh.e_entry - ph.p_vaddr);
+		if (len > START_SCAN_BYTES)
+			len = START_SCAN_BYTES;
+		d = elf_getdata_rawchunk(elf, ph.p_offset + (eh.e_entry - ph.p_vaddr), len,
+					 ELF_T_BYTE);
+		if (!d)
+			return;
+		p = d->d_buf;
+		for (size_t k = 0; k + 7 <= d->d_size; k++) {
+			int32_t disp;
+
+			if (p[k] != 0x48 || p[k + 1] != 0x8d || p[k + 2] != 0x3d)
+				continue;
+			memcpy(&disp, p + k + 3, sizeof(disp));
+			m->main_vaddr = eh.e_entry + k + 7 + (int64_t)disp;
+			m->main_found = 1;
+			return;
+		}
+		return;
+	}
+}
+
+/* Whether addr is main of the main program (module 0), found from _start. */
+static int sym_module__is_main(struct cp_symbolizer *sym, struct sym_module *m, uint64_t addr)
+{
+	if (m != &sym->modules[0])
+		return 0;
+	if (!m->main_found)
+		sym_module__find_main(m);
+	return m->main_found > 0 && addr - m->rec->load_bias == m->main_vaddr;
+}
+
 static const char *symbolizer__resolve(struct cp_symbolizer *sym, uint64_t addr)
 {
 	struct sym_module *m = symbolizer__find_module(sym, addr);
@@ -635,6 +699,8 @@ static const char *symbolizer__resolve(struct cp_symbolizer *sym, uint64_t addr)
 		e = sym_module__lookup(m, sym_module__dwfl_addr(m, addr));
 		if (e)
 			return sym_entry__shown(sym, e);
+		if (sym_module__is_main(sym, m, addr))
+			return "main";
 	}
 	return symbolizer__own(sym, xstrfmt("%s+0x%" PRIx64, m->base, addr - m->rec->load_bias));
 }

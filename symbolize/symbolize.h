@@ -12,6 +12,9 @@
  *  - where several symbols share an address, the global one wins, then the
  *    shortest name, then the alphabetically first (so output is stable);
  *  - stripped modules fall back to their dynamic symbol table (.dynsym);
+ *  - in the main program (the first module) with no symbol: "main" for the
+ *    address glibc's x86-64 _start passes to __libc_start_main (stripped
+ *    programs; their other functions fall to the next rule);
  *  - with no symbol at all: "MODULE+0xOFFSET", MODULE the basename of the
  *    module and OFFSET the address relative to the module's ELF image
  *    (address minus load bias), stable across runs despite ASLR;

@@ -80,4 +80,22 @@ test_expect_success 'perf_event_open refused: exact counts still, no split' '
 	$CHECK share refused.json sleeper wait_ns 0 0
 '
 
+# Hybrid: the exact tree of an instrumented program, plus 1 kHz samples of
+# the running instruction placed in the innermost open call.  hot() spends
+# ten times as long on its first loop's line as on its second's.
+test_expect_success 'record --sample of an instrumented program: hot lines of a call path' '
+	callprof record --sample=1000 -o hot.cprof -- ./t-offcpu hot 2>/dev/null &&
+	callprof export -f folded -m calls hot.cprof >calls &&
+	grep "^main;hot 1$" calls &&
+	callprof report --lines hot hot.cprof >lines &&
+	grep "^hot: [0-9]* samples" lines &&
+	first=$(grep -n "i < 100000000L" "$WORKLOADS/s-offcpu.c" | cut -d: -f1) &&
+	second=$(grep -n "i < 10000000L" "$WORKLOADS/s-offcpu.c" | cut -d: -f1) &&
+	a=$(awk -v l="s-offcpu.c:$first" "\$4 == l { print \$1 }" lines) &&
+	b=$(awk -v l="s-offcpu.c:$second" "\$4 == l { print \$1 }" lines) &&
+	echo "first loop $a samples, second $b" &&
+	test "$a" -gt 0 && test "$a" -gt "$((2 * ${b:-0}))" &&
+	sed -n "/samples  percent/{n;p;}" lines | grep "s-offcpu.c:$first "
+'
+
 test_done
