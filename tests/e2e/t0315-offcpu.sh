@@ -67,8 +67,8 @@ test_expect_success 'record --no-offcpu (CALLPROF_OFFCPU=0) turns tracking off' 
 
 # Where the kernel refuses perf events, recording goes on without the split.
 test_expect_success 'perf_event_open refused: exact counts still, no split' '
-	$CC -O2 -o no-perf "$WORKLOADS/no-perf.c" &&
-	./no-perf callprof record -o refused.cprof -- ./t-offcpu sleep 2>err &&
+	$CC -O2 -Wall -o noperf "$WORKLOADS/s-noperf.c" &&
+	./noperf callprof record -o refused.cprof -- ./t-offcpu sleep 2>err &&
 	cat >expect <<-\EOF &&
 	callprof: wrote refused.cprof: 1 thread, 2 calls, 2 call paths
 	callprof: warning: no wait/inactive split: perf_event_open refused: Operation not permitted (see callprof-record(1), OFF-CPU TIME)
