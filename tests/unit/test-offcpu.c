@@ -16,6 +16,7 @@
 #include "format/format.h"
 #include "report/internal.h"
 #include "report/report.h"
+#include "tests/unit/rtree.h"
 #include "tests/unit/unittest.h"
 
 static struct cp_writer w;
@@ -92,17 +93,6 @@ static struct cp_report_profile *load(const char *path, enum cp_thread_mode thre
 
 	CHECK(rp != NULL);
 	return rp;
-}
-
-/* The node of tree t with function address fn under node parent. */
-static const struct cp_rnode *find(const struct cp_report_profile *rp, const struct cp_rtree *t,
-				   uint32_t parent, uint64_t fn)
-{
-	for (uint32_t c = t->n[parent].first_child; c != CP_NONE; c = t->n[c].next)
-		if (rp->fns[t->n[c].fn].addr == fn)
-			return &t->n[c];
-	cp_test__fail(__FILE__, __LINE__, "no child 0x%llx under node %u", (unsigned long long)fn,
-		      parent);
 }
 
 static uint32_t idx(const struct cp_rtree *t, const struct cp_rnode *n)

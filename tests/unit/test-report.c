@@ -12,6 +12,7 @@
 #include "format/format.h"
 #include "report/json.h"
 #include "report/report.h"
+#include "tests/unit/rtree.h"
 #include "tests/unit/unittest.h"
 
 static struct cp_writer w;
@@ -53,17 +54,6 @@ static void make_profile(const char *path)
 	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
 	cp_writer__put(&w, &th, sizeof(th));
 	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
-}
-
-/* Node of tree t with function address fn under parent index parent. */
-static const struct cp_rnode *find(const struct cp_report_profile *rp, const struct cp_rtree *t,
-				   uint32_t parent, uint64_t fn)
-{
-	for (uint32_t c = t->n[parent].first_child; c != CP_NONE; c = t->n[c].next)
-		if (rp->fns[t->n[c].fn].addr == fn)
-			return &t->n[c];
-	cp_test__fail(__FILE__, __LINE__, "no child 0x%llx under node %u", (unsigned long long)fn,
-		      parent);
 }
 
 static struct cp_report_profile *load(int no_compensate)
