@@ -121,12 +121,10 @@ static uint64_t dump_self_cpu;
 /* CPU time of t: kept at its exit, else read now (not by the watcher: not its threads). */
 static uint64_t thread_cpu(const struct cp_thread *t, int how)
 {
-	uint64_t now;
-
 	if ((t->flags & CP_THREAD_EXITED) || how == CP_FLUSH_KILLED)
 		return t->perf.cpu_ns;
-	now = t == cp_self ? dump_self_cpu : cp_offcpu__thread_cpu_ns(t->tid);
-	return now > t->perf.cpu0_ns ? now - t->perf.cpu0_ns : 0;
+	return cp_offcpu__cpu_since_start(t, t == cp_self ? dump_self_cpu
+							 : cp_offcpu__thread_cpu_ns(t->tid));
 }
 
 /*
@@ -330,8 +328,8 @@ int cp_flush(const char *path, int how)
 		cp_calibrate(&cal);
 	if (self) {
 		self->busy = 1;
-		if (self->perf.page && how != CP_FLUSH_KILLED)
-			cp_offcpu__drain(self);
+		if (how != CP_FLUSH_KILLED)
+			cp_offcpu__check(self);
 	}
 	tps = timing ? cp_clock_ticks_per_sec(&elapsed) : 0;
 	dump_tps = tps;

@@ -80,6 +80,12 @@ static inline uint64_t cp_ptr_hash(const void *p, uint64_t v)
 	return h ^ (h >> 32);
 }
 
+/* a + b, stopping at UINT32_MAX (the nodes' switch counts). */
+static inline uint32_t cp_add_sat32(uint32_t a, uint32_t b)
+{
+	return a + b < a ? UINT32_MAX : a + b;
+}
+
 /* A record of a further call site (see struct cp_node). */
 static inline int cp_node__is_site(const struct cp_node *n)
 {
@@ -134,7 +140,6 @@ struct cp_perf {
 	uint64_t map_bytes;		   /* size of the mapping */
 	uint64_t out_ns;		   /* switched out at (ns), 0 while on the CPU */
 	int out_preempt;		   /* that switch-out was a preemption */
-	int tracked;			   /* switches are recorded */
 	int sampled;			   /* samples are recorded */
 	uint64_t switch_lost;		   /* switch records the kernel dropped */
 	uint64_t samples, samples_lost;	   /* samples placed / dropped */
@@ -258,8 +263,6 @@ struct cp_session {
 	uint32_t offcpu_threads;   /* threads whose switches are tracked */
 	uint32_t offcpu_failed;	   /* threads whose tracking could not be set up */
 	int offcpu_errno;	   /* why, the first time */
-	uint32_t sample_failed;	   /* threads whose sampling could not be set up */
-	int sample_errno;	   /* why, the first time */
 	char out_base[4096];	   /* CALLPROF_OUT made absolute at start-up */
 	char out[4096];		   /* where this process writes: base or base.PID */
 };
@@ -415,6 +418,11 @@ static inline void cp_offcpu__check(struct cp_thread *t)
 		cp_offcpu__drain(t);
 }
 CP_HIDDEN uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid);
+/* CPU time t used since its set-up, given its CPU clock now_ns. */
+static inline uint64_t cp_offcpu__cpu_since_start(const struct cp_thread *t, uint64_t now_ns)
+{
+	return now_ns > t->perf.cpu0_ns ? now_ns - t->perf.cpu0_ns : 0;
+}
 
 /* interpose.c (shared library only; a weak no-op stands in for static links) */
 CP_HIDDEN void cp_interpose__init(void);

@@ -155,19 +155,17 @@ void cp_offcpu__thread_start(struct cp_thread *t)
 	p->data = (const uint8_t *)m + psz;
 	p->mask = pages * psz - 1;
 	p->out_ns = 0;
-	p->tracked = want_switches;
 	p->sampled = sample_hz != 0;
 	t->sw_seen = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
 	p->page->data_tail = t->sw_seen;
 	t->sw_head = (const volatile uint64_t *)&p->page->data_head;
-	if (p->tracked)
+	if (want_switches)
 		__atomic_fetch_add(&cp_session.offcpu_threads, 1, __ATOMIC_RELAXED);
 	return;
 fail:
+	/* Counted for the split; with --no-offcpu a thread left unsampled is not reported. */
 	if (want_switches && !__atomic_fetch_add(&cp_session.offcpu_failed, 1, __ATOMIC_RELAXED))
 		cp_session.offcpu_errno = err;
-	if (sample_hz && !__atomic_fetch_add(&cp_session.sample_failed, 1, __ATOMIC_RELAXED))
-		cp_session.sample_errno = err;
 }
 
 /*
@@ -180,11 +178,10 @@ void cp_offcpu__thread_end(struct cp_thread *t)
 
 	if (!p->page)
 		return;
-	if (*t->sw_head != t->sw_seen)
-		cp_offcpu__drain(t);
+	cp_offcpu__check(t);
 	munmap(p->page, p->map_bytes);
 	p->page = NULL;
-	p->tracked = p->sampled = 0;
+	p->sampled = 0;
 	t->sw_head = &cp_offcpu_still;
 	t->sw_seen = 0;
 }
@@ -195,7 +192,6 @@ void cp_offcpu__after_fork(struct cp_thread *t)
 	struct cp_perf *p = &t->perf;
 
 	cp_session.offcpu_threads = cp_session.offcpu_failed = 0;
-	cp_session.sample_failed = 0;
 	if (p->page) {
 		munmap(p->page, p->map_bytes);
 		p->page = NULL;
@@ -217,11 +213,6 @@ static void copy_out(const struct cp_perf *p, uint64_t pos, void *dst, size_t le
 	}
 }
 
-static inline uint64_t line_hash(const struct cp_node *n, uint64_t ip)
-{
-	return cp_ptr_hash(n, ip);
-}
-
 /* Double the lines table (or make the first one).  -1 without memory. */
 static int grow_lines(struct cp_perf *p)
 {
@@ -241,7 +232,7 @@ static int grow_lines(struct cp_perf *p)
 
 		if (!l->node)
 			continue;
-		for (h = line_hash(l->node, l->ip) & nl->mask; nl->s[h].node; h = (h + 1) & nl->mask)
+		for (h = cp_ptr_hash(l->node, l->ip) & nl->mask; nl->s[h].node; h = (h + 1) & nl->mask)
 			;
 		nl->s[h] = *l;
 	}
@@ -259,7 +250,7 @@ void cp_offcpu__add_line(struct cp_perf *p, struct cp_node *n, uint64_t ip, uint
 		return;
 	}
 	t = p->lines;
-	for (h = line_hash(n, ip) & t->mask; t->s[h].node; h = (h + 1) & t->mask) {
+	for (h = cp_ptr_hash(n, ip) & t->mask; t->s[h].node; h = (h + 1) & t->mask) {
 		if (t->s[h].node == n && t->s[h].ip == ip) {
 			t->s[h].count += count;
 			return;
@@ -298,10 +289,10 @@ static void charge(struct cp_node *n, uint64_t ns, int preempted)
 {
 	if (preempted) {
 		n->inactive_ticks += ns;
-		n->switches_invol += n->switches_invol != UINT32_MAX;
+		n->switches_invol = cp_add_sat32(n->switches_invol, 1);
 	} else {
 		n->wait_ticks += ns;
-		n->switches_vol += n->switches_vol != UINT32_MAX;
+		n->switches_vol = cp_add_sat32(n->switches_vol, 1);
 	}
 }
 

@@ -455,19 +455,14 @@ static struct cp_thread *aggregate_for(const struct cp_thread *t)
 	return a;
 }
 
-static inline uint32_t add_sat32(uint32_t a, uint32_t b)
-{
-	return a + b < a ? UINT32_MAX : a + b;
-}
-
 static void add_counts(struct cp_node *m, const struct cp_node *n)
 {
 	m->calls += n->calls;
 	m->ticks += n->ticks;
 	m->wait_ticks += n->wait_ticks;
 	m->inactive_ticks += n->inactive_ticks;
-	m->switches_vol = add_sat32(m->switches_vol, n->switches_vol);
-	m->switches_invol = add_sat32(m->switches_invol, n->switches_invol);
+	m->switches_vol = cp_add_sat32(m->switches_vol, n->switches_vol);
+	m->switches_invol = cp_add_sat32(m->switches_invol, n->switches_invol);
 	if (n->min_ticks < m->min_ticks)
 		m->min_ticks = n->min_ticks;
 	if (n->max_ticks > m->max_ticks)
@@ -618,8 +613,7 @@ void cp_thread__exited(void *arg)
 	t->busy = 1;
 	cp_offcpu__thread_end(t);
 	t->end_ticks = cp_ticks();
-	t->perf.cpu_ns = cp_offcpu__thread_cpu_ns(t->tid);
-	t->perf.cpu_ns = t->perf.cpu_ns > t->perf.cpu0_ns ? t->perf.cpu_ns - t->perf.cpu0_ns : 0;
+	t->perf.cpu_ns = cp_offcpu__cpu_since_start(t, cp_offcpu__thread_cpu_ns(t->tid));
 	cp_thread__close_open(t, t->end_ticks);
 	prctl(PR_GET_NAME, t->name);
 	t->flags |= CP_THREAD_EXITED;
