@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "report/report.h"
+#include "util/util.h" /* cp_u64map */
 
 enum cp_field {
 	CP_F_CALLS,
@@ -196,18 +197,9 @@ struct cp_name_map {
 uint32_t cp_name_map__fn(struct cp_name_map *m, struct cp_report_profile *rp,
 			 const struct cp_rfn *f);
 
-/* A map from 64-bit keys to 32-bit values (CP_NONE: absent). */
-struct cp_u64map {
-	uint64_t *keys;
-	uint32_t *vals;
-	uint64_t mask, count;
-};
-void cp_u64map__init(struct cp_u64map *m, uint64_t hint);
-void cp_u64map__release(struct cp_u64map *m);
-/* The value of key, or val stored for it if it had none. */
-uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val);
-/* The value of key, CP_NONE if it has none. */
-uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key);
+/* The report's maps compare cp_u64map values with CP_NONE. */
+_Static_assert(CP_NONE == CP_U64MAP_NONE, "cp_u64map's 'absent' is not CP_NONE");
+
 /*
  * The json export's "processes" key and array: each recorded process's
  * facts (its META section; docs/callprof-export.1.md, JSON OUTPUT).  The

@@ -19,66 +19,6 @@
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
-void cp_u64map__init(struct cp_u64map *m, uint64_t hint)
-{
-	uint64_t slots = 16;
-
-	while (slots < hint * 2)
-		slots *= 2;
-	m->keys = xcalloc(slots, sizeof(*m->keys));
-	m->vals = xmalloc(slots * sizeof(*m->vals));
-	memset(m->vals, 0xff, slots * sizeof(*m->vals));
-	m->mask = slots - 1;
-	m->count = 0;
-}
-
-void cp_u64map__release(struct cp_u64map *m)
-{
-	FREE_AND_NULL(m->keys);
-	FREE_AND_NULL(m->vals);
-}
-
-/* Slot for key: its value is CP_NONE if absent (then the caller may fill it). */
-static uint32_t *u64map_slot(struct cp_u64map *m, uint64_t key)
-{
-	uint64_t i;
-
-	if ((m->count + 1) * 2 > m->mask + 1) {
-		struct cp_u64map big;
-
-		cp_u64map__init(&big, m->mask + 1);
-		for (i = 0; i <= m->mask; i++)
-			if (m->vals[i] != CP_NONE)
-				*u64map_slot(&big, m->keys[i]) = m->vals[i], big.count++;
-		cp_u64map__release(m);
-		*m = big;
-	}
-	for (i = cp_u64_hash(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
-		if (m->keys[i] == key)
-			return &m->vals[i];
-	m->keys[i] = key;
-	return &m->vals[i];
-}
-
-uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val)
-{
-	uint32_t *slot = u64map_slot(m, key);
-
-	if (*slot == CP_NONE) {
-		*slot = val;
-		m->count++;
-	}
-	return *slot;
-}
-
-uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key)
-{
-	for (uint64_t i = cp_u64_hash(key) & m->mask; m->vals[i] != CP_NONE; i = (i + 1) & m->mask)
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return CP_NONE;
-}
-
 static uint64_t to_ns(const struct cp_profile_file *pf, uint64_t ticks)
 {
 	uint64_t tps = pf->meta.ticks_per_sec;
@@ -272,7 +212,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			uint64_t key = (r->flags & CP_NODE_SIGNAL) ? r->fn | 1ull << 62 : r->fn;
 			uint32_t fn = cp_u64map__get_or_add(fnmap, key, rp->nfns);
 			uint32_t parent = map[r->parent];
-			uint32_t *slot;
+			uint64_t ctx_key = ((uint64_t)parent << 32) | fn;
 
 			if (fn == rp->nfns) {
 				rp->fns = xrealloc(rp->fns, (rp->nfns + 1) * sizeof(*rp->fns));
@@ -286,12 +226,9 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 				rp->nfns++;
 			}
 			/* Context key: parent node in t and function index. */
-			slot = u64map_slot(ctx, ((uint64_t)parent << 32) | fn);
-			if (*slot == CP_NONE) {
-				*slot = cp_rtree__add(t, parent, fn);
-				ctx->count++;
-			}
-			id = *slot;
+			id = cp_u64map__get(ctx, ctx_key);
+			if (id == CP_NONE)
+				id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
 			if (!(r->flags & CP_NODE_SIGNAL)) /* handler runs are not calls */
 				rp->calls += r->calls;
 			if (!(r->flags & CP_NODE_SITE)) /* another site of a path counted */

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/internal.h" /* cp_u64map */
+#include "util/util.h" /* cp_u64map */
 
 struct perf_event_mmap_page;
 

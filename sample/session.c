@@ -135,7 +135,7 @@ static struct sp_proc *sampler__proc(struct cp_sampler *s, uint32_t pid)
 {
 	uint32_t i = cp_u64map__get(&s->pids, pid);
 
-	return i == CP_NONE ? NULL : s->procs[i];
+	return i == CP_U64MAP_NONE ? NULL : s->procs[i];
 }
 
 static struct sp_proc *sampler__new_proc(struct cp_sampler *s, uint32_t pid, uint32_t ppid,

@@ -275,3 +275,63 @@ void cp_strtab__release(struct cp_strtab *t)
 	free(t->slot);
 	memset(t, 0, sizeof(*t));
 }
+
+void cp_u64map__init(struct cp_u64map *m, uint64_t hint)
+{
+	uint64_t slots = 16;
+
+	while (slots < hint * 2)
+		slots *= 2;
+	m->keys = xcalloc(slots, sizeof(*m->keys));
+	m->vals = xmalloc(slots * sizeof(*m->vals));
+	memset(m->vals, 0xff, slots * sizeof(*m->vals));
+	m->mask = slots - 1;
+	m->count = 0;
+}
+
+void cp_u64map__release(struct cp_u64map *m)
+{
+	FREE_AND_NULL(m->keys);
+	FREE_AND_NULL(m->vals);
+}
+
+/* Slot for key: its value is CP_U64MAP_NONE if absent (then the caller may fill it). */
+static uint32_t *u64map_slot(struct cp_u64map *m, uint64_t key)
+{
+	uint64_t i;
+
+	if ((m->count + 1) * 2 > m->mask + 1) {
+		struct cp_u64map big;
+
+		cp_u64map__init(&big, m->mask + 1);
+		for (i = 0; i <= m->mask; i++)
+			if (m->vals[i] != CP_U64MAP_NONE)
+				*u64map_slot(&big, m->keys[i]) = m->vals[i], big.count++;
+		cp_u64map__release(m);
+		*m = big;
+	}
+	for (i = cp_u64_hash(key) & m->mask; m->vals[i] != CP_U64MAP_NONE; i = (i + 1) & m->mask)
+		if (m->keys[i] == key)
+			return &m->vals[i];
+	m->keys[i] = key;
+	return &m->vals[i];
+}
+
+uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val)
+{
+	uint32_t *slot = u64map_slot(m, key);
+
+	if (*slot == CP_U64MAP_NONE) {
+		*slot = val;
+		m->count++;
+	}
+	return *slot;
+}
+
+uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key)
+{
+	for (uint64_t i = cp_u64_hash(key) & m->mask; m->vals[i] != CP_U64MAP_NONE; i = (i + 1) & m->mask)
+		if (m->keys[i] == key)
+			return m->vals[i];
+	return CP_U64MAP_NONE;
+}

@@ -71,6 +71,23 @@ struct cp_strtab {
 uint32_t cp_strtab__add(struct cp_strtab *t, const char *s);
 void cp_strtab__release(struct cp_strtab *t);
 
+/*
+ * A map from 64-bit keys to 32-bit values; CP_U64MAP_NONE (the report's
+ * CP_NONE) means absent and cannot be stored.
+ */
+#define CP_U64MAP_NONE UINT32_MAX
+struct cp_u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	uint64_t mask, count;
+};
+void cp_u64map__init(struct cp_u64map *m, uint64_t hint);
+void cp_u64map__release(struct cp_u64map *m);
+/* The value of key, or val stored for it if it had none. */
+uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val);
+/* The value of key, CP_U64MAP_NONE if it has none. */
+uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key);
+
 /* Parse a whole decimal number into *out; returns 0 or -1. */
 int cp_parse_double(const char *s, double *out);
 int cp_parse_u64(const char *s, uint64_t *out);
