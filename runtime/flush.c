@@ -322,15 +322,24 @@ int cp_flush(const char *path, int how)
 
 	timing = cp_hook_mode == CP_MODE_TIMING;
 	now = cp_ticks();
-	dump_self_cpu = self && how != CP_FLUSH_KILLED ? cp_offcpu__thread_cpu_ns(self->tid) : 0;
+	dump_self_cpu = 0;
+	if (self && how != CP_FLUSH_KILLED) {
+		int busy = self->busy;
+
+		/*
+		 * The tree's time ends now: so do its CPU time and its switches.
+		 * Those during the calibration below stay in the ring, unseen.
+		 */
+		dump_self_cpu = cp_offcpu__thread_cpu_ns(self->tid);
+		self->busy = 1;
+		cp_offcpu__check(self);
+		self->busy = busy;
+	}
 	/* Before marking ourselves busy: calibration drives the real hooks. */
 	if (timing)
 		cp_calibrate(&cal);
-	if (self) {
+	if (self)
 		self->busy = 1;
-		if (how != CP_FLUSH_KILLED)
-			cp_offcpu__check(self);
-	}
 	tps = timing ? cp_clock_ticks_per_sec(&elapsed) : 0;
 	dump_tps = tps;
 	if (!timing)

@@ -191,7 +191,6 @@ void cp_offcpu__after_fork(struct cp_thread *t)
 {
 	struct cp_perf *p = &t->perf;
 
-	cp_session.offcpu_threads = cp_session.offcpu_failed = 0;
 	if (p->page) {
 		munmap(p->page, p->map_bytes);
 		p->page = NULL;

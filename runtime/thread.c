@@ -368,8 +368,16 @@ struct cp_thread *cp_thread__setup(void)
 	cp_self = t;
 	if (cp_session.have_key)
 		pthread_setspecific(cp_session.key, t);
-	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	/*
+	 * Opening the perf event can wait in the kernel for milliseconds (the
+	 * first event of its kind switches the scheduler's perf hooks on, and
+	 * that waits for other CPUs): the thread's time starts after it, as
+	 * the watcher's spawn is kept out of the frames' time.
+	 */
 	cp_offcpu__thread_start(t);
+	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	t->start_ticks = cp_ticks();
+	t->top->start = t->start_ticks;
 	return t;
 }
 
@@ -640,8 +648,9 @@ out:
  */
 void cp_thread__reset_after_fork(struct cp_thread *t)
 {
-	uint64_t now = cp_ticks();
+	uint64_t now;
 
+	cp_session.offcpu_threads = cp_session.offcpu_failed = 0;
 	cp_session.threads = NULL;
 	cp_session.nthreads = 1;
 	cp_session.free = NULL; /* the parent's threads' states and aggregates */
@@ -649,6 +658,9 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 	cp_session.threads_exited = 0;
 	if (!t)
 		return;
+	/* Events of our own first: like set-up, that can wait (the child's time starts after). */
+	cp_offcpu__after_fork(t);
+	now = cp_ticks();
 	for (struct cp_chunk *c = t->chunks; c; c = c->next) {
 		for (uint32_t i = 0; i < c->used; i++) {
 			struct cp_node *n = &c->n[i];
@@ -677,7 +689,6 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 	t->stopped = 0;
 	t->next = NULL;
 	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
-	cp_offcpu__after_fork(t);
 	register_thread(t);
 }
 

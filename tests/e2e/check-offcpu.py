@@ -9,11 +9,7 @@
       every tree (export --threads=each): its root's cpu, the tree's total
       less its off-CPU time, is the CPU time the kernel counted for the
       thread (kernel_cpu_ns), within 5% or 2 ms: a check that does not
-      depend on the switch records.  The root's own cpu (time outside every
-      function: the runtime's start-up, the loader) is allowed on top: on a
-      loaded VM it once held 10 ms that neither the kernel's CPU clock nor
-      the switch records saw (the hypervisor descheduling the vCPU looks
-      just like that), once in a dozen runs
+      depend on the switch records
   check-offcpu.py share FILE.json FUNCTION FIELD MIN MAX
       FIELD (wait_ns, inactive_ns or cpu_ns) of FUNCTION's nodes, summed,
       over their total is within [MIN, MAX]
@@ -70,7 +66,7 @@ def kernel(doc):
         if k is None:
             sys.exit(f"{tree['label']}: no kernel CPU time")
         print(f"{tree['label']}: tree cpu {root['cpu_ns']} ns, kernel {k} ns")
-        if abs(root["cpu_ns"] - k) > max(0.05 * k, 2000000) + root["self_cpu_ns"]:
+        if abs(root["cpu_ns"] - k) > max(0.05 * k, 2000000):
             sys.exit(f"{tree['label']}: tree cpu {root['cpu_ns']} is not the kernel's {k}")
 
 
