@@ -4,12 +4,12 @@
  * and say in one line where the profile went.
  *
  * The profile is written by the runtime inside the program, to the path in
- * CALLPROF_OUT.  With --sample, a program that was not built with
+ * CALLPROF_OUT.  CALLPROF_ROOT_PID names the process that owns that path;
+ * its fork children and exec'd descendants write PATH.PID instead of
+ * overwriting it.  With --sample, a program that was not built with
  * -finstrument-functions is sampled instead (sample/), and the tool writes
  * the same files under the same names; an instrumented one keeps the
- * runtime, which also samples (CALLPROF_SAMPLE).  CALLPROF_ROOT_PID names the process that owns that path;
- * its fork children and exec'd descendants write PATH.PID instead of
- * overwriting it.
+ * runtime, which also samples (CALLPROF_SAMPLE).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -509,8 +509,10 @@ int cmd_record(int argc, const char **argv)
 			setenv("CALLPROF_OFFCPU", "0", 1);
 		if (hz) {
 			/* An instrumented program: its runtime samples (hybrid mode). */
-			snprintf(pid, sizeof(pid), "%u", hz);
-			setenv("CALLPROF_SAMPLE", pid, 1);
+			char rate[16];
+
+			snprintf(rate, sizeof(rate), "%u", hz);
+			setenv("CALLPROF_SAMPLE", rate, 1);
 		}
 		execvp(argv[0], (char *const *)argv);
 		error("cannot run '%s': %s", argv[0], strerror(errno));
