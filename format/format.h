@@ -45,9 +45,15 @@
  * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
  * take them for nodes of their own, so they need a version 2 reader.
  */
-#define CP_VERSION 4	   /* what this code writes */
+#define CP_VERSION 5	   /* what this code writes */
 #define CP_MIN_READER 2	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 4 /* what this reader understands */
+#define CP_READER_VERSION 5 /* what this reader understands */
+/*
+ * Version 5: record-time selection (excluded-call markers, count-only
+ * contexts, named regions).  A version 4 reader would show markers as call
+ * paths, so a file that has any sets min_reader to this.
+ */
+#define CP_MIN_READER_SELECTION 5
 
 /*
  * The smallest records a reader accepts: the sizes of version 3, the
@@ -88,6 +94,9 @@ enum cp_section_kind {
 	CP_SEC_SPREAD = 10, /* struct cp_spread_rec[], one per NODES record */
 	/* Version 4: */
 	CP_SEC_LINES = 11,  /* struct cp_line_rec[]: sampled instruction addresses per node */
+	/* Version 5: */
+	CP_SEC_REGIONS = 12, /* struct cp_region_rec[]: names of CP_NODE_REGION nodes */
+	CP_SEC_FILTERS = 13, /* struct cp_filter_rec[]: what `record` was told to leave out */
 };
 
 /* Clock the ticks come from. */
@@ -188,6 +197,19 @@ struct cp_meta {
 	uint64_t samples_lost;	      /* samples lost by the kernel or not placed */
 	uint32_t sample_flags;	      /* enum cp_sample_flags */
 	uint32_t reserved1;	      /* zero */
+	/* version 5: record-time selection (zero when none was asked for) */
+	uint32_t max_depth;	      /* --max-depth N: calls deeper than N were folded
+				       * into their depth-N context; 0 = no limit */
+	uint32_t start;		      /* string: --start function(s) as given, or CP_NO_STRING */
+	uint32_t budget;	      /* --budget in hundredths of a percent, 0 = none */
+	uint32_t demotions;	      /* contexts made count-only (CP_NODE_UNTIMED) */
+	uint64_t budget_ticks;	      /* a context whose calls averaged fewer inclusive
+				       * ticks than this was made count-only */
+	uint64_t calls_outside_start; /* calls made while no --start function was open */
+	uint64_t calls_below_depth;   /* calls deeper than max_depth (not recorded) */
+	uint64_t calls_excluded;      /* calls of excluded functions (markers' sum) */
+	uint64_t calls_in_excluded_trees; /* calls made inside an --exclude-tree function */
+	uint64_t calls_paused;	      /* calls that began while callprof_pause() held */
 };
 
 enum cp_meta_flags {
@@ -362,9 +384,57 @@ enum cp_node_flags {
 	 * the sum over its records; no record has a site record as parent.
 	 */
 	CP_NODE_SITE = 1 << 1,
+	/*
+	 * Version 5.  A named region (callprof_region_begin/end): fn is the
+	 * region's id, its name is in the REGIONS section.  It nests like a
+	 * function call.
+	 */
+	CP_NODE_REGION = 1 << 2,
+	/*
+	 * Version 5.  Not a call path: the calls of an excluded function fn
+	 * (record --exclude/--include) made in the parent's context, counted
+	 * only.  No time (it stayed in the parent's self time), no children
+	 * (what fn called hangs under the parent).  Views leave these out.
+	 */
+	CP_NODE_EXCLUDED = 1 << 3,
+	/*
+	 * Version 5.  Count-only (record --budget): calls is exact, but the
+	 * calls were not timed once the context was demoted, so ticks, min,
+	 * max, wait and inactive mean nothing.  Readers take the context's
+	 * inclusive time as the sum of its children's, which leaves its own
+	 * time in the nearest timed ancestor's self time.
+	 */
+	CP_NODE_UNTIMED = 1 << 4,
 };
 
-_Static_assert(sizeof(struct cp_meta) == 176 && sizeof(struct cp_thread_rec) == 64 &&
+/* A named region's name (version 5). */
+struct cp_region_rec {
+	uint32_t id;   /* the fn of its CP_NODE_REGION nodes */
+	uint32_t name; /* string */
+};
+
+/* One record-time selection rule (version 5), as `record` was given it. */
+struct cp_filter_rec {
+	uint32_t kind;	  /* enum cp_filter_kind */
+	uint32_t flags;	  /* enum cp_filter_flags */
+	uint32_t pattern; /* string: as given */
+	uint32_t matched; /* functions (or modules) it matched */
+};
+
+enum cp_filter_kind {
+	CP_FILTER_INCLUDE = 1,	      /* --include: only matching functions get nodes */
+	CP_FILTER_EXCLUDE = 2,	      /* --exclude: no node, time to the caller */
+	CP_FILTER_EXCLUDE_TREE = 3,   /* --exclude-tree: it and all it calls */
+	CP_FILTER_EXCLUDE_FILE = 4,   /* --exclude-file: functions of matching source files */
+	CP_FILTER_EXCLUDE_MODULE = 5, /* --exclude-module: functions of matching modules */
+	CP_FILTER_START = 6,	      /* --start: record only while it is open */
+};
+
+enum cp_filter_flags {
+	CP_FILTER_REGEX = 1 << 0, /* pattern is a POSIX extended regular expression, not a glob */
+};
+
+_Static_assert(sizeof(struct cp_meta) == 240 && sizeof(struct cp_thread_rec) == 64 &&
 		       sizeof(struct cp_node_rec) == 88 && sizeof(struct cp_line_rec) == 24,
 	       "on-disk records changed size: update docs/profile-format.md");
 
@@ -401,6 +471,7 @@ struct cp_writer {
 	char *pool;		 /* string pool, mmap'd */
 	size_t pool_len, pool_cap; /* used / mapped bytes of pool */
 	size_t buf_len;		 /* bytes pending in buf */
+	uint16_t min_reader;	 /* the header's: CP_MIN_READER unless raised after begin */
 	char path[4096];	 /* final name */
 	char tmp[4096 + 32];	 /* temporary name */
 	char buf[32768];	 /* write buffer */

@@ -102,6 +102,7 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	w->pool = NULL;
 	w->pool_len = w->pool_cap = 0;
 	w->buf_len = 0;
+	w->min_reader = CP_MIN_READER;
 	memset(w->sec, 0, sizeof(w->sec));
 	if (len == 0 || len >= sizeof(w->path))
 		return fail(w, -ENAMETOOLONG);
@@ -265,7 +266,7 @@ int cp_writer__finish(struct cp_writer *w, uint64_t features)
 	memcpy(hdr.h.magic, CP_MAGIC, CP_MAGIC_LEN);
 	hdr.h.header_size = sizeof(hdr);
 	hdr.h.version = CP_VERSION;
-	hdr.h.min_reader = CP_MIN_READER;
+	hdr.h.min_reader = w->min_reader;
 	hdr.h.endian = 1;
 	hdr.h.ptr_size = sizeof(void *);
 	hdr.h.nsections = w->nsec;

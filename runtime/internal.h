@@ -284,6 +284,18 @@ extern __thread struct cp_thread *cp_self CP_HIDDEN __attribute__((tls_model("in
  */
 #define CP_FN_PSEUDO_LIMIT 4096u
 #define CP_FN_SIGNAL(sig) ((uintptr_t)(sig)) /* a handler of signal sig ran */
+/* A named region (callprof_region_begin): ids 0 .. CP_MAX_REGIONS - 1. */
+#define CP_FN_REGION_BASE 1024u
+#define CP_MAX_REGIONS (CP_FN_PSEUDO_LIMIT - CP_FN_REGION_BASE)
+#define CP_FN_REGION(id) ((uintptr_t)CP_FN_REGION_BASE + (id))
+
+/*
+ * control.c: callprof_pause()/callprof_resume().  While paused, a call
+ * that begins is not recorded, nor is anything it calls (the thread is
+ * muted until it returns); calls already open go on being timed.
+ */
+CP_HIDDEN void cp_control__pause(void);
+CP_HIDDEN void cp_control__resume(void);
 
 /* Account one finished call of d ticks to n. */
 static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
