@@ -28,6 +28,7 @@
 
 #include "cli/builtin.h"
 #include "cli/options.h"
+#include "cli/select.h"
 #include "format/format.h"
 #include "sample/sample.h"
 #include "util/strbuf.h"
@@ -36,6 +37,8 @@
 static const char *const record_usage[] = {
 	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--clock=CLOCK] [--no-offcpu]"
 	" [--] PROG [ARGS...]",
+	"callprof record [--include|--exclude|--exclude-tree PATTERN]... [--regex] [--exclude-file GLOB]..."
+	" [--exclude-module GLOB]... [--start FN]... [--max-depth N] [--budget PCT] [--] PROG [ARGS...]",
 	"callprof record --sample[=HZ] [--call-graph=dwarf|fp] [-o FILE] [--] PROG [ARGS...]",
 	NULL,
 };
@@ -439,7 +442,9 @@ static int record_sampled(const char **argv, const char *out, const char *outabs
 
 int cmd_record(int argc, const char **argv)
 {
-	const char *out = "callprof.out", *sample = NULL;
+	const char *out = "callprof.out", *sample = NULL, *max_depth = NULL, *budget = NULL;
+	char *filter = NULL;
+	struct cp_select sel = { 0 };
 	char *lib, *outabs, *preload;
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct stat before;
@@ -463,6 +468,26 @@ int cmd_record(int argc, const char **argv)
 		{ CP_OPT_CHOICE, 0, "call-graph", &call_graph, "HOW",
 		  "with --sample: dwarf (default: unwind stack copies with CFI), "
 		  "fp (frame pointers)", call_graph_choices },
+		{ CP_OPT_LIST, 0, "include", &sel.include, "PATTERN",
+		  "record only functions whose name matches (glob on demangled names; repeatable)" },
+		{ CP_OPT_LIST, 0, "exclude", &sel.exclude, "PATTERN",
+		  "no node for matching functions: their time goes to the caller, their callees "
+		  "hang under it" },
+		{ CP_OPT_LIST, 0, "exclude-tree", &sel.exclude_tree, "PATTERN",
+		  "leave out matching functions and everything they call" },
+		{ CP_OPT_FLAG, 0, "regex", &sel.regex, NULL,
+		  "name patterns are POSIX extended regular expressions, not globs" },
+		{ CP_OPT_LIST, 0, "exclude-file", &sel.exclude_file, "GLOB",
+		  "exclude the functions declared in matching source files" },
+		{ CP_OPT_LIST, 0, "exclude-module", &sel.exclude_module, "GLOB",
+		  "exclude the functions of matching modules (file names, e.g. 'libfoo.so*')" },
+		{ CP_OPT_LIST, 0, "start", &sel.start, "FN",
+		  "record only while a matching function is open (each thread)" },
+		{ CP_OPT_STRING, 0, "max-depth", &max_depth, "N",
+		  "fold calls deeper than N into their context at depth N" },
+		{ CP_OPT_STRING, 0, "budget", &budget, "PCT",
+		  "make contexts whose calls cost less than their timing would (at PCT% overhead) "
+		  "count-only after 1024 calls" },
 		{ CP_OPT_END },
 	};
 
@@ -475,6 +500,30 @@ int cmd_record(int argc, const char **argv)
 		cp_usage_error(record_usage, "--call-graph needs --sample");
 	if (sample)
 		hz = parse_hz(sample);
+	if (max_depth) {
+		char *end;
+		long v = strtol(max_depth, &end, 10);
+
+		if (*end || end == max_depth || v < 1 || v > 1000000)
+			cp_usage_error(record_usage, "--max-depth wants a number from 1 to 1000000, not '%s'",
+				       max_depth);
+		sel.max_depth = (unsigned)v;
+	}
+	if (budget) {
+		char *end;
+		double v = strtod(budget, &end);
+
+		if (*end == '%')
+			end++;
+		if (*end || end == budget || !(v >= 0.01 && v <= 100))
+			cp_usage_error(record_usage, "--budget wants a percentage from 0.01 to 100, not '%s'",
+				       budget);
+		sel.budget = (unsigned)(v * 100 + 0.5);
+	}
+	if ((sel.start || sel.max_depth) && mode == 2)
+		cp_usage_error(record_usage, "--start and --max-depth need --mode=timing or counting");
+	if (sel.budget && mode != 0)
+		cp_usage_error(record_usage, "--budget needs --mode=timing (the other modes take no time)");
 	outabs = absolute(out);
 	if (sample && want_sampler(argv[0])) {
 		int ret = record_sampled(argv, out, outabs, hz, call_graph < 0 ? 0 : call_graph);
@@ -486,6 +535,7 @@ int cmd_record(int argc, const char **argv)
 	if (!lib)
 		die("cannot find %s next to callprof or in ../lib/callprof "
 		    "(set CALLPROF_LIB to the path of libcallprof.so)", mode_libs[mode]);
+	filter = cp_select__write(&sel, argv[0], record_usage);
 	have_before = !stat(outabs, &before);
 	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);
 
@@ -507,6 +557,8 @@ int cmd_record(int argc, const char **argv)
 			setenv("CALLPROF_CLOCK", clock_choices[clock], 1);
 		if (no_offcpu)
 			setenv("CALLPROF_OFFCPU", "0", 1);
+		if (filter)
+			setenv("CALLPROF_FILTER", filter, 1);
 		if (hz) {
 			/* An instrumented program: its runtime samples (hybrid mode). */
 			char rate[16];
@@ -526,6 +578,8 @@ int cmd_record(int argc, const char **argv)
 	}
 	wait_for_watchers();
 	restore_signals(&old);
+	if (filter)
+		unlink(filter);
 
 	if (!not_started(status, outabs, have_before))
 		summarize(out, outabs, have_before ? &before : NULL);
@@ -533,5 +587,12 @@ int cmd_record(int argc, const char **argv)
 	free(lib);
 	free(outabs);
 	free(preload);
+	free(filter);
+	free(sel.include);
+	free(sel.exclude);
+	free(sel.exclude_tree);
+	free(sel.exclude_file);
+	free(sel.exclude_module);
+	free(sel.start);
 	return exit_like(status);
 }

@@ -196,7 +196,8 @@ struct cp_meta {
 	uint64_t samples;	      /* samples taken and placed */
 	uint64_t samples_lost;	      /* samples lost by the kernel or not placed */
 	uint32_t sample_flags;	      /* enum cp_sample_flags */
-	uint32_t reserved1;	      /* zero */
+	uint32_t untimed_overhead_ticks; /* version 5: calibrated cost of one count-only
+				       * call (CP_NODE_UNTIMED), all of it in the caller */
 	/* version 5: record-time selection (zero when none was asked for) */
 	uint32_t max_depth;	      /* --max-depth N: calls deeper than N were folded
 				       * into their depth-N context; 0 = no limit */
@@ -527,6 +528,8 @@ struct cp_profile_file {
 	struct cp_spread_rec *spread;	/* SPREAD: nnodes records, or NULL */
 	struct cp_line_rec *lines;	/* LINES: sampled addresses, or NULL */
 	uint32_t nlines;
+	struct cp_filter_rec *filters;	/* FILTERS: record-time selection, or NULL */
+	uint32_t nfilters;
 };
 
 /*

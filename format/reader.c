@@ -330,6 +330,25 @@ static int load_lines(struct ctx *c, struct cp_profile_file *pf)
 	return 0;
 }
 
+/* Record-time selection rules (version 5): kinds this reader knows, patterns that are strings. */
+static int load_filters(struct ctx *c, struct cp_profile_file *pf)
+{
+	int ret;
+
+	if ((ret = load_records(c, pf, CP_SEC_FILTERS, "filter", sizeof(struct cp_filter_rec), 0,
+				(void **)&pf->filters, &pf->nfilters)))
+		return ret;
+	for (uint32_t i = 0; i < pf->nfilters; i++) {
+		const struct cp_filter_rec *f = &pf->filters[i];
+
+		if (f->kind < CP_FILTER_INCLUDE || f->kind > CP_FILTER_START ||
+		    !cp_profile_file__str(pf, f->pattern))
+			return bad(c, CP_ERR_CORRUPT, "filter record at 0x%llx: kind %u or pattern unknown",
+				   rec_off(pf, CP_SEC_FILTERS, i), f->kind);
+	}
+	return 0;
+}
+
 static int load(struct ctx *c, struct cp_profile_file *pf)
 {
 	const struct cp_section_entry *s;
@@ -417,9 +436,12 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 					   "node record at 0x%llx: parent %u is not an earlier node "
 					   "of its thread", rec_off(pf, CP_SEC_NODES, t->first_node + k),
 					   nd->parent);
-			if ((nd->flags & ~(uint32_t)(CP_NODE_SIGNAL | CP_NODE_SITE)) ||
+			if ((nd->flags & ~(uint32_t)(CP_NODE_SIGNAL | CP_NODE_SITE | CP_NODE_REGION |
+						      CP_NODE_EXCLUDED | CP_NODE_UNTIMED)) ||
 			    ((nd->flags & CP_NODE_SIGNAL) && (k == 0 || nd->fn == 0 || nd->fn >= 4096)) ||
-			    ((nd->flags & CP_NODE_SITE) && k == 0))
+			    ((nd->flags & (CP_NODE_SITE | CP_NODE_EXCLUDED | CP_NODE_UNTIMED)) && k == 0) ||
+			    ((nd->flags & CP_NODE_EXCLUDED) &&
+			     (nd->flags & ~(uint32_t)(CP_NODE_EXCLUDED | CP_NODE_SITE))))
 				return bad(c, CP_ERR_CORRUPT,
 					   "node record at 0x%llx: bad flags 0x%x for function 0x%llx",
 					   rec_off(pf, CP_SEC_NODES, t->first_node + k), nd->flags,
@@ -433,7 +455,8 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 	if (pf->nthreads == 0 && pf->nnodes)
 		return bad(c, CP_ERR_CORRUPT, "%u nodes belong to no thread", pf->nnodes);
 
-	if ((ret = load_merged(c, pf)) || (ret = load_lines(c, pf)))
+	if ((ret = load_merged(c, pf)) || (ret = load_lines(c, pf)) ||
+	    (ret = load_filters(c, pf)))
 		return ret;
 
 	s = find_section(pf, CP_SEC_CMDLINE);
@@ -500,6 +523,7 @@ void cp_profile_file__free(struct cp_profile_file *pf)
 	free(pf->inputs);
 	free(pf->spread);
 	free(pf->lines);
+	free(pf->filters);
 	free(pf);
 }
 

@@ -463,6 +463,86 @@ static void sampling_banner(const struct cp_meta *m, FILE *fp)
 }
 
 /* Whether wait, inactive and cpu mean anything, and how far to trust them. */
+/* The functions made count-only by --budget: contexts and calls of each, most calls first. */
+static void demotions(const struct cp_report_profile *rp, FILE *fp)
+{
+	uint64_t *calls = xcalloc(rp->nfns + 1, sizeof(*calls));
+	uint32_t *ctxs = xcalloc(rp->nfns + 1, sizeof(*ctxs)), shown = 0, left = 0;
+
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+		for (uint32_t i = 1; i < rp->trees[ti].nn; i++) {
+			const struct cp_rnode *n = &rp->trees[ti].n[i];
+
+			if (n->untimed && n->fn != CP_NONE) {
+				calls[n->fn] += n->calls;
+				ctxs[n->fn]++;
+			}
+		}
+	for (;;) {
+		uint32_t best = CP_NONE;
+
+		for (uint32_t f = 0; f < rp->nfns; f++)
+			if (ctxs[f] && (best == CP_NONE || calls[f] > calls[best]))
+				best = f;
+		if (best == CP_NONE)
+			break;
+		if (shown++ < 20)
+			fprintf(fp, "#   count-only: %s (%u contexts, %" PRIu64 " calls)\n",
+				rp->fns[best].name ? rp->fns[best].name : "?", ctxs[best], calls[best]);
+		else
+			left++;
+		ctxs[best] = 0;
+	}
+	if (left)
+		fprintf(fp, "#   count-only: %u more functions\n", left);
+	free(calls);
+	free(ctxs);
+}
+
+/* What `record` was told to leave out, and what that left out. */
+static void selection_banner(const struct cp_report_profile *rp, FILE *fp)
+{
+	static const char *const opt[] = { "", "--include", "--exclude", "--exclude-tree",
+					   "--exclude-file", "--exclude-module", "--start" };
+	const struct cp_profile_file *pf = rp->pf;
+	const struct cp_meta *m = &pf->meta;
+	char ticks[32];
+
+	for (uint32_t i = 0; i < pf->nfilters; i++) {
+		const struct cp_filter_rec *f = &pf->filters[i];
+
+		fprintf(fp, "# recorded with %s%s '%s'", opt[f->kind],
+			f->flags & CP_FILTER_REGEX ? " --regex" : "",
+			cp_profile_file__str(pf, f->pattern));
+		if (f->kind != CP_FILTER_EXCLUDE_MODULE)
+			fprintf(fp, " (%u function%s)", f->matched, f->matched == 1 ? "" : "s");
+		fputc('\n', fp);
+	}
+	if (rp->excluded_calls)
+		fprintf(fp, "# %" PRIu64 " calls of excluded functions: their time is their callers' "
+			    "self time\n", rp->excluded_calls);
+	if (m->calls_outside_start)
+		fprintf(fp, "# %" PRIu64 " calls made outside every --start function were not "
+			    "recorded\n", m->calls_outside_start);
+	if (m->calls_in_excluded_trees)
+		fprintf(fp, "# %" PRIu64 " calls inside --exclude-tree functions were not recorded\n",
+			m->calls_in_excluded_trees);
+	if (m->max_depth)
+		fprintf(fp, "# --max-depth %u: %" PRIu64 " deeper calls folded into their context at "
+			    "depth %u\n", m->max_depth, m->calls_below_depth, m->max_depth);
+	if (m->calls_paused)
+		fprintf(fp, "# %" PRIu64 " calls began while recording was paused (callprof_pause) "
+			    "and were not recorded\n", m->calls_paused);
+	if (m->budget) {
+		cp_fmt_ns(ticks, sizeof(ticks), m->ticks_per_sec ? (uint64_t)((double)m->budget_ticks *
+			  1e9 / (double)m->ticks_per_sec) : 0);
+		fprintf(fp, "# --budget %u.%02u%%: %u call-path records averaging under %s a call were made "
+			    "count-only after %d calls (exact calls; their time is in the caller's self)\n",
+			m->budget / 100, m->budget % 100, m->demotions, ticks, 1024);
+		demotions(rp, fp);
+	}
+}
+
 static void switches_banner(const struct cp_meta *m, FILE *fp)
 {
 	switch (m->switches) {
@@ -568,6 +648,7 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if (m->mode != CP_MODE_SAMPLED && (m->sample_flags & CP_SAMPLE_HYBRID))
 		sampling_banner(m, fp);
 	switches_banner(m, fp);
+	selection_banner(rp, fp);
 	if (m->reconciled_frames)
 		fprintf(fp, "# %" PRIu64 " frames were abandoned by longjmp or exceptions (their exit "
 			    "hooks never ran) and were closed when control left them\n",

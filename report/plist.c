@@ -84,11 +84,17 @@ static void date_str(const struct cp_report_profile *rp, char *buf, size_t size)
 		snprintf(buf, size, "?");
 }
 
-/* The starting function: the top-level function with the most time (calls). */
+/*
+ * The starting function: what `record --start` named, else the top-level
+ * function with the most time (calls).
+ */
 static const char *starting_function(const struct cp_report_profile *rp)
 {
 	const struct cp_rnode *best = NULL;
+	const char *start = cp_profile_file__str(rp->pf, rp->pf->meta.start);
 
+	if (start && *start)
+		return start;
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		const struct cp_rtree *t = &rp->trees[ti];
 

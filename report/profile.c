@@ -122,6 +122,7 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 		dst->site = src->site;
 	dst->calls += src->calls;
 	dst->total_ns += src->total_ns;
+	dst->untimed |= src->untimed;
 	dst->self_wait_ns += src->self_wait_ns;
 	dst->self_inactive_ns += src->self_inactive_ns;
 	dst->self_switches_vol += src->self_switches_vol;
@@ -204,6 +205,18 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		src.self_inactive_ns = to_ns(pf, r->inactive_ticks);
 		src.self_switches_vol = r->switches_vol;
 		src.self_switches_invol = r->switches_invol;
+		if (r->flags & CP_NODE_EXCLUDED) {
+			/* Calls of an excluded function: not a context, only counted. */
+			rp->excluded_calls += r->calls;
+			map[k] = map[r->parent];
+			rp->node_map[th->first_node + k] = map[k];
+			continue;
+		}
+		if (r->flags & CP_NODE_UNTIMED) {
+			/* Its ticks cover only the calls before its demotion: unknown. */
+			src.untimed = 1;
+			src.total_ns = src.min_ns = src.max_ns = 0;
+		}
 		if (k == 0) {
 			id = 0;
 			src.calls = 0; /* the root stands for threads, not calls */
@@ -299,6 +312,12 @@ static void derive_self(struct cp_rtree *t)
 		struct cp_rnode *n = &t->n[i];
 		uint64_t sum = 0;
 
+		if (n->untimed && n->parent != CP_NONE) {
+			/* Count-only: its own off-CPU time is its caller's, like its own time. */
+			t->n[n->parent].self_wait_ns += n->self_wait_ns;
+			t->n[n->parent].self_inactive_ns += n->self_inactive_ns;
+			n->self_wait_ns = n->self_inactive_ns = 0;
+		}
 		n->wait_ns = n->self_wait_ns;
 		n->inactive_ns = n->self_inactive_ns;
 		n->switches_vol = n->self_switches_vol;
@@ -378,12 +397,19 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 		struct cp_rnode *n = &t->n[i];
 		uint64_t child_calls = 0, child_total = 0, oh, raw = n->total_ns;
 
+		uint64_t untimed_calls = 0;
+
 		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
-			child_calls += t->n[c].calls;
+			if (t->n[c].untimed)
+				untimed_calls += t->n[c].calls;
+			else
+				child_calls += t->n[c].calls;
 			child_total += t->n[c].total_ns;
 		}
-		oh = (uint64_t)(rp->inside_ns * (double)n->calls +
-				rp->outside_ns * (double)child_calls + 0.5);
+		/* A count-only call costs its caller what its untimed hooks cost. */
+		oh = (uint64_t)((n->untimed ? 0 : rp->inside_ns * (double)n->calls) +
+				rp->outside_ns * (double)child_calls +
+				rp->untimed_ns * (double)untimed_calls + 0.5);
 		n->self_overhead_ns = n->self_ns > oh ? oh : n->self_ns;
 		n->self_ns -= n->self_overhead_ns;
 		n->total_ns = n->self_ns + child_total;
@@ -488,6 +514,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 
 		rp->outside_ns = (double)pf->meta.overhead_ticks * ns_per_tick;
 		rp->inside_ns = (double)pf->meta.self_overhead_ticks * ns_per_tick;
+		rp->untimed_ns = (double)pf->meta.untimed_overhead_ticks * ns_per_tick;
 	}
 	rp->compensated = rp->timed && !opts->no_compensate &&
 			  (rp->outside_ns > 0 || rp->inside_ns > 0);

@@ -60,6 +60,8 @@ struct cp_rnode {
 	uint32_t sites;	      /* first of its call sites in the tree's sites[] when it
 			       * was called from more than one (else CP_NONE: site is
 			       * the one) */
+	uint32_t untimed;     /* count-only (record --budget): its total is its
+			       * children's, its own time is its caller's self */
 };
 
 /*
@@ -183,6 +185,8 @@ struct cp_report_profile {
 	int compensated;	     /* times had hook overhead subtracted */
 	double outside_ns;	     /* calibrated overhead per call, caller side */
 	double inside_ns;	     /* calibrated overhead per call, callee side */
+	double untimed_ns;	     /* calibrated cost of a count-only call (record --budget) */
+	uint64_t excluded_calls;     /* calls of excluded functions (record --exclude) */
 	uint64_t raw_ns;	     /* all roots' raw totals */
 	uint64_t subtracted_ns;	     /* how much compensation took off them */
 	/* Merged from several files (load_many): pf is a summary, sym part 0's. */

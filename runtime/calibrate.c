@@ -40,14 +40,15 @@ static void sort_u64(uint64_t *v, int n)
 int cp_calibrate(struct cp_calibration *cal)
 {
 	struct cp_thread *saved = cp_self, *t;
-	uint64_t out[ROUNDS], in[ROUNDS];
+	uint64_t out[ROUNDS], in[ROUNDS], untimed[ROUNDS] = { 0 };
 	void *site = __builtin_return_address(0);
 	void *child = (void *)(uintptr_t)0x10000;
 
-	cal->outside = cal->inside = cal->spread = 0;
+	cal->outside = cal->inside = cal->spread = cal->untimed = 0;
 	t = cp_thread__new();
 	if (!t)
 		return -ENOMEM;
+	t->unfiltered = 1;
 	cp_self = t;
 	for (int r = 0; r < ROUNDS; r++) {
 		void *parent = (void *)(uintptr_t)(0x1000 + 0x10 * r);
@@ -69,8 +70,28 @@ int cp_calibrate(struct cp_calibration *cal)
 		out[r] = (p->ticks - c->ticks) / PAIRS;
 		in[r] = c->ticks / PAIRS;
 	}
+	/* The same with the child count-only (--budget): its whole cost is the parent's. */
+	for (int r = 0; r < ROUNDS && cp_hook_mode == CP_MODE_TIMING; r++) {
+		void *parent = (void *)(uintptr_t)(0x2000 + 0x10 * r);
+		struct cp_node *p, *c;
+
+		__cyg_profile_func_enter(parent, site);
+		__cyg_profile_func_enter(child, site);
+		__cyg_profile_func_exit(child, site);
+		p = t->top->node;
+		c = p->cache;
+		c->flags |= CP_NF_UNTIMED;
+		for (int i = 1; i < PAIRS; i++) {
+			__cyg_profile_func_enter(child, site);
+			__cyg_profile_func_exit(child, site);
+		}
+		__cyg_profile_func_exit(parent, site);
+		untimed[r] = p->ticks / PAIRS;
+	}
 	cp_self = saved;
 	cp_thread__free(t);
+	sort_u64(untimed, ROUNDS);
+	cal->untimed = untimed[ROUNDS / 2];
 	sort_u64(out, ROUNDS);
 	sort_u64(in, ROUNDS);
 	cal->outside = out[ROUNDS / 2];

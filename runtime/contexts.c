@@ -109,7 +109,8 @@ static void resume(struct cp_thread *t, const void *to, uint64_t now)
 		struct cp_frame *f = t->stack->f + 1 + i;
 
 		*f = s->f[i];
-		f->start += now - s->suspended;
+		if (f->start != CP_UNTIMED)
+			f->start += now - s->suspended;
 	}
 	t->top = t->stack->f + s->n;
 	s->uc = NULL;

@@ -76,6 +76,10 @@ static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t ex
 	r->flags = n->parent && n->fn < CP_FN_PSEUDO_LIMIT ? CP_NODE_SIGNAL : 0;
 	if (n->parent && cp_node__is_site(n))
 		r->flags |= CP_NODE_SITE;
+	if (n->flags & (CP_NF_EXCLUDED | CP_NF_TREE))
+		r->flags |= CP_NODE_EXCLUDED;
+	if (n->flags & CP_NF_UNTIMED)
+		r->flags |= CP_NODE_UNTIMED;
 	r->calls = n->calls;
 	r->ticks = timing ? n->ticks + extra : 0;
 	r->min_ticks = !timing || n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
@@ -183,6 +187,45 @@ static void offcpu_meta(struct cp_meta *m, struct cp_thread **ts, uint32_t nt)
 		period += ts[i]->perf.period_ns;
 	}
 	m->sample_period_ns = m->samples ? period / m->samples : 0;
+}
+
+/* Record-time selection (filter.c): the META fields and the FILTERS section. */
+static void selection_meta(struct cp_writer *w, struct cp_meta *m, struct cp_thread **ts, uint32_t nt)
+{
+	m->max_depth = cp_filter.max_depth;
+	m->start = cp_filter.start_text ? cp_writer__string(w, cp_filter.start_text) : CP_NO_STRING;
+	m->budget = cp_filter.budget;
+	m->demotions = __atomic_load_n(&cp_filter.demotions, __ATOMIC_RELAXED);
+	m->budget_ticks = cp_filter.budget_ticks;
+	for (uint32_t i = 0; i < nt; i++) {
+		m->calls_outside_start += ts[i]->unrecorded[CP_MUTE_OUTSIDE_START];
+		m->calls_below_depth += ts[i]->unrecorded[CP_MUTE_DEPTH];
+		m->calls_in_excluded_trees += ts[i]->unrecorded[CP_MUTE_TREE];
+		m->calls_paused += ts[i]->unrecorded[CP_MUTE_PAUSED];
+	}
+}
+
+/* "KIND FLAGS MATCHED TEXT" lines, as `record` wrote them. */
+static void write_filters(struct cp_writer *w)
+{
+	cp_writer__section(w, CP_SEC_FILTERS, sizeof(struct cp_filter_rec));
+	for (uint32_t i = 0; i < cp_filter.nrules; i++) {
+		const char *s = cp_filter.rules[i];
+		uint32_t v[3] = { 0, 0, 0 };
+		struct cp_filter_rec r;
+
+		for (int k = 0; k < 3; k++) {
+			for (; *s >= '0' && *s <= '9'; s++)
+				v[k] = v[k] * 10 + (uint32_t)(*s - '0');
+			if (*s == ' ')
+				s++;
+		}
+		r.kind = v[0];
+		r.flags = v[1];
+		r.matched = v[2];
+		r.pattern = cp_writer__string(w, s);
+		cp_writer__put(w, &r, sizeof(r));
+	}
 }
 
 static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt, uint64_t now,
@@ -318,7 +361,7 @@ int cp_flush(const char *path, int how)
 	struct cp_meta meta;
 	struct cp_calibration cal = { 0 };
 	struct utsname un;
-	int ret, timing, locked;
+	int ret, timing, locked, self_busy = self ? self->busy : 0;
 
 	timing = cp_hook_mode == CP_MODE_TIMING;
 	now = cp_ticks();
@@ -386,6 +429,7 @@ int cp_flush(const char *path, int how)
 	meta.overhead_ticks = cal.outside;
 	meta.self_overhead_ticks = cal.inside;
 	meta.calibration_spread = cal.spread;
+	meta.untimed_overhead_ticks = (uint32_t)cal.untimed;
 	meta.start_realtime_ns = cp_session.real0_ns;
 	meta.duration_ns = elapsed;
 	meta.flags = cp_session.forked ? CP_META_FORKED : 0;
@@ -403,6 +447,7 @@ int cp_flush(const char *path, int how)
 	}
 	if (timing)
 		offcpu_meta(&meta, ts, nt);
+	selection_meta(w, &meta, ts, nt);
 	{
 		char exe[4096];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -423,6 +468,11 @@ int cp_flush(const char *path, int how)
 	write_threads(w, ts, nt, now, tps, open, how);
 	if (meta.sample_hz)
 		write_lines(w, ts, nt);
+	if (cp_filter.nrules)
+		write_filters(w);
+	/* Markers and count-only contexts would mislead an older reader. */
+	if (cp_filter.active || cp_filter.budget)
+		w->min_reader = CP_MIN_READER_SELECTION;
 	ret = cp_writer__finish(w, timing ? CP_FEAT_TIMING : 0);
 out_unmap:
 	munmap(ts, bytes);
@@ -447,6 +497,6 @@ out:
 	if (locked)
 		cp_thread__fold_unlock();
 	if (self)
-		self->busy = 0;
+		self->busy = self_busy; /* a muted thread stays muted */
 	return ret;
 }

@@ -85,6 +85,25 @@ static inline CP_NOINSTR struct cp_thread *slow_begin(struct cp_thread *t)
 
 #if CP_HOOK_MODE != HOOKS_COVERAGE
 
+#if CP_HOOK_MODE == HOOKS_TIMING
+/*
+ * --budget: a context is judged once, at its CP_BUDGET_CALLS-th call.  If
+ * its calls so far averaged fewer ticks than timing them costs (scaled by
+ * the budget), it becomes count-only: later calls are counted but not
+ * timed, so they cost no clock reads (format.h, CP_NODE_UNTIMED).
+ */
+static __attribute__((noinline, cold)) CP_NOINSTR void budget_judge(struct cp_thread *t,
+								     struct cp_node *n)
+{
+	if (t->unfiltered || n->fn < CP_FN_PSEUDO_LIMIT)
+		return;
+	if (n->ticks / (n->calls - 1) < cp_filter.budget_ticks) {
+		n->flags |= CP_NF_UNTIMED;
+		__atomic_fetch_add(&cp_filter.demotions, 1, __ATOMIC_RELAXED);
+	}
+}
+#endif
+
 static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
 {
 	struct cp_frame *f = t->top + 1;
@@ -94,13 +113,32 @@ static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintp
 	f->fn = fn;
 	f->sp = sp;
 	t->top = f;
+#if CP_HOOK_MODE == HOOKS_TIMING
+	if (unlikely(n->calls == cp_filter.budget_at))
+		budget_judge(t, n);
+#endif
 	f->start = now_ticks();
+}
+
+/* A count-only frame: no clock read now or at its exit. */
+static inline CP_NOINSTR void push_untimed(struct cp_thread *t, struct cp_node *n, uintptr_t fn,
+					   uintptr_t sp)
+{
+	struct cp_frame *f = t->top + 1;
+
+	n->calls++;
+	f->node = n;
+	f->fn = fn;
+	f->sp = sp;
+	f->start = CP_UNTIMED;
+	t->top = f;
 }
 
 static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
 #if CP_HOOK_MODE == HOOKS_TIMING
-	cp_node__add_call(f->node, now - f->start);
+	if (likely(f->start != CP_UNTIMED))
+		cp_node__add_call(f->node, now - f->start);
 #endif
 	t->top = f - 1;
 }
@@ -115,15 +153,142 @@ static inline CP_NOINSTR void pop_through(struct cp_thread *t, struct cp_frame *
 	pop(t, f, now);
 }
 
+/*
+ * Mute the thread (internal.h, CP_MUTED): fn, entered at sp, is not
+ * recorded, nor anything until its activation returns.  Called with busy
+ * held; leaves busy at CP_MUTED.
+ */
+static CP_NOINSTR void mute(struct cp_thread *t, uintptr_t fn, uintptr_t sp, uint32_t kind)
+{
+	t->mute_fn = fn;
+	t->mute_sp = sp;
+	t->mute_depth = 1;
+	t->mute_kind = kind;
+	t->unrecorded[kind]++;
+	barrier();
+	t->busy = CP_MUTED;
+}
+
+/* A thread of a --start recording waits, muted, for a start function. */
+void cp_hooks__mute_start(struct cp_thread *t)
+{
+	t->mute_fn = 0;
+	t->mute_depth = 0;
+	t->mute_kind = CP_MUTE_OUTSIDE_START;
+	barrier();
+	t->busy = CP_MUTED;
+}
+
+/* After the frames above f were popped: outside every start function, wait for one. */
+static inline CP_NOINSTR void after_pop(struct cp_thread *t)
+{
+	if (unlikely(cp_filter.start) && t->top == t->stack->f && !t->unfiltered)
+		cp_hooks__mute_start(t);
+	else
+		t->busy = 0;
+}
+
+/* A call begins while the thread is muted: count it, or start recording at a start function. */
+static CP_NOINSTR void muted_enter(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp)
+{
+	struct cp_node *n;
+
+	if (t->mute_kind != CP_MUTE_OUTSIDE_START) {
+		t->mute_depth += fn == t->mute_fn;
+		t->unrecorded[t->mute_kind]++;
+		return;
+	}
+	if (!(cp_filter__classify(fn) & CP_FF_START) ||
+	    (t->top == t->limit && cp_thread__grow_stack(t))) {
+		t->unrecorded[CP_MUTE_OUTSIDE_START]++;
+		return;
+	}
+	t->busy = 1;
+	barrier();
+	offcpu_check(t);
+	n = cp_thread__child(t, t->top->node, fn, site);
+	if (n->flags & CP_NF_UNTIMED)
+		push_untimed(t, n, fn, sp);
+	else
+		push(t, n, fn, sp);
+	/* Its exit, and only that one, misses the fast path: it mutes the thread again. */
+	t->top->fn |= CP_FN_START_BIT;
+	barrier();
+	t->busy = 0;
+}
+
+/* A call returns while the thread is muted. */
+static inline CP_NOINSTR void muted_exit(struct cp_thread *t, uintptr_t fn)
+{
+	if (t->mute_kind != CP_MUTE_OUTSIDE_START && fn == t->mute_fn && !--t->mute_depth) {
+		barrier();
+		t->busy = 0;
+	}
+}
+
+/*
+ * A longjmp (interpose.c) to stack pointer target closed the frames below
+ * it; was is the thread's busy before.  A muted call that was abandoned
+ * unmutes the thread; a --start recording left with no frame waits again.
+ */
+int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target)
+{
+	if (was == CP_MUTED && (t->mute_kind == CP_MUTE_OUTSIDE_START || t->mute_sp + 16 >= target))
+		return CP_MUTED;
+	if (cp_filter.start && t->top == t->stack->f && !t->unfiltered) {
+		t->mute_fn = 0;
+		t->mute_depth = 0;
+		t->mute_kind = CP_MUTE_OUTSIDE_START;
+		return CP_MUTED;
+	}
+	return 0;
+}
+
+/* The context found for a call is not an ordinary one (struct cp_node.flags); busy is held. */
+static __attribute__((noinline, cold)) CP_NOINSTR void enter_marked(struct cp_thread *t,
+								     struct cp_node *n, uintptr_t fn,
+								     uintptr_t sp)
+{
+	n->calls++;
+	if (n->flags & CP_NF_TREE) {
+		/* Counted by the marker: the tree's count is of the calls made inside it. */
+		t->unrecorded[CP_MUTE_TREE]--;
+		mute(t, fn, sp, CP_MUTE_TREE);
+		return;
+	}
+	barrier();
+	t->busy = 0;
+}
+
 static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thread *t, uintptr_t fn,
 								   uintptr_t site, uintptr_t sp)
 {
 	int saved_errno = errno;
 	struct cp_node *n;
 
+	if (!t) {
+		if (cp_session.state == CP_STATE_DONE)
+			goto out;
+		t = cp_thread__setup();
+		if (!t)
+			goto out;
+	}
+	if (t->busy == CP_MUTED) {
+		muted_enter(t, fn, site, sp);
+		goto out;
+	}
 	t = slow_begin(t);
 	if (!t)
 		goto out;
+	if (cp_paused && !t->unfiltered) {
+		mute(t, fn, sp, CP_MUTE_PAUSED);
+		goto out;
+	}
+	if (t->top == t->limit && cp_filter.max_depth &&
+	    (uint64_t)(t->top - t->stack->f) >= cp_filter.max_depth && !t->unfiltered) {
+		mute(t, fn, sp, CP_MUTE_DEPTH);
+		goto out;
+	}
 	if (t->top == t->limit && cp_thread__grow_stack(t)) {
 		/*
 		 * No memory for a deeper stack.  Dropping just this call would
@@ -139,7 +304,14 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	}
 	offcpu_check(t);
 	n = cp_thread__child(t, t->top->node, fn, site);
-	push(t, n, fn, sp);
+	if (unlikely(n->flags & ~CP_NF_UNTIMED)) {
+		enter_marked(t, n, fn, sp);
+		goto out;
+	}
+	if (n->flags)
+		push_untimed(t, n, fn, sp);
+	else
+		push(t, n, fn, sp);
 	barrier();
 	t->busy = 0;
 out:
@@ -151,14 +323,20 @@ out:
  * skipped (longjmp, an exception through code without exit hooks): then the
  * matching frame is further down and the frames above it are closed now;
  * or no open frame matches (the enter was not seen): count and ignore.
+ * Also here: exits while muted, of excluded functions (they have no
+ * frame), and of a start function's outermost frame.
  */
-static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_thread *t, uintptr_t fn,
-								  uint64_t now)
+static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_thread *t, uintptr_t fn)
 {
+	uint64_t now = now_ticks();
 	struct cp_frame *f, *base;
 
 	if (!t)
 		return;
+	if (t->busy == CP_MUTED) {
+		muted_exit(t, fn);
+		return;
+	}
 	if (t->busy) {
 		t->lost_events++;
 		return;
@@ -167,14 +345,19 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	barrier();
 	offcpu_check(t);
 	base = t->stack->f;
-	for (f = t->top; f > base && f->fn != fn; f--)
+	if (cp_filter.active && !t->unfiltered && (cp_filter__classify(fn) & CP_FF_EXCLUDE)) {
+		barrier();
+		t->busy = 0;
+		return;
+	}
+	for (f = t->top; f > base && f->fn != fn && f->fn != (fn | CP_FN_START_BIT); f--)
 		;
 	if (f == base)
 		t->unpaired_exits++;
 	else
 		pop_through(t, f, now);
 	barrier();
-	t->busy = 0;
+	after_pop(t);
 }
 
 CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
@@ -183,7 +366,7 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	struct cp_node *p, *n;
 
-	if (unlikely(!t || t->busy || t->top == t->limit)) {
+	if (unlikely(!t || t->busy || t->top == t->limit || cp_paused)) {
 		enter_slow(t, (uintptr_t)fn, (uintptr_t)site, sp);
 		return;
 	}
@@ -197,26 +380,51 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 		if (unlikely(!n || n->fn != (uintptr_t)fn || n->site != (uintptr_t)site))
 			n = cp_thread__child(t, p, (uintptr_t)fn, (uintptr_t)site);
 	}
-	push(t, n, (uintptr_t)fn, sp);
+	if (unlikely(n->flags)) {
+		if (n->flags != CP_NF_UNTIMED) {
+			enter_marked(t, n, (uintptr_t)fn, sp);
+			return;
+		}
+		push_untimed(t, n, (uintptr_t)fn, sp);
+	} else {
+		push(t, n, (uintptr_t)fn, sp);
+	}
 	barrier();
 	t->busy = 0;
 }
 
+/*
+ * The exit looks at the frame before it reads the clock: a count-only
+ * frame needs no clock read.  The few loads this puts inside the callee's
+ * interval are part of what calibration measures ("inside").
+ */
 CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 {
-	uint64_t now = now_ticks();
 	struct cp_thread *t = cp_self;
 	struct cp_frame *f;
+	uint64_t now;
 
 	if (unlikely(!t || t->busy)) {
-		exit_slow(t, (uintptr_t)fn, now);
+		exit_slow(t, (uintptr_t)fn);
 		return;
 	}
 	f = t->top;
 	if (unlikely(f->fn != (uintptr_t)fn)) {
-		exit_slow(t, (uintptr_t)fn, now);
+		exit_slow(t, (uintptr_t)fn);
 		return;
 	}
+#if CP_HOOK_MODE == HOOKS_TIMING
+	if (unlikely(f->start == CP_UNTIMED)) {
+		t->busy = 1;
+		barrier();
+		offcpu_check(t);
+		t->top = f - 1;
+		barrier();
+		t->busy = 0;
+		return;
+	}
+#endif
+	now = now_ticks();
 	t->busy = 1;
 	barrier();
 	offcpu_check(t);
@@ -246,6 +454,8 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 	uint64_t depth = 0;
 
 	*owner = NULL;
+	if (t && t->busy == CP_MUTED)
+		return 0; /* the handler's calls are muted too */
 	if (t && t->busy) {
 		ctx = t->top->node ? t->top->node->canon : NULL;
 		s = t->side;
@@ -275,6 +485,9 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 	t = slow_begin(t);
 	if (!t)
 		return 0;
+	if (t->top == t->limit && cp_filter.max_depth &&
+	    (uint64_t)(t->top - t->stack->f) >= cp_filter.max_depth)
+		goto out; /* below --max-depth: the handler's time stays in the node at depth N */
 	if (t->top == t->limit && cp_thread__grow_stack(t)) {
 		t->lost_signals++;
 		goto out;
@@ -309,7 +522,7 @@ void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner)
 	if (f <= t->top && f->fn == CP_FN_SIGNAL(sig))
 		pop_through(t, f, now);
 	barrier();
-	t->busy = 0;
+	after_pop(t);
 out:
 	if (owner)
 		cp_self = owner;
@@ -369,6 +582,16 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 
 void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner)
 {
+}
+
+/* Coverage has no shadow stack to mute: `record` refuses --start and --max-depth with it. */
+void cp_hooks__mute_start(struct cp_thread *t)
+{
+}
+
+int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target)
+{
+	return 0;
 }
 
 #endif /* CP_HOOK_MODE == HOOKS_COVERAGE */

@@ -67,7 +67,18 @@ struct cp_node {
 	uint32_t id;		/* index in the thread, in allocation order */
 	uint32_t switches_vol;	/* times blocked while innermost (saturating) */
 	uint32_t switches_invol; /* times preempted while innermost (saturating) */
-	uint32_t pad;
+	uint32_t flags;		/* enum cp_nflags: how the hooks treat the context */
+};
+
+/*
+ * A context's flags (struct cp_node.flags), set when it is created or,
+ * for UNTIMED, by the budget; the enter hook tests them right after the
+ * loads of fn and site it makes anyway, in the same cache line.
+ */
+enum cp_nflags {
+	CP_NF_EXCLUDED = 1 << 0, /* a marker: calls of an excluded function, no frame */
+	CP_NF_UNTIMED = 1 << 1,	 /* count-only: frames without clock reads */
+	CP_NF_TREE = 1 << 2,	 /* a marker of an --exclude-tree function: mutes the thread */
 };
 
 /* Hash of a (pointer, value) pair: the node table's and the lines table's key. */
@@ -206,6 +217,13 @@ struct cp_thread {
 	struct cp_thread *owner;     /* for a side tree: its thread */
 	uint32_t dump_side;	     /* side nodes written with this thread at the dump */
 	const void *ctx_current;     /* the ucontext whose frames are on the stack */
+	/* muted (busy == CP_MUTED, see hooks.c) */
+	uintptr_t mute_fn;	     /* the call that muted the thread */
+	uintptr_t mute_sp;	     /* its frame address (a longjmp above it unmutes) */
+	uint64_t mute_depth;	     /* its activations open */
+	uint32_t mute_kind;	     /* enum cp_mute_kind */
+	uint64_t unrecorded[4];	     /* calls not recorded, per enum cp_mute_kind */
+	int unfiltered;		     /* calibration's private state: no selection applies */
 	struct cp_perf perf;	 /* perf events of the thread: off-CPU time, samples */
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
@@ -288,6 +306,71 @@ extern __thread struct cp_thread *cp_self CP_HIDDEN __attribute__((tls_model("in
 #define CP_FN_REGION_BASE 1024u
 #define CP_MAX_REGIONS (CP_FN_PSEUDO_LIMIT - CP_FN_REGION_BASE)
 #define CP_FN_REGION(id) ((uintptr_t)CP_FN_REGION_BASE + (id))
+
+/*
+ * filter.c: record-time selection (CALLPROF_FILTER, written by `record`).
+ * Function ranges are sorted by start; module ranges are few and scanned.
+ */
+enum cp_filter_flags_rt {
+	CP_FF_EXCLUDE = 1 << 0, /* no node: time to the caller, callees under it */
+	CP_FF_TREE = 1 << 1,	/* it and everything it calls: not recorded */
+	CP_FF_START = 1 << 2,	/* recording happens while one of these is open */
+	CP_FF_INCLUDE = 1 << 3, /* named by --include */
+};
+struct cp_filter_range {
+	uint64_t start, end;
+	uint32_t flags, pad;
+};
+#define CP_MAX_MODULE_RANGES 64
+#define CP_MAX_FILTER_RULES 64
+/* A context is considered for count-only after this many calls (--budget). */
+#define CP_BUDGET_CALLS 1024
+struct cp_filter {
+	int active;		 /* some function may be excluded: classify new contexts */
+	int include;		 /* only included (or start) functions get nodes */
+	int start;		 /* --start: threads record only inside a start function */
+	uint32_t max_depth;	 /* --max-depth, 0 = none */
+	uint32_t budget;	 /* --budget in hundredths of a percent, 0 = none */
+	uint64_t budget_ticks;	 /* demote a context whose calls average fewer ticks */
+	uint64_t budget_at;	 /* the call count at which a context is judged, 0 = never */
+	uint32_t demotions;	 /* contexts demoted (atomic) */
+	struct cp_filter_range *r; /* function ranges */
+	uint64_t nranges, cap;
+	struct cp_filter_range mr[CP_MAX_MODULE_RANGES];
+	uint32_t nmodule_ranges;
+	uint32_t nrules;
+	const char *start_text;	 /* --start as given */
+	const char *rules[CP_MAX_FILTER_RULES]; /* "KIND FLAGS MATCHED TEXT" */
+};
+extern struct cp_filter cp_filter CP_HIDDEN;
+CP_HIDDEN void cp_filter__init(void);
+CP_HIDDEN uint32_t cp_filter__classify(uintptr_t fn);
+
+/*
+ * Muted threads (hooks.c): busy holds CP_MUTED while a thread records
+ * nothing, so the fast paths' one test of busy sends every hook to the
+ * slow path, which only counts.  Why it is muted:
+ */
+#define CP_MUTED 2
+enum cp_mute_kind {
+	CP_MUTE_OUTSIDE_START = 0, /* --start: no start function open */
+	CP_MUTE_DEPTH = 1,	   /* below --max-depth */
+	CP_MUTE_TREE = 2,	   /* inside an --exclude-tree function */
+	CP_MUTE_PAUSED = 3,	   /* began while callprof_pause() held */
+	CP_MUTE_KINDS
+};
+/* The exit of a start function's outermost frame is recognised by this bit in cp_frame.fn. */
+#define CP_FN_START_BIT (1ull << 63)
+/* cp_frame.start of a count-only frame (CP_NF_UNTIMED). */
+#define CP_UNTIMED UINT64_MAX
+extern volatile int cp_paused CP_HIDDEN;
+CP_HIDDEN void cp_hooks__mute_start(struct cp_thread *t);
+CP_HIDDEN int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target);
+/* The last usable frame index of a stack of cap frames: --max-depth stops short of it. */
+static inline uint64_t cp_thread__limit(uint64_t cap)
+{
+	return cp_filter.max_depth && cp_filter.max_depth < cap - 1 ? cp_filter.max_depth : cap - 1;
+}
 
 /*
  * control.c: callprof_pause()/callprof_resume().  While paused, a call
@@ -409,6 +492,7 @@ struct cp_calibration {
 	uint64_t outside; /* ticks per call outside the callee's interval */
 	uint64_t inside;  /* ticks per call inside it */
 	uint64_t spread;  /* max - min of outside over the rounds */
+	uint64_t untimed; /* ticks per count-only call (--budget), all in the caller */
 };
 CP_HIDDEN int cp_calibrate(struct cp_calibration *cal);
 

@@ -108,9 +108,11 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 			t = t->owner;
 			cp_self = t;
 		}
+		int was = t->busy;
+
 		t->busy = 1;
 		cp_thread__unwind_to(t, target, now);
-		t->busy = 0;
+		t->busy = cp_hooks__after_unwind(t, was, target);
 	}
 	errno = saved_errno;
 }

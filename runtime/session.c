@@ -17,6 +17,7 @@
  *                      (cheaper, less exact per call), "monotonic"
  *   CALLPROF_OFFCPU    "0": do not track context switches (wait/inactive time)
  *   CALLPROF_SAMPLE    HZ: sample the running instruction per context (offcpu.c)
+ *   CALLPROF_FILTER    record-time selection, written by `record` (filter.c)
  */
 #include <errno.h>
 #include <signal.h>
@@ -166,6 +167,7 @@ int cp_session__init(void)
 	resolve_out_base();
 	set_out_path();
 	cp_offcpu__init();
+	cp_filter__init();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
 	cp_interpose__init();
 	cp_signals__init();

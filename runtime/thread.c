@@ -200,6 +200,13 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *from, uint
 	/* Fresh mappings are zero, recycled ones are not. */
 	n->calls = n->ticks = n->max_ticks = n->wait_ticks = n->inactive_ticks = 0;
 	n->min_ticks = UINT64_MAX;
+	n->flags = 0;
+	/* Record-time selection (filter.c); not for a side tree's first level, whose fn is a context. */
+	if (unlikely(cp_filter.active) && !t->unfiltered && !(t->owner && parent == &t->root)) {
+		uint32_t ff = cp_filter__classify(fn);
+
+		n->flags = ff & CP_FF_TREE ? CP_NF_TREE : ff & CP_FF_EXCLUDE ? CP_NF_EXCLUDED : 0;
+	}
 	n->id = t->nnodes;
 	/* Publish: the dumping thread reads only nodes below nnodes. */
 	__atomic_store_n(&t->chunk->used, t->chunk->used + 1, __ATOMIC_RELEASE);
@@ -229,7 +236,7 @@ int cp_thread__grow_stack(struct cp_thread *t)
 	memcpy(s->f, old->f, (depth + 1) * sizeof(struct cp_frame));
 	__atomic_store_n(&t->stack, s, __ATOMIC_RELEASE);
 	t->top = s->f + depth;
-	t->limit = s->f + cap - 1;
+	t->limit = s->f + cp_thread__limit(cap);
 	return 0;
 }
 
@@ -288,7 +295,7 @@ struct cp_thread *cp_thread__new(void)
 	t->hmask = HTAB_SLOTS0 - 1;
 	t->hbytes = hbytes;
 	clear_roots(t);
-	t->limit = t->stack->f + STACK_FRAMES0 - 1;
+	t->limit = t->stack->f + cp_thread__limit(STACK_FRAMES0);
 	t->nthreads = 1;
 	t->start_ticks = cp_ticks();
 	t->top->start = t->start_ticks;
@@ -378,6 +385,8 @@ struct cp_thread *cp_thread__setup(void)
 	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
 	t->start_ticks = cp_ticks();
 	t->top->start = t->start_ticks;
+	if (cp_filter.start)
+		cp_hooks__mute_start(t);
 	return t;
 }
 
@@ -399,7 +408,7 @@ void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now)
 		return; /* above every frame: another stack, not ours to judge */
 	while (t->top > base && t->top->sp + 16 < target) {
 		f = t->top;
-		if (cp_hook_mode == CP_MODE_TIMING)
+		if (cp_hook_mode == CP_MODE_TIMING && f->start != CP_UNTIMED)
 			cp_node__add_call(f->node, now - f->start);
 		t->top = f - 1;
 		t->reconciled++;
@@ -414,7 +423,8 @@ void cp_thread__close_open(struct cp_thread *t, uint64_t now)
 	while (t->top > base) {
 		struct cp_frame *f = t->top;
 
-		cp_node__add_call(f->node, now - f->start);
+		if (f->start != CP_UNTIMED)
+			cp_node__add_call(f->node, now - f->start);
 		t->top = f - 1;
 		t->open_frames++;
 	}
@@ -543,6 +553,7 @@ static int fold(struct cp_thread *t)
 
 			m = cp_thread__child(a, to[n->parent->id], n->fn, n->site);
 			to[n->id] = m;
+			m->flags |= n->flags;
 			add_counts(m, n);
 		}
 	}
@@ -557,6 +568,8 @@ static int fold(struct cp_thread *t)
 	a->open_frames += t->open_frames;
 	a->reconciled += t->reconciled;
 	a->lost_signals += t->lost_signals;
+	for (int k = 0; k < CP_MUTE_KINDS; k++)
+		a->unrecorded[k] += t->unrecorded[k];
 	a->flags |= t->flags & CP_THREAD_TRUNCATED;
 	if (t->start_ticks < a->start_ticks)
 		a->start_ticks = t->start_ticks;
@@ -580,6 +593,8 @@ static void reset_tree(struct cp_thread *t)
 	t->busy = t->stopped = 0;
 	t->end_ticks = t->lost_events = t->unpaired_exits = t->open_frames = 0;
 	t->reconciled = t->lost_signals = 0;
+	memset(t->unrecorded, 0, sizeof(t->unrecorded));
+	t->mute_fn = t->mute_depth = 0;
 	t->flags = 0;
 	memset(t->name, 0, sizeof(t->name));
 	cp_offcpu__clear_lines(&t->perf);
@@ -616,7 +631,7 @@ void cp_thread__exited(void *arg)
 	int saved_errno = errno;
 	sigset_t all, old;
 
-	if (!t || t->busy)
+	if (!t || (t->busy && t->busy != CP_MUTED))
 		goto out;
 	t->busy = 1;
 	cp_offcpu__thread_end(t);
@@ -678,12 +693,14 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 		reset_tree(t->side); /* the parent's handler runs */
 	t->root.ticks = 0;
 	for (struct cp_frame *f = t->stack->f; f <= t->top; f++)
-		f->start = now;
+		if (f->start != CP_UNTIMED)
+			f->start = now;
 	t->start_ticks = now;
 	t->tid = (uint32_t)gettid();
 	t->self = pthread_self();
 	t->seq = 0;
 	t->lost_events = t->unpaired_exits = t->open_frames = t->reconciled = 0;
+	memset(t->unrecorded, 0, sizeof(t->unrecorded));
 	t->lost.calls = t->lost.ticks = 0;
 	t->flags &= ~CP_THREAD_TRUNCATED;
 	t->stopped = 0;

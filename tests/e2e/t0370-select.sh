@@ -1,0 +1,141 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='record-time selection: --exclude, --include, --exclude-tree, --exclude-file, --start, --max-depth, --budget'
+. "$(dirname "$0")/lib.sh"
+
+SEL="python3 $TEST_DIRECTORY/check-select.py"
+
+# paths NAME OPTIONS...: record t-select with OPTIONS into NAME.cprof, its paths into NAME.paths
+paths () {
+	_n=$1
+	shift
+	callprof record -o $_n.cprof "$@" ./t-select >$_n.out 2>$_n.err &&
+	callprof export -f json $_n.cprof >$_n.json &&
+	$SEL paths $_n.json >$_n.paths
+}
+
+test_expect_success 'setup' '
+	build_workload s-select.c &&
+	paths all
+'
+
+test_expect_success '--exclude: no node, callees under the caller, exact counts' '
+	paths ex --exclude noisy &&
+	! grep "noisy" ex.paths &&
+	grep -x "main;phase;leaf 6" ex.paths &&
+	grep -x "main;phase;helper 20" ex.paths &&
+	grep -x "main;phase;helper;leaf 40" ex.paths &&
+	grep -x "main;setup;leaf 5" ex.paths &&
+	callprof report ex.cprof >ex.report &&
+	grep "^# recorded with --exclude .noisy. (1 function)" ex.report &&
+	grep "^# 2 calls of excluded functions" ex.report
+'
+
+# noisy spins; with it excluded, its self time is phase'"'"'s.  Wide
+# margins: the machine is shared.
+test_expect_success '--exclude: the excluded function'"'"'s time goes to its caller'"'"'s self' '
+	noisy=$($SEL self all.json "main;phase;noisy") &&
+	before=$($SEL self all.json "main;phase") &&
+	after=$($SEL self ex.json "main;phase") &&
+	echo "phase self $before + noisy self $noisy -> $after" &&
+	test $after -gt $(( (before + noisy) / 2 )) &&
+	test $after -gt $(( before + noisy / 3 ))
+'
+
+test_expect_success '--exclude-tree: it and all it calls are gone; counted in the banner' '
+	paths tree --exclude-tree noisy &&
+	! grep "noisy" tree.paths &&
+	! grep -x "main;phase;leaf 6" tree.paths &&
+	grep -x "main;phase;helper;leaf 40" tree.paths &&
+	callprof report tree.cprof >tree.report &&
+	grep "^# 6 calls inside --exclude-tree functions were not recorded" tree.report
+'
+
+test_expect_success '--include: only matching functions get nodes' '
+	paths inc --include phase --include "lea?" &&
+	cat >inc.expect <<-\EOF &&
+	leaf 5
+	phase 2
+	phase;leaf 46
+	EOF
+	test_cmp inc.expect inc.paths
+'
+
+test_expect_success '--regex: patterns are extended regular expressions' '
+	paths re --regex --exclude "^(noisy|helper)$" &&
+	! grep -e noisy -e helper re.paths &&
+	grep -x "main;phase;leaf 46" re.paths
+'
+
+# Known gap: with clang 14 (DWARF 5) the source-file match finds no
+# function yet (docs/limitations.md), so this runs for gcc builds only.
+case $CC in
+*clang*) ;;
+*)
+	test_expect_success '--exclude-file: every function of the source file' '
+		paths file --exclude-file s-select.c &&
+		test_must_be_empty file.paths
+	'
+	;;
+esac
+
+test_expect_success '--start: only the start function'"'"'s two subtrees, exact counts' '
+	paths start --start phase &&
+	cat >start.expect <<-\EOF &&
+	phase 2
+	phase;helper 20
+	phase;helper;leaf 40
+	phase;noisy 2
+	phase;noisy;leaf 6
+	EOF
+	test_cmp start.expect start.paths &&
+	callprof report --plist start.cprof >start.plist &&
+	grep "Starting function: phase\$" start.plist
+'
+
+test_expect_success '--max-depth: deeper calls fold into the context at depth N' '
+	paths depth --max-depth 3 &&
+	! grep "main;deep;deep;deep" depth.paths &&
+	grep -x "main;deep;deep 1" depth.paths &&
+	! grep "main;phase;helper;leaf" depth.paths &&
+	grep -x "main;phase;helper 20" depth.paths &&
+	callprof report depth.cprof >depth.report &&
+	grep "^# --max-depth 3: [0-9]* deeper calls folded" depth.report
+'
+
+# The budget keeps every count: the same paths with the same calls.
+test_expect_success '--budget: counts identical, demotions listed' '
+	callprof record -o b0.cprof ./t-select fib 22 2>/dev/null &&
+	callprof record -o b1.cprof --budget 5 ./t-select fib 22 2>/dev/null &&
+	callprof export -f json b0.cprof >b0.json &&
+	callprof export -f json b1.cprof >b1.json &&
+	$SEL paths b0.json >b0.paths &&
+	$SEL paths b1.json >b1.paths &&
+	test_cmp b0.paths b1.paths &&
+	callprof report b1.cprof >b1.report &&
+	grep "^# --budget 5.00%: [1-9][0-9]* call-path records" b1.report &&
+	grep "^#   count-only: fib ([0-9]* contexts, [0-9]* calls)" b1.report
+'
+
+test_expect_success 'selection does not change the program'"'"'s output or exit status' '
+	./t-select >plain.out &&
+	test_cmp plain.out ex.out &&
+	test_cmp plain.out start.out
+'
+
+test_expect_success 'bad selection options: one line, usage exit status' '
+	test_expect_code 129 callprof record --regex --exclude "(" ./t-select 2>err &&
+	test_line_count = 1 err &&
+	grep "bad regular expression" err &&
+	test_expect_code 129 callprof record --max-depth 0 ./t-select 2>err &&
+	grep "max-depth wants a number" err &&
+	test_expect_code 129 callprof record --budget abc ./t-select 2>err &&
+	grep "budget wants a percentage" err &&
+	test_expect_code 129 callprof record --mode=coverage --start phase ./t-select 2>err &&
+	test_expect_code 128 callprof record -o nostart.cprof --start no_such_fn ./t-select 2>err &&
+	test_line_count = 1 err &&
+	grep "start .no_such_fn. matches no function" err &&
+	test_path_is_missing nostart.cprof
+'
+
+test_done
