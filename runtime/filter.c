@@ -204,7 +204,6 @@ void cp_filter__init(void)
 	uint64_t nlines = 0;
 	int fd;
 
-	cp_filter.budget_at = 0;
 	if (!path || !*path)
 		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC);

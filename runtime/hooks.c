@@ -104,7 +104,9 @@ static __attribute__((noinline, cold)) CP_NOINSTR void budget_judge(struct cp_th
 }
 #endif
 
-static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
+/* Count a call of n and open its frame; the caller sets the frame's start. */
+static inline CP_NOINSTR struct cp_frame *open_frame(struct cp_thread *t, struct cp_node *n,
+						     uintptr_t fn, uintptr_t sp)
 {
 	struct cp_frame *f = t->top + 1;
 
@@ -113,6 +115,13 @@ static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintp
 	f->fn = fn;
 	f->sp = sp;
 	t->top = f;
+	return f;
+}
+
+static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
+{
+	struct cp_frame *f = open_frame(t, n, fn, sp);
+
 #if CP_HOOK_MODE == HOOKS_TIMING
 	if (unlikely(n->calls == cp_filter.budget_at))
 		budget_judge(t, n);
@@ -124,14 +133,17 @@ static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintp
 static inline CP_NOINSTR void push_untimed(struct cp_thread *t, struct cp_node *n, uintptr_t fn,
 					   uintptr_t sp)
 {
-	struct cp_frame *f = t->top + 1;
+	open_frame(t, n, fn, sp)->start = CP_UNTIMED;
+}
 
-	n->calls++;
-	f->node = n;
-	f->fn = fn;
-	f->sp = sp;
-	f->start = CP_UNTIMED;
-	t->top = f;
+/* A frame for n, timed unless n is count-only (the slow paths' push). */
+static inline CP_NOINSTR void push_by_flags(struct cp_thread *t, struct cp_node *n, uintptr_t fn,
+					    uintptr_t sp)
+{
+	if (n->flags & CP_NF_UNTIMED)
+		push_untimed(t, n, fn, sp);
+	else
+		push(t, n, fn, sp);
 }
 
 static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
@@ -155,16 +167,19 @@ static inline CP_NOINSTR void pop_through(struct cp_thread *t, struct cp_frame *
 
 /*
  * Mute the thread (internal.h, CP_MUTED): fn, entered at sp, is not
- * recorded, nor anything until its activation returns.  Called with busy
- * held; leaves busy at CP_MUTED.
+ * recorded, nor anything until its activation returns.  unrecorded is 1
+ * when fn's own call counts among the calls the muting left out (0 for an
+ * --exclude-tree function, whose calls its marker counts).  Called with
+ * busy held; leaves busy at CP_MUTED.
  */
-static CP_NOINSTR void mute(struct cp_thread *t, uintptr_t fn, uintptr_t sp, uint32_t kind)
+static CP_NOINSTR void mute(struct cp_thread *t, uintptr_t fn, uintptr_t sp, uint32_t kind,
+			    uint64_t unrecorded)
 {
 	t->mute_fn = fn;
 	t->mute_sp = sp;
 	t->mute_depth = 1;
 	t->mute_kind = kind;
-	t->unrecorded[kind]++;
+	t->unrecorded[kind] += unrecorded;
 	barrier();
 	t->busy = CP_MUTED;
 }
@@ -207,10 +222,7 @@ static CP_NOINSTR void muted_enter(struct cp_thread *t, uintptr_t fn, uintptr_t 
 	barrier();
 	offcpu_check(t);
 	n = cp_thread__child(t, t->top->node, fn, site);
-	if (n->flags & CP_NF_UNTIMED)
-		push_untimed(t, n, fn, sp);
-	else
-		push(t, n, fn, sp);
+	push_by_flags(t, n, fn, sp);
 	/* Its exit, and only that one, misses the fast path: it mutes the thread again. */
 	t->top->fn |= CP_FN_START_BIT;
 	barrier();
@@ -236,9 +248,7 @@ int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target)
 	if (was == CP_MUTED && (t->mute_kind == CP_MUTE_OUTSIDE_START || t->mute_sp + 16 >= target))
 		return CP_MUTED;
 	if (cp_filter.start && t->top == t->stack->f && !t->unfiltered) {
-		t->mute_fn = 0;
-		t->mute_depth = 0;
-		t->mute_kind = CP_MUTE_OUTSIDE_START;
+		cp_hooks__mute_start(t);
 		return CP_MUTED;
 	}
 	return 0;
@@ -251,9 +261,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_marked(struct cp_th
 {
 	n->calls++;
 	if (n->flags & CP_NF_TREE) {
-		/* Counted by the marker: the tree's count is of the calls made inside it. */
-		t->unrecorded[CP_MUTE_TREE]--;
-		mute(t, fn, sp, CP_MUTE_TREE);
+		mute(t, fn, sp, CP_MUTE_TREE, 0);
 		return;
 	}
 	barrier();
@@ -281,12 +289,12 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	if (!t)
 		goto out;
 	if (cp_paused && !t->unfiltered) {
-		mute(t, fn, sp, CP_MUTE_PAUSED);
+		mute(t, fn, sp, CP_MUTE_PAUSED, 1);
 		goto out;
 	}
 	if (t->top == t->limit && cp_filter.max_depth &&
 	    (uint64_t)(t->top - t->stack->f) >= cp_filter.max_depth && !t->unfiltered) {
-		mute(t, fn, sp, CP_MUTE_DEPTH);
+		mute(t, fn, sp, CP_MUTE_DEPTH, 1);
 		goto out;
 	}
 	if (t->top == t->limit && cp_thread__grow_stack(t)) {
@@ -308,10 +316,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		enter_marked(t, n, fn, sp);
 		goto out;
 	}
-	if (n->flags)
-		push_untimed(t, n, fn, sp);
-	else
-		push(t, n, fn, sp);
+	push_by_flags(t, n, fn, sp);
 	barrier();
 	t->busy = 0;
 out:
