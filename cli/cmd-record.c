@@ -500,15 +500,9 @@ int cmd_record(int argc, const char **argv)
 		cp_usage_error(record_usage, "--call-graph needs --sample");
 	if (sample)
 		hz = parse_hz(sample);
-	if (max_depth) {
-		char *end;
-		long v = strtol(max_depth, &end, 10);
-
-		if (*end || end == max_depth || v < 1 || v > 1000000)
-			cp_usage_error(record_usage, "--max-depth wants a number from 1 to 1000000, not '%s'",
-				       max_depth);
-		sel.max_depth = (unsigned)v;
-	}
+	if (max_depth)
+		sel.max_depth = (unsigned)cp_parse_number(max_depth, 1, 1000000, "--max-depth",
+							  record_usage);
 	if (budget) {
 		char *end;
 		double v = strtod(budget, &end);

@@ -80,15 +80,8 @@ int cmd_report(int argc, const char **argv)
 			       min_percent);
 	if (cp_view_check_fields(fields))
 		return 129;
-	if (name_width) {
-		char *end;
-		long w = strtol(name_width, &end, 10);
-
-		if (*end || end == name_width || w < 8 || w > 1000)
-			cp_usage_error(report_usage, "--name-width wants a number from 8 to 1000, not '%s'",
-				       name_width);
-		width = (int)w;
-	}
+	if (name_width)
+		width = (int)cp_parse_number(name_width, 8, 1000, "--name-width", report_usage);
 
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;

@@ -188,6 +188,19 @@ int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
 	return npos;
 }
 
+long cp_parse_number(const char *arg, long min, long max, const char *opt,
+		     const char *const *usage)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (*end || end == arg || errno || v < min || v > max)
+		cp_usage_error(usage, "%s wants a number from %ld to %ld, not '%s'", opt, min, max, arg);
+	return v;
+}
+
 unsigned cp_parse_pid(const char *arg, const char *const *usage)
 {
 	char *end;

@@ -49,6 +49,10 @@ void cp_usage_with_options(const char *const *usage, const struct cp_option *opt
 void cp_usage_error(const char *const *usage, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 2, 3)));
 
+/* OPT's value ARG: a decimal number from min to max, or a usage error (exit 129). */
+long cp_parse_number(const char *arg, long min, long max, const char *opt,
+		     const char *const *usage);
+
 /* A --pid value: a positive process id, or a usage error (exit 129). */
 unsigned cp_parse_pid(const char *arg, const char *const *usage);
 

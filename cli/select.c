@@ -71,12 +71,15 @@ static void add_rules(struct rules *rs, const char **pats, uint32_t kind, int re
 	}
 }
 
-/* The name without its parameter list: "ns::f(int) const" -> "ns::f". */
+/*
+ * The name without its parameter list: "ns::f(int) const" -> "ns::f".
+ * The parameter list is the last top-level "(...)" group; a name without
+ * one (or too long for out) is copied as it is, cut to fit.
+ */
 static void strip_params(const char *name, char *out, size_t cap)
 {
 	size_t len = strlen(name), depth = 0, i;
 
-	/* The parameter list is the last top-level "(...)" group. */
 	for (i = len; i > 0; i--) {
 		char c = name[i - 1];
 
@@ -85,10 +88,12 @@ static void strip_params(const char *name, char *out, size_t cap)
 		else if (c == '(' && depth && !--depth)
 			break;
 	}
-	if (i == 0 || i - 1 >= cap)
-		i = 1, len = strlen(name) < cap ? strlen(name) : cap - 1, memcpy(out, name, len), out[len] = '\0';
-	else
-		memcpy(out, name, i - 1), out[i - 1] = '\0';
+	if (i > 0 && i - 1 < cap)
+		len = i - 1;
+	else if (len >= cap)
+		len = cap - 1;
+	memcpy(out, name, len);
+	out[len] = '\0';
 }
 
 static int name_matches(struct rule *r, const char *name)
@@ -373,8 +378,6 @@ char *cp_select__write(const struct cp_select *sel, const char *prog, const char
 	}
 	for (size_t k = 0; k < rs.n; k++) {
 		struct rule *r = &rs.r[k];
-		static const char *const opt[] = { "", "--include", "--exclude", "--exclude-tree",
-						   "--exclude-file", "--exclude-module", "--start" };
 
 		if (r->kind == CP_FILTER_START)
 			strbuf_addf(&start, "%s%s", start.len ? ", " : "", r->text);
@@ -385,7 +388,7 @@ char *cp_select__write(const struct cp_select *sel, const char *prog, const char
 			    "links", r->text, prog);
 		else if (!r->matched)
 			warning("%s '%s' matches no function of %s or the instrumented libraries it links",
-				opt[r->kind], r->text, prog);
+				cp_filter_option(r->kind), r->text, prog);
 		strbuf_addf(&out, "rule %u %u %u %s\n", r->kind, r->is_regex ? CP_FILTER_REGEX : 0,
 			  r->matched, r->text);
 		if (r->is_regex)

@@ -431,9 +431,21 @@ enum cp_filter_kind {
 	CP_FILTER_START = 6,	      /* --start: record only while it is open */
 };
 
+/* record --budget judges a call path at this call (format: meta.budget_ticks). */
+#define CP_BUDGET_CALLS 1024
+
 enum cp_filter_flags {
 	CP_FILTER_REGEX = 1 << 0, /* pattern is a POSIX extended regular expression, not a glob */
 };
+
+/* The `record` option that gives a rule of kind (enum cp_filter_kind), "" if unknown. */
+static inline const char *cp_filter_option(uint32_t kind)
+{
+	static const char *const opt[] = { "", "--include", "--exclude", "--exclude-tree",
+					   "--exclude-file", "--exclude-module", "--start" };
+
+	return kind < sizeof(opt) / sizeof(opt[0]) ? opt[kind] : "";
+}
 
 _Static_assert(sizeof(struct cp_meta) == 240 && sizeof(struct cp_thread_rec) == 64 &&
 		       sizeof(struct cp_node_rec) == 88 && sizeof(struct cp_line_rec) == 24,

@@ -462,48 +462,51 @@ static void sampling_banner(const struct cp_meta *m, FILE *fp)
 			    "unwound or placed)\n", m->samples_lost);
 }
 
-/* Whether wait, inactive and cpu mean anything, and how far to trust them. */
-/* The functions made count-only by --budget: contexts and calls of each, most calls first. */
+/* A function made count-only by --budget: its count-only contexts and their calls. */
+struct demoted {
+	uint32_t fn, ctxs;
+	uint64_t calls;
+};
+
+static int by_calls_desc(const void *a, const void *b)
+{
+	const struct demoted *x = a, *y = b;
+
+	return x->calls != y->calls ? (x->calls < y->calls ? 1 : -1) : (x->fn > y->fn) - (x->fn < y->fn);
+}
+
+/* The functions made count-only by --budget, most calls first (20 of them). */
 static void demotions(const struct cp_report_profile *rp, FILE *fp)
 {
-	uint64_t *calls = xcalloc(rp->nfns + 1, sizeof(*calls));
-	uint32_t *ctxs = xcalloc(rp->nfns + 1, sizeof(*ctxs)), shown = 0, left = 0;
+	struct demoted *d = xcalloc(rp->nfns + 1, sizeof(*d));
+	uint32_t nd = 0;
 
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		d[f].fn = f;
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
 		for (uint32_t i = 1; i < rp->trees[ti].nn; i++) {
 			const struct cp_rnode *n = &rp->trees[ti].n[i];
 
 			if (n->untimed && n->fn != CP_NONE) {
-				calls[n->fn] += n->calls;
-				ctxs[n->fn]++;
+				d[n->fn].calls += n->calls;
+				nd += !d[n->fn].ctxs++;
 			}
 		}
-	for (;;) {
-		uint32_t best = CP_NONE;
-
-		for (uint32_t f = 0; f < rp->nfns; f++)
-			if (ctxs[f] && (best == CP_NONE || calls[f] > calls[best]))
-				best = f;
-		if (best == CP_NONE)
-			break;
-		if (shown++ < 20)
+	qsort(d, rp->nfns, sizeof(*d), by_calls_desc);
+	for (uint32_t k = 0, shown = 0; k < rp->nfns && shown < 20; k++)
+		if (d[k].ctxs) {
 			fprintf(fp, "#   count-only: %s (%u contexts, %" PRIu64 " calls)\n",
-				rp->fns[best].name ? rp->fns[best].name : "?", ctxs[best], calls[best]);
-		else
-			left++;
-		ctxs[best] = 0;
-	}
-	if (left)
-		fprintf(fp, "#   count-only: %u more functions\n", left);
-	free(calls);
-	free(ctxs);
+				rp->fns[d[k].fn].name ? rp->fns[d[k].fn].name : "?", d[k].ctxs, d[k].calls);
+			shown++;
+		}
+	if (nd > 20)
+		fprintf(fp, "#   count-only: %u more functions\n", nd - 20);
+	free(d);
 }
 
 /* What `record` was told to leave out, and what that left out. */
 static void selection_banner(const struct cp_report_profile *rp, FILE *fp)
 {
-	static const char *const opt[] = { "", "--include", "--exclude", "--exclude-tree",
-					   "--exclude-file", "--exclude-module", "--start" };
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_meta *m = &pf->meta;
 	char ticks[32];
@@ -511,7 +514,7 @@ static void selection_banner(const struct cp_report_profile *rp, FILE *fp)
 	for (uint32_t i = 0; i < pf->nfilters; i++) {
 		const struct cp_filter_rec *f = &pf->filters[i];
 
-		fprintf(fp, "# recorded with %s%s '%s'", opt[f->kind],
+		fprintf(fp, "# recorded with %s%s '%s'", cp_filter_option(f->kind),
 			f->flags & CP_FILTER_REGEX ? " --regex" : "",
 			cp_profile_file__str(pf, f->pattern));
 		if (f->kind != CP_FILTER_EXCLUDE_MODULE)
@@ -538,11 +541,12 @@ static void selection_banner(const struct cp_report_profile *rp, FILE *fp)
 			  1e9 / (double)m->ticks_per_sec) : 0);
 		fprintf(fp, "# --budget %u.%02u%%: %u call-path records averaging under %s a call were made "
 			    "count-only after %d calls (exact calls; their time is in the caller's self)\n",
-			m->budget / 100, m->budget % 100, m->demotions, ticks, 1024);
+			m->budget / 100, m->budget % 100, m->demotions, ticks, CP_BUDGET_CALLS);
 		demotions(rp, fp);
 	}
 }
 
+/* Whether wait, inactive and cpu mean anything, and how far to trust them. */
 static void switches_banner(const struct cp_meta *m, FILE *fp)
 {
 	switch (m->switches) {
