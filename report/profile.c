@@ -395,9 +395,7 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 {
 	for (uint32_t i = t->nn; i-- > 0;) {
 		struct cp_rnode *n = &t->n[i];
-		uint64_t child_calls = 0, child_total = 0, oh, raw = n->total_ns;
-
-		uint64_t untimed_calls = 0;
+		uint64_t child_calls = 0, untimed_calls = 0, child_total = 0, oh, raw = n->total_ns;
 
 		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
 			if (t->n[c].untimed)
