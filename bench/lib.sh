@@ -36,7 +36,7 @@ done
 unset _v
 
 BENCH_WORKLOADS="fib mixed mixed4 bzip2"
-BENCH_CONFIGS="plain empty clock clockord callprof nooffcpu hybrid tscfast counting coverage gprof uftrace callgrind perf"
+BENCH_CONFIGS="plain empty clock clockord callprof nooffcpu hybrid budget tscfast counting coverage gprof uftrace callgrind perf"
 
 BENCH_CFLAGS=(-O2 -g -Wall -Wextra)
 BENCH_SO_CFLAGS=(-O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec)
@@ -62,6 +62,7 @@ bench_label()
 	callprof) echo "callprof record (timing)" ;;
 	nooffcpu) echo "callprof record --no-offcpu" ;;
 	hybrid) echo "callprof record + 1 kHz sampled lines" ;;
+	budget) echo "callprof record --budget=5" ;;
 	tscfast) echo "callprof record --clock=tsc-fast" ;;
 	counting) echo "callprof record --mode=counting" ;;
 	coverage) echo "callprof record --mode=coverage" ;;
@@ -101,6 +102,9 @@ bench_available()
 		bench_record_works --no-offcpu && return 0
 		why="callprof record --no-offcpu does not work in this build" ;;
 	hybrid) return 0 ;;
+	budget)
+		bench_record_works --budget=5 && return 0
+		why="callprof record --budget does not work in this build" ;;
 	tscfast)
 		bench_record_works --clock=tsc-fast && return 0
 		why="callprof record --clock=tsc-fast does not work in this build" ;;
@@ -224,6 +228,8 @@ bench_argv()
 	hybrid)
 		argv=(env CALLPROF_SAMPLE=1000 "$B/callprof" record -o "$dir/profile.cprof" --
 		      "${wcmd[@]}") ;;
+	budget)
+		argv=("$B/callprof" record --budget=5 -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
 	tscfast)
 		argv=("$B/callprof" record --clock=tsc-fast -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
 	counting|coverage)
@@ -253,7 +259,7 @@ bench_report_argv()
 	local c=$1 dir=$3
 
 	case "$c" in
-	callprof|nooffcpu|hybrid|tscfast|counting|coverage)
+	callprof|nooffcpu|hybrid|budget|tscfast|counting|coverage)
 		# One report per process that wrote a profile (bzip2 has two).
 		argv=(sh -c 'for f in "$1"/profile.cprof*; do "$2" report "$f" || exit; done'
 		      sh "$dir" "$B/callprof") ;;
