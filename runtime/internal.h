@@ -323,8 +323,6 @@ struct cp_filter_range {
 };
 #define CP_MAX_MODULE_RANGES 64
 #define CP_MAX_FILTER_RULES 64
-/* A context is considered for count-only after this many calls (--budget). */
-#define CP_BUDGET_CALLS 1024
 struct cp_filter {
 	int active;		 /* some function may be excluded: classify new contexts */
 	int include;		 /* only included (or start) functions get nodes */
