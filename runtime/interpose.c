@@ -112,6 +112,7 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 		cp_thread__unwind_to(t, target, now);
 		t->busy = 0;
 	}
+	cp_libcalls__abandon_below(target);
 	errno = saved_errno;
 }
 
