@@ -34,6 +34,7 @@
  * and are dropped with it.  longjmp and catch also drop them at once
  * (cp_libcalls__abandon_below, from interpose.c).
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -374,6 +375,86 @@ void cp_libcalls__abandon_below(uintptr_t target)
 	for (i = st->depth; i > 0 && st->e[i - 1].slot < target; i--)
 		;
 	st->depth = i;
+}
+
+/* ---- exceptions ---- */
+
+/*
+ * An unwinder cannot step through a replaced return address: it finds the
+ * return trampoline, whose FDE says "end of stack", and a C++ exception
+ * thrown through a library function's frame (a qsort comparator that
+ * throws) would end in std::terminate.  So before any unwinding starts,
+ * every call in progress gets its own return address back on the machine
+ * stack and the return stack is emptied: those calls return (or are
+ * unwound) as if never redirected.  Their open frames in the tree are
+ * closed by the catch (interpose.c) or reconciled by the next exit.
+ * Newest first: a slot reused by a later call holds the trampoline only
+ * for that call, and an older entry for it then finds something else.
+ */
+static void give_back_returns(void)
+{
+	struct lc_stack *st = lc_self;
+
+	if (!st || st == LC_DEAD)
+		return;
+	for (uint32_t i = st->depth; i > 0; i--) {
+		uintptr_t *slot = (uintptr_t *)st->e[i - 1].slot;
+
+		if (*slot == (uintptr_t)cp_libcalls__return)
+			*slot = st->e[i - 1].ret;
+	}
+	barrier();
+	st->depth = 0;
+}
+
+struct _Unwind_Exception;
+typedef int (*raise_fn)(struct _Unwind_Exception *);
+typedef int (*forced_fn)(struct _Unwind_Exception *, void *, void *);
+
+static raise_fn real_raise, real_rethrow;
+static forced_fn real_forced;
+
+#define URC_FATAL_PHASE1_ERROR 3 /* no unwinder: the thrower terminates, as it would */
+#define CP_UNWIND __attribute__((visibility("default"), no_instrument_function, noinline))
+
+int _Unwind_RaiseException(struct _Unwind_Exception *e);
+int _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e);
+int _Unwind_ForcedUnwind(struct _Unwind_Exception *e, void *stop, void *arg);
+
+/* A throw (libstdc++'s __cxa_throw calls it through its PLT, so here). */
+CP_UNWIND int _Unwind_RaiseException(struct _Unwind_Exception *e)
+{
+	if (!real_raise)
+		real_raise = (raise_fn)dlsym(RTLD_NEXT, "_Unwind_RaiseException");
+	if (!real_raise)
+		return URC_FATAL_PHASE1_ERROR;
+	if (slots)
+		give_back_returns();
+	return real_raise(e);
+}
+
+/* A rethrow (throw; in a catch block). */
+CP_UNWIND int _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
+{
+	if (!real_rethrow)
+		real_rethrow = (raise_fn)dlsym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
+	if (!real_rethrow)
+		return URC_FATAL_PHASE1_ERROR;
+	if (slots)
+		give_back_returns();
+	return real_rethrow(e);
+}
+
+/* pthread_exit and cancellation unwind the thread's stack. */
+CP_UNWIND int _Unwind_ForcedUnwind(struct _Unwind_Exception *e, void *stop, void *arg)
+{
+	if (!real_forced)
+		real_forced = (forced_fn)dlsym(RTLD_NEXT, "_Unwind_ForcedUnwind");
+	if (!real_forced)
+		return URC_FATAL_PHASE1_ERROR;
+	if (slots)
+		give_back_returns();
+	return real_forced(e, stop, arg);
 }
 
 /* ---- finding and patching the slots ---- */

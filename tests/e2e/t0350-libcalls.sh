@@ -107,4 +107,15 @@ test_expect_success 'C++: an exception thrown from libstdc++ (not redirected) is
 	grep "^main;catcher();handler(int) 1000$" actual
 '
 
+test_expect_success 'C++: an exception thrown through a redirected libc frame (qsort) is caught' '
+	$CXX $OPT -g -finstrument-functions -o t-libcalls-throw "$WORKLOADS/s-libcalls-throw.cc" &&
+	./t-libcalls-throw >alone-throw.out &&
+	callprof record --libcalls -o lthrow.cprof -- ./t-libcalls-throw >lthrow.out &&
+	test_cmp alone-throw.out lthrow.out &&
+	callprof export -f json lthrow.cprof >lthrow.json &&
+	$CHECK path lthrow.json "main;sorter();qsort" 3 libc.so &&
+	$CHECK path lthrow.json "main;sorter();qsort;cmp(void const*, void const*)" 15 &&
+	$CHECK path lthrow.json "main;lengths();strlen" 4 libc.so
+'
+
 test_done
