@@ -29,10 +29,12 @@
  * raising the depth before it writes the entry, so a handler running in
  * between pushes above it; a pop reads its entry before lowering the
  * depth.  A return finds its entry by the address of the stack slot it
- * returned through, searching down from the top: entries above it belong
- * to calls that were left without returning (longjmp out of a callback)
- * and are dropped with it.  longjmp and catch also drop them at once
- * (cp_libcalls__abandon_below, from interpose.c).
+ * returned through, searching down from the top, and removes just that
+ * one (entries above it are normally none; they may be another
+ * coroutine's).  Calls left by longjmp or a catch are dropped then
+ * (cp_libcalls__abandon_below, from interpose.c); one left some other way
+ * stays until the stack is full, after which calls go unrecorded and are
+ * counted as lost - never a wrong return.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -339,15 +341,24 @@ uintptr_t cp_libcalls__leave(uintptr_t sp)
 	struct lc_stack *st = lc_self;
 	uintptr_t slot = sp - 8, ret;
 	uint64_t idx;
-	uint32_t i;
+	uint32_t i, depth;
 
 	if (likely(st && st != LC_DEAD)) {
-		for (i = st->depth; i > 0; i--) {
+		depth = st->depth;
+		for (i = depth; i > 0; i--) {
 			if (st->e[i - 1].slot == slot) {
 				ret = st->e[i - 1].ret;
 				idx = st->e[i - 1].idx;
+				/*
+				 * Entries above are calls of another stack (a
+				 * coroutine switched inside a callback) or left
+				 * without a longjmp callprof saw: keep them, the
+				 * first may still return.
+				 */
+				for (; i < depth; i++)
+					st->e[i - 1] = st->e[i];
 				barrier();
-				st->depth = i - 1; /* and any entries above: abandoned calls */
+				st->depth = depth - 1;
 				__cyg_profile_func_exit((void *)slots[idx].fn, (void *)ret);
 				return ret;
 			}
