@@ -36,7 +36,7 @@
 
 static const char *const record_usage[] = {
 	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--clock=CLOCK] [--no-offcpu]"
-	" [--] PROG [ARGS...]",
+	" [--libcalls] [--] PROG [ARGS...]",
 	"callprof record [--include|--exclude|--exclude-tree PATTERN]... [--regex] [--exclude-file GLOB]..."
 	" [--exclude-module GLOB]... [--start FN]... [--max-depth N] [--budget PCT] [--] PROG [ARGS...]",
 	"callprof record --sample[=HZ] [--call-graph=dwarf|fp] [-o FILE] [--] PROG [ARGS...]",
@@ -451,6 +451,7 @@ int cmd_record(int argc, const char **argv)
 	struct timespec start;
 	struct relay old;
 	int have_before, status, n, mode = 0, clock = 0, call_graph = -1, no_offcpu = 0;
+	int libcalls = 0;
 	unsigned hz = 0;
 	const struct cp_option opts[] = {
 		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
@@ -462,6 +463,9 @@ int cmd_record(int argc, const char **argv)
 		  "tsc-fast (unordered: cheaper, less exact per call), monotonic", clock_choices },
 		{ CP_OPT_FLAG, 0, "no-offcpu", &no_offcpu, NULL,
 		  "do not track context switches (no wait/inactive split)" },
+		{ CP_OPT_FLAG, 0, "libcalls", &libcalls, NULL,
+		  "also record calls into libraries that are not instrumented (libc, libm, ...); "
+		  "sets LD_BIND_NOW" },
 		{ CP_OPT_OPTARG, 0, "sample", &sample, "HZ",
 		  "sample call stacks HZ times a second of CPU time (default 997); "
 		  "programs without -finstrument-functions need it" },
@@ -553,6 +557,14 @@ int cmd_record(int argc, const char **argv)
 			setenv("CALLPROF_OFFCPU", "0", 1);
 		if (filter)
 			setenv("CALLPROF_FILTER", filter, 1);
+		if (libcalls) {
+			/*
+			 * Every GOT slot must hold its final target when the
+			 * runtime starts: the runtime redirects resolved slots only.
+			 */
+			setenv("CALLPROF_LIBCALLS", "1", 1);
+			setenv("LD_BIND_NOW", "1", 1);
+		}
 		if (hz) {
 			/* An instrumented program: its runtime samples (hybrid mode). */
 			char rate[16];

@@ -521,6 +521,16 @@ static inline uint64_t cp_offcpu__cpu_since_start(const struct cp_thread *t, uin
 /* interpose.c (shared library only; a weak no-op stands in for static links) */
 CP_HIDDEN void cp_interpose__init(void);
 
+/*
+ * libcalls.c (shared library only; no-ops in interpose-none.c): calls from
+ * instrumented code into uninstrumented libraries, through per-slot
+ * trampolines (CALLPROF_LIBCALLS=1).  abandon_below: control went to the
+ * frame whose stack pointer is target (longjmp, catch); the library calls
+ * below it are over.
+ */
+CP_HIDDEN void cp_libcalls__init(void);
+CP_HIDDEN void cp_libcalls__abandon_below(uintptr_t target);
+
 /* flush.c */
 /*
  * How the profile is written: CP_FLUSH_NORMAL; CP_FLUSH_DYING, the process

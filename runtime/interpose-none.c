@@ -1,12 +1,21 @@
 /*
  * interpose-none.c - the static runtime (libcallprof*.a) cannot interpose
  * the C library it is linked with, so there is nothing to set up; see
- * interpose.c for what the preloaded runtime does.  It has no watcher
- * either (watch.c): its data pages are the program's own.
+ * interpose.c for what the preloaded runtime does, and libcalls.c for the
+ * library-call trampolines, which need a preloaded runtime too.  It has no
+ * watcher either (watch.c): its data pages are the program's own.
  */
 #include "runtime/internal.h"
 
 void cp_interpose__init(void)
+{
+}
+
+void cp_libcalls__init(void)
+{
+}
+
+void cp_libcalls__abandon_below(uintptr_t target)
 {
 }
 

@@ -114,6 +114,7 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 		cp_thread__unwind_to(t, target, now);
 		t->busy = cp_hooks__after_unwind(t, was, target);
 	}
+	cp_libcalls__abandon_below(target);
 	errno = saved_errno;
 }
 

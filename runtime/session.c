@@ -18,6 +18,7 @@
  *   CALLPROF_OFFCPU    "0": do not track context switches (wait/inactive time)
  *   CALLPROF_SAMPLE    HZ: sample the running instruction per context (offcpu.c)
  *   CALLPROF_FILTER    record-time selection, written by `record` (filter.c)
+ *   CALLPROF_LIBCALLS  "1": record calls into uninstrumented libraries (libcalls.c)
  */
 #include <errno.h>
 #include <signal.h>
@@ -172,6 +173,7 @@ int cp_session__init(void)
 	cp_interpose__init();
 	cp_signals__init();
 	cp_modules__refresh(0);
+	cp_libcalls__init(); /* after the module map: nothing it does must be in it */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	__atomic_store_n(&cp_session.state, CP_STATE_ON, __ATOMIC_RELEASE);
 	errno = saved_errno;

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""check-libcalls.py - what `record --libcalls` must show, read from
+`callprof export -f json` (one profile).
+
+  check-libcalls.py path FILE.json PATH COUNT [MODULE]
+      the nodes at call path PATH ("main;run_sort;qsort", names from the
+      root) have COUNT calls in all; with MODULE, the path's last function
+      lies in a module whose file name contains MODULE
+  check-libcalls.py nomodule FILE.json MODULE
+      no function of the profile lies in a module whose name contains MODULE
+  check-libcalls.py times FILE.json MODULE
+      every node of a function in MODULE: 0 <= self <= total, min <= max
+
+Prints what it found; exits 1 with the offending path or node otherwise.
+"""
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def paths(doc):
+    """(path string, function index, node) for every node but the roots."""
+    funcs = doc["functions"]
+    for tree in doc["trees"]:
+        nodes = tree["nodes"]
+        names = []
+        for n in nodes:
+            fn, parent = n.get("function"), n.get("parent")
+            if fn is None:
+                names.append("")
+                continue
+            prefix = names[parent] if parent is not None else ""
+            names.append((prefix + ";" if prefix else "") + funcs[fn]["name"])
+            yield names[-1], fn, n
+
+
+def check_path(doc, want, count, module=None):
+    calls, found = 0, 0
+    for p, fn, n in paths(doc):
+        if p != want:
+            continue
+        found += 1
+        calls += n["calls"]
+        mod = doc["functions"][fn].get("module", "")
+        if module and module not in mod:
+            sys.exit(f"{want}: function in module {mod!r}, not {module!r}")
+    if not found:
+        sys.exit(f"{want}: no such call path")
+    if calls != count:
+        sys.exit(f"{want}: {calls} calls, want {count}")
+    print(f"{want}: {calls} calls")
+
+
+def check_nomodule(doc, module):
+    for f in doc["functions"]:
+        if module in f.get("module", ""):
+            sys.exit(f"{f['name']} is in {f['module']}")
+    print(f"no function in {module}")
+
+
+def check_times(doc, module):
+    checked = 0
+    for p, fn, n in paths(doc):
+        if module not in doc["functions"][fn].get("module", ""):
+            continue
+        if not 0 <= n["self_ns"] <= n["total_ns"] or n["min_ns"] > n["max_ns"]:
+            sys.exit(f"{p}: self {n['self_ns']} total {n['total_ns']} "
+                     f"min {n['min_ns']} max {n['max_ns']}")
+        checked += 1
+    if not checked:
+        sys.exit(f"no node in {module}")
+    print(f"{checked} nodes in {module}: times consistent")
+
+
+def main(argv):
+    if len(argv) >= 5 and argv[1] == "path":
+        check_path(load(argv[2]), argv[3], int(argv[4]), argv[5] if len(argv) > 5 else None)
+    elif len(argv) == 4 and argv[1] == "nomodule":
+        check_nomodule(load(argv[2]), argv[3])
+    elif len(argv) == 4 and argv[1] == "times":
+        check_times(load(argv[2]), argv[3])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
