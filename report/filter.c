@@ -426,7 +426,7 @@ int cp_filter__apply(const struct cp_filter *f, struct cp_report_profile *rp)
 		for (uint32_t k = 0; k < f->focus.n; k++)
 			strbuf_addf(&sb, "%s%s", k ? ", " : "", f->focus.p[k].text);
 		if (st.all)
-			strbuf_addf(&sb, " (%.1f%% of the %s)", 100.0 * (double)st.kept / (double)st.all,
+			strbuf_addf(&sb, " (%.2f%% of the %s)", 100.0 * (double)st.kept / (double)st.all,
 				    rp->timed ? "time" : "calls");
 		strbuf_addch(&sb, '\n');
 	}

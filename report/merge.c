@@ -219,14 +219,14 @@ static int check_threads(struct cp_report_profile **parts, uint32_t n,
 			for (uint32_t i = 0; i < parts[p]->pf->nthreads && !hit; i++)
 				hit = cp_thread_sel__match(sel[k], parts[p]->pf, i,
 							   parts[p]->thread_labels[i]);
-		if (!hit) {
-			if (n == 1)
-				return error("no thread matches '%s' in profile '%s'", sel[k],
-					     parts[0]->pf->path);
+		if (!hit && n == 1)
+			return error("no thread matches '%s' in profile '%s'", sel[k],
+				     parts[0]->pf->path);
+		if (!hit)
 			return error("no thread matches '%s' in the %u profiles given", sel[k], n);
-		}
-		strbuf_addf(&sb, "%s%s", k ? "," : "", sel[k]);
 	}
+	for (uint32_t k = 0; sel[k]; k++)
+		strbuf_addf(&sb, "%s%s", k ? "," : "", sel[k]);
 	for (uint32_t p = 0; p < n; p++) {
 		const struct cp_profile_file *pf = parts[p]->pf;
 

@@ -90,7 +90,7 @@ test_expect_success 'flat and callers with --hide: the hidden function is gone' 
 test_expect_success 'the banner lists every filter in effect' '
 	callprof report --focus=deep --threads=t-paths paths.cprof >actual &&
 	grep "^# threads: t-paths (1 of 1 threads)$" actual &&
-	grep "^# focus: deep ([0-9]*\.[0-9]% of the time)$" actual &&
+	grep "^# focus: deep ([0-9]*\.[0-9][0-9]% of the time)$" actual &&
 	callprof report --hide="l*" --hide=nothing paths.cprof >actual &&
 	grep "^# hidden: l\* (4 contexts merged into callers)$" actual &&
 	grep "^# hidden: nothing (0 contexts merged into callers)$" actual &&

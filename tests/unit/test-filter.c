@@ -193,7 +193,7 @@ TEST(focus_keeps_ancestors_and_drops_unrelated_siblings)
 	/* The root stays the thread's 100%. */
 	CHECK_EQ(t->n[0].total_ns, 2000);
 	CHECK_EQ(t->n[0].self_ns, 1600);
-	CHECK(strstr(rp->filters, "# focus: *+0x400 (20.0% of the time)\n") != NULL);
+	CHECK(strstr(rp->filters, "# focus: *+0x400 (20.00% of the time)\n") != NULL);
 	cp_report_profile__free(rp);
 }
 
@@ -214,7 +214,7 @@ TEST(focus_keeps_every_path_through_the_function)
 	CHECK_EQ(c->self_ns, 0);
 	CHECK_EQ(find(rp, t, idx(t, c), G)->self_switches_vol, 1);
 	CHECK_EQ(nchildren(t, idx(t, m)), 2); /* M's own A is gone */
-	CHECK(strstr(rp->filters, "# focus: *+0x200 (52.5% of the time)\n") != NULL);
+	CHECK(strstr(rp->filters, "# focus: *+0x200 (52.50% of the time)\n") != NULL);
 	cp_report_profile__free(rp);
 }
 
