@@ -8,16 +8,17 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/filter-options.h"
 #include "cli/options.h"
 #include "format/format.h"
 #include "report/report.h"
 #include "util/util.h"
 
 static const char *const export_usage[] = {
-	"callprof export -f folded [-m calls|self|total|cpu|wait|inactive] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f json|callgrind|speedscope|pprof|plist [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f svg [--icicle] [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f html [-o OUT] [--threads=merged|each] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f folded [-m calls|self|total|cpu|wait|inactive] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f json|callgrind|speedscope|pprof|plist [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f svg [--icicle] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f html [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
 };
 
@@ -28,7 +29,6 @@ static const char *const format_choices[] = { "folded", "json", "callgrind", "sp
 					      "svg", "plist", "html", NULL };
 static const char *const metric_choices[] = { "calls", "self", "total", "cpu", "wait", "inactive",
 					      NULL };
-static const char *const thread_choices[] = { "merged", "each", NULL };
 
 /*
  * Callgrind with one tree per thread: a file per thread, OUT-01, OUT-02,
@@ -79,11 +79,14 @@ int cmd_export(int argc, const char **argv)
 {
 	int format = -1, metric = -1, threads = CP_THREADS_MERGED, no_compensate = 0;
 	int ret, n, mangled = 0, icicle = 0;
+	double min_percent = 0;
 	const char *out = NULL, *symfs = NULL;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
 	struct cp_report_profile *rp;
 	struct cp_outfile *of;
+	struct cp_filter_options fo = { 0 };
+	struct cp_filter *filter;
 	const struct cp_option opts[] = {
 		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT",
 		  "output format: folded, json, callgrind, speedscope, pprof, svg, plist or html",
@@ -94,9 +97,17 @@ int cmd_export(int argc, const char **argv)
 		  "folded value: calls, self (ns, default), total (ns), or self's cpu, wait or "
 		  "inactive part (ns)", metric_choices },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
-		{ CP_OPT_CHOICE, 0, "threads", &threads, "merged|each",
-		  "add equal paths of all threads, or prefix each path with its thread",
-		  thread_choices },
+		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
+		  "add equal paths of all threads, or prefix each path with its thread; SELECTORS "
+		  "(thread ids, globs on names, comma-separated) keep only those threads" },
+		{ CP_OPT_LIST, 0, "focus", &fo.focus, "FN",
+		  "only the call paths through a function matching FN (glob), with its callers" },
+		{ CP_OPT_LIST, 0, "hide", &fo.hide, "PATTERN",
+		  "merge the functions matching PATTERN (glob) into their callers" },
+		{ CP_OPT_FLAG, 0, "regex", &fo.regex, NULL,
+		  "--focus and --hide patterns are POSIX extended regular expressions" },
+		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
+		  "fold contexts below P% of their thread's total into their caller (default 0)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_FLAG, 0, "mangled", &mangled, NULL, "raw C++ symbol names, not demangled" },
@@ -119,41 +130,41 @@ int cmd_export(int argc, const char **argv)
 		cp_usage_error(export_usage, "-m/--metric is for -f folded only");
 	if (metric < 0)
 		metric = CP_METRIC_SELF;
+	if (min_percent < 0 || min_percent > 100)
+		cp_usage_error(export_usage, "--min-percent wants a number from 0 to 100, not %g",
+			       min_percent);
+	filter = cp_filter_options__parse(&fo, &threads, min_percent, export_usage);
+	ro.select_threads = (const char *const *)fo.select;
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
 	ro.symfs = symfs;
 	ro.mangled = mangled;
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
-	if (!rp) {
-		free(debug_dirs);
-		return 1;
+	/* Before any output is opened: a failing filter leaves no file behind. */
+	if (!rp || cp_filter__apply(filter, rp)) {
+		ret = -1;
+		goto out;
 	}
 	if (format == FMT_FOLDED && metric != CP_METRIC_CALLS && !rp->timed) {
-		error("profile '%s' has no times (recorded with --mode=%s); use -m calls", rp->pf->path,
-		      rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
-		cp_report_profile__free(rp);
-		free(debug_dirs);
-		return 1;
+		ret = error("profile '%s' has no times (recorded with --mode=%s); use -m calls",
+			    rp->pf->path,
+			    rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
+		goto out;
 	}
 	if (format == FMT_FOLDED && metric >= CP_METRIC_CPU && !rp->split) {
-		error("profile '%s' has no off-CPU times (not measured when it was recorded); use "
-		      "-m self", rp->pf->path);
-		cp_report_profile__free(rp);
-		free(debug_dirs);
-		return 1;
+		ret = error("profile '%s' has no off-CPU times (not measured when it was recorded); "
+			    "use -m self", rp->pf->path);
+		goto out;
 	}
 	if (format == FMT_CALLGRIND && rp->ntrees > 1) {
 		ret = callgrind_parts(rp, out);
-		cp_report_profile__free(rp);
-		free(debug_dirs);
-		return ret ? 1 : 0;
+		goto out;
 	}
 	of = cp_outfile__open(out);
 	if (!of) {
-		cp_report_profile__free(rp);
-		free(debug_dirs);
-		return 1;
+		ret = -1;
+		goto out;
 	}
 	switch (format) {
 	case FMT_JSON:
@@ -185,7 +196,10 @@ int cmd_export(int argc, const char **argv)
 		cp_outfile__abort(of);
 	else
 		ret = cp_outfile__commit(of);
+out:
 	cp_report_profile__free(rp);
+	cp_filter__free(filter);
+	cp_filter_options__release(&fo);
 	free(debug_dirs);
 	return ret ? 1 : 0;
 }

@@ -7,20 +7,20 @@
 #include <stdlib.h>
 
 #include "cli/builtin.h"
+#include "cli/filter-options.h"
 #include "cli/options.h"
 #include "report/report.h"
 #include "util/util.h"
 
 static const char *const report_usage[] = {
-	"callprof report [--threads=merged|each] [--min-percent=P] [--fields=LIST] [--sort=KEY] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof report --flat [--fields=LIST] [--sort=KEY] [--pid=PID] [FILE...]",
-	"callprof report (--callers|--callees) FUNCTION [--pid=PID] [FILE...]",
-	"callprof report --plist [--pid=PID] [FILE...]",
-	"callprof report --lines FUNCTION [--threads=merged|each] [--pid=PID] [FILE...]",
+	"callprof report [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--fields=LIST] [--sort=KEY] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof report --flat [--focus=FN] [--hide=PATTERN] [--regex] [--fields=LIST] [--sort=KEY] [--pid=PID] [FILE...]",
+	"callprof report (--callers|--callees) FUNCTION [--focus=FN] [--hide=PATTERN] [--regex] [--pid=PID] [FILE...]",
+	"callprof report --plist [--focus=FN] [--hide=PATTERN] [--regex] [--pid=PID] [FILE...]",
+	"callprof report --lines FUNCTION [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--pid=PID] [FILE...]",
 	NULL,
 };
 
-static const char *const thread_choices[] = { "merged", "each", NULL };
 static const char *const sort_choices[] = { "total", "self", "calls", "name", NULL };
 
 int cmd_report(int argc, const char **argv)
@@ -34,6 +34,8 @@ int cmd_report(int argc, const char **argv)
 	struct cp_report_opts ro = { 0 };
 	struct cp_view_opts vo = { 0 };
 	struct cp_report_profile *rp;
+	struct cp_filter_options fo = { 0 };
+	struct cp_filter *filter;
 	const struct cp_option opts[] = {
 		{ CP_OPT_FLAG, 0, "flat", &flat, NULL, "flat profile: per function over all paths" },
 		{ CP_OPT_FLAG, 0, "plist", &plist, NULL,
@@ -42,9 +44,15 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_STRING, 0, "callees", &callees, "FUNCTION", "what FUNCTION calls" },
 		{ CP_OPT_STRING, 0, "lines", &lines, "FUNCTION",
 		  "sampled source lines of FUNCTION (profiles recorded with --sample)" },
-		{ CP_OPT_CHOICE, 0, "threads", &threads, "merged|each",
-		  "add equal call paths of all threads (merged, default) or one tree per thread",
-		  thread_choices },
+		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
+		  "add equal call paths of all threads (merged, default) or one tree per thread; "
+		  "SELECTORS (thread ids, globs on names, comma-separated) keep only those threads" },
+		{ CP_OPT_LIST, 0, "focus", &fo.focus, "FN",
+		  "only the call paths through a function matching FN (glob), with its callers" },
+		{ CP_OPT_LIST, 0, "hide", &fo.hide, "PATTERN",
+		  "merge the functions matching PATTERN (glob) into their callers" },
+		{ CP_OPT_FLAG, 0, "regex", &fo.regex, NULL,
+		  "--focus and --hide patterns are POSIX extended regular expressions" },
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
 		  "tree: hide contexts below P% of the total (default 0.5)" },
 		{ CP_OPT_STRING, 0, "fields", &fields, "LIST",
@@ -78,6 +86,8 @@ int cmd_report(int argc, const char **argv)
 	if (min_percent < 0 || min_percent > 100)
 		cp_usage_error(report_usage, "--min-percent wants a number from 0 to 100, not %g",
 			       min_percent);
+	/* The tree view prunes by --min-percent itself: the filter folds nothing. */
+	filter = cp_filter_options__parse(&fo, &threads, 0, report_usage);
 	if (cp_view_check_fields(fields))
 		return 129;
 	if (name_width)
@@ -89,8 +99,12 @@ int cmd_report(int argc, const char **argv)
 	ro.symfs = symfs;
 	ro.mangled = mangled;
 	ro.addresses = addresses;
+	ro.select_threads = (const char *const *)fo.select;
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
-	if (!rp) {
+	if (!rp || cp_filter__apply(filter, rp)) {
+		cp_report_profile__free(rp);
+		cp_filter__free(filter);
+		cp_filter_options__release(&fo);
 		free(debug_dirs);
 		return 1;
 	}
@@ -113,6 +127,8 @@ int cmd_report(int argc, const char **argv)
 		ret = cp_view_tree(rp, &vo, stdout);
 	}
 	cp_report_profile__free(rp);
+	cp_filter__free(filter);
+	cp_filter_options__release(&fo);
 	free(debug_dirs);
 	return ret ? 1 : 0;
 }

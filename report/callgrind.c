@@ -213,7 +213,8 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		}
 	}
 	cmp_rp = rp;
-	qsort(e, ne, sizeof(*e), edge_cmp);
+	if (ne) /* a tree without calls (a filter can leave one) has e NULL */
+		qsort(e, ne, sizeof(*e), edge_cmp);
 	/* Equal (caller, callee, line) edges add up. */
 	for (size_t i = 0; i < ne; i++) {
 		if (k && !edge_cmp(&e[k - 1], &e[i])) {

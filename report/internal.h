@@ -148,6 +148,15 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
  */
 uint32_t cp_rtree__path(const struct cp_rtree *t, uint32_t i, uint32_t **path, size_t *alloc);
 
+/*
+ * Whether --threads selector sel picks thread i of pf, labelled label: a
+ * number picks the thread of that id, anything else is a glob on the
+ * thread's name or on its label.
+ */
+struct cp_profile_file;
+int cp_thread_sel__match(const char *sel, const struct cp_profile_file *pf, uint32_t i,
+			 const char *label);
+
 /* Append a node for fn under parent (CP_NONE, CP_NONE: the root); returns its index. */
 uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn);
 

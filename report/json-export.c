@@ -212,12 +212,14 @@ static void node_lines__init(struct node_lines *nl, const struct cp_report_profi
 	 * so that first[i] is its start at the end.
 	 */
 	for (uint32_t k = 0; k < pf->nlines; k++) {
-		uint32_t node = pf->lines[k].node;
+		uint32_t node = pf->lines[k].node, th = 0;
 
-		if (rp->threads == CP_THREADS_EACH)
-			while (tree[k] + 1 < pf->nthreads && node >= pf->threads[tree[k] + 1].first_node)
-				tree[k]++;
-		nl->first[tree[k]][rp->node_map[node] + 2]++;
+		while (th + 1 < pf->nthreads && node >= pf->threads[th + 1].first_node)
+			th++;
+		/* Not placed: of a thread not selected, or of a context a filter dropped. */
+		tree[k] = rp->node_map[node] == CP_NONE ? CP_NONE : rp->thread_tree[th];
+		if (tree[k] != CP_NONE)
+			nl->first[tree[k]][rp->node_map[node] + 2]++;
 	}
 	for (uint32_t ti = 0, base = 0; ti < rp->ntrees; ti++) {
 		nl->first[ti][0] = nl->first[ti][1] = base;
@@ -226,7 +228,8 @@ static void node_lines__init(struct node_lines *nl, const struct cp_report_profi
 		base = nl->first[ti][rp->trees[ti].nn + 1];
 	}
 	for (uint32_t k = 0; k < pf->nlines; k++)
-		nl->rec[nl->first[tree[k]][rp->node_map[pf->lines[k].node] + 1]++] = k;
+		if (tree[k] != CP_NONE)
+			nl->rec[nl->first[tree[k]][rp->node_map[pf->lines[k].node] + 1]++] = k;
 	free(tree);
 }
 

@@ -67,17 +67,15 @@ static struct line_row *table_row(struct line_table *t, const char *what)
 	return &t->rows[k];
 }
 
-/* Which of rp's trees node k of the file belongs to. */
+/* Which of rp's trees node k of the file belongs to (CP_NONE: its thread was not selected). */
 static uint32_t tree_of(const struct cp_report_profile *rp, uint32_t k)
 {
 	const struct cp_profile_file *pf = rp->pf;
 
-	if (rp->threads != CP_THREADS_EACH)
-		return 0;
 	for (uint32_t i = 0; i < pf->nthreads; i++)
 		if (k < pf->threads[i].first_node + pf->threads[i].nnodes)
-			return i;
-	return 0;
+			return rp->thread_tree[i];
+	return CP_NONE;
 }
 
 /*
@@ -99,13 +97,17 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 	for (uint32_t k = 0; k < pf->nlines; k++) {
 		const struct cp_line_rec *l = &pf->lines[k];
 		uint32_t ti = tree_of(p, l->node), id = p->node_map[l->node];
-		const struct cp_rnode *n = &p->trees[ti].n[id];
-		struct line_table *t = &tables[first + (p->threads == CP_THREADS_EACH ? ti : 0)];
+		const struct cp_rnode *n;
+		struct line_table *t;
 		const char *in, *own, *file, *module;
 		struct line_row *r;
 		int line;
 		char *what;
 
+		if (ti == CP_NONE || id == CP_NONE) /* left out by --threads or a filter */
+			continue;
+		n = &p->trees[ti].n[id];
+		t = &tables[first + (p->threads == CP_THREADS_EACH ? ti : 0)];
 		if (n->fn == CP_NONE || strcmp(cp_rnode__name(p, n), fn))
 			continue;
 		in = cp_symbolizer__fn_name(p->sym, l->ip);

@@ -15,6 +15,7 @@
 #include "format/format.h"
 #include "report/internal.h"
 #include "report/report.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 static void name_map__grow(struct cp_name_map *m, const struct cp_report_profile *rp)
@@ -201,12 +202,52 @@ static struct cp_profile_file *summary_file(struct cp_report_profile **parts, ui
 	return pf;
 }
 
+/*
+ * With --threads selectors: fail (one error line) if one picks no thread
+ * of the profiles kept, else note the selection for the banner.
+ */
+static int check_threads(struct cp_report_profile **parts, uint32_t n,
+			 const char *const *sel, char **note)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t all = 0, kept = 0;
+
+	for (uint32_t k = 0; sel[k]; k++) {
+		int hit = 0;
+
+		for (uint32_t p = 0; p < n && !hit; p++)
+			for (uint32_t i = 0; i < parts[p]->pf->nthreads && !hit; i++)
+				hit = cp_thread_sel__match(sel[k], parts[p]->pf, i,
+							   parts[p]->thread_labels[i]);
+		if (!hit && n == 1)
+			return error("no thread matches '%s' in profile '%s'", sel[k],
+				     parts[0]->pf->path);
+		if (!hit)
+			return error("no thread matches '%s' in the %u profiles given", sel[k], n);
+	}
+	for (uint32_t k = 0; sel[k]; k++)
+		strbuf_addf(&sb, "%s%s", k ? "," : "", sel[k]);
+	for (uint32_t p = 0; p < n; p++) {
+		const struct cp_profile_file *pf = parts[p]->pf;
+
+		for (uint32_t i = 0; i < pf->nthreads; i++) {
+			all += pf->threads[i].nthreads;
+			if (parts[p]->thread_tree[i] != CP_NONE)
+				kept += pf->threads[i].nthreads;
+		}
+	}
+	*note = xstrfmt("# threads: %s (%u of %u threads)\n", sb.buf, kept, all);
+	strbuf_release(&sb);
+	return 0;
+}
+
 struct cp_report_profile *cp_report_profile__load_many(const char *const *paths, uint32_t n,
 						       const struct cp_report_opts *opts)
 {
 	struct cp_report_profile **parts = xcalloc(n ? n : 1, sizeof(*parts)), *rp;
 	struct cp_name_map names = { 0 };
 	uint32_t kept = 0;
+	char *note = NULL;
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct cp_report_profile *p = cp_report_profile__load(paths[i], opts);
@@ -230,8 +271,12 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 		      n == 1 ? "" : "s");
 		goto fail;
 	}
+	if (opts->select_threads && *opts->select_threads &&
+	    check_threads(parts, kept, opts->select_threads, &note))
+		goto fail;
 	if (kept == 1) {
 		rp = parts[0];
+		rp->filters = note;
 		free(parts);
 		return rp;
 	}
@@ -239,6 +284,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 	rp = xcalloc(1, sizeof(*rp));
 	rp->parts = parts;
 	rp->nparts = kept;
+	rp->filters = note;
 	rp->pf = summary_file(parts, kept);
 	rp->sym = parts[0]->sym;
 	rp->threads = opts->threads;

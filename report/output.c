@@ -671,4 +671,7 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	else if (m->flags & CP_META_ABNORMAL_END)
 		fprintf(fp, "# the process ended abnormally (fatal signal, abort or _exit): calls "
 			    "still open then are counted with time up to that moment\n");
+	/* Last: what the figures above and the tree below leave out. */
+	if (rp->filters)
+		fputs(rp->filters, fp);
 }

@@ -10,6 +10,7 @@
  * time is never negative.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -422,6 +423,31 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 	rp->subtracted_ns += t->n[0].overhead_ns;
 }
 
+int cp_thread_sel__match(const char *sel, const struct cp_profile_file *pf, uint32_t i,
+			 const char *label)
+{
+	const char *name = cp_profile_file__str(pf, pf->threads[i].name);
+	uint64_t tid;
+
+	if (!cp_parse_u64(sel, &tid))
+		return tid == pf->threads[i].tid;
+	return (name && !fnmatch(sel, name, 0)) || !fnmatch(sel, label, 0);
+}
+
+/* Whether thread i is among those opts->select_threads picks (all without any). */
+static int thread_selected(const struct cp_report_profile *rp, const struct cp_report_opts *opts,
+			   uint32_t i)
+{
+	const char *const *sel = opts->select_threads;
+
+	if (!sel || !*sel)
+		return 1;
+	for (; *sel; sel++)
+		if (cp_thread_sel__match(*sel, rp->pf, i, rp->thread_labels[i]))
+			return 1;
+	return 0;
+}
+
 static void make_labels(struct cp_report_profile *rp)
 {
 	const struct cp_profile_file *pf = rp->pf;
@@ -474,15 +500,21 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	if (!rp->sym)
 		die("out of memory setting up symbols");
 	make_labels(rp);
-	rp->node_map = xcalloc(pf->nnodes ? pf->nnodes : 1, sizeof(*rp->node_map));
+	/* Nodes of threads not selected are in no tree. */
+	rp->node_map = xmalloc((pf->nnodes ? pf->nnodes : 1) * sizeof(*rp->node_map));
+	memset(rp->node_map, 0xff, (pf->nnodes ? pf->nnodes : 1) * sizeof(*rp->node_map));
+	rp->thread_tree = xmalloc((pf->nthreads ? pf->nthreads : 1) * sizeof(*rp->thread_tree));
 
 	cp_u64map__init(&fnmap, 256);
 	if (opts->threads == CP_THREADS_EACH) {
-		rp->ntrees = pf->nthreads;
-		rp->trees = xcalloc(rp->ntrees ? rp->ntrees : 1, sizeof(*rp->trees));
+		rp->trees = xcalloc(pf->nthreads ? pf->nthreads : 1, sizeof(*rp->trees));
 		for (uint32_t i = 0; i < pf->nthreads; i++) {
-			struct cp_rtree *t = &rp->trees[i];
+			struct cp_rtree *t = &rp->trees[rp->ntrees];
 
+			rp->thread_tree[i] = CP_NONE;
+			if (!thread_selected(rp, opts, i))
+				continue;
+			rp->thread_tree[i] = rp->ntrees++;
 			cp_u64map__init(&ctx, pf->threads[i].nnodes);
 			t->label = xstrdup(rp->thread_labels[i]);
 			t->tid = pf->threads[i].tid;
@@ -498,8 +530,11 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 		t->label = xstrdup("all threads");
 		cp_rtree__add(t, CP_NONE, CP_NONE);
 		cp_u64map__init(&ctx, pf->nnodes);
-		for (uint32_t i = 0; i < pf->nthreads; i++)
-			add_thread(rp, t, &ctx, &fnmap, i);
+		for (uint32_t i = 0; i < pf->nthreads; i++) {
+			rp->thread_tree[i] = thread_selected(rp, opts, i) ? 0 : CP_NONE;
+			if (!rp->thread_tree[i])
+				add_thread(rp, t, &ctx, &fnmap, i);
+		}
 		cp_u64map__release(&ctx);
 	}
 	cp_u64map__release(&fnmap);
@@ -551,6 +586,7 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 	}
 	free(rp->trees);
 	free(rp->fns);
+	free(rp->filters);
 	if (rp->nparts) {
 		/* pf is a summary copy; the data, names and symbols belong to the parts. */
 		for (uint32_t i = 0; i < rp->nparts; i++)
@@ -562,6 +598,7 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 		return;
 	}
 	free(rp->node_map);
+	free(rp->thread_tree);
 	if (rp->thread_labels)
 		for (uint32_t i = 0; i < rp->pf->nthreads; i++)
 			free(rp->thread_labels[i]);

@@ -160,6 +160,12 @@ struct cp_report_opts {
 	int addresses;		       /* names get " [MODULE+0xOFFSET]" */
 	int unnamed;		       /* leave cp_rfn.name NULL and trees unsorted
 					* (callprof merge names functions itself) */
+	/*
+	 * --threads selectors, NULL-terminated (NULL: every thread): a thread
+	 * id, or a glob on a thread's name or label.  Only the threads one of
+	 * them picks are loaded; load_many fails if one picks no thread.
+	 */
+	const char *const *select_threads;
 };
 
 struct cp_report_profile {
@@ -178,7 +184,12 @@ struct cp_report_profile {
 	int split;		     /* off-CPU time was measured (switches on or partial):
 				      * wait, inactive and cpu mean something */
 	uint32_t *node_map;	     /* per NODES record of pf, its node in its tree
-				      * (the thread's tree with CP_THREADS_EACH) */
+				      * (the thread's tree with CP_THREADS_EACH);
+				      * CP_NONE where a thread was not selected or
+				      * a filter dropped the context */
+	uint32_t *thread_tree;	     /* per pf thread, its tree (CP_NONE: not selected) */
+	char *filters;		     /* the banner's "# ..." lines for the filters in
+				      * effect (--threads selectors, filter.c), or NULL */
 	int addresses;		     /* names carry " [MODULE+0xOFFSET]" */
 	int unnamed;		     /* loaded with opts->unnamed */
 	uint32_t ninputs;	     /* merged by callprof merge from this many (else 0) */
@@ -217,6 +228,34 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 struct cp_report_profile *cp_report_profile__load_many(const char *const *paths, uint32_t n,
 						       const struct cp_report_opts *opts);
 void cp_report_profile__free(struct cp_report_profile *rp);
+
+/*
+ * Report-time filters, applied to a loaded profile once, before any view
+ * or export, so that all of them show the same tree (filter.c):
+ *
+ * - focus: keep only the call paths through a function a pattern matches,
+ *   with the ancestors of those functions (whose figures become those of
+ *   the paths kept; the root keeps the whole thread's, the 100%);
+ * - hide: merge the contexts of functions a pattern matches into their
+ *   callers (self time and off-CPU time go to the caller, the children are
+ *   re-parented and added to equal siblings);
+ * - min_percent: fold contexts below that share of their tree's root,
+ *   with their subtree, into their parent's self time.
+ *
+ * Patterns match a function's name as the report prints it: globs
+ * (fnmatch), or POSIX extended regular expressions with regex.
+ */
+struct cp_filter;
+struct cp_filter *cp_filter__new(int regex, double min_percent);
+void cp_filter__free(struct cp_filter *f);
+/* Add a --focus (focus) or --hide pattern: 0, or -1 with a bad regex explained in err. */
+int cp_filter__add(struct cp_filter *f, int focus, const char *pattern, char *err, size_t size);
+/*
+ * Transform rp's trees (and, for --lines, its parts') and note the
+ * filters in rp->filters.  0, or -1 after one error line: a focus pattern
+ * matched no function.
+ */
+int cp_filter__apply(const struct cp_filter *f, struct cp_report_profile *rp);
 
 /* Name of node n of tree t ("[root]" for the root). */
 const char *cp_rnode__name(const struct cp_report_profile *rp, const struct cp_rnode *n);
