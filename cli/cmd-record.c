@@ -205,7 +205,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		for (uint32_t k = 1; k < pf->threads[i].nnodes; k++) {
 			const struct cp_node_rec *r = &pf->nodes[pf->threads[i].first_node + k];
 
-			if (!(r->flags & CP_NODE_SIGNAL)) /* handler runs are not calls */
+			if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* not calls */
 				calls += r->calls;
 			if (!(r->flags & CP_NODE_SITE)) /* another call site of a path */
 				paths++;
