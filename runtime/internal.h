@@ -371,6 +371,8 @@ CP_HIDDEN void cp_watch__spawn(void);
 CP_HIDDEN void cp_watch__fork_prepare(void);
 CP_HIDDEN void cp_watch__fork_parent(void);
 CP_HIDDEN void cp_watch__fork_child(void);
+/* sigqueue value of a snapshot request from `callprof dump` ("CPRD"); cli/cmd-dump.c has it too. */
+#define CP_DUMP_REQUEST 0x43505244
 
 /* clock.c */
 /*
