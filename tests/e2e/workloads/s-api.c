@@ -83,7 +83,7 @@ __attribute__((no_instrument_function)) static void report_dump(const char *what
 		fprintf(stderr, "%s=0\n", what);
 }
 
-static void all(void)
+NOINLINE static void all(void)
 {
 	pthread_t th;
 
@@ -112,7 +112,7 @@ static void all(void)
 	printf("all %ld\n", sink);
 }
 
-static void reset(void)
+NOINLINE static void reset(void)
 {
 	for (int i = 0; i < 5; i++)
 		before();
@@ -122,7 +122,7 @@ static void reset(void)
 	printf("reset %ld\n", sink);
 }
 
-static void pause_mode(void)
+NOINLINE static void pause_mode(void)
 {
 	spans_pause();
 	for (int i = 0; i < 3; i++)
@@ -133,7 +133,7 @@ static void pause_mode(void)
 	printf("pause %ld\n", sink);
 }
 
-static void serve(const char *ready)
+NOINLINE static void serve(const char *ready)
 {
 	struct timespec ms10 = { 0, 10000000 };
 	FILE *f = fopen(ready, "w");
