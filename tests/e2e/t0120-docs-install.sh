@@ -4,7 +4,7 @@ test_description='man pages match -h; make install gives a working callprof'
 
 TOP=$(cd "$TEST_DIRECTORY/../.." && pwd)
 
-for cmd in record report export merge diff
+for cmd in record report export merge diff dump
 do
 	test_expect_success "SYNOPSIS of callprof-$cmd.1.md holds every usage line of -h" '
 		callprof '$cmd' -h >help &&
