@@ -27,7 +27,7 @@ test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, m
 	test -f prefix/include/callprof.h &&
 	test -f prefix/lib/pkgconfig/callprof.pc &&
 	ls prefix/share/man/man1 | grep -c "^callprof" >nman &&
-	echo 6 >expect && test_cmp expect nman
+	echo 7 >expect && test_cmp expect nman
 '
 
 test_expect_success 'the installed callprof finds its runtime and records' '
