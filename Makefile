@@ -58,7 +58,7 @@ EXPORT_LIBS = -lyajl -lprotobuf-c -lz
 PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
-RT_SRCS = runtime/arena.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
+RT_SRCS = runtime/api.c runtime/arena.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
 	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
 RT_MODES = timing counting coverage
 RT_MODE_timing = 0
@@ -79,7 +79,7 @@ REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report
 # The HTML report's page, CSS and script, built in by report/html/assets.S.
 HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
-	cli/cmd-diff.c cli/options.c cli/filter-options.c
+	cli/cmd-diff.c cli/cmd-dump.c cli/options.c cli/filter-options.c
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o

@@ -10,5 +10,6 @@ int cmd_report(int argc, const char **argv);
 int cmd_export(int argc, const char **argv);
 int cmd_merge(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
+int cmd_dump(int argc, const char **argv);
 
 #endif /* CP_CLI_BUILTIN_H */

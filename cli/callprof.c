@@ -22,6 +22,7 @@ static const struct {
 	{ "export", cmd_export, "write a profile in another format" },
 	{ "merge", cmd_merge, "merge many profiles into one, keeping the spread across them" },
 	{ "diff", cmd_diff, "compare two profiles call path by call path" },
+	{ "dump", cmd_dump, "snapshot the profile of a recorded program that runs on" },
 };
 
 static void usage(FILE *fp)

@@ -36,7 +36,7 @@
 
 static const char *const record_usage[] = {
 	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--clock=CLOCK] [--no-offcpu]"
-	" [--libcalls] [--] PROG [ARGS...]",
+	" [--libcalls] [--dump-on=SIG] [--] PROG [ARGS...]",
 	"callprof record [--include|--exclude|--exclude-tree PATTERN]... [--regex] [--exclude-file GLOB]..."
 	" [--exclude-module GLOB]... [--start FN]... [--max-depth N] [--budget PCT] [--] PROG [ARGS...]",
 	"callprof record --sample[=HZ] [--call-graph=dwarf|fp] [-o FILE] [--] PROG [ARGS...]",
@@ -208,7 +208,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		for (uint32_t k = 1; k < pf->threads[i].nnodes; k++) {
 			const struct cp_node_rec *r = &pf->nodes[pf->threads[i].first_node + k];
 
-			if (!(r->flags & CP_NODE_SIGNAL)) /* handler runs are not calls */
+			if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* not calls */
 				calls += r->calls;
 			if (!(r->flags & CP_NODE_SITE)) /* another call site of a path */
 				paths++;
@@ -364,6 +364,25 @@ static unsigned parse_hz(const char *arg)
 	return (unsigned)hz;
 }
 
+/* --dump-on: a signal by name (USR2, SIGUSR2, RTMIN+1 not) or number. */
+static int parse_signal(const char *arg)
+{
+	const char *name = strncasecmp(arg, "SIG", 3) ? arg : arg + 3;
+	uint64_t num;
+
+	if (!cp_parse_u64(arg, &num) && num > 0 && num < (uint64_t)NSIG && num != SIGKILL &&
+	    num != SIGSTOP)
+		return (int)num;
+	for (int sig = 1; sig < NSIG; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+
+		if (abbrev && !strcasecmp(abbrev, name) && sig != SIGKILL && sig != SIGSTOP)
+			return sig;
+	}
+	cp_usage_error(record_usage, "--dump-on wants a signal that can be caught (USR2, "
+		       "SIGUSR2 or 12), not '%s'", arg);
+}
+
 struct relay {
 	struct sigaction intr, quit, term, hup;
 };
@@ -442,7 +461,8 @@ static int record_sampled(const char **argv, const char *out, const char *outabs
 
 int cmd_record(int argc, const char **argv)
 {
-	const char *out = "callprof.out", *sample = NULL, *max_depth = NULL, *budget = NULL;
+	const char *out = "callprof.out", *sample = NULL, *max_depth = NULL, *budget = NULL,
+		   *dump_on = NULL;
 	char *filter = NULL;
 	struct cp_select sel = { 0 };
 	char *lib, *outabs, *preload;
@@ -451,7 +471,7 @@ int cmd_record(int argc, const char **argv)
 	struct timespec start;
 	struct relay old;
 	int have_before, status, n, mode = 0, clock = 0, call_graph = -1, no_offcpu = 0;
-	int libcalls = 0;
+	int libcalls = 0, dump_sig = 0;
 	unsigned hz = 0;
 	const struct cp_option opts[] = {
 		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
@@ -469,6 +489,9 @@ int cmd_record(int argc, const char **argv)
 		{ CP_OPT_OPTARG, 0, "sample", &sample, "HZ",
 		  "sample call stacks HZ times a second of CPU time (default 997); "
 		  "programs without -finstrument-functions need it" },
+		{ CP_OPT_STRING, 0, "dump-on", &dump_on, "SIG",
+		  "signal SIG (e.g. USR2, SIGUSR2 or 12) makes the program's watcher write a "
+		  "snapshot to FILE.dumpN; the program runs on" },
 		{ CP_OPT_CHOICE, 0, "call-graph", &call_graph, "HOW",
 		  "with --sample: dwarf (default: unwind stack copies with CFI), "
 		  "fp (frame pointers)", call_graph_choices },
@@ -522,6 +545,8 @@ int cmd_record(int argc, const char **argv)
 		cp_usage_error(record_usage, "--start and --max-depth need --mode=timing or counting");
 	if (sel.budget && mode != 0)
 		cp_usage_error(record_usage, "--budget needs --mode=timing (the other modes take no time)");
+	if (dump_on)
+		dump_sig = parse_signal(dump_on);
 	outabs = absolute(out);
 	if (sample && want_sampler(argv[0])) {
 		int ret = record_sampled(argv, out, outabs, hz, call_graph < 0 ? 0 : call_graph);
@@ -564,6 +589,12 @@ int cmd_record(int argc, const char **argv)
 			 */
 			setenv("CALLPROF_LIBCALLS", "1", 1);
 			setenv("LD_BIND_NOW", "1", 1);
+		}
+		if (dump_sig) {
+			char sig[16];
+
+			snprintf(sig, sizeof(sig), "%d", dump_sig);
+			setenv("CALLPROF_DUMP_ON", sig, 1);
 		}
 		if (hz) {
 			/* An instrumented program: its runtime samples (hybrid mode). */

@@ -221,6 +221,10 @@ enum cp_meta_flags {
 				  * killed (SIGKILL): also sets ABNORMAL_END */
 	CP_META_MERGED = 1 << 3, /* written by `callprof merge`: INPUTS lists the
 				  * profiles, times were compensated in each */
+	CP_META_SNAPSHOT = 1 << 4, /* version 5: a snapshot of a program that ran on
+				    * (callprof_dump(), `callprof dump`, record
+				    * --dump-on): calls still open were counted as
+				    * if they ended then, and went on */
 };
 
 struct cp_module {
@@ -542,6 +546,8 @@ struct cp_profile_file {
 	uint32_t nlines;
 	struct cp_filter_rec *filters;	/* FILTERS: record-time selection, or NULL */
 	uint32_t nfilters;
+	struct cp_region_rec *regions;	/* REGIONS: names of region nodes, or NULL */
+	uint32_t nregions;
 };
 
 /*
@@ -552,6 +558,9 @@ struct cp_profile_file {
 struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_t errlen,
 					      int *errp);
 void cp_profile_file__free(struct cp_profile_file *pf);
+
+/* The name of region id (a CP_NODE_REGION record's fn), or NULL if none.  Validated at open. */
+const char *cp_profile_file__region_name(const struct cp_profile_file *pf, uint64_t id);
 
 /* String at offset off, or NULL for CP_NO_STRING.  Validated at open. */
 const char *cp_profile_file__str(const struct cp_profile_file *pf, uint32_t off);

@@ -349,6 +349,36 @@ static int load_filters(struct ctx *c, struct cp_profile_file *pf)
 	return 0;
 }
 
+/* Region names (version 5): before the nodes, which must name one. */
+static int load_regions(struct ctx *c, struct cp_profile_file *pf)
+{
+	int ret;
+
+	if ((ret = load_records(c, pf, CP_SEC_REGIONS, "region", sizeof(struct cp_region_rec), 0,
+				(void **)&pf->regions, &pf->nregions)))
+		return ret;
+	for (uint32_t i = 0; i < pf->nregions; i++) {
+		const struct cp_region_rec *r = &pf->regions[i];
+
+		if (!cp_profile_file__str(pf, r->name) ||
+		    cp_profile_file__region_name(pf, r->id) != cp_profile_file__str(pf, r->name))
+			return bad(c, CP_ERR_CORRUPT, "region record at 0x%llx: no name, or id %u "
+				   "given twice", rec_off(pf, CP_SEC_REGIONS, i), r->id);
+	}
+	return 0;
+}
+
+const char *cp_profile_file__region_name(const struct cp_profile_file *pf, uint64_t id)
+{
+	/* Writers number regions 0, 1, ... in order: look there first. */
+	if (id < pf->nregions && pf->regions[id].id == id)
+		return cp_profile_file__str(pf, pf->regions[id].name);
+	for (uint32_t i = 0; i < pf->nregions; i++)
+		if (pf->regions[i].id == id)
+			return cp_profile_file__str(pf, pf->regions[i].name);
+	return NULL;
+}
+
 static int load(struct ctx *c, struct cp_profile_file *pf)
 {
 	const struct cp_section_entry *s;
@@ -407,6 +437,8 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 			return bad(c, CP_ERR_CORRUPT, "module record at 0x%llx: maps %u+%u beyond %u maps",
 				   rec_off(pf, CP_SEC_MODULES, i), m->first_map, m->nmaps, pf->nmaps);
 	}
+	if ((ret = load_regions(c, pf)))
+		return ret;
 	for (uint32_t i = 0; i < pf->nmaps; i++)
 		if (pf->maps[i].module >= pf->nmodules || pf->maps[i].end < pf->maps[i].start)
 			return bad(c, CP_ERR_CORRUPT, "map record at 0x%llx: bad range or module",
@@ -440,6 +472,9 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 						      CP_NODE_EXCLUDED | CP_NODE_UNTIMED)) ||
 			    ((nd->flags & CP_NODE_SIGNAL) && (k == 0 || nd->fn == 0 || nd->fn >= 4096)) ||
 			    ((nd->flags & (CP_NODE_SITE | CP_NODE_EXCLUDED | CP_NODE_UNTIMED)) && k == 0) ||
+			    ((nd->flags & CP_NODE_REGION) &&
+			     (k == 0 || (nd->flags & CP_NODE_SIGNAL) ||
+			      !cp_profile_file__region_name(pf, nd->fn))) ||
 			    ((nd->flags & CP_NODE_EXCLUDED) &&
 			     (nd->flags & ~(uint32_t)(CP_NODE_EXCLUDED | CP_NODE_SITE))))
 				return bad(c, CP_ERR_CORRUPT,
@@ -524,6 +559,7 @@ void cp_profile_file__free(struct cp_profile_file *pf)
 	free(pf->spread);
 	free(pf->lines);
 	free(pf->filters);
+	free(pf->regions);
 	free(pf);
 }
 

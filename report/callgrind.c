@@ -129,7 +129,7 @@ static void add_split(uint64_t *dst, uint64_t cpu, uint64_t wait, uint64_t inact
 /* Calls counted for a node: handler runs are not calls. */
 static uint64_t node_calls(const struct cp_report_profile *rp, const struct cp_rnode *n)
 {
-	return n->fn == CP_NONE || (rp->fns[n->fn].flags & CP_RFN_SIGNAL) ? 0 : n->calls;
+	return n->fn == CP_NONE || (rp->fns[n->fn].flags & CP_RFN_PSEUDO) ? 0 : n->calls;
 }
 
 static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_t partno,

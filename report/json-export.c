@@ -383,6 +383,9 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 		cp_json__key_str(j, "name", rp->fns[i].name);
 		if (rp->fns[i].flags & CP_RFN_SIGNAL) {
 			cp_json__key_u64(j, "signal", rp->fns[i].addr);
+		} else if (rp->fns[i].flags & CP_RFN_REGION) {
+			cp_json__key(j, "region");
+			cp_json__bool(j, 1);
 		} else {
 			cp_json__key(j, "address");
 			cp_json__hex(j, rp->fns[i].addr);

@@ -71,6 +71,7 @@ struct merge {
 	uint32_t nmaps, maps_alloc;
 	struct cp_u64map fn_at;	  /* made-up address (or signal key) to function */
 	struct srcpos *fn_src;	  /* per function */
+	uint32_t *region_id;	  /* per function: its id in REGIONS, if a region */
 	struct cp_u64map site_at; /* made-up return address to sites[] */
 	uint64_t *site_addr;
 	struct srcpos *site_src;
@@ -163,9 +164,10 @@ static uint32_t merge__fn(struct merge *m, struct cp_report_profile *p, uint32_t
 			  const struct range *r, uint32_t nr)
 {
 	const struct cp_rfn *src = &p->fns[f];
-	int signal = src->flags & CP_RFN_SIGNAL;
+	int signal = src->flags & CP_RFN_SIGNAL, region = src->flags & CP_RFN_REGION;
 	uint64_t at = signal ? src->addr | 1ull << 62 : rebase(r, nr, src->addr);
-	uint32_t fn = cp_u64map__get(&m->fn_at, at);
+	/* A region's id is its input's own: regions are matched by name only. */
+	uint32_t fn = region ? CP_NONE : cp_u64map__get(&m->fn_at, at);
 	struct cp_rfn nf = { .addr = signal ? src->addr : at, .flags = src->flags };
 	const char *file = NULL;
 	int line = 0, ok = -1;
@@ -174,18 +176,19 @@ static uint32_t merge__fn(struct merge *m, struct cp_report_profile *p, uint32_t
 	if (fn != CP_NONE)
 		return fn;
 	nf.name = signal ? cp_symbolizer__signal_name(p->sym, src->addr) :
-			   cp_symbolizer__fn_name(p->sym, src->addr);
+		  region ? src->name : cp_symbolizer__fn_name(p->sym, src->addr);
 	i = cp_strtab__add(&m->str, nf.name); /* may move str.s */
 	nf.name = m->str.s[i];
 	before = m->rp->nfns;
 	fn = cp_name_map__fn(&m->names, m->rp, &nf);
 	if (m->rp->nfns != before) { /* a new name */
 		m->fn_src = xrealloc(m->fn_src, m->rp->nfns * sizeof(*m->fn_src));
-		if (!signal)
+		if (!signal && !region)
 			ok = cp_symbolizer__fn_src(p->sym, src->addr, &file, &line);
 		m->fn_src[fn] = srcpos(m, ok, file, line);
 	}
-	cp_u64map__get_or_add(&m->fn_at, at, fn);
+	if (!region)
+		cp_u64map__get_or_add(&m->fn_at, at, fn);
 	return fn;
 }
 
@@ -374,6 +377,10 @@ static struct cp_node_rec node_rec(const struct merge *m, const struct cp_rnode 
 
 	r.fn = n->fn == CP_NONE ? 0 : m->rp->fns[n->fn].addr;
 	r.flags = n->fn != CP_NONE && (m->rp->fns[n->fn].flags & CP_RFN_SIGNAL) ? CP_NODE_SIGNAL : 0;
+	if (n->fn != CP_NONE && (m->rp->fns[n->fn].flags & CP_RFN_REGION)) {
+		r.flags = CP_NODE_REGION;
+		r.fn = m->region_id[n->fn];
+	}
 	r.parent = parent;
 	r.site = site;
 	r.calls = calls;
@@ -461,6 +468,45 @@ static uint32_t string_off(struct merge *m, uint32_t i, struct cp_writer *w)
 	return m->str_off[i];
 }
 
+/*
+ * Number the regions (matched by name across the inputs) for the REGIONS
+ * section, which the file then needs a version 5 reader for.
+ */
+static void number_regions(struct merge *m, struct cp_writer *w)
+{
+	uint32_t n = 0;
+
+	m->region_id = xcalloc(m->rp->nfns + 1, sizeof(*m->region_id));
+	for (uint32_t f = 0; f < m->rp->nfns; f++)
+		if (m->rp->fns[f].flags & CP_RFN_REGION)
+			m->region_id[f] = n++;
+	if (n && w->min_reader < CP_MIN_READER_SELECTION)
+		w->min_reader = CP_MIN_READER_SELECTION;
+}
+
+static void write_regions(struct merge *m, struct cp_writer *w)
+{
+	int any = 0;
+
+	for (uint32_t f = 0; f < m->rp->nfns; f++) {
+		const char *name = m->rp->fns[f].name;
+		struct cp_region_rec r = { .id = m->region_id[f] };
+		size_t len;
+		char *bare;
+
+		if (!(m->rp->fns[f].flags & CP_RFN_REGION))
+			continue;
+		if (!any++)
+			cp_writer__section(w, CP_SEC_REGIONS, sizeof(r));
+		/* "[NAME]" as report shows it: the file keeps NAME */
+		len = strlen(name);
+		bare = len >= 2 && name[0] == '[' ? xstrfmt("%.*s", (int)(len - 2), name + 1) : xstrdup(name);
+		r.name = cp_writer__string(w, bare);
+		free(bare);
+		cp_writer__put(w, &r, sizeof(r));
+	}
+}
+
 static int merge__write(struct merge *m, const char *out)
 {
 	struct cp_writer *w = xcalloc(1, sizeof(*w));
@@ -497,7 +543,9 @@ static int merge__write(struct merge *m, const char *out)
 	cp_writer__section(w, CP_SEC_MAPS, sizeof(struct cp_map));
 	cp_writer__put(w, m->maps, (size_t)m->nmaps * sizeof(*m->maps));
 
+	number_regions(m, w);
 	write_nodes(m, w, &nrec);
+	write_regions(m, w);
 	th.name = cp_writer__string(w, "merged");
 	th.nnodes = nrec;
 	th.end_ns = m->meta.duration_ns;
@@ -511,7 +559,7 @@ static int merge__write(struct merge *m, const char *out)
 	for (uint32_t f = 0; f < m->rp->nfns; f++) {
 		struct cp_symbol y = { 0 };
 
-		if (m->rp->fns[f].flags & CP_RFN_SIGNAL)
+		if (m->rp->fns[f].flags & CP_RFN_PSEUDO)
 			continue;
 		y.addr = m->rp->fns[f].addr;
 		y.kind = CP_SYM_FUNCTION;
@@ -541,6 +589,7 @@ static int merge__write(struct merge *m, const char *out)
 	}
 	ret = cp_writer__finish(w, m->meta.clock != CP_CLOCK_NONE ? CP_FEAT_TIMING : 0);
 	free(w);
+	FREE_AND_NULL(m->region_id);
 	if (ret)
 		return error("cannot write '%s': %s", out, strerror(-ret));
 	return 0;

@@ -139,7 +139,7 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 	if (!rp->timed)
 		total = outside = 0;
 	for (uint32_t f = 0; f < rp->nfns; f++)
-		if (!(rp->fns[f].flags & CP_RFN_SIGNAL))
+		if (!(rp->fns[f].flags & CP_RFN_PSEUDO))
 			order[nhit++] = f;
 	sort_rp = rp;
 	qsort(order, nhit, sizeof(*order), by_name);
@@ -209,7 +209,7 @@ int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	totals(rp, &total, &outside, &hits);
 	date_str(rp, date, sizeof(date));
 	for (uint32_t f = 0; f < rp->nfns; f++)
-		if (!(rp->fns[f].flags & CP_RFN_SIGNAL))
+		if (!(rp->fns[f].flags & CP_RFN_PSEUDO))
 			order[n++] = f;
 	sort_rp = rp;
 	qsort(order, n, sizeof(*order), by_name);

@@ -124,7 +124,7 @@ static uint64_t mapping_of(struct cp_report_profile *rp, uint32_t fn)
 		for (uint32_t i = 0; i < pf->nmodules; i++, id++) {
 			const struct cp_module *m = &pf->modules[i];
 
-			if (k != f->part || (f->flags & CP_RFN_SIGNAL))
+			if (k != f->part || (f->flags & CP_RFN_PSEUDO))
 				continue;
 			for (uint32_t j = 0; j < m->nmaps; j++) {
 				const struct cp_map *mm = &pf->maps[m->first_map + j];
@@ -202,7 +202,7 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 		perftools__profiles__location__init(&locs[f]);
 		locs[f].id = f + 1;
 		locs[f].mapping_id = mapping_of(rp, f);
-		locs[f].address = (rp->fns[f].flags & CP_RFN_SIGNAL) ? 0 : rp->fns[f].addr;
+		locs[f].address = (rp->fns[f].flags & CP_RFN_PSEUDO) ? 0 : rp->fns[f].addr;
 		locs[f].n_line = 1;
 		locs[f].line = &line_ptrs[f];
 		p.location[p.n_location++] = &locs[f];

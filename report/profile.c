@@ -223,7 +223,8 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			src.calls = 0; /* the root stands for threads, not calls */
 		} else {
 			/* Pseudo-functions get keys no address can have. */
-			uint64_t key = (r->flags & CP_NODE_SIGNAL) ? r->fn | 1ull << 62 : r->fn;
+			uint64_t key = (r->flags & CP_NODE_SIGNAL) ? r->fn | 1ull << 62 :
+				       (r->flags & CP_NODE_REGION) ? r->fn | 1ull << 61 : r->fn;
 			uint32_t fn = cp_u64map__get_or_add(fnmap, key, rp->nfns);
 			uint32_t parent = map[r->parent];
 			uint64_t ctx_key = ((uint64_t)parent << 32) | fn;
@@ -232,8 +233,13 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 				rp->fns = xrealloc(rp->fns, (rp->nfns + 1) * sizeof(*rp->fns));
 				rp->fns[fn].addr = r->fn;
 				rp->fns[fn].part = 0;
-				rp->fns[fn].flags = (r->flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL : 0;
-				rp->fns[fn].name = rp->unnamed ? NULL : (r->flags & CP_NODE_SIGNAL) ?
+				rp->fns[fn].flags = (r->flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL :
+						    (r->flags & CP_NODE_REGION) ? CP_RFN_REGION : 0;
+				/* Regions are named even with --unnamed: they have no address to show. */
+				rp->fns[fn].name = (r->flags & CP_NODE_REGION) ?
+					cp_symbolizer__region_name(rp->sym,
+						cp_profile_file__region_name(pf, r->fn)) :
+					rp->unnamed ? NULL : (r->flags & CP_NODE_SIGNAL) ?
 					cp_symbolizer__signal_name(rp->sym, r->fn) :
 					rp->addresses ? cp_symbolizer__fn_name_at(rp->sym, r->fn) :
 					cp_symbolizer__fn_name(rp->sym, r->fn);
@@ -243,7 +249,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			id = cp_u64map__get(ctx, ctx_key);
 			if (id == CP_NONE)
 				id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
-			if (!(r->flags & CP_NODE_SIGNAL)) /* handler runs are not calls */
+			if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* not calls */
 				rp->calls += r->calls;
 			if (!(r->flags & CP_NODE_SITE)) /* another site of a path counted */
 				rp->paths++;
@@ -685,7 +691,7 @@ void cp_report_profile__fn_where(struct cp_report_profile *rp, uint32_t fn,
 	struct cp_symbolizer *sym = part_sym(rp, f->part);
 
 	memset(w, 0, sizeof(*w));
-	if (f->flags & CP_RFN_SIGNAL)
+	if (f->flags & CP_RFN_PSEUDO)
 		return;
 	w->module = cp_symbolizer__module(sym, f->addr, &w->offset);
 	if (cp_symbolizer__fn_src(sym, f->addr, &w->file, &w->line)) {

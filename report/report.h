@@ -140,10 +140,13 @@ struct cp_rfn {
 	uint64_t addr;	    /* entry address in the profiled process */
 	const char *name;   /* symbolizer-owned */
 	uint32_t part;	    /* merged profiles: the part whose symbolizer knows addr */
-	uint32_t flags;	    /* CP_RFN_SIGNAL: a signal handler's run, not a function */
+	uint32_t flags;	    /* CP_RFN_*: not a function, but ... */
 };
 
-#define CP_RFN_SIGNAL 1u
+#define CP_RFN_SIGNAL 1u /* a signal handler's run (addr: the signal) */
+#define CP_RFN_REGION 2u /* a named region, "[name]" (addr: its id in the file) */
+/* Not code: no address, module or source line; its entries are not calls. */
+#define CP_RFN_PSEUDO (CP_RFN_SIGNAL | CP_RFN_REGION)
 
 enum cp_thread_mode {
 	CP_THREADS_MERGED = 0, /* equal call paths of all threads add up */

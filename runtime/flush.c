@@ -2,11 +2,19 @@
  * flush.c - write the profile: metadata, command line, module map,
  * threads and their trees.
  *
- * Runs once, from the destructor (or an explicit dump), possibly while
- * other threads still run.  Their trees are read, never written: node
- * counts are snapshotted first (nodes below the published count are
- * complete), and calls still open are added to the written records as if
- * they ended now, without touching the owner's shadow stack.
+ * Runs once at the end, from the destructor (or an explicit dump), and
+ * for snapshots mid-run (callprof_dump, the watcher's `callprof dump`),
+ * possibly while other threads still run.  Their trees are read, never
+ * written: node counts are snapshotted first (nodes below the published
+ * count are complete), and calls still open are added to the written
+ * records as if they ended now, without touching the owner's shadow stack.
+ * What one dump needs for itself (node counts per thread, the tick rate)
+ * is kept in its own private memory, never in the threads' states or in
+ * our globals: those are shared with the watcher, which may be writing a
+ * snapshot of the same trees at the same time (watch.c).
+ *
+ * After callprof_reset() a node's figures are written minus its baseline
+ * (struct cp_base): what happened since the reset.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +25,17 @@
 
 #include "runtime/internal.h"
 
-static struct cp_writer writer;
+static struct cp_writer writer; /* the final profile's; snapshots map their own */
+
+/* One dump's own state (private memory: see above). */
+struct dump {
+	int how;	    /* CP_FLUSH_* */
+	uint64_t tps;	    /* tick rate: off-CPU ns in the nodes become ticks */
+	uint64_t self_cpu;  /* the dumping thread's CPU clock at the time stamp */
+	uint32_t *nnodes;   /* per thread written: nodes of its own tree */
+	uint32_t *nside;    /* per thread written: nodes of its side tree */
+	int regions;	    /* a CP_NODE_REGION record was written */
+};
 
 static void write_cmdline(struct cp_writer *w)
 {
@@ -34,14 +52,20 @@ static void write_cmdline(struct cp_writer *w)
 	close(fd);
 }
 
-/* The thread's name from /proc (works for any live thread of ours). */
-static void read_comm(uint32_t tid, char name[16])
+/* The thread's name from /proc (any live thread of process pid, 0: ours). */
+static void read_comm(pid_t pid, uint32_t tid, char name[16])
 {
-	char path[64] = "/proc/self/task/";
+	char path[96] = "/proc/";
 	size_t pos = strlen(path);
 	int fd;
 	ssize_t n;
 
+	if (pid)
+		cp_put_dec(path, sizeof(path) - 6, &pos, (unsigned long)pid);
+	else
+		memcpy(path + pos, "self", 5), pos += 4;
+	memcpy(path + pos, "/task/", 7);
+	pos += 6;
 	cp_put_dec(path, sizeof(path) - 6, &pos, tid);
 	memcpy(path + pos, "/comm", 6);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -56,24 +80,35 @@ static void read_comm(uint32_t tid, char name[16])
 	name[n] = '\0';
 }
 
-/* The tick rate of this dump: off-CPU ns in the nodes become ticks. */
-static uint64_t dump_tps;
-
-static uint64_t ns_to_ticks(uint64_t ns)
+static uint64_t ns_to_ticks(const struct dump *d, uint64_t ns)
 {
 	if (!cp_clock_is_tsc())
 		return ns;
-	return (uint64_t)((unsigned __int128)ns * dump_tps / 1000000000u);
+	return (uint64_t)((unsigned __int128)ns * d->tps / 1000000000u);
 }
 
-static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t extra)
+/*
+ * The record of n, with extra ticks of its open calls, minus the baseline
+ * b of a reset (NULL if none).  Pseudo-functions become flagged records: a
+ * signal's number, or a region's id.
+ */
+static void node_rec(struct dump *d, struct cp_node_rec *r, const struct cp_node *n,
+		     uint64_t extra, const struct cp_base *b)
 {
 	int timing = cp_hook_mode == CP_MODE_TIMING;
+	const struct cp_base_node *bn = b && n->id < b->n ? &b->node[n->id] : NULL;
 
 	r->fn = n->fn;
 	r->site = n->site;
 	r->parent = n->parent ? n->parent->id : CP_NO_PARENT;
-	r->flags = n->parent && n->fn < CP_FN_PSEUDO_LIMIT ? CP_NODE_SIGNAL : 0;
+	r->flags = 0;
+	if (n->parent && n->fn >= CP_FN_REGION_BASE && n->fn < CP_FN_PSEUDO_LIMIT) {
+		r->flags = CP_NODE_REGION;
+		r->fn = n->fn - CP_FN_REGION_BASE;
+		d->regions = 1;
+	} else if (n->parent && n->fn < CP_FN_PSEUDO_LIMIT) {
+		r->flags = CP_NODE_SIGNAL;
+	}
 	if (n->parent && cp_node__is_site(n))
 		r->flags |= CP_NODE_SITE;
 	if (n->flags & (CP_NF_EXCLUDED | CP_NF_TREE))
@@ -84,10 +119,28 @@ static void node_rec(struct cp_node_rec *r, const struct cp_node *n, uint64_t ex
 	r->ticks = timing ? n->ticks + extra : 0;
 	r->min_ticks = !timing || n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
 	r->max_ticks = timing ? n->max_ticks : 0;
-	r->wait_ticks = timing ? ns_to_ticks(n->wait_ticks) : 0;
-	r->inactive_ticks = timing ? ns_to_ticks(n->inactive_ticks) : 0;
+	r->wait_ticks = timing ? ns_to_ticks(d, n->wait_ticks) : 0;
+	r->inactive_ticks = timing ? ns_to_ticks(d, n->inactive_ticks) : 0;
 	r->switches_vol = n->switches_vol;
 	r->switches_invol = n->switches_invol;
+	if (!bn)
+		return;
+	r->calls = cp_sub_sat(r->calls, bn->calls);
+	r->ticks = cp_sub_sat(r->ticks, bn->ticks);
+	r->wait_ticks = timing ? cp_sub_sat(r->wait_ticks, ns_to_ticks(d, bn->wait_ticks)) : 0;
+	r->inactive_ticks = timing ? cp_sub_sat(r->inactive_ticks, ns_to_ticks(d, bn->inactive_ticks)) : 0;
+	r->switches_vol = cp_sub_sat(r->switches_vol, bn->switches_vol);
+	r->switches_invol = cp_sub_sat(r->switches_invol, bn->switches_invol);
+	/*
+	 * Shortest and longest call cannot be taken apart: they stay those of
+	 * the whole run, bounded by what is left (docs/internals/api.md).
+	 */
+	if (!r->calls)
+		r->min_ticks = r->max_ticks = 0;
+	if (r->max_ticks > r->ticks)
+		r->max_ticks = r->ticks;
+	if (r->min_ticks > r->max_ticks)
+		r->min_ticks = r->max_ticks;
 }
 
 /*
@@ -115,19 +168,23 @@ static uint64_t open_time(struct cp_thread *t, uint64_t *extra, uint32_t nnodes,
 	return open;
 }
 
-/*
- * The dumping thread's CPU clock when the dump took its time stamp: the
- * calibration and the writing that follow are not in its tree's time, so
- * they must not be in its CPU time either.
- */
-static uint64_t dump_self_cpu;
-
-/* CPU time of t: kept at its exit, else read now (not by the watcher: not its threads). */
-static uint64_t thread_cpu(const struct cp_thread *t, int how)
+/* The dump runs in the watcher: /proc/self and the thread clocks are not the program's. */
+static int in_watcher(int how)
 {
-	if ((t->flags & CP_THREAD_EXITED) || how == CP_FLUSH_KILLED)
+	return how == CP_FLUSH_KILLED || how == CP_FLUSH_WATCH;
+}
+
+/*
+ * CPU time of t: kept at its exit, else read now (not by the watcher: not
+ * its threads).  The dumping thread's is its clock at the dump's time
+ * stamp: the calibration and the writing that follow are not in its
+ * tree's time, so they must not be in its CPU time either.
+ */
+static uint64_t thread_cpu(const struct dump *d, const struct cp_thread *t)
+{
+	if ((t->flags & CP_THREAD_EXITED) || in_watcher(d->how))
 		return t->perf.cpu_ns;
-	return cp_offcpu__cpu_since_start(t, t == cp_self ? dump_self_cpu
+	return cp_offcpu__cpu_since_start(t, t == cp_self ? d->self_cpu
 							 : cp_offcpu__thread_cpu_ns(t->tid));
 }
 
@@ -137,7 +194,7 @@ static uint64_t thread_cpu(const struct cp_thread *t, int how)
  * to its table meanwhile: slots are taken only once complete, and only
  * for nodes the dump wrote.
  */
-static void write_lines(struct cp_writer *w, struct cp_thread **ts, uint32_t nt)
+static void write_lines(struct dump *d, struct cp_writer *w, struct cp_thread **ts, uint32_t nt)
 {
 	uint32_t first = 0;
 
@@ -150,7 +207,7 @@ static void write_lines(struct cp_writer *w, struct cp_thread **ts, uint32_t nt)
 			struct cp_node *n = __atomic_load_n(&l->s[k].node, __ATOMIC_ACQUIRE);
 			struct cp_line_rec r;
 
-			if (!n || n->id >= t->dump_nnodes || !l->s[k].count)
+			if (!n || n->id >= d->nnodes[i] || !l->s[k].count)
 				continue;
 			memset(&r, 0, sizeof(r));
 			r.node = first + n->id;
@@ -158,7 +215,7 @@ static void write_lines(struct cp_writer *w, struct cp_thread **ts, uint32_t nt)
 			r.samples = l->s[k].count;
 			cp_writer__put(w, &r, sizeof(r));
 		}
-		first += t->dump_nnodes + t->dump_side;
+		first += d->nnodes[i] + d->nside[i];
 	}
 }
 
@@ -228,8 +285,8 @@ static void write_filters(struct cp_writer *w)
 	}
 }
 
-static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt, uint64_t now,
-			 uint64_t tps, uint64_t *extra_open, int how)
+static int write_threads(struct dump *d, struct cp_writer *w, struct cp_thread **ts, uint32_t nt,
+			 uint64_t now, uint64_t tps, uint64_t *extra_open)
 {
 	uint32_t first = 0;
 
@@ -241,15 +298,23 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 		uint64_t end = t->end_ticks ? t->end_ticks : now;
 
 		memset(&r, 0, sizeof(r));
-		if ((t->flags & CP_THREAD_EXITED) || how == CP_FLUSH_KILLED)
+		if ((t->flags & CP_THREAD_EXITED) || d->how == CP_FLUSH_KILLED)
 			memcpy(name, t->name, sizeof(name)); /* the watcher: /proc has no such thread */
 		else
-			read_comm(t->tid, name);
+			read_comm(d->how == CP_FLUSH_WATCH ? cp_session.pid : 0, t->tid, name);
 		name[15] = '\0';
 		r.tid = t->tid;
-		r.name = cp_writer__string(w, name);
+		if (t->label[0]) {
+			char label[sizeof(t->label)];
+
+			memcpy(label, t->label, sizeof(label)); /* the thread may be changing it */
+			label[sizeof(label) - 1] = '\0';
+			r.name = cp_writer__string(w, label);
+		} else {
+			r.name = cp_writer__string(w, name);
+		}
 		r.first_node = first;
-		r.nnodes = t->dump_nnodes + t->dump_side;
+		r.nnodes = d->nnodes[i] + d->nside[i];
 		r.start_ns = cp_clock_is_tsc() ? (uint64_t)((unsigned __int128)(t->start_ticks -
 			cp_session.tsc0) * 1000000000u / (tps ? tps : 1)) : t->start_ticks - cp_session.mono0_ns;
 		r.end_ns = cp_clock_is_tsc() ? (uint64_t)((unsigned __int128)(end - cp_session.tsc0) *
@@ -258,8 +323,8 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
 		r.seq = t->seq;
 		r.open_frames = t->open_frames + extra_open[i];
 		r.nthreads = t->nthreads;
-		r.cpu_ns = thread_cpu(t, how);
-		first += t->dump_nnodes + t->dump_side;
+		r.cpu_ns = thread_cpu(d, t);
+		first += d->nnodes[i] + d->nside[i];
 		cp_writer__put(w, &r, sizeof(r));
 	}
 	return w->err;
@@ -271,9 +336,11 @@ static int write_threads(struct cp_writer *w, struct cp_thread **ts, uint32_t nt
  * open calls' times (the address space is full), those calls are written
  * without the time since they began.
  */
-static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, uint64_t *open)
+static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t, uint32_t nn,
+		       uint64_t now, uint64_t *open)
 {
-	uint32_t nn = t->dump_nnodes, id = 1;
+	uint32_t id = 1;
+	const struct cp_base *b = __atomic_load_n(&t->base, __ATOMIC_ACQUIRE);
 	size_t bytes = ((size_t)nn * sizeof(uint64_t) + 4095) & ~(size_t)4095;
 	uint64_t *extra = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct cp_node root = t->root;
@@ -287,17 +354,31 @@ static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, u
 	} else {
 		*open = open_time(t, extra, nn, now);
 	}
-	/* An aggregate's root holds the sum of its threads' lifetimes. */
-	if (!(t->flags & CP_THREAD_AGGREGATE))
-		root.ticks = (t->end_ticks ? t->end_ticks : now) - t->start_ticks;
-	node_rec(&r, &root, 0);
+	/*
+	 * An aggregate's root holds the sum of its threads' lifetimes; after a
+	 * reset, a thread's time starts at the reset.
+	 */
+	if (!(t->flags & CP_THREAD_AGGREGATE)) {
+		uint64_t end = t->end_ticks ? t->end_ticks : now;
+		uint64_t start = b && b->at > t->start_ticks ? b->at : t->start_ticks;
+
+		root.ticks = end > start ? end - start : 0;
+	}
+	node_rec(d, &r, &root, 0, NULL);
 	r.min_ticks = r.max_ticks = r.ticks;
 	cp_writer__put(w, &r, sizeof(r));
 	for (struct cp_chunk *c = t->chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
-			node_rec(&r, &c->n[i], extra ? extra[id] : 0);
+			node_rec(d, &r, &c->n[i], extra ? extra[id] : 0, b);
+			/*
+			 * The watcher reads without the fold lock: a state being
+			 * recycled under it may show a parent that is not an
+			 * earlier node.  Keep the file valid.
+			 */
+			if (r.parent >= id)
+				r.parent = 0;
 			cp_writer__put(w, &r, sizeof(r));
 		}
 	}
@@ -311,15 +392,16 @@ static int write_nodes(struct cp_writer *w, struct cp_thread *t, uint64_t now, u
  * more nodes of t: its first level names contexts of t, which become the
  * parents of their children; sets t->dump_side to the number written.
  */
-static int write_side(struct cp_writer *w, struct cp_thread *t)
+static int write_side(struct dump *d, struct cp_writer *w, struct cp_thread *t, uint32_t nn,
+		      uint32_t *nside)
 {
 	struct cp_thread *s = __atomic_load_n(&t->side, __ATOMIC_ACQUIRE);
-	uint32_t nn = t->dump_nnodes, sn, id = 1, next = nn;
+	uint32_t sn, id = 1, next = nn;
 	size_t bytes;
 	uint32_t *map;
 	struct cp_node_rec r;
 
-	t->dump_side = 0;
+	*nside = 0;
 	if (!s)
 		return 0;
 	sn = __atomic_load_n(&s->nnodes, __ATOMIC_ACQUIRE);
@@ -339,61 +421,133 @@ static int write_side(struct cp_writer *w, struct cp_thread *t)
 				map[id] = ctx && ctx->id < nn ? ctx->id : 0;
 				continue;
 			}
-			node_rec(&r, n, 0);
+			node_rec(d, &r, n, 0, __atomic_load_n(&s->base, __ATOMIC_ACQUIRE));
 			r.parent = n->parent->id < id ? map[n->parent->id] : 0;
 			cp_writer__put(w, &r, sizeof(r));
 			map[id] = next++;
 		}
 	}
 	munmap(map, bytes);
-	t->dump_side = next - nn;
+	*nside = next - nn;
 	return w->err;
 }
 
-/* Write the profile to path.  Returns 0 or -errno; warns once on failure. */
+/*
+ * The names of the regions (api.c), if a region's record was written:
+ * then the file needs a reader that knows them (CP_MIN_READER_SELECTION).
+ */
+static void write_regions(struct dump *d, struct cp_writer *w)
+{
+	uint32_t n = cp_api__nregions();
+
+	if (!d->regions)
+		return;
+	if (w->min_reader < CP_MIN_READER_SELECTION)
+		w->min_reader = CP_MIN_READER_SELECTION;
+	cp_writer__section(w, CP_SEC_REGIONS, sizeof(struct cp_region_rec));
+	for (uint32_t id = 0; id < n; id++) {
+		struct cp_region_rec r = { .id = id, .name = cp_writer__string(w, cp_api__region_name(id)) };
+
+		cp_writer__put(w, &r, sizeof(r));
+	}
+}
+
+static void warn_failed(const char *path, int ret)
+{
+	char line[512] = "cannot write profile '";
+	const char *parts[] = { path, "': ", strerror(-ret) };
+	size_t pos = strlen(line);
+
+	for (unsigned i = 0; i < 3; i++) {
+		size_t len = strlen(parts[i]);
+
+		if (len > sizeof(line) - 1 - pos)
+			len = sizeof(line) - 1 - pos;
+		memcpy(line + pos, parts[i], len);
+		pos += len;
+	}
+	line[pos] = '\0';
+	cp_warn(line);
+}
+
+/*
+ * The calibration of the watcher's snapshots, once per watcher: in its
+ * thread-local storage, which (unlike our globals) is its own.
+ */
+static __thread struct cp_calibration watch_cal;
+static __thread int watch_cal_done;
+
+static void calibrate(struct cp_calibration *cal, int how)
+{
+	if (how != CP_FLUSH_WATCH) {
+		cp_calibrate(cal);
+		return;
+	}
+	if (!watch_cal_done && !cp_calibrate(&watch_cal))
+		watch_cal_done = 1;
+	*cal = watch_cal;
+}
+
+/*
+ * Write the profile (or a snapshot, see CP_FLUSH_*) to path.  Returns 0 or
+ * -errno; warns once on failure, except for snapshots, whose caller is
+ * told.
+ */
 int cp_flush(const char *path, int how)
 {
 	struct cp_writer *w = &writer;
-	struct cp_thread *self = cp_self, **ts, *t, *head;
+	struct cp_thread *self = how == CP_FLUSH_WATCH ? NULL : cp_self, **ts, *t, *head;
 	uint64_t now, elapsed, tps, *open;
 	uint32_t nt = 0, i;
-	size_t bytes;
+	size_t bytes, wbytes = (sizeof(*w) + 4095) & ~(size_t)4095;
 	struct cp_meta meta;
 	struct cp_calibration cal = { 0 };
 	struct utsname un;
-	int ret, timing, locked, self_busy = self ? self->busy : 0;
+	struct dump d = { .how = how };
+	int ret, timing, locked, self_busy = self ? self->busy : 0,
+	    snapshot = how == CP_FLUSH_SNAPSHOT || how == CP_FLUSH_WATCH;
+	/* Not finishing: a dying process, or the watcher, which must not take the program's locks. */
+	int careful = how == CP_FLUSH_DYING || in_watcher(how);
 
+	if (snapshot) {
+		w = mmap(NULL, wbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (w == MAP_FAILED)
+			return -ENOMEM;
+	}
 	timing = cp_hook_mode == CP_MODE_TIMING;
 	now = cp_ticks();
-	dump_self_cpu = 0;
-	if (self && how != CP_FLUSH_KILLED) {
+	if (self && !in_watcher(how)) {
 		int busy = self->busy;
 
 		/*
 		 * The tree's time ends now: so do its CPU time and its switches.
 		 * Those during the calibration below stay in the ring, unseen.
 		 */
-		dump_self_cpu = cp_offcpu__thread_cpu_ns(self->tid);
+		d.self_cpu = cp_offcpu__thread_cpu_ns(self->tid);
 		self->busy = 1;
 		cp_offcpu__check(self);
 		self->busy = busy;
 	}
 	/* Before marking ourselves busy: calibration drives the real hooks. */
 	if (timing)
-		cp_calibrate(&cal);
+		calibrate(&cal, how);
 	if (self)
 		self->busy = 1;
 	tps = timing ? cp_clock_ticks_per_sec(&elapsed) : 0;
-	dump_tps = tps;
+	d.tps = tps;
 	if (!timing)
 		elapsed = cp_clock_ns(CLOCK_MONOTONIC) - cp_session.mono0_ns;
 
-	cp_modules__refresh_for_dump(how);
+	cp_modules__refresh_for_dump(in_watcher(how) ? CP_FLUSH_KILLED : how == CP_FLUSH_DYING);
 	/*
 	 * No thread folds into an aggregate or is recycled while we read.  A
 	 * dying process only tries: the holder may be the thread that died.
+	 * The watcher never takes it: its futex is the program's.
 	 */
-	locked = how ? !cp_thread__fold_trylock() : (cp_thread__fold_lock(), 1);
+	if (how == CP_FLUSH_WATCH)
+		locked = 0;
+	else
+		locked = careful ? !cp_thread__fold_trylock() : (cp_thread__fold_lock(), 1);
 
 	/* One snapshot of the registry: threads starting now are pushed in
 	 * front of head and simply not part of this profile.  Recycled states
@@ -401,20 +555,29 @@ int cp_flush(const char *path, int how)
 	head = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE);
 	for (t = head; t; t = t->next)
 		nt += __atomic_load_n(&t->nthreads, __ATOMIC_ACQUIRE) != 0;
-	bytes = (((size_t)nt + 1) * 2 * sizeof(void *) + 4095) & ~(size_t)4095;
+	/* ts[nt + 1], open[nt + 1], then the node counts nnodes[nt], nside[nt] */
+	bytes = (((size_t)nt + 1) * 2 * sizeof(void *) + (size_t)nt * 2 * sizeof(uint32_t) + 4095) &
+		~(size_t)4095;
 	ts = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ts == MAP_FAILED) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	open = (uint64_t *)(ts + nt + 1);
+	d.nnodes = (uint32_t *)(open + nt + 1);
+	d.nside = d.nnodes + nt;
 	/* The registry is newest first; write threads in start order. */
 	i = nt;
 	for (t = head; t && i; t = t->next) {
 		if (!__atomic_load_n(&t->nthreads, __ATOMIC_ACQUIRE))
 			continue;
 		ts[--i] = t;
-		t->dump_nnodes = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE);
+		d.nnodes[i] = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE);
+	}
+	if (i) { /* the registry changed under the watcher: the threads found are enough */
+		memmove(ts, ts + i, (nt - i) * sizeof(*ts));
+		memmove(d.nnodes, d.nnodes + i, (nt - i) * sizeof(*d.nnodes));
+		nt -= i;
 	}
 
 	memset(&meta, 0, sizeof(meta));
@@ -433,10 +596,12 @@ int cp_flush(const char *path, int how)
 	meta.start_realtime_ns = cp_session.real0_ns;
 	meta.duration_ns = elapsed;
 	meta.flags = cp_session.forked ? CP_META_FORKED : 0;
-	if (how)
+	if (how == CP_FLUSH_DYING || how == CP_FLUSH_KILLED)
 		meta.flags |= CP_META_ABNORMAL_END;
 	if (how == CP_FLUSH_KILLED)
 		meta.flags |= CP_META_KILLED;
+	if (snapshot)
+		meta.flags |= CP_META_SNAPSHOT;
 	meta.nthreads_lost = cp_session.threads_lost;
 	for (i = 0; i < nt; i++) {
 		meta.lost_calls += ts[i]->lost.calls;
@@ -462,12 +627,13 @@ int cp_flush(const char *path, int how)
 	cp_modules__write(w);
 	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
 	for (i = 0; i < nt; i++) {
-		write_nodes(w, ts[i], now, &open[i]);
-		write_side(w, ts[i]);
+		write_nodes(&d, w, ts[i], d.nnodes[i], now, &open[i]);
+		write_side(&d, w, ts[i], d.nnodes[i], &d.nside[i]);
 	}
-	write_threads(w, ts, nt, now, tps, open, how);
+	write_threads(&d, w, ts, nt, now, tps, open);
 	if (meta.sample_hz)
-		write_lines(w, ts, nt);
+		write_lines(&d, w, ts, nt);
+	write_regions(&d, w);
 	if (cp_filter.nrules)
 		write_filters(w);
 	/* Markers and count-only contexts would mislead an older reader. */
@@ -479,24 +645,14 @@ out_unmap:
 out:
 	if (ret) {
 		cp_writer__abort(w);
-		char line[512] = "cannot write profile '";
-		const char *parts[] = { path, "': ", strerror(-ret) };
-		size_t pos = strlen(line);
-
-		for (i = 0; i < 3; i++) {
-			size_t len = strlen(parts[i]);
-
-			if (len > sizeof(line) - 1 - pos)
-				len = sizeof(line) - 1 - pos;
-			memcpy(line + pos, parts[i], len);
-			pos += len;
-		}
-		line[pos] = '\0';
-		cp_warn(line);
+		if (!snapshot)
+			warn_failed(path, ret);
 	}
 	if (locked)
 		cp_thread__fold_unlock();
 	if (self)
 		self->busy = self_busy; /* a muted thread stays muted */
+	if (snapshot)
+		munmap(w, wbytes);
 	return ret;
 }

@@ -161,6 +161,31 @@ struct cp_perf {
 	uint64_t cpu_ns;		   /* its CPU time, once it has ended */
 };
 
+/*
+ * What callprof_reset() saw (api.c): per node id below n, the counts of the
+ * node then (calls, and ticks with the open calls' time so far), which the
+ * dump subtracts, so a profile counts only what happened after the reset.
+ * Written once before it is published, read by the dump and fold; lives in
+ * the arena, so a watcher reads it too.
+ */
+struct cp_base_node {
+	uint64_t calls, ticks, wait_ticks, inactive_ticks;
+	uint32_t switches_vol, switches_invol;
+};
+struct cp_base {
+	uint64_t bytes;	    /* size of this mapping */
+	uint64_t at;	    /* ticks when the reset was made: the root's time starts there */
+	uint32_t n;	    /* nodes covered (ids 0 .. n - 1) */
+	uint32_t pad;
+	struct cp_base_node node[];
+};
+
+/* n's count minus the baseline's, never below zero. */
+static inline uint64_t cp_sub_sat(uint64_t v, uint64_t base)
+{
+	return v > base ? v - base : 0;
+}
+
 /* Nodes are carved from chunks; chunks are linked in allocation order. */
 struct cp_chunk {
 	struct cp_chunk *next; /* next chunk, NULL for the newest */
@@ -204,7 +229,8 @@ struct cp_thread {
 	uint32_t flags;		 /* enum cp_thread_flags */
 	pthread_t self;		 /* for pthread_getname_np at the dump */
 	char name[16];		 /* at set-up, pthread_setname_np and exit */
-	uint32_t dump_nnodes;	 /* nodes written: a snapshot taken at the dump */
+	char label[64];		 /* callprof_set_thread_name(), "" if none: wins over name */
+	struct cp_base *base;	 /* callprof_reset(): the counts to subtract, or NULL */
 	uint32_t nthreads;	 /* threads whose calls this tree holds (aggregates: many) */
 	struct cp_thread *next_free; /* free list of recycled states */
 	struct cp_ctx_slot *ctx;     /* coroutines: saved stacks of suspended contexts */
@@ -215,7 +241,6 @@ struct cp_thread {
 	 */
 	struct cp_thread *side;	     /* this thread's side tree, or NULL */
 	struct cp_thread *owner;     /* for a side tree: its thread */
-	uint32_t dump_side;	     /* side nodes written with this thread at the dump */
 	const void *ctx_current;     /* the ucontext whose frames are on the stack */
 	/* muted (busy == CP_MUTED, see hooks.c) */
 	uintptr_t mute_fn;	     /* the call that muted the thread */
@@ -283,6 +308,9 @@ struct cp_session {
 	int offcpu_errno;	   /* why, the first time */
 	char out_base[4096];	   /* CALLPROF_OUT made absolute at start-up */
 	char out[4096];		   /* where this process writes: base or base.PID */
+	uint32_t dumps;		   /* snapshots taken (api.c, watch.c): the N of OUT.dumpN */
+	int dump_signal;	   /* CALLPROF_DUMP_ON: a signal asking for a snapshot, 0 if none */
+	pid_t watcher;		   /* this process's watcher (watch.c), 0 if none yet */
 };
 
 enum cp_state {
@@ -378,6 +406,16 @@ static inline uint64_t cp_thread__limit(uint64_t cap)
 CP_HIDDEN void cp_control__pause(void);
 CP_HIDDEN void cp_control__resume(void);
 
+/*
+ * api.c: the public API (include/callprof.h) and what the dump needs of it:
+ * the names of the named regions (ids below *n), and the snapshot path
+ * OUT.dumpN for the next N into path[cap].
+ */
+CP_HIDDEN const char *cp_api__region_name(uint32_t id);
+CP_HIDDEN uint32_t cp_api__nregions(void);
+CP_HIDDEN void cp_api__dump_path(char *path, size_t cap);
+CP_HIDDEN void cp_api__fork_child(void);
+
 /* Account one finished call of d ticks to n. */
 static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
 {
@@ -414,6 +452,8 @@ CP_HIDDEN void cp_watch__spawn(void);
 CP_HIDDEN void cp_watch__fork_prepare(void);
 CP_HIDDEN void cp_watch__fork_parent(void);
 CP_HIDDEN void cp_watch__fork_child(void);
+/* sigqueue value of a snapshot request from `callprof dump` ("CPRD"); cli/cmd-dump.c has it too. */
+#define CP_DUMP_REQUEST 0x43505244
 
 /* clock.c */
 /*
@@ -540,7 +580,21 @@ CP_HIDDEN void cp_libcalls__abandon_below(uintptr_t target);
  * program's, nothing of the process may be asked (/proc/self is the
  * watcher's).
  */
-enum { CP_FLUSH_NORMAL = 0, CP_FLUSH_DYING = 1, CP_FLUSH_KILLED = 2 };
+/*
+ * CP_FLUSH_SNAPSHOT: callprof_dump() from a program thread, mid-run: like
+ * NORMAL, but not the end (a private writer, no warning on failure: the
+ * caller gets the error).  CP_FLUSH_WATCH: the watcher, for a program that
+ * runs on (callprof dump, record --dump-on): reads the shared memory and
+ * writes nothing into it, takes none of the program's locks, asks /proc
+ * about the program's pid.
+ */
+enum {
+	CP_FLUSH_NORMAL = 0,
+	CP_FLUSH_DYING = 1,
+	CP_FLUSH_KILLED = 2,
+	CP_FLUSH_SNAPSHOT = 3,
+	CP_FLUSH_WATCH = 4,
+};
 CP_HIDDEN int cp_flush(const char *path, int how);
 
 /* modules.c: snapshot of loaded ELF objects, written as MODULES + MAPS. */

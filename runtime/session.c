@@ -134,6 +134,7 @@ static void atfork_child(void)
 {
 	cp_watch__fork_child();
 	pthread_mutex_init(&cp_session.fold_lock, NULL);
+	cp_api__fork_child();
 	cp_modules__reset_lock();
 	cp_session.forked = 1;
 	cp_session.pid = getpid();

@@ -19,6 +19,14 @@
  * signal again, so the process still dies of it, with its core dump, after
  * the handler returns.  Signals the program ignores are left alone.
  *
+ * record --dump-on=SIG (CALLPROF_DUMP_ON): SIG asks for a snapshot.  The
+ * trampoline stays installed for it whatever the program does: it forwards
+ * the request to the watcher (kill(), async-signal-safe, errno kept), then
+ * treats the signal as the program asked - its handler runs, SIG_IGN
+ * ignores it - except that SIG_DFL no longer ends the process.  The
+ * program's handler is not replaced, so both happen; queries still see
+ * what the program installed.
+ *
  * No locks: sigaction may be called from signal handlers.  Concurrent
  * sigaction calls for the same signal race as they do without callprof
  * (the last one wins).
@@ -26,6 +34,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,6 +90,22 @@ static void die_of(int sig)
 	syscall(SYS_tgkill, getpid(), gettid(), sig);
 }
 
+/* A --dump-on request: to the watcher, which writes the snapshot. */
+static void forward_dump_request(void)
+{
+	pid_t w = __atomic_load_n(&cp_session.watcher, __ATOMIC_ACQUIRE);
+	int saved_errno = errno;
+
+	if (w > 0 && getpid() == cp_session.pid)
+		kill(w, SIGUSR2);
+	errno = saved_errno;
+}
+
+static int is_dump_signal(int sig)
+{
+	return sig == cp_session.dump_signal && sig > 0;
+}
+
 static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	void *h = __atomic_load_n(&actions[sig].handler, __ATOMIC_ACQUIRE);
@@ -88,6 +113,11 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 	uint64_t depth;
 	int saved_errno;
 
+	if (is_dump_signal(sig)) {
+		forward_dump_request();
+		if (h == (void *)SIG_DFL)
+			return;
+	}
 	if (h == (void *)SIG_DFL) {
 		if (is_fatal(sig))
 			die_of(sig);
@@ -142,7 +172,7 @@ CP_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sigactio
 	}
 	h = (act->sa_flags & SA_SIGINFO) ? (void *)act->sa_sigaction : (void *)act->sa_handler;
 	k = *act;
-	if (h != (void *)SIG_IGN && (h != (void *)SIG_DFL || is_fatal(sig))) {
+	if (is_dump_signal(sig) || (h != (void *)SIG_IGN && (h != (void *)SIG_DFL || is_fatal(sig)))) {
 		k.sa_sigaction = trampoline;
 		k.sa_flags |= SA_SIGINFO;
 	}
@@ -203,10 +233,31 @@ CP_INTERPOSE sighandler_t __sysv_signal(int sig, sighandler_t h)
 	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
 }
 
-/* Catch the fatal signals the program leaves at their default. */
+/* Catch the fatal signals the program leaves at their default, and --dump-on's. */
 void cp_signals__init(void)
 {
 	int saved_errno = errno;
+	const char *dump_on = getenv("CALLPROF_DUMP_ON");
+
+	if (dump_on && *dump_on) {
+		char *end;
+		long sig = strtol(dump_on, &end, 10);
+
+		if (!*end && sig > 0 && sig < _NSIG && sig != SIGKILL && sig != SIGSTOP) {
+			struct sigaction k;
+
+			cp_session.dump_signal = (int)sig;
+			if (!call_real((int)sig, NULL, &k) && !ours(&k)) {
+				actions[sig].handler = (k.sa_flags & SA_SIGINFO) ? (void *)k.sa_sigaction
+										  : (void *)k.sa_handler;
+				actions[sig].flags = k.sa_flags;
+				actions[sig].valid = 1;
+				k.sa_sigaction = trampoline;
+				k.sa_flags |= SA_SIGINFO | SA_RESTART;
+				call_real((int)sig, &k, NULL);
+			}
+		}
+	}
 
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
 		int sig = fatal_signals[i];

@@ -473,6 +473,34 @@ static struct cp_thread *aggregate_for(const struct cp_thread *t)
 	return a;
 }
 
+/*
+ * n as the profile counts it: minus the baseline b of a reset (NULL if
+ * none), the way the dump writes it (flush.c node_rec); into tmp.
+ */
+static const struct cp_node *since_reset(const struct cp_node *n, const struct cp_base *b,
+					 struct cp_node *tmp)
+{
+	const struct cp_base_node *bn;
+
+	if (!b || n->id >= b->n)
+		return n;
+	bn = &b->node[n->id];
+	*tmp = *n;
+	tmp->calls = cp_sub_sat(n->calls, bn->calls);
+	tmp->ticks = cp_sub_sat(n->ticks, bn->ticks);
+	tmp->wait_ticks = cp_sub_sat(n->wait_ticks, bn->wait_ticks);
+	tmp->inactive_ticks = cp_sub_sat(n->inactive_ticks, bn->inactive_ticks);
+	tmp->switches_vol = (uint32_t)cp_sub_sat(n->switches_vol, bn->switches_vol);
+	tmp->switches_invol = (uint32_t)cp_sub_sat(n->switches_invol, bn->switches_invol);
+	if (!tmp->calls) {
+		tmp->min_ticks = UINT64_MAX;
+		tmp->max_ticks = 0;
+	}
+	if (tmp->max_ticks > tmp->ticks)
+		tmp->max_ticks = tmp->ticks;
+	return tmp;
+}
+
 static void add_counts(struct cp_node *m, const struct cp_node *n)
 {
 	m->calls += n->calls;
@@ -496,6 +524,8 @@ static void fold_side(struct cp_thread *a, struct cp_thread *t, struct cp_node *
 
 	if (!s || s->nnodes < 2)
 		return;
+	struct cp_node tmp;
+
 	bytes = ((size_t)s->nnodes * sizeof(*sto) + 4095) & ~(size_t)4095;
 	sto = map(bytes);
 	if (!sto)
@@ -511,7 +541,7 @@ static void fold_side(struct cp_thread *a, struct cp_thread *t, struct cp_node *
 			}
 			m = cp_thread__child(a, sto[n->parent->id], n->fn, n->site);
 			sto[n->id] = m;
-			add_counts(m, n);
+			add_counts(m, since_reset(n, s->base, &tmp));
 		}
 	}
 	munmap(sto, bytes);
@@ -539,7 +569,8 @@ static int fold(struct cp_thread *t)
 	uint32_t nn = t->nnodes;
 	size_t bytes = ((size_t)nn * sizeof(struct cp_node *) + 4095) & ~(size_t)4095;
 	struct cp_thread *a = aggregate_for(t);
-	struct cp_node **to;
+	struct cp_node **to, tmp;
+	uint64_t start = t->base && t->base->at > t->start_ticks ? t->base->at : t->start_ticks;
 
 	if (!a)
 		return -1;
@@ -554,13 +585,13 @@ static int fold(struct cp_thread *t)
 			m = cp_thread__child(a, to[n->parent->id], n->fn, n->site);
 			to[n->id] = m;
 			m->flags |= n->flags;
-			add_counts(m, n);
+			add_counts(m, since_reset(n, t->base, &tmp));
 		}
 	}
 	fold_side(a, t, to, nn);
 	fold_perf(&a->perf, &t->perf, to, nn);
 	munmap(to, bytes);
-	a->root.ticks += t->end_ticks - t->start_ticks;
+	a->root.ticks += t->end_ticks > start ? t->end_ticks - start : 0;
 	a->root.calls++;
 	a->lost.calls += t->lost.calls;
 	a->lost_events += t->lost_events;
@@ -597,6 +628,11 @@ static void reset_tree(struct cp_thread *t)
 	t->mute_fn = t->mute_depth = 0;
 	t->flags = 0;
 	memset(t->name, 0, sizeof(t->name));
+	memset(t->label, 0, sizeof(t->label));
+	if (t->base) {
+		cp_arena__free(t->base, t->base->bytes);
+		t->base = NULL;
+	}
 	cp_offcpu__clear_lines(&t->perf);
 	t->perf.switch_lost = t->perf.samples = t->perf.samples_lost = 0;
 	t->perf.period_ns = t->perf.cpu_ns = 0;
@@ -689,6 +725,7 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 		}
 	}
 	t->root.cache = t->root.cache2 = NULL;
+	t->base = NULL; /* counts start from zero anyway; the baseline stayed with the parent */
 	if (t->side)
 		reset_tree(t->side); /* the parent's handler runs */
 	t->root.ticks = 0;

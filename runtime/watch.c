@@ -27,6 +27,15 @@
  * addresses while the forking parent thread waits for it, then gets a
  * watcher of its own on its first call.
  *
+ * Snapshots of a program that runs on (`callprof dump PID`, record
+ * --dump-on=SIG): the watcher also waits on a signalfd for SIGUSR2.  On a
+ * request it writes OUT.dumpN from the shared memory with the ordinary dump
+ * code (CP_FLUSH_WATCH: reads only, takes none of the program's locks), and
+ * answers a request sent with sigqueue(CP_DUMP_REQUEST) by sigqueue to the
+ * requester: the number of a descriptor it holds open on the snapshot (the
+ * requester reads its name in /proc/WATCHER/fd), or -errno.  The program
+ * itself forwards --dump-on's signal with kill() (signals.c).
+ *
  * `callprof record` is a child subreaper: the watcher of a process that
  * ended becomes its child, and record waits for such children (named
  * "callprof-watch") before it reports.
@@ -43,6 +52,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -207,22 +217,67 @@ static void close_all_but(int keep)
 }
 
 /*
+ * A snapshot for a program that runs on, as asked by si: written to
+ * OUT.dumpN; a request of `callprof dump` is answered (see above).  *held
+ * is the descriptor on the last snapshot, kept for the requester to find.
+ */
+static void snapshot(const struct signalfd_siginfo *si, int *held)
+{
+	char path[sizeof(cp_session.out) + 32];
+	union sigval v;
+	int ret;
+
+	if (__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) || cp_session.exec_pending ||
+	    cp_session.state != CP_STATE_ON)
+		ret = -ESRCH; /* ending: its own profile is being written */
+	else if (__atomic_load_n(&cp_arena.overflowed, __ATOMIC_ACQUIRE))
+		ret = -ENOMEM; /* part of the tree is out of our sight */
+	else {
+		cp_api__dump_path(path, sizeof(path));
+		ret = cp_flush(path, CP_FLUSH_WATCH);
+	}
+	if (si->ssi_code != SI_QUEUE || si->ssi_int != CP_DUMP_REQUEST)
+		return;
+	if (!ret) {
+		if (*held >= 0)
+			close(*held);
+		*held = open(path, O_RDONLY | O_CLOEXEC);
+		ret = *held >= 0 ? *held : -errno;
+	}
+	v.sival_int = ret;
+	sigqueue((pid_t)si->ssi_pid, SIGUSR2, v);
+}
+
+/*
  * The watcher: cloned from the program, it only waits, then maybe writes.
  * Our globals are the program's too, and change under it: nothing of them
  * is read before the program is gone.
  */
 static __attribute__((noreturn)) void watcher(int pidfd)
 {
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
 	char tmp[sizeof(cp_session.out) + 32];
+	struct signalfd_siginfo si;
+	sigset_t req;
+	int held = -1;
 
 	setsid();
 	close_all_but(pidfd);
 	/* The output path is absolute: this only keeps a mount from being held busy. */
 	if (chdir("/")) {
 	}
-	while (poll(&p, 1, -1) <= 0)
-		;
+	/* Every signal is blocked here: SIGUSR2 stays pending for the signalfd. */
+	sigemptyset(&req);
+	sigaddset(&req, SIGUSR2);
+	p[1].fd = signalfd(-1, &req, SFD_CLOEXEC);
+	for (;;) {
+		if (poll(p, 2, -1) <= 0)
+			continue;
+		if (p[0].revents)
+			break;
+		if (p[1].revents && read(p[1].fd, &si, sizeof(si)) == sizeof(si))
+			snapshot(&si, &held);
+	}
 	/*
 	 * The program is gone.  Unless it wrote its profile (finished), was
 	 * replaced by exec (its profile is PATH.execN), or put part of the tree
@@ -267,6 +322,8 @@ void cp_watch__spawn(void)
 	pid = syscall(SYS_clone, 0L /* exit signal 0 */, NULL, NULL, NULL, 0L);
 	if (pid == 0)
 		watcher(pidfd);
+	if (pid > 0)
+		__atomic_store_n(&cp_session.watcher, (pid_t)pid, __ATOMIC_RELEASE);
 	prctl(PR_SET_NAME, name);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(pidfd);
@@ -382,5 +439,6 @@ void cp_watch__fork_child(void)
 			t->side = NULL;
 		}
 	}
+	cp_session.watcher = 0; /* the parent's; ours starts on our first call */
 	cp_session.watch_pending = 1;
 }

@@ -1001,6 +1001,11 @@ const char *cp_symbolizer__signal_name(struct cp_symbolizer *sym, uint64_t sig)
 	return symbolizer__own(sym, xstrfmt("<signal %" PRIu64 ">", sig));
 }
 
+const char *cp_symbolizer__region_name(struct cp_symbolizer *sym, const char *name)
+{
+	return symbolizer__own(sym, xstrfmt("[%s]", name ? name : "?"));
+}
+
 void cp_symbolizer__free(struct cp_symbolizer *sym)
 {
 	if (!sym)

@@ -59,6 +59,9 @@ const char *cp_symbolizer__fn_name_at(struct cp_symbolizer *sym, uint64_t addr);
 /* Name of a signal handler's pseudo-node: "<signal N>". */
 const char *cp_symbolizer__signal_name(struct cp_symbolizer *sym, uint64_t sig);
 
+/* Name of a named region's pseudo-node (callprof_region_begin): "[NAME]". */
+const char *cp_symbolizer__region_name(struct cp_symbolizer *sym, const char *name);
+
 /*
  * Source position of a call site, given the return address recorded by the
  * hooks (the instruction after the call).  Returns 0 and sets *file (full

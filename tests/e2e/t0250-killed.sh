@@ -4,7 +4,8 @@ test_description='SIGKILL: the watcher writes the profile of a killed program'
 . "$(dirname "$0")/lib.sh"
 
 # watcher_fds PID: fail unless the watcher of process PID exists and holds
-# nothing of the program's but /dev/null, its pidfd and record's pipe.
+# nothing of the program's but /dev/null, its pidfd, its signalfd (snapshot
+# requests) and record's pipe.
 watcher_fds () {
 	_w=$(grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null | head -n 1) &&
 	_w=${_w#/proc/} && _w=${_w%/status} &&
@@ -14,7 +15,7 @@ watcher_fds () {
 	do
 		_t=$(readlink "$_fd") || return 1
 		case "$_t" in
-		/dev/null|"anon_inode:[pidfd]"|pipe:*) ;;
+		/dev/null|"anon_inode:[pidfd]"|"anon_inode:[signalfd]"|pipe:*) ;;
 		*) echo "the watcher holds $_t"; return 1 ;;
 		esac
 	done

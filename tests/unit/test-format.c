@@ -58,6 +58,12 @@ static void add_merged_sections(void)
 	cp_writer__put(&w, sp, spread_n * sizeof(sp[0]));
 }
 
+/* make_profile: node 2 as a region of id region_fn, and these REGIONS records ("load", ...). */
+static int region_node;
+static uint64_t region_fn;
+static const uint32_t *region_ids;
+static uint32_t nregion_ids;
+
 /* Write a small valid profile; bad_parent != 0 corrupts one node's parent. */
 static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_name)
 {
@@ -102,6 +108,10 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	nodes[2].switches_vol = 3;
 	if (site_node < 3)
 		nodes[site_node].flags = CP_NODE_SITE;
+	if (region_node) {
+		nodes[2].flags |= CP_NODE_REGION;
+		nodes[2].fn = region_fn;
+	}
 	cp_writer__section(&w, CP_SEC_NODES, node_entsize);
 	for (int i = 0; i < 3; i++)
 		cp_writer__put(&w, &nodes[i], node_entsize);
@@ -113,6 +123,16 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	th.cpu_ns = 250;
 	cp_writer__section(&w, CP_SEC_THREADS, thread_entsize);
 	cp_writer__put(&w, &th, thread_entsize);
+	if (nregion_ids) {
+		cp_writer__section(&w, CP_SEC_REGIONS, sizeof(struct cp_region_rec));
+		for (uint32_t i = 0; i < nregion_ids; i++) {
+			struct cp_region_rec r = { .id = region_ids[i],
+						   .name = cp_writer__string(&w, i ? "save" : "load") };
+
+			cp_writer__put(&w, &r, sizeof(r));
+		}
+		w.min_reader = CP_MIN_READER_SELECTION;
+	}
 	if (nlines) {
 		cp_writer__section(&w, CP_SEC_LINES, sizeof(*lines));
 		cp_writer__put(&w, lines, nlines * sizeof(*lines));
@@ -369,6 +389,41 @@ static void expect_bad_line(const char *path)
 
 	CHECK(cp_profile_file__open(path, err, sizeof(err), NULL) == NULL);
 	CHECK(strstr(err, "line record at 0x") != NULL);
+}
+
+TEST(regions_read_back_and_are_checked)
+{
+	static const uint32_t ids[2] = { 0, 1 }, dup[2] = { 1, 1 };
+	char err[512];
+	struct cp_profile_file *pf;
+
+	region_node = 1;
+	region_fn = 1;
+	region_ids = ids;
+	nregion_ids = 2;
+	make_profile("r.cprof", 0, 0);
+	pf = cp_profile_file__open("r.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(pf->nregions, 2);
+	CHECK_EQ(pf->hdr->min_reader, CP_MIN_READER_SELECTION);
+	CHECK(pf->nodes[2].flags & CP_NODE_REGION);
+	CHECK(!strcmp(cp_profile_file__region_name(pf, pf->nodes[2].fn), "save"));
+	CHECK(cp_profile_file__region_name(pf, 2) == NULL);
+	cp_profile_file__free(pf);
+	region_fn = 5; /* no such region */
+	make_profile("r.cprof", 0, 0);
+	expect_bad("r.cprof");
+	region_fn = 1;
+	region_ids = dup; /* an id given twice */
+	make_profile("r.cprof", 0, 0);
+	expect_bad("r.cprof");
+	region_ids = ids;
+	nregion_ids = 0; /* a region node with no REGIONS section */
+	make_profile("r.cprof", 0, 0);
+	expect_bad("r.cprof");
+	region_node = 0;
+	unlink("r.cprof");
 }
 
 TEST(lines_read_back_and_are_checked)

@@ -1,0 +1,225 @@
+/*
+ * cmd-dump.c - `callprof dump PID`: a snapshot of the profile of a program
+ * that `callprof record` runs, without stopping it.
+ *
+ * The program's watcher (runtime/watch.c), a child process named
+ * "callprof-watch" that shares the program's profile memory, writes the
+ * snapshot: we find it among PID's children, ask it with sigqueue (so it
+ * knows whom to answer) and wait, at most TIMEOUT_S seconds, for its answer:
+ * a descriptor it holds open on the finished file, whose name we read in
+ * /proc, or -errno.  The file is complete when announced (the runtime
+ * writes a temporary and renames it), so there is never a partial one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "cli/options.h"
+#include "util/util.h"
+
+#define CP_DUMP_REQUEST 0x43505244 /* as runtime/internal.h: "CPRD" */
+#define TIMEOUT_S 10
+
+static const char *const dump_usage[] = {
+	"callprof dump [-o FILE] PID",
+	NULL,
+};
+
+/* PID's child named callprof-watch, or 0. */
+static pid_t find_watcher(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	pid_t found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && !found && (e = readdir(d))) {
+		char kids[PATH_MAX], comm[64];
+		FILE *f;
+		long c;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(kids, sizeof(kids), "/proc/%d/task/%s/children", (int)pid, e->d_name);
+		f = fopen(kids, "r");
+		while (f && !found && fscanf(f, "%ld", &c) == 1) {
+			FILE *g;
+
+			snprintf(comm, sizeof(comm), "/proc/%ld/comm", c);
+			g = fopen(comm, "r");
+			if (g && fgets(comm, sizeof(comm), g) && !strcmp(comm, "callprof-watch\n"))
+				found = (pid_t)c;
+			if (g)
+				fclose(g);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Has pid the preloaded runtime in its address space? */
+static int has_runtime(pid_t pid)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libcallprof") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Wait for the watcher's answer; returns it, or INT_MIN on timeout. */
+static int wait_answer(pid_t watcher, const sigset_t *set)
+{
+	struct timespec end, now, left;
+	siginfo_t si;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += TIMEOUT_S;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0)
+			left.tv_sec--, left.tv_nsec += 1000000000;
+		if (left.tv_sec < 0)
+			return INT_MIN;
+		if (sigtimedwait(set, &si, &left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return INT_MIN;
+		}
+		if (si.si_pid == watcher && si.si_code == SI_QUEUE)
+			return si.si_value.sival_int;
+	}
+}
+
+/* Copy src to dst through a temporary next to it; 0 or -errno. */
+static int copy_file(const char *src, const char *dst)
+{
+	char *tmp = xstrfmt("%s.tmp.%d", dst, (int)getpid()), buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = 0;
+	ssize_t n;
+
+	if (in < 0 || (out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n) {
+			ret = errno ? -errno : -EIO;
+			break;
+		}
+	if (n < 0)
+		ret = -errno;
+	if (close(out) && !ret)
+		ret = -errno;
+	out = -1;
+	if (!ret && rename(tmp, dst))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	else
+		unlink(src);
+out:
+	if (in >= 0)
+		close(in);
+	free(tmp);
+	return ret;
+}
+
+static int dump_process(int argc, const char **argv)
+{
+	const char *out = NULL;
+	const struct cp_option opts[] = {
+		{ CP_OPT_STRING, 'o', "output", &out, "FILE",
+		  "move the snapshot to FILE (default: it stays at the profile's path + .dumpN)" },
+		{ CP_OPT_END },
+	};
+	char fdlink[64], path[PATH_MAX];
+	sigset_t set, old;
+	union sigval v;
+	pid_t pid, watcher;
+	ssize_t n;
+	int answer;
+
+	if (cp_parse_options(argc, argv, opts, dump_usage, 0) != 1)
+		cp_usage_error(dump_usage, "dump needs one process id");
+	if (out && !*out)
+		cp_usage_error(dump_usage, "-o needs a file name");
+	pid = (pid_t)cp_parse_pid(argv[0], dump_usage);
+	if (kill(pid, 0) && errno == ESRCH)
+		return error("no process %d", (int)pid);
+	watcher = find_watcher(pid);
+	if (!watcher) {
+		if (has_runtime(pid))
+			return error("process %d has no watcher (CALLPROF_WATCH=0, or it has not run "
+				     "an instrumented call yet): it can only dump itself "
+				     "(callprof_dump)", (int)pid);
+		return error("process %d is not recorded by callprof (no callprof-watch child)",
+			     (int)pid);
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	v.sival_int = CP_DUMP_REQUEST;
+	if (sigqueue(watcher, SIGUSR2, v)) {
+		int e = errno;
+
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (e == EPERM)
+			return error("process %d: permission denied (run as its user)", (int)pid);
+		return error("process %d: cannot ask its watcher %d: %s", (int)pid, (int)watcher,
+			     strerror(e));
+	}
+	answer = wait_answer(watcher, &set);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (answer == INT_MIN)
+		return error("process %d: no snapshot after %d s", (int)pid, TIMEOUT_S);
+	if (answer < 0)
+		return error("process %d: no snapshot: %s", (int)pid,
+			     answer == -ESRCH ? "it is ending" : strerror(-answer));
+	snprintf(fdlink, sizeof(fdlink), "/proc/%d/fd/%d", (int)watcher, answer);
+	n = readlink(fdlink, path, sizeof(path) - 1);
+	if (n <= 0)
+		return error("process %d: cannot find the snapshot: %s: %s", (int)pid, fdlink,
+			     strerror(errno));
+	path[n] = '\0';
+	if (out) {
+		if (rename(path, out)) {
+			int ret = errno == EXDEV ? copy_file(path, out) : -errno;
+
+			if (ret)
+				return error("cannot move '%s' to '%s': %s", path, out, strerror(-ret));
+		}
+		printf("%s\n", out);
+	} else {
+		printf("%s\n", path);
+	}
+	return 0;
+}
+
+/* Errors are one line naming the process, and exit status 1. */
+int cmd_dump(int argc, const char **argv)
+{
+	return dump_process(argc, argv) ? 1 : 0;
+}
