@@ -6,6 +6,8 @@ tests, read from `callprof export -f json` (merged threads).
       one line per context: "a;b;c CALLS", sorted
   check-select.py self FILE.json PATH
       the self time (ns) of the context PATH (a;b;c), 0 if it is absent
+  check-select.py total FILE.json PATH
+      the total (inclusive) time (ns) of the context PATH, 0 if it is absent
   check-select.py calls FILE.json
       the sum of calls over every context
 """
@@ -36,6 +38,8 @@ def main():
             print(p)
     elif what == "self":
         print(sum(n["self_ns"] for p, n in contexts(doc) if p == sys.argv[3]))
+    elif what == "total":
+        print(sum(n["total_ns"] for p, n in contexts(doc) if p == sys.argv[3]))
     elif what == "calls":
         print(sum(n["calls"] for p, n in contexts(doc)))
     else:
