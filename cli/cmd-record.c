@@ -567,8 +567,13 @@ int cmd_record(int argc, const char **argv)
 	clock_gettime(CLOCK_REALTIME, &start);
 	fflush(NULL);
 	child_pid = fork();
-	if (child_pid < 0)
-		die("cannot fork: %s", strerror(errno));
+	if (child_pid < 0) {
+		int err = errno;
+
+		if (filter)
+			unlink(filter);
+		die("cannot fork: %s", strerror(err));
+	}
 	if (child_pid == 0) {
 		char pid[32];
 

@@ -294,6 +294,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 	rp->compensated = 1;
 	rp->outside_ns = parts[0]->outside_ns;
 	rp->inside_ns = parts[0]->inside_ns;
+	rp->untimed_ns = parts[0]->untimed_ns;
 	if (opts->threads == CP_THREADS_MERGED)
 		new_tree(rp, xstrdup("all threads"), 0);
 	for (uint32_t p = 0; p < kept; p++) {
@@ -316,6 +317,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 		free(fnmap);
 		rp->calls += src->calls;
 		rp->paths += src->paths;
+		rp->excluded_calls += src->excluded_calls;
 		rp->raw_ns += src->raw_ns;
 		rp->subtracted_ns += src->subtracted_ns;
 		rp->compensated &= src->compensated;

@@ -28,7 +28,9 @@ test_expect_success '--exclude: no node, callees under the caller, exact counts'
 	grep -x "main;setup;leaf 5" ex.paths &&
 	callprof report ex.cprof >ex.report &&
 	grep "^# recorded with --exclude .noisy. (1 function)" ex.report &&
-	grep "^# 2 calls of excluded functions" ex.report
+	grep "^# 2 calls of excluded functions" ex.report &&
+	callprof report ex.cprof ex.cprof >ex2.report &&
+	grep "^# 4 calls of excluded functions" ex2.report
 '
 
 # noisy spins; with it excluded, its self time is phase'"'"'s.  Each run
