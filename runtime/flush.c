@@ -515,19 +515,22 @@ int cp_flush(const char *path, int how)
 			return -ENOMEM;
 	}
 	timing = cp_hook_mode == CP_MODE_TIMING;
-	now = cp_ticks();
 	if (self && !in_watcher(how)) {
 		int busy = self->busy;
 
 		/*
-		 * The tree's time ends now: so do its CPU time and its switches.
-		 * Those during the calibration below stay in the ring, unseen.
+		 * The tree's time ends here: so do its CPU time and its switches.
+		 * The clock is read after the ring is drained, so an off-CPU
+		 * interval that ended just now lies inside the tree's time (as
+		 * in cp_thread__exited).  Those during the calibration below
+		 * stay in the ring, unseen.
 		 */
 		d.self_cpu = cp_offcpu__thread_cpu_ns(self->tid);
 		self->busy = 1;
 		cp_offcpu__check(self);
 		self->busy = busy;
 	}
+	now = cp_ticks();
 	/* Before marking ourselves busy: calibration drives the real hooks. */
 	if (timing)
 		calibrate(&cal, how);

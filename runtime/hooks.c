@@ -51,9 +51,12 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
 #define now_ticks() cp_ticks()
 /* Context switches since the last hook belong to the innermost call: charge them first. */
 #define offcpu_check(t) cp_offcpu__check(t)
+/* At a call's exit: its time ended at now; a switch after that is its caller's. */
+#define offcpu_check_at(t, now) cp_offcpu__check_at(t, now)
 #else
 #define now_ticks() ((uint64_t)0)
 #define offcpu_check(t) ((void)0)
+#define offcpu_check_at(t, now) ((void)0)
 #endif
 
 /* Keep the compiler from moving stores across the busy flag. */
@@ -432,7 +435,7 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	now = now_ticks();
 	t->busy = 1;
 	barrier();
-	offcpu_check(t);
+	offcpu_check_at(t, now);
 	pop(t, f, now);
 	barrier();
 	t->busy = 0;

@@ -551,6 +551,13 @@ static inline void cp_offcpu__check(struct cp_thread *t)
 	if (unlikely(*t->sw_head != t->sw_seen))
 		cp_offcpu__drain(t);
 }
+/* The same, at the exit of the innermost call, whose time ended at end_ticks. */
+CP_HIDDEN void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks);
+static inline void cp_offcpu__check_at(struct cp_thread *t, uint64_t end_ticks)
+{
+	if (unlikely(*t->sw_head != t->sw_seen))
+		cp_offcpu__drain_at(t, end_ticks);
+}
 CP_HIDDEN uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid);
 /* CPU time t used since its set-up, given its CPU clock now_ns. */
 static inline uint64_t cp_offcpu__cpu_since_start(const struct cp_thread *t, uint64_t now_ns)

@@ -283,15 +283,15 @@ void cp_offcpu__free_lines(struct cp_perf *p)
 	p->nlines = 0;
 }
 
-/* An off-CPU interval of ns nanoseconds, charged to n. */
-static void charge(struct cp_node *n, uint64_t ns, int preempted)
+/* An off-CPU interval of ns nanoseconds, charged to n; switches is 1 to count it, 0 for a part. */
+static void charge(struct cp_node *n, uint64_t ns, int preempted, uint32_t switches)
 {
 	if (preempted) {
 		n->inactive_ticks += ns;
-		n->switches_invol = cp_add_sat32(n->switches_invol, 1);
+		n->switches_invol = cp_add_sat32(n->switches_invol, switches);
 	} else {
 		n->wait_ticks += ns;
-		n->switches_vol = cp_add_sat32(n->switches_vol, 1);
+		n->switches_vol = cp_add_sat32(n->switches_vol, switches);
 	}
 }
 
@@ -311,15 +311,80 @@ uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid)
 }
 
 /*
+ * Where the innermost open call's time lies, in CLOCK_MONOTONIC ns (the
+ * switch records' clock): from its frame's start to end_ticks (UINT64_MAX:
+ * it goes on).  0 and UINT64_MAX where that is not known (an untimed
+ * frame, counting mode).
+ */
+static void top_span(const struct cp_thread *t, uint64_t end_ticks, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t start = t->top->start, now, mono, again;
+	int tries = 0;
+
+	*lo = 0;
+	*hi = UINT64_MAX;
+	if (start == CP_UNTIMED || !start)
+		return;
+	if (!cp_clock_is_tsc()) { /* the ticks are CLOCK_MONOTONIC ns */
+		*lo = start;
+		*hi = end_ticks;
+		return;
+	}
+	/* A pair of readings close together (retried if a switch split them). */
+	do {
+		now = cp_ticks();
+		mono = cp_clock_ns(CLOCK_MONOTONIC);
+		again = cp_ticks();
+	} while (again - now > 20000 && ++tries < 3);
+	if (mono <= cp_session.mono0_ns || now <= cp_session.tsc0 || start > now)
+		return;
+	/* Ticks before now to ns before mono, at the rate seen since the session started. */
+#define CP_TICKS_BEFORE_NOW_NS(x)                                                                  \
+	((uint64_t)((unsigned __int128)(now - (x)) * (mono - cp_session.mono0_ns) /               \
+		    (now - cp_session.tsc0)))
+	*lo = mono - CP_TICKS_BEFORE_NOW_NS(start);
+	if (end_ticks <= now)
+		*hi = mono - CP_TICKS_BEFORE_NOW_NS(end_ticks);
+#undef CP_TICKS_BEFORE_NOW_NS
+}
+
+/*
+ * Charge the off-CPU interval [out, in] (ns) to the innermost open call,
+ * the part of it within that call's time [lo, hi]; the rest goes to the
+ * caller, which was innermost then: a switch between the drain in an enter
+ * hook and the clock read that starts the new frame, or between the clock
+ * read that ends a frame and the drain in its exit hook.  The root has no
+ * caller: what lies outside the thread's time is dropped.  The switch is
+ * counted where most of its interval went.
+ */
+static void charge_span(struct cp_thread *t, uint64_t out, uint64_t in, int preempted, uint64_t lo,
+			uint64_t hi)
+{
+	uint64_t a = out > lo ? out : lo, b = in < hi ? in : hi;
+	uint64_t own = b > a ? b - a : 0, rest = in - out - own;
+
+	if (rest && t->top > t->stack->f)
+		charge(t->top[-1].node, rest, preempted, own < rest);
+	if (own || !rest)
+		charge(t->top->node, own, preempted, own >= rest);
+}
+
+/*
  * Charge what the ring holds to the innermost open call.  The caller holds
  * the thread (busy set, or the thread is ending).
  */
 void cp_offcpu__drain(struct cp_thread *t)
 {
+	cp_offcpu__drain_at(t, UINT64_MAX);
+}
+
+void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
+{
 	struct cp_perf *p = &t->perf;
 	struct cp_node *n = t->top->node;
 	uint64_t head = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
-	uint64_t pos = t->sw_seen;
+	uint64_t pos = t->sw_seen, lo = 0, hi = UINT64_MAX;
+	int spanned = 0;
 
 	while (pos < head) {
 		union {
@@ -340,7 +405,9 @@ void cp_offcpu__drain(struct cp_thread *t)
 				p->out_ns = r.sw.time;
 				p->out_preempt = !!(r.h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
 			} else if (p->out_ns && r.sw.time >= p->out_ns) {
-				charge(n, r.sw.time - p->out_ns, p->out_preempt);
+				if (!spanned++)
+					top_span(t, end_ticks, &lo, &hi);
+				charge_span(t, p->out_ns, r.sw.time, p->out_preempt, lo, hi);
 				p->out_ns = 0;
 			}
 		} else if (r.h.type == PERF_RECORD_SAMPLE && len >= sizeof(r.smp)) {

@@ -4,7 +4,8 @@
 
   check-offcpu.py sums FILE.json
       every node: wait + inactive <= total, and cpu + wait + inactive = total
-      (when cpu is exported), within 2% or 1 ms
+      (when cpu is exported), within 2% or 1 ms; its own (self) wait +
+      inactive <= its self time, within 2% of its total or 1 ms
   check-offcpu.py kernel FILE.json
       every tree (export --threads=each): its root's cpu, the tree's total
       less its off-CPU time, is the CPU time the kernel counted for the
@@ -38,10 +39,13 @@ def sums(doc):
         total, wait, inact = n["total_ns"], n["wait_ns"], n["inactive_ns"]
         if wait + inact > total and not near(wait + inact, total, total):
             sys.exit(f"{name}: wait {wait} + inactive {inact} > total {total}")
+        swait, sinact, self = n["self_wait_ns"], n["self_inactive_ns"], n["self_ns"]
+        if swait + sinact > self and not near(swait + sinact, self, total):
+            sys.exit(f"{name}: self wait {swait} + self inactive {sinact} > self {self} (total {total})")
         if "cpu_ns" in n and not near(n["cpu_ns"] + wait + inact, total, total):
             sys.exit(f"{name}: cpu {n['cpu_ns']} + wait {wait} + inactive {inact} != total {total}")
         checked += 1
-    print(f"{checked} nodes: wait + inactive (+ cpu) within total")
+    print(f"{checked} nodes: wait + inactive (+ cpu) within total, self off-CPU within self")
 
 
 def share(doc, fn, field, lo, hi):

@@ -31,6 +31,16 @@ test_expect_success 'two spinners pinned to one CPU are each preempted for the o
 	$CHECK sums pinned.json
 '
 
+# The same, with tiny calls: preemptions fall inside the hooks, between a
+# frame'"'"'s clock read and the ring'"'"'s drain, as often as anywhere.  Off-CPU
+# time is charged only to calls whose time holds it, at every level.
+test_expect_success 'preempted among tiny calls: off-CPU time stays within each call'"'"'s time' '
+	callprof record -o calls.cprof -- ./t-offcpu calls 2>/dev/null &&
+	callprof export -f json --no-compensate calls.cprof >calls.json &&
+	$CHECK share calls.json caller_loop inactive_ns 0.25 1.0 &&
+	$CHECK sums calls.json
+'
+
 # The kernel counts each thread'"'"'s CPU time by itself: what the tree says
 # is left after the switches must be that.
 test_expect_success 'each thread'"'"'s cpu in the tree is the CPU time the kernel counted' '

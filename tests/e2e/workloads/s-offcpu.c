@@ -4,6 +4,9 @@
  *   t-offcpu sleep    main -> sleeper: ten 50 ms sleeps (wait)
  *   t-offcpu pinned   two threads on CPU 0, each in its own spinner for 1 s
  *                     of wall time: each is preempted for the other (inactive)
+ *   t-offcpu calls    as "pinned", but each thread makes tiny calls for 0.5 s:
+ *                     preemptions land inside the hooks, where the frame
+ *                     changes, as often as anywhere
  *   t-offcpu fork     a child process sleeps as in "sleep"; so does the parent
  *   t-offcpu hot      main -> hot: CPU work on two lines of very different
  *                     weight, and a call into libc (for sampled lines)
@@ -78,11 +81,34 @@ static void pin_to_cpu0(void)
 		perror("sched_setaffinity");
 }
 
+NOINLINE void tiny(void)
+{
+	sink++;
+}
+
+NOINLINE void caller(void)
+{
+	for (int i = 0; i < 100; i++)
+		tiny();
+}
+
+/* Tiny calls until the wall clock reaches until_ms. */
+NOINLINE void caller_loop(long until_ms)
+{
+	while (now_ms() < until_ms)
+		caller();
+}
+
+static int calls_mode;
+
 static void *run_a(void *arg)
 {
 	pin_to_cpu0();
 	pthread_barrier_wait(&start);
-	spinner_a();
+	if (calls_mode)
+		caller_loop(now_ms() + 500);
+	else
+		spinner_a();
 	return arg;
 }
 
@@ -90,7 +116,10 @@ static void *run_b(void *arg)
 {
 	pin_to_cpu0();
 	pthread_barrier_wait(&start);
-	spinner_b();
+	if (calls_mode)
+		caller_loop(now_ms() + 500);
+	else
+		spinner_b();
 	return arg;
 }
 
@@ -148,6 +177,9 @@ int main(int argc, char **argv)
 		sleeper();
 	} else if (!strcmp(mode, "pinned")) {
 		pinned();
+	} else if (!strcmp(mode, "calls")) {
+		calls_mode = 1;
+		pinned();
 	} else if (!strcmp(mode, "fork")) {
 		pid_t pid = fork();
 
@@ -162,7 +194,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "fds")) {
 		printf("%d\n", count_fds());
 	} else {
-		fprintf(stderr, "usage: t-offcpu sleep|pinned|fork|hot|fds\n");
+		fprintf(stderr, "usage: t-offcpu sleep|pinned|calls|fork|hot|fds\n");
 		return 2;
 	}
 	return 0;
