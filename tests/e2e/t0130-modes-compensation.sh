@@ -93,11 +93,24 @@ test_expect_success 'the banner says what compensation subtracted; --no-compensa
 # the exact marking rule is tested on a hand-made profile (test-report.c);
 # here only that a workload of nothing but tiny calls gets marks at all, and
 # raw times never do.
+# Whether nop'"'"'s time is mostly overhead depends on the machine'"'"'s load:
+# other jobs on the same cores can double what each hook costs while the
+# calibration (the best of many tries, at exit) does not see it.  So one
+# of up to three recordings must show the mark; none may show it raw.
 test_expect_success 'times that are mostly overhead are marked ~, raw times never' '
-	callprof report --min-percent=0 --fields=calls,total,self,name tiny.cprof >marked &&
-	grep -E "~[0-9.]+[a-z]+ " marked &&
 	callprof report --no-compensate --min-percent=0 --fields=calls,total,self,name tiny.cprof >unmarked &&
-	! grep "~" unmarked
+	! grep "~" unmarked &&
+	cp tiny.cprof try.cprof &&
+	for i in 1 2 3
+	do
+		callprof report --min-percent=0 --fields=calls,total,self,name try.cprof >marked &&
+		if grep -E "~[0-9.]+[a-z]+ " marked
+		then
+			break
+		fi &&
+		callprof record -o try.cprof -- ./t-tiny >out || exit 1
+	done &&
+	grep -E "~[0-9.]+[a-z]+ " marked
 '
 
 test_done

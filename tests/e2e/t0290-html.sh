@@ -25,7 +25,7 @@ test_expect_success 'setup: chromium, playwright-core, a profile of three thread
 	  { echo "chromium is needed (tools/install-deps --tests)"; false; }; } &&
 	npm_install &&
 	build_workload s-callsites.c &&
-	callprof record -o p.cprof -- ./t-callsites 22 2 >out 2>err &&
+	callprof record -o p.cprof -- ./t-callsites 30 2 >out 2>err &&
 	callprof export -f json -o p.json p.cprof &&
 	callprof export -f json --threads=each -o each.json p.cprof &&
 	test $(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))[\"trees\"]))" each.json) = 3
@@ -72,7 +72,7 @@ test_expect_success 'html --threads=each: the thread switch shows each thread'"'
 '
 
 test_expect_success 'html: a counting profile (no times) and an empty one render' '
-	callprof record --mode=counting -o c.cprof -- ./t-callsites 22 2 >out 2>err &&
+	callprof record --mode=counting -o c.cprof -- ./t-callsites 30 2 >out 2>err &&
 	callprof export -f html -o c.html c.cprof &&
 	callprof export -f json -o c.json c.cprof &&
 	callprof report --flat --fields=calls,name --sort=name c.cprof >cflat &&
