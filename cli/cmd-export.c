@@ -100,12 +100,7 @@ int cmd_export(int argc, const char **argv)
 		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
 		  "add equal paths of all threads, or prefix each path with its thread; SELECTORS "
 		  "(thread ids, globs on names, comma-separated) keep only those threads" },
-		{ CP_OPT_LIST, 0, "focus", &fo.focus, "FN",
-		  "only the call paths through a function matching FN (glob), with its callers" },
-		{ CP_OPT_LIST, 0, "hide", &fo.hide, "PATTERN",
-		  "merge the functions matching PATTERN (glob) into their callers" },
-		{ CP_OPT_FLAG, 0, "regex", &fo.regex, NULL,
-		  "--focus and --hide patterns are POSIX extended regular expressions" },
+		CP_FILTER_OPTIONS(fo),
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
 		  "fold contexts below P% of their thread's total into their caller (default 0)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,

@@ -47,12 +47,7 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
 		  "add equal call paths of all threads (merged, default) or one tree per thread; "
 		  "SELECTORS (thread ids, globs on names, comma-separated) keep only those threads" },
-		{ CP_OPT_LIST, 0, "focus", &fo.focus, "FN",
-		  "only the call paths through a function matching FN (glob), with its callers" },
-		{ CP_OPT_LIST, 0, "hide", &fo.hide, "PATTERN",
-		  "merge the functions matching PATTERN (glob) into their callers" },
-		{ CP_OPT_FLAG, 0, "regex", &fo.regex, NULL,
-		  "--focus and --hide patterns are POSIX extended regular expressions" },
+		CP_FILTER_OPTIONS(fo),
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
 		  "tree: hide contexts below P% of the total (default 0.5)" },
 		{ CP_OPT_STRING, 0, "fields", &fields, "LIST",

@@ -17,6 +17,19 @@ struct cp_filter_options {
 };
 
 /*
+ * The --focus, --hide and --regex entries of a struct cp_option table,
+ * filling fo (a struct cp_filter_options); each command words --threads
+ * itself.
+ */
+#define CP_FILTER_OPTIONS(fo)                                                                      \
+	{ CP_OPT_LIST, 0, "focus", &(fo).focus, "FN",                                              \
+	  "only the call paths through a function matching FN (glob), with its callers" },         \
+	{ CP_OPT_LIST, 0, "hide", &(fo).hide, "PATTERN",                                           \
+	  "merge the functions matching PATTERN (glob) into their callers" },                      \
+	{ CP_OPT_FLAG, 0, "regex", &(fo).regex, NULL,                                              \
+	  "--focus and --hide patterns are POSIX extended regular expressions" }
+
+/*
  * Parse o->threads into *mode (last word wins, *mode unchanged without
  * one) and o->select, and compile the patterns into a filter that also
  * folds contexts below min_percent (0: none).  A bad value or regex is a
