@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 static volatile unsigned long sink;
+static int started; /* workers that have begun to spin */
 
 __attribute__((noinline)) static void leaf(unsigned long i)
 {
@@ -30,6 +31,7 @@ __attribute__((noinline)) static void spin(void)
 
 static void *worker(void *arg)
 {
+	__atomic_fetch_add(&started, 1, __ATOMIC_RELEASE);
 	spin();
 	return arg;
 }
@@ -41,6 +43,9 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t, NULL, worker, NULL))
 			return 2;
+	/* On a loaded machine a thread can take longer than any fixed sleep to start. */
+	while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < 2)
+		usleep(1000);
 	usleep(30000);
 	puts("exit while workers run");
 	return 0;
