@@ -40,6 +40,8 @@ int cmd_merge(int argc, const char **argv)
 		cp_usage_error(merge_usage, "give the merged profile's name with -o OUT");
 	if (n < 1)
 		cp_usage_error(merge_usage, "give the profiles to merge");
+	if (cp_outfile__check(out)) /* before the work of reading every input */
+		return 1;
 	ro.debug_dirs = debug_dirs;
 	ro.symfs = symfs;
 	ro.no_compensate = no_compensate;

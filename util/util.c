@@ -3,10 +3,13 @@
  * files for the tool.  See util.h for the contracts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/strbuf.h"
@@ -144,20 +147,74 @@ struct cp_outfile {
 	char *tmp;  /* temporary name renamed to path on commit */
 };
 
+/*
+ * The temporary file, next to path so that the rename stays within one
+ * file system: O_EXCL so it is never a file that was there already, and
+ * O_NOFOLLOW so it is never written through a symlink planted under its
+ * name; mode 0666 less the umask, as any file a tool creates.  The name
+ * has the pid and a counter mixed with the clock, tried again if taken.
+ */
+static int outfile_create(struct cp_outfile *of)
+{
+	static uint32_t seq;
+	struct timespec ts;
+	int fd = -1;
+
+	for (int tries = 0; tries < 64; tries++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		free(of->tmp);
+		of->tmp = xstrfmt("%s.tmp.%d.%06x", of->path, (int)getpid(),
+				  (unsigned)(cp_u64_hash((uint64_t)ts.tv_nsec + seq++) & 0xffffff));
+		fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	return fd;
+}
+
+int cp_outfile__check(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	struct stat st;
+	int err = 0;
+
+	if (!*path)
+		err = ENOENT;
+	else if (!lstat(path, &st) && S_ISDIR(st.st_mode))
+		err = EISDIR;
+	if (err)
+		return error("cannot create '%s': %s", path, strerror(err));
+	dir = slash == path ? xstrdup("/") :
+	      slash ? xstrfmt("%.*s", (int)(slash - path), path) : xstrdup(".");
+	if (stat(dir, &st))
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (access(dir, W_OK | X_OK))
+		err = errno;
+	free(dir);
+	if (err)
+		return error("cannot create '%s': %s", path, strerror(err));
+	return 0;
+}
+
 struct cp_outfile *cp_outfile__open(const char *path)
 {
-	struct cp_outfile *of = xcalloc(1, sizeof(*of));
+	struct cp_outfile *of;
 	int fd;
 
+	if (path && strcmp(path, "-") && cp_outfile__check(path))
+		return NULL;
+	of = xcalloc(1, sizeof(*of));
 	if (!path || !strcmp(path, "-")) {
 		of->fp = stdout;
 		return of;
 	}
 	of->path = xstrdup(path);
-	of->tmp = xstrfmt("%s.tmp.XXXXXX", path);
-	fd = mkstemp(of->tmp);
+	fd = outfile_create(of);
 	if (fd < 0 || !(of->fp = fdopen(fd, "w"))) {
-		error("cannot create '%s': %s", of->tmp, strerror(errno));
+		error("cannot create '%s': %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 			unlink(of->tmp);
@@ -188,7 +245,7 @@ int cp_outfile__commit(struct cp_outfile *of)
 	if (fclose(of->fp) && !ret)
 		ret = error("cannot write '%s': %s", of->path, strerror(errno));
 	if (!ret && rename(of->tmp, of->path))
-		ret = error("cannot rename '%s' to '%s': %s", of->tmp, of->path, strerror(errno));
+		ret = error("cannot write '%s': %s", of->path, strerror(errno));
 	if (ret)
 		unlink(of->tmp);
 	free(of->tmp);
