@@ -120,6 +120,8 @@ int cmd_export(int argc, const char **argv)
 
 	n = cp_parse_options(argc, argv, opts, export_usage, 0);
 	ro.pid = cp_parse_pid(pid, export_usage);
+	if (out && !*out)
+		cp_usage_error(export_usage, "-o needs a file name");
 	if (format < 0)
 		cp_usage_error(export_usage,
 			       "export needs a format: -f folded, json, callgrind, speedscope, pprof, svg, "

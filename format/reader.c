@@ -183,7 +183,7 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 
 	if (pf->size == 0)
 		return bad(c, CP_ERR_TRUNCATED, "empty file");
-	if (pf->size < CP_MAGIC_LEN || memcmp(h->magic, CP_MAGIC, CP_MAGIC_LEN))
+	if (memcmp(h->magic, CP_MAGIC, pf->size < CP_MAGIC_LEN ? pf->size : CP_MAGIC_LEN))
 		return bad(c, CP_ERR_CORRUPT, "not a callprof profile (bad magic)");
 	if (pf->size < sizeof(*h))
 		return bad(c, CP_ERR_TRUNCATED, "truncated: %zu bytes, header needs %zu", pf->size,
@@ -231,7 +231,12 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 
 		if (sec[i].entsize == 0)
 			return bad(c, CP_ERR_CORRUPT, "section table at 0x%zx: record size 0", at);
-		if (sec[i].offset < h->header_size || sec[i].offset > pf->size ||
+		if (sec[i].offset < h->header_size)
+			return bad(c, CP_ERR_CORRUPT,
+				   "section table at 0x%zx: section %u (0x%llx+%llu) overlaps the header",
+				   at, sec[i].kind, (unsigned long long)sec[i].offset,
+				   (unsigned long long)sec[i].size);
+		if (sec[i].offset > pf->size ||
 		    sec[i].size > pf->size - sec[i].offset)
 			return bad(c, CP_ERR_CORRUPT,
 				   "section table at 0x%zx: section %u (0x%llx+%llu) outside the file",
