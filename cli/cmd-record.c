@@ -548,7 +548,7 @@ int cmd_record(int argc, const char **argv)
 	if (dump_on)
 		dump_sig = parse_signal(dump_on);
 	/* The runtime could only say so at the end, after the whole run. */
-	if (cp_outfile__check(out))
+	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
 		return 1;
 	outabs = absolute(out);
 	if (sample && want_sampler(argv[0])) {

@@ -93,6 +93,8 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	static const char zeros[HEADER_BYTES];
 	size_t len = strlen(path);
 	struct stat st;
+	char link[8];
+	ssize_t n;
 	int ret;
 
 	w->fd = -1;
@@ -110,9 +112,17 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 		return fail(w, -ENOENT);
 	if (len >= sizeof(w->path))
 		return fail(w, -ENAMETOOLONG);
-	/* A directory there would be moved aside as NAME.old by the final rename. */
-	if (!lstat(path, &st) && S_ISDIR(st.st_mode))
-		return fail(w, -EISDIR);
+	/*
+	 * The final renames would move a directory aside as NAME.old, or put a
+	 * regular file in the place of a device node (/dev/null, /dev/stdout
+	 * through its link): only a regular file, or nothing, may be there.
+	 */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
+		return fail(w, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL);
+	/* Nor a link standing for a descriptor (/dev/stdout -> /proc/self/fd/1). */
+	n = readlink(path, link, sizeof(link));
+	if (n >= 6 && !memcmp(link, "/proc/", 6))
+		return fail(w, -EINVAL);
 	memcpy(w->path, path, len + 1);
 	cp_writer__tmp_name(w->tmp, sizeof(w->tmp), path, (unsigned long)getpid());
 

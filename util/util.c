@@ -145,6 +145,7 @@ struct cp_outfile {
 	FILE *fp;   /* the stream written to */
 	char *path; /* final name, NULL for stdout */
 	char *tmp;  /* temporary name renamed to path on commit */
+	int stream; /* fp writes to a device or pipe at path itself (no tmp) */
 };
 
 /*
@@ -172,21 +173,76 @@ static int outfile_create(struct cp_outfile *of)
 	return fd;
 }
 
-int cp_outfile__check(const char *path)
+/* The directory path is in: "." for a bare name, "/" for "/name". */
+static char *dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xstrfmt("%.*s", (int)(slash - path), path);
+}
+
+/*
+ * Whether path names something of the system's device or process trees
+ * (/dev/null, /dev/stdout -> /proc/self/fd/1, /proc/self/fd/N), however it
+ * is spelt: its directory resolves into /dev or /proc.  Those are never
+ * renamed over: the rename would put a file in the place of a device node
+ * or of the link that stands for a descriptor, for every program.
+ */
+static int in_system_tree(const char *path)
+{
+	char *dir = dir_of(path), *real = realpath(dir, NULL);
+	int ret = real && (!strcmp(real, "/dev") || !strncmp(real, "/dev/", 5) ||
+			   !strcmp(real, "/proc") || !strncmp(real, "/proc/", 6));
+
+	free(real);
+	free(dir);
+	return ret;
+}
+
+/*
+ * Whether cp_outfile writes to path in place: a character device or a FIFO
+ * (/dev/null, a named pipe), or anything under /dev or /proc (/dev/stdout,
+ * whatever it leads to).  A symlink planted elsewhere that leads to a
+ * device is not followed: it is replaced as any other link.
+ */
+static int is_stream(const char *path)
+{
+	struct stat st, lst;
+
+	if (in_system_tree(path))
+		return 1;
+	if (stat(path, &st) || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return 0;
+	return !lstat(path, &lst) && !S_ISLNK(lst.st_mode);
+}
+
+int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
+{
 	char *dir;
 	struct stat st;
 	int err = 0;
 
 	if (!*path)
 		err = ENOENT;
-	else if (!lstat(path, &st) && S_ISDIR(st.st_mode))
+	else if (!stat(path, &st) && S_ISDIR(st.st_mode))
 		err = EISDIR;
 	if (err)
 		return error("cannot create '%s': %s", path, strerror(err));
-	dir = slash == path ? xstrdup("/") :
-	      slash ? xstrfmt("%.*s", (int)(slash - path), path) : xstrdup(".");
+	if (flags & CP_OUTFILE_RENAME) {
+		if (in_system_tree(path) || (!stat(path, &st) && !S_ISREG(st.st_mode)))
+			return error("cannot create '%s': not a regular file (a profile is "
+				     "renamed into place)", path);
+	} else if (is_stream(path)) {
+		return 0;
+	} else if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		return error("cannot create '%s': not a regular file (only a character device "
+			     "or a pipe is written to in place)", path);
+	}
+	dir = dir_of(path);
 	if (stat(dir, &st))
 		err = errno;
 	else if (!S_ISDIR(st.st_mode))
@@ -204,11 +260,22 @@ struct cp_outfile *cp_outfile__open(const char *path)
 	struct cp_outfile *of;
 	int fd;
 
-	if (path && strcmp(path, "-") && cp_outfile__check(path))
+	if (path && strcmp(path, "-") && cp_outfile__check(path, 0))
 		return NULL;
 	of = xcalloc(1, sizeof(*of));
 	if (!path || !strcmp(path, "-")) {
 		of->fp = stdout;
+		return of;
+	}
+	if (is_stream(path)) {
+		of->fp = fopen(path, "we");
+		if (!of->fp) {
+			error("cannot open '%s': %s", path, strerror(errno));
+			free(of);
+			return NULL;
+		}
+		of->path = xstrdup(path);
+		of->stream = 1;
 		return of;
 	}
 	of->path = xstrdup(path);
@@ -240,6 +307,13 @@ int cp_outfile__commit(struct cp_outfile *of)
 		free(of);
 		return 0;
 	}
+	if (of->stream) {
+		if ((fflush(of->fp) || ferror(of->fp) | fclose(of->fp)) && errno != EPIPE)
+			ret = error("cannot write '%s': %s", of->path, strerror(errno));
+		free(of->path);
+		free(of);
+		return ret;
+	}
 	if (fflush(of->fp) || ferror(of->fp))
 		ret = error("cannot write '%s': %s", of->path, strerror(errno));
 	if (fclose(of->fp) && !ret)
@@ -258,7 +332,9 @@ void cp_outfile__abort(struct cp_outfile *of)
 {
 	if (!of)
 		return;
-	if (of->path) {
+	if (of->stream)
+		fclose(of->fp);
+	else if (of->path) {
 		fclose(of->fp);
 		unlink(of->tmp);
 	}

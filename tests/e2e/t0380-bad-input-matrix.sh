@@ -185,4 +185,107 @@ do
 	"
 done
 
+# Output paths.  Every writing command checks OUT before any work: a
+# directory, a missing directory, a non-directory parent give one line
+# naming OUT, exit 1, and nothing created.  A profile (merge, record, dump)
+# is renamed into place, so only a regular file may be replaced.
+writers='export-folded export-json merge record dump'
+
+# write W OUT: run writer W with output OUT (dump: the check comes before
+# the process is looked at, so any pid will do).
+write () {
+	case $1 in
+	export-folded) callprof export -f folded -m calls -o "$2" good.cprof ;;
+	export-json) callprof export -f json -o "$2" good.cprof ;;
+	merge) callprof merge -q -o "$2" good.cprof ;;
+	record) callprof record -o "$2" -- true ;;
+	dump) callprof dump -o "$2" $$ ;;
+	esac
+}
+
+for w in $writers
+do
+	test_expect_success "$w: OUT in a missing directory" "
+		test_expect_code 1 write $w nodir/out >out 2>err &&
+		echo \"callprof: error: cannot create 'nodir/out': No such file or directory\" >expect &&
+		test_cmp expect err &&
+		test_path_is_missing nodir
+	"
+	test_expect_success "$w: OUT is a directory" "
+		rm -rf adir && mkdir adir &&
+		test_expect_code 1 write $w adir >out 2>err &&
+		echo \"callprof: error: cannot create 'adir': Is a directory\" >expect &&
+		test_cmp expect err &&
+		ls -A adir >listing && test_must_be_empty listing &&
+		test_path_is_missing adir.old
+	"
+	test_expect_success "$w: OUT under a file" "
+		test_expect_code 1 write $w good.cprof/out >out 2>err &&
+		echo \"callprof: error: cannot create 'good.cprof/out': Not a directory\" >expect &&
+		test_cmp expect err
+	"
+	test_expect_success "$w: -o '' is a usage error" "
+		test_expect_code 129 write $w '' >out 2>err &&
+		test_line_count = 1 err &&
+		grep -F -e '-o needs a file name' err
+	"
+done
+
+for w in export-folded export-json merge
+do
+	test_expect_success "$w: a symlink at OUT is replaced, its target never written" "
+		rm -f victim link.out link.out.old dangling.out &&
+		echo precious >victim &&
+		ln -s victim link.out &&
+		write $w link.out >out 2>err &&
+		echo precious >expect && test_cmp expect victim &&
+		test -f link.out && ! test -h link.out &&
+		ln -s never-created dangling.out &&
+		write $w dangling.out >out 2>err &&
+		test_path_is_missing never-created &&
+		test -f dangling.out && ! test -h dangling.out &&
+		find . -maxdepth 1 -name \"*.tmp.*\" >tmps &&
+		test_must_be_empty tmps
+	"
+	test_expect_success "$w: the new file's mode is 0666 less the umask" "
+		rm -f m.out &&
+		(umask 027 && write $w m.out) &&
+		echo 640 >expect && stat -c %a m.out >actual && test_cmp expect actual &&
+		rm -f m.out &&
+		(umask 0 && write $w m.out) &&
+		echo 666 >expect && stat -c %a m.out >actual && test_cmp expect actual
+	"
+done
+
+test_expect_success 'record: the profile has mode 0666 less the umask' '
+	build_workload s-nested.c &&
+	rm -f r.cprof &&
+	(umask 027 && callprof record -o r.cprof -- ./t-nested >out 2>err) &&
+	echo 640 >expect && stat -c %a r.cprof >actual && test_cmp expect actual
+'
+
+test_expect_success 'export -o a named pipe writes into it in place' '
+	rm -f fifo && mkfifo fifo &&
+	{ cat fifo >from-fifo & } &&
+	callprof export -f folded -m calls -o fifo good.cprof &&
+	wait &&
+	callprof export -f folded -m calls good.cprof >expect &&
+	test_cmp expect from-fifo &&
+	test -p fifo
+'
+
+test_expect_success 'merge -o a named pipe is refused: a profile is renamed into place' '
+	test_expect_code 1 callprof merge -q -o fifo good.cprof >out 2>err &&
+	echo "callprof: error: cannot create '"'"'fifo'"'"': not a regular file (a profile is renamed into place)" >expect &&
+	test_cmp expect err &&
+	test -p fifo
+'
+
+test_expect_success 'export fails after its output was opened: neither OUT nor a temporary remains' '
+	rm -rf o && mkdir o &&
+	test_expect_code 1 callprof export -f folded -m calls --focus=no-such-function -o o/out good.cprof >out 2>err &&
+	test_line_count = 1 err &&
+	ls -A o >listing && test_must_be_empty listing
+'
+
 test_done
