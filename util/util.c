@@ -146,6 +146,7 @@ struct cp_outfile {
 	char *path; /* final name, NULL for stdout */
 	char *tmp;  /* temporary name renamed to path on commit */
 	int stream; /* fp writes to a device or pipe at path itself (no tmp) */
+	int closed; /* cp_outfile__close() ran: fp is gone, tmp is complete */
 };
 
 /*
@@ -299,6 +300,21 @@ FILE *cp_outfile__fp(struct cp_outfile *of)
 	return of->fp;
 }
 
+int cp_outfile__close(struct cp_outfile *of)
+{
+	int ret = 0;
+
+	if (!of->path || of->stream || of->closed)
+		return 0;
+	if (fflush(of->fp) || ferror(of->fp))
+		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+	if (fclose(of->fp) && !ret)
+		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+	of->fp = NULL;
+	of->closed = 1;
+	return ret;
+}
+
 int cp_outfile__commit(struct cp_outfile *of)
 {
 	int ret = 0;
@@ -308,16 +324,16 @@ int cp_outfile__commit(struct cp_outfile *of)
 		return 0;
 	}
 	if (of->stream) {
-		if ((fflush(of->fp) || ferror(of->fp) | fclose(of->fp)) && errno != EPIPE)
+		int bad = fflush(of->fp) || ferror(of->fp);
+
+		if ((fclose(of->fp) || bad) && errno != EPIPE)
 			ret = error("cannot write '%s': %s", of->path, strerror(errno));
 		free(of->path);
 		free(of);
 		return ret;
 	}
-	if (fflush(of->fp) || ferror(of->fp))
-		ret = error("cannot write '%s': %s", of->path, strerror(errno));
-	if (fclose(of->fp) && !ret)
-		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+	if (!of->closed)
+		ret = cp_outfile__close(of);
 	if (!ret && rename(of->tmp, of->path))
 		ret = error("cannot write '%s': %s", of->path, strerror(errno));
 	if (ret)
@@ -332,10 +348,11 @@ void cp_outfile__abort(struct cp_outfile *of)
 {
 	if (!of)
 		return;
-	if (of->stream)
+	if (of->stream) {
 		fclose(of->fp);
-	else if (of->path) {
-		fclose(of->fp);
+	} else if (of->path) {
+		if (!of->closed)
+			fclose(of->fp);
 		unlink(of->tmp);
 	}
 	free(of->tmp);

@@ -120,6 +120,12 @@ enum cp_outfile_flags {
 int cp_outfile__check(const char *path, enum cp_outfile_flags flags);
 struct cp_outfile *cp_outfile__open(const char *path);
 FILE *cp_outfile__fp(struct cp_outfile *of);
+/*
+ * Flush and close the temporary file without renaming it yet (many parts
+ * renamed together at the end need not hold a descriptor each); commit
+ * or abort must still follow, and fp is gone.  0 or error()'s -1.
+ */
+int cp_outfile__close(struct cp_outfile *of);
 int cp_outfile__commit(struct cp_outfile *of);
 void cp_outfile__abort(struct cp_outfile *of);
 

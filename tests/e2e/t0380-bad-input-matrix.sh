@@ -288,4 +288,26 @@ test_expect_success 'export fails after its output was opened: neither OUT nor a
 	ls -A o >listing && test_must_be_empty listing
 '
 
+test_expect_success 'export -o /dev/null and -o /dev/full: written in place, a write error is one line' '
+	callprof export -f json -o /dev/null good.cprof &&
+	test -c /dev/null &&
+	if test -c /dev/full
+	then
+		test_expect_code 1 callprof export -f json -o /dev/full good.cprof 2>err &&
+		echo "callprof: error: cannot write '"'"'/dev/full'"'"': No space left on device" >expect &&
+		test_cmp expect err &&
+		test -c /dev/full
+	fi
+'
+
+test_expect_success 'merge, record and dump refuse -o /dev/null: a profile is renamed into place' '
+	echo "callprof: error: cannot create '"'"'/dev/null'"'"': not a regular file (a profile is renamed into place)" >expect &&
+	for w in merge record dump
+	do
+		test_expect_code 1 write $w /dev/null >out 2>err &&
+		test_cmp expect err &&
+		test -c /dev/null || return 1
+	done
+'
+
 test_done
