@@ -40,4 +40,13 @@ do
 	"
 done
 
+test_expect_success 'a bad value names the option, not the option and its value' '
+	test_expect_code 129 callprof report --sort=bogus p.cprof >out 2>err &&
+	echo "callprof: error: option '"'"'--sort'"'"' does not take '"'"'bogus'"'"' (see '"'"'callprof report -h'"'"')" >expect &&
+	test_cmp expect err &&
+	test_expect_code 129 callprof export -fbogus p.cprof >out 2>err &&
+	echo "callprof: error: option '"'"'-f'"'"' does not take '"'"'bogus'"'"' (see '"'"'callprof export -h'"'"')" >expect &&
+	test_cmp expect err
+'
+
 test_done
