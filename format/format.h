@@ -546,7 +546,7 @@ struct cp_profile_file {
 	uint32_t nlines;
 	struct cp_filter_rec *filters;	/* FILTERS: record-time selection, or NULL */
 	uint32_t nfilters;
-	struct cp_region_rec *regions;	/* REGIONS: names of region nodes, in id order, or NULL */
+	struct cp_region_rec *regions;	/* REGIONS: region names, sorted by id, or NULL */
 	uint32_t nregions;
 };
 

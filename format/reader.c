@@ -233,8 +233,9 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 			return bad(c, CP_ERR_CORRUPT, "section table at 0x%zx: record size 0", at);
 		if (sec[i].offset < h->header_size)
 			return bad(c, CP_ERR_CORRUPT,
-				   "section table at 0x%zx: section %u (0x%llx+%llu) overlaps the header",
-				   at, sec[i].kind, (unsigned long long)sec[i].offset,
+				   "section table at 0x%zx: section %u (0x%llx+%llu) overlaps "
+				   "the header", at, sec[i].kind,
+				   (unsigned long long)sec[i].offset,
 				   (unsigned long long)sec[i].size);
 		if (sec[i].offset > pf->size ||
 		    sec[i].size > pf->size - sec[i].offset)
@@ -252,11 +253,12 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 					   "section table at 0x%zx: section %u appears twice", at,
 					   sec[i].kind);
 			/* Two views of the same bytes would be two stories about them. */
-			if (sec[i].size && sec[j].size && sec[i].offset < sec[j].offset + sec[j].size &&
+			if (sec[i].size && sec[j].size &&
+			    sec[i].offset < sec[j].offset + sec[j].size &&
 			    sec[j].offset < sec[i].offset + sec[i].size)
 				return bad(c, CP_ERR_CORRUPT,
-					   "section table at 0x%zx: section %u (0x%llx+%llu) overlaps "
-					   "section %u (0x%llx+%llu)", at, sec[i].kind,
+					   "section table at 0x%zx: section %u (0x%llx+%llu) "
+					   "overlaps section %u (0x%llx+%llu)", at, sec[i].kind,
 					   (unsigned long long)sec[i].offset,
 					   (unsigned long long)sec[i].size, sec[j].kind,
 					   (unsigned long long)sec[j].offset,

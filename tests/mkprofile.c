@@ -192,11 +192,11 @@ static void record(char **a, int n)
 							.ip = num(a, n, "ip", 0),
 							.samples = num(a, n, "samples", 1) };
 	} else if (!strcmp(a[0], "region")) {
+		const char *name = arg(a, n, "name");
+
 		regions = grow(regions, nregions, &regions_cap, sizeof(*regions));
-		regions[nregions++] = (struct cp_region_rec){
-			.id = (uint32_t)num(a, n, "id", nregions),
-			.name = cp_writer__string(&w, arg(a, n, "name") ? arg(a, n, "name") : "region"),
-		};
+		regions[nregions].id = (uint32_t)num(a, n, "id", nregions);
+		regions[nregions++].name = cp_writer__string(&w, name ? name : "region");
 	} else {
 		fail("unknown record '%s'", a[0]);
 	}
