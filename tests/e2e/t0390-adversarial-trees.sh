@@ -4,9 +4,10 @@ test_description='adversarial but valid profiles: every command finishes, withou
 
 # Profiles made by tests/mkprofile from generated descriptions: a chain of
 # 1,000,000 nested contexts (the C stack would not survive recursion over
-# it), 300,000 siblings under one root, 30,000 threads, and 100,000 named
-# regions whose ids run backwards (a lookup by walking would make loading
-# quadratic).  Anything quadratic in siblings or threads would not finish.  Each command must finish under a generous timeout
+# it), 300,000 siblings under one root, 100,000 threads each with a name of
+# its own (labels were once made by comparing every pair of names), and
+# 100,000 named regions whose ids run backwards (a lookup by walking would
+# make loading quadratic).  Each command must finish under a generous timeout
 # and exit 0; durations are not asserted.
 #
 # folded, pprof and plist write one line or sample per calling context
@@ -48,8 +49,8 @@ test_expect_success 'setup: the adversarial profiles' '
 	}" | mkprofile wide.cprof &&
 	awk "BEGIN {
 		print \"meta\"
-		for (t = 0; t < 30000; t++) {
-			printf \"thread tid=%d name=t%d\n\", t + 1, t % 1000
+		for (t = 0; t < 100000; t++) {
+			printf \"thread tid=%d name=t%d\n\", t + 1, t
 			print \"node calls=1 ticks=10\"
 			printf \"node parent=0 fn=%d calls=1 ticks=5\n\", 4096 + 16 * (t % 100)
 		}
