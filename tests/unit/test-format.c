@@ -643,6 +643,56 @@ TEST(regions_out_of_order_are_found)
 	unlink("ro.cprof");
 }
 
+/*
+ * The file at path rewritten with a section table of nsec slots: its own
+ * sections, then empty ones of kinds no reader knows (later versions may
+ * add kinds, which readers skip).
+ */
+static void widen_table(const char *path, uint32_t nsec)
+{
+	static unsigned char buf[1 << 16], out[1 << 17];
+	struct cp_file_header *h = (struct cp_file_header *)buf, *oh = (struct cp_file_header *)out;
+	struct cp_section_entry *sec = (void *)(buf + sizeof(*h)), *osec = (void *)(out + sizeof(*h));
+	size_t len = slurp(path, buf, sizeof(buf)), hdr = sizeof(*h) + nsec * sizeof(*sec);
+	size_t body = len - h->header_size;
+
+	CHECK(hdr + body <= sizeof(out));
+	memcpy(out, buf, sizeof(*h));
+	for (uint32_t i = 0; i < nsec; i++) {
+		if (i < h->nsections) {
+			osec[i] = sec[i];
+			osec[i].offset += hdr - h->header_size;
+		} else {
+			osec[i] = (struct cp_section_entry){ .kind = 1000 + i, .entsize = 1,
+							     .offset = hdr };
+		}
+	}
+	memcpy(out + hdr, buf + h->header_size, body);
+	oh->header_size = hdr;
+	oh->nsections = nsec;
+	oh->file_size = hdr + body;
+	reseal(out, hdr + body);
+	spit(path, out, hdr + body);
+}
+
+TEST(section_table_is_read_up_to_1024_entries)
+{
+	char err[512];
+	struct cp_profile_file *pf;
+
+	make_profile("wide.cprof", 0, 0);
+	widen_table("wide.cprof", 1024); /* unknown kinds are skipped */
+	pf = cp_profile_file__open("wide.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(pf->nnodes, 3);
+	cp_profile_file__free(pf);
+	make_profile("wide.cprof", 0, 0);
+	widen_table("wide.cprof", 1025);
+	expect_corrupt("wide.cprof", "header at 0x14: 1025 sections, at most 1024 are read");
+	unlink("wide.cprof");
+}
+
 TEST(crc32_known_value)
 {
 	/* The standard check value of CRC-32/ISO-HDLC. */
