@@ -185,6 +185,15 @@ do
 	"
 done
 
+test_expect_success 'several inputs, the last one damaged: nothing printed, nothing written' '
+	test_expect_code 1 callprof report good.cprof good.cprof cycle.cprof >out 2>err &&
+	check cycle &&
+	rm -rf o && mkdir o &&
+	test_expect_code 1 callprof export -f json -o o/out good.cprof cycle.cprof >out 2>err &&
+	check cycle &&
+	check_no_output
+'
+
 # Output paths.  Every writing command checks OUT before any work: a
 # directory, a missing directory, a non-directory parent give one line
 # naming OUT, exit 1, and nothing created.  A profile (merge, record, dump)
