@@ -113,38 +113,37 @@ static int wait_answer(pid_t watcher, const sigset_t *set)
 	}
 }
 
-/* Copy src to dst through a temporary next to it; 0 or -errno. */
+/*
+ * Copy src to dst (on another file system) through cp_outfile, then remove
+ * src; 0, or error()'s -1 having said why.
+ */
 static int copy_file(const char *src, const char *dst)
 {
-	char *tmp = xstrfmt("%s.tmp.%d", dst, (int)getpid()), buf[65536];
-	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = 0;
+	char buf[65536];
+	struct cp_outfile *of;
+	int in = open(src, O_RDONLY | O_CLOEXEC), e;
 	ssize_t n;
 
-	if (in < 0 || (out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
-		ret = -errno;
-		goto out;
+	if (in < 0)
+		return error("cannot open '%s': %s", src, strerror(errno));
+	of = cp_outfile__open(dst);
+	if (!of) {
+		close(in);
+		return -1;
 	}
 	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, n) != n) {
-			ret = errno ? -errno : -EIO;
+		if (fwrite(buf, 1, n, cp_outfile__fp(of)) != (size_t)n)
 			break;
-		}
-	if (n < 0)
-		ret = -errno;
-	if (close(out) && !ret)
-		ret = -errno;
-	out = -1;
-	if (!ret && rename(tmp, dst))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	else
-		unlink(src);
-out:
-	if (in >= 0)
-		close(in);
-	free(tmp);
-	return ret;
+	e = errno;
+	close(in);
+	if (n) {
+		cp_outfile__abort(of);
+		return error("cannot copy '%s' to '%s': %s", src, dst, strerror(e));
+	}
+	if (cp_outfile__commit(of))
+		return -1;
+	unlink(src);
+	return 0;
 }
 
 static int dump_process(int argc, const char **argv)
@@ -167,6 +166,8 @@ static int dump_process(int argc, const char **argv)
 	if (out && !*out)
 		cp_usage_error(dump_usage, "-o needs a file name");
 	pid = (pid_t)cp_parse_pid(argv[0], dump_usage);
+	if (out && cp_outfile__check(out, CP_OUTFILE_RENAME))
+		return -1;
 	if (kill(pid, 0) && errno == ESRCH)
 		return error("no process %d", (int)pid);
 	watcher = find_watcher(pid);
@@ -206,10 +207,11 @@ static int dump_process(int argc, const char **argv)
 	path[n] = '\0';
 	if (out) {
 		if (rename(path, out)) {
-			int ret = errno == EXDEV ? copy_file(path, out) : -errno;
-
-			if (ret)
-				return error("cannot move '%s' to '%s': %s", path, out, strerror(-ret));
+			if (errno != EXDEV)
+				return error("cannot move '%s' to '%s': %s", path, out,
+					     strerror(errno));
+			if (copy_file(path, out))
+				return -1;
 		}
 		printf("%s\n", out);
 	} else {

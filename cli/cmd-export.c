@@ -33,7 +33,7 @@ static const char *const metric_choices[] = { "calls", "self", "total", "cpu", "
 /*
  * Callgrind with one tree per thread: a file per thread, OUT-01, OUT-02,
  * ... (as Callgrind's --separate-threads names its parts), all written
- * before any is renamed into place, and none left if one fails.
+ * and closed before any is renamed into place, and none left if one fails.
  */
 static int callgrind_parts(struct cp_report_profile *rp, const char *out)
 {
@@ -54,6 +54,9 @@ static int callgrind_parts(struct cp_report_profile *rp, const char *out)
 			ret = -1;
 		else
 			ret = cp_export_callgrind(rp, i, cp_outfile__fp(of[i]));
+		/* Closed now: a profile of thousands of threads would run out of descriptors. */
+		if (!ret)
+			ret = cp_outfile__close(of[i]);
 	}
 	for (i = 0; i < rp->ntrees && !ret; i++) {
 		ret = cp_outfile__commit(of[i]); /* frees of[i], renamed or not */
@@ -115,6 +118,8 @@ int cmd_export(int argc, const char **argv)
 
 	n = cp_parse_options(argc, argv, opts, export_usage, 0);
 	ro.pid = cp_parse_pid(pid, export_usage);
+	if (out && !*out)
+		cp_usage_error(export_usage, "-o needs a file name");
 	if (format < 0)
 		cp_usage_error(export_usage,
 			       "export needs a format: -f folded, json, callgrind, speedscope, pprof, svg, "

@@ -38,8 +38,12 @@ int cmd_merge(int argc, const char **argv)
 	n = cp_parse_options(argc, argv, opts, merge_usage, 0);
 	if (!out)
 		cp_usage_error(merge_usage, "give the merged profile's name with -o OUT");
+	if (!*out)
+		cp_usage_error(merge_usage, "-o needs a file name");
 	if (n < 1)
 		cp_usage_error(merge_usage, "give the profiles to merge");
+	if (cp_outfile__check(out, CP_OUTFILE_RENAME)) /* before the work of reading every input */
+		return 1;
 	ro.debug_dirs = debug_dirs;
 	ro.symfs = symfs;
 	ro.no_compensate = no_compensate;

@@ -547,6 +547,9 @@ int cmd_record(int argc, const char **argv)
 		cp_usage_error(record_usage, "--budget needs --mode=timing (the other modes take no time)");
 	if (dump_on)
 		dump_sig = parse_signal(dump_on);
+	/* The runtime could only say so at the end, after the whole run. */
+	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
+		return 1;
 	outabs = absolute(out);
 	if (sample && want_sampler(argv[0])) {
 		int ret = record_sampled(argv, out, outabs, hz, call_graph < 0 ? 0 : call_graph);

@@ -120,6 +120,7 @@ int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
 		     const char *const *usage, int flags)
 {
 	int i, npos = 0;
+	char shown[64];
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -180,7 +181,12 @@ int cp_parse_options(int argc, const char **argv, const struct cp_option *opts,
 				cp_usage_error(usage, "option '%s' needs a value", arg);
 			}
 		}
-		set_value(o, val, arg, usage, opts);
+		/* Name the option, not what came with it ("--sort=x" is --sort). */
+		if (arg[1] == '-')
+			snprintf(shown, sizeof(shown), "--%s", o->long_name);
+		else
+			snprintf(shown, sizeof(shown), "-%c", o->short_name);
+		set_value(o, val, shown, usage, opts);
 	}
 	while (i < argc)
 		argv[npos++] = argv[i++];

@@ -546,7 +546,7 @@ struct cp_profile_file {
 	uint32_t nlines;
 	struct cp_filter_rec *filters;	/* FILTERS: record-time selection, or NULL */
 	uint32_t nfilters;
-	struct cp_region_rec *regions;	/* REGIONS: names of region nodes, or NULL */
+	struct cp_region_rec *regions;	/* REGIONS: region names, sorted by id, or NULL */
 	uint32_t nregions;
 };
 
@@ -559,7 +559,10 @@ struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_
 					      int *errp);
 void cp_profile_file__free(struct cp_profile_file *pf);
 
-/* The name of region id (a CP_NODE_REGION record's fn), or NULL if none.  Validated at open. */
+/*
+ * The name of region id (a CP_NODE_REGION record's fn), or NULL if none.
+ * Validated at open; O(log n) (the regions are kept sorted by id).
+ */
 const char *cp_profile_file__region_name(const struct cp_profile_file *pf, uint64_t id);
 
 /* String at offset off, or NULL for CP_NO_STRING.  Validated at open. */

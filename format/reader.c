@@ -23,6 +23,12 @@
 #include "format/format.h"
 
 #define MAX_FILE_SIZE (UINT64_C(1) << 36) /* 64 GiB: anything larger is not ours */
+/*
+ * Sections a reader looks at.  Writers use at most CP_MAX_SECTIONS; the cap
+ * leaves room for kinds of later versions while keeping the pairwise checks
+ * of the table (duplicates, overlaps) cheap whatever header_size claims.
+ */
+#define MAX_READ_SECTIONS 1024
 
 struct ctx {
 	const char *path;
@@ -177,7 +183,7 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 
 	if (pf->size == 0)
 		return bad(c, CP_ERR_TRUNCATED, "empty file");
-	if (pf->size < CP_MAGIC_LEN || memcmp(h->magic, CP_MAGIC, CP_MAGIC_LEN))
+	if (memcmp(h->magic, CP_MAGIC, pf->size < CP_MAGIC_LEN ? pf->size : CP_MAGIC_LEN))
 		return bad(c, CP_ERR_CORRUPT, "not a callprof profile (bad magic)");
 	if (pf->size < sizeof(*h))
 		return bad(c, CP_ERR_TRUNCATED, "truncated: %zu bytes, header needs %zu", pf->size,
@@ -204,6 +210,9 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 	    h->nsections > table / sizeof(struct cp_section_entry))
 		return bad(c, CP_ERR_CORRUPT, "header at 0x8: bad header size %u for %u sections",
 			   h->header_size, h->nsections);
+	if (h->nsections > MAX_READ_SECTIONS)
+		return bad(c, CP_ERR_CORRUPT, "header at 0x14: %u sections, at most %u are read",
+			   h->nsections, MAX_READ_SECTIONS);
 	memcpy(&copy, h, sizeof(copy));
 	copy.header_crc = 0;
 	crc = cp_crc32(0, &copy, sizeof(copy));
@@ -222,7 +231,13 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 
 		if (sec[i].entsize == 0)
 			return bad(c, CP_ERR_CORRUPT, "section table at 0x%zx: record size 0", at);
-		if (sec[i].offset < h->header_size || sec[i].offset > pf->size ||
+		if (sec[i].offset < h->header_size)
+			return bad(c, CP_ERR_CORRUPT,
+				   "section table at 0x%zx: section %u (0x%llx+%llu) overlaps "
+				   "the header", at, sec[i].kind,
+				   (unsigned long long)sec[i].offset,
+				   (unsigned long long)sec[i].size);
+		if (sec[i].offset > pf->size ||
 		    sec[i].size > pf->size - sec[i].offset)
 			return bad(c, CP_ERR_CORRUPT,
 				   "section table at 0x%zx: section %u (0x%llx+%llu) outside the file",
@@ -232,11 +247,23 @@ static int check_header(struct ctx *c, struct cp_profile_file *pf)
 			return bad(c, CP_ERR_CORRUPT,
 				   "section table at 0x%zx: size %llu not a multiple of %u", at,
 				   (unsigned long long)sec[i].size, sec[i].entsize);
-		for (uint32_t j = 0; j < i; j++)
+		for (uint32_t j = 0; j < i; j++) {
 			if (sec[j].kind == sec[i].kind)
 				return bad(c, CP_ERR_CORRUPT,
 					   "section table at 0x%zx: section %u appears twice", at,
 					   sec[i].kind);
+			/* Two views of the same bytes would be two stories about them. */
+			if (sec[i].size && sec[j].size &&
+			    sec[i].offset < sec[j].offset + sec[j].size &&
+			    sec[j].offset < sec[i].offset + sec[i].size)
+				return bad(c, CP_ERR_CORRUPT,
+					   "section table at 0x%zx: section %u (0x%llx+%llu) "
+					   "overlaps section %u (0x%llx+%llu)", at, sec[i].kind,
+					   (unsigned long long)sec[i].offset,
+					   (unsigned long long)sec[i].size, sec[j].kind,
+					   (unsigned long long)sec[j].offset,
+					   (unsigned long long)sec[j].size);
+		}
 	}
 	return 0;
 }
@@ -349,33 +376,86 @@ static int load_filters(struct ctx *c, struct cp_profile_file *pf)
 	return 0;
 }
 
-/* Region names (version 5): before the nodes, which must name one. */
+struct region_key {
+	uint32_t id;  /* the record's id */
+	uint32_t idx; /* its index in the file */
+};
+
+static int region_key_cmp(const void *a, const void *b)
+{
+	const struct region_key *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Region names (version 5): before the nodes, which must name one.  The
+ * records are put in id order, so that a lookup is a binary search, not a
+ * walk over all of them per node (quadratic for a file whose ids are not
+ * 0, 1, ... in order); that sort also finds an id given twice.
+ */
 static int load_regions(struct ctx *c, struct cp_profile_file *pf)
 {
+	struct region_key *key;
+	struct cp_region_rec *sorted;
 	int ret;
 
 	if ((ret = load_records(c, pf, CP_SEC_REGIONS, "region", sizeof(struct cp_region_rec), 0,
 				(void **)&pf->regions, &pf->nregions)))
 		return ret;
-	for (uint32_t i = 0; i < pf->nregions; i++) {
-		const struct cp_region_rec *r = &pf->regions[i];
-
-		if (!cp_profile_file__str(pf, r->name) ||
-		    cp_profile_file__region_name(pf, r->id) != cp_profile_file__str(pf, r->name))
-			return bad(c, CP_ERR_CORRUPT, "region record at 0x%llx: no name, or id %u "
-				   "given twice", rec_off(pf, CP_SEC_REGIONS, i), r->id);
+	for (uint32_t i = 0; i < pf->nregions; i++)
+		if (!cp_profile_file__str(pf, pf->regions[i].name))
+			return bad(c, CP_ERR_CORRUPT, "region record at 0x%llx: no name",
+				   rec_off(pf, CP_SEC_REGIONS, i));
+	if (pf->nregions < 2)
+		return 0;
+	key = malloc(pf->nregions * sizeof(*key));
+	sorted = malloc(pf->nregions * sizeof(*sorted));
+	if (!key || !sorted) {
+		free(key);
+		free(sorted);
+		return bad(c, ENOMEM, "out of memory for %u region records", pf->nregions);
 	}
+	for (uint32_t i = 0; i < pf->nregions; i++)
+		key[i] = (struct region_key){ pf->regions[i].id, i };
+	qsort(key, pf->nregions, sizeof(*key), region_key_cmp);
+	for (uint32_t i = 0; i < pf->nregions; i++) {
+		if (i && key[i].id == key[i - 1].id) {
+			ret = bad(c, CP_ERR_CORRUPT, "region record at 0x%llx: id %u given twice",
+				  rec_off(pf, CP_SEC_REGIONS, key[i].idx), key[i].id);
+			break;
+		}
+		sorted[i] = pf->regions[key[i].idx];
+	}
+	free(key);
+	if (ret) {
+		free(sorted);
+		return ret;
+	}
+	free(pf->regions);
+	pf->regions = sorted;
 	return 0;
 }
 
 const char *cp_profile_file__region_name(const struct cp_profile_file *pf, uint64_t id)
 {
-	/* Writers number regions 0, 1, ... in order: look there first. */
+	uint32_t lo = 0, hi = pf->nregions;
+
+	/* Writers number regions 0, 1, ...: then record id is region id. */
 	if (id < pf->nregions && pf->regions[id].id == id)
 		return cp_profile_file__str(pf, pf->regions[id].name);
-	for (uint32_t i = 0; i < pf->nregions; i++)
-		if (pf->regions[i].id == id)
-			return cp_profile_file__str(pf, pf->regions[i].name);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (pf->regions[mid].id == id)
+			return cp_profile_file__str(pf, pf->regions[mid].name);
+		if (pf->regions[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 

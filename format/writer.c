@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -91,6 +92,9 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 {
 	static const char zeros[HEADER_BYTES];
 	size_t len = strlen(path);
+	struct stat st;
+	char link[8];
+	ssize_t n;
 	int ret;
 
 	w->fd = -1;
@@ -104,8 +108,21 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	w->buf_len = 0;
 	w->min_reader = CP_MIN_READER;
 	memset(w->sec, 0, sizeof(w->sec));
-	if (len == 0 || len >= sizeof(w->path))
+	if (len == 0)
+		return fail(w, -ENOENT);
+	if (len >= sizeof(w->path))
 		return fail(w, -ENAMETOOLONG);
+	/*
+	 * The final renames would move a directory aside as NAME.old, or put a
+	 * regular file in the place of a device node (/dev/null, /dev/stdout
+	 * through its link): only a regular file, or nothing, may be there.
+	 */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
+		return fail(w, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL);
+	/* Nor a link standing for a descriptor (/dev/stdout -> /proc/self/fd/1). */
+	n = readlink(path, link, sizeof(link));
+	if (n >= 6 && !memcmp(link, "/proc/", 6))
+		return fail(w, -EINVAL);
 	memcpy(w->path, path, len + 1);
 	cp_writer__tmp_name(w->tmp, sizeof(w->tmp), path, (unsigned long)getpid());
 
@@ -113,10 +130,11 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	 * Never through a symlink, never into an existing file: O_EXCL fails on
 	 * anything already at the name (a symlink included), which is then
 	 * removed - the link itself, not its target - once, and tried again.
+	 * Mode 0666 less the umask, as for any file the program creates.
 	 */
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (w->fd < 0 && errno == EEXIST && unlink(w->tmp) == 0)
-		w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (w->fd < 0)
 		return fail(w, -errno);
 	ret = write_all(w->fd, zeros, HEADER_BYTES, -1);

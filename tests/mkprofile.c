@@ -17,8 +17,12 @@
  *   node parent= fn= site= calls= ticks= min= max= wait= inactive= vol=
  *        invol= flags=         a node of the last thread; no parent: its root
  *   line node= ip= samples=    node: index in the file's NODES
+ *   region id= name=           a REGIONS record (nodes name it with
+ *                              flags=4 fn=ID)
  *
  * Nothing is checked beyond what the writer needs: the reader is the judge.
+ * Threads, nodes, lines and regions have no fixed limit, so generated
+ * descriptions (a million-deep chain, a million siblings) can be fed in.
  */
 #include <elf.h>
 #include <errno.h>
@@ -34,10 +38,12 @@ static struct cp_writer w;
 static struct cp_meta meta;
 static struct cp_module mods[16];
 static struct cp_map maps[64];
-static struct cp_thread_rec threads[MAX];
-static struct cp_node_rec nodes[MAX];
-static struct cp_line_rec lines[MAX];
-static uint32_t nmods, nmaps, nthreads, nnodes, nlines;
+static struct cp_thread_rec *threads;
+static struct cp_node_rec *nodes;
+static struct cp_line_rec *lines;
+static struct cp_region_rec *regions;
+static uint32_t nmods, nmaps, nthreads, nnodes, nlines, nregions;
+static uint32_t threads_cap, nodes_cap, lines_cap, regions_cap;
 static char cmdline[MAX];
 static size_t cmdline_len;
 
@@ -47,6 +53,18 @@ static void fail(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
 	exit(1);
+}
+
+/* Room for element n of arr (of *cap elements of size bytes), grown by doubling. */
+static void *grow(void *arr, uint32_t n, uint32_t *cap, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? *cap * 2 : 1024;
+	arr = realloc(arr, (size_t)*cap * size);
+	if (!arr)
+		fail("out of memory%s", "");
+	return arr;
 }
 
 /* The value of KEY= in the arguments args[0..n), or NULL. */
@@ -140,8 +158,10 @@ static void record(char **a, int n)
 			fail("too many modules at '%s'", a[1]);
 		add_module(a[1], num(a, n, "bias", 0));
 	} else if (!strcmp(a[0], "thread")) {
-		struct cp_thread_rec *t = &threads[nthreads++];
+		struct cp_thread_rec *t;
 
+		threads = grow(threads, nthreads, &threads_cap, sizeof(*threads));
+		t = memset(&threads[nthreads++], 0, sizeof(*t));
 		t->tid = (uint32_t)num(a, n, "tid", nthreads);
 		t->name = cp_writer__string(&w, arg(a, n, "name") ? arg(a, n, "name") : "main");
 		t->first_node = nnodes;
@@ -149,8 +169,10 @@ static void record(char **a, int n)
 		t->nthreads = (uint32_t)num(a, n, "nthreads", 1);
 		t->seq = nthreads - 1;
 	} else if (!strcmp(a[0], "node") && nthreads) {
-		struct cp_node_rec *r = &nodes[nnodes++];
+		struct cp_node_rec *r;
 
+		nodes = grow(nodes, nnodes, &nodes_cap, sizeof(*nodes));
+		r = memset(&nodes[nnodes++], 0, sizeof(*r));
 		r->parent = (uint32_t)num(a, n, "parent", CP_NO_PARENT);
 		r->fn = num(a, n, "fn", 0);
 		r->site = num(a, n, "site", 0);
@@ -165,14 +187,19 @@ static void record(char **a, int n)
 		r->flags = (uint32_t)num(a, n, "flags", 0);
 		threads[nthreads - 1].nnodes++;
 	} else if (!strcmp(a[0], "line")) {
+		lines = grow(lines, nlines, &lines_cap, sizeof(*lines));
 		lines[nlines++] = (struct cp_line_rec){ .node = (uint32_t)num(a, n, "node", 0),
 							.ip = num(a, n, "ip", 0),
 							.samples = num(a, n, "samples", 1) };
+	} else if (!strcmp(a[0], "region")) {
+		const char *name = arg(a, n, "name");
+
+		regions = grow(regions, nregions, &regions_cap, sizeof(*regions));
+		regions[nregions].id = (uint32_t)num(a, n, "id", nregions);
+		regions[nregions++].name = cp_writer__string(&w, name ? name : "region");
 	} else {
 		fail("unknown record '%s'", a[0]);
 	}
-	if (nnodes == MAX || nthreads == MAX || nlines == MAX)
-		fail("more than %s records of a kind", "4095");
 }
 
 int main(int argc, char **argv)
@@ -206,12 +233,17 @@ int main(int argc, char **argv)
 	cp_writer__section(&w, CP_SEC_MAPS, sizeof(maps[0]));
 	cp_writer__put(&w, maps, nmaps * sizeof(maps[0]));
 	cp_writer__section(&w, CP_SEC_NODES, sizeof(nodes[0]));
-	cp_writer__put(&w, nodes, nnodes * sizeof(nodes[0]));
+	cp_writer__put(&w, nodes, (size_t)nnodes * sizeof(nodes[0]));
 	cp_writer__section(&w, CP_SEC_THREADS, sizeof(threads[0]));
 	cp_writer__put(&w, threads, nthreads * sizeof(threads[0]));
 	if (nlines) {
 		cp_writer__section(&w, CP_SEC_LINES, sizeof(lines[0]));
 		cp_writer__put(&w, lines, nlines * sizeof(lines[0]));
+	}
+	if (nregions) {
+		cp_writer__section(&w, CP_SEC_REGIONS, sizeof(regions[0]));
+		cp_writer__put(&w, regions, nregions * sizeof(regions[0]));
+		w.min_reader = CP_MIN_READER_SELECTION;
 	}
 	ret = cp_writer__finish(&w, meta.clock != CP_CLOCK_NONE ? CP_FEAT_TIMING : 0);
 	if (ret)

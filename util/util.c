@@ -3,10 +3,13 @@
  * files for the tool.  See util.h for the contracts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/strbuf.h"
@@ -142,22 +145,144 @@ struct cp_outfile {
 	FILE *fp;   /* the stream written to */
 	char *path; /* final name, NULL for stdout */
 	char *tmp;  /* temporary name renamed to path on commit */
+	int stream; /* fp writes to a device or pipe at path itself (no tmp) */
+	int closed; /* cp_outfile__close() ran: fp is gone, tmp is complete */
 };
+
+/*
+ * The temporary file, next to path so that the rename stays within one
+ * file system: O_EXCL so it is never a file that was there already, and
+ * O_NOFOLLOW so it is never written through a symlink planted under its
+ * name; mode 0666 less the umask, as any file a tool creates.  The name
+ * has the pid and a counter mixed with the clock, tried again if taken.
+ */
+static int outfile_create(struct cp_outfile *of)
+{
+	static uint32_t seq;
+	struct timespec ts;
+	int fd = -1;
+
+	for (int tries = 0; tries < 64; tries++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		free(of->tmp);
+		of->tmp = xstrfmt("%s.tmp.%d.%06x", of->path, (int)getpid(),
+				  (unsigned)(cp_u64_hash((uint64_t)ts.tv_nsec + seq++) & 0xffffff));
+		fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	return fd;
+}
+
+/* The directory path is in: "." for a bare name, "/" for "/name". */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xstrfmt("%.*s", (int)(slash - path), path);
+}
+
+/*
+ * Whether path names something of the system's device or process trees
+ * (/dev/null, /dev/stdout -> /proc/self/fd/1, /proc/self/fd/N), however it
+ * is spelt: its directory resolves into /dev or /proc.  Those are never
+ * renamed over: the rename would put a file in the place of a device node
+ * or of the link that stands for a descriptor, for every program.
+ */
+static int in_system_tree(const char *path)
+{
+	char *dir = dir_of(path), *real = realpath(dir, NULL);
+	int ret = real && (!strcmp(real, "/dev") || !strncmp(real, "/dev/", 5) ||
+			   !strcmp(real, "/proc") || !strncmp(real, "/proc/", 6));
+
+	free(real);
+	free(dir);
+	return ret;
+}
+
+/*
+ * Whether cp_outfile writes to path in place: a character device or a FIFO
+ * (/dev/null, a named pipe), or anything under /dev or /proc (/dev/stdout,
+ * whatever it leads to).  A symlink planted elsewhere that leads to a
+ * device is not followed: it is replaced as any other link.
+ */
+static int is_stream(const char *path)
+{
+	struct stat st, lst;
+
+	if (in_system_tree(path))
+		return 1;
+	if (stat(path, &st) || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return 0;
+	return !lstat(path, &lst) && !S_ISLNK(lst.st_mode);
+}
+
+int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
+{
+	char *dir;
+	struct stat st;
+	int err = 0;
+
+	if (!*path)
+		err = ENOENT;
+	else if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		err = EISDIR;
+	if (err)
+		return error("cannot create '%s': %s", path, strerror(err));
+	if (flags & CP_OUTFILE_RENAME) {
+		if (in_system_tree(path) || (!stat(path, &st) && !S_ISREG(st.st_mode)))
+			return error("cannot create '%s': not a regular file (a profile is "
+				     "renamed into place)", path);
+	} else if (is_stream(path)) {
+		return 0;
+	} else if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		return error("cannot create '%s': not a regular file (only a character device "
+			     "or a pipe is written to in place)", path);
+	}
+	dir = dir_of(path);
+	if (stat(dir, &st))
+		err = errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = ENOTDIR;
+	else if (access(dir, W_OK | X_OK))
+		err = errno;
+	free(dir);
+	if (err)
+		return error("cannot create '%s': %s", path, strerror(err));
+	return 0;
+}
 
 struct cp_outfile *cp_outfile__open(const char *path)
 {
-	struct cp_outfile *of = xcalloc(1, sizeof(*of));
+	struct cp_outfile *of;
 	int fd;
 
+	if (path && strcmp(path, "-") && cp_outfile__check(path, 0))
+		return NULL;
+	of = xcalloc(1, sizeof(*of));
 	if (!path || !strcmp(path, "-")) {
 		of->fp = stdout;
 		return of;
 	}
+	if (is_stream(path)) {
+		of->fp = fopen(path, "we");
+		if (!of->fp) {
+			error("cannot open '%s': %s", path, strerror(errno));
+			free(of);
+			return NULL;
+		}
+		of->path = xstrdup(path);
+		of->stream = 1;
+		return of;
+	}
 	of->path = xstrdup(path);
-	of->tmp = xstrfmt("%s.tmp.XXXXXX", path);
-	fd = mkstemp(of->tmp);
+	fd = outfile_create(of);
 	if (fd < 0 || !(of->fp = fdopen(fd, "w"))) {
-		error("cannot create '%s': %s", of->tmp, strerror(errno));
+		error("cannot create '%s': %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 			unlink(of->tmp);
@@ -175,6 +300,21 @@ FILE *cp_outfile__fp(struct cp_outfile *of)
 	return of->fp;
 }
 
+int cp_outfile__close(struct cp_outfile *of)
+{
+	int ret = 0;
+
+	if (!of->path || of->stream || of->closed)
+		return 0;
+	if (fflush(of->fp) || ferror(of->fp))
+		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+	if (fclose(of->fp) && !ret)
+		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+	of->fp = NULL;
+	of->closed = 1;
+	return ret;
+}
+
 int cp_outfile__commit(struct cp_outfile *of)
 {
 	int ret = 0;
@@ -183,12 +323,19 @@ int cp_outfile__commit(struct cp_outfile *of)
 		free(of);
 		return 0;
 	}
-	if (fflush(of->fp) || ferror(of->fp))
-		ret = error("cannot write '%s': %s", of->path, strerror(errno));
-	if (fclose(of->fp) && !ret)
-		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+	if (of->stream) {
+		int bad = fflush(of->fp) || ferror(of->fp);
+
+		if ((fclose(of->fp) || bad) && errno != EPIPE)
+			ret = error("cannot write '%s': %s", of->path, strerror(errno));
+		free(of->path);
+		free(of);
+		return ret;
+	}
+	if (!of->closed)
+		ret = cp_outfile__close(of);
 	if (!ret && rename(of->tmp, of->path))
-		ret = error("cannot rename '%s' to '%s': %s", of->tmp, of->path, strerror(errno));
+		ret = error("cannot write '%s': %s", of->path, strerror(errno));
 	if (ret)
 		unlink(of->tmp);
 	free(of->tmp);
@@ -201,8 +348,11 @@ void cp_outfile__abort(struct cp_outfile *of)
 {
 	if (!of)
 		return;
-	if (of->path) {
+	if (of->stream) {
 		fclose(of->fp);
+	} else if (of->path) {
+		if (!of->closed)
+			fclose(of->fp);
 		unlink(of->tmp);
 	}
 	free(of->tmp);

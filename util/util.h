@@ -94,13 +94,38 @@ int cp_parse_u64(const char *s, uint64_t *out);
 
 /*
  * Write a file atomically: cp_outfile__open() returns a stream on a
- * temporary file next to path (or stdout when path is NULL or "-");
+ * temporary file next to path (or stdout when path is NULL or "-"),
+ * created with O_EXCL|O_NOFOLLOW and mode 0666 & ~umask;
  * cp_outfile__commit() flushes, checks for write errors and renames it into
- * place; cp_outfile__abort() removes it.  Returns 0 or error()'s -1.
+ * place; cp_outfile__abort() removes it.  A failure never leaves path
+ * half-written nor the temporary behind.  A symlink at path is replaced by
+ * the file (rename does not follow it): its target is never written.  A
+ * directory at path is refused at open.  A character device or FIFO at path
+ * (/dev/null, /dev/stdout) is written in place, never replaced.  Returns 0 or error()'s -1, having
+ * printed one line naming path.
  */
 struct cp_outfile;
+enum cp_outfile_flags {
+	/* path will be renamed over (a profile file): nothing but a regular file there */
+	CP_OUTFILE_RENAME = 1 << 0,
+};
+/*
+ * Whether path could be created, checked before any work so that a bad
+ * output path fails early: not empty, not a directory, in a directory that
+ * exists and is writable; an existing non-regular file only if it is a
+ * character device or FIFO (written in place, see cp_outfile__open) and
+ * not CP_OUTFILE_RENAME.  0, or error()'s -1 after "cannot create 'PATH':
+ * REASON".
+ */
+int cp_outfile__check(const char *path, enum cp_outfile_flags flags);
 struct cp_outfile *cp_outfile__open(const char *path);
 FILE *cp_outfile__fp(struct cp_outfile *of);
+/*
+ * Flush and close the temporary file without renaming it yet (many parts
+ * renamed together at the end need not hold a descriptor each); commit
+ * or abort must still follow, and fp is gone.  0 or error()'s -1.
+ */
+int cp_outfile__close(struct cp_outfile *of);
 int cp_outfile__commit(struct cp_outfile *of);
 void cp_outfile__abort(struct cp_outfile *of);
 

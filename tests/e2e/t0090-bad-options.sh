@@ -15,4 +15,38 @@ test_expect_success 'record of a nonexistent program exits 127, one line' '
 	grep -F no-such-program err
 '
 
+# Every command: an unknown option, and an option missing its value, are
+# usage errors (129) with exactly one line naming the option and the help.
+for cmd in report export merge diff dump record
+do
+	test_expect_success "$cmd --no-such-option: 129 and one exact line" "
+		test_expect_code 129 callprof $cmd --no-such-option >out 2>err &&
+		echo \"callprof: error: unknown option '--no-such-option' (see 'callprof $cmd -h')\" >expect &&
+		test_cmp expect err &&
+		test_must_be_empty out
+	"
+done
+
+for c in 'export -o' 'export -f' 'export -f folded --output' 'merge -o' 'record -o' 'dump -o' \
+	'report --fields' 'report --sort' 'diff --fail-if' 'report --threads'
+do
+	opt=${c##* }
+	cmd=${c%% *}
+	test_expect_success "$c with no value: 129 and one exact line" "
+		test_expect_code 129 callprof $c >out 2>err &&
+		echo \"callprof: error: option '$opt' needs a value (see 'callprof $cmd -h')\" >expect &&
+		test_cmp expect err &&
+		test_must_be_empty out
+	"
+done
+
+test_expect_success 'a bad value names the option, not the option and its value' '
+	test_expect_code 129 callprof report --sort=bogus p.cprof >out 2>err &&
+	echo "callprof: error: option '"'"'--sort'"'"' does not take '"'"'bogus'"'"' (see '"'"'callprof report -h'"'"')" >expect &&
+	test_cmp expect err &&
+	test_expect_code 129 callprof export -fbogus p.cprof >out 2>err &&
+	echo "callprof: error: option '"'"'-f'"'"' does not take '"'"'bogus'"'"' (see '"'"'callprof export -h'"'"')" >expect &&
+	test_cmp expect err
+'
+
 test_done

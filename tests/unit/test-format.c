@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -494,6 +495,202 @@ TEST(empty_missing_and_directory)
 	expect_bad("adir.cprof");
 	rmdir("adir.cprof");
 	unlink("empty.cprof");
+}
+
+/* The section table entry of kind in a file image. */
+static struct cp_section_entry *section_of(unsigned char *buf, uint32_t kind)
+{
+	struct cp_file_header *h = (struct cp_file_header *)buf;
+	struct cp_section_entry *sec = (struct cp_section_entry *)(buf + sizeof(*h));
+
+	for (uint32_t i = 0; i < h->nsections; i++)
+		if (sec[i].kind == kind)
+			return &sec[i];
+	CHECK(!"no such section");
+	return NULL;
+}
+
+/* Recompute both checksums of a file image after damaging it, so that only the damage shows. */
+static void reseal(unsigned char *buf, size_t len)
+{
+	struct cp_file_header *h = (struct cp_file_header *)buf;
+
+	h->body_crc = cp_crc32(0, buf + h->header_size, len - h->header_size);
+	h->header_crc = 0;
+	h->header_crc = cp_crc32(0, buf, h->header_size);
+}
+
+/* Open must fail as corrupt (not for lack of memory) with msg in the line. */
+static void expect_corrupt(const char *path, const char *msg)
+{
+	char err[512] = "";
+	int code = 0;
+
+	CHECK(cp_profile_file__open(path, err, sizeof(err), &code) == NULL);
+	if (code != -CP_ERR_CORRUPT || !strstr(err, msg))
+		cp_test__fail(__FILE__, __LINE__, "code %d, '%s' (wanted '%s')", code, err, msg);
+}
+
+/*
+ * Absurd counts are refused before anything is allocated for them: with
+ * the address space capped at 256 MiB, a billion of anything could only be
+ * refused, never allocated, so an out-of-memory error would fail too.
+ */
+TEST(absurd_counts_are_refused_before_allocating)
+{
+	static unsigned char buf[1 << 16], orig[1 << 16];
+	struct rlimit rl = { 256u << 20, 256u << 20 };
+	struct cp_thread_rec *th;
+	struct cp_module *mod;
+	size_t len;
+
+	make_profile("big.cprof", 0, 0);
+	len = slurp("big.cprof", orig, sizeof(orig));
+	CHECK_EQ(setrlimit(RLIMIT_AS, &rl), 0);
+
+	memcpy(buf, orig, len); /* 2^60 bytes of nodes */
+	section_of(buf, CP_SEC_NODES)->size = (uint64_t)1 << 60;
+	reseal(buf, len);
+	spit("big.cprof", buf, len);
+	expect_corrupt("big.cprof", "outside the file");
+
+	memcpy(buf, orig, len); /* a thread of a billion nodes */
+	th = (void *)(buf + section_of(buf, CP_SEC_THREADS)->offset);
+	th->nnodes = 1000000000;
+	reseal(buf, len);
+	spit("big.cprof", buf, len);
+	expect_corrupt("big.cprof", "do not follow on");
+
+	memcpy(buf, orig, len); /* a module of 2^31 maps */
+	mod = (void *)(buf + section_of(buf, CP_SEC_MODULES)->offset);
+	mod->nmaps = 1u << 31;
+	reseal(buf, len);
+	spit("big.cprof", buf, len);
+	expect_corrupt("big.cprof", "beyond 1 maps");
+
+	memcpy(buf, orig, len); /* a string reference past the end */
+	th = (void *)(buf + section_of(buf, CP_SEC_THREADS)->offset);
+	th->name = section_of(buf, CP_SEC_STRINGS)->size;
+	reseal(buf, len);
+	spit("big.cprof", buf, len);
+	expect_corrupt("big.cprof", "string reference");
+	unlink("big.cprof");
+}
+
+TEST(overlapping_and_duplicated_sections_are_refused)
+{
+	static unsigned char buf[1 << 16];
+	struct cp_section_entry *maps, *mods;
+	size_t len;
+
+	make_profile("ov.cprof", 0, 0);
+	len = slurp("ov.cprof", buf, sizeof(buf));
+	maps = section_of(buf, CP_SEC_MAPS);
+	mods = section_of(buf, CP_SEC_MODULES);
+	maps->offset = mods->offset; /* MAPS reads MODULES' bytes (sizes fit: 32 of 72) */
+	reseal(buf, len);
+	spit("ov.cprof", buf, len);
+	expect_corrupt("ov.cprof", "overlaps section 3");
+
+	len = slurp("ov.cprof", buf, sizeof(buf));
+	maps = section_of(buf, CP_SEC_MAPS);
+	maps->offset = mods->offset + mods->size; /* back in place... */
+	maps->kind = CP_SEC_MODULES;		  /* ...but a second MODULES */
+	reseal(buf, len);
+	spit("ov.cprof", buf, len);
+	expect_corrupt("ov.cprof", "appears twice");
+	unlink("ov.cprof");
+}
+
+TEST(no_cycle_and_no_parent_out_of_range)
+{
+	make_profile("cy.cprof", 3, 0); /* node 2's parent: node 3, which does not exist */
+	expect_corrupt("cy.cprof", "is not an earlier node");
+	make_profile("cy.cprof", CP_NO_PARENT - 1, 0);
+	expect_corrupt("cy.cprof", "is not an earlier node");
+	/* A cycle needs a parent at or after its child: the same rule refuses it. */
+	make_profile("cy.cprof", 2, 0);
+	expect_corrupt("cy.cprof", "is not an earlier node");
+	unlink("cy.cprof");
+}
+
+TEST(regions_out_of_order_are_found)
+{
+	static const uint32_t ids[3] = { 70, 3, 9 }, dup[3] = { 9, 3, 9 };
+	char err[512];
+	struct cp_profile_file *pf;
+
+	region_node = 1;
+	region_fn = 9;
+	region_ids = ids;
+	nregion_ids = 3;
+	make_profile("ro.cprof", 0, 0);
+	pf = cp_profile_file__open("ro.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_STR(cp_profile_file__region_name(pf, 70), "load");
+	CHECK_STR(cp_profile_file__region_name(pf, 3), "save");
+	CHECK_STR(cp_profile_file__region_name(pf, 9), "save");
+	CHECK(cp_profile_file__region_name(pf, 4) == NULL);
+	CHECK(cp_profile_file__region_name(pf, 71) == NULL);
+	CHECK(cp_profile_file__region_name(pf, (uint64_t)1 << 40) == NULL);
+	cp_profile_file__free(pf);
+	region_ids = dup; /* not next to each other in the file */
+	make_profile("ro.cprof", 0, 0);
+	expect_corrupt("ro.cprof", "id 9 given twice");
+	region_node = 0;
+	nregion_ids = 0;
+	unlink("ro.cprof");
+}
+
+/*
+ * The file at path rewritten with a section table of nsec slots: its own
+ * sections, then empty ones of kinds no reader knows (later versions may
+ * add kinds, which readers skip).
+ */
+static void widen_table(const char *path, uint32_t nsec)
+{
+	static unsigned char buf[1 << 16], out[1 << 17];
+	struct cp_file_header *h = (struct cp_file_header *)buf, *oh = (struct cp_file_header *)out;
+	struct cp_section_entry *sec = (void *)(buf + sizeof(*h)), *osec = (void *)(out + sizeof(*h));
+	size_t len = slurp(path, buf, sizeof(buf)), hdr = sizeof(*h) + nsec * sizeof(*sec);
+	size_t body = len - h->header_size;
+
+	CHECK(hdr + body <= sizeof(out));
+	memcpy(out, buf, sizeof(*h));
+	for (uint32_t i = 0; i < nsec; i++) {
+		if (i < h->nsections) {
+			osec[i] = sec[i];
+			osec[i].offset += hdr - h->header_size;
+		} else {
+			osec[i] = (struct cp_section_entry){ .kind = 1000 + i, .entsize = 1,
+							     .offset = hdr };
+		}
+	}
+	memcpy(out + hdr, buf + h->header_size, body);
+	oh->header_size = hdr;
+	oh->nsections = nsec;
+	oh->file_size = hdr + body;
+	reseal(out, hdr + body);
+	spit(path, out, hdr + body);
+}
+
+TEST(section_table_is_read_up_to_1024_entries)
+{
+	char err[512];
+	struct cp_profile_file *pf;
+
+	make_profile("wide.cprof", 0, 0);
+	widen_table("wide.cprof", 1024); /* unknown kinds are skipped */
+	pf = cp_profile_file__open("wide.cprof", err, sizeof(err), NULL);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(pf->nnodes, 3);
+	cp_profile_file__free(pf);
+	make_profile("wide.cprof", 0, 0);
+	widen_table("wide.cprof", 1025);
+	expect_corrupt("wide.cprof", "header at 0x14: 1025 sections, at most 1024 are read");
+	unlink("wide.cprof");
 }
 
 TEST(crc32_known_value)
