@@ -202,6 +202,37 @@ TEST(roundtrip)
 	unlink("rt.cprof");
 }
 
+TEST(open_mem_reads_like_open)
+{
+	static unsigned char buf[1 << 16];
+	char err[512] = "";
+	struct cp_profile_file *pf;
+	size_t len;
+	int code = 0;
+
+	make_profile("mem.cprof", 0, 0);
+	len = slurp("mem.cprof", buf, sizeof(buf));
+	unlink("mem.cprof");
+	pf = cp_profile_file__open_mem("in-memory", buf, len, err, sizeof(err), &code);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(code, 0);
+	CHECK_STR(pf->path, "in-memory");
+	CHECK_EQ(pf->nnodes, 3);
+	CHECK_EQ(pf->nodes[2].calls, 7);
+	CHECK_STR(pf->argv[1], "arg1");
+	/* A copy: the caller's buffer may go. */
+	memset(buf, 0, len);
+	CHECK_STR(cp_profile_file__str(pf, pf->threads[0].name), "main");
+	cp_profile_file__free(pf);
+	/* Damage is named like a file's. */
+	CHECK(cp_profile_file__open_mem("in-memory", buf, len, err, sizeof(err), &code) == NULL);
+	CHECK(code < 0);
+	CHECK(strstr(err, "'in-memory'") != NULL);
+	CHECK(cp_profile_file__open_mem("empty", NULL, 0, err, sizeof(err), &code) == NULL);
+	CHECK_EQ(code, -CP_ERR_TRUNCATED);
+}
+
 TEST(no_temporary_left_behind)
 {
 	char tmp[64];
