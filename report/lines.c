@@ -51,6 +51,7 @@ struct sources {
 	struct source *s;
 	uint32_t n;
 	size_t alloc;
+	int no_files; /* the profile was loaded with no_files: read no source */
 };
 
 static struct line_row *table_row(struct line_table *t, const char *what)
@@ -167,6 +168,8 @@ static const char *source_line(struct sources *src, const char *path, int line)
 	for (uint32_t i = 0; i < src->n; i++)
 		if (!strcmp(src->s[i].path, path))
 			s = &src->s[i];
+	if (!s && src->no_files)
+		return NULL;
 	if (!s) {
 		struct strbuf sb = STRBUF_INIT;
 		FILE *f = fopen(path, "r");
@@ -236,7 +239,7 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	struct cp_report_profile *one[1] = { rp }, **parts = rp->nparts ? rp->parts : one;
 	uint32_t nparts = rp->nparts ? rp->nparts : 1, ntables = 0, nlines = 0;
 	struct line_table *tables;
-	struct sources src = { 0 };
+	struct sources src = { .no_files = rp->no_files };
 	int fn_seen = 0;
 
 	for (uint32_t p = 0; p < nparts; p++) {

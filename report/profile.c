@@ -483,9 +483,6 @@ static void make_labels(struct cp_report_profile *rp)
 struct cp_report_profile *cp_report_profile__load(const char *path,
 						  const struct cp_report_opts *opts)
 {
-	struct cp_report_profile *rp;
-	struct cp_symbolizer_opts so = { 0 };
-	struct cp_u64map fnmap, ctx;
 	char err[1024];
 	int code;
 	struct cp_profile_file *pf = cp_profile_file__open(path, err, sizeof(err), &code);
@@ -494,14 +491,27 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 		error("%s", err);
 		return NULL;
 	}
+	return cp_report_profile__from_file(pf, opts);
+}
+
+struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *pf,
+						       const struct cp_report_opts *opts)
+{
+	struct cp_report_profile *rp;
+	struct cp_symbolizer_opts so = { 0 };
+	struct cp_u64map fnmap, ctx;
+
 	rp = xcalloc(1, sizeof(*rp));
 	rp->pf = pf;
 	rp->threads = opts->threads;
 	rp->addresses = opts->addresses;
 	rp->unnamed = opts->unnamed;
+	rp->no_files = opts->no_files;
 	so.debug_dirs = opts->debug_dirs;
 	so.symfs = opts->symfs;
 	so.mangled = opts->mangled;
+	so.no_files = opts->no_files;
+	so.quiet = opts->no_files; /* nothing to warn about */
 	rp->sym = cp_symbolizer__new(pf, &so);
 	if (!rp->sym)
 		die("out of memory setting up symbols");
