@@ -412,14 +412,14 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 			child_total += t->n[c].total_ns;
 		}
 		/* A count-only call costs its caller what its untimed hooks cost. */
-		oh = (uint64_t)((n->untimed ? 0 : rp->inside_ns * (double)n->calls) +
-				rp->outside_ns * (double)child_calls +
-				rp->untimed_ns * (double)untimed_calls + 0.5);
+		oh = cp_ns_from_double((n->untimed ? 0 : rp->inside_ns * (double)n->calls) +
+				       rp->outside_ns * (double)child_calls +
+				       rp->untimed_ns * (double)untimed_calls + 0.5);
 		n->self_overhead_ns = n->self_ns > oh ? oh : n->self_ns;
 		n->self_ns -= n->self_overhead_ns;
 		n->total_ns = n->self_ns + child_total;
 		n->overhead_ns = raw - n->total_ns;
-		oh = (uint64_t)(rp->inside_ns + 0.5);
+		oh = cp_ns_from_double(rp->inside_ns + 0.5);
 		n->min_ns = n->min_ns > oh ? n->min_ns - oh : 0;
 		n->max_ns = n->max_ns > oh ? n->max_ns - oh : 0;
 		clamp_min_max(n);
