@@ -11,9 +11,12 @@
  * The source text is shown where the file named by the debug information
  * can be read.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "format/format.h"
 #include "report/internal.h"
@@ -160,7 +163,11 @@ static int row_cmp(const void *pa, const void *pb)
 	return strcmp(a->what, b->what);
 }
 
-/* Line `line` of file `path`, without its indentation; NULL if not readable. */
+/*
+ * Line `line` of file `path`, without its indentation; NULL if not readable.
+ * The path comes from the profile (a merged one names files itself): only
+ * a regular file is read, never a device or a FIFO that would not end.
+ */
 static const char *source_line(struct sources *src, const char *path, int line)
 {
 	struct source *s = NULL;
@@ -172,14 +179,19 @@ static const char *source_line(struct sources *src, const char *path, int line)
 		return NULL;
 	if (!s) {
 		struct strbuf sb = STRBUF_INIT;
-		FILE *f = fopen(path, "r");
+		/* O_NONBLOCK: opening a FIFO would wait for a writer. */
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		FILE *f = NULL;
 		char buf[8192];
 		size_t got, alloc = 0;
+		struct stat st;
 
 		ALLOC_GROW(src->s, src->n + 1, src->alloc);
 		s = &src->s[src->n++];
 		memset(s, 0, sizeof(*s));
 		s->path = xstrdup(path);
+		if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))))
+			close(fd);
 		if (!f)
 			return NULL;
 		while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
