@@ -349,7 +349,18 @@ static int load_filters(struct ctx *c, struct cp_profile_file *pf)
 	return 0;
 }
 
-/* Region names (version 5): before the nodes, which must name one. */
+static int region_cmp(const void *pa, const void *pb)
+{
+	const struct cp_region_rec *a = pa, *b = pb;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * Region names (version 5): before the nodes, which must name one.  Kept
+ * sorted by id, so that a lookup is a binary search: a linear one per
+ * record made a file of many regions take quadratic time.
+ */
 static int load_regions(struct ctx *c, struct cp_profile_file *pf)
 {
 	int ret;
@@ -357,25 +368,36 @@ static int load_regions(struct ctx *c, struct cp_profile_file *pf)
 	if ((ret = load_records(c, pf, CP_SEC_REGIONS, "region", sizeof(struct cp_region_rec), 0,
 				(void **)&pf->regions, &pf->nregions)))
 		return ret;
-	for (uint32_t i = 0; i < pf->nregions; i++) {
-		const struct cp_region_rec *r = &pf->regions[i];
-
-		if (!cp_profile_file__str(pf, r->name) ||
-		    cp_profile_file__region_name(pf, r->id) != cp_profile_file__str(pf, r->name))
+	for (uint32_t i = 0; i < pf->nregions; i++)
+		if (!cp_profile_file__str(pf, pf->regions[i].name))
 			return bad(c, CP_ERR_CORRUPT, "region record at 0x%llx: no name, or id %u "
-				   "given twice", rec_off(pf, CP_SEC_REGIONS, i), r->id);
-	}
+				   "given twice", rec_off(pf, CP_SEC_REGIONS, i), pf->regions[i].id);
+	if (pf->nregions > 1)
+		qsort(pf->regions, pf->nregions, sizeof(*pf->regions), region_cmp);
+	for (uint32_t i = 1; i < pf->nregions; i++)
+		if (pf->regions[i].id == pf->regions[i - 1].id)
+			return bad(c, CP_ERR_CORRUPT, "region section at 0x%llx: no name, or id %u "
+				   "given twice", rec_off(pf, CP_SEC_REGIONS, 0), pf->regions[i].id);
 	return 0;
 }
 
 const char *cp_profile_file__region_name(const struct cp_profile_file *pf, uint64_t id)
 {
+	uint32_t lo = 0, hi = pf->nregions;
+
 	/* Writers number regions 0, 1, ... in order: look there first. */
 	if (id < pf->nregions && pf->regions[id].id == id)
 		return cp_profile_file__str(pf, pf->regions[id].name);
-	for (uint32_t i = 0; i < pf->nregions; i++)
-		if (pf->regions[i].id == id)
-			return cp_profile_file__str(pf, pf->regions[i].name);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (pf->regions[mid].id == id)
+			return cp_profile_file__str(pf, pf->regions[mid].name);
+		if (pf->regions[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 

@@ -449,6 +449,26 @@ TEST(regions_read_back_and_are_checked)
 	region_ids = dup; /* an id given twice */
 	make_profile("r.cprof", 0, 0);
 	expect_bad("r.cprof");
+	/* Out of order: ids are looked up, not indices. */
+	{
+		static const uint32_t shuffled[] = { 9, 4, 1 };
+
+		region_ids = shuffled;
+		nregion_ids = 3;
+		region_fn = 4;
+		make_profile("r.cprof", 0, 0);
+		pf = cp_profile_file__open("r.cprof", err, sizeof(err), NULL);
+		if (!pf)
+			cp_test__fail(__FILE__, __LINE__, "%s", err);
+		CHECK_STR(cp_profile_file__region_name(pf, 4), "save");
+		CHECK_STR(cp_profile_file__region_name(pf, 9), "load");
+		CHECK_STR(cp_profile_file__region_name(pf, 1), "save");
+		CHECK(cp_profile_file__region_name(pf, 0) == NULL);
+		CHECK(cp_profile_file__region_name(pf, 5) == NULL);
+		CHECK(cp_profile_file__region_name(pf, 10) == NULL);
+		cp_profile_file__free(pf);
+		region_fn = 1;
+	}
 	region_ids = ids;
 	nregion_ids = 0; /* a region node with no REGIONS section */
 	make_profile("r.cprof", 0, 0);
