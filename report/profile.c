@@ -454,21 +454,30 @@ static int thread_selected(const struct cp_report_profile *rp, const struct cp_r
 	return 0;
 }
 
+/*
+ * A thread's label is its name when no other thread has that name.  The
+ * names are counted in a string table: comparing every pair made a
+ * profile of many threads take quadratic time.
+ */
 static void make_labels(struct cp_report_profile *rp)
 {
 	const struct cp_profile_file *pf = rp->pf;
+	struct cp_strtab names = { 0 };
+	uint32_t *id = xmalloc((pf->nthreads + 1) * sizeof(*id));
+	uint32_t *count = xcalloc(pf->nthreads + 1, sizeof(*count));
 
+	for (uint32_t i = 0; i < pf->nthreads; i++) {
+		const char *name = cp_profile_file__str(pf, pf->threads[i].name);
+
+		id[i] = name && *name ? cp_strtab__add(&names, name) : CP_NONE;
+		if (id[i] != CP_NONE)
+			count[id[i]]++;
+	}
 	rp->thread_labels = xcalloc(pf->nthreads + 1, sizeof(char *));
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
 		const char *name = cp_profile_file__str(pf, pf->threads[i].name);
-		int unique = name && *name;
+		int unique = id[i] != CP_NONE && count[id[i]] == 1;
 
-		for (uint32_t j = 0; unique && j < pf->nthreads; j++) {
-			const char *other = cp_profile_file__str(pf, pf->threads[j].name);
-
-			if (j != i && other && !strcmp(other, name))
-				unique = 0;
-		}
 		if (pf->threads[i].flags & CP_THREAD_AGGREGATE)
 			rp->thread_labels[i] = xstrfmt("%s (exited)", name);
 		else if (unique)
@@ -478,6 +487,9 @@ static void make_labels(struct cp_report_profile *rp)
 		else
 			rp->thread_labels[i] = xstrfmt("tid %u", pf->threads[i].tid);
 	}
+	cp_strtab__release(&names);
+	free(id);
+	free(count);
 }
 
 struct cp_report_profile *cp_report_profile__load(const char *path,
