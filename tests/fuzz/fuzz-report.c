@@ -3,12 +3,14 @@
  * and every view (tree, flat, callers, callees, plist, lines) written to
  * /dev/null.
  *
- * Each accepted input is loaded twice: with all threads merged and every
- * view; then one tree per thread, through the report-time filters (hide,
- * focus, min-percent).  Symbols come from the profile alone (no_files), so
- * a run reads no file an input names.
+ * Each accepted input is loaded with all threads merged, for every view;
+ * then again, through the hide filter, for `callprof diff` of the two; then
+ * with one tree per thread, through the report-time filters (hide, focus,
+ * min-percent).  Symbols come from the profile alone (no_files), so a run
+ * reads no file an input names.
  */
 #include "format/format.h"
+#include "report/diff.h"
 #include "report/report.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -22,6 +24,48 @@ static const char all_fields[] =
 static const char *some_function(const struct cp_report_profile *rp)
 {
 	return rp->nfns ? rp->fns[rp->nfns / 2].name : NULL;
+}
+
+/* callprof diff of a against the same input with its first function hidden. */
+static void diff(struct cp_report_profile *a, const uint8_t *data, size_t size)
+{
+	static const char *const conds[] = { "calls-changed", "paths-changed", "calls>+10%",
+					     "total>+1ms", "self<-5%" };
+	struct cp_report_opts ro = { .threads = CP_THREADS_MERGED, .no_files = 1 };
+	struct cp_diff_print_opts po = { .all = 1 };
+	struct cp_profile_file *pf;
+	struct cp_report_profile *b;
+	struct cp_filter *f;
+	struct cp_diff *d;
+	FILE *fp = cp_fuzz__sink();
+	char err[256];
+
+	if (a->pf->meta.mode == CP_MODE_COVERAGE) /* diff refuses those */
+		return;
+	pf = cp_fuzz__open(data, size);
+	CP_FUZZ_CHECK(pf != NULL); /* it was accepted the first time */
+	b = cp_report_profile__from_file(pf, &ro);
+	f = cp_filter__new(0, 0);
+	if (b->nfns)
+		CP_FUZZ_CHECK(!cp_filter__add(f, 0, b->fns[0].name, err, sizeof(err)));
+	CP_FUZZ_CHECK(!cp_filter__apply(f, b));
+	d = cp_diff__new(a, b, 1.0);
+	cp_diff__print(d, &po, fp);
+	po = (struct cp_diff_print_opts){ .limit = 3, .fields = "calls-a,calls-b,calls-delta,"
+		"self-a,self-b,self-delta,self-ratio,total-a,total-b,total-delta,total-ratio,status,"
+		"path" };
+	cp_diff__print(d, &po, fp);
+	for (size_t i = 0; i < sizeof(conds) / sizeof(conds[0]); i++) {
+		struct cp_diff_cond c;
+		const char *why;
+
+		CP_FUZZ_CHECK(!cp_diff_cond__parse(&c, conds[i], &why));
+		if (!cp_diff_cond__timed(&c) || (a->timed && b->timed))
+			cp_diff__check(d, &c, fp);
+	}
+	cp_diff__free(d);
+	cp_filter__free(f);
+	cp_report_profile__free(b);
 }
 
 static void views_merged(const uint8_t *data, size_t size)
@@ -65,6 +109,7 @@ static void views_merged(const uint8_t *data, size_t size)
 		if (vo.function)
 			cp_view_lines(rp, &vo, fp);
 	}
+	diff(rp, data, size);
 	cp_report_profile__free(rp);
 }
 
