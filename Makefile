@@ -5,6 +5,8 @@
 #   make check      install missing deps (as root), unit + end-to-end tests + smoke
 #                   benchmark; ends with "N passed, N failed"
 #   make bench      hook cost vs floor and peers, sampling's cost (long; not part of check)
+#   make fuzz       the libFuzzer targets of tests/fuzz (clang), FUZZ_TIME seconds each
+#                   (default 3600), built into build-fuzz/; check runs them a few seconds
 #   make install PREFIX=/usr/local
 #
 # Switches: CC=clang, SANITIZE=address,undefined (builds into build-<san>/), WERROR=1
@@ -169,7 +171,47 @@ $(B)/tests/mkprofile: tests/mkprofile.c $(B)/libcptool.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< $(B)/libcptool.a
 
-tests: all $(UNIT_TESTS) $(B)/tests/mkprofile
+# ---- fuzzing: tests/fuzz, docs/internals/fuzzing.md ----
+FUZZ_TARGETS = reader report export
+FUZZ_B ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 3600
+FUZZ_SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+FUZZ_COMMON = tests/fuzz/fuzz.c tests/fuzz/fuzz.h
+
+# Each target with a main() that replays files, by any compiler: make check
+# replays tests/fuzz/seeds and tests/fuzz/regress with these.
+$(B)/tests/fuzz-%-replay: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(FUZZ_COMMON) $(B)/libcptool.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -o $@ $< tests/fuzz/fuzz.c tests/fuzz/replay.c $(B)/libcptool.a \
+		$(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
+
+# The libFuzzer binaries: only made by fuzz-build's own make, with B=$(FUZZ_B).
+$(B)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_COMMON) $(B)/libcptool.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz/fuzz.c $(B)/libcptool.a \
+		$(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
+
+fuzz-targets: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz-%)
+
+# The whole tool library again, by clang with libFuzzer's coverage and the
+# sanitizers, into $(FUZZ_B); says so and does nothing without libFuzzer.
+fuzz-build:
+	@mkdir -p $(FUZZ_B)
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' \
+		>$(FUZZ_B)/probe.c
+	@if $(FUZZ_CC) -fsanitize=fuzzer -o $(FUZZ_B)/probe $(FUZZ_B)/probe.c >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory B=$(FUZZ_B) CC=$(FUZZ_CC) SANFLAGS="$(FUZZ_SANFLAGS)" \
+		fuzz-targets; \
+	else \
+	  echo "fuzz: $(FUZZ_CC) cannot link -fsanitize=fuzzer (apt-get install clang libclang-rt-14-dev): no fuzz targets built"; \
+	fi
+
+fuzz: fuzz-build
+	@tests/fuzz/run -b $(FUZZ_B) -t $(FUZZ_TIME) $(FUZZ_TARGETS)
+
+tests: all $(UNIT_TESTS) $(B)/tests/mkprofile $(FUZZ_TARGETS:%=$(B)/tests/fuzz-%-replay)
 
 # Installs missing Debian packages first (as root; otherwise says what to
 # install), so a fresh machine needs nothing but this command.
@@ -179,16 +221,14 @@ deps:
 check:
 	@./tools/install-deps --tests
 	@$(MAKE) --no-print-directory tests
-	@CALLPROF_BUILD=$(CURDIR)/$(B) tests/run-all
+	@$(MAKE) --no-print-directory fuzz-build
+	@CALLPROF_BUILD=$(CURDIR)/$(B) CALLPROF_FUZZ_BUILD=$(CURDIR)/$(FUZZ_B) tests/run-all
 
 bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample --write-doc
-
-fuzz:
-	@echo "fuzzing arrives with the fuzzed-reader issue; 'make check' runs the corrupt-file tests"
 
 # ---- demo: a fresh Debian machine to a call tree in one command ----
 demo: deps
@@ -221,4 +261,4 @@ install: all
 clean:
 	rm -rf build build-*
 
-.PHONY: all deps check-deps tests check bench fuzz demo install clean
+.PHONY: all deps check-deps tests check bench fuzz fuzz-build fuzz-targets demo install clean

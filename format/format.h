@@ -557,6 +557,13 @@ struct cp_profile_file {
  */
 struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_t errlen,
 					      int *errp);
+/*
+ * The same for a profile already in memory: data[0..size) is copied (the
+ * caller keeps it) and validated like a file's contents; name stands for
+ * the path in messages and in pf->path.  Nothing touches the filesystem.
+ */
+struct cp_profile_file *cp_profile_file__open_mem(const char *name, const void *data, size_t size,
+						  char *err, size_t errlen, int *errp);
 void cp_profile_file__free(struct cp_profile_file *pf);
 
 /*

@@ -459,6 +459,7 @@ const char *cp_profile_file__region_name(const struct cp_profile_file *pf, uint6
 	return NULL;
 }
 
+/* Validate pf->data[0..pf->size) and build the arrays: what both openers share. */
 static int load(struct ctx *c, struct cp_profile_file *pf)
 {
 	const struct cp_section_entry *s;
@@ -466,7 +467,7 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 	uint32_t n;
 	int ret;
 
-	if ((ret = read_file(c, pf)) || (ret = check_header(c, pf)))
+	if ((ret = check_header(c, pf)))
 		return ret;
 
 	s = find_section(pf, CP_SEC_STRINGS);
@@ -597,8 +598,12 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 	return 0;
 }
 
-struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_t errlen,
-					      int *errp)
+/*
+ * Open path's contents: read from the file (data NULL), or copied from
+ * data[0..size) (cp_profile_file__open_mem).
+ */
+static struct cp_profile_file *open_common(const char *path, const void *data, size_t size,
+					   char *err, size_t errlen, int *errp)
 {
 	struct cp_profile_file *pf = calloc(1, sizeof(*pf));
 	struct ctx c = { path, err, errlen, 0 };
@@ -611,7 +616,19 @@ struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_
 			*errp = -ENOMEM;
 		return NULL;
 	}
-	ret = load(&c, pf);
+	if (!data) {
+		ret = read_file(&c, pf);
+	} else if (size > MAX_FILE_SIZE) {
+		ret = bad(&c, CP_ERR_CORRUPT, "%zu bytes is too large to be a profile", size);
+	} else if (!(pf->data = malloc(size ? size : 1))) {
+		ret = bad(&c, ENOMEM, "out of memory copying %zu bytes", size);
+	} else {
+		memcpy(pf->data, data, size);
+		pf->size = size;
+		ret = 0;
+	}
+	if (!ret)
+		ret = load(&c, pf);
 	if (ret) {
 		cp_profile_file__free(pf);
 		if (errp)
@@ -621,6 +638,18 @@ struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_
 	if (errp)
 		*errp = 0;
 	return pf;
+}
+
+struct cp_profile_file *cp_profile_file__open(const char *path, char *err, size_t errlen,
+					      int *errp)
+{
+	return open_common(path, NULL, 0, err, errlen, errp);
+}
+
+struct cp_profile_file *cp_profile_file__open_mem(const char *name, const void *data, size_t size,
+						  char *err, size_t errlen, int *errp)
+{
+	return open_common(name, data ? data : "", size, err, errlen, errp);
 }
 
 void cp_profile_file__free(struct cp_profile_file *pf)

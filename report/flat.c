@@ -309,6 +309,8 @@ static uint32_t merge_line_edges(struct line_edges *le)
 {
 	uint32_t n = 0;
 
+	if (!le->n)
+		return 0; /* e is NULL: qsort may not be given it */
 	qsort(le->e, le->n, sizeof(*le->e), edge_cmp);
 	for (uint32_t i = 0; i < le->n; i++) {
 		struct cp_agg *a = &le->e[i];
@@ -372,7 +374,8 @@ static void print_line_groups(struct cp_report_profile *rp, struct line_edges *l
 		g[ng - 1].total_ns += le->e[i].total_ns;
 	}
 	group_key = key;
-	qsort(g, ng, sizeof(*g), group_cmp);
+	if (ng)
+		qsort(g, ng, sizeof(*g), group_cmp);
 	for (uint32_t k = 0; k < ng; k++) {
 		const char *w = le->e[g[k].first].where;
 		char *label = !w ? xstrdup("at an unknown line") :

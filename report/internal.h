@@ -112,6 +112,18 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default,
 			      const char *split_default);
 
+/*
+ * A time worked out in floating point as whole nanoseconds, saturating: the
+ * figures behind it come from the file and may be anything, and converting
+ * a double beyond UINT64_MAX (or NaN) to an integer is undefined.
+ */
+static inline uint64_t cp_ns_from_double(double ns)
+{
+	if (!(ns > 0))
+		return 0;
+	return ns < 18446744073709551616.0 ? (uint64_t)ns : UINT64_MAX;
+}
+
 /* Human-readable duration in a fixed width, e.g. "12.34ms". */
 void cp_fmt_ns(char *buf, size_t size, uint64_t ns);
 

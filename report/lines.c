@@ -11,9 +11,12 @@
  * The source text is shown where the file named by the debug information
  * can be read.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "format/format.h"
 #include "report/internal.h"
@@ -51,6 +54,7 @@ struct sources {
 	struct source *s;
 	uint32_t n;
 	size_t alloc;
+	int no_files; /* the profile was loaded with no_files: read no source */
 };
 
 static struct line_row *table_row(struct line_table *t, const char *what)
@@ -159,7 +163,11 @@ static int row_cmp(const void *pa, const void *pb)
 	return strcmp(a->what, b->what);
 }
 
-/* Line `line` of file `path`, without its indentation; NULL if not readable. */
+/*
+ * Line `line` of file `path`, without its indentation; NULL if not readable.
+ * The path comes from the profile (a merged one names files itself): only
+ * a regular file is read, never a device or a FIFO that would not end.
+ */
 static const char *source_line(struct sources *src, const char *path, int line)
 {
 	struct source *s = NULL;
@@ -167,16 +175,23 @@ static const char *source_line(struct sources *src, const char *path, int line)
 	for (uint32_t i = 0; i < src->n; i++)
 		if (!strcmp(src->s[i].path, path))
 			s = &src->s[i];
+	if (!s && src->no_files)
+		return NULL;
 	if (!s) {
 		struct strbuf sb = STRBUF_INIT;
-		FILE *f = fopen(path, "r");
+		/* O_NONBLOCK: opening a FIFO would wait for a writer. */
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		FILE *f = NULL;
 		char buf[8192];
 		size_t got, alloc = 0;
+		struct stat st;
 
 		ALLOC_GROW(src->s, src->n + 1, src->alloc);
 		s = &src->s[src->n++];
 		memset(s, 0, sizeof(*s));
 		s->path = xstrdup(path);
+		if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))))
+			close(fd);
 		if (!f)
 			return NULL;
 		while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
@@ -236,7 +251,7 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	struct cp_report_profile *one[1] = { rp }, **parts = rp->nparts ? rp->parts : one;
 	uint32_t nparts = rp->nparts ? rp->nparts : 1, ntables = 0, nlines = 0;
 	struct line_table *tables;
-	struct sources src = { 0 };
+	struct sources src = { .no_files = rp->no_files };
 	int fn_seen = 0;
 
 	for (uint32_t p = 0; p < nparts; p++) {

@@ -537,8 +537,8 @@ static void selection_banner(const struct cp_report_profile *rp, FILE *fp)
 		fprintf(fp, "# %" PRIu64 " calls began while recording was paused (callprof_pause) "
 			    "and were not recorded\n", m->calls_paused);
 	if (m->budget) {
-		cp_fmt_ns(ticks, sizeof(ticks), m->ticks_per_sec ? (uint64_t)((double)m->budget_ticks *
-			  1e9 / (double)m->ticks_per_sec) : 0);
+		cp_fmt_ns(ticks, sizeof(ticks), m->ticks_per_sec ?
+			  cp_ns_from_double((double)m->budget_ticks * 1e9 / (double)m->ticks_per_sec) : 0);
 		fprintf(fp, "# --budget %u.%02u%%: %u call-path records averaging under %s a call were made "
 			    "count-only after %d calls (exact calls; their time is in the caller's self)\n",
 			m->budget / 100, m->budget % 100, m->demotions, ticks, CP_BUDGET_CALLS);

@@ -412,14 +412,14 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 			child_total += t->n[c].total_ns;
 		}
 		/* A count-only call costs its caller what its untimed hooks cost. */
-		oh = (uint64_t)((n->untimed ? 0 : rp->inside_ns * (double)n->calls) +
-				rp->outside_ns * (double)child_calls +
-				rp->untimed_ns * (double)untimed_calls + 0.5);
+		oh = cp_ns_from_double((n->untimed ? 0 : rp->inside_ns * (double)n->calls) +
+				       rp->outside_ns * (double)child_calls +
+				       rp->untimed_ns * (double)untimed_calls + 0.5);
 		n->self_overhead_ns = n->self_ns > oh ? oh : n->self_ns;
 		n->self_ns -= n->self_overhead_ns;
 		n->total_ns = n->self_ns + child_total;
 		n->overhead_ns = raw - n->total_ns;
-		oh = (uint64_t)(rp->inside_ns + 0.5);
+		oh = cp_ns_from_double(rp->inside_ns + 0.5);
 		n->min_ns = n->min_ns > oh ? n->min_ns - oh : 0;
 		n->max_ns = n->max_ns > oh ? n->max_ns - oh : 0;
 		clamp_min_max(n);
@@ -497,9 +497,6 @@ static void make_labels(struct cp_report_profile *rp)
 struct cp_report_profile *cp_report_profile__load(const char *path,
 						  const struct cp_report_opts *opts)
 {
-	struct cp_report_profile *rp;
-	struct cp_symbolizer_opts so = { 0 };
-	struct cp_u64map fnmap, ctx;
 	char err[1024];
 	int code;
 	struct cp_profile_file *pf = cp_profile_file__open(path, err, sizeof(err), &code);
@@ -508,14 +505,27 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 		error("%s", err);
 		return NULL;
 	}
+	return cp_report_profile__from_file(pf, opts);
+}
+
+struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *pf,
+						       const struct cp_report_opts *opts)
+{
+	struct cp_report_profile *rp;
+	struct cp_symbolizer_opts so = { 0 };
+	struct cp_u64map fnmap, ctx;
+
 	rp = xcalloc(1, sizeof(*rp));
 	rp->pf = pf;
 	rp->threads = opts->threads;
 	rp->addresses = opts->addresses;
 	rp->unnamed = opts->unnamed;
+	rp->no_files = opts->no_files;
 	so.debug_dirs = opts->debug_dirs;
 	so.symfs = opts->symfs;
 	so.mangled = opts->mangled;
+	so.no_files = opts->no_files;
+	so.quiet = opts->no_files; /* nothing to warn about */
 	rp->sym = cp_symbolizer__new(pf, &so);
 	if (!rp->sym)
 		die("out of memory setting up symbols");

@@ -169,6 +169,8 @@ struct cp_report_opts {
 	 * them picks are loaded; load_many fails if one picks no thread.
 	 */
 	const char *const *select_threads;
+	int no_files;		       /* read no file but the profile: no ELF, DWARF or
+					* source (names MODULE+0xOFFSET; the fuzzers) */
 };
 
 struct cp_report_profile {
@@ -195,6 +197,7 @@ struct cp_report_profile {
 				      * effect (--threads selectors, filter.c), or NULL */
 	int addresses;		     /* names carry " [MODULE+0xOFFSET]" */
 	int unnamed;		     /* loaded with opts->unnamed */
+	int no_files;		     /* loaded with opts->no_files */
 	uint32_t ninputs;	     /* merged by callprof merge from this many (else 0) */
 	int compensated;	     /* times had hook overhead subtracted */
 	double outside_ns;	     /* calibrated overhead per call, caller side */
@@ -221,6 +224,9 @@ static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)
  */
 struct cp_report_profile *cp_report_profile__load(const char *path,
 						  const struct cp_report_opts *opts);
+/* The same for a file opened already (cp_profile_file__open_mem): takes pf over.  Never NULL. */
+struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *pf,
+						       const struct cp_report_opts *opts);
 /*
  * Load several profiles (of one run's processes, or of several runs) as one:
  * functions are matched by name, equal call paths add up; with

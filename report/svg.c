@@ -88,7 +88,9 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 {
 	char fill[64], t[32], sf[32];
 	double y = c->icicle ? TOP + depth * FRAME_H : 0; /* flame: fixed up by the caller's transform */
-	size_t chars = (size_t)((w - 6) / CHAR_W);
+	/* Bounded before the conversion: w follows the file's figures, which may be anything. */
+	double fit = (w - 6) / CHAR_W;
+	size_t chars = fit <= 0 ? 0 : fit < 4096 ? (size_t)fit : 4096;
 	const char *name;
 
 	if (depth > c->max_depth)

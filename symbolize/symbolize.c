@@ -116,6 +116,7 @@ struct cp_symbolizer {
 	const struct cp_profile_file *pf; /* borrowed, outlives us */
 	int quiet;			  /* opts->quiet */
 	int mangled;			  /* opts->mangled */
+	int no_files;			  /* opts->no_files */
 	char *symfs;			  /* opts->symfs made absolute, or NULL */
 	char *debuginfo_path;		  /* see symbolizer__debug_path() */
 	Dwfl_Callbacks callbacks;	  /* shared by all sessions, uses debuginfo_path */
@@ -380,6 +381,8 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 	if (m->state != SYM_MODULE_NEW)
 		return m->state == SYM_MODULE_OK ? 0 : -1;
 	m->state = SYM_MODULE_UNNAMED;
+	if (sym->no_files)
+		return -1;
 
 	/* Opened here rather than by elfutils so the warning gets errno's words. */
 	fd = open(m->file, O_RDONLY | O_CLOEXEC);
@@ -947,6 +950,7 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 	sym->pf = pf;
 	sym->quiet = opts ? opts->quiet : 0;
 	sym->mangled = opts ? opts->mangled : 0;
+	sym->no_files = opts ? opts->no_files : 0;
 	if (opts && opts->symfs && *opts->symfs) {
 		sym->symfs = realpath(opts->symfs, NULL);
 		if (!sym->symfs)

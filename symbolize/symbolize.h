@@ -38,6 +38,8 @@ struct cp_symbolizer_opts {
 	const char *symfs;	       /* look for recorded module paths under this root */
 	int quiet;		       /* do not warn about missing modules */
 	int mangled;		       /* raw symbol names, no demangling */
+	int no_files;		       /* open no file (not even debuginfod's): only the
+					* profile's own names, the rest MODULE+0xOFFSET */
 };
 
 /*

@@ -203,6 +203,37 @@ TEST(roundtrip)
 	unlink("rt.cprof");
 }
 
+TEST(open_mem_reads_like_open)
+{
+	static unsigned char buf[1 << 16];
+	char err[512] = "";
+	struct cp_profile_file *pf;
+	size_t len;
+	int code = 0;
+
+	make_profile("mem.cprof", 0, 0);
+	len = slurp("mem.cprof", buf, sizeof(buf));
+	unlink("mem.cprof");
+	pf = cp_profile_file__open_mem("in-memory", buf, len, err, sizeof(err), &code);
+	if (!pf)
+		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	CHECK_EQ(code, 0);
+	CHECK_STR(pf->path, "in-memory");
+	CHECK_EQ(pf->nnodes, 3);
+	CHECK_EQ(pf->nodes[2].calls, 7);
+	CHECK_STR(pf->argv[1], "arg1");
+	/* A copy: the caller's buffer may go. */
+	memset(buf, 0, len);
+	CHECK_STR(cp_profile_file__str(pf, pf->threads[0].name), "main");
+	cp_profile_file__free(pf);
+	/* Damage is named like a file's. */
+	CHECK(cp_profile_file__open_mem("in-memory", buf, len, err, sizeof(err), &code) == NULL);
+	CHECK(code < 0);
+	CHECK(strstr(err, "'in-memory'") != NULL);
+	CHECK(cp_profile_file__open_mem("empty", NULL, 0, err, sizeof(err), &code) == NULL);
+	CHECK_EQ(code, -CP_ERR_TRUNCATED);
+}
+
 TEST(no_temporary_left_behind)
 {
 	char tmp[64];
@@ -419,6 +450,26 @@ TEST(regions_read_back_and_are_checked)
 	region_ids = dup; /* an id given twice */
 	make_profile("r.cprof", 0, 0);
 	expect_bad("r.cprof");
+	/* Out of order: ids are looked up, not indices. */
+	{
+		static const uint32_t shuffled[] = { 9, 4, 1 };
+
+		region_ids = shuffled;
+		nregion_ids = 3;
+		region_fn = 4;
+		make_profile("r.cprof", 0, 0);
+		pf = cp_profile_file__open("r.cprof", err, sizeof(err), NULL);
+		if (!pf)
+			cp_test__fail(__FILE__, __LINE__, "%s", err);
+		CHECK_STR(cp_profile_file__region_name(pf, 4), "save");
+		CHECK_STR(cp_profile_file__region_name(pf, 9), "load");
+		CHECK_STR(cp_profile_file__region_name(pf, 1), "save");
+		CHECK(cp_profile_file__region_name(pf, 0) == NULL);
+		CHECK(cp_profile_file__region_name(pf, 5) == NULL);
+		CHECK(cp_profile_file__region_name(pf, 10) == NULL);
+		cp_profile_file__free(pf);
+		region_fn = 1;
+	}
 	region_ids = ids;
 	nregion_ids = 0; /* a region node with no REGIONS section */
 	make_profile("r.cprof", 0, 0);
