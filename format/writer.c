@@ -7,8 +7,9 @@
  * buffer while computing the body CRC, then writes the header and renames
  * the temporary file over the final name, so a reader never sees half a
  * profile and a failed write leaves nothing behind.  The temporary file is
- * created exclusively (no symlink is followed) and the previous file at the
- * final name is kept as NAME.old.
+ * created exclusively (no symlink is followed) in the final name's directory,
+ * with mode 0666 less the umask, like any file a program creates; the
+ * previous file at the final name is kept as NAME.old.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,9 +115,9 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	 * anything already at the name (a symlink included), which is then
 	 * removed - the link itself, not its target - once, and tried again.
 	 */
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (w->fd < 0 && errno == EEXIST && unlink(w->tmp) == 0)
-		w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (w->fd < 0)
 		return fail(w, -errno);
 	ret = write_all(w->fd, zeros, HEADER_BYTES, -1);
