@@ -100,7 +100,7 @@ export CP_SANITIZE CP_TEST_CFLAGS
 if test -n "$CP_SANITIZE"; then
 	ASAN_OPTIONS=verify_asan_link_order=0:abort_on_error=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$TEST_DIRECTORY/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}
 	export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 fi
 
