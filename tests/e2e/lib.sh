@@ -170,6 +170,19 @@ test_skip_sanitized () {
 	test_done
 }
 
+# workloads_without_asan 'reason': compile this script's workloads without
+# ASan (UBSan stays), for tests that ASan's shadow memory or its own
+# interceptors would defeat while the runtime's part is what they test.
+# Says why.
+workloads_without_asan () {
+	sanitized address || return 0
+	echo "# workloads built without ASan: $1"
+	CP_TEST_CFLAGS=
+	if sanitized undefined; then
+		CP_TEST_CFLAGS="-fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+	fi
+}
+
 # test_expect_success 'description' 'commands'
 test_expect_success () {
 	test $# = 2 || BUG "test_expect_success needs 2 arguments, got $#"
