@@ -120,7 +120,7 @@ static int copy_file(const char *src, const char *dst)
 	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = 0;
 	ssize_t n;
 
-	if (in < 0 || (out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+	if (in < 0 || (out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0) {
 		ret = -errno;
 		goto out;
 	}
