@@ -10,8 +10,8 @@
 # Switches: CC=clang, SANITIZE=address,undefined or SANITIZE=thread (builds into
 # build-<san>/; `make check SANITIZE=...` runs that suite, see
 # docs/internals/testing.md), WERROR=1 (on by default when CI=true).
-# Without SANITIZE, `make check` then runs the reduced sanitized pass that
-# CHECK_SANITIZE names (empty: none).
+# Without SANITIZE, `make check` also runs a reduced ASan/UBSan pass after
+# the plain suite (CHECK_SANITIZE names it; CHECK_SANITIZE= turns it off).
 
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
@@ -191,7 +191,7 @@ deps:
 
 # The sanitized pass of a plain `make check`: its build directory and the
 # flags its workloads are compiled with (the same as SANITIZE=$(CHECK_SANITIZE)).
-CHECK_SANITIZE ?=
+CHECK_SANITIZE ?= address,undefined
 ifeq ($(SANITIZE),)
 ifneq ($(CHECK_SANITIZE),)
 CHECK_SAN_B = build-$(subst $(comma),-,$(CHECK_SANITIZE))
