@@ -197,6 +197,10 @@ ifneq ($(CHECK_SANITIZE),)
 CHECK_SAN_B = build-$(subst $(comma),-,$(CHECK_SANITIZE))
 endif
 endif
+# The TSan runtime is the compiler's own (gcc: libtsan.so, clang: linked into
+# the program): the workloads must come from the compiler the runtime was
+# built with, so SANITIZE=thread runs the e2e columns of $(CC) only.
+tsan_columns = $(notdir $(CC)):-O0 $(notdir $(CC)):-O2
 san_flags = -fsanitize=$(1) -fno-omit-frame-pointer \
 	$(if $(filter undefined,$(subst $(comma), ,$(1))),-fno-sanitize-recover=undefined)
 
@@ -207,6 +211,7 @@ ifdef CHECK_SAN_B
 	@$(MAKE) --no-print-directory tests SANITIZE=$(CHECK_SANITIZE)
 endif
 	@CALLPROF_BUILD=$(CURDIR)/$(B) CP_SANITIZE=$(SANITIZE) CP_TEST_CFLAGS='$(SANFLAGS)' \
+		$(if $(filter thread,$(san_list)),CP_E2E_COLUMNS='$(tsan_columns)') \
 		$(if $(CHECK_SAN_B),CP_SAN_BUILD=$(CURDIR)/$(CHECK_SAN_B) CP_SAN_SANITIZE=$(CHECK_SANITIZE) \
 		CP_SAN_CFLAGS='$(strip $(call san_flags,$(CHECK_SANITIZE)))') tests/run-all
 
