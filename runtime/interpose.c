@@ -65,19 +65,22 @@ static dlclose_fn real_dlclose;
  * Resolved at start-up: dlsym is not safe to call from a signal handler.
  * Stored atomically: start-up may run late, with other threads in CP_NEXT.
  */
+#define RESOLVE(slot, name) \
+	__atomic_store_n(&(slot), (__typeof__(slot))dlsym(RTLD_NEXT, name), __ATOMIC_RELAXED)
+
 void cp_interpose__init(void)
 {
-	__atomic_store_n(&real_execve, (execve_fn)dlsym(RTLD_NEXT, "execve"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real_execvpe, (execve_fn)dlsym(RTLD_NEXT, "execvpe"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real_fexecve, (fexecve_fn)dlsym(RTLD_NEXT, "fexecve"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real_longjmp, (longjmp_fn)dlsym(RTLD_NEXT, "longjmp"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real__longjmp, (longjmp_fn)dlsym(RTLD_NEXT, "_longjmp"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real_siglongjmp, (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real_longjmp_chk, (longjmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real__exit, (exit_fn)dlsym(RTLD_NEXT, "_exit"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real__Exit, (exit_fn)dlsym(RTLD_NEXT, "_Exit"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real_abort, (void (*)(void))dlsym(RTLD_NEXT, "abort"), __ATOMIC_RELAXED);
-	__atomic_store_n(&real_dlclose, (dlclose_fn)dlsym(RTLD_NEXT, "dlclose"), __ATOMIC_RELAXED);
+	RESOLVE(real_execve, "execve");
+	RESOLVE(real_execvpe, "execvpe");
+	RESOLVE(real_fexecve, "fexecve");
+	RESOLVE(real_longjmp, "longjmp");
+	RESOLVE(real__longjmp, "_longjmp");
+	RESOLVE(real_siglongjmp, "siglongjmp");
+	RESOLVE(real_longjmp_chk, "__longjmp_chk");
+	RESOLVE(real__exit, "_exit");
+	RESOLVE(real__Exit, "_Exit");
+	RESOLVE(real_abort, "abort");
+	RESOLVE(real_dlclose, "dlclose");
 }
 
 static uintptr_t demangle(uintptr_t v)
