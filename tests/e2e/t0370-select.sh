@@ -33,14 +33,21 @@ test_expect_success '--exclude: no node, callees under the caller, exact counts'
 
 # noisy spins; with it excluded, its self time is phase'"'"'s.  Wide
 # margins: the machine is shared.
-test_expect_success '--exclude: the excluded function'"'"'s time goes to its caller'"'"'s self' '
-	noisy=$($SEL self all.json "main;phase;noisy") &&
-	before=$($SEL self all.json "main;phase") &&
-	after=$($SEL self ex.json "main;phase") &&
-	echo "phase self $before + noisy self $noisy -> $after" &&
-	test $after -gt $(( (before + noisy) / 2 )) &&
-	test $after -gt $(( before + noisy / 3 ))
-'
+# Times of two separate runs compared: ASan's slowdown varies too much
+# between them (2x and more at -O0) for the ratios below.
+if sanitized address; then
+	test_skip "--exclude: the excluded function's time goes to its caller's self" \
+		'compares the times of two runs; ASan makes them vary too much'
+else
+	test_expect_success '--exclude: the excluded function'"'"'s time goes to its caller'"'"'s self' '
+		noisy=$($SEL self all.json "main;phase;noisy") &&
+		before=$($SEL self all.json "main;phase") &&
+		after=$($SEL self ex.json "main;phase") &&
+		echo "phase self $before + noisy self $noisy -> $after" &&
+		test $after -gt $(( (before + noisy) / 2 )) &&
+		test $after -gt $(( before + noisy / 3 ))
+	'
+fi
 
 test_expect_success '--exclude-tree: it and all it calls are gone; counted in the banner' '
 	paths tree --exclude-tree noisy &&
