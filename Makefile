@@ -9,8 +9,11 @@
 #                   (default 3600), built into build-fuzz/; check runs them a few seconds
 #   make install PREFIX=/usr/local
 #
-# Switches: CC=clang, SANITIZE=address,undefined (builds into build-<san>/), WERROR=1
-# (on by default when CI=true).
+# Switches: CC=clang, SANITIZE=address,undefined or SANITIZE=thread (builds into
+# build-<san>/; `make check SANITIZE=...` runs that suite, see
+# docs/internals/testing.md), WERROR=1 (on by default when CI=true).
+# Without SANITIZE, `make check` also runs a reduced ASan/UBSan pass after
+# the plain suite (CHECK_SANITIZE names it; CHECK_SANITIZE= turns it off).
 
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
@@ -23,13 +26,23 @@ ifeq ($(origin CC),default)
 CC = gcc
 endif
 
+comma := ,
 ifdef SANITIZE
 B ?= build-$(subst $(comma),-,$(SANITIZE))
-SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+san_list = $(subst $(comma), ,$(SANITIZE))
+# UBSan findings fail (exit or trap) rather than print and go on.
+SANFLAGS = $(strip $(call san_flags,$(SANITIZE)))
+# The runtime is preloaded into programs that may not be sanitized at all
+# (shells, static programs, uninstrumented ones), so it takes no sanitizer
+# runtime library along: UBSan's checks trap (SIGILL, no libubsan), ASan
+# stays out.  Only TSan instruments it fully: TSan sees no race in code it
+# did not instrument, and its suite runs programs built with -fsanitize=thread
+# only (docs/internals/testing.md).
+RT_SANFLAGS = $(if $(filter thread,$(san_list)),-fsanitize=thread,\
+	$(if $(filter undefined,$(san_list)),-fsanitize=undefined -fsanitize-undefined-trap-on-error))
 else
 B ?= build
 endif
-comma := ,
 
 PKG_CONFIG ?= pkg-config
 DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev libyajl-dev \
@@ -47,9 +60,9 @@ BASE_CFLAGS = -std=gnu11 -g -O2 $(WARN) -I. -D_GNU_SOURCE -include util/banned.h
 CFLAGS ?=
 
 # The runtime goes into the profiled process: no instrumentation of itself,
-# hidden symbols, only libc.  Sanitizers stay out of it (they would interpose).
+# hidden symbols, only libc.  Sanitizers: RT_SANFLAGS above.
 RT_CFLAGS = $(BASE_CFLAGS) -fPIC -fvisibility=hidden \
-	-fno-stack-protector -fno-omit-frame-pointer -ftls-model=initial-exec $(CFLAGS)
+	-fno-stack-protector -fno-omit-frame-pointer -ftls-model=initial-exec $(RT_SANFLAGS) $(CFLAGS)
 TOOL_CFLAGS = $(BASE_CFLAGS) $(SANFLAGS) $(CFLAGS)
 
 DW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
@@ -141,7 +154,7 @@ $(B)/rt/runtime/hooks-%.o: runtime/hooks.c runtime/internal.h format/format.h
 
 define rt_rules
 $(B)/$(call rt_name,$(1)).so: $(RT_OBJS) $(RT_SO_OBJS) $(call hooks_obj,$(1)) runtime/libcallprof.map
-	$$(CC) -shared -Wl,--version-script=runtime/libcallprof.map -Wl,-z,nodelete \
+	$$(CC) -shared $(RT_SANFLAGS) -Wl,--version-script=runtime/libcallprof.map -Wl,-z,nodelete \
 		-o $$@ $(RT_OBJS) $(RT_SO_OBJS) $(call hooks_obj,$(1)) -lpthread -ldl
 
 $(B)/$(call rt_name,$(1)).a: $(RT_OBJS) $(RT_A_OBJS) $(call hooks_obj,$(1))
@@ -218,11 +231,33 @@ tests: all $(UNIT_TESTS) $(B)/tests/mkprofile $(FUZZ_TARGETS:%=$(B)/tests/fuzz-%
 deps:
 	@./tools/install-deps
 
+# The sanitized pass of a plain `make check`: its build directory and the
+# flags its workloads are compiled with (the same as SANITIZE=$(CHECK_SANITIZE)).
+CHECK_SANITIZE ?= address,undefined
+ifeq ($(SANITIZE),)
+ifneq ($(CHECK_SANITIZE),)
+CHECK_SAN_B = build-$(subst $(comma),-,$(CHECK_SANITIZE))
+endif
+endif
+# The TSan runtime is the compiler's own (gcc: libtsan.so, clang: linked into
+# the program): the workloads must come from the compiler the runtime was
+# built with, so SANITIZE=thread runs the e2e columns of $(CC) only.
+tsan_columns = $(notdir $(CC)):-O0 $(notdir $(CC)):-O2
+san_flags = -fsanitize=$(1) -fno-omit-frame-pointer \
+	$(if $(filter undefined,$(subst $(comma), ,$(1))),-fno-sanitize-recover=undefined)
+
 check:
 	@./tools/install-deps --tests
 	@$(MAKE) --no-print-directory tests
+ifdef CHECK_SAN_B
+	@$(MAKE) --no-print-directory tests SANITIZE=$(CHECK_SANITIZE)
+endif
 	@$(MAKE) --no-print-directory fuzz-build
-	@CALLPROF_BUILD=$(CURDIR)/$(B) CALLPROF_FUZZ_BUILD=$(CURDIR)/$(FUZZ_B) tests/run-all
+	@CALLPROF_BUILD=$(CURDIR)/$(B) CALLPROF_FUZZ_BUILD=$(CURDIR)/$(FUZZ_B) \
+		CP_SANITIZE=$(SANITIZE) CP_TEST_CFLAGS='$(SANFLAGS)' \
+		$(if $(filter thread,$(san_list)),CP_E2E_COLUMNS='$(tsan_columns)') \
+		$(if $(CHECK_SAN_B),CP_SAN_BUILD=$(CURDIR)/$(CHECK_SAN_B) CP_SAN_SANITIZE=$(CHECK_SANITIZE) \
+		CP_SAN_CFLAGS='$(strip $(call san_flags,$(CHECK_SANITIZE)))') tests/run-all
 
 bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc

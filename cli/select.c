@@ -229,24 +229,31 @@ static void match_files(struct rules *rs, Elf *elf, struct stat *st, struct strb
 		if (dwarf_child(&cudie, &die))
 			continue;
 		do {
-			Dwarf_Addr lo, hi;
 			const char *file;
 
-			if (dwarf_tag(&die) != DW_TAG_subprogram || dwarf_lowpc(&die, &lo) ||
-			    dwarf_highpc(&die, &hi) || hi <= lo)
-				continue;
-			file = dwarf_decl_file(&die);
-			if (!file)
+			if (dwarf_tag(&die) != DW_TAG_subprogram || !(file = dwarf_decl_file(&die)))
 				continue;
 			for (size_t k = 0; k < rs->n; k++) {
 				struct rule *r = &rs->r[k];
+				Dwarf_Addr base, lo, hi;
+				ptrdiff_t off = 0;
+				int found = 0;
 
 				if (r->kind != CP_FILTER_EXCLUDE_FILE || !path_matches(r->text, file))
 					continue;
-				r->matched++;
-				strbuf_addf(out, "range E %llu %llu 0x%llx %llu\n",
-					  (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
-					  (unsigned long long)lo, (unsigned long long)(hi - lo));
+				/*
+				 * low_pc..high_pc, or DW_AT_ranges for a function split
+				 * into hot and cold parts (gcc -O2, -fsanitize=address).
+				 */
+				while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+					if (hi <= lo)
+						continue;
+					found = 1;
+					strbuf_addf(out, "range E %llu %llu 0x%llx %llu\n",
+						  (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+						  (unsigned long long)lo, (unsigned long long)(hi - lo));
+				}
+				r->matched += found;
 			}
 		} while (dwarf_siblingof(&die, &die) == 0);
 	}

@@ -7,8 +7,9 @@
  * buffer while computing the body CRC, then writes the header and renames
  * the temporary file over the final name, so a reader never sees half a
  * profile and a failed write leaves nothing behind.  The temporary file is
- * created exclusively (no symlink is followed) and the previous file at the
- * final name is kept as NAME.old.
+ * created exclusively (no symlink is followed) in the final name's directory,
+ * with mode 0666 less the umask, like any file a program creates; the
+ * previous file at the final name is kept as NAME.old.
  */
 #include <errno.h>
 #include <fcntl.h>

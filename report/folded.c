@@ -75,7 +75,8 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 			nl++;
 		}
 	}
-	qsort(lines, nl, sizeof(*lines), line_cmp);
+	if (nl) /* qsort(NULL, 0, ...) is undefined: glibc declares it nonnull */
+		qsort(lines, nl, sizeof(*lines), line_cmp);
 	for (size_t i = 0; i < nl;) {
 		size_t j = i + 1;
 		uint64_t v = lines[i].value;

@@ -144,9 +144,8 @@ CP_INTERPOSE int swapcontext(ucontext_t *from, const ucontext_t *to)
 {
 	struct cp_thread *t = begin();
 	int saved_errno = errno, ret;
+	swapcontext_fn next = CP_NEXT(real_swapcontext, "swapcontext");
 
-	if (!real_swapcontext)
-		real_swapcontext = (swapcontext_fn)dlsym(RTLD_NEXT, "swapcontext");
 	if (t) {
 		uint64_t now = now_ticks();
 
@@ -155,7 +154,7 @@ CP_INTERPOSE int swapcontext(ucontext_t *from, const ucontext_t *to)
 		end(t);
 	}
 	errno = saved_errno;
-	ret = real_swapcontext(from, to);
+	ret = next(from, to);
 	/* Back in `from`: put its frames back if whoever switched here did not. */
 	t = begin();
 	if (t) {
@@ -169,9 +168,8 @@ CP_INTERPOSE int swapcontext(ucontext_t *from, const ucontext_t *to)
 CP_INTERPOSE int setcontext(const ucontext_t *to)
 {
 	struct cp_thread *t = begin();
+	setcontext_fn next = CP_NEXT(real_setcontext, "setcontext");
 
-	if (!real_setcontext)
-		real_setcontext = (setcontext_fn)dlsym(RTLD_NEXT, "setcontext");
 	if (t) {
 		/* The running context is abandoned: its frames end here. */
 		uint64_t now = now_ticks();
@@ -180,5 +178,5 @@ CP_INTERPOSE int setcontext(const ucontext_t *to)
 		resume(t, to, now);
 		end(t);
 	}
-	return real_setcontext(to);
+	return next(to);
 }

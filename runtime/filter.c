@@ -260,7 +260,8 @@ void cp_filter__init(void)
 		if (*p == '\n')
 			*p = '\0';
 	dl_iterate_phdr(place, &a);
-	qsort(cp_filter.r, cp_filter.nranges, sizeof(*cp_filter.r), by_start);
+	if (cp_filter.nranges) /* no ranges: r is NULL, which qsort must not get */
+		qsort(cp_filter.r, cp_filter.nranges, sizeof(*cp_filter.r), by_start);
 	munmap(a.raw, (nlines + 1) * sizeof(*a.raw));
 	munmap(a.mods, (nlines + 1) * sizeof(*a.mods));
 	cp_filter.active = cp_filter.nranges || cp_filter.nmodule_ranges || cp_filter.include;

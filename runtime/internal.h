@@ -26,6 +26,22 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+/*
+ * The next definition of an interposed symbol, resolved here if start-up
+ * has not done it (a call before the constructor, or a symbol only some
+ * programs use).  Threads may resolve it at the same time: all store the
+ * same value, through atomic accesses, so the race is a defined one.
+ */
+#define CP_NEXT(slot, name)                                                           \
+	({                                                                            \
+		__typeof__(slot) next_ = __atomic_load_n(&(slot), __ATOMIC_RELAXED);  \
+		if (!next_) {                                                         \
+			next_ = (__typeof__(slot))dlsym(RTLD_NEXT, name);             \
+			__atomic_store_n(&(slot), next_, __ATOMIC_RELAXED);           \
+		}                                                                     \
+		next_;                                                                \
+	})
+
 /* Which hooks this runtime library was built with (enum cp_mode). */
 extern const uint32_t cp_hook_mode CP_HIDDEN;
 

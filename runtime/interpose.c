@@ -61,20 +61,26 @@ static exit_fn real__exit, real__Exit;
 static void (*real_abort)(void);
 static dlclose_fn real_dlclose;
 
-/* Resolved at start-up: dlsym is not safe to call from a signal handler. */
+/*
+ * Resolved at start-up: dlsym is not safe to call from a signal handler.
+ * Stored atomically: start-up may run late, with other threads in CP_NEXT.
+ */
+#define RESOLVE(slot, name) \
+	__atomic_store_n(&(slot), (__typeof__(slot))dlsym(RTLD_NEXT, name), __ATOMIC_RELAXED)
+
 void cp_interpose__init(void)
 {
-	real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
-	real_execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
-	real_fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
-	real_longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "longjmp");
-	real__longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "_longjmp");
-	real_siglongjmp = (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp");
-	real_longjmp_chk = (longjmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
-	real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
-	real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
-	real_abort = (void (*)(void))dlsym(RTLD_NEXT, "abort");
-	real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+	RESOLVE(real_execve, "execve");
+	RESOLVE(real_execvpe, "execvpe");
+	RESOLVE(real_fexecve, "fexecve");
+	RESOLVE(real_longjmp, "longjmp");
+	RESOLVE(real__longjmp, "_longjmp");
+	RESOLVE(real_siglongjmp, "siglongjmp");
+	RESOLVE(real_longjmp_chk, "__longjmp_chk");
+	RESOLVE(real__exit, "_exit");
+	RESOLVE(real__Exit, "_Exit");
+	RESOLVE(real_abort, "abort");
+	RESOLVE(real_dlclose, "dlclose");
 }
 
 static uintptr_t demangle(uintptr_t v)
@@ -121,10 +127,10 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 static __attribute__((noreturn)) CP_NOINSTR void jump(longjmp_fn *real, const char *name,
 						       struct __jmp_buf_tag *env, int val)
 {
-	if (!*real)
-		*real = (longjmp_fn)dlsym(RTLD_NEXT, name);
+	longjmp_fn next = CP_NEXT(*real, name);
+
 	abandon_below(demangle((uintptr_t)env->__jmpbuf[JB_RSP]));
-	(*real)(env, val);
+	next(env, val);
 	__builtin_unreachable();
 }
 
@@ -172,11 +178,11 @@ void *__cxa_begin_catch(void *exc);
 __attribute__((visibility("default"), no_instrument_function, noinline)) void *
 __cxa_begin_catch(void *exc)
 {
-	if (!real_begin_catch)
-		real_begin_catch = (begin_catch_fn)dlsym(RTLD_NEXT, "__cxa_begin_catch");
+	begin_catch_fn next = CP_NEXT(real_begin_catch, "__cxa_begin_catch");
+
 	/* The catcher's stack pointer: above our return address and saved frame pointer. */
 	abandon_below((uintptr_t)__builtin_frame_address(0) + 16);
-	return real_begin_catch(exc);
+	return next(exc);
 }
 
 /* ---- ends without destructors, and unloading ---- */
@@ -185,28 +191,28 @@ __cxa_begin_catch(void *exc)
 
 CP_INTERPOSE void _exit(int status)
 {
+	exit_fn next = CP_NEXT(real__exit, "_exit");
+
 	cp_session__finish(1);
-	if (!real__exit)
-		real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
-	real__exit(status);
+	next(status);
 	__builtin_unreachable();
 }
 
 CP_INTERPOSE void _Exit(int status)
 {
+	exit_fn next = CP_NEXT(real__Exit, "_Exit");
+
 	cp_session__finish(1);
-	if (!real__Exit)
-		real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
-	real__Exit(status);
+	next(status);
 	__builtin_unreachable();
 }
 
 CP_INTERPOSE void abort(void)
 {
+	void (*next)(void) = CP_NEXT(real_abort, "abort");
+
 	cp_session__finish(1);
-	if (!real_abort)
-		real_abort = (void (*)(void))dlsym(RTLD_NEXT, "abort");
-	real_abort();
+	next();
 	__builtin_unreachable();
 }
 
@@ -214,13 +220,13 @@ CP_INTERPOSE_CALL int dlclose(void *handle)
 {
 	int ret;
 
-	if (!real_dlclose)
-		real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+	dlclose_fn next = CP_NEXT(real_dlclose, "dlclose");
+
 	if (cp_session.state != CP_STATE_ON)
-		return real_dlclose(handle);
+		return next(handle);
 	cp_modules__lock();
 	cp_modules__refresh(0);
-	ret = real_dlclose(handle);
+	ret = next(handle);
 	cp_modules__refresh(0);
 	cp_modules__unlock();
 	return ret;
@@ -233,15 +239,15 @@ CP_INTERPOSE_CALL int mlockall(int flags)
 {
 	static mlockall_fn real_mlockall;
 
-	if (!real_mlockall)
-		real_mlockall = (mlockall_fn)dlsym(RTLD_NEXT, "mlockall");
-	if (!real_mlockall) {
+	mlockall_fn next = CP_NEXT(real_mlockall, "mlockall");
+
+	if (!next) {
 		errno = ENOSYS;
 		return -1;
 	}
 	if (flags & MCL_CURRENT)
 		cp_arena__trim();
-	return real_mlockall(flags);
+	return next(flags);
 }
 
 /*
@@ -257,15 +263,17 @@ CP_INTERPOSE_CALL int pthread_setname_np(pthread_t thread, const char *name)
 	static setname_fn real_setname;
 	int ret;
 
-	if (!real_setname)
-		real_setname = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
-	if (!real_setname)
+	setname_fn next = CP_NEXT(real_setname, "pthread_setname_np");
+
+	if (!next)
 		return ENOSYS;
-	ret = real_setname(thread, name);
+	ret = next(thread, name);
 	if (ret || cp_session.state != CP_STATE_ON)
 		return ret;
 	for (struct cp_thread *t = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE); t; t = t->next) {
-		if (t->self == thread && !(t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) &&
+		/* A recycled state may be taken by a new thread meanwhile: atomic self. */
+		if (__atomic_load_n(&t->self, __ATOMIC_RELAXED) == thread &&
+		    !(t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) &&
 		    __atomic_load_n(&t->nthreads, __ATOMIC_ACQUIRE)) {
 			size_t len = strnlen(name, sizeof(t->name) - 1);
 
@@ -329,30 +337,27 @@ static int after_failed_exec(char **env)
 CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const envp[])
 {
 	char **env = before_exec(envp);
+	execve_fn next = CP_NEXT(real_execve, "execve");
 
-	if (!real_execve)
-		real_execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
-	real_execve(path, argv, env ? env : envp);
+	next(path, argv, env ? env : envp);
 	return after_failed_exec(env);
 }
 
 CP_INTERPOSE_EXEC int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	char **env = before_exec(envp);
+	execve_fn next = CP_NEXT(real_execvpe, "execvpe");
 
-	if (!real_execvpe)
-		real_execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
-	real_execvpe(file, argv, env ? env : envp);
+	next(file, argv, env ? env : envp);
 	return after_failed_exec(env);
 }
 
 CP_INTERPOSE_EXEC int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	char **env = before_exec(envp);
+	fexecve_fn next = CP_NEXT(real_fexecve, "fexecve");
 
-	if (!real_fexecve)
-		real_fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
-	real_fexecve(fd, argv, env ? env : envp);
+	next(fd, argv, env ? env : envp);
 	return after_failed_exec(env);
 }
 

@@ -435,37 +435,37 @@ int _Unwind_ForcedUnwind(struct _Unwind_Exception *e, void *stop, void *arg);
 /* A throw (libstdc++'s __cxa_throw calls it through its PLT, so here). */
 CP_UNWIND int _Unwind_RaiseException(struct _Unwind_Exception *e)
 {
-	if (!real_raise)
-		real_raise = (raise_fn)dlsym(RTLD_NEXT, "_Unwind_RaiseException");
-	if (!real_raise)
+	raise_fn next = CP_NEXT(real_raise, "_Unwind_RaiseException");
+
+	if (!next)
 		return URC_FATAL_PHASE1_ERROR;
 	if (slots)
 		give_back_returns();
-	return real_raise(e);
+	return next(e);
 }
 
 /* A rethrow (throw; in a catch block). */
 CP_UNWIND int _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
 {
-	if (!real_rethrow)
-		real_rethrow = (raise_fn)dlsym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
-	if (!real_rethrow)
+	raise_fn next = CP_NEXT(real_rethrow, "_Unwind_Resume_or_Rethrow");
+
+	if (!next)
 		return URC_FATAL_PHASE1_ERROR;
 	if (slots)
 		give_back_returns();
-	return real_rethrow(e);
+	return next(e);
 }
 
 /* pthread_exit and cancellation unwind the thread's stack. */
 CP_UNWIND int _Unwind_ForcedUnwind(struct _Unwind_Exception *e, void *stop, void *arg)
 {
-	if (!real_forced)
-		real_forced = (forced_fn)dlsym(RTLD_NEXT, "_Unwind_ForcedUnwind");
-	if (!real_forced)
+	forced_fn next = CP_NEXT(real_forced, "_Unwind_ForcedUnwind");
+
+	if (!next)
 		return URC_FATAL_PHASE1_ERROR;
 	if (slots)
 		give_back_returns();
-	return real_forced(e, stop, arg);
+	return next(e, stop, arg);
 }
 
 /* ---- finding and patching the slots ---- */

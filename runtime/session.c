@@ -19,11 +19,13 @@
  *   CALLPROF_SAMPLE    HZ: sample the running instruction per context (offcpu.c)
  *   CALLPROF_FILTER    record-time selection, written by `record` (filter.c)
  *   CALLPROF_LIBCALLS  "1": record calls into uninstrumented libraries (libcalls.c)
+ * None of them is read in secure-execution mode (see cp_session__init).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -159,6 +161,22 @@ int cp_session__init(void)
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
 		return expected == CP_STATE_ON ? 0 : -EAGAIN;
 
+	/*
+	 * Secure execution (setuid or setgid, file capabilities): the
+	 * environment is a less privileged user's, who must neither choose
+	 * where this process writes (CALLPROF_OUT, CALLPROF_FILTER's file, the
+	 * .PID/.execN/.dumpN names derived from them) nor read what it did
+	 * (its addresses, command line and timings).  Then the runtime stays
+	 * off for good: no thread state, no watcher, no signal, no file, and
+	 * every hook returns at once (callprof-record(1), SECURITY).
+	 */
+	if (getauxval(AT_SECURE)) {
+		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&cp_session.state, CP_STATE_DONE, __ATOMIC_RELEASE);
+		cp_warn("secure execution (setuid/setgid): not recording, writing no profile");
+		errno = saved_errno;
+		return -EPERM;
+	}
 	cp_watch__init(); /* first: it makes our data pages shared */
 	choose_clock();
 	cp_session.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);

@@ -70,11 +70,11 @@ static int is_fatal(int sig)
 
 static int call_real(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (!real_sigaction)
-		real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-	if (!real_sigaction)
+	sigaction_fn next = CP_NEXT(real_sigaction, "sigaction");
+
+	if (!next)
 		return errno = ENOSYS, -1;
-	return real_sigaction(sig, act, old);
+	return next(sig, act, old);
 }
 
 /* The process is dying of sig: write the profile, then let the signal do its work. */

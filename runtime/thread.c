@@ -333,11 +333,12 @@ static struct cp_thread *reuse(void)
 {
 	struct cp_thread *t = NULL;
 
+	/* A peek without the lock, to spare it when nothing is free. */
 	if (!__atomic_load_n(&cp_session.free, __ATOMIC_RELAXED) || cp_thread__fold_trylock())
 		return NULL;
 	t = cp_session.free;
 	if (t) {
-		cp_session.free = t->next_free;
+		__atomic_store_n(&cp_session.free, t->next_free, __ATOMIC_RELAXED);
 		t->next_free = NULL;
 		t->start_ticks = cp_ticks();
 		t->top->start = t->start_ticks;
@@ -366,7 +367,7 @@ struct cp_thread *cp_thread__setup(void)
 		return NULL;
 	}
 	t->tid = (uint32_t)gettid();
-	t->self = pthread_self();
+	__atomic_store_n(&t->self, pthread_self(), __ATOMIC_RELAXED); /* pthread_setname_np reads it */
 	if (cp_arena.base)
 		prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
@@ -651,7 +652,8 @@ static void recycle(struct cp_thread *t)
 	if (t->side)
 		reset_tree(t->side);
 	t->next_free = cp_session.free;
-	cp_session.free = t;
+	/* Atomic: reuse() peeks at the list without the lock. */
+	__atomic_store_n(&cp_session.free, t, __ATOMIC_RELAXED);
 }
 
 /*
@@ -734,7 +736,7 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 			f->start = now;
 	t->start_ticks = now;
 	t->tid = (uint32_t)gettid();
-	t->self = pthread_self();
+	__atomic_store_n(&t->self, pthread_self(), __ATOMIC_RELAXED); /* pthread_setname_np reads it */
 	t->seq = 0;
 	t->lost_events = t->unpaired_exits = t->open_frames = t->reconciled = 0;
 	memset(t->unrecorded, 0, sizeof(t->unrecorded));

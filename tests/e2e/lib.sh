@@ -26,7 +26,10 @@
 # libcallprof.so and libcallprof.a; default: build/ at the top of the tree),
 # CC (gcc or clang; default gcc), OPT (-O0 or -O2; default -O2), TMPDIR (the
 # trash directory goes below it), CP_TRASH_ROOT (overrides where the trash
-# directory goes; tests/e2e/run sets it).
+# directory goes; tests/e2e/run sets it), CP_SANITIZE (the sanitizers the
+# build in CALLPROF_BUILD has: "address,undefined", "thread"; `make check`
+# sets it) and CP_TEST_CFLAGS (flags every workload is compiled with, the
+# same -fsanitize=...; build_workload and build_workload_lib add them).
 #
 # Options: -v/--verbose shows every case's output, -x traces the commands
 # (set -x), -d/--debug keeps the trash directory, -i/--immediate stops at the
@@ -86,6 +89,28 @@ export TEST_DIRECTORY EXPECT WORKLOADS CALLPROF_BUILD CC OPT PATH
 test -x "$CALLPROF_BUILD/callprof" ||
 	echo "# warning: no callprof in $CALLPROF_BUILD: the cases below will fail"
 
+# Sanitized suites (docs/internals/testing.md).  The preloaded runtime is
+# not built with ASan, so it comes first in a sanitized program's library
+# list, ahead of libasan; its wrappers then call ASan's through dlsym(RTLD_NEXT),
+# which is the order ASan's check exists to protect, hence
+# verify_asan_link_order=0.  Every finding ends the program with an error.
+: "${CP_SANITIZE:=}"
+: "${CP_TEST_CFLAGS:=}"
+export CP_SANITIZE CP_TEST_CFLAGS
+if test -n "$CP_SANITIZE"; then
+	ASAN_OPTIONS=verify_asan_link_order=0:abort_on_error=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$TEST_DIRECTORY/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}
+	export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
+fi
+
+# sanitized NAME: true if the build has sanitizer NAME (address, undefined,
+# thread).
+sanitized () {
+	case ",$CP_SANITIZE," in *",$1,"*) return 0 ;; esac
+	return 1
+}
+
 # One fresh scratch directory per script and compiler setting.
 : "${CP_TRASH_ROOT:=${TMPDIR:-/tmp}}"
 TRASH_DIRECTORY=$CP_TRASH_ROOT/trash.$TEST_NAME.$(basename "$CC")$OPT.$$
@@ -126,6 +151,36 @@ BUG () {
 
 say_indented_ () {
 	sed -e 's/^/# /' "$@"
+}
+
+# test_skip 'description' 'reason': a case that does not run here; TAP's
+# "ok N - description # SKIP reason", which tests/e2e/run counts apart.
+test_skip () {
+	test $# = 2 || BUG "test_skip needs 2 arguments, got $#"
+	test_count=$((test_count + 1))
+	echo "ok $test_count - $1 # SKIP $2"
+}
+
+# test_skip_sanitized NAME 'reason': skip the rest of the script when the
+# build has sanitizer NAME (a test inherently at odds with it: rlimits on
+# memory under ASan's shadow, precise timings).  Says why.
+test_skip_sanitized () {
+	sanitized "$1" || return 0
+	echo "# SKIP (all) under -fsanitize=$1: $2"
+	test_done
+}
+
+# workloads_without_asan 'reason': compile this script's workloads without
+# ASan (UBSan stays), for tests that ASan's shadow memory or its own
+# interceptors would defeat while the runtime's part is what they test.
+# Says why.
+workloads_without_asan () {
+	sanitized address || return 0
+	echo "# workloads built without ASan: $1"
+	CP_TEST_CFLAGS=
+	if sanitized undefined; then
+		CP_TEST_CFLAGS="-fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+	fi
 }
 
 # test_expect_success 'description' 'commands'
@@ -279,14 +334,16 @@ build_workload () {
 	shift
 	_cp_exe=t-${_cp_src#s-}
 	_cp_exe=${_cp_exe%.c}
-	echo "build_workload: $CC $OPT -g -finstrument-functions -o $_cp_exe $_cp_src $* -lpthread"
-	$CC $OPT -g -finstrument-functions -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
+	echo "build_workload: $CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -o $_cp_exe $_cp_src $* -lpthread"
+	# shellcheck disable=SC2086
+	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
 }
 
 # build_workload_lib s-name.c libname.so: the same flags, as a shared object.
 build_workload_lib () {
-	echo "build_workload_lib: $CC $OPT -g -finstrument-functions -fPIC -shared -o $2 $1"
-	$CC $OPT -g -finstrument-functions -Wall -fPIC -shared -o "$2" "$WORKLOADS/$1"
+	echo "build_workload_lib: $CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -fPIC -shared -o $2 $1"
+	# shellcheck disable=SC2086
+	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -fPIC -shared -o "$2" "$WORKLOADS/$1"
 }
 
 # normalize_report <report: drop the column-title line, check that the

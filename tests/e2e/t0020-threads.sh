@@ -1,5 +1,6 @@
 #!/bin/sh
 # matrix: cc-opt
+# suite: thread
 test_description='threads: merged and per-thread call counts, thread names'
 . "$(dirname "$0")/lib.sh"
 

@@ -20,7 +20,7 @@ do
 done
 
 test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, man pages' '
-	make -s -C "$TOP" install B="$CALLPROF_BUILD" PREFIX="$PWD/prefix" >install.log 2>&1 &&
+	make -s -C "$TOP" install B="$CALLPROF_BUILD" SANITIZE="$CP_SANITIZE" PREFIX="$PWD/prefix" >install.log 2>&1 &&
 	test -x prefix/bin/callprof &&
 	test -f prefix/lib/callprof/libcallprof.so &&
 	test -f prefix/lib/callprof/libcallprof.a &&

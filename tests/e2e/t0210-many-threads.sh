@@ -1,5 +1,6 @@
 #!/bin/sh
 # matrix: cc-opt
+# suite: thread
 test_description='10,000 short-lived threads, 1,000 at once: every call counted, memory bounded by call paths'
 . "$(dirname "$0")/lib.sh"
 

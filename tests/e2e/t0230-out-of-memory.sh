@@ -2,6 +2,8 @@
 test_description='memory runs out: the tree stops growing, the program goes on, every call is counted'
 . "$(dirname "$0")/lib.sh"
 
+workloads_without_asan "ASan reserves terabytes of shadow address space, beyond any ulimit -v"
+
 # 2,222,222 calls on as many distinct paths need about 180 MB of nodes; the
 # program gets an address-space limit of 100 MB (record itself does not).
 test_expect_success 'under an address-space limit: recorded + lost = all calls, the report says so' '

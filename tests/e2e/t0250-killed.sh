@@ -1,5 +1,6 @@
 #!/bin/sh
 # matrix: cc-opt
+# suite: thread
 test_description='SIGKILL: the watcher writes the profile of a killed program'
 . "$(dirname "$0")/lib.sh"
 

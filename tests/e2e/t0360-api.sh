@@ -1,5 +1,6 @@
 #!/bin/sh
 # matrix: cc-opt
+# suite: thread
 test_description='run-time control API: regions, snapshots, reset, labels, pause; dump from outside'
 . "$(dirname "$0")/lib.sh"
 
@@ -36,7 +37,7 @@ test_expect_success 'without callprof: builds and runs the same, PIE or not, sta
 	$CC $OPT -Wall -o plain-pie "$WORKLOADS/s-api.c" -lpthread &&
 	$CC $OPT -Wall -no-pie -o plain-nopie "$WORKLOADS/s-api.c" -lpthread &&
 	$CC $OPT -Wall -static -o plain-static "$WORKLOADS/s-api.c" -lpthread &&
-	$CC $OPT -g -finstrument-functions -Wall -no-pie -o instr-nopie "$WORKLOADS/s-api.c" -lpthread &&
+	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -no-pie -o instr-nopie "$WORKLOADS/s-api.c" -lpthread &&
 	for p in plain-pie plain-nopie plain-static t-api
 	do
 		./$p >out 2>err &&
