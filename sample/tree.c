@@ -81,11 +81,13 @@ void sp_tree__add(struct sp_tree *t, const struct sp_frame *f, int n, uint64_t i
 	node__count(&t->nodes[0], period);
 	for (int i = 0; i < n; i++) {
 		uint64_t key = (uint64_t)parent << 32 | sp_addr_number(f[i].fn);
-		uint32_t c = cp_u64map__get_or_add(&t->ctx, key, t->nnodes);
+		uint32_t c = cp_u64map__get_or_add(&t->ctx, key, t->nnodes), r;
 
 		if (c == t->nnodes)
 			tree__new_node(t, f[i].fn, f[i].site, parent, 0);
-		node__count(&t->nodes[tree__site_record(t, c, f[i].site)], period);
+		/* Not in one expression: t->nodes may be loaded before the call moves it. */
+		r = tree__site_record(t, c, f[i].site);
+		node__count(&t->nodes[r], period);
 		parent = c;
 	}
 	if (!parent)

@@ -145,3 +145,32 @@ TEST(tree_counts_paths_inclusively_with_call_sites)
 	CHECK_EQ(t.lines[2].node, 2);
 	sp_tree__release(&t);
 }
+
+/*
+ * A sample whose call site is new adds a site record, which can move the
+ * node array: the count must go to the moved record (ASan saw the old
+ * array written when both were in one expression).
+ */
+TEST(tree_new_site_records_survive_the_nodes_moving)
+{
+	struct sp_tree t;
+	uint64_t total = 0;
+
+	sp_tree__init(&t);
+	for (uint64_t i = 0; i < 1000; i++) {
+		struct sp_frame f[] = { { 0x100, 0 }, { 0x200, 0x105 + i } };
+
+		sp_tree__add(&t, f, 2, 0x210, 1 + i);
+		total += 1 + i;
+	}
+	CHECK_EQ(t.nnodes, 1001 + 1); /* root, main, run, 999 more sites of run */
+	CHECK_EQ(t.nodes[0].ticks, total);
+	CHECK_EQ(t.nodes[2].calls, 1);
+	CHECK_EQ(t.nodes[2].site, 0x105);
+	for (uint32_t k = 3; k < t.nnodes; k++) {
+		CHECK_EQ(t.nodes[k].flags, CP_NODE_SITE);
+		CHECK_EQ(t.nodes[k].calls, 1);
+		CHECK_EQ(t.nodes[k].ticks, t.nodes[k].site - 0x105 + 1);
+	}
+	sp_tree__release(&t);
+}
