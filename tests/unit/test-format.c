@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -549,6 +550,12 @@ TEST(empty_missing_and_directory)
 }
 
 /* The section table entry of kind in a file image. */
+/* Sections need not be aligned in the file: fields are written byte-wise. */
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
 static struct cp_section_entry *section_of(unsigned char *buf, uint32_t kind)
 {
 	struct cp_file_header *h = (struct cp_file_header *)buf;
@@ -591,13 +598,19 @@ TEST(absurd_counts_are_refused_before_allocating)
 {
 	static unsigned char buf[1 << 16], orig[1 << 16];
 	struct rlimit rl = { 256u << 20, 256u << 20 };
-	struct cp_thread_rec *th;
-	struct cp_module *mod;
 	size_t len;
 
 	make_profile("big.cprof", 0, 0);
 	len = slurp("big.cprof", orig, sizeof(orig));
+#if defined(__SANITIZE_ADDRESS__)
+	/*
+	 * ASan maps terabytes of shadow: no address-space limit fits it.  Its
+	 * allocator refuses an absurd allocation by itself (and fails the test).
+	 */
+	(void)rl;
+#else
 	CHECK_EQ(setrlimit(RLIMIT_AS, &rl), 0);
+#endif
 
 	memcpy(buf, orig, len); /* 2^60 bytes of nodes */
 	section_of(buf, CP_SEC_NODES)->size = (uint64_t)1 << 60;
@@ -606,22 +619,22 @@ TEST(absurd_counts_are_refused_before_allocating)
 	expect_corrupt("big.cprof", "outside the file");
 
 	memcpy(buf, orig, len); /* a thread of a billion nodes */
-	th = (void *)(buf + section_of(buf, CP_SEC_THREADS)->offset);
-	th->nnodes = 1000000000;
+	put_u32(buf + section_of(buf, CP_SEC_THREADS)->offset + offsetof(struct cp_thread_rec, nnodes),
+		1000000000);
 	reseal(buf, len);
 	spit("big.cprof", buf, len);
 	expect_corrupt("big.cprof", "do not follow on");
 
 	memcpy(buf, orig, len); /* a module of 2^31 maps */
-	mod = (void *)(buf + section_of(buf, CP_SEC_MODULES)->offset);
-	mod->nmaps = 1u << 31;
+	put_u32(buf + section_of(buf, CP_SEC_MODULES)->offset + offsetof(struct cp_module, nmaps),
+		1u << 31);
 	reseal(buf, len);
 	spit("big.cprof", buf, len);
 	expect_corrupt("big.cprof", "beyond 1 maps");
 
 	memcpy(buf, orig, len); /* a string reference past the end */
-	th = (void *)(buf + section_of(buf, CP_SEC_THREADS)->offset);
-	th->name = section_of(buf, CP_SEC_STRINGS)->size;
+	put_u32(buf + section_of(buf, CP_SEC_THREADS)->offset + offsetof(struct cp_thread_rec, name),
+		(uint32_t)section_of(buf, CP_SEC_STRINGS)->size);
 	reseal(buf, len);
 	spit("big.cprof", buf, len);
 	expect_corrupt("big.cprof", "string reference");
