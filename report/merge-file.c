@@ -71,6 +71,7 @@ struct merge {
 	uint32_t nmaps, maps_alloc;
 	struct cp_u64map fn_at;	  /* made-up address (or signal key) to function */
 	struct srcpos *fn_src;	  /* per function */
+	size_t fn_src_alloc;	  /* its capacity (ALLOC_GROW) */
 	uint32_t *region_id;	  /* per function: its id in REGIONS, if a region */
 	struct cp_u64map site_at; /* made-up return address to sites[] */
 	uint64_t *site_addr;
@@ -182,7 +183,7 @@ static uint32_t merge__fn(struct merge *m, struct cp_report_profile *p, uint32_t
 	before = m->rp->nfns;
 	fn = cp_name_map__fn(&m->names, m->rp, &nf);
 	if (m->rp->nfns != before) { /* a new name */
-		m->fn_src = xrealloc(m->fn_src, m->rp->nfns * sizeof(*m->fn_src));
+		ALLOC_GROW(m->fn_src, m->rp->nfns, m->fn_src_alloc);
 		if (!signal && !region)
 			ok = cp_symbolizer__fn_src(p->sym, src->addr, &file, &line);
 		m->fn_src[fn] = srcpos(m, ok, file, line);

@@ -230,7 +230,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			uint64_t ctx_key = ((uint64_t)parent << 32) | fn;
 
 			if (fn == rp->nfns) {
-				rp->fns = xrealloc(rp->fns, (rp->nfns + 1) * sizeof(*rp->fns));
+				ALLOC_GROW(rp->fns, rp->nfns + 1, rp->fns_alloc);
 				rp->fns[fn].addr = r->fn;
 				rp->fns[fn].part = 0;
 				rp->fns[fn].flags = (r->flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL :
