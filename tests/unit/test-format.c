@@ -550,6 +550,18 @@ TEST(empty_missing_and_directory)
 }
 
 /* The section table entry of kind in a file image. */
+/* Built with a sanitizer that maps shadow memory (gcc's macros, clang's __has_feature). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CP_SHADOW_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CP_SHADOW_SANITIZER 1
+#endif
+#endif
+#ifndef CP_SHADOW_SANITIZER
+#define CP_SHADOW_SANITIZER 0
+#endif
+
 /* Sections need not be aligned in the file: fields are written byte-wise. */
 static void put_u32(unsigned char *p, uint32_t v)
 {
@@ -602,10 +614,11 @@ TEST(absurd_counts_are_refused_before_allocating)
 
 	make_profile("big.cprof", 0, 0);
 	len = slurp("big.cprof", orig, sizeof(orig));
-#if defined(__SANITIZE_ADDRESS__)
+#if CP_SHADOW_SANITIZER
 	/*
-	 * ASan maps terabytes of shadow: no address-space limit fits it.  Its
-	 * allocator refuses an absurd allocation by itself (and fails the test).
+	 * ASan and TSan map terabytes of shadow: no address-space limit fits
+	 * them.  Their allocators refuse an absurd allocation by themselves
+	 * (and fail the test).
 	 */
 	(void)rl;
 #else
