@@ -250,6 +250,8 @@ static void set_base(struct cp_thread *t, uint64_t now)
 	b->bytes = bytes;
 	b->at = now;
 	b->n = nn;
+	for (int k = 0; k < CP_MUTE_KINDS; k++)
+		b->unrecorded[k] = t->unrecorded[k];
 	for (struct cp_chunk *c = t->chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 

@@ -255,10 +255,10 @@ static void selection_meta(struct cp_writer *w, struct cp_meta *m, struct cp_thr
 	m->demotions = __atomic_load_n(&cp_filter.demotions, __ATOMIC_RELAXED);
 	m->budget_ticks = cp_filter.budget_ticks;
 	for (uint32_t i = 0; i < nt; i++) {
-		m->calls_outside_start += ts[i]->unrecorded[CP_MUTE_OUTSIDE_START];
-		m->calls_below_depth += ts[i]->unrecorded[CP_MUTE_DEPTH];
-		m->calls_in_excluded_trees += ts[i]->unrecorded[CP_MUTE_TREE];
-		m->calls_paused += ts[i]->unrecorded[CP_MUTE_PAUSED];
+		m->calls_outside_start += cp_thread__unrecorded(ts[i], CP_MUTE_OUTSIDE_START);
+		m->calls_below_depth += cp_thread__unrecorded(ts[i], CP_MUTE_DEPTH);
+		m->calls_in_excluded_trees += cp_thread__unrecorded(ts[i], CP_MUTE_TREE);
+		m->calls_paused += cp_thread__unrecorded(ts[i], CP_MUTE_PAUSED);
 	}
 }
 

@@ -178,11 +178,26 @@ struct cp_perf {
 };
 
 /*
+ * Muted threads (hooks.c): busy holds CP_MUTED while a thread records
+ * nothing, so the fast paths' one test of busy sends every hook to the
+ * slow path, which only counts.  Why it is muted:
+ */
+#define CP_MUTED 2
+enum cp_mute_kind {
+	CP_MUTE_OUTSIDE_START = 0, /* --start: no start function open */
+	CP_MUTE_DEPTH = 1,	   /* below --max-depth */
+	CP_MUTE_TREE = 2,	   /* inside an --exclude-tree function */
+	CP_MUTE_PAUSED = 3,	   /* began while callprof_pause() held */
+	CP_MUTE_KINDS
+};
+
+/*
  * What callprof_reset() saw (api.c): per node id below n, the counts of the
- * node then (calls, and ticks with the open calls' time so far), which the
- * dump subtracts, so a profile counts only what happened after the reset.
- * Written once before it is published, read by the dump and fold; lives in
- * the arena, so a watcher reads it too.
+ * node then (calls, and ticks with the open calls' time so far), and the
+ * thread's calls left unrecorded so far, which the dump and the fold
+ * subtract, so a profile counts only what happened after the reset.
+ * Written once before it is published; lives in the arena, so a watcher
+ * reads it too.
  */
 struct cp_base_node {
 	uint64_t calls, ticks, wait_ticks, inactive_ticks;
@@ -193,6 +208,7 @@ struct cp_base {
 	uint64_t at;	    /* ticks when the reset was made: the root's time starts there */
 	uint32_t n;	    /* nodes covered (ids 0 .. n - 1) */
 	uint32_t pad;
+	uint64_t unrecorded[CP_MUTE_KINDS]; /* the thread's, as in cp_thread */
 	struct cp_base_node node[];
 };
 
@@ -263,12 +279,20 @@ struct cp_thread {
 	uintptr_t mute_sp;	     /* its frame address (a longjmp above it unmutes) */
 	uint64_t mute_depth;	     /* its activations open */
 	uint32_t mute_kind;	     /* enum cp_mute_kind */
-	uint64_t unrecorded[4];	     /* calls not recorded, per enum cp_mute_kind */
+	uint64_t unrecorded[CP_MUTE_KINDS]; /* calls not recorded, per enum cp_mute_kind */
 	int unfiltered;		     /* calibration's private state: no selection applies */
 	struct cp_perf perf;	 /* perf events of the thread: off-CPU time, samples */
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
 };
+
+/* t's calls of kind k left unrecorded since callprof_reset() (all, without one). */
+static inline uint64_t cp_thread__unrecorded(const struct cp_thread *t, int k)
+{
+	const struct cp_base *b = __atomic_load_n(&t->base, __ATOMIC_ACQUIRE);
+
+	return cp_sub_sat(t->unrecorded[k], b ? b->unrecorded[k] : 0);
+}
 
 /*
  * Threads at scale.  The first CP_KEEP_EXITED threads to end keep trees of
@@ -388,19 +412,6 @@ extern struct cp_filter cp_filter CP_HIDDEN;
 CP_HIDDEN void cp_filter__init(void);
 CP_HIDDEN uint32_t cp_filter__classify(uintptr_t fn);
 
-/*
- * Muted threads (hooks.c): busy holds CP_MUTED while a thread records
- * nothing, so the fast paths' one test of busy sends every hook to the
- * slow path, which only counts.  Why it is muted:
- */
-#define CP_MUTED 2
-enum cp_mute_kind {
-	CP_MUTE_OUTSIDE_START = 0, /* --start: no start function open */
-	CP_MUTE_DEPTH = 1,	   /* below --max-depth */
-	CP_MUTE_TREE = 2,	   /* inside an --exclude-tree function */
-	CP_MUTE_PAUSED = 3,	   /* began while callprof_pause() held */
-	CP_MUTE_KINDS
-};
 /* The exit of a start function's outermost frame is recognised by this bit in cp_frame.fn. */
 #define CP_FN_START_BIT (1ull << 63)
 /* cp_frame.start of a count-only frame (CP_NF_UNTIMED). */

@@ -601,7 +601,7 @@ static int fold(struct cp_thread *t)
 	a->reconciled += t->reconciled;
 	a->lost_signals += t->lost_signals;
 	for (int k = 0; k < CP_MUTE_KINDS; k++)
-		a->unrecorded[k] += t->unrecorded[k];
+		a->unrecorded[k] += cp_thread__unrecorded(t, k);
 	a->flags |= t->flags & CP_THREAD_TRUNCATED;
 	if (t->start_ticks < a->start_ticks)
 		a->start_ticks = t->start_ticks;

@@ -107,6 +107,17 @@ test_expect_success 'pause: calls made while paused are not recorded (needs main
 	! grep "paused_fn" actual
 '
 
+test_expect_success 'reset: calls left unrecorded before it are not counted after it' '
+	callprof record -o rp.cprof -- ./t-api reset-pause >out &&
+	echo "reset-pause 6" >expect &&
+	test_cmp expect out &&
+	callprof export -f folded -m calls rp.cprof >actual &&
+	grep "^main;reset_pause;resumed_fn 1$" actual &&
+	! grep paused_fn actual &&
+	callprof report rp.cprof >report &&
+	grep "^# 4 calls began while recording was paused (callprof_pause) and were not recorded$" report
+'
+
 test_expect_success 'record --dump-on=SIGUSR2: kill -USR2 writes a snapshot, the program runs on' '
 	rm -f ready stop &&
 	{ callprof record --dump-on=SIGUSR2 -o s.cprof -- ./t-api serve ready >out 2>err & } &&

@@ -7,6 +7,7 @@
  *   t-api           regions, two snapshots 7 calls of tick() apart, labels
  *   t-api reset     5 calls of before(), a reset, 4 calls of after()
  *   t-api pause     calls while paused are not recorded, an open one goes on
+ *   t-api reset-pause  3 calls of paused_fn() while paused, a reset, 2 more
  *   t-api serve F   a daemon: writes its pid to F, calls tick() every 10 ms
  *                   until the file "stop" exists
  */
@@ -133,6 +134,22 @@ NOINLINE static void pause_mode(void)
 	printf("pause %ld\n", sink);
 }
 
+/* The calls left unrecorded before a reset are not counted after it either. */
+NOINLINE static void reset_pause(void)
+{
+	callprof_pause();
+	for (int i = 0; i < 3; i++)
+		paused_fn();
+	callprof_resume();
+	callprof_reset();
+	callprof_pause();
+	for (int i = 0; i < 2; i++)
+		paused_fn();
+	callprof_resume();
+	resumed_fn();
+	printf("reset-pause %ld\n", sink);
+}
+
 NOINLINE static void serve(const char *ready)
 {
 	struct timespec ms10 = { 0, 10000000 };
@@ -155,6 +172,8 @@ int main(int argc, char **argv)
 		reset();
 	else if (argc > 1 && !strcmp(argv[1], "pause"))
 		pause_mode();
+	else if (argc > 1 && !strcmp(argv[1], "reset-pause"))
+		reset_pause();
 	else if (argc > 2 && !strcmp(argv[1], "serve"))
 		serve(argv[2]);
 	else
