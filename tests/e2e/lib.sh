@@ -393,6 +393,13 @@ folded_value () {
 	END { if (!found) exit 1 }'
 }
 
+# ratio_between A B LO [HI]: succeed iff A > 0 and B is at least LO times A
+# (and at most HI times A, if given): the bounds of a timed test's ratio.
+ratio_between () {
+	awk -v a="$1" -v b="$2" -v lo="$3" -v hi="${4:-}" \
+		'BEGIN { exit !(a > 0 && b >= lo * a && (hi == "" || b <= hi * a)) }'
+}
+
 # check_time_relations SELF TOTAL: two folded exports of one profile
 # (-m self, -m total).  Both list the same paths; for every path
 # 0 <= self <= total, and the totals of its direct children (the paths one

@@ -51,7 +51,7 @@ test_expect_success 'spin: self(spin4) / self(spin1) is about 4' '
 		s1=$(folded_value "main;run;spin1" <spin$attempt.self) &&
 		s4=$(folded_value "main;run;spin4" <spin$attempt.self) &&
 		echo "attempt $attempt: self spin1 $s1, spin4 $s4" || return 1
-		if awk -v a="$s1" -v b="$s4" "BEGIN { exit !(a > 0 && b >= 2.5 * a && b <= 6 * a) }"
+		if ratio_between "$s1" "$s4" 2.5 6
 		then
 			return 0
 		fi

@@ -52,7 +52,7 @@ test_expect_success 'setup: s-change recorded counting with 1 and 2, timed with 
 		s1=$(callprof export -f folded -m self t1.cprof | folded_value "main;busy") &&
 		s6=$(callprof export -f folded -m self t6.cprof | folded_value "main;busy") &&
 		echo "attempt $attempt: self of busy $s1 -> $s6 ns" || return 1
-		if awk -v a="$s1" -v b="$s6" "BEGIN { exit !(a > 0 && b >= 3 * a) }"
+		if ratio_between "$s1" "$s6" 3
 		then
 			return 0
 		fi

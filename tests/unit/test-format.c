@@ -175,17 +175,26 @@ static void expect_bad(const char *path)
 	CHECK(strchr(err, '\n') == NULL);
 }
 
+/* Open must succeed; the test fails with the reader's message otherwise. */
+static struct cp_profile_file *expect_good_at(const char *path, const char *file, int line)
+{
+	char err[512] = "";
+	struct cp_profile_file *pf = cp_profile_file__open(path, err, sizeof(err), NULL);
+
+	if (!pf)
+		cp_test__fail(file, line, "%s", err);
+	return pf;
+}
+#define expect_good(path) expect_good_at(path, __FILE__, __LINE__)
+
 TEST(roundtrip)
 {
-	char err[512];
 	struct cp_profile_file *pf;
 	struct stat st;
 
 	make_profile("rt.cprof", 0, 0);
 	CHECK(stat("rt.cprof.tmp.0", &st) != 0);
-	pf = cp_profile_file__open("rt.cprof", err, sizeof(err), NULL);
-	if (!pf)
-		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	pf = expect_good("rt.cprof");
 	CHECK_EQ(pf->meta.pid, 42);
 	CHECK_STR(cp_profile_file__str(pf, pf->meta.exe), "/bin/prog");
 	CHECK_EQ(pf->nmodules, 1);
@@ -332,9 +341,7 @@ TEST(merged_sections_read_back_and_are_checked)
 
 	spread_n = 3;
 	make_profile("m.cprof", 0, 0);
-	pf = cp_profile_file__open("m.cprof", err, sizeof(err), NULL);
-	if (!pf)
-		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	pf = expect_good("m.cprof");
 	CHECK_EQ(pf->nsymbols, 2);
 	CHECK_STR(cp_profile_file__str(pf, pf->symbols[0].name), "f");
 	CHECK_EQ(pf->symbols[1].line, 9);
@@ -381,7 +388,6 @@ TEST(records_smaller_than_version_1_are_rejected)
 /* Version 3 wrote shorter META, THREADS and NODES records: read, zero-extended. */
 TEST(version_3_records_are_read_and_zero_extended)
 {
-	char err[512];
 	struct cp_profile_file *pf;
 
 	meta_entsize = CP_META_MIN_SIZE;
@@ -391,9 +397,7 @@ TEST(version_3_records_are_read_and_zero_extended)
 	meta_entsize = sizeof(struct cp_meta);
 	thread_entsize = sizeof(struct cp_thread_rec);
 	node_entsize = sizeof(struct cp_node_rec);
-	pf = cp_profile_file__open("v3.cprof", err, sizeof(err), NULL);
-	if (!pf)
-		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	pf = expect_good("v3.cprof");
 	CHECK_EQ(pf->meta.pid, 42);
 	CHECK_EQ(pf->meta.switches, CP_SWITCHES_OFF); /* beyond version 3's record */
 	CHECK_EQ(pf->nodes[2].calls, 7);
@@ -404,9 +408,7 @@ TEST(version_3_records_are_read_and_zero_extended)
 	cp_profile_file__free(pf);
 
 	make_profile("v4.cprof", 0, 0);
-	pf = cp_profile_file__open("v4.cprof", err, sizeof(err), NULL);
-	if (!pf)
-		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	pf = expect_good("v4.cprof");
 	CHECK_EQ(pf->meta.switches, CP_SWITCHES_ON);
 	CHECK_EQ(pf->nodes[2].switches_vol, 3);
 	CHECK_EQ(pf->threads[0].cpu_ns, 250);
@@ -427,7 +429,6 @@ static void expect_bad_line(const char *path)
 TEST(regions_read_back_and_are_checked)
 {
 	static const uint32_t ids[2] = { 0, 1 }, dup[2] = { 1, 1 };
-	char err[512];
 	struct cp_profile_file *pf;
 
 	region_node = 1;
@@ -435,9 +436,7 @@ TEST(regions_read_back_and_are_checked)
 	region_ids = ids;
 	nregion_ids = 2;
 	make_profile("r.cprof", 0, 0);
-	pf = cp_profile_file__open("r.cprof", err, sizeof(err), NULL);
-	if (!pf)
-		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	pf = expect_good("r.cprof");
 	CHECK_EQ(pf->nregions, 2);
 	CHECK_EQ(pf->hdr->min_reader, CP_MIN_READER_SELECTION);
 	CHECK(pf->nodes[2].flags & CP_NODE_REGION);
@@ -459,9 +458,7 @@ TEST(regions_read_back_and_are_checked)
 		nregion_ids = 3;
 		region_fn = 4;
 		make_profile("r.cprof", 0, 0);
-		pf = cp_profile_file__open("r.cprof", err, sizeof(err), NULL);
-		if (!pf)
-			cp_test__fail(__FILE__, __LINE__, "%s", err);
+		pf = expect_good("r.cprof");
 		CHECK_STR(cp_profile_file__region_name(pf, 4), "save");
 		CHECK_STR(cp_profile_file__region_name(pf, 9), "load");
 		CHECK_STR(cp_profile_file__region_name(pf, 1), "save");
@@ -483,15 +480,12 @@ TEST(lines_read_back_and_are_checked)
 {
 	struct cp_line_rec l[2] = { { .node = 2, .ip = 0x1234, .samples = 5 },
 				    { .node = 1, .ip = 0x1104, .samples = 1 } };
-	char err[512];
 	struct cp_profile_file *pf;
 
 	lines = l;
 	nlines = 2;
 	make_profile("l.cprof", 0, 0);
-	pf = cp_profile_file__open("l.cprof", err, sizeof(err), NULL);
-	if (!pf)
-		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	pf = expect_good("l.cprof");
 	CHECK_EQ(pf->nlines, 2);
 	CHECK_EQ(pf->lines[0].ip, 0x1234);
 	CHECK_EQ(pf->lines[0].samples, 5);
@@ -694,7 +688,6 @@ TEST(no_cycle_and_no_parent_out_of_range)
 TEST(regions_out_of_order_are_found)
 {
 	static const uint32_t ids[3] = { 70, 3, 9 }, dup[3] = { 9, 3, 9 };
-	char err[512];
 	struct cp_profile_file *pf;
 
 	region_node = 1;
@@ -702,9 +695,7 @@ TEST(regions_out_of_order_are_found)
 	region_ids = ids;
 	nregion_ids = 3;
 	make_profile("ro.cprof", 0, 0);
-	pf = cp_profile_file__open("ro.cprof", err, sizeof(err), NULL);
-	if (!pf)
-		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	pf = expect_good("ro.cprof");
 	CHECK_STR(cp_profile_file__region_name(pf, 70), "load");
 	CHECK_STR(cp_profile_file__region_name(pf, 3), "save");
 	CHECK_STR(cp_profile_file__region_name(pf, 9), "save");
@@ -754,14 +745,11 @@ static void widen_table(const char *path, uint32_t nsec)
 
 TEST(section_table_is_read_up_to_1024_entries)
 {
-	char err[512];
 	struct cp_profile_file *pf;
 
 	make_profile("wide.cprof", 0, 0);
 	widen_table("wide.cprof", 1024); /* unknown kinds are skipped */
-	pf = cp_profile_file__open("wide.cprof", err, sizeof(err), NULL);
-	if (!pf)
-		cp_test__fail(__FILE__, __LINE__, "%s", err);
+	pf = expect_good("wide.cprof");
 	CHECK_EQ(pf->nnodes, 3);
 	cp_profile_file__free(pf);
 	make_profile("wide.cprof", 0, 0);
