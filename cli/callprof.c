@@ -59,6 +59,6 @@ int main(int argc, const char **argv)
 			return ret;
 		}
 	}
-	error("'%s' is not a callprof command; see 'callprof --help'", argv[1]);
+	cp_error("'%s' is not a callprof command; see 'callprof --help'", argv[1]);
 	return 129;
 }

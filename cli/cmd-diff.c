@@ -28,7 +28,7 @@ static const char *const diff_usage[] = {
 static int check_mode(const struct cp_report_profile *rp)
 {
 	if (rp->pf->meta.mode == CP_MODE_COVERAGE)
-		return error("profile '%s' was recorded with --mode=coverage: it has no call paths "
+		return cp_error("profile '%s' was recorded with --mode=coverage: it has no call paths "
 			     "or counts to compare", rp->pf->path);
 	return 0;
 }
@@ -103,7 +103,7 @@ int cmd_diff(int argc, const char **argv)
 		const struct cp_report_profile *untimed = !a->timed ? a : !b->timed ? b : NULL;
 
 		if (cp_diff_cond__timed(&conds[i]) && untimed) {
-			error("--fail-if '%s' compares times, but profile '%s' has none (recorded with "
+			cp_error("--fail-if '%s' compares times, but profile '%s' has none (recorded with "
 			      "--mode=counting)", conds[i].text, untimed->pf->path);
 			goto fail;
 		}

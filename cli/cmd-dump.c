@@ -115,7 +115,7 @@ static int wait_answer(pid_t watcher, const sigset_t *set)
 
 /*
  * Copy src to dst (on another file system) through cp_outfile, then remove
- * src; 0, or error()'s -1 having said why.
+ * src; 0, or cp_error()'s -1 having said why.
  */
 static int copy_file(const char *src, const char *dst)
 {
@@ -125,7 +125,7 @@ static int copy_file(const char *src, const char *dst)
 	ssize_t n;
 
 	if (in < 0)
-		return error("cannot open '%s': %s", src, strerror(errno));
+		return cp_error("cannot open '%s': %s", src, strerror(errno));
 	of = cp_outfile__open(dst);
 	if (!of) {
 		close(in);
@@ -138,7 +138,7 @@ static int copy_file(const char *src, const char *dst)
 	close(in);
 	if (n) {
 		cp_outfile__abort(of);
-		return error("cannot copy '%s' to '%s': %s", src, dst, strerror(e));
+		return cp_error("cannot copy '%s' to '%s': %s", src, dst, strerror(e));
 	}
 	if (cp_outfile__commit(of))
 		return -1;
@@ -169,14 +169,14 @@ static int dump_process(int argc, const char **argv)
 	if (out && cp_outfile__check(out, CP_OUTFILE_RENAME))
 		return -1;
 	if (kill(pid, 0) && errno == ESRCH)
-		return error("no process %d", (int)pid);
+		return cp_error("no process %d", (int)pid);
 	watcher = find_watcher(pid);
 	if (!watcher) {
 		if (has_runtime(pid))
-			return error("process %d has no watcher (CALLPROF_WATCH=0, or it has not run "
+			return cp_error("process %d has no watcher (CALLPROF_WATCH=0, or it has not run "
 				     "an instrumented call yet): it can only dump itself "
 				     "(callprof_dump)", (int)pid);
-		return error("process %d is not recorded by callprof (no callprof-watch child)",
+		return cp_error("process %d is not recorded by callprof (no callprof-watch child)",
 			     (int)pid);
 	}
 	sigemptyset(&set);
@@ -188,27 +188,27 @@ static int dump_process(int argc, const char **argv)
 
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (e == EPERM)
-			return error("process %d: permission denied (run as its user)", (int)pid);
-		return error("process %d: cannot ask its watcher %d: %s", (int)pid, (int)watcher,
+			return cp_error("process %d: permission denied (run as its user)", (int)pid);
+		return cp_error("process %d: cannot ask its watcher %d: %s", (int)pid, (int)watcher,
 			     strerror(e));
 	}
 	answer = wait_answer(watcher, &set);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (answer == INT_MIN)
-		return error("process %d: no snapshot after %d s", (int)pid, TIMEOUT_S);
+		return cp_error("process %d: no snapshot after %d s", (int)pid, TIMEOUT_S);
 	if (answer < 0)
-		return error("process %d: no snapshot: %s", (int)pid,
+		return cp_error("process %d: no snapshot: %s", (int)pid,
 			     answer == -ESRCH ? "it is ending" : strerror(-answer));
 	snprintf(fdlink, sizeof(fdlink), "/proc/%d/fd/%d", (int)watcher, answer);
 	n = readlink(fdlink, path, sizeof(path) - 1);
 	if (n <= 0)
-		return error("process %d: cannot find the snapshot: %s: %s", (int)pid, fdlink,
+		return cp_error("process %d: cannot find the snapshot: %s: %s", (int)pid, fdlink,
 			     strerror(errno));
 	path[n] = '\0';
 	if (out) {
 		if (rename(path, out)) {
 			if (errno != EXDEV)
-				return error("cannot move '%s' to '%s': %s", path, out,
+				return cp_error("cannot move '%s' to '%s': %s", path, out,
 					     strerror(errno));
 			if (copy_file(path, out))
 				return -1;

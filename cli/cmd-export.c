@@ -45,7 +45,7 @@ static int callgrind_parts(struct cp_report_profile *rp, const char *out)
 	if (!out || !strcmp(out, "-")) {
 		free(of);
 		free(paths);
-		return error("-f callgrind --threads=each writes a file per thread: give -o OUT");
+		return cp_error("-f callgrind --threads=each writes a file per thread: give -o OUT");
 	}
 	for (i = 0; i < rp->ntrees && !ret; i++) {
 		paths[i] = xstrfmt("%s-%02u", out, i + 1);
@@ -147,13 +147,13 @@ int cmd_export(int argc, const char **argv)
 		goto out;
 	}
 	if (format == FMT_FOLDED && metric != CP_METRIC_CALLS && !rp->timed) {
-		ret = error("profile '%s' has no times (recorded with --mode=%s); use -m calls",
+		ret = cp_error("profile '%s' has no times (recorded with --mode=%s); use -m calls",
 			    rp->pf->path,
 			    rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
 		goto out;
 	}
 	if (format == FMT_FOLDED && metric >= CP_METRIC_CPU && !rp->split) {
-		ret = error("profile '%s' has no off-CPU times (not measured when it was recorded); "
+		ret = cp_error("profile '%s' has no off-CPU times (not measured when it was recorded); "
 			    "use -m self", rp->pf->path);
 		goto out;
 	}

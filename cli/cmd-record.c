@@ -194,14 +194,14 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	if (stat(path, &st) || (before && st.st_ino == before->st_ino &&
 				st.st_mtim.tv_sec == before->st_mtim.tv_sec &&
 				st.st_mtim.tv_nsec == before->st_mtim.tv_nsec)) {
-		warning("no profile written to '%s': the program did not load the runtime "
+		cp_warning("no profile written to '%s': the program did not load the runtime "
 			"(statically linked without libcallprof.a?) or did not exit normally",
 			shown);
 		return;
 	}
 	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
 	if (!pf) {
-		error("%s", err);
+		cp_error("%s", err);
 		return;
 	}
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
@@ -223,7 +223,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 			pf->meta.sample_flags & CP_SAMPLE_FP ? "frame pointers" : "DWARF CFI",
 			pf->meta.samples_lost);
 		if (!pf->meta.samples)
-			warning("no samples: the program used less CPU time than one sampling "
+			cp_warning("no samples: the program used less CPU time than one sampling "
 				"period, or slept");
 		cp_profile_file__free(pf);
 		return;
@@ -237,19 +237,19 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 			shown, nthreads, nthreads == 1 ? "" : "s", calls, paths,
 			pf->meta.mode == CP_MODE_COUNTING ? " (counting)" : "");
 	if (!calls)
-		warning("no instrumented function ran: compile the program with "
+		cp_warning("no instrumented function ran: compile the program with "
 			"-finstrument-functions -g");
 	if (pf->meta.switches == CP_SWITCHES_UNAVAILABLE)
-		warning("no wait/inactive split: perf_event_open refused: %s "
+		cp_warning("no wait/inactive split: perf_event_open refused: %s "
 			"(see callprof-record(1), OFF-CPU TIME)", strerror((int)pf->meta.switch_errno));
 	else if (pf->meta.switches == CP_SWITCHES_PARTIAL)
-		warning("no wait/inactive split for %u thread%s: perf_event_open or its ring "
+		cp_warning("no wait/inactive split for %u thread%s: perf_event_open or its ring "
 			"failed: %s", pf->meta.switch_threads_failed,
 			pf->meta.switch_threads_failed == 1 ? "" : "s",
 			strerror((int)pf->meta.switch_errno));
 	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
 	    pf->meta.lost_signals)
-		warning("the profile is incomplete; 'callprof report' says what was lost");
+		cp_warning("the profile is incomplete; 'callprof report' says what was lost");
 	cp_profile_file__free(pf);
 }
 
@@ -559,7 +559,7 @@ int cmd_record(int argc, const char **argv)
 	}
 	lib = find_runtime(mode_libs[mode]);
 	if (!lib)
-		die("cannot find %s next to callprof or in ../lib/callprof "
+		cp_die("cannot find %s next to callprof or in ../lib/callprof "
 		    "(set CALLPROF_LIB to the path of libcallprof.so)", mode_libs[mode]);
 	filter = cp_select__write(&sel, argv[0], record_usage);
 	have_before = !stat(outabs, &before);
@@ -575,7 +575,7 @@ int cmd_record(int argc, const char **argv)
 
 		if (filter)
 			unlink(filter);
-		die("cannot fork: %s", strerror(err));
+		cp_die("cannot fork: %s", strerror(err));
 	}
 	if (child_pid == 0) {
 		char pid[32];
@@ -612,14 +612,14 @@ int cmd_record(int argc, const char **argv)
 			setenv("CALLPROF_SAMPLE", rate, 1);
 		}
 		execvp(argv[0], (char *const *)argv);
-		error("cannot run '%s': %s", argv[0], strerror(errno));
+		cp_error("cannot run '%s': %s", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 
 	relay_signals(&old);
 	while (waitpid(child_pid, &status, 0) < 0) {
 		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
+			cp_die("waitpid: %s", strerror(errno));
 	}
 	wait_for_watchers();
 	restore_signals(&old);

@@ -72,7 +72,7 @@ void cp_usage_error(const char *const *usage, const char *fmt, ...)
 	/* usage[0] starts "callprof CMD ..."; name the command for -h. */
 	sp = strchr(usage[0] + sizeof("callprof"), ' ');
 	snprintf(cmd, sizeof(cmd), "%.*s", sp ? (int)(sp - usage[0]) : 40, usage[0]);
-	error("%s (see '%s -h')", msg, cmd);
+	cp_error("%s (see '%s -h')", msg, cmd);
 	exit(129);
 }
 

@@ -391,10 +391,10 @@ char *cp_select__write(const struct cp_select *sel, const char *prog, const char
 		if (r->kind == CP_FILTER_EXCLUDE_MODULE)
 			r->matched = 1; /* decided in the process, when it is loaded */
 		else if (!r->matched && r->kind == CP_FILTER_START)
-			die("--start '%s' matches no function of %s or the instrumented libraries it "
+			cp_die("--start '%s' matches no function of %s or the instrumented libraries it "
 			    "links", r->text, prog);
 		else if (!r->matched)
-			warning("%s '%s' matches no function of %s or the instrumented libraries it links",
+			cp_warning("%s '%s' matches no function of %s or the instrumented libraries it links",
 				cp_filter_option(r->kind), r->text, prog);
 		strbuf_addf(&out, "rule %u %u %u %s\n", r->kind, r->is_regex ? CP_FILTER_REGEX : 0,
 			  r->matched, r->text);
@@ -407,11 +407,11 @@ char *cp_select__write(const struct cp_select *sel, const char *prog, const char
 	tmp = xstrfmt("%s/callprof-filter.XXXXXX", dir && *dir ? dir : "/tmp");
 	fd = mkstemp(tmp);
 	if (fd < 0)
-		die("cannot create a file in %s for the filters: %s", dir && *dir ? dir : "/tmp",
+		cp_die("cannot create a file in %s for the filters: %s", dir && *dir ? dir : "/tmp",
 		    strerror(errno));
 	if (write(fd, out.buf, out.len) != (ssize_t)out.len || close(fd)) {
 		unlink(tmp);
-		die("cannot write %s: %s", tmp, strerror(errno));
+		cp_die("cannot write %s: %s", tmp, strerror(errno));
 	}
 	strbuf_release(&out);
 	strbuf_release(&start);

@@ -308,5 +308,5 @@ int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp)
 	free(nm.obs);
 	free(nm.fn_id);
 	free(where);
-	return ferror(fp) ? error("cannot write the callgrind output") : 0;
+	return ferror(fp) ? cp_error("cannot write the callgrind output") : 0;
 }

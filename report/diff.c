@@ -325,7 +325,7 @@ static int parse_fields(struct dcols *f, const char *spec)
 
 			for (int k = 0; k < F_NR; k++)
 				strbuf_addf(&sb, "%s%s", k ? ", " : "", dfields[k].key);
-			error("unknown field '%s' (known: %s)", tok, sb.buf);
+			cp_error("unknown field '%s' (known: %s)", tok, sb.buf);
 			strbuf_release(&sb);
 			free(copy);
 			return -1;

@@ -49,11 +49,11 @@ struct cp_diff_print_opts {
 /*
  * The header (unless o->fields is given) and the table of changed paths,
  * most changed first: by |delta self| when timed (then |delta calls|), by
- * |delta calls| otherwise, ties in name order.  0, or -1 after error().
+ * |delta calls| otherwise, ties in name order.  0, or -1 after cp_error().
  */
 int cp_diff__print(struct cp_diff *d, const struct cp_diff_print_opts *o, FILE *fp);
 
-/* Check a --fields list before loading anything: 0, or -1 after error(). */
+/* Check a --fields list before loading anything: 0, or -1 after cp_error(). */
 int cp_diff_check_fields(const char *fields);
 
 /*

@@ -410,7 +410,7 @@ int cp_filter__apply(const struct cp_filter *f, struct cp_report_profile *rp)
 	filter_profile(f, rp, focus_hits, hide_hits, &st);
 	for (uint32_t k = 0; k < f->focus.n; k++) {
 		if (!focus_hits[k]) {
-			ret = error("--focus '%s' matches no function in profile '%s'",
+			ret = cp_error("--focus '%s' matches no function in profile '%s'",
 				    f->focus.p[k].text, rp->pf->path);
 			goto out;
 		}

@@ -512,7 +512,7 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 		for (uint32_t ti = 0; ti < rp->ntrees; ti++)
 			found |= edges_group(rp, o, &rp->trees[ti], 1, &f, dir, &rp->trees[ti], fp);
 	if (!found)
-		return error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
+		return cp_error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
 	return 0;
 }
 

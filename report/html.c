@@ -295,5 +295,5 @@ int cp_export_html(struct cp_report_profile *rp, FILE *fp)
 		}
 	}
 	fputs(p, fp);
-	return ferror(fp) ? error("cannot write the HTML output") : 0;
+	return ferror(fp) ? cp_error("cannot write the HTML output") : 0;
 }

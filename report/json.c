@@ -46,7 +46,7 @@ struct cp_json *cp_json__new(FILE *fp, unsigned flags)
 	strbuf_init(&j->fix, 0);
 	j->g = yajl_gen_alloc(NULL);
 	if (!j->g)
-		die("out of memory");
+		cp_die("out of memory");
 	yajl_gen_config(j->g, yajl_gen_print_callback, print, j);
 	yajl_gen_config(j->g, yajl_gen_beautify, !!(flags & CP_JSON_PRETTY));
 	yajl_gen_config(j->g, yajl_gen_indent_string, " ");
@@ -61,7 +61,7 @@ int cp_json__finish(struct cp_json *j)
 		print(j, "\n", 1);
 	err |= j->err;
 	if (err)
-		error("cannot write the JSON output");
+		cp_error("cannot write the JSON output");
 	yajl_gen_free(j->g);
 	strbuf_release(&j->fix);
 	free(j);
@@ -72,7 +72,7 @@ static void check(struct cp_json *j, yajl_gen_status st)
 {
 	if (st != yajl_gen_status_ok && !j->err) {
 		j->err = 1;
-		error("JSON output: generator state %d", (int)st);
+		cp_error("JSON output: generator state %d", (int)st);
 	}
 }
 

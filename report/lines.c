@@ -259,7 +259,7 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 		ntables += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
 	}
 	if (!nlines)
-		return error("profile '%s' has no sampled lines: record with --sample",
+		return cp_error("profile '%s' has no sampled lines: record with --sample",
 			     rp->pf->path);
 	tables = xcalloc(ntables ? ntables : 1, sizeof(*tables));
 	for (uint32_t p = 0, first = 0; p < nparts; p++) {
@@ -293,6 +293,6 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	}
 	free(src.s);
 	if (!fn_seen)
-		return error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
+		return cp_error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
 	return 0;
 }

@@ -517,7 +517,7 @@ static int merge__write(struct merge *m, const char *out)
 
 	if (ret) {
 		free(w);
-		return error("cannot write '%s': %s", out, strerror(-ret));
+		return cp_error("cannot write '%s': %s", out, strerror(-ret));
 	}
 	m->str_off = xmalloc((m->str.n ? m->str.n : 1) * sizeof(*m->str_off));
 	memset(m->str_off, 0xff, m->str.n * sizeof(*m->str_off));
@@ -592,7 +592,7 @@ static int merge__write(struct merge *m, const char *out)
 	free(w);
 	FREE_AND_NULL(m->region_id);
 	if (ret)
-		return error("cannot write '%s': %s", out, strerror(-ret));
+		return cp_error("cannot write '%s': %s", out, strerror(-ret));
 	return 0;
 }
 
@@ -656,7 +656,7 @@ int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
 				m.argv_len += l;
 			}
 		} else if (p->pf->meta.mode != m.meta.mode) {
-			error("profile '%s' was recorded in another mode than '%s': they cannot be "
+			cp_error("profile '%s' was recorded in another mode than '%s': they cannot be "
 			      "merged", paths[i], paths[0]);
 			cp_report_profile__free(p);
 			goto out;

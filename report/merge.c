@@ -220,10 +220,10 @@ static int check_threads(struct cp_report_profile **parts, uint32_t n,
 				hit = cp_thread_sel__match(sel[k], parts[p]->pf, i,
 							   parts[p]->thread_labels[i]);
 		if (!hit && n == 1)
-			return error("no thread matches '%s' in profile '%s'", sel[k],
+			return cp_error("no thread matches '%s' in profile '%s'", sel[k],
 				     parts[0]->pf->path);
 		if (!hit)
-			return error("no thread matches '%s' in the %u profiles given", sel[k], n);
+			return cp_error("no thread matches '%s' in the %u profiles given", sel[k], n);
 	}
 	for (uint32_t k = 0; sel[k]; k++)
 		strbuf_addf(&sb, "%s%s", k ? "," : "", sel[k]);
@@ -259,7 +259,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 			continue;
 		}
 		if (kept && p->pf->meta.mode != parts[0]->pf->meta.mode) {
-			error("profile '%s' was recorded in another mode than '%s': they cannot be "
+			cp_error("profile '%s' was recorded in another mode than '%s': they cannot be "
 			      "merged", p->pf->path, parts[0]->pf->path);
 			cp_report_profile__free(p);
 			goto fail;
@@ -267,7 +267,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 		parts[kept++] = p;
 	}
 	if (!kept) {
-		error("no profile of pid %u among the %u file%s given", opts->pid, n,
+		cp_error("no profile of pid %u among the %u file%s given", opts->pid, n,
 		      n == 1 ? "" : "s");
 		goto fail;
 	}

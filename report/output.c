@@ -67,7 +67,7 @@ int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt)
 
 			for (int k = 0; k < CP_F_NR; k++)
 				strbuf_addf(&sb, "%s%s", k ? ", " : "", fields[k].key);
-			error("unknown field '%s' (known: %s)", tok, sb.buf);
+			cp_error("unknown field '%s' (known: %s)", tok, sb.buf);
 			strbuf_release(&sb);
 			free(copy);
 			return -1;

@@ -193,7 +193,7 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 	free(stack);
 	free(order);
 	free(s);
-	return ferror(fp) ? error("cannot write the PLIST output") : 0;
+	return ferror(fp) ? cp_error("cannot write the PLIST output") : 0;
 }
 
 /* The readable listing: PLIST's default report, by function. */

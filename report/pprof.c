@@ -47,7 +47,7 @@ static int gzip_to(FILE *fp, const uint8_t *data, size_t len)
 
 	memset(&z, 0, sizeof(z));
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return error("cannot set up zlib");
+		return cp_error("cannot set up zlib");
 	z.next_in = (uint8_t *)data;
 	z.avail_in = (uInt)len; /* len < 4 GB: checked by the caller */
 	do {
@@ -57,7 +57,7 @@ static int gzip_to(FILE *fp, const uint8_t *data, size_t len)
 		if (ret == Z_STREAM_ERROR ||
 		    fwrite(out, 1, sizeof(out) - z.avail_out, fp) != sizeof(out) - z.avail_out) {
 			deflateEnd(&z);
-			return error("cannot write the pprof output");
+			return cp_error("cannot write the pprof output");
 		}
 	} while (ret != Z_STREAM_END);
 	deflateEnd(&z);
@@ -259,7 +259,7 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 
 	len = perftools__profiles__profile__get_packed_size(&p);
 	if (len >= (size_t)UINT32_MAX) {
-		ret = error("the pprof profile would be %zu bytes, over the 4 GB zlib takes at once",
+		ret = cp_error("the pprof profile would be %zu bytes, over the 4 GB zlib takes at once",
 			    len);
 	} else {
 		buf = xmalloc(len ? len : 1);

@@ -502,7 +502,7 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	struct cp_profile_file *pf = cp_profile_file__open(path, err, sizeof(err), &code);
 
 	if (!pf) {
-		error("%s", err);
+		cp_error("%s", err);
 		return NULL;
 	}
 	return cp_report_profile__from_file(pf, opts);
@@ -528,7 +528,7 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	so.quiet = opts->no_files; /* nothing to warn about */
 	rp->sym = cp_symbolizer__new(pf, &so);
 	if (!rp->sym)
-		die("out of memory setting up symbols");
+		cp_die("out of memory setting up symbols");
 	make_labels(rp);
 	/* Nodes of threads not selected are in no tree. */
 	rp->node_map = xmalloc((pf->nnodes ? pf->nnodes : 1) * sizeof(*rp->node_map));

@@ -354,7 +354,7 @@ void cp_report_profile__fn_where(struct cp_report_profile *rp, uint32_t fn,
 void cp_report_profile__site_where(struct cp_report_profile *rp, uint64_t site, uint32_t part,
 				   const char **file, int *line);
 
-/* Check the field list for a view before loading anything: 0 or error(). */
+/* Check the field list for a view before loading anything: 0 or cp_error(). */
 int cp_view_check_fields(const char *fields);
 
 #endif /* CP_REPORT_REPORT_H */

@@ -249,7 +249,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 	/* The frames go to memory first: the height depends on the depth drawn. */
 	c.fp = open_memstream(&body, &body_len);
 	if (!c.fp)
-		die("out of memory");
+		cp_die("out of memory");
 	frame(&c, rp->threads == CP_THREADS_EACH ? "all threads" : rp->trees[0].label, NULL, x,
 	      width, 0, 0, c.base, 0, 1, NULL);
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
@@ -298,5 +298,5 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 	free(body);
 	free(c.module);
 	strbuf_release(&c.esc);
-	return ferror(out) ? error("cannot write the SVG output") : 0;
+	return ferror(out) ? cp_error("cannot write the SVG output") : 0;
 }

@@ -13,7 +13,7 @@
  * opens the events on it (or says why it cannot and leaves nothing
  * running); cp_sampler__run() lets it go and drains the samples until it
  * exits; cp_sampler__finish() writes one profile per process and the
- * summary line.  Functions print through error()/warning() and return 0
+ * summary line.  Functions print through cp_error()/cp_warning() and return 0
  * or -1.
  */
 #ifndef CP_SAMPLE_SAMPLE_H

@@ -544,7 +544,7 @@ static void sampler__round(struct cp_sampler *s, int all)
 
 	for (size_t i = 0; i < s->nfds; i++)
 		if (cp_ring__drain(&s->rings[i], sampler__collect, s) < 0)
-			warning("perf ring of CPU event %zu was corrupt; its records were skipped",
+			cp_warning("perf ring of CPU event %zu was corrupt; its records were skipped",
 				i);
 	qsort(s->recs, s->nrecs, sizeof(*s->recs), sp_rec__cmp);
 	for (; done < s->nrecs && (all || s->recs[done].time <= limit); done++)
@@ -661,20 +661,20 @@ static void refused(const char *prog, int err)
 
 	/* root (CAP_PERFMON) is not held back by perf_event_paranoid */
 	if ((err == EACCES || err == EPERM) && level > 2 && geteuid())
-		error("cannot sample '%s': perf_event_open: %s (kernel.perf_event_paranoid is %d); "
+		cp_error("cannot sample '%s': perf_event_open: %s (kernel.perf_event_paranoid is %d); "
 		      "allow it with 'sysctl kernel.perf_event_paranoid=2'",
 		      prog, strerror(err), level);
 	else if (err == EACCES || err == EPERM)
-		error("cannot sample '%s': perf_event_open: %s, though "
+		cp_error("cannot sample '%s': perf_event_open: %s, though "
 		      "kernel.perf_event_paranoid allows it: a seccomp filter (container?) "
 		      "blocks the system call; allow perf_event_open or use an instrumented build",
 		      prog, strerror(err));
 	else if (err == ENOENT || err == ENOSYS || err == EOPNOTSUPP || err == ENODEV)
-		error("cannot sample '%s': perf_event_open: %s: this kernel has no perf events "
+		cp_error("cannot sample '%s': perf_event_open: %s: this kernel has no perf events "
 		      "(CONFIG_PERF_EVENTS) for sampling; use an instrumented build",
 		      prog, strerror(err));
 	else
-		error("cannot sample '%s': perf_event_open: %s", prog, strerror(err));
+		cp_error("cannot sample '%s': perf_event_open: %s", prog, strerror(err));
 }
 
 /* Open and map one event per CPU on s->child; 0, or -errno of the first failure. */
@@ -764,7 +764,7 @@ static void __attribute__((noreturn)) child_main(int fd, const char **argv)
 		_exit(127); /* record gave up: the program must not run */
 	close(fd);
 	execvp(argv[0], (char *const *)argv);
-	error("cannot run '%s': %s", argv[0], strerror(errno));
+	cp_error("cannot run '%s': %s", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
@@ -784,11 +784,11 @@ struct cp_sampler *cp_sampler__start(const struct cp_sample_opts *opts, const ch
 		s->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	cp_u64map__init(&s->pids, 16);
 	if (pipe2(pipefd, O_CLOEXEC))
-		die("cannot create a pipe: %s", strerror(errno));
+		cp_die("cannot create a pipe: %s", strerror(errno));
 	fflush(NULL);
 	s->child = fork();
 	if (s->child < 0)
-		die("cannot fork: %s", strerror(errno));
+		cp_die("cannot fork: %s", strerror(errno));
 	if (s->child == 0) {
 		close(pipefd[1]);
 		child_main(pipefd[0], argv);
@@ -839,20 +839,20 @@ int cp_sampler__run(struct cp_sampler *s, int *status)
 	pid_t got;
 
 	if (write(s->go_fd, "g", 1) != 1)
-		die("cannot start '%s': %s", s->argv[0], strerror(errno));
+		cp_die("cannot start '%s': %s", s->argv[0], strerror(errno));
 	close(s->go_fd);
 	s->go_fd = -1;
 	for (size_t i = 0; i < s->nfds; i++)
 		pfd[i] = (struct pollfd){ .fd = s->fds[i], .events = POLLIN };
 	for (;;) {
 		if (poll(pfd, s->nfds, 50) < 0 && errno != EINTR)
-			die("poll: %s", strerror(errno));
+			cp_die("poll: %s", strerror(errno));
 		sampler__round(s, 0);
 		got = waitpid(s->child, status, WNOHANG);
 		if (got == s->child)
 			break;
 		if (got < 0 && errno != EINTR)
-			die("waitpid: %s", strerror(errno));
+			cp_die("waitpid: %s", strerror(errno));
 	}
 	sampler__round(s, 1);
 	free(pfd);
@@ -884,7 +884,7 @@ int cp_sampler__finish(struct cp_sampler *s)
 	}
 	/* A few (code without CFI, the dynamic loader's start) are normal. */
 	if (partial * 20 > samples)
-		warning("%" PRIu64 " of %" PRIu64 " samples had stacks that end early (deeper than "
+		cp_warning("%" PRIu64 " of %" PRIu64 " samples had stacks that end early (deeper than "
 			"the %d KiB copied, or code without CFI); they are shown from where "
 			"their stack ends",
 			partial, samples, SP_STACK_BYTES / 1024);

@@ -254,7 +254,7 @@ int sp_proc__write(const struct sp_proc *p, const struct sp_run *run, const char
 out:
 	if (ret) {
 		cp_writer__abort(w);
-		error("cannot write profile '%s': %s", path, strerror(-ret));
+		cp_error("cannot write profile '%s': %s", path, strerror(-ret));
 	}
 	free(path);
 	free(w);

@@ -78,7 +78,7 @@ struct sp_unwinder *sp_unwinder__new(void)
 	};
 	u->dwfl = dwfl_begin(&u->cb);
 	if (!u->dwfl)
-		die("cannot start libdwfl: %s", dwfl_errmsg(-1));
+		cp_die("cannot start libdwfl: %s", dwfl_errmsg(-1));
 	return u;
 }
 

@@ -241,14 +241,14 @@ static char *symbolizer__debug_path(const char *const *dirs, const char *symfs)
 			continue;
 		if (strchr(d, ':')) {
 			/* The path is colon-separated with no way to quote. */
-			warning("debug directory '%s' contains ':' and is ignored", d);
+			cp_warning("debug directory '%s' contains ':' and is ignored", d);
 			continue;
 		}
 		if (*d != '/') {
 			if (!cwd)
 				cwd = getcwd(NULL, 0);
 			if (!cwd) {
-				warning("cannot resolve debug directory '%s': %s", d,
+				cp_warning("cannot resolve debug directory '%s': %s", d,
 					strerror(errno));
 				continue;
 			}
@@ -334,7 +334,7 @@ static void sym_module__warn(struct cp_symbolizer *sym, struct sym_module *m, co
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	warning("%s; its functions are shown as %s+0xOFFSET", sb.buf, m->base);
+	cp_warning("%s; its functions are shown as %s+0xOFFSET", sb.buf, m->base);
 	strbuf_release(&sb);
 }
 
@@ -848,7 +848,7 @@ static void sym_module__check_debug_candidate(struct sym_module *m, const char *
 
 		add_build_id(&a, have, len);
 		add_hex(&b, want, want_len);
-		warning("debug file '%s' is from another build than '%s' (build-id %s, module has "
+		cp_warning("debug file '%s' is from another build than '%s' (build-id %s, module has "
 			"%s): not used",
 			path, m->file, a.buf, b.buf);
 		strbuf_release(&a);

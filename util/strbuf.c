@@ -42,7 +42,7 @@ void strbuf_grow(struct strbuf *sb, size_t extra)
 	int new_buf = !sb->alloc;
 
 	if (sb->len + extra + 1 <= sb->len)
-		die("string buffer too large");
+		cp_die("string buffer too large");
 	if (new_buf)
 		sb->buf = NULL;
 	ALLOC_GROW(sb->buf, sb->len + extra + 1, sb->alloc);

@@ -24,7 +24,7 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	fprintf(stderr, "callprof: %s%s\n", prefix, msg);
 }
 
-int error(const char *fmt, ...)
+int cp_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -34,7 +34,7 @@ int error(const char *fmt, ...)
 	return -1;
 }
 
-void warning(const char *fmt, ...)
+void cp_warning(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -43,7 +43,7 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
-void die(const char *fmt, ...)
+void cp_die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -70,7 +70,7 @@ void *xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		die("out of memory allocating %zu bytes", n);
+		cp_die("out of memory allocating %zu bytes", n);
 	return p;
 }
 
@@ -79,7 +79,7 @@ void *xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (!p)
-		die("out of memory allocating %zu x %zu bytes", n, size);
+		cp_die("out of memory allocating %zu x %zu bytes", n, size);
 	return p;
 }
 
@@ -87,7 +87,7 @@ void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p)
-		die("out of memory allocating %zu bytes", n);
+		cp_die("out of memory allocating %zu bytes", n);
 	return p;
 }
 
@@ -96,7 +96,7 @@ char *xstrdup(const char *s)
 	char *p = strdup(s);
 
 	if (!p)
-		die("out of memory duplicating a string");
+		cp_die("out of memory duplicating a string");
 	return p;
 }
 
@@ -232,15 +232,15 @@ int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
 	else if (!stat(path, &st) && S_ISDIR(st.st_mode))
 		err = EISDIR;
 	if (err)
-		return error("cannot create '%s': %s", path, strerror(err));
+		return cp_error("cannot create '%s': %s", path, strerror(err));
 	if (flags & CP_OUTFILE_RENAME) {
 		if (in_system_tree(path) || (!stat(path, &st) && !S_ISREG(st.st_mode)))
-			return error("cannot create '%s': not a regular file (a profile is "
+			return cp_error("cannot create '%s': not a regular file (a profile is "
 				     "renamed into place)", path);
 	} else if (is_stream(path)) {
 		return 0;
 	} else if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
-		return error("cannot create '%s': not a regular file (only a character device "
+		return cp_error("cannot create '%s': not a regular file (only a character device "
 			     "or a pipe is written to in place)", path);
 	}
 	dir = dir_of(path);
@@ -252,7 +252,7 @@ int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
 		err = errno;
 	free(dir);
 	if (err)
-		return error("cannot create '%s': %s", path, strerror(err));
+		return cp_error("cannot create '%s': %s", path, strerror(err));
 	return 0;
 }
 
@@ -271,7 +271,7 @@ struct cp_outfile *cp_outfile__open(const char *path)
 	if (is_stream(path)) {
 		of->fp = fopen(path, "we");
 		if (!of->fp) {
-			error("cannot open '%s': %s", path, strerror(errno));
+			cp_error("cannot open '%s': %s", path, strerror(errno));
 			free(of);
 			return NULL;
 		}
@@ -282,7 +282,7 @@ struct cp_outfile *cp_outfile__open(const char *path)
 	of->path = xstrdup(path);
 	fd = outfile_create(of);
 	if (fd < 0 || !(of->fp = fdopen(fd, "w"))) {
-		error("cannot create '%s': %s", path, strerror(errno));
+		cp_error("cannot create '%s': %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 			unlink(of->tmp);
@@ -307,9 +307,9 @@ int cp_outfile__close(struct cp_outfile *of)
 	if (!of->path || of->stream || of->closed)
 		return 0;
 	if (fflush(of->fp) || ferror(of->fp))
-		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+		ret = cp_error("cannot write '%s': %s", of->path, strerror(errno));
 	if (fclose(of->fp) && !ret)
-		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+		ret = cp_error("cannot write '%s': %s", of->path, strerror(errno));
 	of->fp = NULL;
 	of->closed = 1;
 	return ret;
@@ -327,7 +327,7 @@ int cp_outfile__commit(struct cp_outfile *of)
 		int bad = fflush(of->fp) || ferror(of->fp);
 
 		if ((fclose(of->fp) || bad) && errno != EPIPE)
-			ret = error("cannot write '%s': %s", of->path, strerror(errno));
+			ret = cp_error("cannot write '%s': %s", of->path, strerror(errno));
 		free(of->path);
 		free(of);
 		return ret;
@@ -335,7 +335,7 @@ int cp_outfile__commit(struct cp_outfile *of)
 	if (!of->closed)
 		ret = cp_outfile__close(of);
 	if (!ret && rename(of->tmp, of->path))
-		ret = error("cannot write '%s': %s", of->path, strerror(errno));
+		ret = cp_error("cannot write '%s': %s", of->path, strerror(errno));
 	if (ret)
 		unlink(of->tmp);
 	free(of->tmp);
@@ -365,10 +365,10 @@ int cp_finish_stdout(void)
 	if (fflush(stdout) || ferror(stdout)) {
 		if (errno == EPIPE)
 			return 0;
-		return error("write failure on standard output: %s", strerror(errno));
+		return cp_error("write failure on standard output: %s", strerror(errno));
 	}
 	if (fclose(stdout) && errno != EPIPE)
-		return error("close failed on standard output: %s", strerror(errno));
+		return cp_error("close failed on standard output: %s", strerror(errno));
 	return 0;
 }
 

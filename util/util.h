@@ -3,8 +3,8 @@
  *
  * Only the tool (cli/, report/, symbolize/, util/) may use these; the
  * runtime never exits and never allocates with malloc on its hot path.
- * Conventions follow git: error() prints "callprof: error: ..." and returns
- * -1, die() exits 128, usage errors exit 129, BUG() marks impossible states.
+ * Conventions follow git: cp_error() prints "callprof: error: ..." and returns
+ * -1, cp_die() exits 128, usage errors exit 129, BUG() marks impossible states.
  */
 #ifndef CP_UTIL_UTIL_H
 #define CP_UTIL_UTIL_H
@@ -35,11 +35,11 @@
 #define CP_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 /* Prints "callprof: error: MSG" on stderr, returns -1. */
-int error(const char *fmt, ...) CP_PRINTF(1, 2);
+int cp_error(const char *fmt, ...) CP_PRINTF(1, 2);
 /* Prints "callprof: warning: MSG" on stderr. */
-void warning(const char *fmt, ...) CP_PRINTF(1, 2);
+void cp_warning(const char *fmt, ...) CP_PRINTF(1, 2);
 /* Prints "callprof: fatal: MSG" and exits 128. */
-void die(const char *fmt, ...) CP_PRINTF(1, 2) __attribute__((noreturn));
+void cp_die(const char *fmt, ...) CP_PRINTF(1, 2) __attribute__((noreturn));
 /* Internal inconsistency: prints file:line and aborts. */
 #define BUG(...) cp_bug(__FILE__, __LINE__, __VA_ARGS__)
 void cp_bug(const char *file, int line, const char *fmt, ...) CP_PRINTF(3, 4)
@@ -101,7 +101,7 @@ int cp_parse_u64(const char *s, uint64_t *out);
  * half-written nor the temporary behind.  A symlink at path is replaced by
  * the file (rename does not follow it): its target is never written.  A
  * directory at path is refused at open.  A character device or FIFO at path
- * (/dev/null, /dev/stdout) is written in place, never replaced.  Returns 0 or error()'s -1, having
+ * (/dev/null, /dev/stdout) is written in place, never replaced.  Returns 0 or cp_error()'s -1, having
  * printed one line naming path.
  */
 struct cp_outfile;
@@ -114,7 +114,7 @@ enum cp_outfile_flags {
  * output path fails early: not empty, not a directory, in a directory that
  * exists and is writable; an existing non-regular file only if it is a
  * character device or FIFO (written in place, see cp_outfile__open) and
- * not CP_OUTFILE_RENAME.  0, or error()'s -1 after "cannot create 'PATH':
+ * not CP_OUTFILE_RENAME.  0, or cp_error()'s -1 after "cannot create 'PATH':
  * REASON".
  */
 int cp_outfile__check(const char *path, enum cp_outfile_flags flags);
@@ -123,7 +123,7 @@ FILE *cp_outfile__fp(struct cp_outfile *of);
 /*
  * Flush and close the temporary file without renaming it yet (many parts
  * renamed together at the end need not hold a descriptor each); commit
- * or abort must still follow, and fp is gone.  0 or error()'s -1.
+ * or abort must still follow, and fp is gone.  0 or cp_error()'s -1.
  */
 int cp_outfile__close(struct cp_outfile *of);
 int cp_outfile__commit(struct cp_outfile *of);

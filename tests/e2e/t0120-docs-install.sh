@@ -19,6 +19,13 @@ do
 	'
 done
 
+# libdw imports glibc's error(); a tool function of that name would be
+# exported from the executable and bound instead (LD_DEBUG=bindings).
+test_expect_success 'the callprof executable exports no function of its own' '
+	nm -D --defined-only "$CALLPROF_BUILD/callprof" >dynsyms &&
+	! grep -v " [BDVRGS] \(stdout\|stderr\|stdin\)@" dynsyms
+'
+
 test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, man pages' '
 	make -s -C "$TOP" install B="$CALLPROF_BUILD" SANITIZE="$CP_SANITIZE" PREFIX="$PWD/prefix" >install.log 2>&1 &&
 	test -x prefix/bin/callprof &&
