@@ -259,6 +259,12 @@ endif
 		$(if $(CHECK_SAN_B),CP_SAN_BUILD=$(CURDIR)/$(CHECK_SAN_B) CP_SAN_SANITIZE=$(CHECK_SANITIZE) \
 		CP_SAN_CFLAGS='$(strip $(call san_flags,$(CHECK_SANITIZE)))') tests/run-all
 
+# The edit loop: unit tests and one e2e column (gcc -O2), a few minutes.
+test:
+	@./tools/install-deps --tests
+	@$(MAKE) --no-print-directory tests
+	@CALLPROF_BUILD=$(CURDIR)/$(B) tests/run-all --quick
+
 bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
@@ -296,4 +302,4 @@ install: all
 clean:
 	rm -rf build build-*
 
-.PHONY: all deps check-deps tests check bench fuzz fuzz-build fuzz-targets demo install clean
+.PHONY: all deps check-deps tests test check bench fuzz fuzz-build fuzz-targets demo install clean

@@ -79,14 +79,19 @@ int cmd_diff(int argc, const char **argv)
 		free(fail_if);
 		return 129;
 	}
-	while (fail_if && fail_if[nconds])
-		nconds++;
+	/* Checked before anything is allocated: a usage error leaves nothing behind. */
+	for (; fail_if && fail_if[nconds]; nconds++) {
+		struct cp_diff_cond c;
+		const char *why;
+
+		if (cp_diff_cond__parse(&c, fail_if[nconds], &why))
+			cp_usage_error(diff_usage, "--fail-if '%s': %s", fail_if[nconds], why);
+	}
 	conds = xcalloc(nconds ? nconds : 1, sizeof(*conds));
 	for (size_t i = 0; i < nconds; i++) {
 		const char *why;
 
-		if (cp_diff_cond__parse(&conds[i], fail_if[i], &why))
-			cp_usage_error(diff_usage, "--fail-if '%s': %s", fail_if[i], why);
+		cp_diff_cond__parse(&conds[i], fail_if[i], &why);
 	}
 
 	ro.threads = CP_THREADS_MERGED;

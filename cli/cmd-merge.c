@@ -42,8 +42,10 @@ int cmd_merge(int argc, const char **argv)
 		cp_usage_error(merge_usage, "-o needs a file name");
 	if (n < 1)
 		cp_usage_error(merge_usage, "give the profiles to merge");
-	if (cp_outfile__check(out, CP_OUTFILE_RENAME)) /* before the work of reading every input */
+	if (cp_outfile__check(out, CP_OUTFILE_RENAME)) { /* before the work of reading every input */
+		free(debug_dirs);
 		return 1;
+	}
 	ro.debug_dirs = debug_dirs;
 	ro.symfs = symfs;
 	ro.no_compensate = no_compensate;

@@ -465,13 +465,13 @@ int cmd_record(int argc, const char **argv)
 		   *dump_on = NULL;
 	char *filter = NULL;
 	struct cp_select sel = { 0 };
-	char *lib, *outabs, *preload;
+	char *lib = NULL, *outabs = NULL, *preload = NULL;
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct stat before;
 	struct timespec start;
 	struct relay old;
 	int have_before, status, n, mode = 0, clock = 0, call_graph = -1, no_offcpu = 0;
-	int libcalls = 0, dump_sig = 0;
+	int libcalls = 0, dump_sig = 0, ret;
 	unsigned hz = 0;
 	const struct cp_option opts[] = {
 		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
@@ -547,21 +547,25 @@ int cmd_record(int argc, const char **argv)
 		cp_usage_error(record_usage, "--budget needs --mode=timing (the other modes take no time)");
 	if (dump_on)
 		dump_sig = parse_signal(dump_on);
+	cp_select__check(&sel, record_usage);
 	/* The runtime could only say so at the end, after the whole run. */
-	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
-		return 1;
+	if (cp_outfile__check(out, CP_OUTFILE_RENAME)) {
+		ret = 1;
+		goto out;
+	}
 	outabs = absolute(out);
 	if (sample && want_sampler(argv[0])) {
-		int ret = record_sampled(argv, out, outabs, hz, call_graph < 0 ? 0 : call_graph);
-
-		free(outabs);
-		return ret;
+		ret = record_sampled(argv, out, outabs, hz, call_graph < 0 ? 0 : call_graph);
+		goto out;
 	}
 	lib = find_runtime(mode_libs[mode]);
 	if (!lib)
 		cp_die("cannot find %s next to callprof or in ../lib/callprof "
 		    "(set CALLPROF_LIB to the path of libcallprof.so)", mode_libs[mode]);
-	filter = cp_select__write(&sel, argv[0], record_usage);
+	if (cp_select__write(&sel, argv[0], &filter)) {
+		ret = 1;
+		goto out;
+	}
 	have_before = !stat(outabs, &before);
 	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);
 
@@ -629,6 +633,8 @@ int cmd_record(int argc, const char **argv)
 	if (!not_started(status, outabs, have_before))
 		summarize(out, outabs, have_before ? &before : NULL);
 	list_other_profiles(out, outabs, &start);
+	ret = exit_like(status);
+out:
 	free(lib);
 	free(outabs);
 	free(preload);
@@ -639,5 +645,5 @@ int cmd_record(int argc, const char **argv)
 	free(sel.exclude_file);
 	free(sel.exclude_module);
 	free(sel.start);
-	return exit_like(status);
+	return ret;
 }

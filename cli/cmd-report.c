@@ -81,12 +81,15 @@ int cmd_report(int argc, const char **argv)
 	if (min_percent < 0 || min_percent > 100)
 		cp_usage_error(report_usage, "--min-percent wants a number from 0 to 100, not %g",
 			       min_percent);
-	/* The tree view prunes by --min-percent itself: the filter folds nothing. */
-	filter = cp_filter_options__parse(&fo, &threads, 0, report_usage);
-	if (cp_view_check_fields(fields))
-		return 129;
 	if (name_width)
 		width = (int)cp_parse_number(name_width, 8, 1000, "--name-width", report_usage);
+	if (cp_view_check_fields(fields)) {
+		cp_filter_options__release(&fo);
+		free(debug_dirs);
+		return 129;
+	}
+	/* Last: it allocates (the tree view prunes by --min-percent itself: it folds nothing). */
+	filter = cp_filter_options__parse(&fo, &threads, 0, report_usage);
 
 	ro.threads = threads;
 	ro.debug_dirs = debug_dirs;

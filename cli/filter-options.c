@@ -10,17 +10,11 @@
 #include "util/util.h"
 
 /* value's comma-separated words: merged and each set *mode, the others are selectors. */
-static void parse_threads(const char *value, int *mode, char ***sel, size_t *n,
-			  const char *const *usage)
+static void parse_threads(const char *value, int *mode, char ***sel, size_t *n)
 {
 	char *copy = xstrdup(value), *p = copy, *tok;
 
 	while ((tok = strsep(&p, ",")) != NULL) {
-		if (!*tok) {
-			free(copy);
-			cp_usage_error(usage, "--threads wants merged, each or a list of thread ids "
-					      "and names, not '%s'", value);
-		}
 		if (!strcmp(tok, "merged")) {
 			*mode = CP_THREADS_MERGED;
 		} else if (!strcmp(tok, "each")) {
@@ -34,27 +28,52 @@ static void parse_threads(const char *value, int *mode, char ***sel, size_t *n,
 	free(copy);
 }
 
-static void add_patterns(struct cp_filter *f, int focus, const char **list,
-			 const char *const *usage)
+/* 0, or the first pattern of list that does not compile (its error in err). */
+static const char *bad_pattern(struct cp_filter *f, int focus, const char **list, char *err,
+			       size_t cap)
 {
-	char err[256];
-
 	for (; list && *list; list++)
-		if (cp_filter__add(f, focus, *list, err, sizeof(err)))
-			cp_usage_error(usage, "--%s '%s' is not a valid regular expression: %s",
-				       focus ? "focus" : "hide", *list, err);
+		if (cp_filter__add(f, focus, *list, err, cap))
+			return *list;
+	return NULL;
 }
 
 struct cp_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mode,
 					   double min_percent, const char *const *usage)
 {
-	struct cp_filter *f = cp_filter__new(o->regex, min_percent);
+	struct cp_filter *f;
+	const char *bad;
+	char err[256];
+	int focus;
 	size_t n = 0;
 
+	/* What can be checked without allocating is checked first. */
+	for (const char **v = o->threads; v && *v; v++) {
+		const char *s = *v;
+
+		if (!*s || *s == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,"))
+			cp_usage_error(usage, "--threads wants merged, each or a list of thread ids "
+					      "and names, not '%s'", s);
+	}
+	f = cp_filter__new(o->regex, min_percent);
+	focus = 1;
+	bad = bad_pattern(f, 1, o->focus, err, sizeof(err));
+	if (!bad) {
+		focus = 0;
+		bad = bad_pattern(f, 0, o->hide, err, sizeof(err));
+	}
+	if (bad) {
+		/* A usage error leaves nothing allocated behind it. */
+		char msg[400];
+
+		snprintf(msg, sizeof(msg), "--%s '%.64s' is not a valid regular expression: %s",
+			 focus ? "focus" : "hide", bad, err);
+		cp_filter__free(f);
+		cp_filter_options__release(o);
+		cp_usage_error(usage, "%s", msg);
+	}
 	for (const char **v = o->threads; v && *v; v++)
-		parse_threads(*v, mode, &o->select, &n, usage);
-	add_patterns(f, 1, o->focus, usage);
-	add_patterns(f, 0, o->hide, usage);
+		parse_threads(*v, mode, &o->select, &n);
 	return f;
 }
 

@@ -11,6 +11,24 @@
 #include "cli/options.h"
 #include "util/util.h"
 
+/*
+ * The lists the parser allocated (CP_OPT_LIST values), so that a usage
+ * error frees them before it exits: a usage error leaves nothing behind,
+ * and the commands find their own usage errors before they allocate
+ * anything else.
+ */
+static const char ***parsed_lists[32];
+static size_t nparsed_lists;
+
+static void free_parsed_lists(void)
+{
+	for (size_t i = 0; i < nparsed_lists; i++) {
+		free(*parsed_lists[i]);
+		*parsed_lists[i] = NULL;
+	}
+	nparsed_lists = 0;
+}
+
 static void print_usage(FILE *fp, const char *const *usage, const struct cp_option *opts)
 {
 	fprintf(fp, "usage: %s\n", usage[0]);
@@ -38,6 +56,7 @@ static void print_usage(FILE *fp, const char *const *usage, const struct cp_opti
 void cp_usage_with_options(const char *const *usage, const struct cp_option *opts, int err)
 {
 	print_usage(err ? stderr : stdout, usage, opts);
+	free_parsed_lists();
 	exit(err ? 129 : 0);
 }
 
@@ -73,6 +92,7 @@ void cp_usage_error(const char *const *usage, const char *fmt, ...)
 	sp = strchr(usage[0] + sizeof("callprof"), ' ');
 	snprintf(cmd, sizeof(cmd), "%.*s", sp ? (int)(sp - usage[0]) : 40, usage[0]);
 	cp_error("%s (see '%s -h')", msg, cmd);
+	free_parsed_lists();
 	exit(129);
 }
 
@@ -106,6 +126,8 @@ static void set_value(const struct cp_option *o, const char *val, const char *sh
 
 		while (*list && (*list)[n])
 			n++;
+		if (!*list && nparsed_lists < ARRAY_SIZE(parsed_lists))
+			parsed_lists[nparsed_lists++] = list;
 		*list = xrealloc(*list, (n + 2) * sizeof(**list));
 		(*list)[n] = val;
 		(*list)[n + 1] = NULL;

@@ -43,7 +43,6 @@ struct rule {
 struct rules {
 	struct rule *r;
 	size_t n;
-	const char *const *usage;
 };
 
 static void add_rules(struct rules *rs, const char **pats, uint32_t kind, int regex)
@@ -58,17 +57,36 @@ static void add_rules(struct rules *rs, const char **pats, uint32_t kind, int re
 		r->text = *pats;
 		/* Modules and files are always globs: they are paths. */
 		r->is_regex = regex && kind != CP_FILTER_EXCLUDE_MODULE && kind != CP_FILTER_EXCLUDE_FILE;
-		if (r->is_regex) {
-			int err = regcomp(&r->re, *pats, REG_EXTENDED | REG_NOSUB);
-
-			if (err) {
-				char msg[256];
-
-				regerror(err, &r->re, msg, sizeof(msg));
-				cp_usage_error(rs->usage, "bad regular expression '%s': %s", *pats, msg);
-			}
-		}
+		/* cp_select__check compiled it already: a failure here is out of memory. */
+		if (r->is_regex && regcomp(&r->re, *pats, REG_EXTENDED | REG_NOSUB))
+			cp_die("cannot compile the regular expression '%s'", *pats);
 	}
+}
+
+static void check_patterns(const char **pats, const char *const *usage)
+{
+	for (; pats && *pats; pats++) {
+		regex_t re;
+		int err = regcomp(&re, *pats, REG_EXTENDED | REG_NOSUB);
+
+		if (err) {
+			char msg[256];
+
+			regerror(err, &re, msg, sizeof(msg));
+			cp_usage_error(usage, "bad regular expression '%s': %s", *pats, msg);
+		}
+		regfree(&re);
+	}
+}
+
+void cp_select__check(const struct cp_select *sel, const char *const *usage)
+{
+	if (!sel->regex)
+		return;
+	check_patterns(sel->include, usage);
+	check_patterns(sel->exclude, usage);
+	check_patterns(sel->exclude_tree, usage);
+	check_patterns(sel->start, usage);
 }
 
 /*
@@ -349,13 +367,13 @@ static char *find_program(const char *prog)
 	return NULL;
 }
 
-char *cp_select__write(const struct cp_select *sel, const char *prog, const char *const *usage)
+int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 {
-	struct rules rs = { .usage = usage };
+	struct rules rs = { 0 };
 	struct strbuf out = STRBUF_INIT, start = STRBUF_INIT;
 	char *exe, *tmp;
 	const char *dir = getenv("TMPDIR");
-	int fd;
+	int fd, failed = 0;
 
 	add_rules(&rs, sel->include, CP_FILTER_INCLUDE, sel->regex);
 	add_rules(&rs, sel->exclude, CP_FILTER_EXCLUDE, sel->regex);
@@ -363,8 +381,9 @@ char *cp_select__write(const struct cp_select *sel, const char *prog, const char
 	add_rules(&rs, sel->exclude_file, CP_FILTER_EXCLUDE_FILE, 0);
 	add_rules(&rs, sel->exclude_module, CP_FILTER_EXCLUDE_MODULE, 0);
 	add_rules(&rs, sel->start, CP_FILTER_START, sel->regex);
+	*path = NULL;
 	if (!rs.n && !sel->max_depth && !sel->budget)
-		return NULL;
+		return 0;
 
 	strbuf_addstr(&out, "callprof-filter 1\n");
 	if (sel->max_depth)
@@ -390,9 +409,9 @@ char *cp_select__write(const struct cp_select *sel, const char *prog, const char
 			strbuf_addf(&start, "%s%s", start.len ? ", " : "", r->text);
 		if (r->kind == CP_FILTER_EXCLUDE_MODULE)
 			r->matched = 1; /* decided in the process, when it is loaded */
-		else if (!r->matched && r->kind == CP_FILTER_START)
-			cp_die("--start '%s' matches no function of %s or the instrumented libraries it "
-			    "links", r->text, prog);
+		else if (!r->matched && r->kind == CP_FILTER_START && !failed)
+			failed = cp_error("--start '%s' matches no function of %s or the instrumented "
+					  "libraries it links", r->text, prog);
 		else if (!r->matched)
 			cp_warning("%s '%s' matches no function of %s or the instrumented libraries it links",
 				cp_filter_option(r->kind), r->text, prog);
@@ -403,6 +422,13 @@ char *cp_select__write(const struct cp_select *sel, const char *prog, const char
 	}
 	if (start.len)
 		strbuf_addf(&out, "start %s\n", start.buf);
+	if (failed) {
+		strbuf_release(&out);
+		strbuf_release(&start);
+		free(rs.r);
+		free(exe);
+		return -1;
+	}
 
 	tmp = xstrfmt("%s/callprof-filter.XXXXXX", dir && *dir ? dir : "/tmp");
 	fd = mkstemp(tmp);
@@ -417,5 +443,6 @@ char *cp_select__write(const struct cp_select *sel, const char *prog, const char
 	strbuf_release(&start);
 	free(rs.r);
 	free(exe);
-	return tmp;
+	*path = tmp;
+	return 0;
 }

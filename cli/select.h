@@ -13,10 +13,14 @@ struct cp_select {
 
 /*
  * Resolve sel against prog and the instrumented libraries it links; write
- * the runtime's filter file and return its path (the caller unlinks it),
- * or NULL when nothing was asked for.  Bad patterns are usage errors; a
- * --start that matches nothing is an error (exit 1).
+ * the runtime's filter file and set *path to its path (the caller unlinks
+ * and frees it), or to NULL when nothing was asked for; 0.  A --start that
+ * matches nothing is an error: one line, -1.  Patterns must have passed
+ * cp_select__check.
  */
-char *cp_select__write(const struct cp_select *sel, const char *prog, const char *const *usage);
+int cp_select__write(const struct cp_select *sel, const char *prog, char **path);
+
+/* Bad regular expressions in sel are usage errors (exit 129), found before anything is allocated. */
+void cp_select__check(const struct cp_select *sel, const char *const *usage);
 
 #endif /* CP_CLI_SELECT_H */

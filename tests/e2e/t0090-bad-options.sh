@@ -49,4 +49,28 @@ test_expect_success 'a bad value names the option, not the option and its value'
 	test_cmp expect err
 '
 
+# A usage error found late (after list options were collected, or after a
+# filter was built) leaves nothing allocated: the ASan column's
+# LeakSanitizer would add lines and change the status.
+while IFS='|' read -r code cmd
+do
+	test_expect_success "late usage error: callprof $cmd: $code and one line" "
+		test_expect_code $code callprof $cmd >out 2>err &&
+		test_line_count = 1 err &&
+		test_must_be_empty out &&
+		test_path_is_missing q.cprof
+	"
+done <<'EOF'
+129|diff --debug-dir=d1 --debug-dir=d2 --fail-if=calls-changed --fail-if=bogus p.cprof p.cprof
+129|report --debug-dir=d1 --threads=main --threads=a,,b p.cprof
+129|report --debug-dir=d1 --regex --focus=main --hide=a[ p.cprof
+129|report --debug-dir=d1 --fields=bogus p.cprof
+129|report --debug-dir=d1 --name-width=3 p.cprof
+129|export -f folded --debug-dir=d1 --regex --focus=a[ p.cprof
+129|export -f folded --threads=, p.cprof
+129|record --regex --exclude=main --exclude=a[ -o q.cprof -- ./t-nested
+1|record --start=no_such_function_anywhere --exclude=main -o q.cprof -- ./t-nested
+1|merge --debug-dir=d1 -o no-such-dir/m.cprof p.cprof
+EOF
+
 test_done

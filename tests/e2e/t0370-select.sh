@@ -143,7 +143,7 @@ test_expect_success 'bad selection options: one line, usage exit status' '
 	test_expect_code 129 callprof record --budget abc ./t-select 2>err &&
 	grep "budget wants a percentage" err &&
 	test_expect_code 129 callprof record --mode=coverage --start phase ./t-select 2>err &&
-	test_expect_code 128 callprof record -o nostart.cprof --start no_such_fn ./t-select 2>err &&
+	test_expect_code 1 callprof record -o nostart.cprof --start no_such_fn ./t-select 2>err &&
 	test_line_count = 1 err &&
 	grep "start .no_such_fn. matches no function" err &&
 	test_path_is_missing nostart.cprof
