@@ -312,31 +312,6 @@ static void wait_for_watchers(void)
 }
 
 /*
- * argv[0] as execvp would find it: itself when it holds a '/', else the
- * first executable regular file of that name in PATH.  NULL if none.
- */
-static char *find_program(const char *name)
-{
-	const char *path = getenv("PATH"), *p, *end;
-	struct stat st;
-
-	if (strchr(name, '/'))
-		return access(name, X_OK) ? NULL : xstrdup(name);
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path; p; p = *end ? end + 1 : NULL) {
-		char *cand;
-
-		end = strchrnul(p, ':');
-		cand = xstrfmt("%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", name);
-		if (!stat(cand, &st) && S_ISREG(st.st_mode) && !access(cand, X_OK))
-			return cand;
-		free(cand);
-	}
-	return NULL;
-}
-
-/*
  * --sample: sample the program unless it was built with
  * -finstrument-functions (its runtime samples then, see runtime/).  A
  * program that cannot be found goes the instrumented way, which says so
@@ -345,7 +320,7 @@ static char *find_program(const char *name)
  */
 static int want_sampler(const char *prog)
 {
-	char *path = find_program(prog);
+	char *path = cp_find_program(prog);
 	int ret = path ? cp_elf_is_instrumented(path) : -ENOENT;
 
 	free(path);

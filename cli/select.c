@@ -347,26 +347,6 @@ static void search_libraries(struct rules *rs, const char *prog, struct strbuf *
 	pclose(p);
 }
 
-/* PROG as execvp would find it. */
-static char *find_program(const char *prog)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(prog, '/'))
-		return xstrdup(prog);
-	for (const char *s = path ? path : "/usr/bin:/bin"; *s;) {
-		const char *colon = strchr(s, ':');
-		size_t len = colon ? (size_t)(colon - s) : strlen(s);
-		char *cand = xstrfmt("%.*s/%s", (int)len, len ? s : ".", prog);
-
-		if (!access(cand, X_OK))
-			return cand;
-		free(cand);
-		s += len + !!colon;
-	}
-	return NULL;
-}
-
 int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 {
 	struct rules rs = { 0 };
@@ -396,7 +376,7 @@ int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 		if (rs.r[k].kind == CP_FILTER_EXCLUDE_MODULE)
 			strbuf_addf(&out, "module E %s\n", rs.r[k].text);
 
-	exe = find_program(prog);
+	exe = cp_find_program(prog);
 	elf_version(EV_CURRENT);
 	if (exe && rs.n) {
 		search_module(&rs, exe, 1, &out);

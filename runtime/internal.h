@@ -6,8 +6,9 @@
  * mmap'd chunks and never move or get freed before the process dumps, so
  * the dumping thread can read other threads' trees without locks (values
  * of a still-running thread are a snapshot, never a crash).  A thread finds
- * a child node through its parent's one-entry cache and, on a miss, through
- * a per-thread open-addressing hash table keyed by (parent, function).
+ * a child node through its parent's two most recent children (cache,
+ * cache2) and, on a miss, through a per-thread open-addressing hash table
+ * keyed by (parent, function).
  *
  * Everything here is built without -finstrument-functions and with hidden
  * visibility; only the hooks and the public API are exported.
@@ -88,8 +89,10 @@ struct cp_node {
 
 /*
  * A context's flags (struct cp_node.flags), set when it is created or,
- * for UNTIMED, by the budget; the enter hook tests them right after the
- * loads of fn and site it makes anyway, in the same cache line.
+ * for UNTIMED, by the budget; the enter hook tests them once it has found
+ * the node.  flags sits in the node's second cache line (offset 108 of
+ * 112), next to the off-CPU fields; the first line holds what every call
+ * touches (fn, site, parent, cache, calls, ticks, min, max).
  */
 enum cp_nflags {
 	CP_NF_EXCLUDED = 1 << 0, /* a marker: calls of an excluded function, no frame */

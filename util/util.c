@@ -485,3 +485,30 @@ uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key)
 			return m->vals[i];
 	return CP_U64MAP_NONE;
 }
+
+char *cp_find_program(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char dflt[256];
+	struct stat st;
+
+	if (!*name)
+		return NULL;
+	if (strchr(name, '/'))
+		return access(name, X_OK) ? NULL : xstrdup(name);
+	if (!path) {
+		size_t n = confstr(_CS_PATH, dflt, sizeof(dflt));
+
+		path = n && n <= sizeof(dflt) ? dflt : "/bin:/usr/bin";
+	}
+	for (p = path; p; p = *end ? end + 1 : NULL) {
+		char *cand;
+
+		end = strchrnul(p, ':');
+		cand = end > p ? xstrfmt("%.*s/%s", (int)(end - p), p, name) : xstrfmt("./%s", name);
+		if (!stat(cand, &st) && S_ISREG(st.st_mode) && !access(cand, X_OK))
+			return cand;
+		free(cand);
+	}
+	return NULL;
+}

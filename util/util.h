@@ -51,6 +51,14 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrfmt(const char *fmt, ...) CP_PRINTF(1, 2);
 
+/*
+ * NAME as execvp would run it: itself when it holds a '/' (if it can be
+ * executed), else the first executable regular file NAME in $PATH (an
+ * empty element is the current directory, "./NAME"; no PATH is the
+ * system's default, confstr(_CS_PATH)).  Allocated; NULL if none.
+ */
+char *cp_find_program(const char *name);
+
 /* FNV-1a hash of a string, for the tool's hash tables. */
 uint64_t cp_str_hash(const char *s);
 /* A 64-bit key mixed so that its low bits index a hash table well. */

@@ -16,6 +16,29 @@ void cp_test__register(struct cp_test *t)
 	tail = &t->next;
 }
 
+static const char *i128_str(__int128 v, char buf[48])
+{
+	unsigned __int128 u = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
+	char *p = buf + 47;
+
+	*p = '\0';
+	do {
+		*--p = (char)('0' + (int)(u % 10));
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	return p;
+}
+
+void cp_test__fail_int(const char *file, int line, const char *a, const char *op, const char *b,
+		       __int128 va, __int128 vb)
+{
+	char ba[48], bb[48];
+
+	cp_test__fail(file, line, "%s %s %s: %s, %s", a, op, b, i128_str(va, ba), i128_str(vb, bb));
+}
+
 void cp_test__fail(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;

@@ -22,6 +22,9 @@ struct cp_test {
 };
 
 void cp_test__register(struct cp_test *t);
+/* "A OP B: a, b", the two values in decimal. */
+void cp_test__fail_int(const char *file, int line, const char *a, const char *op, const char *b,
+		       __int128 va, __int128 vb);
 void cp_test__fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
 
@@ -40,20 +43,22 @@ void cp_test__fail(const char *file, int line, const char *fmt, ...)
 			cp_test__fail(__FILE__, __LINE__, "CHECK(%s) failed", #cond); \
 	} while (0)
 
+/*
+ * Integers compare as 128-bit values: a uint64_t of 2^63 or more and a
+ * negative int64_t are both shown as what they are.
+ */
 #define CHECK_EQ(a, b) \
 	do { \
-		long long cp__a = (long long)(a), cp__b = (long long)(b); \
+		__int128 cp__a = (__int128)(a), cp__b = (__int128)(b); \
 		if (cp__a != cp__b) \
-			cp_test__fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, cp__a, \
-				      cp__b); \
+			cp_test__fail_int(__FILE__, __LINE__, #a, "==", #b, cp__a, cp__b); \
 	} while (0)
 
 #define CHECK_LE(a, b) \
 	do { \
-		long long cp__a = (long long)(a), cp__b = (long long)(b); \
+		__int128 cp__a = (__int128)(a), cp__b = (__int128)(b); \
 		if (!(cp__a <= cp__b)) \
-			cp_test__fail(__FILE__, __LINE__, "%s <= %s: %lld > %lld", #a, #b, cp__a, \
-				      cp__b); \
+			cp_test__fail_int(__FILE__, __LINE__, #a, "<=", #b, cp__a, cp__b); \
 	} while (0)
 
 #define CHECK_STR(a, b) \
