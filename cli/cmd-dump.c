@@ -2,12 +2,12 @@
  * cmd-dump.c - `callprof dump PID`: a snapshot of the profile of a program
  * that `callprof record` runs, without stopping it.
  *
- * The program's watcher (runtime/watch.c), a child process named
- * "callprof-watch" that shares the program's profile memory, writes the
- * snapshot: we find it among PID's children, ask it with sigqueue (so it
- * knows whom to answer) and wait, at most TIMEOUT_S seconds, for its answer:
- * a descriptor it holds open on the finished file, whose name we read in
- * /proc, or -errno.  The file is complete when announced (the runtime
+ * The program's watcher (runtime/watch.c), a process named "callprof-watch"
+ * that shares the program's profile memory and holds a pidfd on it, writes
+ * the snapshot: we find it by that pidfd, ask it with sigqueue (so it
+ * knows whom to answer) and wait, at most TIMEOUT_S seconds, for its
+ * answer: a descriptor it holds open on the finished file, whose name we
+ * read in /proc (and whose contents -o copies through it), or -errno.  The file is complete when announced (the runtime
  * writes a temporary and renames it), so there is never a partial one.
  */
 #include <dirent.h>
@@ -34,37 +34,68 @@ static const char *const dump_usage[] = {
 	NULL,
 };
 
-/* PID's child named callprof-watch, or 0. */
-static pid_t find_watcher(pid_t pid)
+/* Does process w hold a pidfd on pid (its fdinfo says "Pid:\tPID")? */
+static int watches(long w, pid_t pid)
 {
-	char path[64];
+	char path[64], link[64], line[128];
 	DIR *d;
 	struct dirent *e;
-	pid_t found = 0;
+	int found = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%ld/fd", w);
 	d = opendir(path);
 	while (d && !found && (e = readdir(d))) {
-		char kids[PATH_MAX], comm[64];
+		char fdpath[PATH_MAX];
+		ssize_t n;
 		FILE *f;
-		long c;
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(kids, sizeof(kids), "/proc/%d/task/%s/children", (int)pid, e->d_name);
-		f = fopen(kids, "r");
-		while (f && !found && fscanf(f, "%ld", &c) == 1) {
-			FILE *g;
-
-			snprintf(comm, sizeof(comm), "/proc/%ld/comm", c);
-			g = fopen(comm, "r");
-			if (g && fgets(comm, sizeof(comm), g) && !strcmp(comm, "callprof-watch\n"))
-				found = (pid_t)c;
-			if (g)
-				fclose(g);
-		}
+		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fd/%s", w, e->d_name);
+		n = readlink(fdpath, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:[pidfd]"))
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fdinfo/%s", w, e->d_name);
+		f = fopen(fdpath, "r");
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = !strncmp(line, "Pid:", 4) && strtol(line + 4, NULL, 10) == pid;
 		if (f)
 			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * PID's watcher, or 0: a process named callprof-watch that holds a pidfd
+ * on PID.  The watcher is not PID's child (runtime/watch.c): it is found
+ * among all processes, by what it waits for.
+ */
+static pid_t find_watcher(pid_t pid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		char path[64], comm[32];
+		char *end;
+		long w = strtol(e->d_name, &end, 10);
+		FILE *f;
+
+		if (w <= 0 || *end || w == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", w);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "callprof-watch\n") && watches(w, pid))
+			found = (pid_t)w;
+		fclose(f);
 	}
 	if (d)
 		closedir(d);
@@ -114,18 +145,24 @@ static int wait_answer(pid_t watcher, const sigset_t *set)
 }
 
 /*
- * Copy src to dst (on another file system) through cp_outfile, then remove
- * src; 0, or cp_error()'s -1 having said why.
+ * Copy the snapshot open at src (/proc/W/fd/N; its name is name) to dst
+ * through cp_outfile; then remove name if it is that same file and ours.
+ * 0, or cp_error()'s -1 having said why.
  */
-static int copy_file(const char *src, const char *dst)
+static int copy_file(const char *src, const char *name, const char *dst)
 {
 	char buf[65536];
 	struct cp_outfile *of;
-	int in = open(src, O_RDONLY | O_CLOEXEC), e;
+	struct stat st, named;
+	int in = open(src, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e;
 	ssize_t n;
 
 	if (in < 0)
-		return cp_error("cannot open '%s': %s", src, strerror(errno));
+		return cp_error("cannot open the snapshot '%s': %s", name, strerror(errno));
+	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
+		close(in);
+		return cp_error("the snapshot '%s' is not a regular file", name);
+	}
 	of = cp_outfile__open(dst);
 	if (!of) {
 		close(in);
@@ -138,11 +175,13 @@ static int copy_file(const char *src, const char *dst)
 	close(in);
 	if (n) {
 		cp_outfile__abort(of);
-		return cp_error("cannot copy '%s' to '%s': %s", src, dst, strerror(e));
+		return cp_error("cannot copy '%s' to '%s': %s", name, dst, strerror(e));
 	}
 	if (cp_outfile__commit(of))
 		return -1;
-	unlink(src);
+	if (!lstat(name, &named) && named.st_dev == st.st_dev && named.st_ino == st.st_ino &&
+	    st.st_uid == getuid())
+		unlink(name);
 	return 0;
 }
 
@@ -176,7 +215,7 @@ static int dump_process(int argc, const char **argv)
 			return cp_error("process %d has no watcher (CALLPROF_WATCH=0, or it has not run "
 				     "an instrumented call yet): it can only dump itself "
 				     "(callprof_dump)", (int)pid);
-		return cp_error("process %d is not recorded by callprof (no callprof-watch child)",
+		return cp_error("process %d is not recorded by callprof (no callprof-watch for it)",
 			     (int)pid);
 	}
 	sigemptyset(&set);
@@ -205,18 +244,18 @@ static int dump_process(int argc, const char **argv)
 		return cp_error("process %d: cannot find the snapshot: %s: %s", (int)pid, fdlink,
 			     strerror(errno));
 	path[n] = '\0';
-	if (out) {
-		if (rename(path, out)) {
-			if (errno != EXDEV)
-				return cp_error("cannot move '%s' to '%s': %s", path, out,
-					     strerror(errno));
-			if (copy_file(path, out))
-				return -1;
-		}
-		printf("%s\n", out);
-	} else {
+	if (!out) {
 		printf("%s\n", path);
+		return 0;
 	}
+	/*
+	 * Copied from the watcher's descriptor, not renamed by the name it
+	 * gives: a name is only what a process says, the descriptor is the
+	 * file it wrote.  The snapshot is removed when it is ours to remove.
+	 */
+	if (copy_file(fdlink, path, out))
+		return -1;
+	printf("%s\n", out);
 	return 0;
 }
 

@@ -183,7 +183,19 @@ static uint64_t distinct_functions(const struct cp_profile_file *pf)
 	return distinct;
 }
 
-static void summarize(const char *shown, const char *path, const struct stat *before)
+/*
+ * The status file (CALLPROF_STATUS, see runtime/session.c): the program
+ * and its watcher say there why its profile was not written.  Read once,
+ * then removed; lines are "write ERRNO", "watch ERRNO" or "rights 0".
+ */
+struct run_status {
+	int wrote_error; /* the runtime said why on the program's stderr */
+	int watch_errno; /* the watcher could not write (it has no stderr) */
+	int rights;	 /* the watcher could not tell the program's rights */
+};
+
+static void summarize(const char *shown, const char *path, const struct stat *before,
+		      const struct run_status *rs)
 {
 	struct stat st;
 	struct cp_profile_file *pf;
@@ -194,9 +206,20 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	if (stat(path, &st) || (before && st.st_ino == before->st_ino &&
 				st.st_mtim.tv_sec == before->st_mtim.tv_sec &&
 				st.st_mtim.tv_nsec == before->st_mtim.tv_nsec)) {
-		cp_warning("no profile written to '%s': the program did not load the runtime "
-			"(statically linked without libcallprof.a?) or did not exit normally",
-			shown);
+		/* Only the true cause: the runtime already named a failed write. */
+		if (rs && rs->wrote_error)
+			return;
+		if (rs && rs->watch_errno)
+			cp_error("no profile written to '%s': the program was killed and its watcher "
+				 "could not write it: %s", shown, strerror(rs->watch_errno));
+		else if (rs && rs->rights)
+			cp_warning("no profile written to '%s': the program was killed after changing "
+				   "its credentials, and its watcher could not check them, so it wrote "
+				   "nothing on the program's behalf", shown);
+		else
+			cp_warning("no profile written to '%s': the program did not load the runtime "
+				   "(statically linked without libcallprof.a?) or did not exit normally",
+				   shown);
 		return;
 	}
 	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
@@ -307,8 +330,54 @@ static void wait_for_watchers(void)
 			nanosleep(&nap, NULL);
 		}
 	}
+}
+
+/* Other orphans that ended meanwhile. */
+static void reap_orphans(void)
+{
+	int status;
+
 	while (waitpid(-1, &status, WNOHANG | __WALL) > 0)
-		; /* other orphans that ended meanwhile */
+		;
+}
+
+static char *make_status_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path = xstrfmt("%s/callprof-status.XXXXXX", dir && *dir == '/' ? dir : "/tmp");
+	int fd = mkstemp(path);
+
+	if (fd < 0 || strlen(path) >= 256) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		free(path);
+		return NULL; /* then record guesses, as without it */
+	}
+	close(fd);
+	return path;
+}
+
+static void read_status_file(const char *path, struct run_status *rs)
+{
+	char line[64], what[16];
+	FILE *f = path ? fopen(path, "r") : NULL;
+	int e;
+
+	memset(rs, 0, sizeof(*rs));
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%15s %d", what, &e) != 2)
+			continue;
+		if (!strcmp(what, "write"))
+			rs->wrote_error = 1;
+		else if (!strcmp(what, "watch") && e > 0)
+			rs->watch_errno = e;
+		else if (!strcmp(what, "rights"))
+			rs->rights = 1;
+	}
+	if (f)
+		fclose(f);
 }
 
 /*
@@ -429,7 +498,7 @@ static int record_sampled(const char **argv, const char *out, const char *outabs
 	errors = cp_sampler__finish(s);
 	cp_sampler__free(s);
 	if (!errors && !not_started(status, outabs, have_before))
-		summarize(out, outabs, have_before ? &before : NULL);
+		summarize(out, outabs, have_before ? &before : NULL, NULL);
 	list_other_profiles(out, outabs, &start);
 	return exit_like(status);
 }
@@ -440,7 +509,9 @@ int cmd_record(int argc, const char **argv)
 		   *dump_on = NULL;
 	char *filter = NULL;
 	struct cp_select sel = { 0 };
-	char *lib = NULL, *outabs = NULL, *preload = NULL;
+	char *lib = NULL, *outabs = NULL, *preload = NULL, *status_path = NULL;
+	struct run_status rs;
+	siginfo_t si;
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct stat before;
 	struct timespec start;
@@ -542,6 +613,7 @@ int cmd_record(int argc, const char **argv)
 		goto out;
 	}
 	have_before = !stat(outabs, &before);
+	status_path = make_status_file();
 	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);
 
 	/* The watchers of ended processes come to us (see wait_for_watchers). */
@@ -554,10 +626,15 @@ int cmd_record(int argc, const char **argv)
 
 		if (filter)
 			unlink(filter);
+		if (status_path)
+			unlink(status_path);
 		cp_die("cannot fork: %s", strerror(err));
 	}
 	if (child_pid == 0) {
 		char pid[32];
+
+		if (status_path)
+			setenv("CALLPROF_STATUS", status_path, 1);
 
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		setenv("LD_PRELOAD", preload, 1);
@@ -596,20 +673,35 @@ int cmd_record(int argc, const char **argv)
 	}
 
 	relay_signals(&old);
+	/*
+	 * The program stays unreaped (WNOWAIT) until its watcher is done:
+	 * the watcher reads its credentials in /proc (runtime/creds.c).
+	 */
+	while (waitid(P_PID, (id_t)child_pid, &si, WEXITED | WNOWAIT) < 0) {
+		if (errno != EINTR)
+			cp_die("waitid: %s", strerror(errno));
+	}
+	wait_for_watchers();
 	while (waitpid(child_pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			cp_die("waitpid: %s", strerror(errno));
 	}
-	wait_for_watchers();
+	reap_orphans();
 	restore_signals(&old);
 	if (filter)
 		unlink(filter);
 
+	read_status_file(status_path, &rs);
+	if (status_path)
+		unlink(status_path);
 	if (!not_started(status, outabs, have_before))
-		summarize(out, outabs, have_before ? &before : NULL);
+		summarize(out, outabs, have_before ? &before : NULL, &rs);
 	list_other_profiles(out, outabs, &start);
 	ret = exit_like(status);
 out:
+	if (status_path)
+		unlink(status_path);
+	free(status_path);
 	free(lib);
 	free(outabs);
 	free(preload);

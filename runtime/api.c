@@ -180,14 +180,14 @@ static CP_NOINSTR void region_end(const char *name)
 /* callprof_dump() and callprof_reset() one at a time (the dump reads the baselines). */
 static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void cp_api__dump_path(char *path, size_t cap)
+void cp_api__dump_path(const char *base, char *path, size_t cap)
 {
-	size_t len = strnlen(cp_session.out, sizeof(cp_session.out));
+	size_t len = strnlen(base, sizeof(cp_session.out));
 	unsigned n = __atomic_add_fetch(&cp_session.dumps, 1, __ATOMIC_RELAXED);
 
 	if (len > cap - 32)
 		len = cap - 32;
-	memcpy(path, cp_session.out, len);
+	memcpy(path, base, len);
 	memcpy(path + len, ".dump", 5);
 	len += 5;
 	cp_put_dec(path, cap, &len, n);
@@ -210,7 +210,7 @@ static CP_NOINSTR int dump(const char *path)
 	}
 	pthread_mutex_lock(&api_lock);
 	if (!path) {
-		cp_api__dump_path(buf, sizeof(buf));
+		cp_api__dump_path(cp_session.out, buf, sizeof(buf));
 		path = buf;
 	}
 	/*

@@ -648,8 +648,11 @@ out_unmap:
 out:
 	if (ret) {
 		cp_writer__abort(w);
-		if (!snapshot)
+		if (!snapshot && !in_watcher(how)) {
 			warn_failed(path, ret);
+			if (!strcmp(path, cp_session.out))
+				cp_status__failed(-2, "write", ret);
+		}
 	}
 	if (locked)
 		cp_thread__fold_unlock();

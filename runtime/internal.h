@@ -321,6 +321,8 @@ struct cp_ctx_slot {
 #define CP_CTX_SLOTS 256
 
 /* Global state of the runtime in this process. */
+#define CP_STATUS_PATH_MAX 256
+
 struct cp_session {
 	int state;		   /* enum cp_state */
 	int clock;		   /* enum cp_clock: TSC, TSC_FAST or MONOTONIC */
@@ -354,7 +356,17 @@ struct cp_session {
 	uint32_t dumps;		   /* snapshots taken (api.c, watch.c): the N of OUT.dumpN */
 	int dump_signal;	   /* CALLPROF_DUMP_ON: a signal asking for a snapshot, 0 if none */
 	pid_t watcher;		   /* this process's watcher (watch.c), 0 if none yet */
+	char status[CP_STATUS_PATH_MAX]; /* CALLPROF_STATUS, "" if none (session.c) */
 };
+
+/*
+ * session.c: the status file of `callprof record` (CALLPROF_STATUS):
+ * cp_status__open() is a descriptor on it for the process that owns the
+ * output, else -1; cp_status__failed() appends "WHAT ERRNO" to fd (-2: opens
+ * and closes it), keeping errno.
+ */
+CP_HIDDEN int cp_status__open(void);
+CP_HIDDEN void cp_status__failed(int fd, const char *what, int err);
 
 enum cp_state {
 	CP_STATE_NONE = 0, /* not initialised */
@@ -443,7 +455,7 @@ CP_HIDDEN void cp_control__resume(void);
  */
 CP_HIDDEN const char *cp_api__region_name(uint32_t id);
 CP_HIDDEN uint32_t cp_api__nregions(void);
-CP_HIDDEN void cp_api__dump_path(char *path, size_t cap);
+CP_HIDDEN void cp_api__dump_path(const char *base, char *path, size_t cap);
 CP_HIDDEN void cp_api__fork_child(void);
 
 /* Account one finished call of d ticks to n. */
@@ -482,6 +494,25 @@ CP_HIDDEN void cp_watch__spawn(void);
 CP_HIDDEN void cp_watch__fork_prepare(void);
 CP_HIDDEN void cp_watch__fork_parent(void);
 CP_HIDDEN void cp_watch__fork_child(void);
+
+/*
+ * creds.c (shared library only): a process's credentials as
+ * /proc/PID/status shows them, and taking them (see creds.c).
+ */
+#define CP_CREDS_MAX_GROUPS 256
+struct cp_creds {
+	uint32_t uid[4], gid[4]; /* real, effective, saved, file system */
+	uint32_t ngroups;
+	uint32_t groups[CP_CREDS_MAX_GROUPS];
+	uint64_t cap_inh, cap_prm, cap_eff, cap_amb;
+};
+/* The credentials of the process whose /proc directory is dirfd: 0 or -errno. */
+CP_HIDDEN int cp_creds__read(int dirfd, struct cp_creds *c);
+/* Could a process with c not change them itself (all ids equal, no capability)? */
+CP_HIDDEN int cp_creds__fixed(const struct cp_creds *c);
+/* Take c (this process must be single-threaded); 0 once they are ours, else -errno. */
+CP_HIDDEN int cp_creds__become(const struct cp_creds *c);
+
 /* sigqueue value of a snapshot request from `callprof dump` ("CPRD"); cli/cmd-dump.c has it too. */
 #define CP_DUMP_REQUEST 0x43505244
 

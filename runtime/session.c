@@ -22,6 +22,7 @@
  * None of them is read in secure-execution mode (see cp_session__init).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,53 @@ static void resolve_out_base(void)
 		len = cap - pos;
 	memcpy(base + pos, out, len);
 	base[pos + len] = '\0';
+}
+
+/*
+ * CALLPROF_STATUS: a file `callprof record` created for the process it
+ * started, where that process (or its watcher) says that its profile could
+ * not be written, so that record names the true cause instead of guessing.
+ * One line per failure, "WHAT ERRNO": "write" (the runtime said why on
+ * stderr), "watch" (the watcher, which has no stderr, could not write it),
+ * "rights" (the watcher could not tell the program's credentials: it wrote
+ * nothing).  Opened without O_CREAT: it is record's file or nothing.
+ */
+static void read_status_path(void)
+{
+	const char *s = getenv("CALLPROF_STATUS");
+	size_t len = s ? strlen(s) : 0;
+
+	if (len && len < sizeof(cp_session.status) && s[0] == '/')
+		memcpy(cp_session.status, s, len + 1);
+}
+
+int cp_status__open(void)
+{
+	if (!cp_session.status[0] || !cp_session.owns_out)
+		return -1;
+	return open(cp_session.status, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+}
+
+void cp_status__failed(int fd, const char *what, int err)
+{
+	int saved_errno = errno, close_it = fd == -2;
+	char line[64];
+	size_t pos = strlen(what);
+
+	if (close_it)
+		fd = cp_status__open();
+	if (fd < 0 || pos > 32)
+		goto out;
+	memcpy(line, what, pos);
+	line[pos++] = ' ';
+	cp_put_dec(line, sizeof(line) - 2, &pos, (unsigned long)(err < 0 ? -err : err));
+	line[pos++] = '\n';
+	if (write(fd, line, pos) < 0) {
+	}
+	if (close_it)
+		close(fd);
+out:
+	errno = saved_errno;
 }
 
 /*
@@ -186,6 +234,7 @@ int cp_session__init(void)
 	cp_session.ppid = getppid();
 	resolve_out_base();
 	set_out_path();
+	read_status_path();
 	cp_offcpu__init();
 	cp_filter__init();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;

@@ -55,6 +55,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/internal.h"
@@ -203,17 +204,74 @@ void cp_watch__init(void)
 	cp_session.watch_pending = 1;
 }
 
-/* Close every descriptor but keep; 0, 1, 2 become /dev/null. */
-static void close_all_but(int keep)
+/*
+ * What the watcher knows of its own: filled in before it is cloned, in a
+ * private mapping that the clone copies, so nothing the program writes
+ * later reaches it.  Nothing else of the program's memory steers what the
+ * watcher opens or with which rights (see creds.c).
+ */
+struct watch_ctx {
+	int pidfd;		/* the program, to wait for its end */
+	int procfd;		/* its /proc directory, to read its credentials */
+	pid_t pid;
+	int owns_out;
+	int have_creds;		/* creds holds the program's, as last read */
+	struct cp_creds creds;
+	int statusfd;		/* record's status file (cp_status__open), or -1 */
+	char out[sizeof(cp_session.out)];
+};
+
+/* Close every descriptor but those of keep[n] (ascending, -1s first); 0, 1, 2 become /dev/null. */
+static void close_all_but(const int *keep, int n)
 {
+	unsigned next = 0;
 	int fd;
 
-	if (keep > 0)
-		syscall(SYS_close_range, 0u, (unsigned)keep - 1, 0u);
-	syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u);
+	for (int i = 0; i < n; i++) {
+		if (keep[i] < 0)
+			continue;
+		if ((unsigned)keep[i] > next)
+			syscall(SYS_close_range, next, (unsigned)keep[i] - 1, 0u);
+		next = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, next, ~0u, 0u);
 	fd = open("/dev/null", O_RDWR);
 	while (fd >= 0 && fd < 2)
 		fd = dup(fd);
+}
+
+/* Of the descriptors, keep the watcher's only (close_all_but wants them ascending). */
+static void keep_only_ours(const struct watch_ctx *x)
+{
+	int keep[3] = { x->pidfd, x->procfd, x->statusfd };
+
+	for (int i = 0; i < 3; i++)
+		for (int k = i + 1; k < 3; k++)
+			if (keep[k] < keep[i]) {
+				int t = keep[i];
+
+				keep[i] = keep[k];
+				keep[k] = t;
+			}
+	close_all_but(keep, 3);
+}
+
+/*
+ * Take the program's credentials of now (see creds.c) before acting for
+ * it: 0, or -errno when they cannot be read and might have changed, or
+ * cannot be taken.
+ */
+static int act_as_program(struct watch_ctx *x)
+{
+	struct cp_creds now;
+
+	if (!cp_creds__read(x->procfd, &now)) {
+		x->creds = now;
+		x->have_creds = 1;
+	} else if (!x->have_creds || !cp_creds__fixed(&x->creds)) {
+		return -EPERM;
+	}
+	return cp_creds__become(&x->creds);
 }
 
 /*
@@ -221,7 +279,7 @@ static void close_all_but(int keep)
  * OUT.dumpN; a request of `callprof dump` is answered (see above).  *held
  * is the descriptor on the last snapshot, kept for the requester to find.
  */
-static void snapshot(const struct signalfd_siginfo *si, int *held)
+static void snapshot(struct watch_ctx *x, const struct signalfd_siginfo *si, int *held)
 {
 	char path[sizeof(cp_session.out) + 32];
 	union sigval v;
@@ -232,8 +290,8 @@ static void snapshot(const struct signalfd_siginfo *si, int *held)
 		ret = -ESRCH; /* ending: its own profile is being written */
 	else if (__atomic_load_n(&cp_arena.overflowed, __ATOMIC_ACQUIRE))
 		ret = -ENOMEM; /* part of the tree is out of our sight */
-	else {
-		cp_api__dump_path(path, sizeof(path));
+	else if ((ret = act_as_program(x)) == 0) {
+		cp_api__dump_path(x->out, path, sizeof(path));
 		ret = cp_flush(path, CP_FLUSH_WATCH);
 	}
 	if (si->ssi_code != SI_QUEUE || si->ssi_int != CP_DUMP_REQUEST)
@@ -251,21 +309,23 @@ static void snapshot(const struct signalfd_siginfo *si, int *held)
 /*
  * The watcher: cloned from the program, it only waits, then maybe writes.
  * Our globals are the program's too, and change under it: nothing of them
- * is read before the program is gone.
+ * is read before the program is gone, except flags that say whether to
+ * write, never where or as whom.
  */
-static __attribute__((noreturn)) void watcher(int pidfd)
+static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 {
-	struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = x->pidfd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
 	char tmp[sizeof(cp_session.out) + 32];
 	struct signalfd_siginfo si;
 	sigset_t req;
-	int held = -1;
+	int held = -1, ret, act_failed;
 
 	setsid();
-	close_all_but(pidfd);
+	keep_only_ours(x);
 	/* The output path is absolute: this only keeps a mount from being held busy. */
 	if (chdir("/")) {
 	}
+	x->have_creds = !cp_creds__read(x->procfd, &x->creds);
 	/* Every signal is blocked here: SIGUSR2 stays pending for the signalfd. */
 	sigemptyset(&req);
 	sigaddset(&req, SIGUSR2);
@@ -276,7 +336,7 @@ static __attribute__((noreturn)) void watcher(int pidfd)
 		if (p[0].revents)
 			break;
 		if (p[1].revents && read(p[1].fd, &si, sizeof(si)) == sizeof(si))
-			snapshot(&si, &held);
+			snapshot(x, &si, &held);
 	}
 	/*
 	 * The program is gone.  Unless it wrote its profile (finished), was
@@ -286,47 +346,100 @@ static __attribute__((noreturn)) void watcher(int pidfd)
 	 */
 	if (!__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) && !cp_session.exec_pending &&
 	    !cp_arena.overflowed && cp_session.state >= CP_STATE_ON &&
-	    (cp_session__recorded_anything() || cp_session.owns_out)) {
-		cp_writer__tmp_name(tmp, sizeof(tmp), cp_session.out, (unsigned long)cp_session.pid);
-		unlink(tmp);
-		cp_flush(cp_session.out, CP_FLUSH_KILLED);
+	    (cp_session__recorded_anything() || x->owns_out)) {
+		ret = act_as_program(x);
+		act_failed = ret != 0;
+		if (!ret) {
+			cp_writer__tmp_name(tmp, sizeof(tmp), x->out, (unsigned long)x->pid);
+			unlink(tmp);
+			ret = cp_flush(x->out, CP_FLUSH_KILLED);
+		}
+		if (ret)
+			cp_status__failed(x->statusfd, act_failed ? "rights" : "watch", -ret);
 	}
 	syscall(SYS_exit_group, 0);
+	__builtin_unreachable();
+}
+
+/*
+ * The helper between the program and its watcher: it clones the watcher
+ * and ends at once, so the watcher is not the program's child (the
+ * program's waitpid(-1, __WALL) and /proc/PID/task/TID/children never see
+ * it): it goes to the nearest child subreaper (`callprof record`) or init,
+ * and ends with SIGCHLD for them to reap it.
+ */
+static __attribute__((noreturn)) void helper(struct watch_ctx *x)
+{
+	long pid = syscall(SYS_clone, (long)SIGCHLD, NULL, NULL, NULL, 0L);
+
+	if (pid == 0)
+		watcher(x);
+	if (pid > 0)
+		__atomic_store_n(&cp_session.watcher, (pid_t)pid, __ATOMIC_RELEASE);
+	syscall(SYS_exit, 0);
 	__builtin_unreachable();
 }
 
 /* Start this process's watcher (once; from the first call path lookup). */
 void cp_watch__spawn(void)
 {
+	size_t bytes = (sizeof(struct watch_ctx) + PAGE - 1) & ~(PAGE - 1);
+	struct watch_ctx *x;
 	sigset_t all, old;
 	char name[17] = "";
+	int subreaper = 0, status, saved_errno = errno;
 	long pid;
-	int pidfd;
 
 	if (!__atomic_exchange_n(&cp_session.watch_pending, 0, __ATOMIC_ACQ_REL) || !w.ready ||
 	    getpid() != cp_session.pid)
 		return;
-	pidfd = (int)syscall(SYS_pidfd_open, (long)cp_session.pid, 0L);
-	if (pidfd < 0)
+	/* A child subreaper would get the watcher as its child: it would see it. */
+	if (prctl(PR_GET_CHILD_SUBREAPER, &subreaper) || subreaper) {
+		errno = saved_errno;
 		return;
-	/* The clone starts with every signal blocked: no handler of the program runs in it. */
+	}
+	x = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x == MAP_FAILED) {
+		errno = saved_errno;
+		return;
+	}
+	x->pid = cp_session.pid;
+	x->owns_out = cp_session.owns_out;
+	memcpy(x->out, cp_session.out, sizeof(x->out));
+	x->out[sizeof(x->out) - 1] = '\0';
+	x->statusfd = cp_status__open();
+	x->pidfd = (int)syscall(SYS_pidfd_open, (long)x->pid, 0L);
+	x->procfd = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x->pidfd < 0 || x->procfd < 0)
+		goto out;
+	/* The clones start with every signal blocked: no handler of the program runs in them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	/*
-	 * The clone inherits this thread's name: it is the watcher's from its
-	 * first instant, so record recognises it even if the program dies at
-	 * once.  (Other threads may see the borrowed name for that instant.)
+	 * The clones inherit this thread's name: the watcher has its own from
+	 * its first instant, so record recognises it even if the program dies
+	 * at once.  (Other threads may see the borrowed name for that instant.)
 	 */
 	prctl(PR_GET_NAME, name);
 	prctl(PR_SET_NAME, "callprof-watch");
-	pid = syscall(SYS_clone, 0L /* exit signal 0 */, NULL, NULL, NULL, 0L);
+	pid = syscall(SYS_clone, 0L /* exit signal 0: no SIGCHLD for the program */, NULL, NULL,
+		      NULL, 0L);
 	if (pid == 0)
-		watcher(pidfd);
-	if (pid > 0)
-		__atomic_store_n(&cp_session.watcher, (pid_t)pid, __ATOMIC_RELEASE);
+		helper(x);
+	/* Reaped by its pid: __WALL, as a clone with exit signal 0 is no ordinary child. */
+	while (pid > 0 && syscall(SYS_wait4, pid, &status, __WALL, NULL) < 0 && errno == EINTR)
+		;
 	prctl(PR_SET_NAME, name);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	close(pidfd);
+out:
+	if (x->pidfd >= 0)
+		close(x->pidfd);
+	if (x->procfd >= 0)
+		close(x->procfd);
+	if (x->statusfd >= 0)
+		close(x->statusfd);
+	munmap(x, bytes);
+	errno = saved_errno;
 }
 
 /* ---- fork ---- */

@@ -4,19 +4,27 @@
 test_description='SIGKILL: the watcher writes the profile of a killed program'
 . "$(dirname "$0")/lib.sh"
 
-# watcher_fds PID: fail unless the watcher of process PID exists and holds
-# nothing of the program's but /dev/null, its pidfd, its signalfd (snapshot
-# requests) and record's pipe.
+# watcher_fds PID: fail unless the watcher of process PID exists (a
+# callprof-watch process holding a pidfd on PID: it is not PID's child) and
+# holds nothing of the program's: only /dev/null, its pidfd, the program's
+# /proc directory (its credentials), its signalfd (snapshot requests) and
+# record's status file.
 watcher_fds () {
-	_w=$(grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null | head -n 1) &&
-	_w=${_w#/proc/} && _w=${_w%/status} &&
+	_w=
+	for _c in /proc/[0-9]*/comm
+	do
+		test "$(cat "$_c" 2>/dev/null)" = callprof-watch || continue
+		_p=${_c%/comm}
+		grep -qs "^Pid:[[:space:]]*$1\$" "$_p"/fdinfo/* && _w=${_p#/proc/} && break
+	done
 	test -n "$_w" &&
-	test "$(cat /proc/$_w/comm)" = callprof-watch &&
+	! grep -qs "^PPid:[[:space:]]*$1\$" /proc/$_w/status &&
 	for _fd in /proc/$_w/fd/*
 	do
 		_t=$(readlink "$_fd") || return 1
 		case "$_t" in
-		/dev/null|"anon_inode:[pidfd]"|"anon_inode:[signalfd]"|pipe:*) ;;
+		/dev/null|"anon_inode:[pidfd]"|"anon_inode:[signalfd]"|/proc/$1) ;;
+		"${TMPDIR:-/tmp}"/callprof-status.*) ;;
 		*) echo "the watcher holds $_t"; return 1 ;;
 		esac
 	done
@@ -102,6 +110,23 @@ test_expect_success 'a fork child killed: its own profile; the parent counts onl
 	test_cmp expect.parent actual &&
 	callprof export -f folded -m calls $(grep "^child\.cprof\.[0-9]*$" files) >actual &&
 	test_cmp expect.child actual
+'
+
+# A child reaped at once: its watcher cannot read its credentials any more.
+# It writes the profile only if the child could not have changed them (no
+# capability, all ids equal): as root, it cannot tell, and writes nothing.
+test_expect_success 'a fork child killed and reaped at once: a profile unless it had rights' '
+	rm -f reaped.cprof* &&
+	callprof record -o reaped.cprof -- ./t-kill child-reaped 2>err &&
+	ls reaped.cprof* >files &&
+	callprof export -f folded -m calls reaped.cprof >actual &&
+	test_cmp expect.parent actual &&
+	if test "$(id -u)" = 0
+	then
+		test_line_count = 1 files
+	else
+		test_line_count = 2 files
+	fi
 '
 
 test_expect_success 'killed after exec: the new image'"'"'s watcher writes; the old one keeps quiet' '

@@ -163,7 +163,7 @@ test_expect_success 'callprof dump: clear errors for no process, or one callprof
 	{ sleep 5 & } &&
 	other=$! &&
 	test_expect_code 1 callprof dump $other 2>err &&
-	echo "callprof: error: process $other is not recorded by callprof (no callprof-watch child)" >expect &&
+	echo "callprof: error: process $other is not recorded by callprof (no callprof-watch for it)" >expect &&
 	test_cmp expect err &&
 	kill $other
 '
