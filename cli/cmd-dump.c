@@ -204,7 +204,7 @@ static int dump_process(int argc, const char **argv)
 		cp_usage_error(dump_usage, "dump needs one process id");
 	if (out && !*out)
 		cp_usage_error(dump_usage, "-o needs a file name");
-	pid = (pid_t)cp_parse_pid(argv[0], dump_usage);
+	pid = (pid_t)cp_parse_pid(argv[0], "dump", dump_usage);
 	if (out && cp_outfile__check(out, CP_OUTFILE_RENAME))
 		return -1;
 	if (kill(pid, 0) && errno == ESRCH)

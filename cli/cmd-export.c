@@ -117,7 +117,7 @@ int cmd_export(int argc, const char **argv)
 	};
 
 	n = cp_parse_options(argc, argv, opts, export_usage, 0);
-	ro.pid = cp_parse_pid(pid, export_usage);
+	ro.pid = cp_parse_pid(pid, "--pid", export_usage);
 	if (out && !*out)
 		cp_usage_error(export_usage, "-o needs a file name");
 	if (format < 0)

@@ -74,7 +74,7 @@ int cmd_report(int argc, const char **argv)
 	};
 
 	n = cp_parse_options(argc, argv, opts, report_usage, 0);
-	ro.pid = cp_parse_pid(pid, report_usage);
+	ro.pid = cp_parse_pid(pid, "--pid", report_usage);
 	if (flat + plist + !!callers + !!callees + !!lines > 1)
 		cp_usage_error(report_usage,
 			       "--flat, --plist, --callers, --callees and --lines are alternatives");

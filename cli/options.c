@@ -229,7 +229,7 @@ long cp_parse_number(const char *arg, long min, long max, const char *opt,
 	return v;
 }
 
-unsigned cp_parse_pid(const char *arg, const char *const *usage)
+unsigned cp_parse_pid(const char *arg, const char *what, const char *const *usage)
 {
 	char *end;
 	unsigned long v;
@@ -239,6 +239,6 @@ unsigned cp_parse_pid(const char *arg, const char *const *usage)
 	errno = 0;
 	v = strtoul(arg, &end, 10);
 	if (!*arg || *end || errno || v == 0 || v > 0x7fffffff || *arg == '-')
-		cp_usage_error(usage, "--pid wants a process id, not '%s'", arg);
+		cp_usage_error(usage, "%s wants a process id, not '%s'", what, arg);
 	return (unsigned)v;
 }

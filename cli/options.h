@@ -53,7 +53,10 @@ void cp_usage_error(const char *const *usage, const char *fmt, ...)
 long cp_parse_number(const char *arg, long min, long max, const char *opt,
 		     const char *const *usage);
 
-/* A --pid value: a positive process id, or a usage error (exit 129). */
-unsigned cp_parse_pid(const char *arg, const char *const *usage);
+/*
+ * A process id: a positive number, or a usage error (exit 129) saying
+ * "WHAT wants a process id" (WHAT: the option, or the command for an operand).
+ */
+unsigned cp_parse_pid(const char *arg, const char *what, const char *const *usage);
 
 #endif /* CP_CLI_OPTIONS_H */

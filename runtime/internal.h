@@ -340,6 +340,9 @@ struct cp_session {
 	struct cp_thread *agg[CP_MAX_AGGREGATES]; /* folded exited threads, per name */
 	int forked;		   /* this process is a fork child */
 	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */
+	int write_empty;	   /* writes a profile even if it recorded nothing: the
+				    * process `callprof record` started, so that record
+				    * can say why it is empty */
 	int finished;		   /* the profile has been written (or given up) */
 	pid_t pid;		   /* this process (set at start-up and fork; a vfork
 				    * child sees its parent's) */

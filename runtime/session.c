@@ -119,12 +119,15 @@ static void set_out_path(void)
 
 	memcpy(cp_session.out, cp_session.out_base, pos + 1);
 	cp_session.owns_out = 1;
+	cp_session.write_empty = 0;
 	if (root && !cp_session.forked) {
 		char *end;
 		unsigned long want = strtoul(root, &end, 10);
 
-		if (*end == '\0' && want == pid)
+		if (*end == '\0' && want == pid) {
+			cp_session.write_empty = 1;
 			return;
+		}
 	} else if (!root && !cp_session.forked) {
 		return;
 	}
@@ -376,7 +379,7 @@ void cp_session__finish(int dying)
 		goto out; /* a vfork child: the memory is its parent's */
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-		if ((cp_session__recorded_anything() || cp_session.owns_out) &&
+		if ((cp_session__recorded_anything() || cp_session.write_empty) &&
 		    !written_by_another_instance())
 			cp_flush(cp_session.out, dying);
 		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
