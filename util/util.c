@@ -485,3 +485,49 @@ uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key)
 			return m->vals[i];
 	return CP_U64MAP_NONE;
 }
+
+int cp_open_regular(const char *path, const char **why)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), fl;
+
+	if (fd < 0) {
+		if (why)
+			*why = strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		if (why)
+			*why = strerror(e);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (why)
+			*why = "not a regular file";
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		int e = errno;
+
+		if (why)
+			*why = strerror(e);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int cp_path_is_special(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && !S_ISREG(st.st_mode);
+}

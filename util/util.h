@@ -129,6 +129,18 @@ int cp_outfile__close(struct cp_outfile *of);
 int cp_outfile__commit(struct cp_outfile *of);
 void cp_outfile__abort(struct cp_outfile *of);
 
+/*
+ * Open path for reading only if it is a regular file: a FIFO, device,
+ * socket or directory named by an untrusted profile (a module path, a
+ * debug file) must not block or be read.  Opens with O_NONBLOCK (a FIFO
+ * without writer would wait forever), checks with fstat, then clears
+ * O_NONBLOCK.  The descriptor, or -1 with *why (if why is non-NULL) set to
+ * a static reason: strerror(errno) or "not a regular file".
+ */
+int cp_open_regular(const char *path, const char **why);
+/* Whether path names (after symlinks) something that is not a regular file. */
+int cp_path_is_special(const char *path);
+
 /* Flush and close stdout, failing on a write error (git's run_builtin). */
 int cp_finish_stdout(void);
 

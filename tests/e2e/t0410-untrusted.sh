@@ -1,0 +1,61 @@
+#!/bin/sh
+test_description='untrusted profiles: FIFOs for files, huge outputs, wrapping counts, odd times'
+. "$(dirname "$0")/lib.sh"
+
+mkprofile () {
+	"$CALLPROF_BUILD/tests/mkprofile" "$@"
+}
+
+# bounded CMD...: run the tool with a time limit, so a hang fails the case
+# (timeout's status 124) instead of stopping the suite.
+bounded () {
+	timeout 60 "$@"
+}
+
+test_expect_success 'setup: a program and a library, recorded, debug data split off' '
+	build_workload_lib s-lib.c libslib.so &&
+	build_workload s-lib-main.c -L. -lslib "-Wl,-rpath,\$ORIGIN" &&
+	callprof record -o p.cprof -- ./t-lib-main >out &&
+	callprof export -f folded -m calls p.cprof >expect &&
+	grep -q slib_step expect
+'
+
+test_expect_success 'a FIFO in place of a module: refused by name, no hang' '
+	mv libslib.so libslib.so.real &&
+	mkfifo libslib.so &&
+	for cmd in "report --min-percent=0" "export -f folded" "diff --all p.cprof"
+	do
+		bounded callprof $cmd p.cprof >actual 2>err ||
+		{ echo "callprof $cmd: exit $?"; return 1; }
+		grep "^callprof: warning: .*cannot open .*libslib.so.: not a regular file" err &&
+		grep -q "libslib.so+0x" actual || return 1
+	done &&
+	rm libslib.so &&
+	mv libslib.so.real libslib.so
+'
+
+test_expect_success 'a FIFO in place of a debug file: not searched, said so, no hang' '
+	objcopy --only-keep-debug libslib.so libslib.so.debug &&
+	strip libslib.so &&
+	objcopy --add-gnu-debuglink=libslib.so.debug libslib.so &&
+	bounded callprof export -f folded -m calls p.cprof >actual 2>err &&
+	test_cmp expect actual &&
+	rm libslib.so.debug &&
+	mkfifo libslib.so.debug &&
+	bounded callprof export -f folded -m calls p.cprof >actual 2>err &&
+	grep "^callprof: warning: debug file .*libslib.so.debug. is not a regular file" err &&
+	! grep -q slib_step actual &&
+	grep -q "libslib.so+0x" actual
+'
+
+test_expect_success 'a FIFO in a build-id directory: not searched, no hang' '
+	rm libslib.so.debug &&
+	id=$(readelf -n libslib.so | awk "/Build ID:/ { print \$3 }") &&
+	mkdir -p dbg/.build-id/$(echo $id | cut -c1-2) &&
+	mkfifo dbg/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug &&
+	bounded callprof export -f folded -m calls --debug-dir dbg p.cprof >actual 2>err &&
+	grep "^callprof: warning: debug file .*\.build-id/.* is not a regular file" err &&
+	grep -q "libslib.so+0x" actual
+'
+
+test_done
