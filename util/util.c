@@ -531,3 +531,17 @@ int cp_path_is_special(const char *path)
 
 	return !stat(path, &st) && !S_ISREG(st.st_mode);
 }
+
+static uint64_t saturations;
+
+void cp_saturated(void)
+{
+	if (!saturations++)
+		cp_warning("a sum of counts or times is too large: shown as the largest value "
+			   "(18446744073709551615, saturated), not wrapped");
+}
+
+uint64_t cp_saturations(void)
+{
+	return saturations;
+}

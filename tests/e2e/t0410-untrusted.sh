@@ -58,4 +58,25 @@ test_expect_success 'a FIFO in a build-id directory: not searched, no hang' '
 	grep -q "libslib.so+0x" actual
 '
 
+test_expect_success 'counts near 2^64 saturate in merge and sums, said once' '
+	cat >big.txt <<-\EOF &&
+	meta clock=3 tps=1000000000
+	thread
+	node calls=1 ticks=1000
+	node parent=0 fn=0x1000 calls=0xF000000000000000 ticks=1000
+	node parent=1 fn=0x2000 calls=0x9000000000000000 ticks=500
+	EOF
+	mkprofile big.cprof <big.txt &&
+	callprof export -f folded -m calls big.cprof >one 2>err &&
+	grep -x "\[unknown\]+0x1000 17293822569102704640" one &&
+	callprof merge -o m.cprof big.cprof big.cprof 2>err &&
+	test $(grep -c "^callprof: warning: a sum of counts or times is too large: shown as the largest value (18446744073709551615, saturated), not wrapped$" err) = 1 &&
+	callprof export -f folded -m calls m.cprof >two 2>err &&
+	grep -x "\[unknown\]+0x1000 18446744073709551615" two &&
+	grep -x "\[unknown\]+0x1000;\[unknown\]+0x2000 18446744073709551615" two &&
+	callprof report --fields=calls,name m.cprof >report 2>err &&
+	grep -q "^18446744073709551615 *\[unknown\]+0x1000$" report &&
+	grep -q "saturated" err
+'
+
 test_done
