@@ -308,16 +308,38 @@ static void mark_inlined_sites(struct cp_rtree *t)
 }
 
 /*
+ * Whether callee k took longer than its caller n beyond what clock
+ * granularity and overhead compensation explain (more than 1 ms and 10% of
+ * the caller): a recording never gives that, a crafted or corrupt file may.
+ * The root (the thread) and count-only callers (their time is their
+ * children's) are not checked, nor profiles with threads that were still
+ * running at the dump (cp_report_profile__from_file).
+ */
+static int child_outlasts(const struct cp_rnode *n, const struct cp_rnode *k)
+{
+	uint64_t over;
+
+	if (n->parent == CP_NONE || n->untimed || k->total_ns <= n->total_ns)
+		return 0;
+	over = k->total_ns - n->total_ns;
+	return over > 1000000 && over > n->total_ns / 10;
+}
+
+/*
  * Bottom-up: lift parents below their children's sum, then derive self;
  * off-CPU time and switches go the other way, from the exclusive figures
- * of the file to the subtree's sums.
+ * of the file to the subtree's sums.  Returns the number of contexts with a
+ * callee that outlasted them (child_outlasts), when check is set.
  */
-static void derive_self(struct cp_rtree *t)
+static uint64_t derive_self(struct cp_rtree *t, int check)
 {
+	uint64_t outlasted = 0;
+
 	/* Children always have larger indices than their parents. */
 	for (uint32_t i = t->nn; i-- > 0;) {
 		struct cp_rnode *n = &t->n[i];
 		uint64_t sum = 0;
+		int outlasts = 0;
 
 		if (n->untimed && n->parent != CP_NONE) {
 			/* Count-only: its own off-CPU time is its caller's, like its own time. */
@@ -332,6 +354,8 @@ static void derive_self(struct cp_rtree *t)
 		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
 			const struct cp_rnode *k = &t->n[c];
 
+			if (check && !outlasts && child_outlasts(n, k))
+				outlasts = 1;
 			CP_ADD_SAT(sum, k->total_ns);
 			CP_ADD_SAT(n->wait_ns, k->wait_ns);
 			CP_ADD_SAT(n->inactive_ns, k->inactive_ns);
@@ -341,7 +365,9 @@ static void derive_self(struct cp_rtree *t)
 		if (sum > n->total_ns)
 			n->total_ns = sum;
 		n->self_ns = n->total_ns - sum;
+		outlasted += outlasts;
 	}
+	return outlasted;
 }
 
 /*
@@ -514,6 +540,8 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	struct cp_report_profile *rp;
 	struct cp_symbolizer_opts so = { 0 };
 	struct cp_u64map fnmap, ctx;
+	uint64_t outlasted = 0;
+	int check;
 
 	rp = xcalloc(1, sizeof(*rp));
 	rp->pf = pf;
@@ -581,21 +609,34 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	}
 	rp->compensated = rp->timed && !opts->no_compensate &&
 			  (rp->outside_ns > 0 || rp->inside_ns > 0);
+	/*
+	 * Threads still running at the dump are read while they run: a callee
+	 * that returned meanwhile may show more time than its open caller.
+	 */
+	check = rp->timed && !rp->sampled;
+	for (uint32_t i = 0; i < pf->nthreads; i++)
+		if (pf->threads[i].open_frames)
+			check = 0;
 	for (uint32_t i = 0; i < rp->ntrees; i++) {
 		mark_inlined_sites(&rp->trees[i]);
-		derive_self(&rp->trees[i]);
+		outlasted += derive_self(&rp->trees[i], check);
 		if (rp->compensated)
 			compensate(rp, &rp->trees[i]);
 		else
-			rp->raw_ns += rp->trees[i].n[0].total_ns;
+			CP_ADD_SAT(rp->raw_ns, rp->trees[i].n[0].total_ns);
 	}
+	if (outlasted)
+		cp_warning("profile '%s': %llu call %s a callee that took longer than the "
+			   "caller (by over 1 ms and 10%%): its time is raised to its callees' sum",
+			   pf->path, (unsigned long long)outlasted,
+			   outlasted == 1 ? "path has" : "paths have");
 	rp->ninputs = pf->spread ? pf->ninputs : 0;
 	if (pf->ninputs) {
 		/* Merged: each input was compensated before it was added. */
 		rp->raw_ns = rp->subtracted_ns = 0;
 		for (uint32_t i = 0; i < pf->ninputs; i++) {
-			rp->raw_ns += pf->inputs[i].raw_ns;
-			rp->subtracted_ns += pf->inputs[i].subtracted_ns;
+			CP_ADD_SAT(rp->raw_ns, pf->inputs[i].raw_ns);
+			CP_ADD_SAT(rp->subtracted_ns, pf->inputs[i].subtracted_ns);
 		}
 		rp->compensated = rp->subtracted_ns > 0; /* in each input */
 	}

@@ -104,31 +104,6 @@ test_expect_success 'speedscope of deep chains: linear in the depth, valid' '
 	test_cmp expect got
 '
 
-# chain N: a chain of N nested contexts, each with 1 ns of its own.
-chain () {
-	awk -v n="$1" 'BEGIN {
-		print "meta clock=3 tps=1000000000"; print "thread"
-		print "node calls=1 ticks=" n + 1
-		for (i = 0; i < n; i++)
-			printf "node parent=%d fn=%d calls=1 ticks=%d\n", i, 4096 + 16 * (i % 50), n - i
-	}'
-}
-
-test_expect_success 'speedscope of deep chains: linear in the depth, valid' '
-	chain 25000 | mkprofile c25.cprof &&
-	chain 50000 | mkprofile c50.cprof &&
-	bounded callprof export -f speedscope -o c25.json c25.cprof &&
-	bounded callprof export -f speedscope -o c50.json c50.cprof &&
-	s25=$(wc -c <c25.json) && s50=$(wc -c <c50.json) &&
-	echo "sizes $s25 $s50" &&
-	test $s50 -lt $((s25 * 5 / 2)) &&
-	test $(grep -o "\"type\":\"O\"" c50.json | wc -l) = 50000 &&
-	npm_install &&
-	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-speedscope.js" c50.json >got &&
-	echo "all threads 50000" >expect &&
-	test_cmp expect got
-'
-
 test_expect_success 'a callee longer than its caller: accepted, said so once with a count' '
 	cat >lift.txt <<-\EOF &&
 	meta clock=3 tps=1000000000
