@@ -154,7 +154,7 @@ static uint64_t group_total(const struct cp_rtree *t, uint32_t n)
 	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i < n; i++)
-		sum += t[i].n[0].total_ns;
+		CP_ADD_SAT(sum, t[i].n[0].total_ns);
 	return sum;
 }
 
@@ -370,8 +370,8 @@ static void print_line_groups(struct cp_report_profile *rp, struct line_edges *l
 			g[ng++].first = i;
 		}
 		g[ng - 1].n++;
-		g[ng - 1].calls += le->e[i].calls;
-		g[ng - 1].total_ns += le->e[i].total_ns;
+		CP_ADD_SAT(g[ng - 1].calls, le->e[i].calls);
+		CP_ADD_SAT(g[ng - 1].total_ns, le->e[i].total_ns);
 	}
 	group_key = key;
 	if (ng)
