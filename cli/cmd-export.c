@@ -3,7 +3,10 @@
  * other tools read.  Output goes to a temporary file renamed into place, so
  * an error never leaves a partial file behind.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,8 +18,8 @@
 #include "util/util.h"
 
 static const char *const export_usage[] = {
-	"callprof export -f folded [-m calls|self|total|cpu|wait|inactive] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f json|callgrind|speedscope|pprof|plist [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f folded [-m calls|self|total|cpu|wait|inactive] [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f json|callgrind|speedscope|pprof|plist [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f svg [--icicle] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f html [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
@@ -29,6 +32,87 @@ static const char *const format_choices[] = { "folded", "json", "callgrind", "sp
 					      "svg", "plist", "html", NULL };
 static const char *const metric_choices[] = { "calls", "self", "total", "cpu", "wait", "inactive",
 					      NULL };
+
+/* SIZE: a whole number of bytes, with K, M, G or T (powers of 1024); 0 or -1. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	unsigned long long v;
+	const char *u;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end) {
+		u = strchr(units, *end == 'k' ? 'K' : *end);
+		if (!u || end[1])
+			return -1;
+		shift = 10 * (int)(u - units + 1);
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* n bytes for a message: "512 bytes", "3.2 GiB". */
+static char *human_bytes(uint64_t n)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)n;
+	int u = -1;
+
+	if (n < 1024)
+		return xstrfmt("%llu bytes", (unsigned long long)n);
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	return xstrfmt("%.1f %s", v, unit[u]);
+}
+
+/*
+ * folded, pprof and plist write every context with its whole path:
+ * quadratic in a chain's depth.  Refuse before writing when the estimate
+ * passes max (docs/callprof-export.1.md, --max-size).
+ */
+static int check_size(const struct cp_report_profile *rp, int format, uint64_t max)
+{
+	static const char *const names[] = { [FMT_FOLDED] = "folded", [FMT_PPROF] = "pprof",
+					     [FMT_PLIST] = "plist" };
+	uint64_t est;
+	char *h, *m;
+
+	switch (format) {
+	case FMT_FOLDED: /* "a;b;c 123\n" */
+		est = cp_export_path_bytes(rp, 22, 1, 1);
+		break;
+	case FMT_PPROF: /* a location id per frame, held in memory (8 bytes) and packed */
+		est = cp_export_path_bytes(rp, 64, 10, 0);
+		break;
+	case FMT_PLIST: /* "9\t..." per context, "10\tNAME\n" per frame */
+		est = cp_export_path_bytes(rp, 40, 4, 1);
+		break;
+	default:
+		return 0;
+	}
+	if (est <= max)
+		return 0;
+	h = human_bytes(est);
+	m = human_bytes(max);
+	cp_error("-f %s of '%s' would %s about %s (every calling context with its whole path), "
+		 "over --max-size (%s): cut the tree (--min-percent, --focus, --hide), raise "
+		 "--max-size, or use -f speedscope or json",
+		 names[format], rp->pf->path, format == FMT_PPROF ? "need" : "write", h, m);
+	free(h);
+	free(m);
+	return -1;
+}
 
 /*
  * Callgrind with one tree per thread: a file per thread, OUT-01, OUT-02,
@@ -83,7 +167,8 @@ int cmd_export(int argc, const char **argv)
 	int format = -1, metric = -1, threads = CP_THREADS_MERGED, no_compensate = 0;
 	int ret, n, mangled = 0, icicle = 0;
 	double min_percent = 0;
-	const char *out = NULL, *symfs = NULL;
+	const char *out = NULL, *symfs = NULL, *max_size_arg = NULL;
+	uint64_t max_size = (uint64_t)4 << 30;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
 	struct cp_report_profile *rp;
@@ -100,6 +185,9 @@ int cmd_export(int argc, const char **argv)
 		  "folded value: calls, self (ns, default), total (ns), or self's cpu, wait or "
 		  "inactive part (ns)", metric_choices },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
+		{ CP_OPT_STRING, 0, "max-size", &max_size_arg, "SIZE",
+		  "folded, pprof, plist: refuse to write more than about SIZE bytes (K, M, G, T; "
+		  "default 4G)" },
 		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
 		  "add equal paths of all threads, or prefix each path with its thread; SELECTORS "
 		  "(thread ids, globs on names, comma-separated) keep only those threads" },
@@ -130,6 +218,9 @@ int cmd_export(int argc, const char **argv)
 		cp_usage_error(export_usage, "-m/--metric is for -f folded only");
 	if (metric < 0)
 		metric = CP_METRIC_SELF;
+	if (max_size_arg && parse_size(max_size_arg, &max_size))
+		cp_usage_error(export_usage, "--max-size wants a number of bytes (K, M, G, T), not '%s'",
+			       max_size_arg);
 	if (min_percent < 0 || min_percent > 100)
 		cp_usage_error(export_usage, "--min-percent wants a number from 0 to 100, not %g",
 			       min_percent);
@@ -155,6 +246,10 @@ int cmd_export(int argc, const char **argv)
 	if (format == FMT_FOLDED && metric >= CP_METRIC_CPU && !rp->split) {
 		ret = cp_error("profile '%s' has no off-CPU times (not measured when it was recorded); "
 			    "use -m self", rp->pf->path);
+		goto out;
+	}
+	if (check_size(rp, format, max_size)) {
+		ret = -1;
 		goto out;
 	}
 	if (format == FMT_CALLGRIND && rp->ntrees > 1) {

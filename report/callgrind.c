@@ -163,8 +163,8 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 			  n->self_inactive_ns);
 		add_split(sum_split, cp_rnode__self_cpu(n), n->self_wait_ns, n->self_inactive_ns);
 		calls[n->fn] += node_calls(rp, n);
-		sum_ns += n->self_ns;
-		sum_calls += node_calls(rp, n);
+		CP_ADD_SAT(sum_ns, n->self_ns);
+		CP_ADD_SAT(sum_calls, node_calls(rp, n));
 		if (p->fn == CP_NONE)
 			continue;
 		/*
@@ -218,9 +218,9 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 	/* Equal (caller, callee, line) edges add up. */
 	for (size_t i = 0; i < ne; i++) {
 		if (k && !edge_cmp(&e[k - 1], &e[i])) {
-			e[k - 1].calls += e[i].calls;
-			e[k - 1].total_ns += e[i].total_ns;
-			e[k - 1].inner_calls += e[i].inner_calls;
+			CP_ADD_SAT(e[k - 1].calls, e[i].calls);
+			CP_ADD_SAT(e[k - 1].total_ns, e[i].total_ns);
+			CP_ADD_SAT(e[k - 1].inner_calls, e[i].inner_calls);
 			add_split(e[k - 1].split, e[i].split[0], e[i].split[1], e[i].split[2]);
 			continue;
 		}

@@ -97,9 +97,9 @@ static void add_profile(struct cp_diff *d, int s)
 		if (!(q->in & (1u << s)))
 			d->npaths[s]++;
 		q->in |= 1u << s;
-		q->calls[s] += n->calls;
-		q->self_ns[s] += n->self_ns;
-		q->total_ns[s] += n->total_ns;
+		CP_ADD_SAT(q->calls[s], n->calls);
+		CP_ADD_SAT(q->self_ns[s], n->self_ns);
+		CP_ADD_SAT(q->total_ns[s], n->total_ns);
 		map[i] = k;
 	}
 	d->root_ns[s] = t->n[0].total_ns;

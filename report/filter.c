@@ -182,8 +182,8 @@ static void add_kept(struct cp_rtree *nt, uint32_t id, const struct cp_rtree *t,
 	/* Calls, min, max, site and the exclusive off-CPU figures... */
 	cp_rnode__add_counts(d, s);
 	/* ...and the exclusive times it leaves out. */
-	d->self_ns += s->self_ns;
-	d->self_overhead_ns += s->self_overhead_ns;
+	CP_ADD_SAT(d->self_ns, s->self_ns);
+	CP_ADD_SAT(d->self_overhead_ns, s->self_overhead_ns);
 }
 
 /*
@@ -222,7 +222,7 @@ static void rebuild(struct cp_rtree *t, const uint8_t *act, uint32_t *map)
 			if (act[i] == KEEP)
 				add_kept(&nt, id, t, s);
 			else
-				nt.n[id].calls += s->calls;
+				CP_ADD_SAT(nt.n[id].calls, s->calls);
 			map[i] = id;
 			break;
 		case MERGE_UP:
@@ -309,16 +309,16 @@ static void focus_actions(const struct cp_rtree *t, const uint32_t *match, uint8
 		if (match[n->fn] != CP_NONE || under) {
 			/* The outermost kept contexts hold the time of all paths kept. */
 			if (!under)
-				st->kept += timed ? n->total_ns : 0;
+				CP_ADD_SAT(st->kept, timed ? n->total_ns : 0);
 			act[i] = KEEP;
 		}
 		if (!timed) {
-			st->all += n->calls;
+			CP_ADD_SAT(st->all, n->calls);
 			st->kept += act[i] == KEEP ? n->calls : 0;
 		}
 	}
 	if (timed)
-		st->all += t->n[0].total_ns;
+		CP_ADD_SAT(st->all, t->n[0].total_ns);
 }
 
 /* node_map follows the contexts of tree ti to their new nodes. */

@@ -53,20 +53,20 @@ static void agg_add(struct cp_agg *a, const struct cp_rnode *n, int with_total)
 		a->min_ns = n->min_ns;
 	if (n->max_ns > a->max_ns)
 		a->max_ns = n->max_ns;
-	a->calls += n->calls;
-	a->self_ns += n->self_ns;
-	a->self_overhead_ns += n->self_overhead_ns;
-	a->self_wait_ns += n->self_wait_ns;
-	a->self_inactive_ns += n->self_inactive_ns;
-	a->self_switches_vol += n->self_switches_vol;
-	a->self_switches_invol += n->self_switches_invol;
+	CP_ADD_SAT(a->calls, n->calls);
+	CP_ADD_SAT(a->self_ns, n->self_ns);
+	CP_ADD_SAT(a->self_overhead_ns, n->self_overhead_ns);
+	CP_ADD_SAT(a->self_wait_ns, n->self_wait_ns);
+	CP_ADD_SAT(a->self_inactive_ns, n->self_inactive_ns);
+	CP_ADD_SAT(a->self_switches_vol, n->self_switches_vol);
+	CP_ADD_SAT(a->self_switches_invol, n->self_switches_invol);
 	if (with_total) {
-		a->total_ns += n->total_ns;
-		a->overhead_ns += n->overhead_ns;
-		a->wait_ns += n->wait_ns;
-		a->inactive_ns += n->inactive_ns;
-		a->switches_vol += n->switches_vol;
-		a->switches_invol += n->switches_invol;
+		CP_ADD_SAT(a->total_ns, n->total_ns);
+		CP_ADD_SAT(a->overhead_ns, n->overhead_ns);
+		CP_ADD_SAT(a->wait_ns, n->wait_ns);
+		CP_ADD_SAT(a->inactive_ns, n->inactive_ns);
+		CP_ADD_SAT(a->switches_vol, n->switches_vol);
+		CP_ADD_SAT(a->switches_invol, n->switches_invol);
 	}
 }
 
@@ -154,7 +154,7 @@ static uint64_t group_total(const struct cp_rtree *t, uint32_t n)
 	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i < n; i++)
-		sum += t[i].n[0].total_ns;
+		CP_ADD_SAT(sum, t[i].n[0].total_ns);
 	return sum;
 }
 
@@ -208,19 +208,19 @@ static void agg_merge(struct cp_agg *d, const struct cp_agg *a)
 		d->min_ns = a->min_ns;
 	if (a->max_ns > d->max_ns)
 		d->max_ns = a->max_ns;
-	d->calls += a->calls;
-	d->total_ns += a->total_ns;
-	d->self_ns += a->self_ns;
-	d->wait_ns += a->wait_ns;
-	d->inactive_ns += a->inactive_ns;
-	d->switches_vol += a->switches_vol;
-	d->switches_invol += a->switches_invol;
-	d->self_wait_ns += a->self_wait_ns;
-	d->self_inactive_ns += a->self_inactive_ns;
-	d->self_switches_vol += a->self_switches_vol;
-	d->self_switches_invol += a->self_switches_invol;
-	d->overhead_ns += a->overhead_ns;
-	d->self_overhead_ns += a->self_overhead_ns;
+	CP_ADD_SAT(d->calls, a->calls);
+	CP_ADD_SAT(d->total_ns, a->total_ns);
+	CP_ADD_SAT(d->self_ns, a->self_ns);
+	CP_ADD_SAT(d->wait_ns, a->wait_ns);
+	CP_ADD_SAT(d->inactive_ns, a->inactive_ns);
+	CP_ADD_SAT(d->switches_vol, a->switches_vol);
+	CP_ADD_SAT(d->switches_invol, a->switches_invol);
+	CP_ADD_SAT(d->self_wait_ns, a->self_wait_ns);
+	CP_ADD_SAT(d->self_inactive_ns, a->self_inactive_ns);
+	CP_ADD_SAT(d->self_switches_vol, a->self_switches_vol);
+	CP_ADD_SAT(d->self_switches_invol, a->self_switches_invol);
+	CP_ADD_SAT(d->overhead_ns, a->overhead_ns);
+	CP_ADD_SAT(d->self_overhead_ns, a->self_overhead_ns);
 	d->only_total |= a->only_total;
 }
 
@@ -370,8 +370,8 @@ static void print_line_groups(struct cp_report_profile *rp, struct line_edges *l
 			g[ng++].first = i;
 		}
 		g[ng - 1].n++;
-		g[ng - 1].calls += le->e[i].calls;
-		g[ng - 1].total_ns += le->e[i].total_ns;
+		CP_ADD_SAT(g[ng - 1].calls, le->e[i].calls);
+		CP_ADD_SAT(g[ng - 1].total_ns, le->e[i].total_ns);
 	}
 	group_key = key;
 	if (ng)

@@ -82,7 +82,7 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 		uint64_t v = lines[i].value;
 
 		while (j < nl && !strcmp(lines[j].path, lines[i].path))
-			v += lines[j++].value;
+			CP_ADD_SAT(v, lines[j++].value);
 		fprintf(fp, "%s %" PRIu64 "\n", lines[i].path, v);
 		i = j;
 	}
@@ -92,4 +92,33 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 	free(stack);
 	strbuf_release(&sb);
 	return 0;
+}
+
+/* a + b, at most UINT64_MAX, silently: an estimate past 2^64 is just "too large". */
+static uint64_t clamp_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t cp_export_path_bytes(const struct cp_report_profile *rp, uint64_t per_context,
+			      uint64_t per_frame, uint64_t name_factor)
+{
+	uint64_t sum = 0, *path = NULL;
+	size_t alloc = 0;
+
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rtree *t = &rp->trees[ti];
+
+		ALLOC_GROW(path, t->nn, alloc);
+		/* The root's is the label's; parents come before their children. */
+		path[0] = rp->threads == CP_THREADS_EACH ? strlen(t->label) + 1 : 0;
+		for (uint32_t i = 1; i < t->nn; i++) {
+			uint64_t name = strlen(cp_rnode__name(rp, &t->n[i]));
+
+			path[i] = clamp_add(path[t->n[i].parent], clamp_add(per_frame, name * name_factor));
+			sum = clamp_add(sum, clamp_add(path[i], per_context));
+		}
+	}
+	free(path);
+	return sum;
 }

@@ -310,9 +310,9 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		}
 		add.site = t->n[id].site;
 		cp_rnode__add_counts(&t->n[id], &add);
-		t->n[id].self_ns += s->self_ns;
-		t->n[id].overhead_ns += s->overhead_ns;
-		t->n[id].self_overhead_ns += s->self_overhead_ns;
+		CP_ADD_SAT(t->n[id].self_ns, s->self_ns);
+		CP_ADD_SAT(t->n[id].overhead_ns, s->overhead_ns);
+		CP_ADD_SAT(t->n[id].self_overhead_ns, s->self_overhead_ns);
 		/* Two functions of one name under one caller meet in one node. */
 		if (!c->inputs)
 			m->touched[m->ntouched++] = id;
@@ -320,9 +320,12 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 			cp_rspread__add(c, &src->spread[i]);
 		} else {
 			c->inputs = 1;
-			c->min_calls = c->max_calls += s->calls;
-			c->min_total_ns = c->max_total_ns += s->total_ns;
-			c->min_self_ns = c->max_self_ns += s->self_ns;
+			CP_ADD_SAT(c->max_calls, s->calls);
+			CP_ADD_SAT(c->max_total_ns, s->total_ns);
+			CP_ADD_SAT(c->max_self_ns, s->self_ns);
+			c->min_calls = c->max_calls;
+			c->min_total_ns = c->max_total_ns;
+			c->min_self_ns = c->max_self_ns;
 		}
 	}
 	for (uint32_t k = 0; k < m->ntouched; k++) {
@@ -353,7 +356,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		add_input_record(m, &in, pf);
 		m->inputs[m->ninputs - 1].path = cp_strtab__add(&m->str, path);
 	}
-	m->rp->calls += p->calls;
+	CP_ADD_SAT(m->rp->calls, p->calls);
 	cp_meta__add_switches(&m->meta, m->nthreads, &pf->meta, src->nthreads);
 	cp_meta__add(&m->meta, &pf->meta);
 	if (pf->meta.duration_ns > m->meta.duration_ns)
@@ -362,7 +365,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		m->nthreads += pf->threads[i].nthreads;
 		m->open_frames += pf->threads[i].open_frames;
 	}
-	m->cpu_ns += src->cpu_ns;
+	CP_ADD_SAT(m->cpu_ns, src->cpu_ns);
 	m->cpu_unknown += src->cpu_unknown;
 	free(modmap);
 	free(r);

@@ -70,13 +70,13 @@ static void add_node(struct cp_rnode *d, const struct cp_rnode *s, uint32_t part
 	if (!d->site && s->site)
 		d->part = part;
 	cp_rnode__add_counts(d, s);
-	d->wait_ns += s->wait_ns;
-	d->inactive_ns += s->inactive_ns;
-	d->switches_vol += s->switches_vol;
-	d->switches_invol += s->switches_invol;
-	d->self_ns += s->self_ns;
-	d->overhead_ns += s->overhead_ns;
-	d->self_overhead_ns += s->self_overhead_ns;
+	CP_ADD_SAT(d->wait_ns, s->wait_ns);
+	CP_ADD_SAT(d->inactive_ns, s->inactive_ns);
+	CP_ADD_SAT(d->switches_vol, s->switches_vol);
+	CP_ADD_SAT(d->switches_invol, s->switches_invol);
+	CP_ADD_SAT(d->self_ns, s->self_ns);
+	CP_ADD_SAT(d->overhead_ns, s->overhead_ns);
+	CP_ADD_SAT(d->self_overhead_ns, s->self_overhead_ns);
 }
 
 /*
@@ -108,7 +108,7 @@ static void merge_tree(struct cp_rtree *dst, const struct cp_rtree *src, const u
 		add_node(&dst->n[map[i]], s, p);
 	}
 	dst->nthreads += src->nthreads;
-	dst->cpu_ns += src->cpu_ns;
+	CP_ADD_SAT(dst->cpu_ns, src->cpu_ns);
 	dst->cpu_unknown += src->cpu_unknown;
 	free(map);
 }
@@ -128,12 +128,12 @@ static struct cp_rtree *new_tree(struct cp_report_profile *rp, char *label, uint
 
 void cp_meta__add(struct cp_meta *dst, const struct cp_meta *src)
 {
-	dst->lost_calls += src->lost_calls;
-	dst->lost_events += src->lost_events;
-	dst->unpaired_exits += src->unpaired_exits;
-	dst->nthreads_lost += src->nthreads_lost;
-	dst->reconciled_frames += src->reconciled_frames;
-	dst->lost_signals += src->lost_signals;
+	CP_ADD_SAT(dst->lost_calls, src->lost_calls);
+	CP_ADD_SAT(dst->lost_events, src->lost_events);
+	CP_ADD_SAT(dst->unpaired_exits, src->unpaired_exits);
+	CP_ADD_SAT32(dst->nthreads_lost, src->nthreads_lost);
+	CP_ADD_SAT(dst->reconciled_frames, src->reconciled_frames);
+	CP_ADD_SAT(dst->lost_signals, src->lost_signals);
 	dst->flags |= src->flags;
 	if (src->start_realtime_ns < dst->start_realtime_ns)
 		dst->start_realtime_ns = src->start_realtime_ns;
@@ -143,8 +143,8 @@ void cp_meta__add(struct cp_meta *dst, const struct cp_meta *src)
 		dst->sample_period_ns = src->sample_period_ns;
 		dst->sample_flags = src->sample_flags;
 	}
-	dst->samples += src->samples;
-	dst->samples_lost += src->samples_lost;
+	CP_ADD_SAT(dst->samples, src->samples);
+	CP_ADD_SAT(dst->samples_lost, src->samples_lost);
 }
 
 static int measured(uint32_t switches)
@@ -162,14 +162,14 @@ void cp_meta__add_switches(struct cp_meta *dst, uint32_t dst_threads, const stru
 		dst->switch_threads_failed = src->switch_threads_failed;
 		return;
 	}
-	dst->switch_lost += src->switch_lost;
+	CP_ADD_SAT(dst->switch_lost, src->switch_lost);
 	if (measured(dst->switches) && measured(src->switches)) {
 		if (src->switches == CP_SWITCHES_PARTIAL)
 			dst->switches = CP_SWITCHES_PARTIAL;
-		dst->switch_threads_failed += src->switch_threads_failed;
+		CP_ADD_SAT32(dst->switch_threads_failed, src->switch_threads_failed);
 	} else if (measured(dst->switches)) {
 		dst->switches = CP_SWITCHES_PARTIAL;
-		dst->switch_threads_failed += src_threads;
+		CP_ADD_SAT32(dst->switch_threads_failed, src_threads);
 	} else if (measured(src->switches)) {
 		dst->switches = CP_SWITCHES_PARTIAL;
 		dst->switch_threads_failed = dst_threads + src->switch_threads_failed;
@@ -315,11 +315,11 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 			merge_tree(dt, st, fnmap, p);
 		}
 		free(fnmap);
-		rp->calls += src->calls;
-		rp->paths += src->paths;
-		rp->excluded_calls += src->excluded_calls;
-		rp->raw_ns += src->raw_ns;
-		rp->subtracted_ns += src->subtracted_ns;
+		CP_ADD_SAT(rp->calls, src->calls);
+		CP_ADD_SAT(rp->paths, src->paths);
+		CP_ADD_SAT(rp->excluded_calls, src->excluded_calls);
+		CP_ADD_SAT(rp->raw_ns, src->raw_ns);
+		CP_ADD_SAT(rp->subtracted_ns, src->subtracted_ns);
 		rp->compensated &= src->compensated;
 	}
 	free(names.slot);

@@ -488,7 +488,7 @@ static void demotions(const struct cp_report_profile *rp, FILE *fp)
 			const struct cp_rnode *n = &rp->trees[ti].n[i];
 
 			if (n->untimed && n->fn != CP_NONE) {
-				d[n->fn].calls += n->calls;
+				CP_ADD_SAT(d[n->fn].calls, n->calls);
 				nd += !d[n->fn].ctxs++;
 			}
 		}

@@ -111,7 +111,7 @@ static void totals(const struct cp_report_profile *rp, uint64_t *total, uint64_t
 {
 	*total = *outside = *hits = 0;
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
-		*total += rp->trees[ti].n[0].total_ns;
+		CP_ADD_SAT(*total, rp->trees[ti].n[0].total_ns);
 		*outside += rp->trees[ti].n[0].self_ns;
 	}
 	*hits = rp->calls;

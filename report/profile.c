@@ -88,9 +88,9 @@ void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t
 		struct cp_rsite *s = &t->sites[k];
 
 		if (s->site == site && s->part == part) {
-			s->calls += calls;
-			s->total_ns += total_ns;
-			s->overhead_ns += overhead_ns;
+			CP_ADD_SAT(s->calls, calls);
+			CP_ADD_SAT(s->total_ns, total_ns);
+			CP_ADD_SAT(s->overhead_ns, overhead_ns);
 			return;
 		}
 		if (s->next == CP_NONE)
@@ -121,13 +121,13 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 		dst->max_ns = src->max_ns;
 	if (!dst->site)
 		dst->site = src->site;
-	dst->calls += src->calls;
-	dst->total_ns += src->total_ns;
+	CP_ADD_SAT(dst->calls, src->calls);
+	CP_ADD_SAT(dst->total_ns, src->total_ns);
 	dst->untimed |= src->untimed;
-	dst->self_wait_ns += src->self_wait_ns;
-	dst->self_inactive_ns += src->self_inactive_ns;
-	dst->self_switches_vol += src->self_switches_vol;
-	dst->self_switches_invol += src->self_switches_invol;
+	CP_ADD_SAT(dst->self_wait_ns, src->self_wait_ns);
+	CP_ADD_SAT(dst->self_inactive_ns, src->self_inactive_ns);
+	CP_ADD_SAT(dst->self_switches_vol, src->self_switches_vol);
+	CP_ADD_SAT(dst->self_switches_invol, src->self_switches_invol);
 }
 
 void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src)
@@ -208,7 +208,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		src.self_switches_invol = r->switches_invol;
 		if (r->flags & CP_NODE_EXCLUDED) {
 			/* Calls of an excluded function: not a context, only counted. */
-			rp->excluded_calls += r->calls;
+			CP_ADD_SAT(rp->excluded_calls, r->calls);
 			map[k] = map[r->parent];
 			rp->node_map[th->first_node + k] = map[k];
 			continue;
@@ -250,7 +250,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			if (id == CP_NONE)
 				id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
 			if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* not calls */
-				rp->calls += r->calls;
+				CP_ADD_SAT(rp->calls, r->calls);
 			if (!(r->flags & CP_NODE_SITE)) /* another site of a path counted */
 				rp->paths++;
 			cp_rtree__add_site(t, id, r->site, 0, src.calls, src.total_ns, 0);
@@ -260,7 +260,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		rp->node_map[th->first_node + k] = id;
 	}
 	t->nthreads += th->nthreads;
-	t->cpu_ns += th->cpu_ns;
+	CP_ADD_SAT(t->cpu_ns, th->cpu_ns);
 	if (!th->cpu_ns)
 		t->cpu_unknown += th->nthreads;
 	if (pf->spread)
@@ -308,21 +308,43 @@ static void mark_inlined_sites(struct cp_rtree *t)
 }
 
 /*
+ * Whether callee k took longer than its caller n beyond what clock
+ * granularity and overhead compensation explain (more than 1 ms and 10% of
+ * the caller): a recording never gives that, a crafted or corrupt file may.
+ * The root (the thread) and count-only callers (their time is their
+ * children's) are not checked, nor profiles with threads that were still
+ * running at the dump (cp_report_profile__from_file).
+ */
+static int child_outlasts(const struct cp_rnode *n, const struct cp_rnode *k)
+{
+	uint64_t over;
+
+	if (n->parent == CP_NONE || n->untimed || k->total_ns <= n->total_ns)
+		return 0;
+	over = k->total_ns - n->total_ns;
+	return over > 1000000 && over > n->total_ns / 10;
+}
+
+/*
  * Bottom-up: lift parents below their children's sum, then derive self;
  * off-CPU time and switches go the other way, from the exclusive figures
- * of the file to the subtree's sums.
+ * of the file to the subtree's sums.  Returns the number of contexts with a
+ * callee that outlasted them (child_outlasts), when check is set.
  */
-static void derive_self(struct cp_rtree *t)
+static uint64_t derive_self(struct cp_rtree *t, int check)
 {
+	uint64_t outlasted = 0;
+
 	/* Children always have larger indices than their parents. */
 	for (uint32_t i = t->nn; i-- > 0;) {
 		struct cp_rnode *n = &t->n[i];
 		uint64_t sum = 0;
+		int outlasts = 0;
 
 		if (n->untimed && n->parent != CP_NONE) {
 			/* Count-only: its own off-CPU time is its caller's, like its own time. */
-			t->n[n->parent].self_wait_ns += n->self_wait_ns;
-			t->n[n->parent].self_inactive_ns += n->self_inactive_ns;
+			CP_ADD_SAT(t->n[n->parent].self_wait_ns, n->self_wait_ns);
+			CP_ADD_SAT(t->n[n->parent].self_inactive_ns, n->self_inactive_ns);
 			n->self_wait_ns = n->self_inactive_ns = 0;
 		}
 		n->wait_ns = n->self_wait_ns;
@@ -332,16 +354,20 @@ static void derive_self(struct cp_rtree *t)
 		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
 			const struct cp_rnode *k = &t->n[c];
 
-			sum += k->total_ns;
-			n->wait_ns += k->wait_ns;
-			n->inactive_ns += k->inactive_ns;
-			n->switches_vol += k->switches_vol;
-			n->switches_invol += k->switches_invol;
+			if (check && !outlasts && child_outlasts(n, k))
+				outlasts = 1;
+			CP_ADD_SAT(sum, k->total_ns);
+			CP_ADD_SAT(n->wait_ns, k->wait_ns);
+			CP_ADD_SAT(n->inactive_ns, k->inactive_ns);
+			CP_ADD_SAT(n->switches_vol, k->switches_vol);
+			CP_ADD_SAT(n->switches_invol, k->switches_invol);
 		}
 		if (sum > n->total_ns)
 			n->total_ns = sum;
 		n->self_ns = n->total_ns - sum;
+		outlasted += outlasts;
 	}
+	return outlasted;
 }
 
 /*
@@ -406,10 +432,10 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 
 		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
 			if (t->n[c].untimed)
-				untimed_calls += t->n[c].calls;
+				CP_ADD_SAT(untimed_calls, t->n[c].calls);
 			else
-				child_calls += t->n[c].calls;
-			child_total += t->n[c].total_ns;
+				CP_ADD_SAT(child_calls, t->n[c].calls);
+			CP_ADD_SAT(child_total, t->n[c].total_ns);
 		}
 		/* A count-only call costs its caller what its untimed hooks cost. */
 		oh = cp_ns_from_double((n->untimed ? 0 : rp->inside_ns * (double)n->calls) +
@@ -425,8 +451,8 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 		clamp_min_max(n);
 		share_overhead(t, n);
 	}
-	rp->raw_ns += t->n[0].total_ns + t->n[0].overhead_ns;
-	rp->subtracted_ns += t->n[0].overhead_ns;
+	CP_ADD_SAT(rp->raw_ns, t->n[0].total_ns + t->n[0].overhead_ns);
+	CP_ADD_SAT(rp->subtracted_ns, t->n[0].overhead_ns);
 }
 
 int cp_thread_sel__match(const char *sel, const struct cp_profile_file *pf, uint32_t i,
@@ -514,6 +540,8 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	struct cp_report_profile *rp;
 	struct cp_symbolizer_opts so = { 0 };
 	struct cp_u64map fnmap, ctx;
+	uint64_t outlasted = 0;
+	int check;
 
 	rp = xcalloc(1, sizeof(*rp));
 	rp->pf = pf;
@@ -581,21 +609,34 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	}
 	rp->compensated = rp->timed && !opts->no_compensate &&
 			  (rp->outside_ns > 0 || rp->inside_ns > 0);
+	/*
+	 * Threads still running at the dump are read while they run: a callee
+	 * that returned meanwhile may show more time than its open caller.
+	 */
+	check = rp->timed && !rp->sampled;
+	for (uint32_t i = 0; i < pf->nthreads; i++)
+		if (pf->threads[i].open_frames)
+			check = 0;
 	for (uint32_t i = 0; i < rp->ntrees; i++) {
 		mark_inlined_sites(&rp->trees[i]);
-		derive_self(&rp->trees[i]);
+		outlasted += derive_self(&rp->trees[i], check);
 		if (rp->compensated)
 			compensate(rp, &rp->trees[i]);
 		else
-			rp->raw_ns += rp->trees[i].n[0].total_ns;
+			CP_ADD_SAT(rp->raw_ns, rp->trees[i].n[0].total_ns);
 	}
+	if (outlasted)
+		cp_warning("profile '%s': %llu call %s a callee that took longer than the "
+			   "caller (by over 1 ms and 10%%): its time is raised to its callees' sum",
+			   pf->path, (unsigned long long)outlasted,
+			   outlasted == 1 ? "path has" : "paths have");
 	rp->ninputs = pf->spread ? pf->ninputs : 0;
 	if (pf->ninputs) {
 		/* Merged: each input was compensated before it was added. */
 		rp->raw_ns = rp->subtracted_ns = 0;
 		for (uint32_t i = 0; i < pf->ninputs; i++) {
-			rp->raw_ns += pf->inputs[i].raw_ns;
-			rp->subtracted_ns += pf->inputs[i].subtracted_ns;
+			CP_ADD_SAT(rp->raw_ns, pf->inputs[i].raw_ns);
+			CP_ADD_SAT(rp->subtracted_ns, pf->inputs[i].subtracted_ns);
 		}
 		rp->compensated = rp->subtracted_ns > 0; /* in each input */
 	}

@@ -309,6 +309,16 @@ enum cp_metric {
 	CP_METRIC_INACTIVE,
 };
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
+/*
+ * Roughly how many bytes a per-path export (every context with its whole
+ * path: folded, pprof, plist) writes, in time linear in the trees: per
+ * context, per_context bytes plus, per frame of its path, per_frame bytes
+ * and name_factor times its name's length (and its thread label with
+ * --threads=each).  Quadratic in a chain's depth, so callers compare it
+ * with a limit before writing terabytes.  Saturates at UINT64_MAX.
+ */
+uint64_t cp_export_path_bytes(const struct cp_report_profile *rp, uint64_t per_context,
+			      uint64_t per_frame, uint64_t name_factor);
 int cp_export_json(struct cp_report_profile *rp, FILE *fp);
 /* Tree number tree (one per thread with --threads=each, else the only one). */
 int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp);

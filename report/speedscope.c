@@ -1,14 +1,18 @@
 /*
  * speedscope.c - `export -f speedscope`: speedscope's JSON file format
- * (https://www.speedscope.app/file-format-schema.json), a "sampled"
- * profile per tree.  Each calling context is one sample, its stack the
- * path from the thread's first function, its weight the context's self
- * time in ns (its calls, unit "none", for a profile without times), so
- * speedscope's flame graph and its inclusive times are the call tree's.
- * Frames are the functions, with the file and line of their entry.
- * Where off-CPU time was measured, each tree gets three more profiles,
- * "LABEL: cpu", "LABEL: wait" and "LABEL: inactive", weighted by those
- * parts of the self time (speedscope shows one metric per profile).
+ * (https://www.speedscope.app/file-format-schema.json), an "evented"
+ * profile per tree: a depth-first walk of the tree opens ("O") each
+ * calling context, lays its own weight, then its children one after the
+ * other, and closes it ("C"), so speedscope's flame graph and its
+ * inclusive times are the call tree's.  Two events per context, whatever
+ * the depth: a "sampled" profile (one stack per context) would be
+ * quadratic in the depth of a chain.  The weight is the context's self time
+ * in ns (its calls, unit "none", for a profile without times); contexts
+ * whose subtree weighs nothing are left out.  Frames are the functions,
+ * with the file and line of their entry.  Where off-CPU time was measured,
+ * each tree gets three more profiles, "LABEL: cpu", "LABEL: wait" and
+ * "LABEL: inactive", weighted by those parts of the self time (speedscope
+ * shows one metric per profile).
  */
 #include <stdlib.h>
 
@@ -34,44 +38,65 @@ static uint64_t weight(const struct cp_report_profile *rp, const struct cp_rnode
 	}
 }
 
-/* Tree t as one "sampled" profile weighted by w. */
+static void event(struct cp_json *j, const char *type, uint32_t frame, uint64_t at)
+{
+	cp_json__obj(j);
+	cp_json__key_str(j, "type", type);
+	cp_json__key_u64(j, "frame", frame);
+	cp_json__key_u64(j, "at", at);
+	cp_json__end_obj(j);
+}
+
+/*
+ * Tree t as one "evented" profile weighted by w; incl (t->nn entries) is
+ * scratch for the subtrees' weights.  Iterative: a chain may be a million
+ * deep.
+ */
 static void profile(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t,
-		    enum weight w, uint32_t **stack, size_t *alloc)
+		    enum weight w, uint64_t *incl)
 {
 	static const char *const suffix[] = { "", ": cpu", ": wait", ": inactive" };
-	uint64_t sum = 0;
+	uint64_t at = 0;
 	char *name = xstrfmt("%s%s", t->label, suffix[w]);
+	uint32_t i;
 
-	for (uint32_t i = 1; i < t->nn; i++)
-		sum += weight(rp, &t->n[i], w);
+	/* Children come after their parents: one backward pass sums subtrees. */
+	for (i = 0; i < t->nn; i++)
+		incl[i] = i ? weight(rp, &t->n[i], w) : 0;
+	for (i = t->nn; i-- > 1;)
+		CP_ADD_SAT(incl[t->n[i].parent], incl[i]);
 	cp_json__obj(j);
-	cp_json__key_str(j, "type", "sampled");
+	cp_json__key_str(j, "type", "evented");
 	cp_json__key_str(j, "name", name);
 	free(name);
 	cp_json__key_str(j, "unit", rp->timed ? "nanoseconds" : "none");
 	cp_json__key_u64(j, "startValue", 0);
-	cp_json__key_u64(j, "endValue", sum);
-	cp_json__key(j, "samples");
+	cp_json__key_u64(j, "endValue", incl[0]);
+	cp_json__key(j, "events");
 	cp_json__arr(j);
-	for (uint32_t i = 1; i < t->nn; i++) {
-		uint32_t depth;
+	i = t->nn > 1 ? t->n[0].first_child : CP_NONE;
+	while (i != CP_NONE) {
+		const struct cp_rnode *n = &t->n[i];
 
-		if (!weight(rp, &t->n[i], w))
-			continue;
-		depth = cp_rtree__path(t, i, stack, alloc);
-		cp_json__arr(j);
-		while (depth--)
-			cp_json__u64(j, t->n[(*stack)[depth]].fn);
-		cp_json__end_arr(j);
-	}
-	cp_json__end_arr(j);
-	cp_json__key(j, "weights");
-	cp_json__arr(j);
-	for (uint32_t i = 1; i < t->nn; i++) {
-		uint64_t v = weight(rp, &t->n[i], w);
-
-		if (v)
-			cp_json__u64(j, v);
+		if (incl[i]) {
+			event(j, "O", n->fn, at);
+			CP_ADD_SAT(at, weight(rp, n, w));
+			if (n->first_child != CP_NONE) {
+				i = n->first_child;
+				continue;
+			}
+			event(j, "C", n->fn, at);
+		}
+		/* Up past the last children, closing their parents, then across. */
+		while (i != CP_NONE && t->n[i].next == CP_NONE) {
+			i = t->n[i].parent;
+			if (i == 0)
+				i = CP_NONE;
+			else
+				event(j, "C", t->n[i].fn, at);
+		}
+		if (i != CP_NONE)
+			i = t->n[i].next;
 	}
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);
@@ -80,7 +105,7 @@ static void profile(struct cp_json *j, const struct cp_report_profile *rp, const
 int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 {
 	struct cp_json *j = cp_json__new(fp, 0);
-	uint32_t *stack = NULL;
+	uint64_t *incl = NULL;
 	size_t alloc = 0;
 	char *name;
 
@@ -112,11 +137,13 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 
 	cp_json__key(j, "profiles");
 	cp_json__arr(j);
-	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		ALLOC_GROW(incl, rp->trees[ti].nn, alloc);
 		for (enum weight w = W_SELF; w <= (rp->split ? W_INACTIVE : W_SELF); w++)
-			profile(j, rp, &rp->trees[ti], w, &stack, &alloc);
+			profile(j, rp, &rp->trees[ti], w, incl);
+	}
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);
-	free(stack);
+	free(incl);
 	return cp_json__finish(j);
 }

@@ -72,9 +72,9 @@ static uint32_t site_rows(struct cp_report_profile *rp, const struct cp_rtree *t
 			rows[k].calls = rows[k].total_ns = rows[k].overhead_ns = 0;
 			j = k++;
 		}
-		rows[j].calls += s->calls;
-		rows[j].total_ns += s->total_ns;
-		rows[j].overhead_ns += s->overhead_ns;
+		CP_ADD_SAT(rows[j].calls, s->calls);
+		CP_ADD_SAT(rows[j].total_ns, s->total_ns);
+		CP_ADD_SAT(rows[j].overhead_ns, s->overhead_ns);
 	}
 	site_key = key;
 	qsort(rows, k, sizeof(*rows), site_row_cmp);

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -24,6 +25,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "sample/internal.h"
+#include "symbolize/symbolize.h"
 #include "util/util.h"
 
 /*
@@ -65,6 +67,31 @@ static const int dwarf_to_perf[17] = {
 	PERF_REG_X86_R14, PERF_REG_X86_R15, PERF_REG_X86_IP,
 };
 
+/*
+ * The standard search, unless a place it would open is not a regular file
+ * (libdwfl opens without O_NONBLOCK: a FIFO would hang the unwinder).
+ */
+static int unwinder__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+				    Dwarf_Addr base, const char *file_name,
+				    const char *debuglink_file, GElf_Word debuglink_crc,
+				    char **debuginfo_file_name)
+{
+	const unsigned char *id = NULL;
+	GElf_Addr vaddr;
+	int id_len = dwfl_module_build_id(mod, &id, &vaddr);
+	char *bad = cp_debug_search_special(":.debug:/usr/lib/debug", file_name, debuglink_file,
+					    id, id_len);
+
+	if (bad) {
+		cp_warning("debug file '%s' is not a regular file: no debug data searched for '%s'",
+			   bad, file_name);
+		free(bad);
+		return -1;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 struct sp_unwinder *sp_unwinder__new(void)
 {
 	struct sp_unwinder *u = xcalloc(1, sizeof(*u));
@@ -72,7 +99,7 @@ struct sp_unwinder *sp_unwinder__new(void)
 	u->debuginfo_path = xstrdup(":.debug:/usr/lib/debug");
 	u->cb = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = unwinder__find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &u->debuginfo_path,
 	};
@@ -104,12 +131,23 @@ static void unwinder__end_report(struct sp_unwinder *u)
 
 int sp_unwinder__add_module(struct sp_unwinder *u, const char *path, uint64_t bias)
 {
+	int fd;
+
 	if (!u->reporting) {
 		dwfl_report_begin_add(u->dwfl);
 		u->reporting = 1;
 	}
-	/* add_p_vaddr: base is the load bias, as in symbolize/. */
-	return dwfl_report_elf(u->dwfl, path, path, -1, bias, true) ? 0 : -1;
+	/*
+	 * add_p_vaddr: base is the load bias, as in symbolize/.  Opened here,
+	 * only if regular (a FIFO put in the file's place would hang libdwfl).
+	 */
+	fd = cp_open_regular(path, NULL);
+	if (fd < 0)
+		return -1;
+	if (dwfl_report_elf(u->dwfl, path, path, fd, bias, true))
+		return 0;
+	close(fd); /* consumed only on success */
+	return -1;
 }
 
 static pid_t unwinder__next_thread(Dwfl *dwfl, void *arg, void **thread_argp)

@@ -376,6 +376,7 @@ static int sym_module__check_build_id(struct cp_symbolizer *sym, struct sym_modu
 static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 {
 	Dwarf_Addr bias = 0;
+	const char *why;
 	int fd;
 
 	if (m->state != SYM_MODULE_NEW)
@@ -384,21 +385,25 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 	if (sym->no_files)
 		return -1;
 
-	/* Opened here rather than by elfutils so the warning gets errno's words. */
-	fd = open(m->file, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Opened here rather than by elfutils so the warning gets errno's
+	 * words, and only if regular: the path comes from the profile, and a
+	 * FIFO there would block forever.
+	 */
+	fd = cp_open_regular(m->file, &why);
 	if (fd < 0 && errno == ENOENT && sym->symfs && strcmp(m->file, m->path)) {
 		/* Not copied under --symfs: this machine's file, if it is the same build. */
-		int saved = errno;
+		const char *saved = why;
 
-		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		fd = cp_open_regular(m->path, NULL);
 		if (fd >= 0) {
 			free(m->file);
 			m->file = xstrdup(m->path);
 		}
-		errno = saved;
+		why = saved;
 	}
 	if (fd < 0) {
-		sym_module__warn(sym, m, "cannot open '%s': %s", m->file, strerror(errno));
+		sym_module__warn(sym, m, "cannot open '%s': %s", m->file, why);
 		return -1;
 	}
 	m->dwfl = dwfl_begin(&sym->callbacks);
@@ -809,7 +814,7 @@ static const char *sym_module__line(struct sym_module *m, uint64_t d, int *line)
 /* The GNU build-id of the ELF file at path into *id (malloc'd); its length, or -1. */
 static int file_build_id(const char *path, unsigned char **id)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), len = -1;
+	int fd = cp_open_regular(path, NULL), len = -1;
 	const void *bits;
 	Elf *elf;
 
@@ -858,59 +863,134 @@ static void sym_module__check_debug_candidate(struct sym_module *m, const char *
 }
 
 /*
- * elfutils' standard search, in the order the man page documents; when it
- * finds nothing, look at the places it looked in for files it refused.
+ * Call fn(path, arg) for each place libdwfl's standard search may open for
+ * file_name's debug data, until fn returns nonzero (returned): per element
+ * of the path, the build-id link under an absolute one, then the debuglink
+ * name (file_name's own name + ".debug" without one) under it, next to
+ * file_name, and under each tail of file_name's directory.
+ */
+static int for_each_debug_candidate(const char *debuginfo_path, const char *file_name,
+				    const char *debuglink, const unsigned char *id, int id_len,
+				    int (*fn)(const char *path, void *arg), void *arg)
+{
+	const char *slash = strrchr(file_name, '/');
+	char *dir = slash ? xstrfmt("%.*s", (int)(slash - file_name), file_name) : xstrdup("."),
+	     *own = NULL, *path;
+	const char *p = debuginfo_path;
+	struct strbuf hex = STRBUF_INIT;
+	int ret = 0;
+
+	if (!debuglink)
+		debuglink = own = xstrfmt("%s.debug", slash ? slash + 1 : file_name);
+	if (id_len > 0)
+		add_hex(&hex, id, id_len);
+	while (p && !ret) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *el = xstrfmt("%.*s", (int)len, p);
+
+		if (*el == '/' && hex.len > 2) {
+			path = xstrfmt("%s/.build-id/%.2s/%s.debug", el, hex.buf, hex.buf + 2);
+			ret = fn(path, arg);
+			free(path);
+		}
+		if (*el == '/') {
+			/* el + dir, then el + each shorter tail of dir, then el alone. */
+			const char *d = dir;
+
+			while (!ret && d) {
+				path = xstrfmt("%s%s%s/%s", el, *d == '/' ? "" : "/", d, debuglink);
+				ret = fn(path, arg);
+				free(path);
+				d = strchr(d + 1, '/');
+			}
+			if (!ret) {
+				path = xstrfmt("%s/%s", el, debuglink);
+				ret = fn(path, arg);
+				free(path);
+			}
+		} else if (!ret) {
+			path = *el ? xstrfmt("%s/%s/%s", dir, el, debuglink)
+				   : xstrfmt("%s/%s", dir, debuglink);
+			ret = fn(path, arg);
+			free(path);
+		}
+		free(el);
+		p = end ? end + 1 : NULL;
+	}
+	strbuf_release(&hex);
+	free(own);
+	free(dir);
+	return ret;
+}
+
+static int special_candidate(const char *path, void *arg)
+{
+	if (!cp_path_is_special(path))
+		return 0;
+	*(char **)arg = xstrdup(path);
+	return 1;
+}
+
+char *cp_debug_search_special(const char *debuginfo_path, const char *file_name,
+			      const char *debuglink, const unsigned char *id, int id_len)
+{
+	char *bad = NULL;
+
+	if (file_name)
+		for_each_debug_candidate(debuginfo_path, file_name, debuglink, id, id_len,
+					 special_candidate, &bad);
+	return bad;
+}
+
+struct candidate_check {
+	struct sym_module *m;
+	const unsigned char *want;
+	int want_len;
+};
+
+static int check_candidate(const char *path, void *arg)
+{
+	struct candidate_check *c = arg;
+
+	sym_module__check_debug_candidate(c->m, path, c->want, c->want_len);
+	return 0;
+}
+
+/*
+ * elfutils' standard search, in the order the man page documents, unless
+ * one of the places it would open is not a regular file (it opens them
+ * without O_NONBLOCK: a FIFO there would hang); when it finds nothing,
+ * look at the places it looked in for files it refused.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					      debuglink_file, debuglink_crc, debuginfo_file_name);
 	struct sym_module *m = userdata ? *userdata : NULL;
-	const unsigned char *want;
+	const unsigned char *want = NULL;
 	GElf_Addr vaddr;
-	int want_len;
-
-	if (fd >= 0 || !m || m->sym->quiet || !file_name)
-		return fd;
-	want_len = dwfl_module_build_id(mod, &want, &vaddr);
-	if (want_len <= 0)
+	int want_len = dwfl_module_build_id(mod, &want, &vaddr), fd;
+	/* Without m (not yet reported), elfutils' default path. */
+	char *bad = cp_debug_search_special(m ? m->sym->debuginfo_path : ":.debug:/usr/lib/debug",
+					    file_name, debuglink_file, want, want_len);
+	if (bad) {
+		if (!m || !m->sym->quiet)
+			cp_warning("debug file '%s' is not a regular file: no debug data searched for "
+				   "'%s'",
+				   bad, file_name);
+		free(bad);
+		return -1;
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 || !m || m->sym->quiet || !file_name || want_len <= 0)
 		return fd;
 	{
-		const char *slash = strrchr(file_name, '/');
-		char *dir = slash ? xstrfmt("%.*s", (int)(slash - file_name), file_name) : xstrdup("."),
-		     *path;
-		const char *p = m->sym->debuginfo_path;
-		struct strbuf hex = STRBUF_INIT;
+		struct candidate_check c = { m, want, want_len };
 
-		add_hex(&hex, want, want_len);
-		/* Every element of the path: build-id links under absolute ones, debuglink names. */
-		while (p) {
-			const char *end = strchr(p, ':');
-			size_t len = end ? (size_t)(end - p) : strlen(p);
-			char *el = xstrfmt("%.*s", (int)len, p);
-
-			if (*el == '/') {
-				path = xstrfmt("%s/.build-id/%.2s/%s.debug", el, hex.buf, hex.buf + 2);
-				sym_module__check_debug_candidate(m, path, want, want_len);
-				free(path);
-			}
-			if (debuglink_file) {
-				if (*el == '/')
-					path = xstrfmt("%s%s/%s", el, dir, debuglink_file);
-				else if (*el)
-					path = xstrfmt("%s/%s/%s", dir, el, debuglink_file);
-				else
-					path = xstrfmt("%s/%s", dir, debuglink_file);
-				sym_module__check_debug_candidate(m, path, want, want_len);
-				free(path);
-			}
-			free(el);
-			p = end ? end + 1 : NULL;
-		}
-		strbuf_release(&hex);
-		free(dir);
+		for_each_debug_candidate(m->sym->debuginfo_path, file_name, debuglink_file, want,
+					 want_len, check_candidate, &c);
 	}
 	return fd;
 }

@@ -93,4 +93,15 @@ int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char *
  */
 const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset);
 
+/*
+ * The first place libdwfl's standard debug-file search
+ * (dwfl_standard_find_debuginfo, with this debuginfo_path) may open for
+ * file_name's debug data that exists but is not a regular file, malloc'd;
+ * NULL if none.  libdwfl opens them without O_NONBLOCK, so a FIFO there
+ * (a path named by an untrusted profile) would hang it: callers skip the
+ * search then.  debuglink may be NULL; id is the module's build-id.
+ */
+char *cp_debug_search_special(const char *debuginfo_path, const char *file_name,
+			      const char *debuglink, const unsigned char *id, int id_len);
+
 #endif /* CP_SYMBOLIZE_SYMBOLIZE_H */

@@ -512,3 +512,63 @@ char *cp_find_program(const char *name)
 	}
 	return NULL;
 }
+
+int cp_open_regular(const char *path, const char **why)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), fl;
+
+	if (fd < 0) {
+		if (why)
+			*why = strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		if (why)
+			*why = strerror(e);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (why)
+			*why = "not a regular file";
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		int e = errno;
+
+		if (why)
+			*why = strerror(e);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int cp_path_is_special(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && !S_ISREG(st.st_mode);
+}
+
+static uint64_t saturations;
+
+void cp_saturated(void)
+{
+	if (!saturations++)
+		cp_warning("a sum of counts or times is too large: shown as the largest value "
+			   "(18446744073709551615, saturated), not wrapped");
+}
+
+uint64_t cp_saturations(void)
+{
+	return saturations;
+}

@@ -96,6 +96,33 @@ uint32_t cp_u64map__get_or_add(struct cp_u64map *m, uint64_t key, uint32_t val);
 /* The value of key, CP_U64MAP_NONE if it has none. */
 uint32_t cp_u64map__get(const struct cp_u64map *m, uint64_t key);
 
+/*
+ * *dst += v, saturating at UINT64_MAX: counts and times summed from
+ * profiles (merge, report totals, flat and diff sums) must not wrap, or
+ * "merge A A" would show fewer calls than A.  The first saturation in the
+ * process prints one warning (cp_saturated); cp_saturations() counts them.
+ */
+void cp_saturated(void);
+uint64_t cp_saturations(void);
+static inline void cp_add_sat(uint64_t *dst, uint64_t v)
+{
+	if (__builtin_add_overflow(*dst, v, dst)) {
+		*dst = UINT64_MAX;
+		cp_saturated();
+	}
+}
+#define CP_ADD_SAT(dst, v) cp_add_sat(&(dst), (v))
+static inline void cp_add_sat32(uint32_t *dst, uint64_t v)
+{
+	if (v > UINT32_MAX - *dst) {
+		*dst = UINT32_MAX;
+		cp_saturated();
+	} else {
+		*dst += (uint32_t)v;
+	}
+}
+#define CP_ADD_SAT32(dst, v) cp_add_sat32(&(dst), (v))
+
 /* Parse a whole decimal number into *out; returns 0 or -1. */
 int cp_parse_double(const char *s, double *out);
 int cp_parse_u64(const char *s, uint64_t *out);
@@ -136,6 +163,18 @@ FILE *cp_outfile__fp(struct cp_outfile *of);
 int cp_outfile__close(struct cp_outfile *of);
 int cp_outfile__commit(struct cp_outfile *of);
 void cp_outfile__abort(struct cp_outfile *of);
+
+/*
+ * Open path for reading only if it is a regular file: a FIFO, device,
+ * socket or directory named by an untrusted profile (a module path, a
+ * debug file) must not block or be read.  Opens with O_NONBLOCK (a FIFO
+ * without writer would wait forever), checks with fstat, then clears
+ * O_NONBLOCK.  The descriptor, or -1 with *why (if why is non-NULL) set to
+ * a static reason: strerror(errno) or "not a regular file".
+ */
+int cp_open_regular(const char *path, const char **why);
+/* Whether path names (after symlinks) something that is not a regular file. */
+int cp_path_is_special(const char *path);
 
 /* Flush and close stdout, failing on a write error (git's run_builtin). */
 int cp_finish_stdout(void);
