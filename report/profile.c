@@ -181,6 +181,23 @@ static void add_spread(const struct cp_profile_file *pf, struct cp_rtree *t,
 	}
 }
 
+void cp_report_count_thread(const struct cp_profile_file *pf, uint32_t ti, uint64_t *calls,
+			    uint64_t *paths)
+{
+	const struct cp_thread_rec *th = &pf->threads[ti];
+
+	for (uint32_t k = 1; k < th->nnodes; k++) {
+		const struct cp_node_rec *r = &pf->nodes[th->first_node + k];
+
+		if (r->flags & CP_NODE_EXCLUDED)
+			continue; /* counted apart (excluded_calls), not a context */
+		if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* pseudo-frames: not calls */
+			*calls += r->calls;
+		if (!(r->flags & CP_NODE_SITE)) /* another call site of a path counted */
+			(*paths)++;
+	}
+}
+
 /*
  * Add thread ti of the file to tree t, merging equal (parent, function)
  * contexts: map[] gives, per file node, its node in t.
@@ -192,6 +209,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 	const struct cp_thread_rec *th = &pf->threads[ti];
 	uint32_t *map = xmalloc(th->nnodes * sizeof(*map));
 
+	cp_report_count_thread(pf, ti, &rp->calls, &rp->paths);
 	for (uint32_t k = 0; k < th->nnodes; k++) {
 		const struct cp_node_rec *r = &pf->nodes[th->first_node + k];
 		struct cp_rnode src = { 0 };
@@ -249,10 +267,6 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			id = cp_u64map__get(ctx, ctx_key);
 			if (id == CP_NONE)
 				id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
-			if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* not calls */
-				rp->calls += r->calls;
-			if (!(r->flags & CP_NODE_SITE)) /* another site of a path counted */
-				rp->paths++;
 			cp_rtree__add_site(t, id, r->site, 0, src.calls, src.total_ns, 0);
 		}
 		cp_rnode__add_counts(&t->n[id], &src);
