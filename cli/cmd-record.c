@@ -30,6 +30,7 @@
 #include "cli/options.h"
 #include "cli/select.h"
 #include "format/format.h"
+#include "report/report.h"
 #include "sample/sample.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -228,14 +229,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		return;
 	}
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
-		for (uint32_t k = 1; k < pf->threads[i].nnodes; k++) {
-			const struct cp_node_rec *r = &pf->nodes[pf->threads[i].first_node + k];
-
-			if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* not calls */
-				calls += r->calls;
-			if (!(r->flags & CP_NODE_SITE)) /* another call site of a path */
-				paths++;
-		}
+		cp_report_count_thread(pf, i, &calls, &paths);
 		nthreads += pf->threads[i].nthreads;
 	}
 	if (pf->meta.mode == CP_MODE_SAMPLED) {

@@ -44,7 +44,6 @@ struct cp_diff {
 	double min_percent;		       /* the floor as a share of the larger root */
 	uint64_t floor_ns;		       /* smaller time changes count as none */
 	uint64_t root_ns[2];		       /* the roots' totals: all threads' lifetimes */
-	uint32_t npaths[2];		       /* paths in A, in B */
 	uint32_t count[4];		       /* paths by enum cp_diff_status */
 };
 
@@ -94,8 +93,6 @@ static void add_profile(struct cp_diff *d, int s)
 		uint32_t k = path_get(d, map[n->parent], fname[n->fn]);
 		struct dpath *q = &d->p[k];
 
-		if (!(q->in & (1u << s)))
-			d->npaths[s]++;
 		q->in |= 1u << s;
 		CP_ADD_SAT(q->calls[s], n->calls);
 		CP_ADD_SAT(q->self_ns[s], n->self_ns);
@@ -496,8 +493,8 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 	fprintf(fp, "# %c: ", "AB"[s]);
 	for (uint32_t i = 0; i < pf->argc; i++)
 		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
-	fprintf(fp, " (%s), %u thread%s, %" PRIu64 " calls, %u call paths\n", mode_str(rp),
-		nthreads, nthreads == 1 ? "" : "s", rp->calls, d->npaths[s]);
+	fprintf(fp, " (%s), %u thread%s, %" PRIu64 " calls, %" PRIu64 " call paths\n", mode_str(rp),
+		nthreads, nthreads == 1 ? "" : "s", rp->calls, rp->paths);
 	if (m->lost_calls || m->lost_events || m->unpaired_exits || m->nthreads_lost)
 		fprintf(fp, "# warning: %c is incomplete: %" PRIu64 " calls in unrecorded paths, %" PRIu64
 			    " events dropped, %" PRIu64 " unpaired exits, %u threads not set up\n",

@@ -181,6 +181,23 @@ static void add_spread(const struct cp_profile_file *pf, struct cp_rtree *t,
 	}
 }
 
+void cp_report_count_thread(const struct cp_profile_file *pf, uint32_t ti, uint64_t *calls,
+			    uint64_t *paths)
+{
+	const struct cp_thread_rec *th = &pf->threads[ti];
+
+	for (uint32_t k = 1; k < th->nnodes; k++) {
+		const struct cp_node_rec *r = &pf->nodes[th->first_node + k];
+
+		if (r->flags & CP_NODE_EXCLUDED)
+			continue; /* counted apart (excluded_calls), not a context */
+		if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* pseudo-frames: not calls */
+			CP_ADD_SAT(*calls, r->calls);
+		if (!(r->flags & CP_NODE_SITE)) /* another call site of a path counted */
+			(*paths)++;
+	}
+}
+
 /*
  * Add thread ti of the file to tree t, merging equal (parent, function)
  * contexts: map[] gives, per file node, its node in t.
@@ -192,6 +209,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 	const struct cp_thread_rec *th = &pf->threads[ti];
 	uint32_t *map = xmalloc(th->nnodes * sizeof(*map));
 
+	cp_report_count_thread(pf, ti, &rp->calls, &rp->paths);
 	for (uint32_t k = 0; k < th->nnodes; k++) {
 		const struct cp_node_rec *r = &pf->nodes[th->first_node + k];
 		struct cp_rnode src = { 0 };
@@ -249,10 +267,6 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			id = cp_u64map__get(ctx, ctx_key);
 			if (id == CP_NONE)
 				id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
-			if (!(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION))) /* not calls */
-				CP_ADD_SAT(rp->calls, r->calls);
-			if (!(r->flags & CP_NODE_SITE)) /* another site of a path counted */
-				rp->paths++;
 			cp_rtree__add_site(t, id, r->site, 0, src.calls, src.total_ns, 0);
 		}
 		cp_rnode__add_counts(&t->n[id], &src);
@@ -397,12 +411,36 @@ static void share_overhead(struct cp_rtree *t, const struct cp_rnode *n)
 }
 
 /*
- * A call's own overhead is only partly known (inside, once per call; the
- * outside cost of the calls made within it depends on how many it made),
- * so compensated min and max could exceed what the compensated total
- * allows: main's one call would keep its hooks-laden length.  Bound them
- * by it: no call is longer than the total less the other calls at their
- * minimum, the shortest is no longer than the average, and min <= max.
+ * The shortest and longest call of n, compensated; raw is n's total before
+ * compensation.  Each call loses its callee part (inside, exactly once per
+ * call).  The hooks of the calls it made inside are known only for all
+ * calls together: each call loses its share of them in proportion to its
+ * length (what is left after inside), as the context's total does, the
+ * rule share_overhead applies to call sites.  A longer call usually made
+ * more calls.  Subtracting only inside left min and max above what the
+ * total allows, and the clamp then pulled both down to the average
+ * (`8 ~1.153s ~144.14ms ~144.14ms ~144.14ms` where the raw calls ranged
+ * from 244 ms to 2.066 s); subtracting the average compensation instead
+ * takes a short call to 0.  Scaling keeps min <= avg <= max.
+ */
+static void compensate_min_max(const struct cp_report_profile *rp, struct cp_rnode *n, uint64_t raw)
+{
+	uint64_t inside = n->untimed ? 0 : cp_ns_from_double(rp->inside_ns + 0.5);
+	uint64_t own = n->calls ? inside * n->calls : 0;
+	double scale = raw > own ? (double)n->total_ns / (double)(raw - own) : 0;
+
+	if (scale > 1)
+		scale = 1;
+	n->min_ns = n->min_ns > inside ? cp_ns_from_double((double)(n->min_ns - inside) * scale) : 0;
+	n->max_ns = n->max_ns > inside ? cp_ns_from_double((double)(n->max_ns - inside) * scale) : 0;
+}
+
+/*
+ * A last bound, where the raw figures disagree among themselves (a total
+ * raised to its children's sum, a clamped self time): no call is longer
+ * than the total less the other calls at their minimum, the shortest is no
+ * longer than the average, and min <= max.  Without it a function called
+ * once (main) could keep a max above its compensated total.
  */
 static void clamp_min_max(struct cp_rnode *n)
 {
@@ -445,9 +483,7 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 		n->self_ns -= n->self_overhead_ns;
 		n->total_ns = n->self_ns + child_total;
 		n->overhead_ns = raw - n->total_ns;
-		oh = cp_ns_from_double(rp->inside_ns + 0.5);
-		n->min_ns = n->min_ns > oh ? n->min_ns - oh : 0;
-		n->max_ns = n->max_ns > oh ? n->max_ns - oh : 0;
+		compensate_min_max(rp, n, raw);
 		clamp_min_max(n);
 		share_overhead(t, n);
 	}

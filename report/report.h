@@ -180,8 +180,8 @@ struct cp_report_profile {
 	uint32_t nfns;
 	struct cp_rtree *trees;	     /* per thread or a single merged tree */
 	uint32_t ntrees;
-	uint64_t calls;		     /* all calls recorded */
-	uint64_t paths;		     /* distinct call paths over all threads */
+	uint64_t calls;		     /* all calls recorded (cp_report_count_thread) */
+	uint64_t paths;		     /* call paths of every thread (cp_report_count_thread) */
 	char **thread_labels;	     /* per pf thread: name, or name/tid if ambiguous */
 	enum cp_thread_mode threads; /* how trees were built */
 	int timed;		     /* the profile has times (timing mode) */
@@ -217,6 +217,18 @@ static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)
 {
 	return overhead_ns > total_ns;
 }
+
+/*
+ * Add thread ti's calls and call paths to *calls and *paths: the one
+ * definition of the figures record's summary, report's banner and diff's
+ * header print.  Every node of the thread's tree but its root is a call
+ * path (a path two threads took counts in each), except the records of a
+ * path's other call sites and those of excluded functions; calls are those
+ * of real functions (not of signal or region pseudo-frames, nor of
+ * excluded functions, which the banner counts apart).
+ */
+void cp_report_count_thread(const struct cp_profile_file *pf, uint32_t ti, uint64_t *calls,
+			    uint64_t *paths);
 
 /*
  * Load and symbolise path.  On error prints one line (naming the file) and

@@ -35,6 +35,14 @@ struct dump {
 	uint32_t *nnodes;   /* per thread written: nodes of its own tree */
 	uint32_t *nside;    /* per thread written: nodes of its side tree */
 	int regions;	    /* a CP_NODE_REGION record was written */
+	int offcpu;	    /* switches are tracked: off-CPU time not yet charged is */
+};
+
+/* Off-CPU time of a live thread that its hooks have not charged yet (late_offcpu). */
+struct late {
+	uint32_t id;	     /* the node it goes to: the innermost open call's */
+	uint64_t wait;	     /* ns blocked */
+	uint64_t inactive;   /* ns preempted */
 };
 
 static void write_cmdline(struct cp_writer *w)
@@ -52,13 +60,11 @@ static void write_cmdline(struct cp_writer *w)
 	close(fd);
 }
 
-/* The thread's name from /proc (any live thread of process pid, 0: ours). */
-static void read_comm(pid_t pid, uint32_t tid, char name[16])
+/* Open /proc/{self,PID}/task/TID/LEAF (pid 0: ours) for reading; -1 on failure. */
+static int open_task_file(pid_t pid, uint32_t tid, const char *leaf)
 {
 	char path[96] = "/proc/";
-	size_t pos = strlen(path);
-	int fd;
-	ssize_t n;
+	size_t pos = strlen(path), len = strlen(leaf);
 
 	if (pid)
 		cp_put_dec(path, sizeof(path) - 6, &pos, (unsigned long)pid);
@@ -67,8 +73,19 @@ static void read_comm(pid_t pid, uint32_t tid, char name[16])
 	memcpy(path + pos, "/task/", 7);
 	pos += 6;
 	cp_put_dec(path, sizeof(path) - 6, &pos, tid);
-	memcpy(path + pos, "/comm", 6);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pos + 1 + len >= sizeof(path))
+		return -1;
+	path[pos++] = '/';
+	memcpy(path + pos, leaf, len + 1);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* The thread's name from /proc (any live thread of process pid, 0: ours). */
+static void read_comm(pid_t pid, uint32_t tid, char name[16])
+{
+	int fd = open_task_file(pid, tid, "comm");
+	ssize_t n;
+
 	if (fd < 0)
 		return;
 	n = read(fd, name, 15);
@@ -78,6 +95,40 @@ static void read_comm(pid_t pid, uint32_t tid, char name[16])
 	if (name[n - 1] == '\n')
 		n--;
 	name[n] = '\0';
+}
+
+/*
+ * What the scheduler says of a live thread (of process pid, 0: ours), in
+ * ns since it began: *run on a CPU, *delay runnable but waiting for one
+ * (/proc/.../schedstat, "RUN DELAY SLICES").  -1 where the kernel does not
+ * say (no CONFIG_SCHED_INFO, the thread is gone).
+ */
+static int read_schedstat(pid_t pid, uint32_t tid, uint64_t *run, uint64_t *delay)
+{
+	char buf[96];
+	int fd = open_task_file(pid, tid, "schedstat");
+	ssize_t n;
+	const char *p = buf;
+	uint64_t v[2] = { 0, 0 };
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (int k = 0; k < 2; k++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		for (; *p >= '0' && *p <= '9'; p++)
+			v[k] = v[k] * 10 + (uint64_t)(*p - '0');
+		if (*p == ' ')
+			p++;
+	}
+	*run = v[0];
+	*delay = v[1];
+	return 0;
 }
 
 static uint64_t ns_to_ticks(const struct dump *d, uint64_t ns)
@@ -175,17 +226,101 @@ static int in_watcher(int how)
 }
 
 /*
- * CPU time of t: kept at its exit, else read now (not by the watcher: not
- * its threads).  The dumping thread's is its clock at the dump's time
- * stamp: the calibration and the writing that follow are not in its
- * tree's time, so they must not be in its CPU time either.
+ * CPU time of t: kept at its exit, else read now: the thread's clock, or
+ * for the watcher, whose clocks are not the program's, what the scheduler
+ * says (0 if it does not).  The dumping thread's is its clock at the
+ * dump's time stamp: the calibration and the writing that follow are not
+ * in its tree's time, so they must not be in its CPU time either.
  */
 static uint64_t thread_cpu(const struct dump *d, const struct cp_thread *t)
 {
-	if ((t->flags & CP_THREAD_EXITED) || in_watcher(d->how))
+	uint64_t run, delay;
+
+	if ((t->flags & CP_THREAD_EXITED) || d->how == CP_FLUSH_KILLED)
 		return t->perf.cpu_ns;
+	if (d->how == CP_FLUSH_WATCH)
+		return read_schedstat(cp_session.pid, t->tid, &run, &delay) ? 0
+									   : cp_offcpu__cpu_since_start(t, run);
 	return cp_offcpu__cpu_since_start(t, t == cp_self ? d->self_cpu
 							 : cp_offcpu__thread_cpu_ns(t->tid));
+}
+
+static uint64_t ticks_to_ns(const struct dump *d, uint64_t ticks)
+{
+	if (!cp_clock_is_tsc())
+		return ticks;
+	return (uint64_t)((unsigned __int128)ticks * 1000000000u / (d->tps ? d->tps : 1));
+}
+
+/*
+ * Off-CPU time of a thread still running at the dump that nobody has
+ * charged: the hooks charge an interval when they drain the thread's
+ * ring, so the interval of a thread blocked now (in a condition variable,
+ * a read) is open and unseen, and one that runs without hooks still has
+ * its finished intervals in the ring (which a dump cannot read: the
+ * watcher has no such mapping, and the owner may be draining it).  Left
+ * out, that time would count as CPU: a pool thread blocked for seconds
+ * would show seconds of cpu, more CPU than the machine had.
+ *
+ * The kernel knows how long the thread did not run: its time so far less
+ * its CPU time.  What of it the tree does not hold yet goes to the
+ * innermost open call, where the next drain would have charged it
+ * (bounded by that call's time so far); the part the scheduler counted as
+ * runnable-but-waiting (schedstat's run delay) beyond the tree's inactive
+ * time is inactive, the rest wait.  Nothing is known of a killed
+ * program's threads, nor of a thread whose switches are not tracked.
+ * Reads the tree and stack as open_time does, without stopping the thread.
+ */
+static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, uint64_t now,
+			struct late *late)
+{
+	struct cp_stack *s = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+	struct cp_frame *top = t->top, *f;
+	uint64_t cpu, wall, run = 0, delay = 0, wait = 0, inactive = 0, off, open, id = 1;
+	int have_sched;
+
+	memset(late, 0, sizeof(*late));
+	if (!d->offcpu || !t->perf.page || (t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) ||
+	    d->how == CP_FLUSH_KILLED || now <= t->start_ticks)
+		return;
+	have_sched = !read_schedstat(in_watcher(d->how) ? cp_session.pid : 0, t->tid, &run, &delay);
+	if (in_watcher(d->how) && !have_sched)
+		return;
+	cpu = thread_cpu(d, t);
+	wall = ticks_to_ns(d, now - t->start_ticks);
+	/* What the tree holds (ns while the program runs, see offcpu.c). */
+	wait = t->root.wait_ticks;
+	inactive = t->root.inactive_ticks;
+	for (struct cp_chunk *c = t->chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
+
+		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
+			wait += c->n[i].wait_ticks;
+			inactive += c->n[i].inactive_ticks;
+		}
+	}
+	if (wall <= cpu + wait + inactive)
+		return;
+	off = wall - cpu - wait - inactive;
+	/* The innermost open call written (else the root, whose time is the thread's). */
+	open = wall;
+	if (top >= s->f && top < s->f + s->cap) {
+		for (f = top; f > s->f; f--) {
+			struct cp_node *n = f->node;
+
+			if (n && n->id < nn && f->start <= now && f->start != CP_UNTIMED) {
+				late->id = n->id;
+				open = ticks_to_ns(d, now - f->start);
+				break;
+			}
+		}
+	}
+	if (off > open)
+		off = open;
+	late->inactive = delay > inactive ? delay - inactive : 0;
+	if (late->inactive > off)
+		late->inactive = off;
+	late->wait = off - late->inactive;
 }
 
 /*
@@ -330,6 +465,12 @@ static int write_threads(struct dump *d, struct cp_writer *w, struct cp_thread *
 	return w->err;
 }
 
+static void add_late(const struct dump *d, struct cp_node_rec *r, const struct late *late)
+{
+	r->wait_ticks += ns_to_ticks(d, late->wait);
+	r->inactive_ticks += ns_to_ticks(d, late->inactive);
+}
+
 /*
  * The thread's nodes, nnodes of them as the thread record says: a node
  * record must be written for each, whatever fails.  Without memory for the
@@ -345,8 +486,10 @@ static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t,
 	uint64_t *extra = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct cp_node root = t->root;
 	struct cp_node_rec r;
+	struct late late;
 
 	*open = 0;
+	late_offcpu(d, t, nn, now, &late);
 	if (extra == MAP_FAILED) {
 		extra = NULL;
 		cp_warn_once("out of memory at the dump: calls still open are written without "
@@ -366,6 +509,8 @@ static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t,
 	}
 	node_rec(d, &r, &root, 0, NULL);
 	r.min_ticks = r.max_ticks = r.ticks;
+	if (!late.id)
+		add_late(d, &r, &late);
 	cp_writer__put(w, &r, sizeof(r));
 	for (struct cp_chunk *c = t->chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
@@ -379,6 +524,8 @@ static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t,
 			 */
 			if (r.parent >= id)
 				r.parent = 0;
+			if (id == late.id)
+				add_late(d, &r, &late);
 			cp_writer__put(w, &r, sizeof(r));
 		}
 	}
@@ -538,6 +685,7 @@ int cp_flush(const char *path, int how)
 		self->busy = 1;
 	tps = timing ? cp_clock_ticks_per_sec(&elapsed) : 0;
 	d.tps = tps;
+	d.offcpu = timing && cp_session.switches_wanted && cp_session.offcpu_threads;
 	if (!timing)
 		elapsed = cp_clock_ns(CLOCK_MONOTONIC) - cp_session.mono0_ns;
 

@@ -11,6 +11,9 @@
       less its off-CPU time, is the CPU time the kernel counted for the
       thread (kernel_cpu_ns), within 5% or 2 ms: a check that does not
       depend on the switch records
+  check-offcpu.py machine FILE.json
+      the merged tree's cpu is at most the run's duration times the CPUs
+      this process may run on (the program's): no more CPU than there was
   check-offcpu.py share FILE.json FUNCTION FIELD MIN MAX
       FIELD (wait_ns, inactive_ns or cpu_ns) of FUNCTION's nodes, summed,
       over their total is within [MIN, MAX]
@@ -18,6 +21,7 @@
 Prints what it measured; exits 1 with the offending node otherwise.
 """
 import json
+import os
 import sys
 
 
@@ -74,12 +78,23 @@ def kernel(doc):
             sys.exit(f"{tree['label']}: tree cpu {root['cpu_ns']} is not the kernel's {k}")
 
 
+def machine(doc):
+    cpus = len(os.sched_getaffinity(0))
+    duration = doc["processes"][0]["duration_ns"]
+    cpu = sum(t["nodes"][0]["cpu_ns"] for t in doc["trees"])
+    print(f"tree cpu {cpu} ns, {duration} ns on {cpus} CPUs")
+    if cpu > duration * cpus * 1.02 + 1000000:
+        sys.exit(f"tree cpu {cpu} ns exceeds {duration} ns times {cpus} CPUs")
+
+
 doc = json.load(open(sys.argv[2]))
 if sys.argv[1] == "sums":
     sums(doc)
 elif sys.argv[1] == "kernel":
     kernel(doc)
+elif sys.argv[1] == "machine":
+    machine(doc)
 elif sys.argv[1] == "share":
     share(doc, *sys.argv[3:7])
 else:
-    sys.exit("usage: check-offcpu.py sums|kernel|share FILE.json ...")
+    sys.exit("usage: check-offcpu.py sums|kernel|machine|share FILE.json ...")

@@ -113,4 +113,46 @@ test_expect_success 'times that are mostly overhead are marked ~, raw times neve
 	grep -E "~[0-9.]+[a-z]+ " marked
 '
 
+# A hand-made profile (tests/mkprofile.c; one tick is 1 ns; hooks cost 10
+# ns in the caller and 10 in the callee): F (0x100) is called 8 times,
+# 244 ms to 2.066 s each, and makes 200 million tiny calls, so most of its
+# time is hooks.  Compensated, its calls are still of different lengths:
+# min < avg < max, in the raw ratio, within the raw figures; the HTML
+# report carries the same min and max as the JSON export.
+test_expect_success 'compensated min and max keep their spread: min < avg < max' '
+	cat >minmax.txt <<-\EOF &&
+	meta duration=6000000000 overhead=10 self_overhead=10
+	cmd ./prog
+	thread tid=1 name=main cpu=5600000000
+	node ticks=5600000000
+	node parent=0 fn=0x100 calls=8 ticks=5600000000 min=244000000 max=2066000000
+	node parent=1 fn=0x200 calls=200000000 ticks=3000000000 min=10 max=1000
+	EOF
+	"$CALLPROF_BUILD/tests/mkprofile" minmax.cprof <minmax.txt &&
+	callprof export -f json minmax.cprof >comp.json &&
+	callprof export -f json --no-compensate minmax.cprof >raw.json &&
+	python3 -c "
+import json, sys
+comp = json.load(open(\"comp.json\"))[\"trees\"][0][\"nodes\"][1]
+raw = json.load(open(\"raw.json\"))[\"trees\"][0][\"nodes\"][1]
+mn, mx, avg = comp[\"min_ns\"], comp[\"max_ns\"], comp[\"total_ns\"] / comp[\"calls\"]
+print(\"compensated\", mn, avg, mx, \"raw\", raw[\"min_ns\"], raw[\"max_ns\"])
+assert (raw[\"min_ns\"], raw[\"max_ns\"]) == (244000000, 2066000000)
+assert comp[\"total_ns\"] < raw[\"total_ns\"] / 2
+assert 0 < mn < avg < mx
+assert mn < raw[\"min_ns\"] and mx < raw[\"max_ns\"]
+assert abs(mx / mn - raw[\"max_ns\"] / raw[\"min_ns\"]) < 0.01 * raw[\"max_ns\"] / raw[\"min_ns\"]
+print(\"%d %d\" % (mn, mx))
+" >out &&
+	cat out &&
+	set -- $(sed -n "\$p" out) &&
+	callprof export -f html -o minmax.html minmax.cprof &&
+	grep -F "\"min\":[0,$1," minmax.html &&
+	grep -F "\"max\":[0,$2," minmax.html &&
+	callprof report --fields=calls,avg,min,max minmax.cprof >report &&
+	callprof report --no-compensate --fields=calls,avg,min,max minmax.cprof >rawreport &&
+	grep -E "^ +8 +700.00ms +244.00ms +2.066s " rawreport &&
+	awk "\$1 == 8 && \$3 != \$4 && \$2 != \$3 { ok = 1 } END { exit !ok }" report
+'
+
 test_done

@@ -61,6 +61,27 @@ test_expect_success 'setup: s-change recorded counting with 1 and 2, timed with 
 	false
 '
 
+# record's summary, report's banner and diff's header count calls and
+# call paths one way (cp_report_count_thread): five threads that share
+# paths, and a profile with an excluded function, once counted apart.
+test_expect_success 'record, report and diff count the same threads, calls and call paths' '
+	build_workload s-threads.c &&
+	build_workload s-select.c &&
+	callprof record -o thr.cprof -- ./t-threads >/dev/null 2>thr.err &&
+	callprof record -o sel.cprof --exclude noisy -- ./t-select >/dev/null 2>sel.err &&
+	for p in thr sel
+	do
+		sed -n "s/^callprof: wrote $p.cprof: \(.*\)$/\1/p" $p.err >$p.record &&
+		callprof report $p.cprof | sed -n "s/^# pid .*, ran [^,]*, //p" >$p.report &&
+		callprof diff $p.cprof $p.cprof | sed -n "s/^# A: .*), //p" >$p.diff &&
+		test_line_count = 1 $p.record &&
+		grep "call paths$" $p.record &&
+		test_cmp $p.record $p.report &&
+		test_cmp $p.record $p.diff || exit 1
+	done &&
+	grep "^5 threads" thr.record
+'
+
 test_expect_success 'changed counts, new and gone paths, most changed first' '
 	callprof diff a.cprof b.cprof >actual 2>err &&
 	test_cmp "$EXPECT/change.diff" actual &&

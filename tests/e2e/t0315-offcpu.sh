@@ -75,6 +75,42 @@ test_expect_success 'record --no-offcpu (CALLPROF_OFFCPU=0) turns tracking off' 
 	$CHECK share off2.json sleeper wait_ns 0 0
 '
 
+# wait_for FILE: until it exists and is not empty (at most 10 s).
+wait_for () {
+	_i=0
+	while ! test -s "$1" && test $_i -lt 100
+	do
+		sleep 0.1 && _i=$((_i + 1))
+	done
+	test -s "$1"
+}
+
+# Two pool threads block in pool_wait and never run again; main spins.  A
+# snapshot and the profile written at SIGTERM (a background job of sh
+# ignores SIGINT) close the calls still open: the pool threads'"'"' time, whose
+# switch-out their hooks never drained, is wait, not cpu.
+test_expect_success 'threads blocked at a dump or a fatal signal: their open time is wait' '
+	rm -f ready &&
+	{ command callprof record -o pool.cprof -- ./t-offcpu pool ready >out 2>err & } &&
+	rpid=$! &&
+	wait_for ready &&
+	pid=$(cat ready) &&
+	sleep 1 &&
+	callprof dump -o snap.cprof $pid >path &&
+	kill -TERM $pid &&
+	test_expect_code 143 wait $rpid &&
+	for f in snap pool
+	do
+		callprof export -f json $f.cprof >$f.json &&
+		$CHECK share $f.json pool_wait cpu_ns 0 0.2 &&
+		$CHECK share $f.json pool_wait wait_ns 0.5 1.0 &&
+		$CHECK sums $f.json &&
+		$CHECK machine $f.json &&
+		callprof export -f json --threads=each $f.cprof >$f-each.json &&
+		$CHECK kernel $f-each.json || exit 1
+	done
+'
+
 # Where the kernel refuses perf events, recording goes on without the split.
 test_expect_success 'perf_event_open refused: exact counts still, no split' '
 	$CC -O2 -Wall -o noperf "$WORKLOADS/s-noperf.c" &&

@@ -11,6 +11,11 @@
  *   t-offcpu hot      main -> hot: CPU work on two lines of very different
  *                     weight, and a call into libc (for sampled lines)
  *   t-offcpu fds      prints how many file descriptors the process has open
+ *   t-offcpu pool F   two pool threads block in pool_wait (a condition variable
+ *                     nobody signals) while main spins in pool_main; once
+ *                     both are blocked, main writes its pid to F and spins
+ *                     until killed: the calls still open at a dump or a
+ *                     fatal signal
  *
  * The spinners and hot() burn in burn(), which is not instrumented: no hook
  * runs while they spin, so every switch is charged from the ring at their
@@ -155,6 +160,46 @@ NOINLINE void hot(void)
 	sink = (long)x + v[0];
 }
 
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
+static int pool_blocked;
+
+NOINLINE void pool_wait(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	pool_blocked++;
+	for (;;)
+		pthread_cond_wait(&pool_cond, &pool_lock); /* nobody signals it */
+}
+
+static void *pool_thread(void *arg)
+{
+	pool_wait();
+	return arg;
+}
+
+NOINLINE void pool_main(const char *ready)
+{
+	pthread_t t[2];
+	int n = 0;
+	FILE *f;
+
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, pool_thread, NULL);
+	while (n < 2) {
+		usleep(1000);
+		pthread_mutex_lock(&pool_lock);
+		n = pool_blocked;
+		pthread_mutex_unlock(&pool_lock);
+	}
+	f = fopen(ready, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+	burn_until(now_ms() + 60000);
+}
+
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -191,10 +236,12 @@ int main(int argc, char **argv)
 		waitpid(pid, NULL, 0);
 	} else if (!strcmp(mode, "hot")) {
 		hot();
+	} else if (!strcmp(mode, "pool") && argc > 2) {
+		pool_main(argv[2]);
 	} else if (!strcmp(mode, "fds")) {
 		printf("%d\n", count_fds());
 	} else {
-		fprintf(stderr, "usage: t-offcpu sleep|pinned|calls|fork|hot|fds\n");
+		fprintf(stderr, "usage: t-offcpu sleep|pinned|calls|fork|hot|fds|pool F\n");
 		return 2;
 	}
 	return 0;
