@@ -56,6 +56,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/internal.h"
@@ -218,6 +219,7 @@ struct watch_ctx {
 	int have_creds;		/* creds holds the program's, as last read */
 	struct cp_creds creds;
 	int statusfd;		/* record's status file (cp_status__open), or -1 */
+	unsigned delay_ms;	/* CALLPROF_WATCH_DELAY_MS: tests make the race with a reaper sure */
 	char out[sizeof(cp_session.out)];
 };
 
@@ -338,6 +340,11 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 		if (p[1].revents && read(p[1].fd, &si, sizeof(si)) == sizeof(si))
 			snapshot(x, &si, &held);
 	}
+	if (x->delay_ms) {
+		struct timespec ts = { x->delay_ms / 1000, (long)(x->delay_ms % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
 	/*
 	 * The program is gone.  Unless it wrote its profile (finished), was
 	 * replaced by exec (its profile is PATH.execN), or put part of the tree
@@ -387,6 +394,7 @@ void cp_watch__spawn(void)
 	struct watch_ctx *x;
 	sigset_t all, old;
 	char name[17] = "";
+	const char *delay;
 	int subreaper = 0, status, saved_errno = errno;
 	long pid;
 
@@ -408,6 +416,8 @@ void cp_watch__spawn(void)
 	memcpy(x->out, cp_session.out, sizeof(x->out));
 	x->out[sizeof(x->out) - 1] = '\0';
 	x->statusfd = cp_status__open();
+	delay = getenv("CALLPROF_WATCH_DELAY_MS");
+	x->delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) % 60000 : 0;
 	x->pidfd = (int)syscall(SYS_pidfd_open, (long)x->pid, 0L);
 	x->procfd = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->pidfd < 0 || x->procfd < 0)

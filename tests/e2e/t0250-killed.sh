@@ -112,12 +112,13 @@ test_expect_success 'a fork child killed: its own profile; the parent counts onl
 	test_cmp expect.child actual
 '
 
-# A child reaped at once: its watcher cannot read its credentials any more.
-# It writes the profile only if the child could not have changed them (no
+# A child reaped at once: its watcher cannot read its credentials any more
+# (CALLPROF_WATCH_DELAY_MS makes sure it looks only after the reaping).  It
+# writes the profile only if the child could not have changed them (no
 # capability, all ids equal): as root, it cannot tell, and writes nothing.
 test_expect_success 'a fork child killed and reaped at once: a profile unless it had rights' '
 	rm -f reaped.cprof* &&
-	callprof record -o reaped.cprof -- ./t-kill child-reaped 2>err &&
+	CALLPROF_WATCH_DELAY_MS=300 callprof record -o reaped.cprof -- ./t-kill child-reaped 2>err &&
 	ls reaped.cprof* >files &&
 	callprof export -f folded -m calls reaped.cprof >actual &&
 	test_cmp expect.parent actual &&
