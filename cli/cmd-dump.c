@@ -126,7 +126,7 @@ static int copy_file(const char *src, const char *dst)
 
 	if (in < 0)
 		return cp_error("cannot open '%s': %s", src, strerror(errno));
-	of = cp_outfile__open(dst);
+	of = cp_outfile__open(dst, CP_OUTFILE_RENAME);
 	if (!of) {
 		close(in);
 		return -1;

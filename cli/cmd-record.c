@@ -548,6 +548,12 @@ int cmd_record(int argc, const char **argv)
 	if (dump_on)
 		dump_sig = parse_signal(dump_on);
 	/* The runtime could only say so at the end, after the whole run. */
+	{
+		char *prog = find_program(argv[0]);
+
+		cp_outfile__add_input(prog);
+		free(prog);
+	}
 	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
 		return 1;
 	outabs = absolute(out);
@@ -580,6 +586,7 @@ int cmd_record(int argc, const char **argv)
 	if (child_pid == 0) {
 		char pid[32];
 
+		cp_signals__restore_for_exec();
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("CALLPROF_OUT", outabs, 1);
