@@ -26,13 +26,16 @@ static const struct {
 	{ "dump", cmd_dump, "snapshot the profile of a recorded program that runs on" },
 };
 
-/* The temporaries of the profiles the tool writes (merge, record --sample). */
+/*
+ * The temporaries of the profiles the tool writes (merge, record --sample):
+ * one at a time, each told once created and once gone.
+ */
 static void writer_tmp_hook(const char *tmp, int live)
 {
-	if (live)
-		cp_tempfile__add(tmp);
-	else
-		cp_tempfile__remove(tmp);
+	static struct cp_tempfile *listed;
+
+	cp_tempfile__remove(listed);
+	listed = live ? cp_tempfile__add(tmp) : NULL;
 }
 
 static void usage(FILE *fp)

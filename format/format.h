@@ -510,7 +510,10 @@ struct cp_writer {
 int cp_write_all(int fd, const void *buf, size_t len);
 /* The temporary name of path written by process pid ("path.tmp.PID"), into tmp[cap]. */
 void cp_writer__tmp_name(char *tmp, size_t cap, const char *path, unsigned long pid);
-/* Create path's temporary file ("path.tmp.PID"). */
+/*
+ * Create path's temporary file ("path.tmp.PID").  -EEXIST if a regular
+ * file at path is neither empty nor a profile: it is never replaced.
+ */
 int cp_writer__begin(struct cp_writer *w, const char *path);
 /* Start a section of records of entsize bytes each. */
 int cp_writer__section(struct cp_writer *w, uint32_t kind, uint32_t entsize);

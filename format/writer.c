@@ -183,6 +183,20 @@ void cp_writer__tmp_name(char *tmp, size_t cap, const char *path, unsigned long 
 	cp_put_dec(tmp, cap, &pos, pid);
 }
 
+/* Whether the file at path starts with the profile magic. */
+static int is_profile(const char *path)
+{
+	char magic[CP_MAGIC_LEN];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return 0;
+	ret = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+	      !memcmp(magic, CP_MAGIC, CP_MAGIC_LEN);
+	close(fd);
+	return ret;
+}
+
 int cp_writer__begin(struct cp_writer *w, const char *path)
 {
 	static const char zeros[HEADER_BYTES];
@@ -218,6 +232,13 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	n = readlink(path, link, sizeof(link));
 	if (n >= 6 && !memcmp(link, "/proc/", 6))
 		return fail(w, -EINVAL);
+	/*
+	 * Nor a file that is not a profile (the program, someone's notes):
+	 * only a profile or an empty file is moved aside as NAME.old.  A
+	 * symlink is moved itself, its target untouched.
+	 */
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_size && !is_profile(path))
+		return fail(w, -EEXIST);
 	memcpy(w->path, path, len + 1);
 	cp_writer__tmp_name(w->tmp, sizeof(w->tmp), path, (unsigned long)getpid());
 

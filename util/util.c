@@ -149,11 +149,12 @@ int cp_parse_double(const char *s, double *out)
  * a list changed only with those signals blocked, so the handler, which
  * only walks it, never sees it half changed.  The tool is single-threaded.
  */
-struct tempfile {
-	struct tempfile *next;
+struct cp_tempfile {
+	struct cp_tempfile *next;  /* what the handler walks */
+	struct cp_tempfile **pprev; /* the link to this one: removed in O(1) */
 	const char *name;
 };
-static struct tempfile *volatile tempfiles;
+static struct cp_tempfile *volatile tempfiles;
 
 /* The signals whose default action ends the tool: temporaries go first. */
 static const int cleanup_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
@@ -172,31 +173,32 @@ static void block_cleanup_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
-void cp_tempfile__add(const char *name)
+struct cp_tempfile *cp_tempfile__add(const char *name)
 {
-	struct tempfile *t = xmalloc(sizeof(*t));
+	struct cp_tempfile *t = xmalloc(sizeof(*t));
 	sigset_t old;
 
 	t->name = name;
 	block_cleanup_signals(&old);
 	t->next = tempfiles;
+	t->pprev = (struct cp_tempfile **)&tempfiles;
+	if (t->next)
+		t->next->pprev = &t->next;
 	tempfiles = t;
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	return t;
 }
 
-void cp_tempfile__remove(const char *name)
+void cp_tempfile__remove(struct cp_tempfile *t)
 {
-	struct tempfile *volatile *p, *t = NULL;
 	sigset_t old;
 
+	if (!t)
+		return;
 	block_cleanup_signals(&old);
-	for (p = &tempfiles; *p; p = &(*p)->next) {
-		if ((*p)->name == name) {
-			t = *p;
-			*p = t->next;
-			break;
-		}
-	}
+	*t->pprev = t->next;
+	if (t->next)
+		t->next->pprev = t->pprev;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(t);
 }
@@ -208,7 +210,7 @@ static void cleanup_and_die(int sig)
 	struct sigaction dfl;
 	sigset_t set;
 
-	for (struct tempfile *t = tempfiles; t; t = t->next)
+	for (struct cp_tempfile *t = tempfiles; t; t = t->next)
 		unlink(t->name);
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -252,6 +254,7 @@ struct cp_outfile {
 	FILE *fp;   /* the stream written to */
 	char *path; /* final name, NULL for stdout */
 	char *tmp;  /* temporary name renamed to path on commit */
+	struct cp_tempfile *listed; /* tmp, removed if a signal ends the tool */
 	int stream; /* fp writes to a device or pipe at path itself (no tmp) */
 	int closed; /* cp_outfile__close() ran: fp is gone, tmp is complete */
 };
@@ -283,7 +286,7 @@ static int outfile_create(struct cp_outfile *of)
 	}
 	err = errno;
 	if (fd >= 0)
-		cp_tempfile__add(of->tmp);
+		of->listed = cp_tempfile__add(of->tmp);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = err;
 	return fd;
@@ -506,7 +509,7 @@ struct cp_outfile *cp_outfile__open(const char *path, enum cp_outfile_flags flag
 		if (fd >= 0) {
 			close(fd);
 			unlink(of->tmp);
-			cp_tempfile__remove(of->tmp);
+			cp_tempfile__remove(of->listed);
 		}
 		free(of->tmp);
 		free(of->path);
@@ -559,7 +562,7 @@ int cp_outfile__commit(struct cp_outfile *of)
 		ret = cp_error("cannot write '%s': %s", of->path, strerror(errno));
 	if (ret)
 		unlink(of->tmp);
-	cp_tempfile__remove(of->tmp);
+	cp_tempfile__remove(of->listed);
 	free(of->tmp);
 	free(of->path);
 	free(of);
@@ -576,7 +579,7 @@ void cp_outfile__abort(struct cp_outfile *of)
 		if (!of->closed)
 			fclose(of->fp);
 		unlink(of->tmp);
-		cp_tempfile__remove(of->tmp);
+		cp_tempfile__remove(of->listed);
 	}
 	free(of->tmp);
 	free(of->path);

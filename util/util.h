@@ -141,10 +141,11 @@ void cp_outfile__abort(struct cp_outfile *of);
  * Temporary files removed if a signal ends the tool: name (which must stay
  * valid until cp_tempfile__remove) is unlinked by the handlers of
  * cp_signals__init.  cp_outfile and cp_writer (format/, through
- * cp_writer_tmp_hook) list theirs.
+ * cp_writer_tmp_hook) list theirs.  Both O(1); remove accepts NULL.
  */
-void cp_tempfile__add(const char *name);
-void cp_tempfile__remove(const char *name);
+struct cp_tempfile;
+struct cp_tempfile *cp_tempfile__add(const char *name);
+void cp_tempfile__remove(struct cp_tempfile *t);
 /*
  * The tool's signals, first thing in main: SIGPIPE and SIGXFSZ ignored (a
  * closed pipe or a full file size limit is an EPIPE or EFBIG error, with
