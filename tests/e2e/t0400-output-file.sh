@@ -124,6 +124,18 @@ test_expect_success 'a profile never replaces a file that is not a profile; an e
 	test_cmp in.before other.cprof
 '
 
+test_expect_success 'the runtime itself never replaces a file that is not a profile (CALLPROF_OUT)' '
+	echo "my notes" >notes2.txt &&
+	test_expect_code 7 env LD_PRELOAD="$CALLPROF_BUILD/libcallprof.so" \
+		CALLPROF_OUT="$PWD/notes2.txt" ./t-fsize >out 2>err &&
+	grep "^sum=120$" out &&
+	echo "callprof: cannot write profile '"'"'$PWD/notes2.txt'"'"': File exists" >expect &&
+	test_cmp expect err &&
+	echo "my notes" >expect &&
+	test_cmp expect notes2.txt &&
+	test_path_is_missing notes2.txt.old
+'
+
 test_expect_success 'what may be replaced still is: a profile, an empty file, a previous export' '
 	callprof record -o other.cprof -- ./t-nested >/dev/null 2>&1 &&
 	test_path_is_file other.cprof.old &&
