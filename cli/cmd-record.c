@@ -195,8 +195,8 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 				st.st_mtim.tv_sec == before->st_mtim.tv_sec &&
 				st.st_mtim.tv_nsec == before->st_mtim.tv_nsec)) {
 		cp_warning("no profile written to '%s': the program did not load the runtime "
-			"(statically linked without libcallprof.a?) or did not exit normally",
-			shown);
+			"(statically linked without libcallprof.a?), did not exit normally, or "
+			"the runtime could not write it", shown);
 		return;
 	}
 	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
