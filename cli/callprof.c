@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/builtin.h"
+#include "format/format.h"
 #include "util/util.h"
 
 #define CALLPROF_VERSION "0.1.0"
@@ -25,6 +26,18 @@ static const struct {
 	{ "dump", cmd_dump, "snapshot the profile of a recorded program that runs on" },
 };
 
+/*
+ * The temporaries of the profiles the tool writes (merge, record --sample):
+ * one at a time, each told once created and once gone.
+ */
+static void writer_tmp_hook(const char *tmp, int live)
+{
+	static struct cp_tempfile *listed;
+
+	cp_tempfile__remove(listed);
+	listed = live ? cp_tempfile__add(tmp) : NULL;
+}
+
 static void usage(FILE *fp)
 {
 	fprintf(fp, "usage: callprof [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
@@ -36,8 +49,13 @@ static void usage(FILE *fp)
 
 int main(int argc, const char **argv)
 {
-	/* A closed pipe (report | head) is a normal end, not a crash. */
-	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * A closed pipe (report | head) is a normal end, not a crash; a file
+	 * size limit is an error with its message; a signal that ends us
+	 * removes the temporary files first.
+	 */
+	cp_signals__init();
+	cp_writer_tmp_hook = writer_tmp_hook;
 	if (argc < 2) {
 		usage(stderr);
 		return 129;

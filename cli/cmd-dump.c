@@ -163,7 +163,7 @@ static int copy_file(const char *src, const char *name, const char *dst)
 		close(in);
 		return cp_error("the snapshot '%s' is not a regular file", name);
 	}
-	of = cp_outfile__open(dst);
+	of = cp_outfile__open(dst, CP_OUTFILE_RENAME);
 	if (!of) {
 		close(in);
 		return -1;

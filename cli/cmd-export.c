@@ -133,7 +133,7 @@ static int callgrind_parts(struct cp_report_profile *rp, const char *out)
 	}
 	for (i = 0; i < rp->ntrees && !ret; i++) {
 		paths[i] = xstrfmt("%s-%02u", out, i + 1);
-		of[i] = cp_outfile__open(paths[i]);
+		of[i] = cp_outfile__open(paths[i], 0);
 		if (!of[i])
 			ret = -1;
 		else
@@ -231,6 +231,15 @@ int cmd_export(int argc, const char **argv)
 	ro.no_compensate = no_compensate;
 	ro.symfs = symfs;
 	ro.mangled = mangled;
+	/* Before the work of loading: a bad output name, or one of the inputs, fails at once. */
+	for (int i = 0; i < (n ? n : 1); i++)
+		cp_outfile__add_input(n ? argv[i] : dflt[0]);
+	if (out && strcmp(out, "-") && cp_outfile__check(out, 0)) {
+		cp_filter__free(filter);
+		cp_filter_options__release(&fo);
+		free(debug_dirs);
+		return 1;
+	}
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
 	/* Before any output is opened: a failing filter leaves no file behind. */
 	if (!rp || cp_filter__apply(filter, rp)) {
@@ -256,7 +265,7 @@ int cmd_export(int argc, const char **argv)
 		ret = callgrind_parts(rp, out);
 		goto out;
 	}
-	of = cp_outfile__open(out);
+	of = cp_outfile__open(out, 0);
 	if (!of) {
 		ret = -1;
 		goto out;

@@ -42,6 +42,8 @@ int cmd_merge(int argc, const char **argv)
 		cp_usage_error(merge_usage, "-o needs a file name");
 	if (n < 1)
 		cp_usage_error(merge_usage, "give the profiles to merge");
+	for (int i = 0; i < n; i++)
+		cp_outfile__add_input(argv[i]);
 	if (cp_outfile__check(out, CP_OUTFILE_RENAME)) { /* before the work of reading every input */
 		free(debug_dirs);
 		return 1;

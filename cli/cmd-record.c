@@ -219,8 +219,8 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 				   "nothing on the program's behalf", shown);
 		else
 			cp_warning("no profile written to '%s': the program did not load the runtime "
-				   "(statically linked without libcallprof.a?) or did not exit normally",
-				   shown);
+				   "(statically linked without libcallprof.a?), did not exit normally, or "
+				   "the runtime could not write it", shown);
 		return;
 	}
 	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
@@ -589,6 +589,12 @@ int cmd_record(int argc, const char **argv)
 		dump_sig = parse_signal(dump_on);
 	cp_select__check(&sel, record_usage);
 	/* The runtime could only say so at the end, after the whole run. */
+	{
+		char *prog = cp_find_program(argv[0]);
+
+		cp_outfile__add_input(prog);
+		free(prog);
+	}
 	if (cp_outfile__check(out, CP_OUTFILE_RENAME)) {
 		ret = 1;
 		goto out;
@@ -630,6 +636,7 @@ int cmd_record(int argc, const char **argv)
 		if (status_path)
 			setenv("CALLPROF_STATUS", status_path, 1);
 
+		cp_signals__restore_for_exec();
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("CALLPROF_OUT", outabs, 1);

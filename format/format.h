@@ -476,6 +476,10 @@ uint32_t cp_crc32(uint32_t crc, const void *buf, size_t len);
  * cp_writer__finish(); every error leaves no file behind.  All functions
  * return 0 or -errno and remember the first error, so callers may check
  * once at the end.
+ *
+ * A file size limit (RLIMIT_FSIZE) that the write reaches is an -EFBIG
+ * error, never a SIGXFSZ (see cp_write_all), so that a program writing its
+ * profile at exit is not killed by it.
  */
 struct cp_writer {
 	int fd;			 /* temporary file */
@@ -494,9 +498,22 @@ struct cp_writer {
 	char buf[32768];	 /* write buffer */
 };
 
+/*
+ * Write all of buf to fd (EINTR retried): 0 or -errno, errno kept.  A file
+ * size limit or a pipe without reader is -EFBIG or -EPIPE, never SIGXFSZ or
+ * SIGPIPE: only when one can happen (a finite RLIMIT_FSIZE; fd a pipe or
+ * socket), those are ignored and unblocked in the calling thread around
+ * the write with the raw system calls (the runtime interposes sigaction),
+ * then their dispositions and the thread's mask are put back as they were.
+ * A signal another thread raises meanwhile is lost the same way.
+ */
+int cp_write_all(int fd, const void *buf, size_t len);
 /* The temporary name of path written by process pid ("path.tmp.PID"), into tmp[cap]. */
 void cp_writer__tmp_name(char *tmp, size_t cap, const char *path, unsigned long pid);
-/* Create path's temporary file ("path.tmp.PID"). */
+/*
+ * Create path's temporary file ("path.tmp.PID").  -EEXIST if a regular
+ * file at path is neither empty nor a profile: it is never replaced.
+ */
 int cp_writer__begin(struct cp_writer *w, const char *path);
 /* Start a section of records of entsize bytes each. */
 int cp_writer__section(struct cp_writer *w, uint32_t kind, uint32_t entsize);
@@ -511,6 +528,12 @@ uint32_t cp_writer__string(struct cp_writer *w, const char *s);
 int cp_writer__finish(struct cp_writer *w, uint64_t features);
 /* Give up: close and remove the temporary file, release the pool. */
 void cp_writer__abort(struct cp_writer *w);
+/*
+ * Tool only (NULL in the runtime): told of the temporary file before it is
+ * created (live 1) and once it is renamed or removed (live 0), so that a
+ * signal ending the tool can remove it (util.h, cp_tempfile__add).
+ */
+extern void (*cp_writer_tmp_hook)(const char *tmp, int live);
 
 /* ---- reader (tool side) ---- */
 

@@ -13,15 +13,94 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "format/format.h"
 
 #define HEADER_BYTES (sizeof(struct cp_file_header) + CP_MAX_SECTIONS * sizeof(struct cp_section_entry))
+
+void (*cp_writer_tmp_hook)(const char *tmp, int live);
+
+static void tmp_live(struct cp_writer *w, int live)
+{
+	if (cp_writer_tmp_hook)
+		cp_writer_tmp_hook(w->tmp, live);
+}
+
+/*
+ * The kernel's struct sigaction, passed to rt_sigaction as it is: the old
+ * action is put back byte for byte.  (Where the kernel has no sa_restorer,
+ * the mask lands in that field and comes back from it the same.)  The raw
+ * call, not sigaction(): the runtime interposes that one, and the
+ * program's recorded handlers must not change.
+ */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	unsigned long mask;
+};
+
+/* Signals a write may raise, ignored around it: SIGXFSZ and SIGPIPE. */
+struct write_guard {
+	int sig[2];		    /* the signals ignored, 0 for none */
+	struct ksigaction old[2];   /* their dispositions before */
+	unsigned long mask;	    /* the thread's signal mask before */
+};
+
+static int ignore(struct write_guard *g, int i, int sig)
+{
+	struct ksigaction ign = { .handler = (void *)SIG_IGN };
+
+	if (syscall(SYS_rt_sigaction, sig, &ign, &g->old[i], sizeof(unsigned long)))
+		return 0;
+	g->sig[i] = sig;
+	return 1;
+}
+
+/*
+ * With a finite RLIMIT_FSIZE, a write past it raises SIGXFSZ; a write to a
+ * pipe or socket whose reader is gone raises SIGPIPE.  Both kill by
+ * default and would reach the program's handlers: ignored and unblocked in
+ * this thread here (a blocked signal would stay pending), the write gets
+ * EFBIG or EPIPE alone.  Only when it can happen: no signal is touched
+ * otherwise.
+ */
+static void guard_begin(struct write_guard *g, int fd)
+{
+	unsigned long unblock = 0;
+	struct rlimit rl;
+	struct stat st;
+	int n = 0;
+
+	g->sig[0] = g->sig[1] = 0;
+	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY && ignore(g, n, SIGXFSZ))
+		unblock |= 1ul << (SIGXFSZ - 1), n++;
+	if (!fstat(fd, &st) && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) &&
+	    ignore(g, n, SIGPIPE))
+		unblock |= 1ul << (SIGPIPE - 1), n++;
+	if (n && syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &unblock, &g->mask, sizeof(unsigned long)))
+		g->mask = ~0ul; /* not unblocked: nothing to put back */
+}
+
+static void guard_end(const struct write_guard *g)
+{
+	int saved_errno = errno;
+
+	if (g->sig[0] && g->mask != ~0ul)
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &g->mask, NULL, sizeof(unsigned long));
+	for (int i = 1; i >= 0; i--)
+		if (g->sig[i])
+			syscall(SYS_rt_sigaction, g->sig[i], &g->old[i], NULL, sizeof(unsigned long));
+	errno = saved_errno;
+}
 
 static int fail(struct cp_writer *w, int err)
 {
@@ -33,23 +112,38 @@ static int fail(struct cp_writer *w, int err)
 static int write_all(int fd, const void *buf, size_t len, off_t at)
 {
 	const char *p = buf;
+	struct write_guard g;
+	int ret = 0;
 
+	guard_begin(&g, fd);
 	while (len) {
 		ssize_t n = at >= 0 ? pwrite(fd, p, len, at) : write(fd, p, len);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			ret = -errno;
+			break;
 		}
-		if (n == 0)
-			return -EIO;
+		if (n == 0) {
+			ret = -EIO;
+			break;
+		}
 		p += n;
 		len -= n;
 		if (at >= 0)
 			at += n;
 	}
-	return 0;
+	guard_end(&g);
+	return ret;
+}
+
+int cp_write_all(int fd, const void *buf, size_t len)
+{
+	int saved_errno = errno, ret = write_all(fd, buf, len, -1);
+
+	errno = saved_errno;
+	return ret;
 }
 
 static int flush_buf(struct cp_writer *w)
@@ -89,6 +183,20 @@ void cp_writer__tmp_name(char *tmp, size_t cap, const char *path, unsigned long 
 	cp_put_dec(tmp, cap, &pos, pid);
 }
 
+/* Whether the file at path starts with the profile magic. */
+static int is_profile(const char *path)
+{
+	char magic[CP_MAGIC_LEN];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return 0;
+	ret = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+	      !memcmp(magic, CP_MAGIC, CP_MAGIC_LEN);
+	close(fd);
+	return ret;
+}
+
 int cp_writer__begin(struct cp_writer *w, const char *path)
 {
 	static const char zeros[HEADER_BYTES];
@@ -124,6 +232,13 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	n = readlink(path, link, sizeof(link));
 	if (n >= 6 && !memcmp(link, "/proc/", 6))
 		return fail(w, -EINVAL);
+	/*
+	 * Nor a file that is not a profile (the program, someone's notes):
+	 * only a profile or an empty file is moved aside as NAME.old.  A
+	 * symlink is moved itself, its target untouched.
+	 */
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_size && !is_profile(path))
+		return fail(w, -EEXIST);
 	memcpy(w->path, path, len + 1);
 	cp_writer__tmp_name(w->tmp, sizeof(w->tmp), path, (unsigned long)getpid());
 
@@ -133,11 +248,15 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	 * removed - the link itself, not its target - once, and tried again.
 	 * Mode 0666 less the umask, as for any file the program creates.
 	 */
+	tmp_live(w, 1); /* before: the name is ours (it has our pid), removing it is right */
 	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (w->fd < 0 && errno == EEXIST && unlink(w->tmp) == 0)
 		w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (w->fd < 0)
-		return fail(w, -errno);
+	if (w->fd < 0) {
+		ret = -errno;
+		tmp_live(w, 0);
+		return fail(w, ret);
+	}
 	ret = write_all(w->fd, zeros, HEADER_BYTES, -1);
 	if (ret) {
 		fail(w, ret);
@@ -296,7 +415,7 @@ int cp_writer__finish(struct cp_writer *w, uint64_t features)
 	hdr.h.header_crc = cp_crc32(0, &hdr, sizeof(hdr));
 
 	ret = write_all(w->fd, &hdr, sizeof(hdr), 0);
-	if (!ret && close(w->fd))
+	if (close(w->fd) && !ret)
 		ret = -errno;
 	w->fd = -1;
 	if (!ret)
@@ -305,6 +424,7 @@ int cp_writer__finish(struct cp_writer *w, uint64_t features)
 		fail(w, ret);
 		unlink(w->tmp);
 	}
+	tmp_live(w, 0);
 	return w->err;
 }
 
@@ -315,6 +435,7 @@ void cp_writer__abort(struct cp_writer *w)
 		close(w->fd);
 		w->fd = -1;
 		unlink(w->tmp);
+		tmp_live(w, 0);
 	}
 	if (!w->err)
 		w->err = -ECANCELED;

@@ -251,20 +251,10 @@ int cp_session__init(void)
 	return 0;
 }
 
+/* Never a SIGPIPE or SIGXFSZ for the program: a line that cannot be written is lost. */
 static void write_stderr(const char *s)
 {
-	size_t len = strlen(s);
-
-	while (len) {
-		ssize_t n = write(2, s, len);
-
-		if (n <= 0 && errno != EINTR)
-			return;
-		if (n > 0) {
-			s += n;
-			len -= n;
-		}
-	}
+	cp_write_all(2, s, strlen(s));
 }
 
 /* One line on stderr, prefixed "callprof: ". */

@@ -763,6 +763,7 @@ static void __attribute__((noreturn)) child_main(int fd, const char **argv)
 	if (read(fd, &go, 1) != 1)
 		_exit(127); /* record gave up: the program must not run */
 	close(fd);
+	cp_signals__restore_for_exec();
 	execvp(argv[0], (char *const *)argv);
 	cp_error("cannot run '%s': %s", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);

@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format/format.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -141,10 +144,117 @@ int cp_parse_double(const char *s, double *out)
 	return 0;
 }
 
+/*
+ * Temporary files to remove if a signal ends the tool (cp_signals__init):
+ * a list changed only with those signals blocked, so the handler, which
+ * only walks it, never sees it half changed.  The tool is single-threaded.
+ */
+struct cp_tempfile {
+	struct cp_tempfile *next;  /* what the handler walks */
+	struct cp_tempfile **pprev; /* the link to this one: removed in O(1) */
+	const char *name;
+};
+static struct cp_tempfile *volatile tempfiles;
+
+/* The signals whose default action ends the tool: temporaries go first. */
+static const int cleanup_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+/* Ignored by the tool, which gets EPIPE and EFBIG instead: restored for a program it runs. */
+static const int ignored_signals[] = { SIGPIPE, SIGXFSZ };
+static struct sigaction saved_ignored[ARRAY_SIZE(ignored_signals)];
+static int signals_ready;
+
+static void block_cleanup_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(cleanup_signals); i++)
+		sigaddset(&set, cleanup_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+struct cp_tempfile *cp_tempfile__add(const char *name)
+{
+	struct cp_tempfile *t = xmalloc(sizeof(*t));
+	sigset_t old;
+
+	t->name = name;
+	block_cleanup_signals(&old);
+	t->next = tempfiles;
+	t->pprev = (struct cp_tempfile **)&tempfiles;
+	if (t->next)
+		t->next->pprev = &t->next;
+	tempfiles = t;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return t;
+}
+
+void cp_tempfile__remove(struct cp_tempfile *t)
+{
+	sigset_t old;
+
+	if (!t)
+		return;
+	block_cleanup_signals(&old);
+	*t->pprev = t->next;
+	if (t->next)
+		t->next->pprev = t->pprev;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(t);
+}
+
+/* A signal ends the tool: remove the temporaries, then die of it as without us. */
+static void cleanup_and_die(int sig)
+{
+	int saved_errno = errno;
+	struct sigaction dfl;
+	sigset_t set;
+
+	for (struct cp_tempfile *t = tempfiles; t; t = t->next)
+		unlink(t->name);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	errno = saved_errno; /* not reached unless the signal was blocked elsewhere */
+}
+
+void cp_signals__init(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	for (size_t i = 0; i < ARRAY_SIZE(ignored_signals); i++)
+		sigaction(ignored_signals[i], &sa, &saved_ignored[i]);
+	sa.sa_handler = cleanup_and_die;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(cleanup_signals); i++)
+		sigaddset(&sa.sa_mask, cleanup_signals[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(cleanup_signals); i++) {
+		/* A signal the tool was started ignoring (nohup, a background job) stays so. */
+		if (!sigaction(cleanup_signals[i], NULL, &old) && old.sa_handler != SIG_IGN)
+			sigaction(cleanup_signals[i], &sa, NULL);
+	}
+	signals_ready = 1;
+}
+
+void cp_signals__restore_for_exec(void)
+{
+	if (!signals_ready)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(ignored_signals); i++)
+		sigaction(ignored_signals[i], &saved_ignored[i], NULL);
+}
+
 struct cp_outfile {
 	FILE *fp;   /* the stream written to */
 	char *path; /* final name, NULL for stdout */
 	char *tmp;  /* temporary name renamed to path on commit */
+	struct cp_tempfile *listed; /* tmp, removed if a signal ends the tool */
 	int stream; /* fp writes to a device or pipe at path itself (no tmp) */
 	int closed; /* cp_outfile__close() ran: fp is gone, tmp is complete */
 };
@@ -160,8 +270,11 @@ static int outfile_create(struct cp_outfile *of)
 {
 	static uint32_t seq;
 	struct timespec ts;
-	int fd = -1;
+	sigset_t old;
+	int fd = -1, err;
 
+	/* Created and listed for removal in one step, as far as the signals can tell. */
+	block_cleanup_signals(&old);
 	for (int tries = 0; tries < 64; tries++) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		free(of->tmp);
@@ -171,6 +284,11 @@ static int outfile_create(struct cp_outfile *of)
 		if (fd >= 0 || errno != EEXIST)
 			break;
 	}
+	err = errno;
+	if (fd >= 0)
+		of->listed = cp_tempfile__add(of->tmp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = err;
 	return fd;
 }
 
@@ -221,10 +339,105 @@ static int is_stream(const char *path)
 	return !lstat(path, &lst) && !S_ISLNK(lst.st_mode);
 }
 
+/* The files the command reads (cp_outfile__add_input): no output replaces one. */
+static struct {
+	dev_t dev;
+	ino_t ino;
+} *inputs;
+static size_t ninputs, inputs_alloc;
+
+void cp_outfile__add_input(const char *path)
+{
+	struct stat st;
+
+	if (!path || stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	ALLOC_GROW(inputs, ninputs + 1, inputs_alloc);
+	inputs[ninputs].dev = st.st_dev;
+	inputs[ninputs].ino = st.st_ino;
+	ninputs++;
+}
+
+static int is_input(const struct stat *st)
+{
+	for (size_t i = 0; i < ninputs; i++)
+		if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+/* Whether the regular file path starts with the profile magic; 1, 0, or -1 if empty. */
+static int is_profile(const char *path, const struct stat *st)
+{
+	char magic[CP_MAGIC_LEN];
+	int fd, ret;
+
+	if (!st->st_size)
+		return -1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	ret = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+	      !memcmp(magic, CP_MAGIC, CP_MAGIC_LEN);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Characters the temporaries and companions of an output add to its name:
+ * the tool's "NAME.tmp.PID.XXXXXX"; for a profile also the runtime's
+ * "NAME.PID.tmp.PID" (a fork child's).  A pid has at most 7 digits
+ * (PID_MAX_LIMIT, 4194304).
+ */
+#define OUT_SUFFIX_MAX (sizeof(".tmp.4194304.ffffff") - 1)
+#define PROFILE_SUFFIX_MAX (sizeof(".4194304.tmp.4194304") - 1)
+
+/* Whether path's last component leaves room for the temporaries next to it. */
+static int name_fits(const char *path, const char *dir, size_t reserve, long *max)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = strlen(slash ? slash + 1 : path);
+
+	*max = pathconf(dir, _PC_NAME_MAX);
+	if (*max <= 0)
+		*max = NAME_MAX;
+	return len + reserve <= (size_t)*max;
+}
+
+/*
+ * What may not be replaced by the output at path (already lstat'ed into
+ * lst): one of the inputs, an executable, and for a profile anything but a
+ * profile or an empty file, for another output a profile.  A symlink is
+ * replaced itself, never its target: it is always fine.
+ */
+static int check_replace(const char *path, const struct stat *lst, enum cp_outfile_flags flags)
+{
+	int prof, exe;
+
+	if (!S_ISREG(lst->st_mode))
+		return 0;
+	if (is_input(lst))
+		return cp_error("cannot write '%s': it is one of the inputs (choose another output "
+				"name)", path);
+	prof = is_profile(path, lst);
+	exe = (lst->st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) && prof >= 0;
+	if (flags & CP_OUTFILE_RENAME) {
+		if (!prof)
+			return cp_error("cannot write '%s': it is %s (only a profile is replaced; "
+					"remove it or choose another name)", path,
+					exe ? "an executable file" : "not a callprof profile");
+	} else if (prof > 0 || exe) {
+		return cp_error("cannot write '%s': it is %s (remove it or choose another name)",
+				path, prof > 0 ? "a callprof profile" : "an executable file");
+	}
+	return 0;
+}
+
 int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
 {
 	char *dir;
-	struct stat st;
+	struct stat st, lst;
+	long max;
 	int err = 0;
 
 	if (!*path)
@@ -243,6 +456,8 @@ int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
 		return cp_error("cannot create '%s': not a regular file (only a character device "
 			     "or a pipe is written to in place)", path);
 	}
+	if (!lstat(path, &lst) && check_replace(path, &lst, flags))
+		return -1;
 	dir = dir_of(path);
 	if (stat(dir, &st))
 		err = errno;
@@ -250,25 +465,33 @@ int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
 		err = ENOTDIR;
 	else if (access(dir, W_OK | X_OK))
 		err = errno;
+	else if (!name_fits(path, dir, flags & CP_OUTFILE_RENAME ? PROFILE_SUFFIX_MAX :
+				       OUT_SUFFIX_MAX, &max)) {
+		free(dir);
+		return cp_error("cannot create '%s': file name too long (at most %ld characters "
+				"here, with room for its temporary names)", path,
+				max - (long)(flags & CP_OUTFILE_RENAME ? PROFILE_SUFFIX_MAX :
+					     OUT_SUFFIX_MAX));
+	}
 	free(dir);
 	if (err)
 		return cp_error("cannot create '%s': %s", path, strerror(err));
 	return 0;
 }
 
-struct cp_outfile *cp_outfile__open(const char *path)
+struct cp_outfile *cp_outfile__open(const char *path, enum cp_outfile_flags flags)
 {
 	struct cp_outfile *of;
 	int fd;
 
-	if (path && strcmp(path, "-") && cp_outfile__check(path, 0))
+	if (path && strcmp(path, "-") && cp_outfile__check(path, flags))
 		return NULL;
 	of = xcalloc(1, sizeof(*of));
 	if (!path || !strcmp(path, "-")) {
 		of->fp = stdout;
 		return of;
 	}
-	if (is_stream(path)) {
+	if (!(flags & CP_OUTFILE_RENAME) && is_stream(path)) {
 		of->fp = fopen(path, "we");
 		if (!of->fp) {
 			cp_error("cannot open '%s': %s", path, strerror(errno));
@@ -286,6 +509,7 @@ struct cp_outfile *cp_outfile__open(const char *path)
 		if (fd >= 0) {
 			close(fd);
 			unlink(of->tmp);
+			cp_tempfile__remove(of->listed);
 		}
 		free(of->tmp);
 		free(of->path);
@@ -338,6 +562,7 @@ int cp_outfile__commit(struct cp_outfile *of)
 		ret = cp_error("cannot write '%s': %s", of->path, strerror(errno));
 	if (ret)
 		unlink(of->tmp);
+	cp_tempfile__remove(of->listed);
 	free(of->tmp);
 	free(of->path);
 	free(of);
@@ -354,6 +579,7 @@ void cp_outfile__abort(struct cp_outfile *of)
 		if (!of->closed)
 			fclose(of->fp);
 		unlink(of->tmp);
+		cp_tempfile__remove(of->listed);
 	}
 	free(of->tmp);
 	free(of->path);

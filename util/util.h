@@ -133,7 +133,8 @@ int cp_parse_u64(const char *s, uint64_t *out);
  * created with O_EXCL|O_NOFOLLOW and mode 0666 & ~umask;
  * cp_outfile__commit() flushes, checks for write errors and renames it into
  * place; cp_outfile__abort() removes it.  A failure never leaves path
- * half-written nor the temporary behind.  A symlink at path is replaced by
+ * half-written nor the temporary behind, and neither does a signal that
+ * ends the tool (cp_signals__init).  A symlink at path is replaced by
  * the file (rename does not follow it): its target is never written.  A
  * directory at path is refused at open.  A character device or FIFO at path
  * (/dev/null, /dev/stdout) is written in place, never replaced.  Returns 0 or cp_error()'s -1, having
@@ -147,13 +148,20 @@ enum cp_outfile_flags {
 /*
  * Whether path could be created, checked before any work so that a bad
  * output path fails early: not empty, not a directory, in a directory that
- * exists and is writable; an existing non-regular file only if it is a
- * character device or FIFO (written in place, see cp_outfile__open) and
- * not CP_OUTFILE_RENAME.  0, or cp_error()'s -1 after "cannot create 'PATH':
- * REASON".
+ * exists and is writable, a last component short enough for the temporary
+ * names made from it (NAME_MAX); an existing non-regular file only if it
+ * is a character device or FIFO (written in place, see cp_outfile__open)
+ * and not CP_OUTFILE_RENAME.  An existing regular file (not a symlink,
+ * which is replaced itself) is never one of the inputs
+ * (cp_outfile__add_input); with CP_OUTFILE_RENAME it is a profile or
+ * empty, else neither a profile nor an executable.  0, or cp_error()'s -1
+ * after one line "cannot create|write 'PATH': REASON".
  */
 int cp_outfile__check(const char *path, enum cp_outfile_flags flags);
-struct cp_outfile *cp_outfile__open(const char *path);
+/* Remember path (if it is a regular file) as an input: no output may replace it. */
+void cp_outfile__add_input(const char *path);
+/* Checks path (cp_outfile__check with flags) and opens it, see above; NULL after one line. */
+struct cp_outfile *cp_outfile__open(const char *path, enum cp_outfile_flags flags);
 FILE *cp_outfile__fp(struct cp_outfile *of);
 /*
  * Flush and close the temporary file without renaming it yet (many parts
@@ -175,6 +183,28 @@ void cp_outfile__abort(struct cp_outfile *of);
 int cp_open_regular(const char *path, const char **why);
 /* Whether path names (after symlinks) something that is not a regular file. */
 int cp_path_is_special(const char *path);
+
+/*
+ * Temporary files removed if a signal ends the tool: name (which must stay
+ * valid until cp_tempfile__remove) is unlinked by the handlers of
+ * cp_signals__init.  cp_outfile and cp_writer (format/, through
+ * cp_writer_tmp_hook) list theirs.  Both O(1); remove accepts NULL.
+ */
+struct cp_tempfile;
+struct cp_tempfile *cp_tempfile__add(const char *name);
+void cp_tempfile__remove(struct cp_tempfile *t);
+
+/*
+ * The tool's signals, first thing in main: SIGPIPE and SIGXFSZ ignored (a
+ * closed pipe or a full file size limit is an EPIPE or EFBIG error, with
+ * its message and no temporary left), and SIGHUP, SIGINT, SIGQUIT and
+ * SIGTERM, unless ignored already, remove the temporaries before the tool
+ * dies of them.  cp_signals__restore_for_exec(), in a forked child before
+ * it runs a program, gives back the dispositions the tool was started with
+ * (the handlers are reset by exec itself).  Async-signal-safe.
+ */
+void cp_signals__init(void);
+void cp_signals__restore_for_exec(void);
 
 /* Flush and close stdout, failing on a write error (git's run_builtin). */
 int cp_finish_stdout(void);

@@ -62,6 +62,219 @@ test_expect_success 'a write that dies half way leaves the previous profile whol
 	test_path_is_missing whole.cprof.old
 '
 
+# Every command that writes a file refuses, in one line, before any work,
+# an output that would destroy something: one of its inputs, an
+# executable, for a profile anything but a profile, for an export a profile.
+test_expect_success 'export -o INPUT: refused, the input untouched, no .old' '
+	build_workload s-fsize.c &&
+	callprof record -o in.cprof -- ./t-nested >/dev/null 2>&1 &&
+	cp in.cprof in.before &&
+	for f in json folded callgrind svg; do
+		test_expect_code 1 callprof export -f $f -o in.cprof in.cprof 2>err &&
+		echo "callprof: error: cannot write '"'"'in.cprof'"'"': it is one of the inputs (choose another output name)" >expect &&
+		test_cmp expect err &&
+		test_cmp in.before in.cprof &&
+		test_path_is_missing in.cprof.old || return 1
+	done &&
+	ln in.cprof hard.cprof &&
+	test_expect_code 1 callprof export -f json -o hard.cprof in.cprof 2>err &&
+	grep "one of the inputs" err &&
+	test_cmp in.before in.cprof
+'
+
+test_expect_success 'merge -o INPUT: refused before reading, the input untouched' '
+	cp in.cprof in2.cprof &&
+	test_expect_code 1 callprof merge -q -o in2.cprof in.cprof in2.cprof 2>err &&
+	test_line_count = 1 err &&
+	grep "cannot write '"'"'in2.cprof'"'"': it is one of the inputs" err &&
+	test_cmp in.before in2.cprof &&
+	test_path_is_missing in2.cprof.old
+'
+
+test_expect_success 'record -o PROGRAM: refused, the program neither run nor moved' '
+	cp t-fsize t-copy &&
+	test_expect_code 1 callprof record -o t-copy -- ./t-copy >out 2>err &&
+	test_must_be_empty out &&
+	test_line_count = 1 err &&
+	grep "cannot write '"'"'t-copy'"'"'" err &&
+	cmp t-fsize t-copy &&
+	test_path_is_missing t-copy.old &&
+	# another executable that is not the program: refused all the same
+	test_expect_code 1 callprof record -o t-copy -- ./t-fsize >out 2>err &&
+	test_must_be_empty out &&
+	grep "it is an executable file" err &&
+	cmp t-fsize t-copy &&
+	test_expect_code 7 callprof record -o t-copy.cprof -- ./t-copy >out 2>err &&
+	grep "^sum=" out
+'
+
+test_expect_success 'a profile never replaces a file that is not a profile; an export never a profile' '
+	echo "my notes" >notes.txt &&
+	test_expect_code 1 callprof record -o notes.txt -- ./t-fsize >out 2>err &&
+	test_must_be_empty out &&
+	grep "cannot write '"'"'notes.txt'"'"': it is not a callprof profile" err &&
+	test_expect_code 1 callprof merge -q -o notes.txt in.cprof 2>err &&
+	grep "it is not a callprof profile" err &&
+	echo "my notes" >expect &&
+	test_cmp expect notes.txt &&
+	test_path_is_missing notes.txt.old &&
+	cp in.cprof other.cprof &&
+	test_expect_code 1 callprof export -f json -o other.cprof in.cprof 2>err &&
+	grep "cannot write '"'"'other.cprof'"'"': it is a callprof profile" err &&
+	test_cmp in.before other.cprof
+'
+
+test_expect_success 'the runtime itself never replaces a file that is not a profile (CALLPROF_OUT)' '
+	echo "my notes" >notes2.txt &&
+	test_expect_code 7 env LD_PRELOAD="$CALLPROF_BUILD/libcallprof.so" \
+		CALLPROF_OUT="$PWD/notes2.txt" ./t-fsize >out 2>err &&
+	grep "^sum=120$" out &&
+	echo "callprof: cannot write profile '"'"'$PWD/notes2.txt'"'"': File exists" >expect &&
+	test_cmp expect err &&
+	echo "my notes" >expect &&
+	test_cmp expect notes2.txt &&
+	test_path_is_missing notes2.txt.old
+'
+
+test_expect_success 'what may be replaced still is: a profile, an empty file, a previous export' '
+	callprof record -o other.cprof -- ./t-nested >/dev/null 2>&1 &&
+	test_path_is_file other.cprof.old &&
+	: >empty.cprof &&
+	callprof record -o empty.cprof -- ./t-nested >/dev/null 2>&1 &&
+	callprof report empty.cprof >/dev/null &&
+	callprof merge -q -o other.cprof in.cprof empty.cprof &&
+	callprof export -f json -o in.json in.cprof &&
+	callprof export -f json -o in.json in.cprof &&
+	callprof export -f folded -o in.json in.cprof &&
+	test -s in.json
+'
+
+# 255 characters (NAME_MAX) less 20 of temporaries: 235 is the longest
+# profile name, 236 the shortest refused.
+long_name () {
+	printf "%0$1d" 0
+}
+
+test_expect_success 'an output name too long for its temporaries fails before the program runs' '
+	name=$(long_name 236) &&
+	test_expect_code 1 callprof record -o $name -- ./t-fsize >out 2>err &&
+	test_must_be_empty out &&
+	test_line_count = 1 err &&
+	grep "file name too long" err &&
+	test_expect_code 1 callprof merge -q -o $name in.cprof 2>err &&
+	grep "file name too long" err &&
+	test_expect_code 1 callprof export -f json -o $(long_name 240) in.cprof 2>err &&
+	test_line_count = 1 err &&
+	grep "file name too long" err &&
+	ls >listing &&
+	! grep 0000000000 listing &&
+	name=$(long_name 235) &&
+	test_expect_code 7 callprof record -o $name -- ./t-fsize >out 2>/dev/null &&
+	grep "^sum=" out &&
+	callprof report $name >/dev/null &&
+	callprof export -f json -o $(long_name 236) $name &&
+	test -s $(long_name 236)
+'
+
+test_expect_success 'record: the program gets the signal dispositions callprof got' '
+	test_expect_code 7 callprof record -o fsize.cprof -- ./t-fsize >out 2>/dev/null &&
+	printf "pipe=dfl xfsz=dfl\nsum=120\n" >expect &&
+	test_cmp expect out &&
+	test_expect_code 7 callprof record --sample -o fsize.cprof -- ./t-fsize >out 2>/dev/null &&
+	test_cmp expect out &&
+	# ignored when callprof starts: ignored for the program too
+	(trap "" PIPE XFSZ &&
+	 test_expect_code 7 callprof record -o fsize.cprof -- ./t-fsize >out 2>/dev/null) &&
+	printf "pipe=ign xfsz=ign\nsum=120\n" >expect &&
+	test_cmp expect out
+'
+
+# run_fsize WATCH: t-fsize lowers its file size limit below its profile's size.
+run_fsize () {
+	rm -f lim.cprof* &&
+	CALLPROF_WATCH=$1 test_expect_code 7 callprof record -o lim.cprof -- ./t-fsize 600 >out 2>err &&
+	printf "pipe=dfl xfsz=dfl\nsum=120\n" >expect &&
+	test_cmp expect out &&
+	grep "^callprof: cannot write profile .*lim.cprof.: File too large$" err &&
+	test "$(grep -c "lim.cprof" err)" -le 2 &&
+	ls -A >listing &&
+	! grep "^lim\.cprof" listing
+}
+
+test_expect_success 'a program that lowers RLIMIT_FSIZE: its status and output unchanged, the write fails in one line' '
+	run_fsize 1
+'
+
+test_expect_success 'the same without the watcher: no temporary left' '
+	run_fsize 0
+'
+
+test_expect_success 'callprof under a file size limit: an error, not SIGXFSZ, and no temporary' '
+	for f in svg json; do
+		callprof export -f $f -o whole.$f whole.cprof &&
+		test $(wc -c <whole.$f) -gt 1100 &&
+		rm whole.$f &&
+		(ulimit -f 1 && test_expect_code 1 callprof export -f $f -o whole.$f whole.cprof 2>err) &&
+		test_line_count = 1 err &&
+		ls -A >listing &&
+		! grep "^whole\.$f" listing || return 1
+	done &&
+	(ulimit -f 1 && test_expect_code 1 callprof export -f svg -o whole.svg whole.cprof 2>err) &&
+	grep "cannot write '"'"'whole.svg'"'"': File too large" err &&
+	(ulimit -f 1 && test_expect_code 1 callprof merge -q -o big-merge.cprof whole.cprof 2>err) &&
+	grep "File too large" err &&
+	ls -A >listing &&
+	! grep "^big-merge" listing
+'
+
+mkprofile () {
+	"$CALLPROF_BUILD/tests/mkprofile" "$@"
+}
+
+# A profile whose export takes a while: 600000 sibling calls.
+test_expect_success 'setup: a large profile' '
+	{
+		echo "meta exe=prog" &&
+		echo "thread tid=1 name=main" &&
+		echo "node calls=1 ticks=1000" &&
+		awk "BEGIN { for (i = 1; i <= 600000; i++) printf \"node parent=0 fn=0x%x calls=1 ticks=5\\n\", 4096 + i * 16 }"
+	} >large.txt &&
+	mkprofile large.cprof <large.txt
+'
+
+# kill_while_writing SIGNUM OUT CMD...: start CMD (signals at their
+# defaults), send SIGNUM once OUT's temporary exists; CMD must die of it,
+# leaving no temporary and no OUT.
+kill_while_writing () {
+	sig=$1 out=$2 &&
+	shift 2 &&
+	rm -f "$out" "$out".tmp.* &&
+	{ env --default-signal=HUP,INT,QUIT,TERM "$@" & } &&
+	pid=$! &&
+	n=0 &&
+	while ! ls "$out".tmp.* >/dev/null 2>&1; do
+		n=$((n + 1)) &&
+		test $n -lt 3000 || { echo "no temporary seen"; kill $pid; return 1; }
+		kill -0 $pid 2>/dev/null || { echo "ended before its temporary was seen"; return 1; }
+		sleep 0.01
+	done &&
+	kill -$sig $pid &&
+	{ wait $pid; status=$?; } &&
+	test $status = $((128 + sig)) &&
+	ls -A >listing &&
+	! grep "^$out" listing
+}
+
+for sig in TERM:15 INT:2 HUP:1; do
+	test_expect_success "export killed by SIG${sig%:*} while writing: no temporary left" "
+		kill_while_writing ${sig#*:} large.json \"\$CALLPROF_BUILD/callprof\" export -f json -o large.json large.cprof
+	"
+done
+
+test_expect_success 'merge killed by SIGTERM while writing: no temporary left' '
+	kill_while_writing 15 merged.cprof "$CALLPROF_BUILD/callprof" merge -q -o merged.cprof large.cprof large.cprof
+'
+
 # Secure execution: a setuid-root copy of a program linked with the static
 # runtime, run by an unprivileged user who sets CALLPROF_OUT.  It needs
 # root (to make the copy), setpriv, a user to be, and a file system that
