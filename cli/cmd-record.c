@@ -635,7 +635,6 @@ int cmd_record(int argc, const char **argv)
 
 		if (status_path)
 			setenv("CALLPROF_STATUS", status_path, 1);
-
 		cp_signals__restore_for_exec();
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		setenv("LD_PRELOAD", preload, 1);
