@@ -120,7 +120,7 @@ static struct cp_thread *begin(void)
 {
 	struct cp_thread *t = cp_self;
 
-	if (!t || t->busy || cp_session.state != CP_STATE_ON)
+	if (!t || t->busy || cp_session.state != CP_STATE_ON || !cp_gate__live())
 		return NULL;
 	t->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

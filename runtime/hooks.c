@@ -70,6 +70,8 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
  */
 static inline CP_NOINSTR struct cp_thread *slow_begin(struct cp_thread *t)
 {
+	if (t && !cp_gate__live())
+		return NULL; /* a clone child: t is its parent's (control.c) */
 	if (!t) {
 		if (cp_session.state == CP_STATE_DONE)
 			return NULL;
@@ -283,6 +285,8 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		t = cp_thread__setup();
 		if (!t)
 			goto out;
+	} else if (!cp_gate__live()) {
+		goto out; /* a clone child: t is its parent's (control.c) */
 	}
 	if (t->busy == CP_MUTED) {
 		muted_enter(t, fn, site, sp);
@@ -291,7 +295,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	t = slow_begin(t);
 	if (!t)
 		goto out;
-	if (cp_paused && !t->unfiltered) {
+	if ((cp_gate & CP_GATE_PAUSED) && !t->unfiltered) {
 		mute(t, fn, sp, CP_MUTE_PAUSED, 1);
 		goto out;
 	}
@@ -339,7 +343,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	uint64_t now = now_ticks();
 	struct cp_frame *f, *base;
 
-	if (!t)
+	if (!t || !cp_gate__live())
 		return;
 	if (t->busy == CP_MUTED) {
 		muted_exit(t, fn);
@@ -374,7 +378,7 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	struct cp_node *p, *n;
 
-	if (unlikely(!t || t->busy || t->top == t->limit || cp_paused)) {
+	if (unlikely(!t || t->busy || t->top == t->limit || cp_gate != CP_GATE_LIVE)) {
 		enter_slow(t, (uintptr_t)fn, (uintptr_t)site, sp);
 		return;
 	}
@@ -412,7 +416,7 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	struct cp_frame *f;
 	uint64_t now;
 
-	if (unlikely(!t || t->busy)) {
+	if (unlikely(!t || t->busy || !cp_gate__live())) {
 		exit_slow(t, (uintptr_t)fn);
 		return;
 	}
@@ -462,6 +466,8 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 	uint64_t depth = 0;
 
 	*owner = NULL;
+	if (t && !cp_gate__live())
+		return 0; /* a clone child (control.c) */
 	if (t && t->busy == CP_MUTED)
 		return 0; /* the handler's calls are muted too */
 	if (t && t->busy) {
@@ -579,6 +585,8 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 	struct cp_thread *t = cp_self;
 
 	*owner = NULL;
+	if (t && !cp_gate__live())
+		return 0; /* a clone child (control.c) */
 	if (t && t->busy) {
 		t->lost_signals++;
 		return 0;

@@ -435,6 +435,26 @@ CP_HIDDEN uint32_t cp_filter__classify(uintptr_t fn);
 /* cp_frame.start of a count-only frame (CP_NF_UNTIMED). */
 #define CP_UNTIMED UINT64_MAX
 extern volatile int cp_paused CP_HIDDEN;
+/*
+ * control.c: the process gate, one word on a page of its own that a child
+ * made without the fork handlers (clone) finds empty.  The hooks record
+ * only while CP_GATE_LIVE is set; the entry hook takes the fast path only
+ * when the word is exactly CP_GATE_LIVE (not paused).
+ */
+#define CP_GATE_LIVE 1
+#define CP_GATE_PAUSED 2
+union cp_gate_page {
+	volatile int word;
+	char page[4096];
+};
+extern union cp_gate_page cp_gate_page CP_HIDDEN __attribute__((aligned(4096)));
+#define cp_gate (cp_gate_page.word)
+/* This process set the runtime up, or is its fork child: its thread states are its own. */
+static inline int cp_gate__live(void)
+{
+	return cp_gate & CP_GATE_LIVE;
+}
+CP_HIDDEN void cp_gate__open(void);
 CP_HIDDEN void cp_hooks__mute_start(struct cp_thread *t);
 CP_HIDDEN int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target);
 /* The last usable frame index of a stack of cap frames: --max-depth stops short of it. */

@@ -104,7 +104,7 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 	struct cp_thread *t = cp_self;
 	int saved_errno = errno;
 
-	if (t && cp_session.state == CP_STATE_ON) {
+	if (t && cp_session.state == CP_STATE_ON && cp_gate__live()) {
 		uint64_t now = cp_hook_mode == CP_MODE_TIMING ? cp_ticks() : 0;
 
 		if (t->owner) {

@@ -356,6 +356,8 @@ struct cp_thread *cp_thread__setup(void)
 	/* -EAGAIN: another thread is initialising; drop this event, no loss to count. */
 	if (cp_session.state != CP_STATE_ON && cp_session__init())
 		return NULL;
+	if (!cp_gate__live())
+		return NULL; /* a clone child: the registry is its parent's (control.c) */
 	t = reuse();
 	if (!t) {
 		t = cp_thread__new();
@@ -669,7 +671,7 @@ void cp_thread__exited(void *arg)
 	int saved_errno = errno;
 	sigset_t all, old;
 
-	if (!t || (t->busy && t->busy != CP_MUTED))
+	if (!t || !cp_gate__live() || (t->busy && t->busy != CP_MUTED))
 		goto out;
 	t->busy = 1;
 	cp_offcpu__thread_end(t);
