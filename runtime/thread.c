@@ -664,15 +664,17 @@ static void recycle(struct cp_thread *t)
  * aggregate of its name and its state is recycled; signals are blocked
  * meanwhile (a handler's hooks would want the state being emptied), and
  * hooks that run later in this thread (other TLS destructors) get a new one.
+ * A muted thread stays muted (hooks.c): those hooks record nothing either.
  */
 void cp_thread__exited(void *arg)
 {
 	struct cp_thread *t = arg;
-	int saved_errno = errno;
+	int saved_errno = errno, was;
 	sigset_t all, old;
 
 	if (!t || !cp_gate__live() || (t->busy && t->busy != CP_MUTED))
 		goto out;
+	was = t->busy;
 	t->busy = 1;
 	cp_offcpu__thread_end(t);
 	t->end_ticks = cp_ticks();
@@ -680,9 +682,19 @@ void cp_thread__exited(void *arg)
 	cp_thread__close_open(t, t->end_ticks);
 	prctl(PR_GET_NAME, t->name);
 	t->flags |= CP_THREAD_EXITED;
-	t->busy = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* A muted thread stays muted for the hooks of later TLS destructors. */
+	t->busy = was;
 	if (__atomic_fetch_add(&cp_session.threads_exited, 1, __ATOMIC_RELAXED) < CP_KEEP_EXITED ||
 	    cp_session.state != CP_STATE_ON || t != cp_self)
+		goto out;
+	/*
+	 * Muted inside a call that never returns (--exclude-tree, a pause,
+	 * --max-depth): a new state would record the destructors' calls, so
+	 * this one stays.  Waiting for a start function (--start), a new
+	 * state is muted the same way at its set-up.
+	 */
+	if (was == CP_MUTED && t->mute_kind != CP_MUTE_OUTSIDE_START)
 		goto out;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
