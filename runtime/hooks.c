@@ -109,7 +109,12 @@ static __attribute__((noinline, cold)) CP_NOINSTR void budget_judge(struct cp_th
 }
 #endif
 
-/* Count a call of n and open its frame; the caller sets the frame's start. */
+/*
+ * Count a call of n and fill the frame above the top, but for its start:
+ * the caller sets that, then publishes the frame with publish_frame(), so
+ * that a hook abandoned half-way never leaves a frame with a stale start
+ * on the stack (internal.h).
+ */
 static inline CP_NOINSTR struct cp_frame *open_frame(struct cp_thread *t, struct cp_node *n,
 						     uintptr_t fn, uintptr_t sp)
 {
@@ -119,8 +124,13 @@ static inline CP_NOINSTR struct cp_frame *open_frame(struct cp_thread *t, struct
 	f->node = n;
 	f->fn = fn;
 	f->sp = sp;
-	t->top = f;
 	return f;
+}
+
+static inline CP_NOINSTR void publish_frame(struct cp_thread *t, struct cp_frame *f)
+{
+	barrier();
+	t->top = f;
 }
 
 static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
@@ -132,13 +142,17 @@ static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintp
 		budget_judge(t, n);
 #endif
 	f->start = now_ticks();
+	publish_frame(t, f);
 }
 
 /* A count-only frame: no clock read now or at its exit. */
 static inline CP_NOINSTR void push_untimed(struct cp_thread *t, struct cp_node *n, uintptr_t fn,
 					   uintptr_t sp)
 {
-	open_frame(t, n, fn, sp)->start = CP_UNTIMED;
+	struct cp_frame *f = open_frame(t, n, fn, sp);
+
+	f->start = CP_UNTIMED;
+	publish_frame(t, f);
 }
 
 /* A frame for n, timed unless n is count-only (the slow paths' push). */
@@ -151,13 +165,19 @@ static inline CP_NOINSTR void push_by_flags(struct cp_thread *t, struct cp_node 
 		push(t, n, fn, sp);
 }
 
+/*
+ * The frame leaves the stack before its time is added: abandoned in
+ * between, the call's time is lost rather than added twice (the unwinding
+ * would close the frame again).
+ */
 static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
+	t->top = f - 1;
 #if CP_HOOK_MODE == HOOKS_TIMING
+	barrier();
 	if (likely(f->start != CP_UNTIMED))
 		cp_node__add_call(f->node, now - f->start);
 #endif
-	t->top = f - 1;
 }
 
 /* Close f and every frame above it (those as reconciled: their exits never ran). */
@@ -227,9 +247,8 @@ static CP_NOINSTR void muted_enter(struct cp_thread *t, uintptr_t fn, uintptr_t 
 	barrier();
 	offcpu_check(t);
 	n = cp_thread__child(t, t->top->node, fn, site);
-	push_by_flags(t, n, fn, sp);
 	/* Its exit, and only that one, misses the fast path: it mutes the thread again. */
-	t->top->fn |= CP_FN_START_BIT;
+	push_by_flags(t, n, fn | CP_FN_START_BIT, sp);
 	barrier();
 	t->busy = 0;
 }
