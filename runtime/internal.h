@@ -523,21 +523,33 @@ static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
 }
 
 /*
- * arena.c: memory a watcher process can read (see arena.c).  All of it
- * lives in the runtime's own data pages, which watch.c shares with the
- * watcher too.
+ * arena.c: memory a watcher process can read (see arena.c), in pieces
+ * taken as needed.  The list lives in the runtime's own data pages, which
+ * watch.c shares with the watcher too; each piece starts with its header.
  */
+#define CP_ARENA_PIECES 24
+struct cp_arena_piece {
+	uint64_t size; /* bytes mapped, this header's page included */
+	uint64_t used; /* bytes handed out (may run past size: then full) */
+};
 struct cp_arena {
-	char *base;	/* NULL: no arena, everything is private */
-	uint64_t size;	/* bytes reserved */
-	uint64_t used;	/* bytes handed out */
-	int overflowed; /* something was allocated outside: the watcher cannot write */
+	int on;		   /* 0: no arena, everything is private */
+	int closed;	   /* no more pieces (cp_arena__trim) */
+	int overflowed;	   /* something was allocated outside: the watcher cannot write */
+	uint32_t npieces;  /* pieces published (release), p[npieces - 1] the newest */
+	uint64_t limit;	   /* bytes all pieces may take */
+	uint64_t total;	   /* bytes they take */
+	struct cp_arena_piece *p[CP_ARENA_PIECES];
 };
 extern struct cp_arena cp_arena CP_HIDDEN;
+CP_HIDDEN int cp_arena__init(void);
+CP_HIDDEN void cp_arena__release(void);
 CP_HIDDEN void *cp_arena__alloc(size_t bytes);
 CP_HIDDEN void cp_arena__free(void *p, size_t bytes);
 CP_HIDDEN int cp_arena__contains(const void *p);
 CP_HIDDEN void cp_arena__trim(void);
+CP_HIDDEN void cp_arena__keep(void (*keep)(const void *p, size_t bytes));
+CP_HIDDEN int cp_arena__remap_fresh(void);
 
 /*
  * watch.c (shared library only; stubs in interpose-none.c): a watcher
@@ -545,6 +557,7 @@ CP_HIDDEN void cp_arena__trim(void);
  */
 CP_HIDDEN void cp_watch__init(void);
 CP_HIDDEN void cp_watch__spawn(void);
+CP_HIDDEN void cp_watch__spawn_again(void);
 CP_HIDDEN void cp_watch__fork_prepare(void);
 CP_HIDDEN void cp_watch__fork_parent(void);
 CP_HIDDEN void cp_watch__fork_child(void);

@@ -430,7 +430,7 @@ struct cp_thread *cp_thread__setup(void)
 	}
 	t->tid = (uint32_t)gettid();
 	__atomic_store_n(&t->self, pthread_self(), __ATOMIC_RELAXED); /* pthread_setname_np reads it */
-	if (cp_arena.base)
+	if (cp_arena.on)
 		prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	if (fresh)
