@@ -135,13 +135,18 @@ static inline CP_NOINSTR void publish_frame(struct cp_thread *t, struct cp_frame
 
 static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
 {
-	struct cp_frame *f = open_frame(t, n, fn, sp);
+	uint64_t now;
+	struct cp_frame *f;
 
+	open_frame(t, n, fn, sp);
 #if CP_HOOK_MODE == HOOKS_TIMING
 	if (unlikely(n->calls == cp_filter.budget_at))
 		budget_judge(t, n);
 #endif
-	f->start = now_ticks();
+	now = now_ticks();
+	/* Found again after the clock read: no register is kept across it. */
+	f = t->top + 1;
+	f->start = now;
 	publish_frame(t, f);
 }
 
@@ -172,11 +177,16 @@ static inline CP_NOINSTR void push_by_flags(struct cp_thread *t, struct cp_node 
  */
 static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
-	t->top = f - 1;
 #if CP_HOOK_MODE == HOOKS_TIMING
+	struct cp_node *n = f->node;
+	uint64_t start = f->start;
+
+	t->top = f - 1;
 	barrier();
-	if (likely(f->start != CP_UNTIMED))
-		cp_node__add_call(f->node, now - f->start);
+	if (likely(start != CP_UNTIMED))
+		cp_node__add_call(n, now - start);
+#else
+	t->top = f - 1;
 #endif
 }
 
