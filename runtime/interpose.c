@@ -111,10 +111,21 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 
 		if (t->owner) {
 			int side_was = t->busy;
+			struct cp_frame *sig = t->stack->f + 1; /* the outermost handler's */
 
 			t->busy = 1;
 			if (side_was == 1)
 				cp_thread__repair(t); /* a handler's hook was abandoned */
+			if (t->top >= sig && target <= sig->sp + 16) {
+				/*
+				 * A jump inside the handler (below its trampoline's
+				 * frame): the hook it interrupted is not abandoned,
+				 * the thread stays the side tree's.
+				 */
+				cp_thread__unwind_to(t, target, now);
+				t->busy = cp_hooks__after_unwind(t, side_was, target);
+				goto out;
+			}
 			cp_thread__unwind_to(t, UINTPTR_MAX, now);
 			t->busy = 0;
 			t = t->owner;
@@ -128,6 +139,7 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 		cp_thread__unwind_to(t, target, now);
 		t->busy = cp_hooks__after_unwind(t, was, target);
 	}
+out:
 	cp_libcalls__abandon_below(target);
 	errno = saved_errno;
 }

@@ -106,13 +106,16 @@ test_expect_success 'siglongjmp out of interrupted hooks: every thread and count
 		test "$(sum_calls "^main;attempt\$" <jump.folded)" -eq 0 &&
 		test "$(sum_calls ";attempt\$" <jump.folded)" -eq 1200 &&
 		test "$(sum_calls ";<signal 14>;on_alarm;bail\$" <jump.folded)" -eq 1200 &&
-		test "$(sum_calls ";<signal 14>;on_alarm;tick\$" <jump.folded)" -eq "$recorded" || return 1
+		test "$(sum_calls ";<signal 14>;on_alarm;tick\$" <jump.folded)" -eq "$recorded" &&
+		test "$(sum_calls ";<signal 14>;on_alarm;inner\$" <jump.folded)" -eq "$recorded" &&
+		test "$(sum_calls ";<signal 14>;on_alarm;inner;hop\$" <jump.folded)" -eq "$recorded" &&
+		test "$(sum_calls ";<signal 14>;on_alarm;inner;tick\$" <jump.folded)" -eq "$recorded" || return 1
 	done
 '
 
 test_expect_success 'siglongjmp storm: the tree holds only paths the program makes' '
 	awk "{ sub(/ [0-9]+\$/, \"\"); print }" jump.folded >jump.paths &&
-	awk "!/^(main(;atoi)?|worker(;attempt(;down[01])*)?(;<signal 14>(;on_alarm(;tick|;bail)?)?)?)\$/" \
+	awk "!/^(main(;atoi)?|worker(;attempt(;down[01])*)?(;<signal 14>(;on_alarm(;tick|;bail|;inner(;hop|;tick)?)?)?)?)\$/" \
 		jump.paths >bad &&
 	test_must_be_empty bad
 '

@@ -10,9 +10,11 @@
  * sigsetjmp and descends 3000 levels through down0()/down1(), the choice
  * at each level depending on the attempt, so that new call paths keep
  * being made.  A 20 kHz SIGALRM timer runs meanwhile; its handler calls
- * tick() and, while an attempt is under way, every second run calls bail(),
- * which siglongjmps back to attempt().  Prints the handler runs, the bail()
- * calls and the attempts made; the test compares them with the profile.
+ * tick(), then inner(), which jumps within the handler (hop() siglongjmps
+ * back to inner()), and, while an attempt is under way, every second run
+ * calls bail(), which siglongjmps back to attempt().  Prints the handler
+ * runs, the bail() calls and the attempts made; the test compares them
+ * with the profile.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -25,7 +27,7 @@
 #include "workload.h"
 
 volatile long sink;
-static __thread sigjmp_buf env;
+static __thread sigjmp_buf env, henv;
 static __thread volatile sig_atomic_t armed;
 static volatile sig_atomic_t handled, bailed;
 static int attempts = 20;
@@ -43,10 +45,24 @@ NOINLINE void bail(void)
 	siglongjmp(env, 1);
 }
 
+NOINLINE void hop(void)
+{
+	siglongjmp(henv, 1);
+}
+
+/* A jump that stays inside the handler: the thread is not given back. */
+NOINLINE void inner(void)
+{
+	if (sigsetjmp(henv, 0) == 0)
+		hop();
+	tick();
+}
+
 static NOINLINE void on_alarm(int sig)
 {
 	handled++;
 	tick();
+	inner();
 	if (armed && handled % 2 == 0)
 		bail();
 }
