@@ -156,8 +156,11 @@ const char *cp_api__region_name(uint32_t id)
 static CP_NOINSTR void region_begin(const char *name)
 {
 	int saved_errno = errno;
-	int id = region_id(name, 1);
+	int id;
 
+	if (cp_session.state != CP_STATE_NONE && !cp_gate__live())
+		return; /* a clone child: the region table is its parent's (control.c) */
+	id = region_id(name, 1);
 	if (id >= 0)
 		__cyg_profile_func_enter((void *)CP_FN_REGION(id), __builtin_return_address(0));
 	errno = saved_errno;
@@ -196,7 +199,7 @@ void cp_api__dump_path(const char *base, char *path, size_t cap)
 static int recording(void)
 {
 	return __atomic_load_n(&cp_session.state, __ATOMIC_ACQUIRE) == CP_STATE_ON &&
-	       getpid() == cp_session.pid; /* not a vfork child: the memory is its parent's */
+	       cp_gate__live() && getpid() == cp_session.pid; /* not a vfork child: the memory is its parent's */
 }
 
 static CP_NOINSTR int dump(const char *path)
@@ -338,6 +341,8 @@ static CP_NOINSTR void set_thread_name(const char *name)
 	struct cp_thread *t = cp_self;
 	size_t len;
 
+	if (t && !cp_gate__live())
+		goto out; /* a clone child: t is its parent's (control.c) */
 	if (!t && cp_session.state != CP_STATE_DONE)
 		t = cp_thread__setup();
 	if (!t || t->owner) /* a side tree: the label is its thread's */

@@ -73,10 +73,16 @@ static void suspend(struct cp_thread *t, const void *from, uint64_t now)
 			s->uc = NULL;
 			s = NULL;
 		} else {
-			if (s->f)
-				munmap(s->f, s->cap * sizeof(struct cp_frame));
+			/* The new copy first, the old one unmapped after (internal.h). */
+			struct cp_frame *old = s->f;
+			uint64_t old_cap = s->cap;
+
 			s->f = p;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			s->cap = cap;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			if (old)
+				munmap(old, old_cap * sizeof(struct cp_frame));
 		}
 	}
 	if (!s) {
@@ -120,7 +126,7 @@ static struct cp_thread *begin(void)
 {
 	struct cp_thread *t = cp_self;
 
-	if (!t || t->busy || cp_session.state != CP_STATE_ON)
+	if (!t || t->busy || cp_session.state != CP_STATE_ON || !cp_gate__live())
 		return NULL;
 	t->busy = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

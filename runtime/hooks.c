@@ -70,6 +70,8 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
  */
 static inline CP_NOINSTR struct cp_thread *slow_begin(struct cp_thread *t)
 {
+	if (t && !cp_gate__live())
+		return NULL; /* a clone child: t is its parent's (control.c) */
 	if (!t) {
 		if (cp_session.state == CP_STATE_DONE)
 			return NULL;
@@ -107,7 +109,12 @@ static __attribute__((noinline, cold)) CP_NOINSTR void budget_judge(struct cp_th
 }
 #endif
 
-/* Count a call of n and open its frame; the caller sets the frame's start. */
+/*
+ * Count a call of n and fill the frame above the top, but for its start:
+ * the caller sets that, then publishes the frame with publish_frame(), so
+ * that a hook abandoned half-way never leaves a frame with a stale start
+ * on the stack (internal.h).
+ */
 static inline CP_NOINSTR struct cp_frame *open_frame(struct cp_thread *t, struct cp_node *n,
 						     uintptr_t fn, uintptr_t sp)
 {
@@ -117,26 +124,40 @@ static inline CP_NOINSTR struct cp_frame *open_frame(struct cp_thread *t, struct
 	f->node = n;
 	f->fn = fn;
 	f->sp = sp;
-	t->top = f;
 	return f;
+}
+
+static inline CP_NOINSTR void publish_frame(struct cp_thread *t, struct cp_frame *f)
+{
+	barrier();
+	t->top = f;
 }
 
 static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
 {
-	struct cp_frame *f = open_frame(t, n, fn, sp);
+	uint64_t now;
+	struct cp_frame *f;
 
+	open_frame(t, n, fn, sp);
 #if CP_HOOK_MODE == HOOKS_TIMING
 	if (unlikely(n->calls == cp_filter.budget_at))
 		budget_judge(t, n);
 #endif
-	f->start = now_ticks();
+	now = now_ticks();
+	/* Found again after the clock read: no register is kept across it. */
+	f = t->top + 1;
+	f->start = now;
+	publish_frame(t, f);
 }
 
 /* A count-only frame: no clock read now or at its exit. */
 static inline CP_NOINSTR void push_untimed(struct cp_thread *t, struct cp_node *n, uintptr_t fn,
 					   uintptr_t sp)
 {
-	open_frame(t, n, fn, sp)->start = CP_UNTIMED;
+	struct cp_frame *f = open_frame(t, n, fn, sp);
+
+	f->start = CP_UNTIMED;
+	publish_frame(t, f);
 }
 
 /* A frame for n, timed unless n is count-only (the slow paths' push). */
@@ -149,13 +170,24 @@ static inline CP_NOINSTR void push_by_flags(struct cp_thread *t, struct cp_node 
 		push(t, n, fn, sp);
 }
 
+/*
+ * The frame leaves the stack before its time is added: abandoned in
+ * between, the call's time is lost rather than added twice (the unwinding
+ * would close the frame again).
+ */
 static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
 #if CP_HOOK_MODE == HOOKS_TIMING
-	if (likely(f->start != CP_UNTIMED))
-		cp_node__add_call(f->node, now - f->start);
-#endif
+	struct cp_node *n = f->node;
+	uint64_t start = f->start;
+
 	t->top = f - 1;
+	barrier();
+	if (likely(start != CP_UNTIMED))
+		cp_node__add_call(n, now - start);
+#else
+	t->top = f - 1;
+#endif
 }
 
 /* Close f and every frame above it (those as reconciled: their exits never ran). */
@@ -225,9 +257,8 @@ static CP_NOINSTR void muted_enter(struct cp_thread *t, uintptr_t fn, uintptr_t 
 	barrier();
 	offcpu_check(t);
 	n = cp_thread__child(t, t->top->node, fn, site);
-	push_by_flags(t, n, fn, sp);
 	/* Its exit, and only that one, misses the fast path: it mutes the thread again. */
-	t->top->fn |= CP_FN_START_BIT;
+	push_by_flags(t, n, fn | CP_FN_START_BIT, sp);
 	barrier();
 	t->busy = 0;
 }
@@ -283,6 +314,8 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		t = cp_thread__setup();
 		if (!t)
 			goto out;
+	} else if (!cp_gate__live()) {
+		goto out; /* a clone child: t is its parent's (control.c) */
 	}
 	if (t->busy == CP_MUTED) {
 		muted_enter(t, fn, site, sp);
@@ -291,7 +324,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	t = slow_begin(t);
 	if (!t)
 		goto out;
-	if (cp_paused && !t->unfiltered) {
+	if ((cp_gate & CP_GATE_PAUSED) && !t->unfiltered) {
 		mute(t, fn, sp, CP_MUTE_PAUSED, 1);
 		goto out;
 	}
@@ -339,7 +372,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	uint64_t now = now_ticks();
 	struct cp_frame *f, *base;
 
-	if (!t)
+	if (!t || !cp_gate__live())
 		return;
 	if (t->busy == CP_MUTED) {
 		muted_exit(t, fn);
@@ -374,7 +407,7 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	struct cp_node *p, *n;
 
-	if (unlikely(!t || t->busy || t->top == t->limit || cp_paused)) {
+	if (unlikely(!t || t->busy || t->top == t->limit || cp_gate != CP_GATE_LIVE)) {
 		enter_slow(t, (uintptr_t)fn, (uintptr_t)site, sp);
 		return;
 	}
@@ -412,7 +445,7 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	struct cp_frame *f;
 	uint64_t now;
 
-	if (unlikely(!t || t->busy)) {
+	if (unlikely(!t || t->busy || !cp_gate__live())) {
 		exit_slow(t, (uintptr_t)fn);
 		return;
 	}
@@ -462,6 +495,8 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 	uint64_t depth = 0;
 
 	*owner = NULL;
+	if (t && !cp_gate__live())
+		return 0; /* a clone child (control.c) */
 	if (t && t->busy == CP_MUTED)
 		return 0; /* the handler's calls are muted too */
 	if (t && t->busy) {
@@ -579,6 +614,8 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 	struct cp_thread *t = cp_self;
 
 	*owner = NULL;
+	if (t && !cp_gate__live())
+		return 0; /* a clone child (control.c) */
 	if (t && t->busy) {
 		t->lost_signals++;
 		return 0;

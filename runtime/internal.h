@@ -12,6 +12,28 @@
  *
  * Everything here is built without -finstrument-functions and with hidden
  * visibility; only the hooks and the public API are exported.
+ *
+ * Abandoned hooks.  A signal can interrupt a hook at any instruction, and
+ * its handler can leave by siglongjmp (or end the process): the hook never
+ * finishes.  So every update of a thread's state is published in an order
+ * after which stopping at any instruction leaves a state that the dump can
+ * read and that the unwinding (interpose.c, abandon_below) and later hooks
+ * can go on from:
+ *  - whatever is replaced by a bigger copy (node table, lines table, saved
+ *    coroutine frames) is filled first and published by one pointer store;
+ *    the old copy is released after (leaked if abandoned), never before;
+ *  - a frame is filled, start included, before top moves up to it; top
+ *    moves down before the closed call's time is added (a time is lost
+ *    rather than added twice);
+ *  - a node is filled before its chunk's used count takes it, the one store
+ *    that publishes it; nnodes, free and its table slot follow;
+ *  - a grown shadow stack is published before top and limit move into it.
+ * What follows a publishing store is derived from it: after a hook was
+ * abandoned, cp_thread__repair() derives it again (top and limit from the
+ * stack, free and nnodes from the chunks, the newest node's slot) before
+ * anything else uses the thread.  Compiler barriers (signal fences) keep
+ * the stores in this order; the CPU keeps its own stores in order for its
+ * own signal handlers.
  */
 #ifndef CP_RUNTIME_INTERNAL_H
 #define CP_RUNTIME_INTERNAL_H
@@ -221,6 +243,18 @@ static inline uint64_t cp_sub_sat(uint64_t v, uint64_t base)
 	return v > base ? v - base : 0;
 }
 
+/*
+ * A thread's node table: open addressing on (parent, fn), private memory.
+ * Its size travels with it, so that growth replaces it by one store.
+ */
+struct cp_htab {
+	uint64_t mask;	       /* slots - 1 */
+	uint64_t count;	       /* nodes filed */
+	uint64_t bytes;	       /* size of the mapping */
+	uint64_t pad;
+	struct cp_node *s[];
+};
+
 /* Nodes are carved from chunks; chunks are linked in allocation order. */
 struct cp_chunk {
 	struct cp_chunk *next; /* next chunk, NULL for the newest */
@@ -236,16 +270,13 @@ struct cp_thread {
 	struct cp_frame *limit; /* last usable frame of the stack */
 	volatile int busy;	/* inside a hook: re-entry (signals) is ignored */
 	int stopped;		/* no more recording (out of memory / after fork) */
-	struct cp_node **htab;	/* hash table of nodes by (parent, fn) */
-	uint64_t hmask;		/* table size - 1 */
+	struct cp_htab *htab;	/* hash table of nodes by (parent, fn) */
 	struct cp_node *free;	/* next node to hand out in the current chunk */
 	struct cp_node *free_end; /* end of the current chunk */
 	const volatile uint64_t *sw_head; /* the perf ring's head (offcpu.c), or a constant 0 */
 	uint64_t sw_seen;	/* head when the ring was last drained */
 
 	/* cold */
-	uint64_t hcount;	 /* nodes in htab */
-	uint64_t hbytes;	 /* size of the htab mapping */
 	struct cp_chunk *chunks; /* first chunk */
 	struct cp_chunk *chunk;	 /* current chunk */
 	uint32_t nnodes;	 /* nodes allocated (release-stored) */
@@ -435,6 +466,26 @@ CP_HIDDEN uint32_t cp_filter__classify(uintptr_t fn);
 /* cp_frame.start of a count-only frame (CP_NF_UNTIMED). */
 #define CP_UNTIMED UINT64_MAX
 extern volatile int cp_paused CP_HIDDEN;
+/*
+ * control.c: the process gate, one word on a page of its own that a child
+ * made without the fork handlers (clone) finds empty.  The hooks record
+ * only while CP_GATE_LIVE is set; the entry hook takes the fast path only
+ * when the word is exactly CP_GATE_LIVE (not paused).
+ */
+#define CP_GATE_LIVE 1
+#define CP_GATE_PAUSED 2
+union cp_gate_page {
+	volatile int word;
+	char page[4096];
+};
+extern union cp_gate_page cp_gate_page CP_HIDDEN __attribute__((aligned(4096)));
+#define cp_gate (cp_gate_page.word)
+/* This process set the runtime up, or is its fork child: its thread states are its own. */
+static inline int cp_gate__live(void)
+{
+	return cp_gate & CP_GATE_LIVE;
+}
+CP_HIDDEN void cp_gate__open(void);
 CP_HIDDEN void cp_hooks__mute_start(struct cp_thread *t);
 CP_HIDDEN int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target);
 /* The last usable frame index of a stack of cap frames: --max-depth stops short of it. */
@@ -472,21 +523,33 @@ static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
 }
 
 /*
- * arena.c: memory a watcher process can read (see arena.c).  All of it
- * lives in the runtime's own data pages, which watch.c shares with the
- * watcher too.
+ * arena.c: memory a watcher process can read (see arena.c), in pieces
+ * taken as needed.  The list lives in the runtime's own data pages, which
+ * watch.c shares with the watcher too; each piece starts with its header.
  */
+#define CP_ARENA_PIECES 24
+struct cp_arena_piece {
+	uint64_t size; /* bytes mapped, this header's page included */
+	uint64_t used; /* bytes handed out (may run past size: then full) */
+};
 struct cp_arena {
-	char *base;	/* NULL: no arena, everything is private */
-	uint64_t size;	/* bytes reserved */
-	uint64_t used;	/* bytes handed out */
-	int overflowed; /* something was allocated outside: the watcher cannot write */
+	int on;		   /* 0: no arena, everything is private */
+	int closed;	   /* no more pieces (cp_arena__trim) */
+	int overflowed;	   /* something was allocated outside: the watcher cannot write */
+	uint32_t npieces;  /* pieces published (release), p[npieces - 1] the newest */
+	uint64_t limit;	   /* bytes all pieces may take */
+	uint64_t total;	   /* bytes they take */
+	struct cp_arena_piece *p[CP_ARENA_PIECES];
 };
 extern struct cp_arena cp_arena CP_HIDDEN;
+CP_HIDDEN int cp_arena__init(void);
+CP_HIDDEN void cp_arena__release(void);
 CP_HIDDEN void *cp_arena__alloc(size_t bytes);
 CP_HIDDEN void cp_arena__free(void *p, size_t bytes);
 CP_HIDDEN int cp_arena__contains(const void *p);
 CP_HIDDEN void cp_arena__trim(void);
+CP_HIDDEN void cp_arena__keep(void (*keep)(const void *p, size_t bytes));
+CP_HIDDEN int cp_arena__remap_fresh(void);
 
 /*
  * watch.c (shared library only; stubs in interpose-none.c): a watcher
@@ -494,6 +557,7 @@ CP_HIDDEN void cp_arena__trim(void);
  */
 CP_HIDDEN void cp_watch__init(void);
 CP_HIDDEN void cp_watch__spawn(void);
+CP_HIDDEN void cp_watch__spawn_again(void);
 CP_HIDDEN void cp_watch__fork_prepare(void);
 CP_HIDDEN void cp_watch__fork_parent(void);
 CP_HIDDEN void cp_watch__fork_child(void);
@@ -565,6 +629,7 @@ CP_HIDDEN void cp_thread__free(struct cp_thread *t);
 CP_HIDDEN struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, uintptr_t fn,
 					   uintptr_t site);
 CP_HIDDEN int cp_thread__grow_stack(struct cp_thread *t);
+CP_HIDDEN void cp_thread__repair(struct cp_thread *t);
 CP_HIDDEN void cp_thread__close_open(struct cp_thread *t, uint64_t now);
 CP_HIDDEN void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now);
 CP_HIDDEN void cp_thread__exited(void *arg);

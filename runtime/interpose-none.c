@@ -32,6 +32,10 @@ void cp_watch__spawn(void)
 	cp_session.watch_pending = 0;
 }
 
+void cp_watch__spawn_again(void)
+{
+}
+
 void cp_watch__fork_prepare(void)
 {
 }

@@ -95,20 +95,37 @@ static uintptr_t demangle(uintptr_t v)
 /*
  * Control goes to the frame whose stack pointer is target (a longjmp, a
  * catch): close every frame called below it.  Also out of a signal handler
- * that interrupted a hook: that hook is abandoned too (its half-done work
- * is harmless, see thread.c), so busy is not checked, and a handler that was
- * recording into the side tree gives the thread back first.
+ * that interrupted a hook: that hook is abandoned too, so busy is not
+ * checked; its half-done work is published in a safe order and what it
+ * left underived is derived again first (internal.h, cp_thread__repair).
+ * A handler that was recording into the side tree gives the thread back
+ * first.
  */
 static CP_NOINSTR void abandon_below(uintptr_t target)
 {
 	struct cp_thread *t = cp_self;
 	int saved_errno = errno;
 
-	if (t && cp_session.state == CP_STATE_ON) {
+	if (t && cp_session.state == CP_STATE_ON && cp_gate__live()) {
 		uint64_t now = cp_hook_mode == CP_MODE_TIMING ? cp_ticks() : 0;
 
 		if (t->owner) {
+			int side_was = t->busy;
+			struct cp_frame *sig = t->stack->f + 1; /* the outermost handler's */
+
 			t->busy = 1;
+			if (side_was == 1)
+				cp_thread__repair(t); /* a handler's hook was abandoned */
+			if (t->top >= sig && target <= sig->sp + 16) {
+				/*
+				 * A jump inside the handler (below its trampoline's
+				 * frame): the hook it interrupted is not abandoned,
+				 * the thread stays the side tree's.
+				 */
+				cp_thread__unwind_to(t, target, now);
+				t->busy = cp_hooks__after_unwind(t, side_was, target);
+				goto out;
+			}
 			cp_thread__unwind_to(t, UINTPTR_MAX, now);
 			t->busy = 0;
 			t = t->owner;
@@ -117,9 +134,12 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 		int was = t->busy;
 
 		t->busy = 1;
+		if (was == 1)
+			cp_thread__repair(t); /* the interrupted hook is abandoned (internal.h) */
 		cp_thread__unwind_to(t, target, now);
 		t->busy = cp_hooks__after_unwind(t, was, target);
 	}
+out:
 	cp_libcalls__abandon_below(target);
 	errno = saved_errno;
 }

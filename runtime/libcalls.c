@@ -296,7 +296,7 @@ uintptr_t cp_libcalls__enter(uint64_t idx, uintptr_t *slotp)
 	struct lc_entry *e;
 	uint32_t i;
 
-	if (unlikely(cp_session.state != CP_STATE_ON))
+	if (unlikely(cp_session.state != CP_STATE_ON || !cp_gate__live()))
 		return s->target;
 	if (unlikely(!st)) {
 		st = stack_new();

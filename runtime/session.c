@@ -186,6 +186,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	cp_watch__fork_child();
+	cp_gate__open(); /* after the data pages were shared afresh */
 	pthread_mutex_init(&cp_session.fold_lock, NULL);
 	cp_api__fork_child();
 	cp_modules__reset_lock();
@@ -229,6 +230,7 @@ int cp_session__init(void)
 		return -EPERM;
 	}
 	cp_watch__init(); /* first: it makes our data pages shared */
+	cp_gate__open();  /* then: the gate's page must be private */
 	choose_clock();
 	cp_session.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);
 	cp_session.real0_ns = cp_clock_ns(CLOCK_REALTIME);

@@ -84,27 +84,47 @@ static int add_chunk(struct cp_thread *t)
 	return 0;
 }
 
+static struct cp_htab *new_htab(uint64_t slots)
+{
+	uint64_t bytes = sizeof(struct cp_htab) + slots * sizeof(struct cp_node *);
+	struct cp_htab *h = map(bytes);
+
+	if (h) {
+		h->mask = slots - 1;
+		h->bytes = bytes;
+	}
+	return h;
+}
+
+/* File n in h, where it is not yet. */
+static void htab_put(struct cp_htab *h, struct cp_node *n)
+{
+	uint64_t j;
+
+	for (j = hash_of(n) & h->mask; h->s[j]; j = (j + 1) & h->mask)
+		if (h->s[j] == n)
+			return;
+	h->s[j] = n;
+	h->count++;
+}
+
+/*
+ * A table twice the size replaces t's in one store (internal.h, abandoned
+ * hooks); the old one is unmapped after, or leaked if this is abandoned.
+ */
 static int grow_htab(struct cp_thread *t)
 {
-	uint64_t slots = (t->hmask + 1) * 2, bytes = slots * sizeof(struct cp_node *);
-	struct cp_node **tab = map(bytes);
+	struct cp_htab *old = t->htab, *h = new_htab((old->mask + 1) * 2);
 
-	if (!tab)
+	if (!h)
 		return -ENOMEM;
-	for (uint64_t i = 0; i <= t->hmask; i++) {
-		struct cp_node *n = t->htab[i];
-		uint64_t j;
-
-		if (!n)
-			continue;
-		for (j = hash_of(n) & (slots - 1); tab[j]; j = (j + 1) & (slots - 1))
-			;
-		tab[j] = n;
-	}
-	munmap(t->htab, t->hbytes);
-	t->htab = tab;
-	t->hmask = slots - 1;
-	t->hbytes = bytes;
+	for (uint64_t i = 0; i <= old->mask; i++)
+		if (old->s[i])
+			htab_put(h, old->s[i]);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->htab = h;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	munmap(old, old->bytes);
 	return 0;
 }
 
@@ -157,13 +177,15 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *from, uint
 				 uintptr_t site)
 {
 	struct cp_node *parent = from->canon, *node = NULL, *n;
+	struct cp_htab *h;
 	uint64_t i;
 
 	if (unlikely(from == &t->lost))
 		return &t->lost;
 	if (unlikely(cp_session.watch_pending))
 		start_watcher(t);
-	for (i = hash(parent, fn) & t->hmask; (n = t->htab[i]); i = (i + 1) & t->hmask) {
+	h = t->htab;
+	for (i = hash(parent, fn) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask) {
 		if (n->fn == fn && n->parent == parent && !cp_node__is_site(n)) {
 			node = n;
 			break;
@@ -174,8 +196,7 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *from, uint
 			remember(from, node);
 			return node;
 		}
-		for (i = hash_site(parent, fn, site) & t->hmask; (n = t->htab[i]);
-		     i = (i + 1) & t->hmask) {
+		for (i = hash_site(parent, fn, site) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask) {
 			if (n->fn == fn && n->site == site && n->parent == parent &&
 			    cp_node__is_site(n)) {
 				remember(from, n);
@@ -191,7 +212,8 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *from, uint
 			return &t->lost;
 		}
 	}
-	n = t->free++;
+	/* Filled before it is counted, counted before free moves on (internal.h). */
+	n = t->free;
 	n->fn = fn;
 	n->site = site;
 	n->parent = parent;
@@ -211,9 +233,13 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *from, uint
 	/* Publish: the dumping thread reads only nodes below nnodes. */
 	__atomic_store_n(&t->chunk->used, t->chunk->used + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->nnodes, t->nnodes + 1, __ATOMIC_RELEASE);
-	t->htab[i] = n;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->free = n + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	h->s[i] = n;
+	h->count++;
 	remember(from, n);
-	if (++t->hcount * 2 > t->hmask + 1 && grow_htab(t)) {
+	if (h->count * 2 > h->mask + 1 && grow_htab(t)) {
 		/* The table stays valid at this load; just stop adding nodes. */
 		stop_recording(t);
 	}
@@ -234,10 +260,47 @@ int cp_thread__grow_stack(struct cp_thread *t)
 	s->bytes = bytes;
 	s->older = old;
 	memcpy(s->f, old->f, (depth + 1) * sizeof(struct cp_frame));
+	/* The stack first, then top and limit into it (cp_thread__repair). */
 	__atomic_store_n(&t->stack, s, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->top = s->f + depth;
 	t->limit = s->f + cp_thread__limit(cap);
 	return 0;
+}
+
+/*
+ * A hook of t was abandoned part-way (a signal handler that interrupted it
+ * jumped out, interpose.c): make what the hooks derive agree again with
+ * what was published, in the order internal.h gives.  Runs with busy held.
+ */
+void cp_thread__repair(struct cp_thread *t)
+{
+	struct cp_stack *s = t->stack;
+	struct cp_chunk *c = t->chunk, *k, *prev = NULL;
+	struct cp_node *last = NULL;
+	uint32_t nodes = 1; /* the root */
+
+	/* Stack growth: top and limit may still be in the older mapping. */
+	if ((t->top < s->f || t->top >= s->f + s->cap) && s->older && t->top >= s->older->f &&
+	    t->top < s->older->f + s->older->cap)
+		t->top = s->f + (t->top - s->older->f);
+	t->limit = s->f + cp_thread__limit(s->cap);
+	/* Node allocation: the chunk's used count is the truth; free and nnodes follow it. */
+	for (k = t->chunks; k; prev = k, k = k->next) {
+		nodes += k->used;
+		if (k == c)
+			break;
+	}
+	if (c->used)
+		last = &c->n[c->used - 1];
+	else if (prev && prev != c && prev->used)
+		last = &prev->n[prev->used - 1];
+	t->free = c->n + c->used;
+	t->free_end = c->n + c->cap;
+	__atomic_store_n(&t->nnodes, nodes, __ATOMIC_RELEASE);
+	/* The newest node may be counted but not filed. */
+	if (last && t->htab->count * 2 < t->htab->mask)
+		htab_put(t->htab, last);
 }
 
 static void register_thread(struct cp_thread *t)
@@ -273,18 +336,17 @@ static void clear_roots(struct cp_thread *t)
 struct cp_thread *cp_thread__new(void)
 {
 	uint64_t sbytes = sizeof(struct cp_stack) + STACK_FRAMES0 * sizeof(struct cp_frame);
-	uint64_t hbytes = HTAB_SLOTS0 * sizeof(struct cp_node *);
 	struct cp_thread *t = map_shared(sizeof(*t));
 
 	if (!t)
 		return NULL;
 	t->stack = map_shared(sbytes);
-	t->htab = map(hbytes);
+	t->htab = new_htab(HTAB_SLOTS0);
 	if (!t->stack || !t->htab || add_chunk(t)) {
 		if (t->stack)
 			unmap_shared(t->stack, sbytes);
 		if (t->htab)
-			munmap(t->htab, hbytes);
+			munmap(t->htab, t->htab->bytes);
 		if (t->chunk)
 			unmap_shared(t->chunk, t->chunk->bytes);
 		unmap_shared(t, sizeof(*t));
@@ -292,8 +354,6 @@ struct cp_thread *cp_thread__new(void)
 	}
 	t->stack->cap = STACK_FRAMES0;
 	t->stack->bytes = sbytes;
-	t->hmask = HTAB_SLOTS0 - 1;
-	t->hbytes = hbytes;
 	clear_roots(t);
 	t->limit = t->stack->f + cp_thread__limit(STACK_FRAMES0);
 	t->nthreads = 1;
@@ -320,7 +380,7 @@ void cp_thread__free(struct cp_thread *t)
 		unmap_shared(c, c->bytes);
 	}
 	cp_offcpu__free_lines(&t->perf);
-	munmap(t->htab, t->hbytes);
+	munmap(t->htab, t->htab->bytes);
 	unmap_shared(t, sizeof(*t));
 }
 
@@ -356,6 +416,8 @@ struct cp_thread *cp_thread__setup(void)
 	/* -EAGAIN: another thread is initialising; drop this event, no loss to count. */
 	if (cp_session.state != CP_STATE_ON && cp_session__init())
 		return NULL;
+	if (!cp_gate__live())
+		return NULL; /* a clone child: the registry is its parent's (control.c) */
 	t = reuse();
 	if (!t) {
 		t = cp_thread__new();
@@ -368,7 +430,7 @@ struct cp_thread *cp_thread__setup(void)
 	}
 	t->tid = (uint32_t)gettid();
 	__atomic_store_n(&t->self, pthread_self(), __ATOMIC_RELAXED); /* pthread_setname_np reads it */
-	if (cp_arena.base)
+	if (cp_arena.on)
 		prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	if (fresh)
@@ -409,9 +471,10 @@ void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now)
 		return; /* above every frame: another stack, not ours to judge */
 	while (t->top > base && t->top->sp + 16 < target) {
 		f = t->top;
+		t->top = f - 1; /* first: see pop() in hooks.c */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (cp_hook_mode == CP_MODE_TIMING && f->start != CP_UNTIMED)
 			cp_node__add_call(f->node, now - f->start);
-		t->top = f - 1;
 		t->reconciled++;
 	}
 }
@@ -424,9 +487,10 @@ void cp_thread__close_open(struct cp_thread *t, uint64_t now)
 	while (t->top > base) {
 		struct cp_frame *f = t->top;
 
+		t->top = f - 1; /* first: see pop() in hooks.c */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (f->start != CP_UNTIMED)
 			cp_node__add_call(f->node, now - f->start);
-		t->top = f - 1;
 		t->open_frames++;
 	}
 }
@@ -619,8 +683,8 @@ static void reset_tree(struct cp_thread *t)
 	t->chunk = t->chunks;
 	t->free = t->chunks->n;
 	t->free_end = t->chunks->n + t->chunks->cap;
-	memset(t->htab, 0, t->hbytes);
-	t->hcount = 0;
+	memset(t->htab->s, 0, (t->htab->mask + 1) * sizeof(t->htab->s[0]));
+	t->htab->count = 0;
 	clear_roots(t);
 	t->busy = t->stopped = 0;
 	t->end_ticks = t->lost_events = t->unpaired_exits = t->open_frames = 0;
@@ -662,15 +726,17 @@ static void recycle(struct cp_thread *t)
  * aggregate of its name and its state is recycled; signals are blocked
  * meanwhile (a handler's hooks would want the state being emptied), and
  * hooks that run later in this thread (other TLS destructors) get a new one.
+ * A muted thread stays muted (hooks.c): those hooks record nothing either.
  */
 void cp_thread__exited(void *arg)
 {
 	struct cp_thread *t = arg;
-	int saved_errno = errno;
+	int saved_errno = errno, was;
 	sigset_t all, old;
 
-	if (!t || (t->busy && t->busy != CP_MUTED))
+	if (!t || !cp_gate__live() || (t->busy && t->busy != CP_MUTED))
 		goto out;
+	was = t->busy;
 	t->busy = 1;
 	cp_offcpu__thread_end(t);
 	t->end_ticks = cp_ticks();
@@ -678,9 +744,19 @@ void cp_thread__exited(void *arg)
 	cp_thread__close_open(t, t->end_ticks);
 	prctl(PR_GET_NAME, t->name);
 	t->flags |= CP_THREAD_EXITED;
-	t->busy = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* A muted thread stays muted for the hooks of later TLS destructors. */
+	t->busy = was;
 	if (__atomic_fetch_add(&cp_session.threads_exited, 1, __ATOMIC_RELAXED) < CP_KEEP_EXITED ||
 	    cp_session.state != CP_STATE_ON || t != cp_self)
+		goto out;
+	/*
+	 * Muted inside a call that never returns (--exclude-tree, a pause,
+	 * --max-depth): a new state would record the destructors' calls, so
+	 * this one stays.  Waiting for a start function (--start), a new
+	 * state is muted the same way at its set-up.
+	 */
+	if (was == CP_MUTED && t->mute_kind != CP_MUTE_OUTSIDE_START)
 		goto out;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);

@@ -10,7 +10,10 @@
  *    log's address, ...) are remapped MAP_SHARED at start-up, at the same
  *    addresses, so that a process cloned later shares them;
  *  - thread states, shadow stacks, node chunks and the module log come from
- *    one shared anonymous mapping reserved at start-up (arena.c).
+ *    shared anonymous mappings, the arena's pieces (arena.c); a watcher
+ *    sees the pieces there were when it was cloned, so a new piece gets a
+ *    new watcher, which ends the old one; a watcher that sees fewer pieces
+ *    than the program has writes nothing.
  *
  * When the process looks up its first call path, a watcher is cloned from
  * it (exit signal 0: the program's wait() never sees it).  The watcher
@@ -62,8 +65,6 @@
 #include "runtime/internal.h"
 
 #define PAGE 4096ul
-#define ARENA_MAX (4ull << 30)
-#define ARENA_MIN (16ull << 20)
 
 static struct {
 	char *data;	  /* the runtime's writable data pages (shared) */
@@ -146,40 +147,6 @@ static int overcommit_never(void)
 	return c == '2';
 }
 
-/*
- * Reserve the arena: a quarter of the machine's memory, at most ARENA_MAX,
- * and at most a quarter of RLIMIT_AS.  It costs address space only; a tree
- * that outgrows it goes on in private memory, without a watcher.
- */
-static int reserve_arena(void)
-{
-	uint64_t size = (uint64_t)sysconf(_SC_PHYS_PAGES) * PAGE / 4;
-	struct rlimit rl;
-	void *p = MAP_FAILED;
-
-	if (size > ARENA_MAX)
-		size = ARENA_MAX;
-	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY && size > rl.rlim_cur / 4)
-		size = rl.rlim_cur / 4;
-	for (size &= ~(uint64_t)(PAGE - 1); size >= ARENA_MIN; size /= 2) {
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
-			 -1, 0);
-		if (p != MAP_FAILED)
-			break;
-	}
-	if (p == MAP_FAILED)
-		return -1;
-	/*
-	 * Never in a core dump: the kernel would fault in every page of a
-	 * shared mapping to write it out, gigabytes of zeros.
-	 */
-	madvise(p, size, MADV_DONTDUMP);
-	cp_arena.base = p;
-	cp_arena.size = size;
-	cp_arena.used = 0;
-	return 0;
-}
-
 /* At start-up, before anything else of the session is set. */
 void cp_watch__init(void)
 {
@@ -192,13 +159,12 @@ void cp_watch__init(void)
 	    (uintptr_t)(&w + 1) > fd.end || (uintptr_t)(&cp_arena + 1) > fd.end)
 		return;
 	/* The arena first: data pages shared without one would leak into fork children. */
-	if (reserve_arena())
+	if (cp_arena__init())
 		return;
 	w.data = (char *)fd.start;
 	w.data_len = fd.end - fd.start;
 	if (share_pages(w.data, w.data_len)) {
-		munmap(cp_arena.base, cp_arena.size);
-		cp_arena.base = NULL;
+		cp_arena__release();
 		return;
 	}
 	w.ready = 1;
@@ -220,6 +186,7 @@ struct watch_ctx {
 	struct cp_creds creds;
 	int statusfd;		/* record's status file (cp_status__open), or -1 */
 	unsigned delay_ms;	/* CALLPROF_WATCH_DELAY_MS: tests make the race with a reaper sure */
+	uint32_t npieces;	/* the arena's pieces it sees (cloned after they were made) */
 	char out[sizeof(cp_session.out)];
 };
 
@@ -276,6 +243,12 @@ static int act_as_program(struct watch_ctx *x)
 	return cp_creds__become(&x->creds);
 }
 
+/* The program has pieces of the arena this watcher cannot see (a newer watcher can). */
+static int stale(const struct watch_ctx *x)
+{
+	return __atomic_load_n(&cp_arena.npieces, __ATOMIC_ACQUIRE) != x->npieces;
+}
+
 /*
  * A snapshot for a program that runs on, as asked by si: written to
  * OUT.dumpN; a request of `callprof dump` is answered (see above).  *held
@@ -290,7 +263,7 @@ static void snapshot(struct watch_ctx *x, const struct signalfd_siginfo *si, int
 	if (__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) || cp_session.exec_pending ||
 	    cp_session.state != CP_STATE_ON)
 		ret = -ESRCH; /* ending: its own profile is being written */
-	else if (__atomic_load_n(&cp_arena.overflowed, __ATOMIC_ACQUIRE))
+	else if (__atomic_load_n(&cp_arena.overflowed, __ATOMIC_ACQUIRE) || stale(x))
 		ret = -ENOMEM; /* part of the tree is out of our sight */
 	else if ((ret = act_as_program(x)) == 0) {
 		cp_api__dump_path(x->out, path, sizeof(path));
@@ -323,6 +296,8 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 	int held = -1, ret, act_failed;
 
 	setsid();
+	/* The gate's page is this process's own, emptied by the clone: calibration runs hooks. */
+	cp_gate = CP_GATE_LIVE;
 	keep_only_ours(x);
 	/* The output path is absolute: this only keeps a mount from being held busy. */
 	if (chdir("/")) {
@@ -352,7 +327,7 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 	 * was killed is removed first.
 	 */
 	if (!__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) && !cp_session.exec_pending &&
-	    !cp_arena.overflowed && cp_session.state >= CP_STATE_ON &&
+	    !cp_arena.overflowed && !stale(x) && cp_session.state >= CP_STATE_ON &&
 	    (cp_session__recorded_anything() || x->write_empty)) {
 		ret = act_as_program(x);
 		act_failed = ret != 0;
@@ -397,6 +372,7 @@ void cp_watch__spawn(void)
 	const char *delay;
 	int subreaper = 0, status, saved_errno = errno;
 	long pid;
+	pid_t before = __atomic_load_n(&cp_session.watcher, __ATOMIC_ACQUIRE), after;
 
 	if (!__atomic_exchange_n(&cp_session.watch_pending, 0, __ATOMIC_ACQ_REL) || !w.ready ||
 	    getpid() != cp_session.pid)
@@ -418,6 +394,7 @@ void cp_watch__spawn(void)
 	x->statusfd = cp_status__open();
 	delay = getenv("CALLPROF_WATCH_DELAY_MS");
 	x->delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) % 60000 : 0;
+	x->npieces = __atomic_load_n(&cp_arena.npieces, __ATOMIC_ACQUIRE);
 	x->pidfd = (int)syscall(SYS_pidfd_open, (long)x->pid, 0L);
 	x->procfd = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->pidfd < 0 || x->procfd < 0)
@@ -439,6 +416,10 @@ void cp_watch__spawn(void)
 	/* Reaped by its pid: __WALL, as a clone with exit signal 0 is no ordinary child. */
 	while (pid > 0 && syscall(SYS_wait4, pid, &status, __WALL, NULL) < 0 && errno == EINTR)
 		;
+	/* The helper has named the new watcher: the one before cannot see the newest piece. */
+	after = __atomic_load_n(&cp_session.watcher, __ATOMIC_ACQUIRE);
+	if (before > 0 && after > 0 && after != before)
+		kill(before, SIGKILL);
 	prctl(PR_SET_NAME, name);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 out:
@@ -450,6 +431,15 @@ out:
 		close(x->statusfd);
 	munmap(x, bytes);
 	errno = saved_errno;
+}
+
+/* The arena has a new piece: a watcher that sees it (from arena.c). */
+void cp_watch__spawn_again(void)
+{
+	if (!w.ready || getpid() != cp_session.pid)
+		return;
+	__atomic_store_n(&cp_session.watch_pending, 1, __ATOMIC_RELEASE);
+	cp_watch__spawn();
 }
 
 /* ---- fork ---- */
@@ -493,6 +483,7 @@ static void add_keep(const void *p, size_t len)
 static void keep_all(void (*keep)(const void *, size_t), struct cp_thread *t)
 {
 	cp_modules__keep(keep);
+	cp_arena__keep(keep);
 	if (t)
 		cp_thread__keep(t, keep);
 	if (t && t->owner)
@@ -535,9 +526,7 @@ void cp_watch__fork_child(void)
 		w.fork_pipe[0] = w.fork_pipe[1] = -1;
 	}
 	/* The parent's arena is out of reach from here: a fresh one at the same place. */
-	if (mmap(cp_arena.base, cp_arena.size, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) != MAP_FAILED &&
-	    !madvise(cp_arena.base, cp_arena.size, MADV_DONTDUMP) && save != MAP_FAILED) {
+	if (!cp_arena__remap_fresh() && save != MAP_FAILED) {
 		p = save + w.keep_cap * sizeof(*w.keep);
 		for (size_t i = 0; i < w.nkeep; p += w.keep[i].len, i++)
 			memcpy((void *)w.keep[i].p, p, w.keep[i].len);

@@ -115,4 +115,43 @@ test_expect_success 'CALLPROF_CLOCK=monotonic gives the same counts' '
 	grep "^# clock: monotonic" report
 '
 
+# clone() without CLONE_VM makes a process that runs none of the fork
+# handlers and inherits the parent's thread states by address (shared
+# arena, perf rings it does not have): it must run as without callprof,
+# and the parent's profile must be whole.
+expect_clone_parent () {
+	cat <<-\EOT
+	main 1
+	main;reap 2
+	main;work 40
+	EOT
+}
+
+test_expect_success 'clone() children run as without callprof; the parent loses nothing' '
+	build_workload s-clone.c &&
+	./t-clone >plain &&
+	expect_clone_parent >expect-clone &&
+	for how in "" --no-offcpu --mode=counting
+	do
+		rm -f clone.cprof* &&
+		callprof record $how -o clone.cprof -- ./t-clone >out 2>err &&
+		test_cmp plain out &&
+		callprof export -f folded -m calls clone.cprof >actual &&
+		test_cmp expect-clone actual &&
+		callprof report clone.cprof >report &&
+		! grep -i "dropped\|lost\|incomplete" report err &&
+		ls clone.cprof* >files &&
+		test_line_count = 1 files || return 1
+	done
+'
+
+test_expect_success 'the same with the runtime linked statically and no watcher' '
+	build_workload s-clone.c "$CALLPROF_BUILD/libcallprof.a" &&
+	rm -f clone.cprof* &&
+	CALLPROF_OUT=clone.cprof CALLPROF_WATCH=0 ./t-clone >out &&
+	test_cmp plain out &&
+	callprof export -f folded -m calls clone.cprof >actual &&
+	test_cmp expect-clone actual
+'
+
 test_done

@@ -84,4 +84,40 @@ test_expect_success '10 kHz timer: times stay consistent' '
 	check_time_relations self total
 '
 
+# A 20 kHz timer whose handler siglongjmps out of what it interrupted,
+# hooks included, while deep recursion keeps growing the shadow stacks
+# and node tables of 60 threads in turn: abandoned at any instruction, a
+# hook must leave a state the unwinding and the dump can go on from.
+test_expect_success 'siglongjmp out of interrupted hooks: every thread and count intact' '
+	build_workload s-sigjump.c &&
+	for i in 1 2 3
+	do
+		callprof record -o jump.cprof -- ./t-sigjump 60 20 >jump.out 2>jump.err &&
+		grep "^callprof: wrote jump.cprof: 61 threads," jump.err &&
+		test "$(sed -n "s/^attempts //p" jump.out)" -eq 1200 &&
+		test "$(sed -n "s/^bailed //p" jump.out)" -eq 1200 &&
+		callprof export -f folded -m calls jump.cprof >jump.folded &&
+		callprof report jump.cprof >jump.report &&
+		handled=$(sed -n "s/^handled //p" jump.out) &&
+		lost=$(sed -n "s/^# warning: \([0-9]*\) signal handler runs were not recorded.*/\1/p" jump.report) &&
+		recorded=$(sum_calls ";<signal 14>\$" <jump.folded) &&
+		echo "handled $handled, recorded $recorded, lost ${lost:-0}" &&
+		test $((recorded + ${lost:-0})) -eq "$handled" &&
+		test "$(sum_calls "^main;attempt\$" <jump.folded)" -eq 0 &&
+		test "$(sum_calls ";attempt\$" <jump.folded)" -eq 1200 &&
+		test "$(sum_calls ";<signal 14>;on_alarm;bail\$" <jump.folded)" -eq 1200 &&
+		test "$(sum_calls ";<signal 14>;on_alarm;tick\$" <jump.folded)" -eq "$recorded" &&
+		test "$(sum_calls ";<signal 14>;on_alarm;inner\$" <jump.folded)" -eq "$recorded" &&
+		test "$(sum_calls ";<signal 14>;on_alarm;inner;hop\$" <jump.folded)" -eq "$recorded" &&
+		test "$(sum_calls ";<signal 14>;on_alarm;inner;tick\$" <jump.folded)" -eq "$recorded" || return 1
+	done
+'
+
+test_expect_success 'siglongjmp storm: the tree holds only paths the program makes' '
+	awk "{ sub(/ [0-9]+\$/, \"\"); print }" jump.folded >jump.paths &&
+	awk "!/^(main(;atoi)?|worker(;attempt(;down[01])*)?(;<signal 14>(;on_alarm(;tick|;bail|;inner(;hop|;tick)?)?)?)?)\$/" \
+		jump.paths >bad &&
+	test_must_be_empty bad
+'
+
 test_done

@@ -39,4 +39,18 @@ test_expect_success '1,111,110 distinct call paths: every view of the report wor
 	grep -q "^ *111111 .*  -> fan$" callees
 '
 
+# The tree outgrows the arena's first pieces (runtime/arena.c): each new
+# piece gets a watcher that sees it, and the last one writes the profile
+# of the killed program.
+test_expect_success '1,111,110 paths, then SIGKILL: the watcher writes every one' '
+	test_expect_code 137 command callprof record -o killed.cprof -- ./t-manypaths 6 kill 2>err &&
+	grep "^callprof: wrote killed.cprof: 1 thread, 2222223 calls, 2222223 call paths$" err &&
+	callprof export -f folded -m calls killed.cprof >folded &&
+	test $(grep -c "f[0-9] 1$" folded) -eq 1111110 &&
+	grep -x "main;doomed 1" folded &&
+	callprof report killed.cprof >report &&
+	grep "^# the process was killed" report &&
+	grep "^# overhead compensated:" report
+'
+
 test_done

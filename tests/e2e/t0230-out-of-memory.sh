@@ -20,4 +20,27 @@ test_expect_success 'under an address-space limit: recorded + lost = all calls, 
 	test $((recorded + lost)) -eq 2222222
 '
 
+# The runtime takes address space as its trees grow (runtime/arena.c), not
+# gigabytes up front: a program that lowers its own limit keeps the room
+# it had without callprof.
+test_expect_success 'a program that sets RLIMIT_AS to 1 GB can still malloc 64 MB' '
+	build_workload s-rlimit.c &&
+	./t-rlimit 1024 >plain &&
+	for how in "" --no-offcpu --mode=counting
+	do
+		callprof record $how -o rlimit.cprof -- ./t-rlimit 1024 >out 2>err &&
+		test_cmp plain out &&
+		callprof export -f folded -m calls rlimit.cprof >folded &&
+		grep -x "main;work 1000" folded || return 1
+	done
+'
+
+test_expect_success 'a trivial program'"'"'s address space stays small (VmSize < 128 MB)' '
+	callprof record -o small.cprof -- ./t-rlimit >out 2>err &&
+	kb=$(sed -n "s/^VmSize //p" out) &&
+	echo "VmSize $kb kB" &&
+	test "$kb" -gt 0 &&
+	test "$kb" -lt 131072
+'
+
 test_done

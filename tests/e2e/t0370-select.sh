@@ -149,4 +149,31 @@ test_expect_success 'bad selection options: one line, usage exit status' '
 	test_path_is_missing nostart.cprof
 '
 
+# A thread's TLS destructors run after the runtime's own saw it end: a
+# thread muted then (outside every --start function, inside an
+# --exclude-tree function it never returned from) stays muted.
+test_expect_success 'calls of later TLS destructors stay unrecorded when the thread was muted' '
+	build_workload s-tlsdtor.c &&
+	callprof record -o dtor.cprof --start phase --exclude-tree quiet ./t-tlsdtor >dtor.out &&
+	callprof export -f folded -m calls dtor.cprof >dtor.folded &&
+	cat >dtor.expect <<-\EOF &&
+	phase 2
+	phase;leaf 2
+	EOF
+	test_cmp dtor.expect dtor.folded &&
+	callprof report dtor.cprof >dtor.report &&
+	grep "^# 10 calls made outside every --start function were not recorded" dtor.report &&
+	grep "^# 8 calls inside --exclude-tree functions were not recorded" dtor.report
+'
+
+test_expect_success 'the same past 256 ended threads, whose states are recycled' '
+	callprof record -o dtor300.cprof --start phase --exclude-tree quiet ./t-tlsdtor 300 >dtor.out &&
+	callprof export -f folded -m calls dtor300.cprof >dtor.folded &&
+	cat >dtor.expect <<-\EOF &&
+	phase 600
+	phase;leaf 600
+	EOF
+	test_cmp dtor.expect dtor.folded
+'
+
 test_done
