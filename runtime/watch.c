@@ -12,8 +12,8 @@
  *  - thread states, shadow stacks, node chunks and the module log come from
  *    shared anonymous mappings, the arena's pieces (arena.c); a watcher
  *    sees the pieces there were when it was cloned, so a new piece gets a
- *    new watcher, which ends the old one; a watcher that sees fewer pieces
- *    than the program has writes nothing.
+ *    new watcher; a watcher that sees fewer pieces than the program has
+ *    writes nothing and ends itself (it looks every STALE_CHECK_MS).
  *
  * When the process looks up its first call path, a watcher is cloned from
  * it (exit signal 0: the program's wait() never sees it).  The watcher
@@ -65,6 +65,7 @@
 #include "runtime/internal.h"
 
 #define PAGE 4096ul
+#define STALE_CHECK_MS 250 /* how often a watcher checks for a newer piece of the arena */
 
 static struct {
 	char *data;	  /* the runtime's writable data pages (shared) */
@@ -308,7 +309,16 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 	sigaddset(&req, SIGUSR2);
 	p[1].fd = signalfd(-1, &req, SFD_CLOEXEC);
 	for (;;) {
-		if (poll(p, 2, -1) <= 0)
+		/*
+		 * A watcher made stale by a new piece of the arena ends itself (a
+		 * newer one sees everything): nobody kills it by a pid that may
+		 * have been reused.  The timeout only bounds how long it lingers.
+		 */
+		int n = poll(p, 2, stale(x) ? 0 : STALE_CHECK_MS);
+
+		if (stale(x) && !(n > 0 && p[0].revents))
+			syscall(SYS_exit_group, 0);
+		if (n <= 0)
 			continue;
 		if (p[0].revents)
 			break;
@@ -372,7 +382,6 @@ void cp_watch__spawn(void)
 	const char *delay;
 	int subreaper = 0, status, saved_errno = errno;
 	long pid;
-	pid_t before = __atomic_load_n(&cp_session.watcher, __ATOMIC_ACQUIRE), after;
 
 	if (!__atomic_exchange_n(&cp_session.watch_pending, 0, __ATOMIC_ACQ_REL) || !w.ready ||
 	    getpid() != cp_session.pid)
@@ -416,10 +425,6 @@ void cp_watch__spawn(void)
 	/* Reaped by its pid: __WALL, as a clone with exit signal 0 is no ordinary child. */
 	while (pid > 0 && syscall(SYS_wait4, pid, &status, __WALL, NULL) < 0 && errno == EINTR)
 		;
-	/* The helper has named the new watcher: the one before cannot see the newest piece. */
-	after = __atomic_load_n(&cp_session.watcher, __ATOMIC_ACQUIRE);
-	if (before > 0 && after > 0 && after != before)
-		kill(before, SIGKILL);
 	prctl(PR_SET_NAME, name);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 out:
