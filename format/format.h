@@ -515,6 +515,8 @@ void cp_writer__tmp_name(char *tmp, size_t cap, const char *path, unsigned long 
  * file at path is neither empty nor a profile: it is never replaced.
  */
 int cp_writer__begin(struct cp_writer *w, const char *path);
+/* Whether the file at path (not followed if a symlink) starts with the profile magic. */
+int cp_path_is_profile(const char *path);
 /* Start a section of records of entsize bytes each. */
 int cp_writer__section(struct cp_writer *w, uint32_t kind, uint32_t entsize);
 /* Append len bytes to the open section. */

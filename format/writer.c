@@ -183,8 +183,7 @@ void cp_writer__tmp_name(char *tmp, size_t cap, const char *path, unsigned long 
 	cp_put_dec(tmp, cap, &pos, pid);
 }
 
-/* Whether the file at path starts with the profile magic. */
-static int is_profile(const char *path)
+int cp_path_is_profile(const char *path)
 {
 	char magic[CP_MAGIC_LEN];
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), ret;
@@ -237,7 +236,7 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	 * only a profile or an empty file is moved aside as NAME.old.  A
 	 * symlink is moved itself, its target untouched.
 	 */
-	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_size && !is_profile(path))
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_size && !cp_path_is_profile(path))
 		return fail(w, -EEXIST);
 	memcpy(w->path, path, len + 1);
 	cp_writer__tmp_name(w->tmp, sizeof(w->tmp), path, (unsigned long)getpid());

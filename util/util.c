@@ -369,18 +369,7 @@ static int is_input(const struct stat *st)
 /* Whether the regular file path starts with the profile magic; 1, 0, or -1 if empty. */
 static int is_profile(const char *path, const struct stat *st)
 {
-	char magic[CP_MAGIC_LEN];
-	int fd, ret;
-
-	if (!st->st_size)
-		return -1;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
-	ret = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
-	      !memcmp(magic, CP_MAGIC, CP_MAGIC_LEN);
-	close(fd);
-	return ret;
+	return st->st_size ? cp_path_is_profile(path) : -1;
 }
 
 /*
