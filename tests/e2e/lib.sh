@@ -339,6 +339,16 @@ build_workload () {
 	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
 }
 
+# wait_for FILE: until it exists and is not empty (at most 10 s).
+wait_for () {
+	_i=0
+	while ! test -s "$1" && test $_i -lt 100
+	do
+		sleep 0.1 && _i=$((_i + 1))
+	done
+	test -s "$1"
+}
+
 # build_workload_lib s-name.c libname.so: the same flags, as a shared object.
 build_workload_lib () {
 	echo "build_workload_lib: $CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -fPIC -shared -o $2 $1"

@@ -75,16 +75,6 @@ test_expect_success 'record --no-offcpu (CALLPROF_OFFCPU=0) turns tracking off' 
 	$CHECK share off2.json sleeper wait_ns 0 0
 '
 
-# wait_for FILE: until it exists and is not empty (at most 10 s).
-wait_for () {
-	_i=0
-	while ! test -s "$1" && test $_i -lt 100
-	do
-		sleep 0.1 && _i=$((_i + 1))
-	done
-	test -s "$1"
-}
-
 # Two pool threads block in pool_wait and never run again; main spins.  A
 # snapshot and the profile written at SIGTERM (a background job of sh
 # ignores SIGINT) close the calls still open: the pool threads'"'"' time, whose

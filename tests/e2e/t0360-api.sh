@@ -4,16 +4,6 @@
 test_description='run-time control API: regions, snapshots, reset, labels, pause; dump from outside'
 . "$(dirname "$0")/lib.sh"
 
-# wait_for FILE: until it exists and is not empty (at most 10 s).
-wait_for () {
-	_i=0
-	while ! test -s "$1" && test $_i -lt 100
-	do
-		sleep 0.1 && _i=$((_i + 1))
-	done
-	test -s "$1"
-}
-
 test_expect_success 'setup' '
 	build_workload s-api.c &&
 	cat >expect.all <<-\EOT &&
