@@ -271,14 +271,71 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 }
 
 /*
- * The program is gone.  record is a child subreaper, so the watchers of its
- * processes that ended (see runtime/watch.c) are now its children: wait for
- * them, at most WATCH_WAIT_MS in all, as one may still be writing the
- * profile of a killed program.  Other orphans are left alone.
+ * The program is gone.  record is a child subreaper, so the watchers of the
+ * run's processes (see runtime/watch.c) are its children: wait for those
+ * whose program ended, at most WATCH_WAIT_MS in all, as one may still be
+ * writing the profile of a killed program.  The watcher of a process that
+ * runs on (a daemon) and other orphans are left alone.
  */
 #define WATCH_WAIT_MS 120000
 
 /* One child of ours that is a watcher, or 0. */
+/* The state letter of process pid ("R", "S", "Z", ...), or 0 if it is gone. */
+static char proc_state(long pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * Is watcher w still waiting for a program that runs (a daemon the run left
+ * behind)?  Then there is nothing to wait for: it writes when that program
+ * ends.  Its program is the one its pidfd names (fdinfo "Pid:").
+ */
+static int watches_live_program(long w)
+{
+	char path[64], link[32], line[128];
+	long target = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", w);
+	d = opendir(path);
+	while (d && !target && (e = readdir(d))) {
+		char fdpath[300];
+		ssize_t n;
+		FILE *f;
+
+		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fd/%s", w, e->d_name);
+		n = readlink(fdpath, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:[pidfd]"))
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fdinfo/%s", w, e->d_name);
+		f = fopen(fdpath, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "Pid:", 4))
+				target = strtol(line + 4, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	if (target <= 0)
+		return 0;
+	return proc_state(target) != 0 && proc_state(target) != 'Z';
+}
+
 static pid_t find_watcher(void)
 {
 	pid_t self = getpid(), found = 0;
@@ -300,7 +357,8 @@ static pid_t find_watcher(void)
 		fclose(f);
 		/* "pid (comm) state ppid ...": the name and the parent in one read */
 		if (p && strtol(p + 4, NULL, 10) == self && p - buf >= 15 &&
-		    !strncmp(p - 15, "(callprof-watch", 15))
+		    !strncmp(p - 15, "(callprof-watch", 15) &&
+		    (p[2] == 'Z' || !watches_live_program(pid)))
 			found = pid;
 	}
 	if (d)

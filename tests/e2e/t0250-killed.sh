@@ -130,6 +130,25 @@ test_expect_success 'a fork child killed and reaped at once: a profile unless it
 	fi
 '
 
+# The watchers are record's children (a subreaper), but record waits only
+# for those whose program has ended: a process the run leaves behind keeps
+# its watcher, which writes its profile when it ends.
+test_expect_success 'a process left running: record ends without it, its profile comes later' '
+	build_workload s-leave.c &&
+	rm -f left.cprof* child.pid go &&
+	callprof record -o left.cprof -- ./t-leave child.pid go 2>err &&
+	wait_for child.pid &&
+	kill -0 $(cat child.pid) &&
+	ls left.cprof* >files &&
+	echo left.cprof >expect &&
+	test_cmp expect files &&
+	touch go &&
+	wait_for left.cprof.$(cat child.pid) &&
+	callprof export -f folded -m calls left.cprof.$(cat child.pid) >actual &&
+	printf "main 0\nmain;work 2\n" >expect &&
+	test_cmp expect actual
+'
+
 test_expect_success 'killed after exec: the new image'"'"'s watcher writes; the old one keeps quiet' '
 	test_expect_code 137 command callprof record -o exec.cprof -- ./t-kill exec 2>err &&
 	ls exec.cprof* >files &&
