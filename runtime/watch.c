@@ -16,7 +16,11 @@
  *    writes nothing and ends itself (it looks every STALE_CHECK_MS).
  *
  * When the process looks up its first call path, a watcher is cloned from
- * it (exit signal 0: the program's wait() never sees it).  The watcher
+ * it through a helper clone that exits at once, so the watcher is no
+ * child of the program (its wait(), even with __WALL, never sees it).  The
+ * watcher takes what steers it (output path, pid, descriptors) into
+ * private memory before it is cloned, and the program's credentials
+ * before it writes (creds.c).  The watcher
  * holds none of the program's files, leaves its session and blocks every
  * signal, so the program's terminal, pipes and process group behave as
  * without it.  It waits on a pidfd for the program's end; if the program
@@ -39,9 +43,9 @@
  * requester reads its name in /proc/WATCHER/fd), or -errno.  The program
  * itself forwards --dump-on's signal with kill() (signals.c).
  *
- * `callprof record` is a child subreaper: the watcher of a process that
- * ended becomes its child, and record waits for such children (named
- * "callprof-watch") before it reports.
+ * `callprof record` is a child subreaper: the watchers are its children,
+ * and record waits for those (named "callprof-watch") whose program ended
+ * before it reports.
  *
  * Needs pidfd_open (Linux 5.3).  CALLPROF_WATCH=0 turns all of this off.
  */
