@@ -33,6 +33,11 @@ def shares(path):
     return {k: 100.0 * v / tot for k, v in w.items()}
 
 
+def total(path):
+    with open(path) as f:
+        return int(sum(float(line.split("\t")[0]) for line in f if line.strip()))
+
+
 def distance(a, b):
     return sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in set(a) | set(b)) / 2
 
@@ -56,6 +61,9 @@ def main():
     if perf is None:
         print("   no perf profile of the plain build: nothing to compare with")
         return
+    n2 = total(os.path.join(d, "w.perf2")) if os.path.exists(os.path.join(d, "w.perf2")) else 0
+    print(f"   plain build: {plain / 1e6:.0f} ms (median); perf samples: "
+          f"{total(os.path.join(d, 'w.perf'))} and {n2}")
     print(f"   {'mode':<38} {'distance':>9} {'slowdown':>9}  top function")
     for m, label in modes:
         s = shares(os.path.join(d, "w." + m))
