@@ -334,12 +334,7 @@ bench_build()
 # bzip2_dir: the unpacked bzip2 source, if there is one.
 bzip2_dir()
 {
-	local d
-
-	for d in "$BZIP2_SRC"/bzip2-*/; do
-		test -f "$d/bzlib.c" && { echo "${d%/}"; return 0; }
-	done
-	return 1
+	bench_src_dir bzip2 bzlib.c
 }
 
 bzip2_version()
@@ -350,20 +345,39 @@ bzip2_version()
 	echo "${d##*/bzip2-}"
 }
 
-# bench_fetch_bzip2: `apt-get source bzip2` into $BZIP2_SRC unless it is
-# there.  As root, first adds a deb-src entry for the machine's own Debian
-# mirrors if none is configured (/etc/apt/sources.list.d/
-# callprof-bench-src.sources) and runs apt-get update, and installs
-# dpkg-dev if dpkg-source is missing.  Returns 1 with `why` set on failure.
+# bench_src_dir PKG FILE: the unpacked source of Debian package PKG under
+# $BZIP2_SRC (PKG-VERSION/), if there is one holding FILE.
+bench_src_dir()
+{
+	local d
+
+	for d in "$BZIP2_SRC/$1"-*/; do
+		test -f "$d/$2" && { echo "${d%/}"; return 0; }
+	done
+	return 1
+}
+
+# bench_fetch_bzip2: bench_fetch_source for bzip2.
 bench_fetch_bzip2()
 {
+	bench_fetch_source bzip2 bzlib.c
+}
+
+# bench_fetch_source PKG FILE: `apt-get source PKG` into $BZIP2_SRC unless
+# a PKG-*/FILE is there.  As root, first adds a deb-src entry for the
+# machine's own Debian mirrors if none is configured (/etc/apt/sources.list.d/
+# callprof-bench-src.sources) and runs apt-get update, and installs
+# dpkg-dev if dpkg-source is missing.  Returns 1 with `why` set on failure.
+bench_fetch_source()
+{
+	local pkg=$1 file=$2
 	local list=/etc/apt/sources.list.d/callprof-bench-src.sources
 	local deb=/etc/apt/sources.list.d/debian.sources
 	local apt=(apt-get -q -o Acquire::Retries=1 -o Acquire::http::Timeout=20)
-	local log=$BZIP2_SRC/apt.log
+	local log=$BZIP2_SRC/apt-$pkg.log
 
 	why=
-	bzip2_dir >/dev/null && return 0
+	bench_src_dir "$pkg" "$file" >/dev/null && return 0
 	mkdir -p "$BZIP2_SRC" || { why="cannot create $BZIP2_SRC"; return 1; }
 	: >"$log"
 	if ! command -v apt-get >/dev/null; then
@@ -409,21 +423,21 @@ bench_fetch_bzip2()
 			return 1
 		}
 	fi
-	echo "bench: apt-get source bzip2 into $BZIP2_SRC" >&2
-	if ! (cd "$BZIP2_SRC" && "${apt[@]}" -o APT::Sandbox::User=root source bzip2) \
+	echo "bench: apt-get source $pkg into $BZIP2_SRC" >&2
+	if ! (cd "$BZIP2_SRC" && "${apt[@]}" -o APT::Sandbox::User=root source "$pkg") \
 		>>"$log" 2>&1; then
 		# A stale package list may name a version the mirror has dropped.
 		if test "$(id -u)" = 0 && "${apt[@]}" update >>"$log" 2>&1 &&
-		   (cd "$BZIP2_SRC" && "${apt[@]}" -o APT::Sandbox::User=root source bzip2) \
+		   (cd "$BZIP2_SRC" && "${apt[@]}" -o APT::Sandbox::User=root source "$pkg") \
 			>>"$log" 2>&1; then
 			:
 		else
-			why="apt-get source bzip2 failed (no network?), see $log"
+			why="apt-get source $pkg failed (no network?), see $log"
 			return 1
 		fi
 	fi
-	bzip2_dir >/dev/null && return 0
-	why="apt-get source bzip2 left no bzip2-*/bzlib.c in $BZIP2_SRC"
+	bench_src_dir "$pkg" "$file" >/dev/null && return 0
+	why="apt-get source $pkg left no $pkg-*/$file in $BZIP2_SRC"
 	return 1
 }
 
