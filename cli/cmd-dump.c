@@ -34,40 +34,16 @@ static const char *const dump_usage[] = {
 	NULL,
 };
 
-/* Does process w hold a pidfd on pid (its fdinfo says "Pid:\tPID")? */
+/* Does process w hold a pidfd on pid? */
 static int watches(long w, pid_t pid)
 {
-	char path[64], link[64], line[128];
-	DIR *d;
-	struct dirent *e;
-	int found = 0;
+	long targets[8];
+	int n = cp_pidfd_targets(w, targets, 8);
 
-	snprintf(path, sizeof(path), "/proc/%ld/fd", w);
-	d = opendir(path);
-	while (d && !found && (e = readdir(d))) {
-		char fdpath[PATH_MAX];
-		ssize_t n;
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fd/%s", w, e->d_name);
-		n = readlink(fdpath, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:[pidfd]"))
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fdinfo/%s", w, e->d_name);
-		f = fopen(fdpath, "r");
-		while (f && !found && fgets(line, sizeof(line), f))
-			found = !strncmp(line, "Pid:", 4) && strtol(line + 4, NULL, 10) == pid;
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return found;
+	for (int i = 0; i < n; i++)
+		if (targets[i] == pid)
+			return 1;
+	return 0;
 }
 
 /*

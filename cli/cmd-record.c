@@ -279,63 +279,42 @@ static void summarize(const char *shown, const char *path, const struct stat *be
  */
 #define WATCH_WAIT_MS 120000
 
-/* One child of ours that is a watcher, or 0. */
-/* The state letter of process pid ("R", "S", "Z", ...), or 0 if it is gone. */
-static char proc_state(long pid)
+/*
+ * The line /proc/PID/stat, "pid (comm) state ppid ...", into buf; a pointer
+ * to the ')' that ends comm (a name may hold one itself), or NULL.
+ */
+static char *read_stat(long pid, char *buf, size_t cap)
 {
-	char path[64], buf[512], *p;
+	char path[64];
 	FILE *f;
+	char *p;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	f = fopen(path, "r");
 	if (!f)
-		return 0;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		return NULL;
+	p = fgets(buf, (int)cap, f) ? strrchr(buf, ')') : NULL;
 	fclose(f);
-	return p && p[1] == ' ' ? p[2] : 0;
+	return p && p[1] == ' ' && p[2] ? p : NULL;
 }
 
 /*
  * Is watcher w still waiting for a program that runs (a daemon the run left
  * behind)?  Then there is nothing to wait for: it writes when that program
- * ends.  Its program is the one its pidfd names (fdinfo "Pid:").
+ * ends.  Its program is the one its pidfd names.
  */
 static int watches_live_program(long w)
 {
-	char path[64], link[32], line[128];
-	long target = 0;
-	struct dirent *e;
-	DIR *d;
+	char buf[512], *p;
+	long target;
 
-	snprintf(path, sizeof(path), "/proc/%ld/fd", w);
-	d = opendir(path);
-	while (d && !target && (e = readdir(d))) {
-		char fdpath[300];
-		ssize_t n;
-		FILE *f;
-
-		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fd/%s", w, e->d_name);
-		n = readlink(fdpath, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:[pidfd]"))
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fdinfo/%s", w, e->d_name);
-		f = fopen(fdpath, "r");
-		while (f && fgets(line, sizeof(line), f))
-			if (!strncmp(line, "Pid:", 4))
-				target = strtol(line + 4, NULL, 10);
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-	if (target <= 0)
+	if (cp_pidfd_targets(w, &target, 1) != 1 || target <= 0)
 		return 0;
-	return proc_state(target) != 0 && proc_state(target) != 'Z';
+	p = read_stat(target, buf, sizeof(buf));
+	return p && p[2] != 'Z';
 }
 
+/* One child of ours that is a watcher whose program ended, or 0. */
 static pid_t find_watcher(void)
 {
 	pid_t self = getpid(), found = 0;
@@ -343,19 +322,13 @@ static pid_t find_watcher(void)
 	struct dirent *e;
 
 	while (d && !found && (e = readdir(d))) {
-		char path[300], buf[512], *p;
+		char buf[512], *p;
 		pid_t pid = (pid_t)strtol(e->d_name, &p, 10);
-		FILE *f;
 
 		if (pid <= 0 || *p)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		/* "pid (comm) state ppid ...": the name and the parent in one read */
+		p = read_stat(pid, buf, sizeof(buf));
+		/* the name and the parent in one read */
 		if (p && strtol(p + 4, NULL, 10) == self && p - buf >= 15 &&
 		    !strncmp(p - 15, "(callprof-watch", 15) &&
 		    (p[2] == 'Z' || !watches_live_program(pid)))

@@ -2,6 +2,7 @@
  * util.c - messages, dying allocators, number parsing and atomic output
  * files for the tool.  See util.h for the contracts.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -786,4 +787,42 @@ void cp_saturated(void)
 uint64_t cp_saturations(void)
 {
 	return saturations;
+}
+
+int cp_pidfd_targets(long pid, long *out, int max)
+{
+	char path[64], link[32], line[128];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+	d = opendir(path);
+	while (d && n < max && (e = readdir(d))) {
+		char fdpath[300];
+		ssize_t len;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fd/%s", pid, e->d_name);
+		len = readlink(fdpath, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (strcmp(link, "anon_inode:[pidfd]"))
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fdinfo/%s", pid, e->d_name);
+		f = fopen(fdpath, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "Pid:", 4)) {
+				out[n++] = strtol(line + 4, NULL, 10);
+				break;
+			}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
 }

@@ -206,6 +206,13 @@ void cp_tempfile__remove(struct cp_tempfile *t);
 void cp_signals__init(void);
 void cp_signals__restore_for_exec(void);
 
+/*
+ * The processes named by the pidfds that process pid holds (the "Pid:" of
+ * their /proc fdinfo: -1 once reaped), at most max of them into out; how
+ * many.  0 when pid holds none or its descriptors cannot be read.
+ */
+int cp_pidfd_targets(long pid, long *out, int max);
+
 /* Flush and close stdout, failing on a write error (git's run_builtin). */
 int cp_finish_stdout(void);
 
