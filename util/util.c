@@ -427,6 +427,7 @@ int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
 {
 	char *dir;
 	struct stat st, lst;
+	size_t reserve = flags & CP_OUTFILE_RENAME ? PROFILE_SUFFIX_MAX : OUT_SUFFIX_MAX;
 	long max;
 	int err = 0;
 
@@ -455,13 +456,10 @@ int cp_outfile__check(const char *path, enum cp_outfile_flags flags)
 		err = ENOTDIR;
 	else if (access(dir, W_OK | X_OK))
 		err = errno;
-	else if (!name_fits(path, dir, flags & CP_OUTFILE_RENAME ? PROFILE_SUFFIX_MAX :
-				       OUT_SUFFIX_MAX, &max)) {
+	else if (!name_fits(path, dir, reserve, &max)) {
 		free(dir);
 		return cp_error("cannot create '%s': file name too long (at most %ld characters "
-				"here, with room for its temporary names)", path,
-				max - (long)(flags & CP_OUTFILE_RENAME ? PROFILE_SUFFIX_MAX :
-					     OUT_SUFFIX_MAX));
+				"here, with room for its temporary names)", path, max - (long)reserve);
 	}
 	free(dir);
 	if (err)
