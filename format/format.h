@@ -45,15 +45,20 @@
  * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
  * take them for nodes of their own, so they need a version 2 reader.
  */
-#define CP_VERSION 5	   /* what this code writes */
+#define CP_VERSION 6	   /* what this code writes */
 #define CP_MIN_READER 2	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 5 /* what this reader understands */
+#define CP_READER_VERSION 6 /* what this reader understands */
 /*
  * Version 5: record-time selection (excluded-call markers, count-only
  * contexts, named regions).  A version 4 reader would show markers as call
  * paths, so a file that has any sets min_reader to this.
  */
 #define CP_MIN_READER_SELECTION 5
+/*
+ * Version 6: CP_MODE_CPU, whose times are in LINES (sampled CPU time per
+ * context).  An older reader would show such a profile without any time.
+ */
+#define CP_MIN_READER_CPU 6
 
 /*
  * The smallest records a reader accepts: the sizes of version 3, the
@@ -118,6 +123,11 @@ enum cp_mode {
 	CP_MODE_SAMPLED = 3,  /* sampled call stacks of a program (not instrumented):
 			       * calls = samples with the path on the stack,
 			       * ticks = ns, min/max 0 (callprof record --sample) */
+	CP_MODE_CPU = 4,      /* version 6: exact counts per call path, as counting;
+			       * CPU time sampled (LINES: each sample charged to the
+			       * innermost context, sample_period_ns each); node
+			       * ticks, min and max 0; wait and inactive in ticks
+			       * of clock, as timing's */
 };
 
 /* How wait and inactive time were measured (struct cp_meta.switches). */
@@ -248,6 +258,11 @@ enum cp_module_flags {
 	 * loaded later at the same place.
 	 */
 	CP_MODULE_UNLOADED = 1 << 0,
+	/*
+	 * Version 6: callprof's runtime library itself.  Samples whose address
+	 * lies in it are the profiler's own cost, not the program's.
+	 */
+	CP_MODULE_RUNTIME = 1 << 1,
 };
 
 /* Start of the private address range of unloaded modules (module i at + i << 36). */
@@ -264,6 +279,8 @@ struct cp_map {
 enum cp_thread_flags {
 	CP_THREAD_EXITED = 1 << 0,    /* ended before the dump */
 	CP_THREAD_TRUNCATED = 1 << 1, /* stopped recording (memory exhausted) */
+	CP_THREAD_UNSAMPLED = 1 << 3, /* version 6, CP_MODE_CPU: its CPU time could not
+				       * be sampled (perf_event_open refused) */
 	CP_THREAD_AGGREGATE = 1 << 2, /* the added trees of nthreads exited threads
 				       * of one name, not one thread (tid 0) */
 };
@@ -322,6 +339,22 @@ struct cp_node_rec {
  * profile node is the leaf of the sample's stack.  `callprof report
  * --lines FN` turns them into hot source lines.
  */
+/*
+ * Pseudo addresses of LINES records in CP_MODE_CPU profiles (real code is
+ * never below 4096).  Samples are taken in user mode only; the sampled
+ * clock counts kernel time too, so the CPU time between two consecutive
+ * samples beyond one period was spent where no sample could be taken.
+ */
+enum cp_line_pseudo_ip {
+	/* CPU time in the kernel (system calls, page faults) while the
+	 * context was innermost, in sample periods */
+	CP_IP_KERNEL = 0,
+	/* samples the kernel could not store (the thread's ring was full),
+	 * all taken while the context was innermost: address unknown */
+	CP_IP_LOST = 1,
+	CP_IP_PSEUDO_LIMIT = 4096,
+};
+
 struct cp_line_rec {
 	uint32_t node;	  /* index in NODES (a context's record, never a site record) */
 	uint32_t reserved; /* zero */

@@ -147,6 +147,7 @@ static void node_rec(struct dump *d, struct cp_node_rec *r, const struct cp_node
 		     uint64_t extra, const struct cp_base *b)
 {
 	int timing = cp_hook_mode == CP_MODE_TIMING;
+	int offcpu = timing || cp_hook_mode == CP_MODE_CPU; /* wait and inactive are kept */
 	const struct cp_base_node *bn = b && n->id < b->n ? &b->node[n->id] : NULL;
 
 	r->fn = n->fn;
@@ -170,16 +171,17 @@ static void node_rec(struct dump *d, struct cp_node_rec *r, const struct cp_node
 	r->ticks = timing ? n->ticks + extra : 0;
 	r->min_ticks = !timing || n->min_ticks == UINT64_MAX ? 0 : n->min_ticks;
 	r->max_ticks = timing ? n->max_ticks : 0;
-	r->wait_ticks = timing ? ns_to_ticks(d, n->wait_ticks) : 0;
-	r->inactive_ticks = timing ? ns_to_ticks(d, n->inactive_ticks) : 0;
+	r->wait_ticks = offcpu ? ns_to_ticks(d, n->wait_ticks) : 0;
+	r->inactive_ticks = offcpu ? ns_to_ticks(d, n->inactive_ticks) : 0;
 	r->switches_vol = n->switches_vol;
 	r->switches_invol = n->switches_invol;
 	if (!bn)
 		return;
 	r->calls = cp_sub_sat(r->calls, bn->calls);
 	r->ticks = cp_sub_sat(r->ticks, bn->ticks);
-	r->wait_ticks = timing ? cp_sub_sat(r->wait_ticks, ns_to_ticks(d, bn->wait_ticks)) : 0;
-	r->inactive_ticks = timing ? cp_sub_sat(r->inactive_ticks, ns_to_ticks(d, bn->inactive_ticks)) : 0;
+	r->wait_ticks = offcpu ? cp_sub_sat(r->wait_ticks, ns_to_ticks(d, bn->wait_ticks)) : 0;
+	r->inactive_ticks = offcpu ? cp_sub_sat(r->inactive_ticks, ns_to_ticks(d, bn->inactive_ticks)) :
+				     0;
 	r->switches_vol = cp_sub_sat(r->switches_vol, bn->switches_vol);
 	r->switches_invol = cp_sub_sat(r->switches_invol, bn->switches_invol);
 	/*
@@ -366,9 +368,10 @@ static void offcpu_meta(struct cp_meta *m, struct cp_thread **ts, uint32_t nt)
 			m->switches = CP_SWITCHES_PARTIAL;
 		else
 			m->switches = CP_SWITCHES_ON;
-		m->switch_errno = (uint32_t)cp_session.offcpu_errno;
-		m->switch_threads_failed = cp_session.offcpu_failed;
 	}
+	/* Threads whose events could not be opened: no split, and in cpu mode no CPU time. */
+	m->switch_errno = (uint32_t)cp_session.offcpu_errno;
+	m->switch_threads_failed = cp_session.offcpu_failed;
 	m->sample_hz = cp_session.sample_hz;
 	if (m->sample_hz)
 		m->sample_flags = CP_SAMPLE_HYBRID;
@@ -651,7 +654,7 @@ int cp_flush(const char *path, int how)
 	struct cp_calibration cal = { 0 };
 	struct utsname un;
 	struct dump d = { .how = how };
-	int ret, timing, locked, self_busy = self ? self->busy : 0,
+	int ret, timing, clocked, locked, self_busy = self ? self->busy : 0,
 	    snapshot = how == CP_FLUSH_SNAPSHOT || how == CP_FLUSH_WATCH;
 	/* Not finishing: a dying process, or the watcher, which must not take the program's locks. */
 	int careful = how == CP_FLUSH_DYING || in_watcher(how);
@@ -662,6 +665,8 @@ int cp_flush(const char *path, int how)
 			return -ENOMEM;
 	}
 	timing = cp_hook_mode == CP_MODE_TIMING;
+	/* cpu mode reads no clock in its hooks, but its off-CPU times are ticks like timing's. */
+	clocked = timing || cp_hook_mode == CP_MODE_CPU;
 	if (self && !in_watcher(how)) {
 		int busy = self->busy;
 
@@ -683,10 +688,10 @@ int cp_flush(const char *path, int how)
 		calibrate(&cal, how);
 	if (self)
 		self->busy = 1;
-	tps = timing ? cp_clock_ticks_per_sec(&elapsed) : 0;
+	tps = clocked ? cp_clock_ticks_per_sec(&elapsed) : 0;
 	d.tps = tps;
-	d.offcpu = timing && cp_session.switches_wanted && cp_session.offcpu_threads;
-	if (!timing)
+	d.offcpu = clocked && cp_session.switches_wanted && cp_session.offcpu_threads;
+	if (!clocked)
 		elapsed = cp_clock_ns(CLOCK_MONOTONIC) - cp_session.mono0_ns;
 
 	cp_modules__refresh_for_dump(in_watcher(how) ? CP_FLUSH_KILLED : how == CP_FLUSH_DYING);
@@ -738,7 +743,7 @@ int cp_flush(const char *path, int how)
 	meta.pid = (uint32_t)cp_session.pid; /* not getpid(): the watcher writes for the program */
 	meta.ppid = (uint32_t)cp_session.ppid;
 	meta.mode = cp_hook_mode;
-	meta.clock = timing ? (uint32_t)cp_session.clock : CP_CLOCK_NONE;
+	meta.clock = clocked ? (uint32_t)cp_session.clock : CP_CLOCK_NONE;
 	meta.ticks_per_sec = tps;
 	meta.overhead_ticks = cal.outside;
 	meta.self_overhead_ticks = cal.inside;
@@ -761,7 +766,7 @@ int cp_flush(const char *path, int how)
 		meta.reconciled_frames += ts[i]->reconciled;
 		meta.lost_signals += ts[i]->lost_signals;
 	}
-	if (timing)
+	if (clocked)
 		offcpu_meta(&meta, ts, nt);
 	selection_meta(w, &meta, ts, nt);
 	{
@@ -790,6 +795,8 @@ int cp_flush(const char *path, int how)
 	/* Markers and count-only contexts would mislead an older reader. */
 	if (cp_filter.active || cp_filter.budget)
 		w->min_reader = CP_MIN_READER_SELECTION;
+	if (cp_hook_mode == CP_MODE_CPU)
+		w->min_reader = CP_MIN_READER_CPU;
 	ret = cp_writer__finish(w, timing ? CP_FEAT_TIMING : 0);
 out_unmap:
 	munmap(ts, bytes);

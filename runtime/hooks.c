@@ -22,6 +22,9 @@
  *   counting: the same tree and counts, no clock reads
  *   coverage: which functions ran; after a function's first call in a
  *             thread, entry is a single load and compare, exit does nothing
+ *   cpu:      counting's hooks, and the thread's perf ring drained when its
+ *             head moved (offcpu.c): CPU-time samples and context switches
+ *             charged to the innermost context, no clock reads
  */
 #include <errno.h>
 #include <stdint.h>
@@ -37,12 +40,13 @@
 #define HOOKS_TIMING 0
 #define HOOKS_COUNTING 1
 #define HOOKS_COVERAGE 2
+#define HOOKS_CPU 4
 _Static_assert(HOOKS_TIMING == CP_MODE_TIMING && HOOKS_COUNTING == CP_MODE_COUNTING &&
-		       HOOKS_COVERAGE == CP_MODE_COVERAGE,
+		       HOOKS_COVERAGE == CP_MODE_COVERAGE && HOOKS_CPU == CP_MODE_CPU,
 	       "hook mode numbers out of step with enum cp_mode");
 
-#if !defined(CP_HOOK_MODE) || CP_HOOK_MODE < 0 || CP_HOOK_MODE > 2
-#error "compile hooks.c with -DCP_HOOK_MODE=0 (timing), 1 (counting) or 2 (coverage)"
+#if !defined(CP_HOOK_MODE) || CP_HOOK_MODE < 0 || CP_HOOK_MODE > 4 || CP_HOOK_MODE == 3
+#error "compile hooks.c with -DCP_HOOK_MODE=0 (timing), 1 (counting), 2 (coverage) or 4 (cpu)"
 #endif
 
 const uint32_t cp_hook_mode = CP_HOOK_MODE;
@@ -53,6 +57,11 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
 #define offcpu_check(t) cp_offcpu__check(t)
 /* At a call's exit: its time ended at now; a switch after that is its caller's. */
 #define offcpu_check_at(t, now) cp_offcpu__check_at(t, now)
+#elif CP_HOOK_MODE == HOOKS_CPU
+#define now_ticks() ((uint64_t)0)
+/* Samples and switches since the last hook happened in the innermost call. */
+#define offcpu_check(t) cp_offcpu__check(t)
+#define offcpu_check_at(t, now) cp_offcpu__check(t)
 #else
 #define now_ticks() ((uint64_t)0)
 #define offcpu_check(t) ((void)0)

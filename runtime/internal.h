@@ -67,6 +67,11 @@
 
 /* Which hooks this runtime library was built with (enum cp_mode). */
 extern const uint32_t cp_hook_mode CP_HIDDEN;
+/*
+ * cpu mode's sampling rate when CALLPROF_SAMPLE does not say: about
+ * perf record's 4 kHz, and a prime, so it does not beat with periodic work.
+ */
+#define CP_CPU_DEFAULT_HZ 3989
 
 /* Coverage mode: a direct-mapped cache of functions already seen. */
 #define CP_SEEN_SLOTS 4096
@@ -196,6 +201,9 @@ struct cp_perf {
 	uint64_t switch_lost;		   /* switch records the kernel dropped */
 	uint64_t samples, samples_lost;	   /* samples placed / dropped */
 	uint64_t period_ns;		   /* sum of the samples' periods */
+	uint64_t period;		   /* cpu mode: the fixed sample period (ns) */
+	uint64_t last_read;		   /* cpu mode: the task clock at the last sample */
+	uint64_t pending_lost;		   /* cpu mode: samples lost since the last one */
 	struct cp_lines *lines;		   /* (node, ip) -> samples, or NULL */
 	uint64_t nlines;		   /* slots used */
 	uint64_t cpu0_ns;		   /* the thread's CPU clock at set-up */

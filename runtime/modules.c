@@ -126,6 +126,9 @@ static void append(const char *name, const struct dl_phdr_info *info)
 		mp->offset = ph->p_offset;
 		mp->prot = ph->p_flags;
 		mp->module = i;
+		/* Our own library (not when linked into the program): its samples are ours. */
+		if (i && (uintptr_t)&cp_hook_mode >= mp->start && (uintptr_t)&cp_hook_mode < mp->end)
+			m->flags |= CP_MODULE_RUNTIME;
 	}
 	read_build_id(info, m);
 	seen[i] = generation;

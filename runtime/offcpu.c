@@ -30,6 +30,21 @@
  * them per (context, address) in a per-thread table.  A function that runs
  * long without calling anything leaves its samples in the ring meanwhile,
  * so the ring is larger then; what does not fit is counted as lost.
+ *
+ * CPU-time mode (the cpu hooks, `callprof record`'s default): sampling is
+ * always on, at a fixed period of task-clock time, and each sample also
+ * carries the task clock's value (PERF_SAMPLE_READ).  Samples are taken
+ * in user mode only (exclude_kernel, which Debian's default
+ * perf_event_paranoid=2 requires), but the clock counts kernel time too:
+ * the clock's growth between two samples beyond one period is time the
+ * thread spent where no sample could be taken - in the kernel, or in
+ * samples the full ring dropped.  It is charged, in periods, to the
+ * innermost context at the later sample, under the pseudo addresses
+ * CP_IP_LOST (as many as were dropped since) and CP_IP_KERNEL (the rest).
+ * Dropped samples are always the current context's (the ring fills only
+ * while no hook drains it); kernel time is when both samples fall between
+ * the same two hooks, and otherwise goes to the context that ran on after
+ * it (docs/internals/time-source.md measures how often that is wrong).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -63,7 +78,10 @@ struct rec_switch {
 struct rec_sample {
 	struct perf_event_header h;
 	uint64_t ip, time, period;
+	uint64_t value; /* PERF_SAMPLE_READ (cpu mode): the task clock, ns */
 };
+/* Samples without the value (timing mode's hybrid sampling). */
+#define REC_SAMPLE_NOREAD (sizeof(struct rec_sample) - sizeof(uint64_t))
 struct rec_lost {
 	struct perf_event_header h;
 	uint64_t id, lost;
@@ -83,9 +101,11 @@ void cp_offcpu__init(void)
 	const char *off = getenv("CALLPROF_OFFCPU");
 	const char *hz = getenv("CALLPROF_SAMPLE");
 
-	if (cp_hook_mode != CP_MODE_TIMING)
+	if (cp_hook_mode != CP_MODE_TIMING && cp_hook_mode != CP_MODE_CPU)
 		return;
 	want_switches = !(off && !strcmp(off, "0"));
+	if (cp_hook_mode == CP_MODE_CPU)
+		sample_hz = CP_CPU_DEFAULT_HZ;
 	if (hz && *hz) {
 		char *end;
 		unsigned long v = strtoul(hz, &end, 10);
@@ -93,7 +113,9 @@ void cp_offcpu__init(void)
 		if (*end == '\0' && v > 0 && v <= 100000)
 			sample_hz = (unsigned)v;
 		else
-			cp_warn_once("CALLPROF_SAMPLE is not a rate in Hz (1-100000): not sampling");
+			cp_warn_once(cp_hook_mode == CP_MODE_CPU ?
+				     "CALLPROF_SAMPLE is not a rate in Hz (1-100000): sampling at the default" :
+				     "CALLPROF_SAMPLE is not a rate in Hz (1-100000): not sampling");
 	}
 	cp_session.sample_hz = sample_hz;
 	cp_session.switches_wanted = want_switches;
@@ -131,7 +153,13 @@ void cp_offcpu__thread_start(struct cp_thread *t)
 	a.clockid = CLOCK_MONOTONIC;
 	a.sample_id_all = 1;
 	a.context_switch = want_switches;
-	if (sample_hz) {
+	if (sample_hz && cp_hook_mode == CP_MODE_CPU) {
+		/* A fixed period, so that every sample stands for the same CPU time. */
+		a.config = PERF_COUNT_SW_TASK_CLOCK;
+		a.sample_period = 1000000000u / sample_hz;
+		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+				PERF_SAMPLE_READ;
+	} else if (sample_hz) {
 		a.config = PERF_COUNT_SW_TASK_CLOCK;
 		a.freq = 1;
 		a.sample_freq = sample_hz;
@@ -156,6 +184,8 @@ void cp_offcpu__thread_start(struct cp_thread *t)
 	p->mask = pages * psz - 1;
 	p->out_ns = 0;
 	p->sampled = sample_hz != 0;
+	p->period = cp_hook_mode == CP_MODE_CPU ? a.sample_period : 0;
+	p->last_read = p->pending_lost = 0;
 	t->sw_seen = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
 	p->page->data_tail = t->sw_seen;
 	t->sw_head = (const volatile uint64_t *)&p->page->data_head;
@@ -163,9 +193,16 @@ void cp_offcpu__thread_start(struct cp_thread *t)
 		__atomic_fetch_add(&cp_session.offcpu_threads, 1, __ATOMIC_RELAXED);
 	return;
 fail:
-	/* Counted for the split; with --no-offcpu a thread left unsampled is not reported. */
-	if (want_switches && !__atomic_fetch_add(&cp_session.offcpu_failed, 1, __ATOMIC_RELAXED))
+	/*
+	 * Counted for the split, and in cpu mode for the CPU time (the thread
+	 * has none); with --no-offcpu a thread left unsampled in timing mode
+	 * is not reported.
+	 */
+	if ((want_switches || cp_hook_mode == CP_MODE_CPU) &&
+	    !__atomic_fetch_add(&cp_session.offcpu_failed, 1, __ATOMIC_RELAXED))
 		cp_session.offcpu_errno = err;
+	if (cp_hook_mode == CP_MODE_CPU)
+		t->flags |= CP_THREAD_UNSAMPLED;
 }
 
 /*
@@ -197,6 +234,7 @@ void cp_offcpu__after_fork(struct cp_thread *t)
 	}
 	cp_offcpu__clear_lines(p);
 	p->switch_lost = p->samples = p->samples_lost = p->period_ns = 0;
+	p->last_read = p->pending_lost = 0;
 	cp_offcpu__thread_start(t);
 }
 
@@ -281,6 +319,33 @@ void cp_offcpu__free_lines(struct cp_perf *p)
 	}
 	p->lines = NULL;
 	p->nlines = 0;
+}
+
+/*
+ * CPU mode: a sample read the task clock at value.  What it grew by since
+ * the last sample beyond one period went unsampled: samples the ring
+ * dropped meanwhile (all of them n's: no hook drained the ring while they
+ * were dropped), the rest kernel time.  Both are charged to n.
+ */
+static void unseen(struct cp_perf *p, struct cp_node *n, uint64_t value)
+{
+	uint64_t periods, lost;
+
+	if (value > p->last_read) {
+		periods = (value - p->last_read + p->period / 2) / p->period;
+		if (periods > 1) {
+			periods--;
+			lost = p->pending_lost < periods ? p->pending_lost : periods;
+			if (lost)
+				cp_offcpu__add_line(p, n, CP_IP_LOST, lost);
+			if (periods > lost)
+				cp_offcpu__add_line(p, n, CP_IP_KERNEL, periods - lost);
+			p->samples += periods;
+			p->period_ns += periods * p->period;
+		}
+	}
+	p->last_read = value;
+	p->pending_lost = 0;
 }
 
 /* An off-CPU interval of ns nanoseconds, charged to n; switches is 1 to count it, 0 for a part. */
@@ -410,13 +475,20 @@ void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
 				charge_span(t, p->out_ns, r.sw.time, p->out_preempt, lo, hi);
 				p->out_ns = 0;
 			}
-		} else if (r.h.type == PERF_RECORD_SAMPLE && len >= sizeof(r.smp)) {
+		} else if (r.h.type == PERF_RECORD_SAMPLE && p->period && len >= sizeof(r.smp)) {
+			unseen(p, n->canon, r.smp.value);
+			p->samples++;
+			p->period_ns += p->period;
+			cp_offcpu__add_line(p, n->canon, r.smp.ip, 1);
+		} else if (r.h.type == PERF_RECORD_SAMPLE && len >= REC_SAMPLE_NOREAD) {
 			p->samples++;
 			p->period_ns += r.smp.period;
 			cp_offcpu__add_line(p, n->canon, r.smp.ip, 1);
 		} else if (r.h.type == PERF_RECORD_LOST && len >= sizeof(r.lost)) {
 			/* Which kinds were lost is not said: with sampling, most are samples. */
-			if (p->sampled)
+			if (p->period)
+				p->pending_lost += r.lost.lost; /* recovered by the next sample */
+			else if (p->sampled)
 				p->samples_lost += r.lost.lost;
 			else
 				p->switch_lost += r.lost.lost;
