@@ -630,6 +630,19 @@ void cp_profile_file__free(struct cp_profile_file *pf);
  */
 const char *cp_profile_file__region_name(const struct cp_profile_file *pf, uint64_t id);
 
+/*
+ * Where a CP_MODE_CPU profile's samples lie (LINES): in the program's code,
+ * in callprof's runtime (the profiler's share, CP_MODULE_RUNTIME), in the
+ * kernel (CP_IP_KERNEL) or lost by a full ring (CP_IP_LOST).  The
+ * program's CPU time is program + kernel + lost samples.
+ */
+struct cp_sample_shares {
+	uint64_t program, runtime, kernel, lost;
+};
+void cp_profile_file__sample_shares(const struct cp_profile_file *pf, struct cp_sample_shares *s);
+/* Whether ip lies in a CP_MODULE_RUNTIME module's code. */
+int cp_profile_file__in_runtime(const struct cp_profile_file *pf, uint64_t ip);
+
 /* String at offset off, or NULL for CP_NO_STRING.  Validated at open. */
 const char *cp_profile_file__str(const struct cp_profile_file *pf, uint32_t off);
 

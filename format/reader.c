@@ -678,3 +678,34 @@ const char *cp_profile_file__str(const struct cp_profile_file *pf, uint32_t off)
 		return NULL;
 	return pf->strings + off;
 }
+
+int cp_profile_file__in_runtime(const struct cp_profile_file *pf, uint64_t ip)
+{
+	for (uint32_t m = 0; m < pf->nmodules; m++) {
+		const struct cp_module *mod = &pf->modules[m];
+
+		if (!(mod->flags & CP_MODULE_RUNTIME))
+			continue;
+		for (uint32_t k = 0; k < mod->nmaps; k++) {
+			const struct cp_map *mp = &pf->maps[mod->first_map + k];
+
+			if (ip >= mp->start && ip < mp->end)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+void cp_profile_file__sample_shares(const struct cp_profile_file *pf, struct cp_sample_shares *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (uint32_t i = 0; i < pf->nlines; i++) {
+		const struct cp_line_rec *l = &pf->lines[i];
+		uint64_t *to = l->ip == CP_IP_KERNEL		    ? &s->kernel :
+			       l->ip == CP_IP_LOST		    ? &s->lost :
+			       cp_profile_file__in_runtime(pf, l->ip) ? &s->runtime :
+									&s->program;
+
+		*to = *to + l->samples < *to ? UINT64_MAX : *to + l->samples;
+	}
+}

@@ -68,7 +68,8 @@ struct cp_filter {
 	X(inactive_ns, self_inactive_ns)               \
 	X(switches_vol, self_switches_vol)             \
 	X(switches_invol, self_switches_invol)         \
-	X(overhead_ns, self_overhead_ns)
+	X(overhead_ns, self_overhead_ns)               \
+	X(samples, self_samples)
 
 struct cp_filter *cp_filter__new(int regex, double min_percent)
 {

@@ -60,7 +60,9 @@ static void agg_add(struct cp_agg *a, const struct cp_rnode *n, int with_total)
 	CP_ADD_SAT(a->self_inactive_ns, n->self_inactive_ns);
 	CP_ADD_SAT(a->self_switches_vol, n->self_switches_vol);
 	CP_ADD_SAT(a->self_switches_invol, n->self_switches_invol);
+	CP_ADD_SAT(a->self_samples, n->self_samples);
 	if (with_total) {
+		CP_ADD_SAT(a->samples, n->samples);
 		CP_ADD_SAT(a->total_ns, n->total_ns);
 		CP_ADD_SAT(a->overhead_ns, n->overhead_ns);
 		CP_ADD_SAT(a->wait_ns, n->wait_ns);
@@ -89,6 +91,9 @@ static void agg_row(struct cp_row *r, const struct cp_report_profile *rp, const 
 	r->untimed = !rp->timed;
 	r->no_split = !rp->split;
 	r->sampled = rp->sampled;
+	r->cpu_sampled = rp->cpu_sampled;
+	r->samples = a->samples;
+	r->self_samples = a->self_samples;
 }
 
 static void print_aggs(struct cp_report_profile *rp, struct cp_agg *a, uint32_t n,
@@ -221,6 +226,8 @@ static void agg_merge(struct cp_agg *d, const struct cp_agg *a)
 	CP_ADD_SAT(d->self_switches_invol, a->self_switches_invol);
 	CP_ADD_SAT(d->overhead_ns, a->overhead_ns);
 	CP_ADD_SAT(d->self_overhead_ns, a->self_overhead_ns);
+	CP_ADD_SAT(d->samples, a->samples);
+	CP_ADD_SAT(d->self_samples, a->self_samples);
 	d->only_total |= a->only_total;
 }
 

@@ -38,6 +38,8 @@ enum cp_field {
 	CP_F_SWITCHES_INVOL,
 	CP_F_SELF_SWITCHES_VOL,
 	CP_F_SELF_SWITCHES_INVOL,
+	CP_F_SAMPLES,	   /* sampled CPU time (cp_report_profile.cpu_sampled) */
+	CP_F_SELF_SAMPLES,
 	CP_F_NAME,
 	CP_F_NR
 };
@@ -67,6 +69,8 @@ struct cp_row {
 	int sampled;	   /* sampled profile: avg, min and max show "-" */
 	int only_total;	   /* self, min and max are not known (a call site's row) */
 	int label;	   /* a heading: the numeric columns stay empty */
+	int cpu_sampled;   /* CPU time from samples: min and max unknown, counts below */
+	uint64_t samples, self_samples; /* the samples the cpu and self cpu rest on */
 	int overhead;	   /* total mostly hook overhead: total, avg, min, max get "~" */
 	int self_overhead; /* self time mostly hook overhead: self gets "~" */
 	const struct cp_rspread *spread; /* merged profiles: across the inputs, or NULL */
@@ -81,6 +85,7 @@ struct cp_agg {
 	uint64_t self_wait_ns, self_inactive_ns, self_switches_vol, self_switches_invol;
 	uint64_t overhead_ns; /* compensation taken off total_ns */
 	uint64_t self_overhead_ns; /* compensation taken off self_ns */
+	uint64_t samples, self_samples; /* sampled CPU time: with total_ns, with self_ns */
 	const char *where; /* call-site line of the edge ("file:line"), or NULL */
 	int only_total;	   /* self, min and max unknown (split by call site) */
 };

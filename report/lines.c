@@ -114,9 +114,17 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 		t = &tables[first + (p->threads == CP_THREADS_EACH ? ti : 0)];
 		if (n->fn == CP_NONE || strcmp(cp_rnode__name(p, n), fn))
 			continue;
+		if (pf->meta.mode == CP_MODE_CPU && l->ip >= CP_IP_PSEUDO_LIMIT &&
+		    cp_profile_file__in_runtime(pf, l->ip))
+			continue; /* the profiler's share: in no context's time */
 		in = cp_symbolizer__fn_name(p->sym, l->ip);
 		own = cp_symbolizer__fn_name(p->sym, p->fns[n->fn].addr);
-		if (strcmp(in, own)) {
+		if (pf->meta.mode == CP_MODE_CPU && l->ip < CP_IP_PSEUDO_LIMIT) {
+			what = xstrdup(l->ip == CP_IP_KERNEL ? "[kernel: system calls, page faults]" :
+				       "[dropped by a full ring: address unknown]");
+			file = NULL;
+			line = 0;
+		} else if (strcmp(in, own)) {
 			module = cp_symbolizer__module(p->sym, l->ip, NULL);
 			if (module && strrchr(module, '/'))
 				module = strrchr(module, '/') + 1;

@@ -46,6 +46,8 @@ static const struct {
 	[CP_F_SWITCHES_INVOL] = { "switches-invol", "preempts", 9 },
 	[CP_F_SELF_SWITCHES_VOL] = { "self-switches-vol", "self-blks", 9 },
 	[CP_F_SELF_SWITCHES_INVOL] = { "self-switches-invol", "self-prmt", 9 },
+	[CP_F_SAMPLES] = { "samples", "samples", 8 },
+	[CP_F_SELF_SAMPLES] = { "self-samples", "self-smp", 8 },
 	[CP_F_NAME] = { "name", "name", 0 },
 };
 
@@ -200,11 +202,25 @@ void cp_fields__title(const struct cp_fields *f, FILE *fp)
 const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default,
 			      const char *split_default)
 {
+	static char buf[256];
+
 	switch (rp->pf->meta.mode) {
 	case CP_MODE_COUNTING:
 		return "calls,name";
 	case CP_MODE_COVERAGE:
 		return "name";
+	case CP_MODE_CPU: {
+		/* The sample counts the times rest on, before the name. */
+		const char *d = rp->split && split_default ? split_default : timed_default;
+		const char *name = strstr(d, ",name");
+		int self = !!strstr(d, "self-percent");
+
+		if (!name || name[5])
+			return d;
+		snprintf(buf, sizeof(buf), "%.*s,%s,name", (int)(name - d), d,
+			 self ? "self-samples" : "samples");
+		return buf;
+	}
 	default:
 		return rp->split && split_default ? split_default : timed_default;
 	}
@@ -224,6 +240,9 @@ void cp_row__set_node(struct cp_row *r, const struct cp_report_profile *rp,
 	r->untimed = !rp->timed;
 	r->no_split = !rp->split;
 	r->sampled = rp->sampled;
+	r->cpu_sampled = rp->cpu_sampled;
+	r->samples = n->samples;
+	r->self_samples = n->self_samples;
 }
 
 static int is_split_field(int id)
@@ -252,6 +271,22 @@ static int is_spread_field(int id)
 	return id >= CP_F_CALLS_MIN && id <= CP_F_TOTAL_MEAN;
 }
 
+/*
+ * Whether column id of a sampled row rests on too few samples to trust
+ * (CP_FEW_SAMPLES; none at all is a time below a period, not a guess).
+ */
+static int few_samples(const struct cp_row *r, int id)
+{
+	uint64_t n = id == CP_F_SELF || id == CP_F_SELF_CPU || id == CP_F_SELF_PERCENT ?
+			     r->self_samples :
+		     id == CP_F_TOTAL || id == CP_F_CPU || id == CP_F_PERCENT || id == CP_F_AVG ||
+				     id == CP_F_CPU_PERCENT ?
+			     r->samples :
+			     CP_FEW_SAMPLES;
+
+	return n && n < CP_FEW_SAMPLES;
+}
+
 void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 {
 	char buf[64];
@@ -270,7 +305,9 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		if ((r->untimed && is_time_field(id)) || (is_spread_field(id) && !r->spread) ||
 		    (r->no_split && is_split_field(id)) ||
 		    (r->only_total && (is_self_field(id) || is_split_field(id))) ||
-		    (r->sampled && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX))) {
+		    (r->sampled && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
+		    (r->cpu_sampled && (id == CP_F_MIN || id == CP_F_MAX)) ||
+		    (!r->cpu_sampled && (id == CP_F_SAMPLES || id == CP_F_SELF_SAMPLES))) {
 			fprintf(fp, "%*s  ", fields[id].width, "-");
 			continue;
 		}
@@ -357,6 +394,12 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		case CP_F_SELF_SWITCHES_INVOL:
 			snprintf(buf, sizeof(buf), "%" PRIu64, r->self_switches_invol);
 			break;
+		case CP_F_SAMPLES:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->samples);
+			break;
+		case CP_F_SELF_SAMPLES:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->self_samples);
+			break;
 		case CP_F_NAME: {
 			char shortened[1024];
 
@@ -372,6 +415,13 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			char marked[66];
 
 			snprintf(marked, sizeof(marked), "~%s", buf);
+			fprintf(fp, "%*s  ", fields[id].width, marked);
+			continue;
+		}
+		if (r->cpu_sampled && few_samples(r, id)) {
+			char marked[66];
+
+			snprintf(marked, sizeof(marked), "?%s", buf);
 			fprintf(fp, "%*s  ", fields[id].width, marked);
 			continue;
 		}
@@ -460,6 +510,50 @@ static void sampling_banner(const struct cp_meta *m, FILE *fp)
 	if (m->samples_lost)
 		fprintf(fp, "# warning: %" PRIu64 " samples lost (dropped by the kernel, or not "
 			    "unwound or placed)\n", m->samples_lost);
+}
+
+/*
+ * CP_MODE_CPU: where the times come from, what they rest on, and what the
+ * profiler's own share was (left out of them).
+ */
+static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
+{
+	const struct cp_profile_file *pf = rp->pf;
+	const struct cp_meta *m = &pf->meta;
+	const struct cp_sample_shares *s = &rp->shares;
+	uint64_t program = s->program + s->kernel + s->lost, all = program + s->runtime;
+	uint32_t unsampled = 0;
+	char period[32];
+
+	for (uint32_t i = 0; i < pf->nthreads; i++)
+		if (pf->threads[i].flags & CP_THREAD_UNSAMPLED)
+			unsampled += pf->threads[i].nthreads;
+	cp_fmt_ns(period, sizeof(period), rp->period_ns);
+	fprintf(fp, "# time: CPU time sampled at %u Hz (one sample per %s of CPU time) on the exact "
+		    "call tree: %" PRIu64 " samples, %.1f%% of them in the kernel (charged to the "
+		    "calling context); counts are exact; min and max per call are not measured "
+		    "(--time=clock)\n",
+		m->sample_hz, period, program,
+		program ? 100.0 * (double)s->kernel / (double)program : 0.0);
+	fprintf(fp, "# profiler's own share: %.1f%% of the CPU time (samples in callprof's hooks), "
+		    "left out of every figure; '?' marks times resting on fewer than %d samples\n",
+		all ? 100.0 * (double)s->runtime / (double)all : 0.0, CP_FEW_SAMPLES);
+	if (s->lost)
+		fprintf(fp, "# %" PRIu64 " samples were dropped by a full ring: their CPU time is "
+			    "counted, their addresses are not known\n", s->lost);
+	if (all && s->runtime * 2 > all)
+		fprintf(fp, "# note: most of the run's CPU time was callprof's own: the program makes "
+			    "very many short calls; the times shown leave it out, but the run was slowed "
+			    "%.1fx (fewer hooks: --exclude the tiniest functions, or build with clang "
+			    "-finstrument-functions-after-inlining)\n",
+			(double)all / (double)(program ? program : 1));
+	if (program < 100 * CP_FEW_SAMPLES)
+		fprintf(fp, "# warning: only %" PRIu64 " samples: the times are rough (a time resting "
+			    "on k samples is known to about +-100/sqrt(k) %%); run longer or raise "
+			    "--sample\n", program);
+	if (unsampled)
+		fprintf(fp, "# warning: %u thread%s without CPU time: perf_event_open refused: %s\n",
+			unsampled, unsampled == 1 ? "" : "s", strerror((int)m->switch_errno));
 }
 
 /* A function made count-only by --budget: its count-only contexts and their calls. */
@@ -613,6 +707,8 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 		fprintf(fp, "# mode: coverage: the functions that ran, per thread; no counts, no times\n");
 	if (m->mode == CP_MODE_SAMPLED) {
 		sampling_banner(m, fp);
+	} else if (rp->cpu_sampled) {
+		cpu_banner(rp, fp);
 	} else if (rp->timed) {
 		char sub[32], raw[32], out[32], in[32];
 
@@ -649,7 +745,7 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			fprintf(fp, "; raw times: hook overhead was not calibrated\n");
 		}
 	}
-	if (m->mode != CP_MODE_SAMPLED && (m->sample_flags & CP_SAMPLE_HYBRID))
+	if (m->mode != CP_MODE_SAMPLED && !rp->cpu_sampled && (m->sample_flags & CP_SAMPLE_HYBRID))
 		sampling_banner(m, fp);
 	switches_banner(m, fp);
 	selection_banner(rp, fp);

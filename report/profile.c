@@ -128,6 +128,7 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 	CP_ADD_SAT(dst->self_inactive_ns, src->self_inactive_ns);
 	CP_ADD_SAT(dst->self_switches_vol, src->self_switches_vol);
 	CP_ADD_SAT(dst->self_switches_invol, src->self_switches_invol);
+	CP_ADD_SAT(dst->self_samples, src->self_samples);
 }
 
 void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src)
@@ -203,7 +204,7 @@ void cp_report_count_thread(const struct cp_profile_file *pf, uint32_t ti, uint6
  * contexts: map[] gives, per file node, its node in t.
  */
 static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct cp_u64map *ctx,
-		       struct cp_u64map *fnmap, uint32_t ti)
+		       struct cp_u64map *fnmap, uint32_t ti, const uint64_t *samples)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_thread_rec *th = &pf->threads[ti];
@@ -224,6 +225,13 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		src.self_inactive_ns = to_ns(pf, r->inactive_ticks);
 		src.self_switches_vol = r->switches_vol;
 		src.self_switches_invol = r->switches_invol;
+		if (samples) {
+			/* Its own time so far; derive_self adds the children's. */
+			src.self_samples = samples[th->first_node + k];
+			src.total_ns = cp_mul_sat(src.self_samples, rp->period_ns);
+			CP_ADD_SAT(src.total_ns, src.self_wait_ns);
+			CP_ADD_SAT(src.total_ns, src.self_inactive_ns);
+		}
 		if (r->flags & CP_NODE_EXCLUDED) {
 			/* Calls of an excluded function: not a context, only counted. */
 			CP_ADD_SAT(rp->excluded_calls, r->calls);
@@ -267,7 +275,8 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			id = cp_u64map__get(ctx, ctx_key);
 			if (id == CP_NONE)
 				id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
-			cp_rtree__add_site(t, id, r->site, 0, src.calls, src.total_ns, 0);
+			/* Sampled time is per context, not per call site. */
+			cp_rtree__add_site(t, id, r->site, 0, src.calls, samples ? 0 : src.total_ns, 0);
 		}
 		cp_rnode__add_counts(&t->n[id], &src);
 		map[k] = id;
@@ -345,7 +354,7 @@ static int child_outlasts(const struct cp_rnode *n, const struct cp_rnode *k)
  * of the file to the subtree's sums.  Returns the number of contexts with a
  * callee that outlasted them (child_outlasts), when check is set.
  */
-static uint64_t derive_self(struct cp_rtree *t, int check)
+static uint64_t derive_self(struct cp_rtree *t, int check, int cpu_sampled)
 {
 	uint64_t outlasted = 0;
 
@@ -365,6 +374,7 @@ static uint64_t derive_self(struct cp_rtree *t, int check)
 		n->inactive_ns = n->self_inactive_ns;
 		n->switches_vol = n->self_switches_vol;
 		n->switches_invol = n->self_switches_invol;
+		n->samples = n->self_samples;
 		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
 			const struct cp_rnode *k = &t->n[c];
 
@@ -375,7 +385,11 @@ static uint64_t derive_self(struct cp_rtree *t, int check)
 			CP_ADD_SAT(n->inactive_ns, k->inactive_ns);
 			CP_ADD_SAT(n->switches_vol, k->switches_vol);
 			CP_ADD_SAT(n->switches_invol, k->switches_invol);
+			CP_ADD_SAT(n->samples, k->samples);
 		}
+		/* Sampled: the file gives what it spent itself, the total adds the subtree. */
+		if (cpu_sampled)
+			CP_ADD_SAT(n->total_ns, sum);
 		if (sum > n->total_ns)
 			n->total_ns = sum;
 		n->self_ns = n->total_ns - sum;
@@ -570,13 +584,32 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	return cp_report_profile__from_file(pf, opts);
 }
 
+/*
+ * CP_MODE_CPU: the program's samples per NODES record (those in the
+ * runtime's code are the profiler's, in no context).  Samples are kept
+ * on a context's own record, never on a site record.
+ */
+static uint64_t *node_samples(const struct cp_profile_file *pf)
+{
+	uint64_t *s = xcalloc(pf->nnodes ? pf->nnodes : 1, sizeof(*s));
+
+	for (uint32_t i = 0; i < pf->nlines; i++) {
+		const struct cp_line_rec *l = &pf->lines[i];
+
+		if (l->ip >= CP_IP_PSEUDO_LIMIT && cp_profile_file__in_runtime(pf, l->ip))
+			continue;
+		CP_ADD_SAT(s[l->node], l->samples);
+	}
+	return s;
+}
+
 struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *pf,
 						       const struct cp_report_opts *opts)
 {
 	struct cp_report_profile *rp;
 	struct cp_symbolizer_opts so = { 0 };
 	struct cp_u64map fnmap, ctx;
-	uint64_t outlasted = 0;
+	uint64_t outlasted = 0, *samples = NULL;
 	int check;
 
 	rp = xcalloc(1, sizeof(*rp));
@@ -599,6 +632,12 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	memset(rp->node_map, 0xff, (pf->nnodes ? pf->nnodes : 1) * sizeof(*rp->node_map));
 	rp->thread_tree = xmalloc((pf->nthreads ? pf->nthreads : 1) * sizeof(*rp->thread_tree));
 
+	rp->cpu_sampled = pf->meta.mode == CP_MODE_CPU;
+	if (rp->cpu_sampled) {
+		rp->period_ns = pf->meta.sample_period_ns;
+		cp_profile_file__sample_shares(pf, &rp->shares);
+		samples = node_samples(pf);
+	}
 	cp_u64map__init(&fnmap, 256);
 	if (opts->threads == CP_THREADS_EACH) {
 		rp->trees = xcalloc(pf->nthreads ? pf->nthreads : 1, sizeof(*rp->trees));
@@ -613,7 +652,7 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 			t->label = xstrdup(rp->thread_labels[i]);
 			t->tid = pf->threads[i].tid;
 			cp_rtree__add(t, CP_NONE, CP_NONE);
-			add_thread(rp, t, &ctx, &fnmap, i);
+			add_thread(rp, t, &ctx, &fnmap, i, samples);
 			cp_u64map__release(&ctx);
 		}
 	} else {
@@ -627,11 +666,12 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 		for (uint32_t i = 0; i < pf->nthreads; i++) {
 			rp->thread_tree[i] = thread_selected(rp, opts, i) ? 0 : CP_NONE;
 			if (!rp->thread_tree[i])
-				add_thread(rp, t, &ctx, &fnmap, i);
+				add_thread(rp, t, &ctx, &fnmap, i, samples);
 		}
 		cp_u64map__release(&ctx);
 	}
 	cp_u64map__release(&fnmap);
+	free(samples);
 	rp->timed = pf->meta.clock != CP_CLOCK_NONE;
 	rp->sampled = pf->meta.mode == CP_MODE_SAMPLED;
 	rp->split = rp->timed && (pf->meta.switches == CP_SWITCHES_ON ||
@@ -649,13 +689,13 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	 * Threads still running at the dump are read while they run: a callee
 	 * that returned meanwhile may show more time than its open caller.
 	 */
-	check = rp->timed && !rp->sampled;
+	check = rp->timed && !rp->sampled && !rp->cpu_sampled;
 	for (uint32_t i = 0; i < pf->nthreads; i++)
 		if (pf->threads[i].open_frames)
 			check = 0;
 	for (uint32_t i = 0; i < rp->ntrees; i++) {
 		mark_inlined_sites(&rp->trees[i]);
-		outlasted += derive_self(&rp->trees[i], check);
+		outlasted += derive_self(&rp->trees[i], check, rp->cpu_sampled);
 		if (rp->compensated)
 			compensate(rp, &rp->trees[i]);
 		else

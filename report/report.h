@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "format/format.h"
+
 struct cp_profile_file;
 struct cp_symbolizer;
 
@@ -55,6 +57,13 @@ struct cp_rnode {
 	uint64_t switches_invol;   /* involuntary switches (preemptions) in the subtree */
 	uint64_t self_switches_vol;   /* those while it was the innermost call */
 	uint64_t self_switches_invol;
+	/*
+	 * Sampled CPU time (cp_report_profile.cpu_sampled): the samples its
+	 * CPU time rests on, in the subtree and while it was the innermost
+	 * call (self cpu = self_samples x the period).
+	 */
+	uint64_t samples;
+	uint64_t self_samples;
 	uint64_t overhead_ns; /* hook overhead subtracted from total_ns (compensation) */
 	uint64_t self_overhead_ns; /* the part of it subtracted from self_ns */
 	uint32_t sites;	      /* first of its call sites in the tree's sites[] when it
@@ -186,6 +195,14 @@ struct cp_report_profile {
 	enum cp_thread_mode threads; /* how trees were built */
 	int timed;		     /* the profile has times (timing mode) */
 	int sampled;		     /* CP_MODE_SAMPLED: calls are samples, times estimates */
+	/*
+	 * CP_MODE_CPU: exact calls, CPU time sampled (self cpu = self_samples x
+	 * period_ns; total = self + wait + inactive + the children's totals).
+	 * shares splits the file's samples (the runtime's are not in the tree).
+	 */
+	int cpu_sampled;
+	uint64_t period_ns;
+	struct cp_sample_shares shares;
 	int split;		     /* off-CPU time was measured (switches on or partial):
 				      * wait, inactive and cpu mean something */
 	uint32_t *node_map;	     /* per NODES record of pf, its node in its tree
@@ -211,6 +228,12 @@ struct cp_report_profile {
 	uint32_t nparts;
 	uint32_t fns_alloc, trees_alloc;
 };
+
+/*
+ * A sampled figure resting on fewer samples than this is marked as
+ * uncertain: its relative standard error (1/sqrt(n), Poisson) is above 1/3.
+ */
+#define CP_FEW_SAMPLES 10
 
 /* A node counts as mostly overhead when compensation took over half its time. */
 static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)

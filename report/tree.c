@@ -143,6 +143,7 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 		sr.total_ns = rows[k].total_ns;
 		sr.only_total = 1;
 		sr.spread = NULL; /* known per context, not per site */
+		sr.untimed |= rp->cpu_sampled; /* samples are per context, not per site */
 		sr.overhead = rp->compensated && cp_mostly_overhead(rows[k].total_ns,
 								     rows[k].overhead_ns);
 		sr.site = rows[k].where;

@@ -112,6 +112,17 @@ static inline void cp_add_sat(uint64_t *dst, uint64_t v)
 	}
 }
 #define CP_ADD_SAT(dst, v) cp_add_sat(&(dst), (v))
+/* a * b, saturating at UINT64_MAX like cp_add_sat (samples times their period). */
+static inline uint64_t cp_mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	if (__builtin_mul_overflow(a, b, &r)) {
+		cp_saturated();
+		return UINT64_MAX;
+	}
+	return r;
+}
 static inline void cp_add_sat32(uint32_t *dst, uint64_t v)
 {
 	if (v > UINT32_MAX - *dst) {
