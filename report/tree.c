@@ -16,6 +16,9 @@
 /* A merged profile's tree shows how each context varied across the inputs. */
 #define MERGED_TREE_FIELDS "calls,calls-min,calls-max,total,total-min,total-max,self,percent,name"
 #define MERGED_COUNT_FIELDS "calls,calls-min,calls-max,name"
+/* Merged cpu-mode profiles: the samples the times rest on too. */
+#define MERGED_CPU_FIELDS                                                                           \
+	"calls,calls-min,calls-max,total,total-min,total-max,self,percent,samples,name"
 
 /* Deeper contexts are printed at this indentation, their depth spelled out. */
 #define MAX_INDENT_DEPTH 100
@@ -202,7 +205,9 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 
 	if (cp_fields__parse(&f, o->fields,
 			     !rp->ninputs ? cp_default_fields(rp, TREE_FIELDS, SPLIT_TREE_FIELDS) :
-			     rp->timed ? MERGED_TREE_FIELDS : MERGED_COUNT_FIELDS))
+			     rp->cpu_sampled ? MERGED_CPU_FIELDS :
+			     rp->timed	     ? MERGED_TREE_FIELDS :
+					       MERGED_COUNT_FIELDS))
 		return -1;
 	cp_fields__apply_view(&f, o);
 	f.sampled = rp->sampled;
