@@ -730,16 +730,24 @@ static const uint64_t *metric_of(const struct dpath *q, enum cp_diff_metric m)
 }
 
 /*
- * Whether neither side's time of q (self or total) rests on CP_FEW_SAMPLES
- * samples or more: a clocked side always does, a sampled one when its
- * samples reach that.
+ * Whether q's time (self or total) is sampling noise on both sides: some
+ * of it was sampled, and no side rests on CP_FEW_SAMPLES samples or more.
+ * A clocked side, or a sampled one without any sample (its time is then
+ * clocked wait and inactive time), rests on more.
  */
 static int too_few(const struct cp_diff *d, const struct dpath *q, int self)
 {
-	for (int s = 0; s < 2; s++)
-		if (!d->cpu[s] || (self ? q->self_samples[s] : q->samples[s]) >= CP_FEW_SAMPLES)
+	const uint64_t *n = self ? q->self_samples : q->samples;
+	int sampled = 0;
+
+	for (int s = 0; s < 2; s++) {
+		if (!d->cpu[s])
 			return 0;
-	return 1;
+		if (n[s] >= CP_FEW_SAMPLES)
+			return 0;
+		sampled |= n[s] > 0;
+	}
+	return sampled;
 }
 
 /*
