@@ -296,6 +296,12 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 	uint32_t *map = xmalloc(src->nn * sizeof(*map));
 	struct range *r = xcalloc(pf->nmaps ? pf->nmaps : 1, sizeof(*r));
 	uint32_t *modmap = xcalloc(pf->nmodules ? pf->nmodules : 1, sizeof(*modmap));
+	/*
+	 * Cpu mode: the contexts a NODES record made.  The others (a function
+	 * without hooks the samples fell in, "[kernel]") the reader derives
+	 * from LINES again: written as nodes, they would be there twice.
+	 */
+	uint8_t *real = NULL;
 
 	for (uint32_t i = 0; i < pf->nmodules; i++)
 		modmap[i] = merge__module(m, pf, i);
@@ -309,15 +315,27 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 	for (uint32_t f = 0; f < p->nfns; f++)
 		fnmap[f] = merge__fn(m, p, f, r, pf->nmaps);
 
+	if (m->cpu) {
+		real = xcalloc(src->nn, 1);
+		for (uint32_t k = 0; k < pf->nnodes; k++)
+			if (p->node_map[k] != CP_NONE)
+				real[p->node_map[k]] = 1;
+	}
 	map[0] = 0;
 	cp_rnode__add_counts(&t->n[0], &src->n[0]);
 	m->ntouched = 0;
 	for (uint32_t i = 1; i < src->nn; i++) {
 		const struct cp_rnode *s = &src->n[i];
-		uint32_t id = merge__child(m, map[s->parent], fnmap[s->fn]);
+		uint32_t id;
 		struct cp_rnode add = *s;
-		struct cp_rspread *c = &m->cur[id];
+		struct cp_rspread *c;
 
+		if (real && !real[i]) {
+			map[i] = CP_NONE;
+			continue;
+		}
+		id = merge__child(m, map[s->parent], fnmap[s->fn]);
+		c = &m->cur[id];
 		map[i] = id;
 		if (s->sites == CP_NONE)
 			cp_rtree__add_site(t, id, merge__site(m, p, s->site, r, pf->nmaps), 0,
@@ -400,6 +418,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 	}
 	CP_ADD_SAT(m->cpu_ns, src->cpu_ns);
 	m->cpu_unknown += src->cpu_unknown;
+	free(real);
 	free(modmap);
 	free(r);
 	free(map);

@@ -116,7 +116,8 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 		snprintf(depth, sizeof(depth), "[depth %u] ", n->depth);
 		r.prefix = depth;
 	}
-	if (t->spread && i < t->nspread && rp->ninputs) {
+	/* No input gave it (cpu mode: derived from samples on reading): no spread. */
+	if (t->spread && i < t->nspread && rp->ninputs && t->spread[i].inputs) {
 		r.spread = &t->spread[i];
 		r.ninputs = rp->ninputs;
 	}
