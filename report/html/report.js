@@ -733,6 +733,9 @@
 			}
 			if (text !== '-' && fewSamples(r, c.key))
 				text = '?' + text;
+			/* Sampled in code without hooks (cpu mode): its calls were not counted. */
+			if (CPU && c.key === 'calls' && !v)
+				text = '-';
 			const td = el('td', { class: 'c-' + c.key, 'data-v': v, text: text });
 			if ((c.key === 'total' && r.ovh & 1) || (c.key === 'self' && r.ovh & 2)) {
 				td.classList.add('ovh');

@@ -142,9 +142,10 @@ function reportRows(file, nnum) {
 	return rows;
 }
 
-// "3.25us" (perhaps "~3.25us") in ns, and half its last digit's worth.
+// "3.25us" (perhaps "~3.25us", or "?3.25us" on few samples) in ns, and
+// half its last digit's worth.
 function parseTime(s) {
-	const m = s.replace(/^~/, '').match(/^([0-9.]+)(ns|us|ms|s)$/);
+	const m = s.replace(/^[~?]/, '').match(/^([0-9.]+)(ns|us|ms|s)$/);
 	const unit = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 }[m[2]];
 	const decimals = (m[1].split('.')[1] || '').length;
 	return { ns: Number(m[1]) * unit, slack: 0.5 * unit * Math.pow(10, -decimals) + 1e-6 * unit };
@@ -395,7 +396,7 @@ function parseTime(s) {
 			}));
 			const rep = reportRows(args.flat, J.timed ? 3 : 1);
 			const byName = (a) => a.slice().sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.calls - y.calls));
-			const got = byName(rows), exp = byName(rep.map((r) => ({ name: r.name, calls: Number(r.nums[0]), t: r.nums[1], s: r.nums[2] })));
+			const got = byName(rows), exp = byName(rep.map((r) => ({ name: r.name, calls: r.nums[0] === '-' ? 0 : Number(r.nums[0]), t: r.nums[1], s: r.nums[2] })));
 			check(got.length === exp.length && got.every((r, k) => r.name === exp[k].name && r.calls === exp[k].calls),
 				'the Functions table has report --flat\'s functions and calls (' + exp.length + ')', { got, exp });
 			if (J.timed) {
