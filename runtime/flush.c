@@ -340,6 +340,9 @@ static void write_lines(struct dump *d, struct cp_writer *w, struct cp_thread **
 		struct cp_thread *t = ts[i];
 		struct cp_lines *l = __atomic_load_n(&t->perf.lines, __ATOMIC_ACQUIRE);
 
+		/* The watcher sees only the arena: a table outside it is not in its memory. */
+		if (l && in_watcher(d->how) && !cp_arena__contains(l))
+			l = NULL;
 		for (uint64_t k = 0; l && k <= l->mask; k++) {
 			struct cp_node *n = __atomic_load_n(&l->s[k].node, __ATOMIC_ACQUIRE);
 			struct cp_line_rec r;

@@ -260,15 +260,19 @@ static void copy_out(const struct cp_perf *p, uint64_t pos, void *dst, size_t le
 	}
 }
 
-/* Double the lines table (or make the first one).  -1 without memory. */
+/*
+ * Double the lines table (or make the first one).  -1 without memory.
+ * Never from a signal handler's hook: the drain runs with the thread busy.
+ */
 static int grow_lines(struct cp_perf *p)
 {
 	struct cp_lines *old = p->lines, *nl;
 	uint64_t slots = old ? (old->mask + 1) * 2 : LINES_SLOTS0;
 	size_t bytes = sizeof(*nl) + slots * sizeof(struct cp_line_slot);
 
-	nl = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (nl == MAP_FAILED)
+	/* From the arena, so that the watcher, a process of its own, sees it too. */
+	nl = cp_arena__alloc(bytes);
+	if (!nl)
 		return -1;
 	nl->mask = slots - 1;
 	nl->bytes = bytes;
@@ -325,7 +329,7 @@ void cp_offcpu__free_lines(struct cp_perf *p)
 
 	for (; t; t = older) {
 		older = t->older;
-		munmap(t, t->bytes);
+		cp_arena__free(t, t->bytes);
 	}
 	p->lines = NULL;
 	p->nlines = 0;
