@@ -385,6 +385,9 @@ static void offcpu_meta(struct cp_meta *m, struct cp_thread **ts, uint32_t nt)
 		period += ts[i]->perf.period_ns;
 	}
 	m->sample_period_ns = m->samples ? period / m->samples : 0;
+	/* cpu mode's period is fixed (offcpu.c), known even when nothing was sampled. */
+	if (cp_hook_mode == CP_MODE_CPU && m->sample_hz)
+		m->sample_period_ns = 1000000000u / m->sample_hz;
 }
 
 /* Record-time selection (filter.c): the META fields and the FILTERS section. */
