@@ -307,6 +307,8 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		    (r->only_total && (is_self_field(id) || is_split_field(id))) ||
 		    (r->sampled && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
 		    (r->cpu_sampled && (id == CP_F_MIN || id == CP_F_MAX)) ||
+		    /* Sampled in code without hooks: its calls were not counted. */
+		    (r->cpu_sampled && !r->calls && !r->label && (id == CP_F_CALLS || id == CP_F_AVG)) ||
 		    (!r->cpu_sampled && (id == CP_F_SAMPLES || id == CP_F_SELF_SAMPLES))) {
 			fprintf(fp, "%*s  ", fields[id].width, "-");
 			continue;

@@ -200,11 +200,96 @@ void cp_report_count_thread(const struct cp_profile_file *pf, uint32_t ti, uint6
 }
 
 /*
+ * CP_MODE_CPU: samples whose instruction lies in a function other than
+ * their context's (a library function it called, which has no hooks; the
+ * prologue of an instrumented callee before its hook ran): charged to that
+ * function as a child of the context, as a profiler of the plain program
+ * would charge them to it.
+ */
+struct foreign {
+	uint32_t node;	  /* NODES record of the context */
+	uint64_t entry;	  /* the function holding the instruction */
+	uint64_t samples;
+};
+
+struct cpu_samples {
+	uint64_t *own;		 /* per NODES record: samples in its own function */
+	struct foreign *foreign; /* by node */
+	size_t nforeign, alloc;
+};
+
+/*
+ * The context of function addr (a NODES record's fn, with its flags) under
+ * parent in t, made if new, and the function's entry in rp->fns.
+ */
+static uint32_t context(struct cp_report_profile *rp, struct cp_rtree *t, struct cp_u64map *ctx,
+			struct cp_u64map *fnmap, uint32_t parent, uint64_t addr, uint32_t flags)
+{
+	const struct cp_profile_file *pf = rp->pf;
+	/* Pseudo-functions get keys no address can have. */
+	uint64_t key = (flags & CP_NODE_SIGNAL) ? addr | 1ull << 62 :
+		       (flags & CP_NODE_REGION) ? addr | 1ull << 61 : addr;
+	uint32_t fn = cp_u64map__get_or_add(fnmap, key, rp->nfns), id;
+	uint64_t ctx_key = ((uint64_t)parent << 32) | fn;
+
+	if (fn == rp->nfns) {
+		ALLOC_GROW(rp->fns, rp->nfns + 1, rp->fns_alloc);
+		rp->fns[fn].addr = addr;
+		rp->fns[fn].part = 0;
+		rp->fns[fn].flags = (flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL :
+				    (flags & CP_NODE_REGION) ? CP_RFN_REGION : 0;
+		/* Regions are named even with --unnamed: they have no address to show. */
+		rp->fns[fn].name = (flags & CP_NODE_REGION) ?
+			cp_symbolizer__region_name(rp->sym, cp_profile_file__region_name(pf, addr)) :
+			rp->unnamed ? NULL : (flags & CP_NODE_SIGNAL) ?
+			cp_symbolizer__signal_name(rp->sym, addr) :
+			rp->addresses ? cp_symbolizer__fn_name_at(rp->sym, addr) :
+			cp_symbolizer__fn_name(rp->sym, addr);
+		rp->nfns++;
+	}
+	/* Context key: parent node in t and function index. */
+	id = cp_u64map__get(ctx, ctx_key);
+	if (id == CP_NONE)
+		id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
+	return id;
+}
+
+/*
+ * CP_MODE_CPU: thread th's samples in functions other than their
+ * context's, as children of the context (no calls: uninstrumented code is
+ * not counted; an instrumented callee's context gets its samples).
+ */
+static void add_foreign(struct cp_report_profile *rp, struct cp_rtree *t, struct cp_u64map *ctx,
+			struct cp_u64map *fnmap, const struct cpu_samples *cs,
+			const struct cp_thread_rec *th, const uint32_t *map)
+{
+	size_t lo = 0, hi = cs->nforeign;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cs->foreign[mid].node < th->first_node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < cs->nforeign && cs->foreign[lo].node - th->first_node < th->nnodes; lo++) {
+		const struct foreign *f = &cs->foreign[lo];
+		struct cp_rnode src = { 0 };
+		uint32_t id = context(rp, t, ctx, fnmap, map[f->node - th->first_node], f->entry, 0);
+
+		src.self_samples = f->samples;
+		src.total_ns = cp_mul_sat(f->samples, rp->period_ns);
+		cp_rnode__add_counts(&t->n[id], &src);
+	}
+}
+
+/*
  * Add thread ti of the file to tree t, merging equal (parent, function)
  * contexts: map[] gives, per file node, its node in t.
  */
 static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct cp_u64map *ctx,
-		       struct cp_u64map *fnmap, uint32_t ti, const uint64_t *samples)
+		       struct cp_u64map *fnmap, uint32_t ti, const struct cpu_samples *cs)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_thread_rec *th = &pf->threads[ti];
@@ -225,9 +310,9 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		src.self_inactive_ns = to_ns(pf, r->inactive_ticks);
 		src.self_switches_vol = r->switches_vol;
 		src.self_switches_invol = r->switches_invol;
-		if (samples) {
+		if (cs) {
 			/* Its own time so far; derive_self adds the children's. */
-			src.self_samples = samples[th->first_node + k];
+			src.self_samples = cs->own[th->first_node + k];
 			src.total_ns = cp_mul_sat(src.self_samples, rp->period_ns);
 			CP_ADD_SAT(src.total_ns, src.self_wait_ns);
 			CP_ADD_SAT(src.total_ns, src.self_inactive_ns);
@@ -248,40 +333,18 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			id = 0;
 			src.calls = 0; /* the root stands for threads, not calls */
 		} else {
-			/* Pseudo-functions get keys no address can have. */
-			uint64_t key = (r->flags & CP_NODE_SIGNAL) ? r->fn | 1ull << 62 :
-				       (r->flags & CP_NODE_REGION) ? r->fn | 1ull << 61 : r->fn;
-			uint32_t fn = cp_u64map__get_or_add(fnmap, key, rp->nfns);
 			uint32_t parent = map[r->parent];
-			uint64_t ctx_key = ((uint64_t)parent << 32) | fn;
 
-			if (fn == rp->nfns) {
-				ALLOC_GROW(rp->fns, rp->nfns + 1, rp->fns_alloc);
-				rp->fns[fn].addr = r->fn;
-				rp->fns[fn].part = 0;
-				rp->fns[fn].flags = (r->flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL :
-						    (r->flags & CP_NODE_REGION) ? CP_RFN_REGION : 0;
-				/* Regions are named even with --unnamed: they have no address to show. */
-				rp->fns[fn].name = (r->flags & CP_NODE_REGION) ?
-					cp_symbolizer__region_name(rp->sym,
-						cp_profile_file__region_name(pf, r->fn)) :
-					rp->unnamed ? NULL : (r->flags & CP_NODE_SIGNAL) ?
-					cp_symbolizer__signal_name(rp->sym, r->fn) :
-					rp->addresses ? cp_symbolizer__fn_name_at(rp->sym, r->fn) :
-					cp_symbolizer__fn_name(rp->sym, r->fn);
-				rp->nfns++;
-			}
-			/* Context key: parent node in t and function index. */
-			id = cp_u64map__get(ctx, ctx_key);
-			if (id == CP_NONE)
-				id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
+			id = context(rp, t, ctx, fnmap, parent, r->fn, r->flags);
 			/* Sampled time is per context, not per call site. */
-			cp_rtree__add_site(t, id, r->site, 0, src.calls, samples ? 0 : src.total_ns, 0);
+			cp_rtree__add_site(t, id, r->site, 0, src.calls, cs ? 0 : src.total_ns, 0);
 		}
 		cp_rnode__add_counts(&t->n[id], &src);
 		map[k] = id;
 		rp->node_map[th->first_node + k] = id;
 	}
+	if (cs)
+		add_foreign(rp, t, ctx, fnmap, cs, th, map);
 	t->nthreads += th->nthreads;
 	CP_ADD_SAT(t->cpu_ns, th->cpu_ns);
 	if (!th->cpu_ns)
@@ -584,23 +647,57 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	return cp_report_profile__from_file(pf, opts);
 }
 
-/*
- * CP_MODE_CPU: the program's samples per NODES record (those in the
- * runtime's code are the profiler's, in no context).  Samples are kept
- * on a context's own record, never on a site record.
- */
-static uint64_t *node_samples(const struct cp_profile_file *pf)
+static int foreign_cmp(const void *a, const void *b)
 {
-	uint64_t *s = xcalloc(pf->nnodes ? pf->nnodes : 1, sizeof(*s));
+	const struct foreign *x = a, *y = b;
 
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (x->entry > y->entry) - (x->entry < y->entry);
+}
+
+/*
+ * The program's samples per NODES record (those in the runtime's code are
+ * the profiler's, in no context).  Samples are kept on a context's own
+ * record, never on a site record.  Kernel time and dropped samples are
+ * the context's own.
+ */
+static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
+{
+	const struct cp_profile_file *pf = rp->pf;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->own = xcalloc(pf->nnodes ? pf->nnodes : 1, sizeof(*cs->own));
 	for (uint32_t i = 0; i < pf->nlines; i++) {
 		const struct cp_line_rec *l = &pf->lines[i];
+		const struct cp_node_rec *r = &pf->nodes[l->node];
+		uint64_t entry = r->fn;
 
 		if (l->ip >= CP_IP_PSEUDO_LIMIT && cp_profile_file__in_runtime(pf, l->ip))
 			continue;
-		CP_ADD_SAT(s[l->node], l->samples);
+		/* Without files there are no symbols to tell functions apart. */
+		if (l->ip >= CP_IP_PSEUDO_LIMIT && !rp->no_files) {
+			entry = cp_symbolizer__fn_entry(rp->sym, l->ip);
+			/* The program's stubs that jump to our hooks are the profiler's too. */
+			if (entry && entry != r->fn &&
+			    !strncmp(cp_symbolizer__fn_name(rp->sym, entry), "__cyg_profile_func_", 19)) {
+				uint64_t moved = l->samples < rp->shares.program ? l->samples :
+										 rp->shares.program;
+
+				rp->shares.program -= moved;
+				CP_ADD_SAT(rp->shares.runtime, moved);
+				continue;
+			}
+		}
+		if (!entry || (entry == r->fn && r->parent != CP_NO_PARENT &&
+				       !(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION)))) {
+			CP_ADD_SAT(cs->own[l->node], l->samples);
+			continue;
+		}
+		ALLOC_GROW(cs->foreign, cs->nforeign + 1, cs->alloc);
+		cs->foreign[cs->nforeign++] = (struct foreign){ l->node, entry, l->samples };
 	}
-	return s;
+	qsort(cs->foreign, cs->nforeign, sizeof(*cs->foreign), foreign_cmp);
 }
 
 struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *pf,
@@ -609,7 +706,8 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	struct cp_report_profile *rp;
 	struct cp_symbolizer_opts so = { 0 };
 	struct cp_u64map fnmap, ctx;
-	uint64_t outlasted = 0, *samples = NULL;
+	struct cpu_samples cs = { 0 };
+	uint64_t outlasted = 0;
 	int check;
 
 	rp = xcalloc(1, sizeof(*rp));
@@ -636,7 +734,7 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	if (rp->cpu_sampled) {
 		rp->period_ns = pf->meta.sample_period_ns;
 		cp_profile_file__sample_shares(pf, &rp->shares);
-		samples = node_samples(pf);
+		cpu_samples(rp, &cs);
 	}
 	cp_u64map__init(&fnmap, 256);
 	if (opts->threads == CP_THREADS_EACH) {
@@ -652,7 +750,7 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 			t->label = xstrdup(rp->thread_labels[i]);
 			t->tid = pf->threads[i].tid;
 			cp_rtree__add(t, CP_NONE, CP_NONE);
-			add_thread(rp, t, &ctx, &fnmap, i, samples);
+			add_thread(rp, t, &ctx, &fnmap, i, rp->cpu_sampled ? &cs : NULL);
 			cp_u64map__release(&ctx);
 		}
 	} else {
@@ -666,12 +764,13 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 		for (uint32_t i = 0; i < pf->nthreads; i++) {
 			rp->thread_tree[i] = thread_selected(rp, opts, i) ? 0 : CP_NONE;
 			if (!rp->thread_tree[i])
-				add_thread(rp, t, &ctx, &fnmap, i, samples);
+				add_thread(rp, t, &ctx, &fnmap, i, rp->cpu_sampled ? &cs : NULL);
 		}
 		cp_u64map__release(&ctx);
 	}
 	cp_u64map__release(&fnmap);
-	free(samples);
+	free(cs.own);
+	free(cs.foreign);
 	rp->timed = pf->meta.clock != CP_CLOCK_NONE;
 	rp->sampled = pf->meta.mode == CP_MODE_SAMPLED;
 	rp->split = rp->timed && (pf->meta.switches == CP_SWITCHES_ON ||

@@ -33,6 +33,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 
 #include "format/format.h"
 #include "symbolize/symbolize.h"
@@ -502,13 +503,83 @@ static uint8_t sym_rank(unsigned char info)
 }
 
 /*
+ * x86-64: a symbol "TARGET@plt" for each PLT stub of m (appended to
+ * m->syms, which holds n), as perf names them: otherwise a sample in a
+ * stub takes the name of whatever symbol precedes the PLT (_init), and the
+ * stubs that call callprof's hooks could not be told from the program's.
+ * Stub i of .plt.sec (IBT), else of .plt after its 16-byte header, jumps
+ * through .rela.plt's entry i.  Returns the new count.
+ */
+static size_t add_plt(struct cp_symbolizer *sym, struct sym_module *m, size_t n, size_t *alloc)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	Elf_Scn *scn = NULL, *rela = NULL;
+	GElf_Shdr sh, plt = { 0 }, plt_sec = { 0 }, rsh;
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	Elf_Data *rdata, *sdata;
+	uint64_t base;
+
+	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return n;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".plt"))
+			plt = sh;
+		else if (!strcmp(name, ".plt.sec"))
+			plt_sec = sh;
+		else if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA)
+			rela = scn;
+	}
+	if (!rela || (!plt.sh_size && !plt_sec.sh_size) || !gelf_getshdr(rela, &rsh) ||
+	    !(rdata = elf_getdata(rela, NULL)) || !rsh.sh_entsize)
+		return n;
+	sdata = elf_getdata(elf_getscn(elf, rsh.sh_link), NULL);
+	{
+		GElf_Shdr dyn;
+
+		if (!sdata || !gelf_getshdr(elf_getscn(elf, rsh.sh_link), &dyn))
+			return n;
+		for (size_t i = 0; i < rsh.sh_size / rsh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym ds;
+			const char *target;
+
+			base = plt_sec.sh_size ? plt_sec.sh_addr + 16 * i : plt.sh_addr + 16 * (i + 1);
+			if (base + 16 > (plt_sec.sh_size ? plt_sec.sh_addr + plt_sec.sh_size :
+							   plt.sh_addr + plt.sh_size))
+				break;
+			if (!gelf_getrela(rdata, (int)i, &r) || GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
+			    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &ds) ||
+			    !(target = elf_strptr(elf, dyn.sh_link, ds.st_name)) || !*target)
+				continue;
+			ALLOC_GROW(m->syms, n + 1, *alloc);
+			m->syms[n] = (struct sym_entry){
+				.start = base + bias,
+				.size = 16,
+				.name = symbolizer__own(sym, xstrfmt("%s@plt", target)),
+				.rank = 3,
+			};
+			m->syms[n].len = (uint32_t)strlen(m->syms[n].name);
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
  * Build m->syms: every defined function symbol, sorted, then collapsed to
  * the preferred name per start address.  elfutils chooses the table for
  * us: .symtab of the file or its separate debug file, else .dynsym (plus
  * .gnu_debugdata's mini symtab when present), which is what names
  * stripped libraries' exported functions.
  */
-static void sym_module__index(struct sym_module *m)
+static void sym_module__index(struct cp_symbolizer *sym, struct sym_module *m)
 {
 	size_t alloc = 0, n = 0, out = 0;
 	uint64_t max_end = 0;
@@ -543,6 +614,7 @@ static void sym_module__index(struct sym_module *m)
 			.rank = sym_rank(s.st_info),
 		};
 	}
+	n = add_plt(sym, m, n, &alloc);
 	if (!n)
 		return;
 	qsort(m->syms, n, sizeof(*m->syms), sym_entry__cmp);
@@ -703,7 +775,7 @@ static const char *symbolizer__resolve(struct cp_symbolizer *sym, uint64_t addr)
 		struct sym_entry *e;
 
 		if (!m->indexed)
-			sym_module__index(m);
+			sym_module__index(sym, m);
 		e = sym_module__lookup(m, sym_module__dwfl_addr(m, addr));
 		if (e)
 			return sym_entry__shown(sym, e);
@@ -711,6 +783,19 @@ static const char *symbolizer__resolve(struct cp_symbolizer *sym, uint64_t addr)
 			return "main";
 	}
 	return symbolizer__own(sym, xstrfmt("%s+0x%" PRIx64, m->base, addr - m->rec->load_bias));
+}
+
+uint64_t cp_symbolizer__fn_entry(struct cp_symbolizer *sym, uint64_t ip)
+{
+	struct sym_module *m = symbolizer__find_module(sym, ip);
+	struct sym_entry *e;
+
+	if (!m || sym_module__load(sym, m))
+		return 0;
+	if (!m->indexed)
+		sym_module__index(sym, m);
+	e = sym_module__lookup(m, sym_module__dwfl_addr(m, ip));
+	return e ? e->start - m->dwfl_bias + m->rec->load_bias : 0;
 }
 
 static int sym_cu_range__cmp(const void *a, const void *b)

@@ -57,6 +57,13 @@ void cp_symbolizer__free(struct cp_symbolizer *sym);
 /* Name of the function at addr (see the naming rules above).  Never NULL. */
 const char *cp_symbolizer__fn_name(struct cp_symbolizer *sym, uint64_t addr);
 
+/*
+ * Entry address of the function symbol holding the instruction at ip (a
+ * sampled address), in the process's address space; 0 when no symbol
+ * covers it.
+ */
+uint64_t cp_symbolizer__fn_entry(struct cp_symbolizer *sym, uint64_t ip);
+
 /* The name followed by " [MODULE+0xOFFSET]" (report --addresses). */
 const char *cp_symbolizer__fn_name_at(struct cp_symbolizer *sym, uint64_t addr);
 
