@@ -57,9 +57,10 @@ enum record_mode { REC_CPU, REC_TIMING, REC_COUNTING, REC_COVERAGE };
 static const char *const mode_choices[] = { "cpu", "timing", "counting", "coverage", NULL };
 static const char *const mode_libs[] = { "libcallprof-cpu.so", "libcallprof.so",
 					 "libcallprof-counting.so", "libcallprof-coverage.so" };
-/* --time: where a mode's times come from, in enum record_mode's order. */
+/* --time: where the times come from; each mode's, in enum record_mode's order. */
+enum record_time { TIME_CPU, TIME_CLOCK, TIME_NONE };
 static const char *const time_choices[] = { "cpu", "clock", "none", NULL };
-static const int mode_time[] = { 0, 1, 2, 2 };
+static const int mode_time[] = { TIME_CPU, TIME_CLOCK, TIME_NONE, TIME_NONE };
 static const char *const clock_choices[] = { "auto", "tsc", "tsc-fast", "monotonic", NULL };
 static const char *const call_graph_choices[] = { "dwarf", "fp", NULL };
 
@@ -568,9 +569,9 @@ static int resolve_mode(int mode, int time)
 	if (mode >= 0 && time >= 0 && mode_time[mode] != time)
 		cp_usage_error(record_usage, "--mode=%s and --time=%s disagree: --mode=%s takes %s",
 			       mode_choices[mode], time_choices[time], mode_choices[mode],
-			       mode_time[mode] == 2 ? "no time (--time=none)" :
-			       mode_time[mode] == 1 ? "its times from the clock (--time=clock)" :
-						      "sampled CPU time (--time=cpu)");
+			       mode_time[mode] == TIME_NONE  ? "no time (--time=none)" :
+			       mode_time[mode] == TIME_CLOCK ? "its times from the clock (--time=clock)" :
+							       "sampled CPU time (--time=cpu)");
 	if (mode >= 0)
 		return mode;
 	return time >= 0 ? time_mode[time] : REC_CPU;
