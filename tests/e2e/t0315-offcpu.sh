@@ -104,7 +104,7 @@ test_expect_success 'threads blocked at a dump or a fatal signal: their open tim
 # Where the kernel refuses perf events, recording goes on without the split.
 test_expect_success 'perf_event_open refused: exact counts still, no split' '
 	$CC -O2 -Wall -o noperf "$WORKLOADS/s-noperf.c" &&
-	./noperf callprof record -o refused.cprof -- ./t-offcpu sleep 2>err &&
+	./noperf callprof record --time=clock -o refused.cprof -- ./t-offcpu sleep 2>err &&
 	cat >expect <<-\EOF &&
 	callprof: wrote refused.cprof: 1 thread, 2 calls, 2 call paths
 	callprof: warning: no wait/inactive split: perf_event_open refused: Operation not permitted (see callprof-record(1), OFF-CPU TIME)
