@@ -218,6 +218,9 @@ struct cpu_samples {
 	size_t nforeign, alloc;
 };
 
+/* context(): the "[kernel]" pseudo-function (no NODES flag has this bit). */
+#define CTX_KERNEL (1u << 31)
+
 /*
  * The context of function addr (a NODES record's fn, with its flags) under
  * parent in t, made if new, and the function's entry in rp->fns.
@@ -228,7 +231,8 @@ static uint32_t context(struct cp_report_profile *rp, struct cp_rtree *t, struct
 	const struct cp_profile_file *pf = rp->pf;
 	/* Pseudo-functions get keys no address can have. */
 	uint64_t key = (flags & CP_NODE_SIGNAL) ? addr | 1ull << 62 :
-		       (flags & CP_NODE_REGION) ? addr | 1ull << 61 : addr;
+		       (flags & CP_NODE_REGION) ? addr | 1ull << 61 :
+		       (flags & CTX_KERNEL) ? 1ull << 60 : addr;
 	uint32_t fn = cp_u64map__get_or_add(fnmap, key, rp->nfns), id;
 	uint64_t ctx_key = ((uint64_t)parent << 32) | fn;
 
@@ -237,9 +241,10 @@ static uint32_t context(struct cp_report_profile *rp, struct cp_rtree *t, struct
 		rp->fns[fn].addr = addr;
 		rp->fns[fn].part = 0;
 		rp->fns[fn].flags = (flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL :
-				    (flags & CP_NODE_REGION) ? CP_RFN_REGION : 0;
+				    (flags & CP_NODE_REGION) ? CP_RFN_REGION :
+				    (flags & CTX_KERNEL) ? CP_RFN_KERNEL : 0;
 		/* Regions are named even with --unnamed: they have no address to show. */
-		rp->fns[fn].name = (flags & CP_NODE_REGION) ?
+		rp->fns[fn].name = (flags & CTX_KERNEL) ? "[kernel]" : (flags & CP_NODE_REGION) ?
 			cp_symbolizer__region_name(rp->sym, cp_profile_file__region_name(pf, addr)) :
 			rp->unnamed ? NULL : (flags & CP_NODE_SIGNAL) ?
 			cp_symbolizer__signal_name(rp->sym, addr) :
@@ -276,7 +281,8 @@ static void add_foreign(struct cp_report_profile *rp, struct cp_rtree *t, struct
 	for (; lo < cs->nforeign && cs->foreign[lo].node - th->first_node < th->nnodes; lo++) {
 		const struct foreign *f = &cs->foreign[lo];
 		struct cp_rnode src = { 0 };
-		uint32_t id = context(rp, t, ctx, fnmap, map[f->node - th->first_node], f->entry, 0);
+		uint32_t id = context(rp, t, ctx, fnmap, map[f->node - th->first_node], f->entry,
+				      f->entry == CP_IP_KERNEL ? CTX_KERNEL : 0);
 
 		src.self_samples = f->samples;
 		src.total_ns = cp_mul_sat(f->samples, rp->period_ns);
@@ -671,12 +677,21 @@ static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
 	for (uint32_t i = 0; i < pf->nlines; i++) {
 		const struct cp_line_rec *l = &pf->lines[i];
 		const struct cp_node_rec *r = &pf->nodes[l->node];
-		uint64_t entry = r->fn;
+		int ctx_fn = r->parent != CP_NO_PARENT && !(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION));
+		uint64_t entry;
 
-		if (l->ip >= CP_IP_PSEUDO_LIMIT && cp_profile_file__in_runtime(pf, l->ip))
+		if (l->ip == CP_IP_KERNEL) {
+			/* A "[kernel]" child of the context, as a profiler that sees the kernel
+			 * shows it (entry CP_IP_KERNEL stands for it). */
+			entry = CP_IP_KERNEL;
+		} else if (l->ip < CP_IP_PSEUDO_LIMIT || rp->no_files) {
+			/* Dropped samples are the context's; without files there are no
+			 * symbols to tell functions apart. */
+			CP_ADD_SAT(cs->own[l->node], l->samples);
 			continue;
-		/* Without files there are no symbols to tell functions apart. */
-		if (l->ip >= CP_IP_PSEUDO_LIMIT && !rp->no_files) {
+		} else if (cp_profile_file__in_runtime(pf, l->ip)) {
+			continue; /* the profiler's share */
+		} else {
 			entry = cp_symbolizer__fn_entry(rp->sym, l->ip);
 			/* The program's stubs that jump to our hooks are the profiler's too. */
 			if (entry && entry != r->fn &&
@@ -688,11 +703,10 @@ static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
 				CP_ADD_SAT(rp->shares.runtime, moved);
 				continue;
 			}
-		}
-		if (!entry || (entry == r->fn && r->parent != CP_NO_PARENT &&
-				       !(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION)))) {
-			CP_ADD_SAT(cs->own[l->node], l->samples);
-			continue;
+			if (!entry || (entry == r->fn && ctx_fn)) {
+				CP_ADD_SAT(cs->own[l->node], l->samples);
+				continue;
+			}
 		}
 		ALLOC_GROW(cs->foreign, cs->nforeign + 1, cs->alloc);
 		cs->foreign[cs->nforeign++] = (struct foreign){ l->node, entry, l->samples };

@@ -154,8 +154,10 @@ struct cp_rfn {
 
 #define CP_RFN_SIGNAL 1u /* a signal handler's run (addr: the signal) */
 #define CP_RFN_REGION 2u /* a named region, "[name]" (addr: its id in the file) */
+/* CP_MODE_CPU: "[kernel]", the CPU time a context spent in the kernel (addr 0) */
+#define CP_RFN_KERNEL 4u
 /* Not code: no address, module or source line; its entries are not calls. */
-#define CP_RFN_PSEUDO (CP_RFN_SIGNAL | CP_RFN_REGION)
+#define CP_RFN_PSEUDO (CP_RFN_SIGNAL | CP_RFN_REGION | CP_RFN_KERNEL)
 
 enum cp_thread_mode {
 	CP_THREADS_MERGED = 0, /* equal call paths of all threads add up */

@@ -60,9 +60,17 @@
 /* What a thread's hooks see when nothing is tracked: a head that never moves. */
 const volatile uint64_t cp_offcpu_still = 0;
 
-/* Data pages of a thread's ring (a power of two), without and with sampling. */
+/*
+ * Data pages of a thread's ring (a power of two): without sampling, with
+ * timing mode's sampling, and in cpu mode.  The ring is locked memory,
+ * which an unprivileged user has little of (perf_event_mlock_kb, then
+ * RLIMIT_MEMLOCK): cpu mode samples every thread, and a sample its full
+ * ring drops still has its CPU time counted (unseen()), so its ring is
+ * small: 8 pages hold some 800 samples, 0.2 s of a call that makes no call.
+ */
 #define RING_PAGES 4
 #define RING_PAGES_SAMPLING 32
+#define RING_PAGES_CPU 8
 
 /* Lines table: initial slots, and growth at half full. */
 #define LINES_SLOTS0 1024
@@ -134,7 +142,9 @@ void cp_offcpu__thread_start(struct cp_thread *t)
 {
 	struct perf_event_attr a;
 	struct cp_perf *p = &t->perf;
-	size_t pages = sample_hz ? RING_PAGES_SAMPLING : RING_PAGES;
+	size_t pages = cp_hook_mode == CP_MODE_CPU ? RING_PAGES_CPU :
+		       sample_hz			 ? RING_PAGES_SAMPLING :
+							   RING_PAGES;
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
 	long fd;
 	void *m;
