@@ -67,10 +67,10 @@ test_expect_success 'tracking costs the program no file descriptor' '
 '
 
 test_expect_success 'record --no-offcpu (CALLPROF_OFFCPU=0) turns tracking off' '
-	callprof record --no-offcpu -o off.cprof -- ./t-offcpu sleep 2>/dev/null &&
+	callprof record --time=clock --no-offcpu -o off.cprof -- ./t-offcpu sleep 2>/dev/null &&
 	callprof export -f json off.cprof >off.json &&
 	$CHECK share off.json sleeper wait_ns 0 0 &&
-	CALLPROF_OFFCPU=0 callprof record -o off2.cprof -- ./t-offcpu sleep 2>/dev/null &&
+	CALLPROF_OFFCPU=0 callprof record --time=clock -o off2.cprof -- ./t-offcpu sleep 2>/dev/null &&
 	callprof export -f json off2.cprof >off2.json &&
 	$CHECK share off2.json sleeper wait_ns 0 0
 '
