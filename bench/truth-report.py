@@ -5,10 +5,12 @@
 
 DIR holds what bench/truth wrote for the program built one way:
   w.MODE     "WEIGHT<TAB>FUNCTION" lines: self weight per function (perf:
-             samples; callprof: nanoseconds of self time), any unit
+             samples; callprof: nanoseconds of self CPU time), any unit
   t.MODE     wall times of the runs in nanoseconds, one a line
   modes      the modes in table order; "perf" is the reference (the plain
-             build), "perf2" its second run, "plain" the plain build's times
+             build), "perf2" its second run, "perfinst" perf of the
+             instrumented build, "samerun" callprof's own profile of that
+             same run, "plain" the plain build's times
 Prints the mode table (distance to perf, slowdown) and the top-10 table of
 perf against callprof's default mode.  The distance of two share vectors is
 sum |a - b| / 2 over the functions of either, in percent.
@@ -77,6 +79,14 @@ def main():
     cp = shares(os.path.join(d, "w.default"))
     if cp is None:
         return
+    inst = shares(os.path.join(d, "w.perfinst"))
+    same = shares(os.path.join(d, "w.samerun"))
+    if inst is not None:
+        print(f"   of the default's {distance(perf, cp):.1f}%: the instrumented program itself "
+              f"{distance(perf, inst):.1f}% (perf of each build)")
+    if inst is not None and same is not None:
+        print(f"   perf and callprof sampling one run of the instrumented build: "
+              f"{distance(inst, same):.1f}% apart (callprof's attribution)")
     for what, ref in (("perf", perf), ("callprof", cp)):
         print(f"   top 10 by {what}'s self share:")
         print(f"     {'function':<32} {'perf':>7} {'callprof':>9}")

@@ -31,7 +31,7 @@ enum {
 static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", "pprof",
 					      "svg", "plist", "html", NULL };
 static const char *const metric_choices[] = { "calls", "self", "total", "cpu", "wait", "inactive",
-					      NULL };
+					      "samples", NULL };
 
 /* SIZE: a whole number of bytes, with K, M, G or T (powers of 1024); 0 or -1. */
 static int parse_size(const char *s, uint64_t *out)
@@ -182,8 +182,8 @@ int cmd_export(int argc, const char **argv)
 		{ CP_OPT_FLAG, 0, "icicle", &icicle, NULL,
 		  "svg: an icicle graph (root at the top), not a flame graph" },
 		{ CP_OPT_CHOICE, 'm', "metric", &metric, "METRIC",
-		  "folded value: calls, self (ns, default), total (ns), or self's cpu, wait or "
-		  "inactive part (ns)", metric_choices },
+		  "folded value: calls, self (ns, default), total (ns), self's cpu, wait or "
+		  "inactive part (ns), or samples (self's, cpu mode)", metric_choices },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
 		{ CP_OPT_STRING, 0, "max-size", &max_size_arg, "SIZE",
 		  "folded, pprof, plist: refuse to write more than about SIZE bytes (K, M, G, T; "
@@ -252,7 +252,13 @@ int cmd_export(int argc, const char **argv)
 			    rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
 		goto out;
 	}
-	if (format == FMT_FOLDED && metric >= CP_METRIC_CPU && !rp->split) {
+	if (format == FMT_FOLDED && metric == CP_METRIC_SAMPLES && !rp->cpu_sampled) {
+		ret = cp_error("profile '%s' has no CPU-time samples (not recorded in cpu mode); "
+			    "use -m self", rp->pf->path);
+		goto out;
+	}
+	if (format == FMT_FOLDED && metric >= CP_METRIC_CPU && metric <= CP_METRIC_INACTIVE &&
+	    !rp->split) {
 		ret = cp_error("profile '%s' has no off-CPU times (not measured when it was recorded); "
 			    "use -m self", rp->pf->path);
 		goto out;

@@ -12,7 +12,11 @@
  * Where off-CPU time was measured, Cpu, Wait and Inactive (ns) follow: a
  * function's self time's parts, and per edge the inclusive ones (shared
  * among a context's call sites like its calls below).  A sampled
- * profile's Calls are Samples.
+ * profile's Calls are Samples.  A cpu-mode profile (exact calls, sampled
+ * CPU time) adds Samples last: a function's self samples, per edge the
+ * samples of the callee's subtree; its call sites' times are not known
+ * (samples are charged to contexts), so a context's inclusive figures are
+ * shared among its sites by their calls.
  * One file per tree: the merged tree, or with --threads=each one per
  * thread, as part N of the run (Callgrind's --separate-threads files;
  * KCachegrind loads the parts together, callgrind_annotate reads one).
@@ -34,6 +38,7 @@ struct edge {
 	int line;		 /* call-site line in the caller, 0 if unknown */
 	uint64_t calls, total_ns, inner_calls;
 	uint64_t split[NSPLIT];	 /* inclusive cpu, wait, inactive */
+	uint64_t samples;	 /* cpu mode: inclusive samples */
 };
 
 static const struct cp_report_profile *cmp_rp;
@@ -107,8 +112,12 @@ static void fn_specs(struct cp_report_profile *rp, struct names *nm, const struc
 	spec(fp, callee ? "cfn" : "fn", fn + 1, rp->fns[fn].name, fresh);
 }
 
-/* A cost line's values after its position; split is NULL without the off-CPU split. */
-static void costs(FILE *fp, int timed, uint64_t ns, uint64_t calls, const uint64_t *split)
+/*
+ * A cost line's values after its position; split is NULL without the
+ * off-CPU split, samples NULL but in cpu mode.
+ */
+static void costs(FILE *fp, int timed, uint64_t ns, uint64_t calls, const uint64_t *split,
+		  const uint64_t *samples)
 {
 	if (timed)
 		fprintf(fp, " %" PRIu64 " %" PRIu64, ns, calls);
@@ -116,7 +125,17 @@ static void costs(FILE *fp, int timed, uint64_t ns, uint64_t calls, const uint64
 		fprintf(fp, " %" PRIu64, calls);
 	for (int k = 0; split && k < NSPLIT; k++)
 		fprintf(fp, " %" PRIu64, split[k]);
+	if (samples)
+		fprintf(fp, " %" PRIu64, *samples);
 	fputc('\n', fp);
+}
+
+/* part of whole in the ratio w / of (whole if of is 0), never more than whole. */
+static uint64_t share_of(uint64_t whole, uint64_t w, uint64_t of)
+{
+	uint64_t s = of ? (uint64_t)((unsigned __int128)whole * w / of) : 0;
+
+	return s > whole ? whole : s;
 }
 
 static void add_split(uint64_t *dst, uint64_t cpu, uint64_t wait, uint64_t inactive)
@@ -140,6 +159,8 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 	uint64_t sum_split[NSPLIT] = { 0 };
 	const uint64_t *split = NULL;
 	uint64_t *calls = xcalloc(rp->nfns + 1, sizeof(*calls));
+	uint64_t *self_samples = xcalloc(rp->nfns + 1, sizeof(*self_samples)), sum_samples = 0;
+	const int cpu = rp->cpu_sampled;
 	uint64_t *below = xcalloc(t->nn, sizeof(*below)); /* calls in the subtree, node's own included */
 	uint32_t *order = xmalloc((rp->nfns + 1) * sizeof(*order)), nused = 0;
 	char *calls_out = xcalloc(rp->nfns + 1, 1); /* the function calls something */
@@ -155,7 +176,9 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 	for (uint32_t i = 1; i < t->nn; i++) {
 		const struct cp_rnode *n = &t->n[i];
 		const struct cp_rnode *p = &t->n[n->parent];
-		uint64_t left_w = rp->timed ? n->total_ns : n->calls, left_inner = below[i];
+		/* Sites' times are not known in cpu mode: share by calls there. */
+		uint64_t left_w = rp->timed && !cpu ? n->total_ns : n->calls, left_inner = below[i];
+		uint64_t left_ns = n->total_ns, left_samples = n->samples;
 		uint64_t left_split[NSPLIT] = { cp_rnode__cpu(n), n->wait_ns, n->inactive_ns };
 
 		self_ns[n->fn] += n->self_ns;
@@ -163,6 +186,8 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 			  n->self_inactive_ns);
 		add_split(sum_split, cp_rnode__self_cpu(n), n->self_wait_ns, n->self_inactive_ns);
 		calls[n->fn] += node_calls(rp, n);
+		CP_ADD_SAT(self_samples[n->fn], n->self_samples);
+		CP_ADD_SAT(sum_samples, n->self_samples);
 		CP_ADD_SAT(sum_ns, n->self_ns);
 		CP_ADD_SAT(sum_calls, node_calls(rp, n));
 		if (p->fn == CP_NONE)
@@ -187,15 +212,24 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 				e[ne].calls = n->calls;
 				e[ne].total_ns = n->total_ns;
 				e[ne].inner_calls = below[i];
+				e[ne].samples = n->samples;
 				memcpy(e[ne].split, left_split, sizeof(left_split));
 			} else {
 				const struct cp_rsite *st = &t->sites[s];
-				uint64_t w = rp->timed ? st->total_ns : st->calls;
+				uint64_t w = rp->timed && !cpu ? st->total_ns : st->calls;
 				uint64_t share = left_w ? (uint64_t)((unsigned __int128)left_inner * w /
 								     left_w) : 0;
+				int last = st->next == CP_NONE;
 
 				e[ne].calls = st->calls;
 				e[ne].total_ns = st->total_ns;
+				if (cpu) {
+					e[ne].total_ns = last ? left_ns : share_of(left_ns, w, left_w);
+					e[ne].samples = last ? left_samples :
+							       share_of(left_samples, w, left_w);
+					left_ns -= e[ne].total_ns;
+					left_samples -= e[ne].samples;
+				}
 				e[ne].inner_calls = st->next == CP_NONE || share > left_inner ? left_inner : share;
 				left_inner -= e[ne].inner_calls;
 				for (int x = 0; x < NSPLIT; x++) {
@@ -221,6 +255,7 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 			CP_ADD_SAT(e[k - 1].calls, e[i].calls);
 			CP_ADD_SAT(e[k - 1].total_ns, e[i].total_ns);
 			CP_ADD_SAT(e[k - 1].inner_calls, e[i].inner_calls);
+			CP_ADD_SAT(e[k - 1].samples, e[i].samples);
 			add_split(e[k - 1].split, e[i].split[0], e[i].split[1], e[i].split[2]);
 			continue;
 		}
@@ -233,10 +268,12 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		fprintf(fp, "thread: %u\ndesc: Thread: %s\n", t->tid, t->label);
 	else
 		fprintf(fp, "desc: Threads: %s (%u)\n", t->label, t->nthreads);
-	fprintf(fp, "positions: line\nevents:%s %s%s\n", rp->timed ? " Time" : "",
-		rp->sampled ? "Samples" : "Calls", rp->split ? " Cpu Wait Inactive" : "");
+	fprintf(fp, "positions: line\nevents:%s %s%s%s\n", rp->timed ? " Time" : "",
+		rp->sampled ? "Samples" : "Calls", rp->split ? " Cpu Wait Inactive" : "",
+		cpu ? " Samples" : "");
 	fprintf(fp, "summary:");
-	costs(fp, rp->timed, sum_ns, sum_calls, rp->split ? sum_split : NULL);
+	costs(fp, rp->timed, sum_ns, sum_calls, rp->split ? sum_split : NULL,
+	      cpu ? &sum_samples : NULL);
 	for (size_t i = 0; i < ne; i++)
 		calls_out[e[i].caller] = 1;
 	for (uint32_t f = 0; f < rp->nfns; f++)
@@ -251,19 +288,21 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		fn_specs(rp, nm, &where[f], f, fp, 0);
 		fprintf(fp, "%d", where[f].line);
 		split = rp->split ? self_split[f] : NULL;
-		costs(fp, rp->timed, self_ns[f], calls[f], split);
+		costs(fp, rp->timed, self_ns[f], calls[f], split, cpu ? &self_samples[f] : NULL);
 		/* Edges are in the order of their callers, which all are in order[]. */
 		for (; k < ne && e[k].caller == f; k++) {
 			fn_specs(rp, nm, &where[e[k].callee], e[k].callee, fp, 1);
 			fprintf(fp, "calls=%" PRIu64 " %d\n%d", e[k].calls, where[e[k].callee].line,
 				e[k].line);
 			costs(fp, rp->timed, e[k].total_ns, e[k].inner_calls,
-			      rp->split ? e[k].split : NULL);
+			      rp->split ? e[k].split : NULL, cpu ? &e[k].samples : NULL);
 		}
 	}
 	fprintf(fp, "\ntotals:");
-	costs(fp, rp->timed, sum_ns, sum_calls, rp->split ? sum_split : NULL);
+	costs(fp, rp->timed, sum_ns, sum_calls, rp->split ? sum_split : NULL,
+	      cpu ? &sum_samples : NULL);
 	free(self_ns);
+	free(self_samples);
 	free(self_split);
 	free(calls);
 	free(below);
@@ -286,7 +325,11 @@ int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp)
 	for (uint32_t i = 0; i < pf->argc; i++)
 		fprintf(fp, " %s", pf->argv[i]);
 	fputc('\n', fp);
-	if (rp->timed)
+	if (rp->cpu_sampled)
+		fprintf(fp, "# time: CPU time sampled at %u Hz, period %" PRIu64 " ns; calls exact\n"
+			    "event: Time : Time (ns, sampled CPU time + wait + inactive)\n",
+			pf->meta.sample_hz, rp->period_ns);
+	else if (rp->timed)
 		fprintf(fp, "event: Time : Time (ns%s)\n",
 			rp->compensated ? ", hook overhead subtracted" : ", raw");
 	if (rp->sampled)
@@ -297,6 +340,8 @@ int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp)
 		fprintf(fp, "event: Cpu : CPU time (ns, total - wait - inactive)\n"
 			    "event: Wait : Off-CPU time blocked (ns)\n"
 			    "event: Inactive : Off-CPU time preempted (ns)\n");
+	if (rp->cpu_sampled)
+		fprintf(fp, "event: Samples : CPU-time samples (Time's CPU part rests on them)\n");
 	if (rp->ntrees > 1)
 		fprintf(fp, "# part %u of %u: one file per thread\n", tree + 1, rp->ntrees);
 	part(rp, &rp->trees[tree], tree + 1, where, &nm, fp);

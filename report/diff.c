@@ -31,6 +31,9 @@ struct dpath {
 	uint64_t calls[2];    /* per profile, all threads added up */
 	uint64_t self_ns[2];
 	uint64_t total_ns[2];
+	/* Sampled CPU time (cpu-mode profiles): the samples total and self rest on. */
+	uint64_t samples[2];
+	uint64_t self_samples[2];
 };
 
 struct cp_diff {
@@ -41,6 +44,7 @@ struct cp_diff {
 	struct cp_strtab names;		       /* distinct function names */
 	uint32_t top;			       /* first top-level path */
 	int timed;			       /* both profiles have times */
+	int cpu[2];			       /* profile s's CPU time is sampled (cpu mode) */
 	double min_percent;		       /* the floor as a share of the larger root */
 	uint64_t floor_ns;		       /* smaller time changes count as none */
 	uint64_t root_ns[2];		       /* the roots' totals: all threads' lifetimes */
@@ -97,6 +101,8 @@ static void add_profile(struct cp_diff *d, int s)
 		CP_ADD_SAT(q->calls[s], n->calls);
 		CP_ADD_SAT(q->self_ns[s], n->self_ns);
 		CP_ADD_SAT(q->total_ns[s], n->total_ns);
+		CP_ADD_SAT(q->samples[s], n->samples);
+		CP_ADD_SAT(q->self_samples[s], n->self_samples);
 		map[i] = k;
 	}
 	d->root_ns[s] = t->n[0].total_ns;
@@ -198,6 +204,8 @@ struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_
 	d->top = CP_NONE;
 	cp_u64map__init(&d->paths, 1024);
 	d->timed = a->timed && b->timed;
+	d->cpu[0] = a->cpu_sampled;
+	d->cpu[1] = b->cpu_sampled;
 	add_profile(d, 0);
 	add_profile(d, 1);
 	rank_paths(d);
@@ -273,6 +281,10 @@ enum dfield {
 	F_TOTAL_B,
 	F_TOTAL_DELTA,
 	F_TOTAL_RATIO,
+	F_SELF_SAMPLES_A,
+	F_SELF_SAMPLES_B,
+	F_SAMPLES_A,
+	F_SAMPLES_B,
 	F_STATUS,
 	F_PATH,
 	F_NR
@@ -281,7 +293,7 @@ enum dfield {
 static const struct {
 	const char *key; /* --fields name, and the column title */
 	int width;	 /* negative: left-aligned */
-	int time;	 /* "-" in a diff without times */
+	int time;	 /* "-" in a diff without times (2: "-" for a side not cpu-sampled) */
 } dfields[F_NR] = {
 	[F_CALLS_A] = { "calls-a", 10, 0 },
 	[F_CALLS_B] = { "calls-b", 10, 0 },
@@ -294,12 +306,18 @@ static const struct {
 	[F_TOTAL_B] = { "total-b", 9, 1 },
 	[F_TOTAL_DELTA] = { "total-delta", 11, 1 },
 	[F_TOTAL_RATIO] = { "total-ratio", 11, 1 },
+	[F_SELF_SAMPLES_A] = { "self-samples-a", 14, 2 },
+	[F_SELF_SAMPLES_B] = { "self-samples-b", 14, 2 },
+	[F_SAMPLES_A] = { "samples-a", 9, 2 },
+	[F_SAMPLES_B] = { "samples-b", 9, 2 },
 	[F_STATUS] = { "status", -7, 0 },
 	[F_PATH] = { "path", 0, 0 },
 };
 
 #define TIMED_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,status,path"
 #define CALLS_FIELDS "calls-a,calls-b,calls-delta,status,path"
+/* A cpu-mode side: the self times' samples too. */
+#define CPU_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,self-samples-a,self-samples-b,status,path"
 
 struct dcols {
 	int id[F_NR]; /* columns in order, the path last */
@@ -419,6 +437,18 @@ static void print_title(const struct dcols *f, FILE *fp)
 	}
 }
 
+/*
+ * Whether side s's time v (self or total of q) rests on fewer than
+ * CP_FEW_SAMPLES samples of a cpu-mode profile: it is marked '?', as in
+ * the report (none at all is a time below a period, not a guess).
+ */
+static int few_samples(const struct cp_diff *d, const struct dpath *q, int s, int self)
+{
+	uint64_t n = self ? q->self_samples[s] : q->samples[s];
+
+	return d->cpu[s] && n && n < CP_FEW_SAMPLES;
+}
+
 static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k, const char *path,
 		      FILE *fp)
 {
@@ -427,8 +457,9 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 
 	for (int c = 0; c < f->n; c++) {
 		int id = f->id[c];
+		int side = id == F_SELF_SAMPLES_B || id == F_SAMPLES_B;
 
-		if (dfields[id].time && !d->timed) {
+		if ((dfields[id].time && !d->timed) || (dfields[id].time == 2 && !d->cpu[side])) {
 			fprintf(fp, "%*s  ", dfields[id].width, "-");
 			continue;
 		}
@@ -442,8 +473,11 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 			break;
 		case F_SELF_A:
 		case F_SELF_B:
-			cp_fmt_ns(buf, sizeof(buf), q->self_ns[id == F_SELF_B]);
-			break;
+			cp_fmt_ns(buf + 1, sizeof(buf) - 1, q->self_ns[id == F_SELF_B]);
+			buf[0] = '?';
+			fprintf(fp, "%*s  ", dfields[id].width,
+				buf + !few_samples(d, q, id == F_SELF_B, 1));
+			continue;
 		case F_SELF_DELTA:
 			fmt_delta_ns(buf, sizeof(buf), q->self_ns);
 			break;
@@ -452,7 +486,18 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 			break;
 		case F_TOTAL_A:
 		case F_TOTAL_B:
-			cp_fmt_ns(buf, sizeof(buf), q->total_ns[id == F_TOTAL_B]);
+			cp_fmt_ns(buf + 1, sizeof(buf) - 1, q->total_ns[id == F_TOTAL_B]);
+			buf[0] = '?';
+			fprintf(fp, "%*s  ", dfields[id].width,
+				buf + !few_samples(d, q, id == F_TOTAL_B, 0));
+			continue;
+		case F_SELF_SAMPLES_A:
+		case F_SELF_SAMPLES_B:
+			snprintf(buf, sizeof(buf), "%" PRIu64, q->self_samples[side]);
+			break;
+		case F_SAMPLES_A:
+		case F_SAMPLES_B:
+			snprintf(buf, sizeof(buf), "%" PRIu64, q->samples[side]);
 			break;
 		case F_TOTAL_DELTA:
 			fmt_delta_ns(buf, sizeof(buf), q->total_ns);
@@ -478,6 +523,8 @@ static const char *mode_str(const struct cp_report_profile *rp)
 		return "counting";
 	case CP_MODE_COVERAGE:
 		return "coverage";
+	case CP_MODE_CPU:
+		return "cpu, CPU time sampled";
 	default:
 		return rp->compensated ? "timing, overhead compensated" : "timing, raw times";
 	}
@@ -495,6 +542,14 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
 	fprintf(fp, " (%s), %u thread%s, %" PRIu64 " calls, %" PRIu64 " call paths\n", mode_str(rp),
 		nthreads, nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+	if (rp->cpu_sampled) {
+		const struct cp_sample_shares *sh = &rp->shares;
+
+		fprintf(fp, "# %c: CPU time sampled at %u Hz: %" PRIu64 " samples; times are "
+			    "sampled CPU time plus off-CPU time, '?' marks those on fewer than %d "
+			    "samples\n", "AB"[s], m->sample_hz, sh->program + sh->kernel + sh->lost,
+			CP_FEW_SAMPLES);
+	}
 	if (m->lost_calls || m->lost_events || m->unpaired_exits || m->nthreads_lost)
 		fprintf(fp, "# warning: %c is incomplete: %" PRIu64 " calls in unrecorded paths, %" PRIu64
 			    " events dropped, %" PRIu64 " unpaired exits, %u threads not set up\n",
@@ -516,6 +571,10 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 		if (!d->rp[s]->timed && d->rp[!s]->timed)
 			fprintf(fp, "# %c has no times (recorded with --mode=%s): only calls are "
 				    "compared\n", "AB"[s], mode_str(d->rp[s]));
+	if (d->timed && d->cpu[0] != d->cpu[1])
+		fprintf(fp, "# note: %c's times were clocked per call, %c's sampled (cpu mode): "
+			    "time changes mix the two ways of measuring\n", "AB"[d->cpu[0]],
+			"AB"[d->cpu[1]]);
 	fmt_delta_calls(buf, sizeof(buf), calls);
 	fprintf(fp, "# calls: %" PRIu64 " -> %" PRIu64 " (%s)\n", calls[0], calls[1], buf);
 	if (d->timed) {
@@ -527,7 +586,9 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 		if (d->root_ns[0])
 			snprintf(ratio, sizeof(ratio), "%.2fx", (double)d->root_ns[1] /
 				 (double)d->root_ns[0]);
-		fprintf(fp, "# total: %s -> %s (%s, %s), all threads' lifetimes\n", a, b, buf, ratio);
+		fprintf(fp, "# total: %s -> %s (%s, %s), %s\n", a, b, buf, ratio,
+			d->cpu[0] || d->cpu[1] ? "all threads' CPU and off-CPU time" :
+						 "all threads' lifetimes");
 		cp_fmt_ns(a, sizeof(a), d->floor_ns);
 		if (d->floor_ns)
 			fprintf(fp, "# time changes below %g%% of the larger total (%s) count as "
@@ -557,7 +618,10 @@ int cp_diff__print(struct cp_diff *d, const struct cp_diff_print_opts *o, FILE *
 	uint64_t shown;
 	size_t alloc = 0;
 
-	if (parse_fields(&f, o->fields ? o->fields : d->timed ? TIMED_FIELDS : CALLS_FIELDS)) {
+	if (parse_fields(&f, o->fields			 ? o->fields :
+			     d->timed && (d->cpu[0] || d->cpu[1]) ? CPU_FIELDS :
+			     d->timed			 ? TIMED_FIELDS :
+							   CALLS_FIELDS)) {
 		free(rows);
 		return -1;
 	}
@@ -666,6 +730,27 @@ static const uint64_t *metric_of(const struct dpath *q, enum cp_diff_metric m)
 }
 
 /*
+ * Whether q's time (self or total) is sampling noise on both sides: some
+ * of it was sampled, and no side rests on CP_FEW_SAMPLES samples or more.
+ * A clocked side, or a sampled one without any sample (its time is then
+ * clocked wait and inactive time), rests on more.
+ */
+static int too_few(const struct cp_diff *d, const struct dpath *q, int self)
+{
+	const uint64_t *n = self ? q->self_samples : q->samples;
+	int sampled = 0;
+
+	for (int s = 0; s < 2; s++) {
+		if (!d->cpu[s])
+			return 0;
+		if (n[s] >= CP_FEW_SAMPLES)
+			return 0;
+		sampled |= n[s] > 0;
+	}
+	return sampled;
+}
+
+/*
  * Whether c holds for path q; *how gets how far (the change in percent,
  * INFINITY for a new path, or the change itself), larger being worse.
  */
@@ -688,6 +773,9 @@ static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const st
 	v = metric_of(q, c->metric);
 	/* Times below the floor are noise; counts are exact. */
 	if (c->metric != CP_DIFF_CALLS && v[0] < d->floor_ns && v[1] < d->floor_ns)
+		return 0;
+	/* So are sampled times on too few samples in A and in B. */
+	if (c->metric != CP_DIFF_CALLS && too_few(d, q, c->metric == CP_DIFF_SELF))
 		return 0;
 	if (c->up ? v[1] <= v[0] : v[0] <= v[1])
 		return 0;
@@ -746,11 +834,25 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 	fprintf(err, "callprof: fail-if '%s' holds for %u call path%s; worst: %s: %s %s -> %s (",
 		c->text, n, n == 1 ? "" : "s", path.buf, metric_names[m], a, b);
 	if (q->in != 3)
-		fprintf(err, "%s)\n", ratio);
+		fprintf(err, "%s", ratio);
 	else if (m == CP_DIFF_CALLS)
-		fprintf(err, "%s)\n", delta);
+		fprintf(err, "%s", delta);
 	else
-		fprintf(err, "%s, %s)\n", delta, ratio);
+		fprintf(err, "%s, %s", delta, ratio);
+	if (m != CP_DIFF_CALLS && (d->cpu[0] || d->cpu[1])) {
+		/* The samples a sampled time rests on; "-" for a clocked side. */
+		const uint64_t *smp = m == CP_DIFF_SELF ? q->self_samples : q->samples;
+
+		fprintf(err, "; samples ");
+		for (int s = 0; s < 2; s++) {
+			if (d->cpu[s])
+				fprintf(err, "%" PRIu64, smp[s]);
+			else
+				fprintf(err, "-");
+			fprintf(err, "%s", s ? "" : " -> ");
+		}
+	}
+	fprintf(err, ")\n");
 	strbuf_release(&path);
 	free(stack);
 	return 1;

@@ -41,6 +41,8 @@ static uint64_t value(const struct cp_rnode *n, enum cp_metric m)
 		return n->self_wait_ns;
 	case CP_METRIC_INACTIVE:
 		return n->self_inactive_ns;
+	case CP_METRIC_SAMPLES:
+		return n->self_samples;
 	default:
 		return n->total_ns;
 	}

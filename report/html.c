@@ -14,7 +14,8 @@
  * metric, indexed by node:
  *
  *   {"callprof_html": 1, "file": PATH, "threads_mode": "merged"|"each",
- *    "timed": BOOL, "split": BOOL, "sampled": BOOL, "calls": N, "paths": N,
+ *    "timed": BOOL, "split": BOOL, "sampled": BOOL, "cpu_sampled": BOOL,
+ *    "calls": N, "paths": N, "time_source": {as -f json's},
  *    "processes": [as -f json's "processes"],
  *    "compensation": {"applied", "calibrated", "caller_ns_per_call",
  *                     "callee_ns_per_call", "raw_ns", "subtracted_ns"},
@@ -26,7 +27,9 @@
  *               "parent": [node index, -1 for the root],
  *               "fn": [function index, -1 for the root],
  *               "calls": [...],
- *               timed only: "total", "self", "min", "max": [ns ...],
+ *               timed only: "total", "self", "min", "max": [ns ...]
+ *                 (cpu_sampled: no "min" and "max", not measured; "samples",
+ *                 "self_samples": [the samples the times rest on]),
  *               compensated only: "overhead": [1: total mostly hook
  *                 overhead, 2: self mostly overhead, 3: both],
  *               off-CPU time measured ("split": true) only: "wait",
@@ -85,7 +88,7 @@ static uint32_t *preorder(const struct cp_rtree *t)
 
 enum column {
 	COL_PARENT, COL_FN, COL_CALLS, COL_TOTAL, COL_SELF, COL_MIN, COL_MAX, COL_OVERHEAD,
-	COL_WAIT, COL_INACTIVE, COL_SELF_WAIT, COL_SELF_INACTIVE
+	COL_WAIT, COL_INACTIVE, COL_SELF_WAIT, COL_SELF_INACTIVE, COL_SAMPLES, COL_SELF_SAMPLES
 };
 
 static void column(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t,
@@ -129,6 +132,12 @@ static void column(struct cp_json *j, const struct cp_report_profile *rp, const 
 		case COL_SELF_INACTIVE:
 			cp_json__u64(j, n->self_inactive_ns);
 			break;
+		case COL_SAMPLES:
+			cp_json__u64(j, n->samples);
+			break;
+		case COL_SELF_SAMPLES:
+			cp_json__u64(j, n->self_samples);
+			break;
 		case COL_OVERHEAD:
 			cp_json__u64(j, (uint64_t)(cp_mostly_overhead(n->total_ns, n->overhead_ns) |
 					 cp_mostly_overhead(n->self_ns, n->self_overhead_ns) << 1));
@@ -143,12 +152,17 @@ static void tree(struct cp_json *j, const struct cp_report_profile *rp, const st
 	static const struct {
 		const char *key;
 		enum column c;
-		int timed; /* only in a profile with times (2: with the off-CPU split) */
+		/*
+		 * Only in a profile with times (2: with the off-CPU split; 3: with
+		 * min and max measured; 4: with sampled CPU time).
+		 */
+		int timed;
 	} cols[] = {
 		{ "parent", COL_PARENT, 0 }, { "fn", COL_FN, 0 },     { "calls", COL_CALLS, 0 },
-		{ "total", COL_TOTAL, 1 },   { "self", COL_SELF, 1 }, { "min", COL_MIN, 1 },
-		{ "max", COL_MAX, 1 },	     { "wait", COL_WAIT, 2 }, { "inactive", COL_INACTIVE, 2 },
+		{ "total", COL_TOTAL, 1 },   { "self", COL_SELF, 1 }, { "min", COL_MIN, 3 },
+		{ "max", COL_MAX, 3 },	     { "wait", COL_WAIT, 2 }, { "inactive", COL_INACTIVE, 2 },
 		{ "self_wait", COL_SELF_WAIT, 2 }, { "self_inactive", COL_SELF_INACTIVE, 2 },
+		{ "samples", COL_SAMPLES, 4 },	   { "self_samples", COL_SELF_SAMPLES, 4 },
 	};
 	uint32_t *order = preorder(t), *newid = xmalloc(t->nn * sizeof(*newid));
 
@@ -159,7 +173,9 @@ static void tree(struct cp_json *j, const struct cp_report_profile *rp, const st
 	cp_json__key_u64(j, "tid", t->tid);
 	cp_json__key_u64(j, "threads", t->nthreads);
 	for (size_t c = 0; c < ARRAY_SIZE(cols); c++) {
-		if ((cols[c].timed && !rp->timed) || (cols[c].timed == 2 && !rp->split))
+		if ((cols[c].timed && !rp->timed) || (cols[c].timed == 2 && !rp->split) ||
+		    (cols[c].timed == 3 && rp->cpu_sampled) ||
+		    (cols[c].timed == 4 && !rp->cpu_sampled))
 			continue;
 		cp_json__key(j, cols[c].key);
 		column(j, rp, t, order, newid, cols[c].c);
@@ -237,8 +253,11 @@ static void data(struct cp_json *j, struct cp_report_profile *rp)
 	cp_json__bool(j, rp->split);
 	cp_json__key(j, "sampled");
 	cp_json__bool(j, rp->sampled);
+	cp_json__key(j, "cpu_sampled");
+	cp_json__bool(j, rp->cpu_sampled);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
+	cp_export_json_time_source(j, rp);
 	cp_export_json_processes(j, rp);
 	cp_export_json_compensation(j, rp);
 	functions(j, rp);

@@ -233,6 +233,12 @@ _Static_assert(CP_NONE == CP_U64MAP_NONE, "cp_u64map's 'absent' is not CP_NONE")
  */
 struct cp_json;
 void cp_export_json_processes(struct cp_json *j, const struct cp_report_profile *rp);
+/*
+ * Its "time_source" key and object: where the times come from ("clock",
+ * "stack-samples", "none", or "cpu-samples" with the rate, period and
+ * sample counts the times rest on, and the profiler's share left out).
+ */
+void cp_export_json_time_source(struct cp_json *j, const struct cp_report_profile *rp);
 /* Its "compensation" key and object: what was subtracted, from what. */
 void cp_export_json_compensation(struct cp_json *j, const struct cp_report_profile *rp);
 

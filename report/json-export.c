@@ -18,7 +18,7 @@
 static const char *mode_name(uint32_t mode)
 {
 	return mode == CP_MODE_COUNTING ? "counting" : mode == CP_MODE_COVERAGE ? "coverage" :
-	       mode == CP_MODE_SAMPLED ? "sampled" : "timing";
+	       mode == CP_MODE_SAMPLED ? "sampled" : mode == CP_MODE_CPU ? "cpu" : "timing";
 }
 
 static const char *switches_name(uint32_t switches)
@@ -90,7 +90,8 @@ static void process(struct cp_json *j, const struct cp_profile_file *pf)
 		cp_json__key_u64(j, "period_ns", m->sample_period_ns);
 		cp_json__key_u64(j, "samples", m->samples);
 		cp_json__key_u64(j, "lost", m->samples_lost);
-		cp_json__key_str(j, "unwinding", (m->sample_flags & CP_SAMPLE_HYBRID) ? "none" :
+		cp_json__key_str(j, "unwinding", (m->sample_flags & CP_SAMPLE_HYBRID) ||
+						   m->mode == CP_MODE_CPU ? "none" :
 				    (m->sample_flags & CP_SAMPLE_DWARF) ? "dwarf" :
 				    (m->sample_flags & CP_SAMPLE_FP) ? "frame-pointers" : "unknown");
 		cp_json__end_obj(j);
@@ -157,6 +158,33 @@ void cp_export_json_compensation(struct cp_json *j, const struct cp_report_profi
 	cp_json__dbl(j, rp->inside_ns);
 	cp_json__key_u64(j, "raw_ns", rp->raw_ns);
 	cp_json__key_u64(j, "subtracted_ns", rp->subtracted_ns);
+	cp_json__end_obj(j);
+}
+
+void cp_export_json_time_source(struct cp_json *j, const struct cp_report_profile *rp)
+{
+	const struct cp_meta *m = &rp->pf->meta;
+	const struct cp_sample_shares *s = &rp->shares;
+	uint64_t program = s->program + s->kernel + s->lost, all = program + s->runtime;
+
+	cp_json__key(j, "time_source");
+	cp_json__obj(j);
+	if (!rp->cpu_sampled) {
+		cp_json__key_str(j, "source", !rp->timed ? "none" : rp->sampled ? "stack-samples" :
+					      "clock");
+		cp_json__end_obj(j);
+		return;
+	}
+	cp_json__key_str(j, "source", "cpu-samples");
+	cp_json__key_u64(j, "sample_hz", m->sample_hz);
+	cp_json__key_u64(j, "period_ns", rp->period_ns);
+	cp_json__key_u64(j, "samples", program);
+	cp_json__key_u64(j, "kernel_samples", s->kernel);
+	cp_json__key_u64(j, "lost_samples", s->lost);
+	cp_json__key_u64(j, "profiler_samples", s->runtime);
+	cp_json__key(j, "profiler_share");
+	cp_json__dbl(j, all ? (double)s->runtime / (double)all : 0.0);
+	cp_json__key_u64(j, "few_samples", CP_FEW_SAMPLES);
 	cp_json__end_obj(j);
 }
 
@@ -291,12 +319,24 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 	if (rp->timed) {
 		cp_json__key_u64(j, "total_ns", n->total_ns);
 		cp_json__key_u64(j, "self_ns", n->self_ns);
-		cp_json__key_u64(j, "min_ns", n->min_ns);
-		cp_json__key_u64(j, "max_ns", n->max_ns);
+		if (rp->cpu_sampled) {
+			/* Not measured: null, never a 0 that looks measured. */
+			cp_json__key(j, "min_ns");
+			cp_json__null(j);
+			cp_json__key(j, "max_ns");
+			cp_json__null(j);
+		} else {
+			cp_json__key_u64(j, "min_ns", n->min_ns);
+			cp_json__key_u64(j, "max_ns", n->max_ns);
+		}
 		cp_json__key_u64(j, "wait_ns", n->wait_ns);
 		cp_json__key_u64(j, "inactive_ns", n->inactive_ns);
 		cp_json__key_u64(j, "overhead_ns", n->overhead_ns);
 		cp_json__key_u64(j, "self_overhead_ns", n->self_overhead_ns);
+	}
+	if (rp->cpu_sampled) {
+		cp_json__key_u64(j, "samples", n->samples);
+		cp_json__key_u64(j, "self_samples", n->self_samples);
 	}
 	if (rp->split) {
 		cp_json__key_u64(j, "cpu_ns", cp_rnode__cpu(n));
@@ -339,9 +379,13 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 
 			site_open(j, rp, s->site, s->part);
 			cp_json__key_u64(j, "calls", s->calls);
-			if (rp->timed) {
+			if (rp->timed && !rp->cpu_sampled) {
 				cp_json__key_u64(j, "total_ns", s->total_ns);
 				cp_json__key_u64(j, "overhead_ns", s->overhead_ns);
+			} else if (rp->cpu_sampled) {
+				/* Samples are charged to contexts, not to call sites. */
+				cp_json__key(j, "total_ns");
+				cp_json__null(j);
 			}
 			cp_json__end_obj(j);
 		}
@@ -371,6 +415,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	cp_json__bool(j, rp->split);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
+	cp_export_json_time_source(j, rp);
 	cp_export_json_compensation(j, rp);
 
 	cp_json__key(j, "functions");

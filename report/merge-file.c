@@ -20,6 +20,13 @@
  * calibration) before they were added; the file keeps the compensated
  * times in nanoseconds and no overhead figures, and INPUTS keeps what was
  * subtracted from each.
+ *
+ * Cpu-mode inputs (exact counts, CPU time sampled) make a cpu-mode file:
+ * their CPU time stays samples, in LINES per merged context (addresses
+ * moved like the rest, so the kernel's, the lost and the runtime's samples
+ * stay apart), wait and inactive time in nanoseconds, and the node records
+ * carry no ticks, as the runtime writes them.  Samples add up only at one
+ * period: inputs sampled at another period than the first are refused.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +54,14 @@ struct mmodule {
 	uint32_t build_id_size;
 	uint8_t build_id[32];
 	uint32_t first_map, nmaps; /* in merge.maps */
+	uint32_t flags;		   /* CP_MODULE_RUNTIME kept: its samples are the profiler's */
+};
+
+/* A cpu-mode input's samples at ip, charged to merged context node. */
+struct mline {
+	uint32_t node;
+	uint64_t ip; /* moved into the merged address space, or a pseudo address */
+	uint64_t samples;
 };
 
 /* A source position: strtab index of the file (CP_NONE if unknown) and line. */
@@ -91,6 +106,10 @@ struct merge {
 	uint64_t cpu_ns;	/* the threads' kernel CPU time */
 	uint32_t cpu_unknown;	/* threads without it */
 	uint32_t hosts;		/* distinct host names */
+	int cpu;		/* cpu-mode inputs: samples in lines[] */
+	uint64_t period_ns;	/* ... all at this period */
+	struct mline *lines;
+	size_t nlines, lines_alloc;
 	struct cp_u64map host_seen;
 };
 
@@ -112,6 +131,7 @@ static uint32_t merge__module(struct merge *m, const struct cp_profile_file *pf,
 	memcpy(d->build_id, src->build_id, sizeof(d->build_id));
 	d->first_map = m->nmaps;
 	d->nmaps = src->nmaps;
+	d->flags = src->flags & CP_MODULE_RUNTIME;
 	for (uint32_t j = 0; j < src->nmaps; j++) {
 		struct cp_map mp = pf->maps[src->first_map + j];
 
@@ -276,6 +296,12 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 	uint32_t *map = xmalloc(src->nn * sizeof(*map));
 	struct range *r = xcalloc(pf->nmaps ? pf->nmaps : 1, sizeof(*r));
 	uint32_t *modmap = xcalloc(pf->nmodules ? pf->nmodules : 1, sizeof(*modmap));
+	/*
+	 * Cpu mode: the contexts a NODES record made.  The others (a function
+	 * without hooks the samples fell in, "[kernel]") the reader derives
+	 * from LINES again: written as nodes, they would be there twice.
+	 */
+	uint8_t *real = NULL;
 
 	for (uint32_t i = 0; i < pf->nmodules; i++)
 		modmap[i] = merge__module(m, pf, i);
@@ -289,15 +315,27 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 	for (uint32_t f = 0; f < p->nfns; f++)
 		fnmap[f] = merge__fn(m, p, f, r, pf->nmaps);
 
+	if (m->cpu) {
+		real = xcalloc(src->nn, 1);
+		for (uint32_t k = 0; k < pf->nnodes; k++)
+			if (p->node_map[k] != CP_NONE)
+				real[p->node_map[k]] = 1;
+	}
 	map[0] = 0;
 	cp_rnode__add_counts(&t->n[0], &src->n[0]);
 	m->ntouched = 0;
 	for (uint32_t i = 1; i < src->nn; i++) {
 		const struct cp_rnode *s = &src->n[i];
-		uint32_t id = merge__child(m, map[s->parent], fnmap[s->fn]);
+		uint32_t id;
 		struct cp_rnode add = *s;
-		struct cp_rspread *c = &m->cur[id];
+		struct cp_rspread *c;
 
+		if (real && !real[i]) {
+			map[i] = CP_NONE;
+			continue;
+		}
+		id = merge__child(m, map[s->parent], fnmap[s->fn]);
+		c = &m->cur[id];
 		map[i] = id;
 		if (s->sites == CP_NONE)
 			cp_rtree__add_site(t, id, merge__site(m, p, s->site, r, pf->nmaps), 0,
@@ -334,6 +372,19 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		cp_rspread__add(&t->spread[id], &m->cur[id]);
 		memset(&m->cur[id], 0, sizeof(m->cur[id]));
 	}
+	/* Cpu mode: the samples go to the merged contexts of theirs. */
+	for (uint32_t k = 0; m->cpu && k < pf->nlines; k++) {
+		const struct cp_line_rec *l = &pf->lines[k];
+		uint32_t node = p->node_map[l->node];
+
+		if (node == CP_NONE) /* a context the report leaves out */
+			continue;
+		ALLOC_GROW(m->lines, m->nlines + 1, m->lines_alloc);
+		m->lines[m->nlines].node = map[node];
+		m->lines[m->nlines].ip = l->ip < CP_IP_PSEUDO_LIMIT ? l->ip :
+							      rebase(r, pf->nmaps, l->ip);
+		m->lines[m->nlines++].samples = l->samples;
+	}
 
 	if (pf->ninputs) {
 		for (uint32_t i = 0; i < pf->ninputs; i++)
@@ -367,6 +418,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 	}
 	CP_ADD_SAT(m->cpu_ns, src->cpu_ns);
 	m->cpu_unknown += src->cpu_unknown;
+	free(real);
 	free(modmap);
 	free(r);
 	free(map);
@@ -388,6 +440,8 @@ static struct cp_node_rec node_rec(const struct merge *m, const struct cp_rnode 
 	r.parent = parent;
 	r.site = site;
 	r.calls = calls;
+	if (m->cpu) /* the time is in LINES; min and max were not measured */
+		return r;
 	r.ticks = total_ns; /* the file's clock counts ns */
 	r.min_ticks = n->min_ns;
 	r.max_ticks = n->max_ns;
@@ -401,6 +455,37 @@ static void node_rec_offcpu(struct cp_node_rec *r, const struct cp_rnode *n)
 	r->inactive_ticks = n->self_inactive_ns;
 	r->switches_vol = n->self_switches_vol;
 	r->switches_invol = n->self_switches_invol;
+}
+
+static int mline_cmp(const void *pa, const void *pb)
+{
+	const struct mline *a = pa, *b = pb;
+
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	return a->ip < b->ip ? -1 : a->ip > b->ip;
+}
+
+/* Cpu mode: LINES, one record per merged context and address; at[] maps nodes to records. */
+static void write_lines(struct merge *m, struct cp_writer *w, const uint32_t *at)
+{
+	size_t k = 0;
+
+	if (!m->cpu)
+		return;
+	if (m->nlines)
+		qsort(m->lines, m->nlines, sizeof(*m->lines), mline_cmp);
+	cp_writer__section(w, CP_SEC_LINES, sizeof(struct cp_line_rec));
+	while (k < m->nlines) {
+		struct cp_line_rec l = { .node = at[m->lines[k].node], .ip = m->lines[k].ip };
+		size_t j = k;
+
+		for (; j < m->nlines && !mline_cmp(&m->lines[j], &m->lines[k]); j++)
+			CP_ADD_SAT(l.samples, m->lines[j].samples);
+		if (l.samples)
+			cp_writer__put(w, &l, sizeof(l));
+		k = j;
+	}
 }
 
 static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
@@ -459,6 +544,7 @@ static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
 			cp_writer__put(w, &none, sizeof(none));
 	}
 	*nrec = n;
+	write_lines(m, w, at);
 	free(at);
 }
 
@@ -542,11 +628,14 @@ static int merge__write(struct merge *m, const char *out)
 		mod.load_bias = mod.loaded_at = module_base(k);
 		mod.first_map = m->mods[k].first_map;
 		mod.nmaps = m->mods[k].nmaps;
+		mod.flags = m->mods[k].flags;
 		cp_writer__put(w, &mod, sizeof(mod));
 	}
 	cp_writer__section(w, CP_SEC_MAPS, sizeof(struct cp_map));
 	cp_writer__put(w, m->maps, (size_t)m->nmaps * sizeof(*m->maps));
 
+	if (m->cpu && w->min_reader < CP_MIN_READER_CPU)
+		w->min_reader = CP_MIN_READER_CPU;
 	number_regions(m, w);
 	write_nodes(m, w, &nrec);
 	write_regions(m, w);
@@ -647,6 +736,8 @@ int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
 			size_t len = 0;
 
 			m.meta.mode = pf->meta.mode;
+			m.cpu = p->cpu_sampled;
+			m.period_ns = p->period_ns;
 			m.meta.clock = p->timed ? CP_CLOCK_MONOTONIC : CP_CLOCK_NONE;
 			m.meta.ticks_per_sec = p->timed ? 1000000000u : 0;
 			for (uint32_t a = 0; a < pf->argc; a++)
@@ -663,12 +754,23 @@ int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
 			      "merged", paths[i], paths[0]);
 			cp_report_profile__free(p);
 			goto out;
+		} else if (m.cpu && p->period_ns != m.period_ns && p->shares.program +
+			   p->shares.kernel + p->shares.lost + p->shares.runtime && m.period_ns) {
+			cp_error("profile '%s' was sampled every %" PRIu64 " ns of CPU time, '%s' every "
+			      "%" PRIu64 " ns: their samples cannot be added up", paths[i],
+			      p->period_ns, paths[0], m.period_ns);
+			cp_report_profile__free(p);
+			goto out;
 		}
+		if (m.cpu && !m.period_ns) /* the first had no sample: the next sets it */
+			m.period_ns = p->period_ns;
 		merge__add(&m, p, paths[i]);
 		cp_report_profile__free(p);
 		if (show_progress)
 			progress(i + 1, n, &shown);
 	}
+	if (m.cpu) /* the first file may have had no sample, and no period */
+		m.meta.sample_period_ns = m.period_ns;
 	m.meta.flags |= CP_META_MERGED;
 	m.meta.flags &= ~(uint32_t)CP_META_FORKED;
 	if (merge__write(&m, out))
@@ -695,6 +797,7 @@ out:
 	free(m.inputs);
 	free(m.cur);
 	free(m.touched);
+	free(m.lines);
 	free(m.argv);
 	free(m.names.slot);
 	free(t->n);

@@ -74,6 +74,7 @@ static void add_node(struct cp_rnode *d, const struct cp_rnode *s, uint32_t part
 	CP_ADD_SAT(d->inactive_ns, s->inactive_ns);
 	CP_ADD_SAT(d->switches_vol, s->switches_vol);
 	CP_ADD_SAT(d->switches_invol, s->switches_invol);
+	CP_ADD_SAT(d->samples, s->samples);
 	CP_ADD_SAT(d->self_ns, s->self_ns);
 	CP_ADD_SAT(d->overhead_ns, s->overhead_ns);
 	CP_ADD_SAT(d->self_overhead_ns, s->self_overhead_ns);
@@ -290,6 +291,15 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 	rp->threads = opts->threads;
 	rp->timed = parts[0]->timed;
 	rp->sampled = parts[0]->sampled;
+	/* Cpu mode: each part's times use its own period; the first's is shown. */
+	rp->cpu_sampled = parts[0]->cpu_sampled;
+	rp->period_ns = parts[0]->period_ns;
+	for (uint32_t p = 0; p < kept; p++) {
+		CP_ADD_SAT(rp->shares.program, parts[p]->shares.program);
+		CP_ADD_SAT(rp->shares.runtime, parts[p]->shares.runtime);
+		CP_ADD_SAT(rp->shares.kernel, parts[p]->shares.kernel);
+		CP_ADD_SAT(rp->shares.lost, parts[p]->shares.lost);
+	}
 	rp->split = rp->timed && measured(rp->pf->meta.switches);
 	rp->compensated = 1;
 	rp->outside_ns = parts[0]->outside_ns;

@@ -527,9 +527,14 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 	uint32_t unsampled = 0;
 	char period[32];
 
-	for (uint32_t i = 0; i < pf->nthreads; i++)
-		if (pf->threads[i].flags & CP_THREAD_UNSAMPLED)
-			unsampled += pf->threads[i].nthreads;
+	/* Several files: the summary's nthreads counts all parts' threads. */
+	for (uint32_t p = 0; p < (rp->nparts ? rp->nparts : 1); p++) {
+		const struct cp_profile_file *f = rp->nparts ? rp->parts[p]->pf : pf;
+
+		for (uint32_t i = 0; i < f->nthreads; i++)
+			if (f->threads[i].flags & CP_THREAD_UNSAMPLED)
+				unsampled += f->threads[i].nthreads;
+	}
 	cp_fmt_ns(period, sizeof(period), rp->period_ns);
 	fprintf(fp, "# time: CPU time sampled at %u Hz (one sample per %s of CPU time) on the exact "
 		    "call tree: %" PRIu64 " samples, %.1f%% of them in the kernel (charged to the "

@@ -12,7 +12,12 @@
  * build-id, a sample label per thread with --threads=each.  Where off-CPU
  * time was measured, self time's parts follow as sample types cpu, wait
  * and inactive (exclusive too).  A sampled profile's counts are samples.
+ * A cpu-mode profile (exact calls, sampled CPU time) adds a last sample
+ * type, "samples" (count): the samples a context's self time rests on;
+ * its period is the sampling period in CPU nanoseconds, and a comment
+ * names the time source.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -141,7 +146,9 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 {
 	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct cp_strtab st = { 0 };
-	ValueType vt[5], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	ValueType vt[6], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	int64_t comment[2];
+	char *source = NULL;
 	static const char *const split_types[] = { "cpu", "wait", "inactive" };
 	Function *fns = xcalloc(rp->nfns + 1, sizeof(*fns));
 	Location *locs = xcalloc(rp->nfns + 1, sizeof(*locs));
@@ -156,8 +163,8 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 	cp_strtab__add(&st, ""); /* string 0, as the format wants */
 
 	p.n_sample_type = rp->split ? 5 : rp->timed ? 2 : 1;
-	p.sample_type = xcalloc(5, sizeof(*p.sample_type));
-	for (int k = 0; k < 5; k++) {
+	p.sample_type = xcalloc(6, sizeof(*p.sample_type));
+	for (int k = 0; k < 6; k++) {
 		perftools__profiles__value_type__init(&vt[k]);
 		p.sample_type[k] = &vt[k];
 	}
@@ -175,6 +182,26 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 		period.unit = intern(&st, "nanoseconds");
 		p.period_type = &period;
 		p.period = 1;
+	}
+	if (rp->cpu_sampled) {
+		const struct cp_sample_shares *sh = &rp->shares;
+		uint64_t program = sh->program + sh->kernel + sh->lost, all = program + sh->runtime;
+
+		vt[p.n_sample_type].type = intern(&st, "samples");
+		vt[p.n_sample_type].unit = intern(&st, "count");
+		p.n_sample_type++;
+		period.type = intern(&st, "cpu");
+		p.period = (int64_t)rp->period_ns;
+		source = xstrfmt("callprof time source: cpu-samples: CPU time sampled at %u Hz, "
+				 "period %" PRIu64 " ns, %" PRIu64 " samples (%" PRIu64 " in the "
+				 "kernel, %" PRIu64 " lost); profiler's own share %.1f%% left out; "
+				 "calls exact; self times resting on fewer than %d samples are rough",
+				 rp->pf->meta.sample_hz, rp->period_ns, program, sh->kernel,
+				 sh->lost, all ? 100.0 * (double)sh->runtime / (double)all : 0.0,
+				 CP_FEW_SAMPLES);
+		comment[0] = intern(&st, source);
+		p.comment = comment;
+		p.n_comment = 1;
 	}
 	p.time_nanos = (int64_t)rp->pf->meta.start_realtime_ns;
 	p.duration_nanos = (int64_t)rp->pf->meta.duration_ns;
@@ -238,13 +265,15 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 			s->location_id = xmalloc(depth * sizeof(*s->location_id));
 			for (uint32_t k = i; k != 0 && k != CP_NONE; k = t->n[k].parent)
 				s->location_id[s->n_location_id++] = t->n[k].fn + 1;
-			s->value = xcalloc(5, sizeof(*s->value));
+			s->value = xcalloc(6, sizeof(*s->value));
 			s->n_value = p.n_sample_type;
 			s->value[0] = (int64_t)t->n[i].calls;
 			s->value[1] = (int64_t)t->n[i].self_ns;
 			s->value[2] = (int64_t)cp_rnode__self_cpu(&t->n[i]);
 			s->value[3] = (int64_t)t->n[i].self_wait_ns;
 			s->value[4] = (int64_t)t->n[i].self_inactive_ns;
+			if (rp->cpu_sampled) /* the last type */
+				s->value[p.n_sample_type - 1] = (int64_t)t->n[i].self_samples;
 			if (labels) {
 				s->label = xcalloc(2, sizeof(*s->label));
 				s->label[0] = &labels[0];
@@ -290,5 +319,6 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 	free(lines);
 	free(line_ptrs);
 	cp_strtab__release(&st);
+	free(source);
 	return ret;
 }

@@ -344,6 +344,7 @@ enum cp_metric {
 	CP_METRIC_CPU,
 	CP_METRIC_WAIT,
 	CP_METRIC_INACTIVE,
+	CP_METRIC_SAMPLES, /* cpu mode: the samples self time rests on */
 };
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
 /*

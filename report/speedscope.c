@@ -12,8 +12,11 @@
  * with the file and line of their entry.  Where off-CPU time was measured,
  * each tree gets three more profiles, "LABEL: cpu", "LABEL: wait" and
  * "LABEL: inactive", weighted by those parts of the self time (speedscope
- * shows one metric per profile).
+ * shows one metric per profile).  A cpu-mode profile (exact calls, sampled
+ * CPU time) names its time source in the file's name and adds per tree
+ * "LABEL: samples", weighted by the samples the self times rest on.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "format/format.h"
@@ -22,7 +25,7 @@
 #include "report/report.h"
 #include "util/util.h"
 
-enum weight { W_SELF, W_CPU, W_WAIT, W_INACTIVE };
+enum weight { W_SELF, W_CPU, W_WAIT, W_INACTIVE, W_SAMPLES };
 
 static uint64_t weight(const struct cp_report_profile *rp, const struct cp_rnode *n, enum weight w)
 {
@@ -33,6 +36,8 @@ static uint64_t weight(const struct cp_report_profile *rp, const struct cp_rnode
 		return n->self_wait_ns;
 	case W_INACTIVE:
 		return n->self_inactive_ns;
+	case W_SAMPLES:
+		return n->self_samples;
 	default:
 		return rp->timed ? n->self_ns : n->calls;
 	}
@@ -55,7 +60,7 @@ static void event(struct cp_json *j, const char *type, uint32_t frame, uint64_t 
 static void profile(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t,
 		    enum weight w, uint64_t *incl)
 {
-	static const char *const suffix[] = { "", ": cpu", ": wait", ": inactive" };
+	static const char *const suffix[] = { "", ": cpu", ": wait", ": inactive", ": samples" };
 	uint64_t at = 0;
 	char *name = xstrfmt("%s%s", t->label, suffix[w]);
 	uint32_t i;
@@ -69,7 +74,7 @@ static void profile(struct cp_json *j, const struct cp_report_profile *rp, const
 	cp_json__key_str(j, "type", "evented");
 	cp_json__key_str(j, "name", name);
 	free(name);
-	cp_json__key_str(j, "unit", rp->timed ? "nanoseconds" : "none");
+	cp_json__key_str(j, "unit", rp->timed && w != W_SAMPLES ? "nanoseconds" : "none");
 	cp_json__key_u64(j, "startValue", 0);
 	cp_json__key_u64(j, "endValue", incl[0]);
 	cp_json__key(j, "events");
@@ -112,7 +117,16 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 	cp_json__obj(j);
 	cp_json__key_str(j, "$schema", "https://www.speedscope.app/file-format-schema.json");
 	cp_json__key_str(j, "exporter", "callprof");
-	name = xstrfmt("%s (pid %u)", rp->pf->path, rp->pf->meta.pid);
+	if (rp->cpu_sampled) {
+		const struct cp_sample_shares *sh = &rp->shares;
+
+		name = xstrfmt("%s (pid %u; time: CPU time sampled at %u Hz, period %" PRIu64
+			       " ns, %" PRIu64 " samples, calls exact)", rp->pf->path,
+			       rp->pf->meta.pid, rp->pf->meta.sample_hz, rp->period_ns,
+			       sh->program + sh->kernel + sh->lost);
+	} else {
+		name = xstrfmt("%s (pid %u)", rp->pf->path, rp->pf->meta.pid);
+	}
 	cp_json__key_str(j, "name", name);
 	free(name);
 	cp_json__key_u64(j, "activeProfileIndex", 0);
@@ -141,6 +155,8 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 		ALLOC_GROW(incl, rp->trees[ti].nn, alloc);
 		for (enum weight w = W_SELF; w <= (rp->split ? W_INACTIVE : W_SELF); w++)
 			profile(j, rp, &rp->trees[ti], w, incl);
+		if (rp->cpu_sampled)
+			profile(j, rp, &rp->trees[ti], W_SAMPLES, incl);
 	}
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);

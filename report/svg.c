@@ -118,6 +118,11 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 			cp_fmt_ns(inactive, sizeof(inactive), n->inactive_ns);
 			fprintf(c->fp, "\ncpu %s, wait %s, inactive %s", cpu, wait, inactive);
 		}
+		if (c->rp->cpu_sampled && n)
+			fprintf(c->fp, "\nsamples %" PRIu64 ", self %" PRIu64 "%s", n->samples,
+				n->self_samples,
+				n->samples && n->samples < CP_FEW_SAMPLES ?
+					" (few: the times are rough)" : "");
 	} else {
 		fprintf(c->fp, "calls %" PRIu64 ", %" PRIu64 " calls below and including (%.2f%%)",
 			calls, total, c->base ? 100.0 * (double)total / (double)c->base : 0.0);
@@ -283,6 +288,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 	free(title);
 	fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#666\">width: %s; hover for calls, total and "
 		     "self; colour: module%s</text>\n", (int)PAD, TOP + levels * FRAME_H + 20,
+		rp->cpu_sampled ? "total time (CPU time sampled, counts exact; hover for samples)" :
 		rp->timed ? "total time" : "calls below and including",
 		c.left_out ? "; some frames too narrow to draw are left out" : "");
 	if (icicle)

@@ -16,6 +16,9 @@
 /* A merged profile's tree shows how each context varied across the inputs. */
 #define MERGED_TREE_FIELDS "calls,calls-min,calls-max,total,total-min,total-max,self,percent,name"
 #define MERGED_COUNT_FIELDS "calls,calls-min,calls-max,name"
+/* Merged cpu-mode profiles: the samples the times rest on too. */
+#define MERGED_CPU_FIELDS                                                                           \
+	"calls,calls-min,calls-max,total,total-min,total-max,self,percent,samples,name"
 
 /* Deeper contexts are printed at this indentation, their depth spelled out. */
 #define MAX_INDENT_DEPTH 100
@@ -113,7 +116,8 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 		snprintf(depth, sizeof(depth), "[depth %u] ", n->depth);
 		r.prefix = depth;
 	}
-	if (t->spread && i < t->nspread && rp->ninputs) {
+	/* No input gave it (cpu mode: derived from samples on reading): no spread. */
+	if (t->spread && i < t->nspread && rp->ninputs && t->spread[i].inputs) {
 		r.spread = &t->spread[i];
 		r.ninputs = rp->ninputs;
 	}
@@ -202,7 +206,9 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 
 	if (cp_fields__parse(&f, o->fields,
 			     !rp->ninputs ? cp_default_fields(rp, TREE_FIELDS, SPLIT_TREE_FIELDS) :
-			     rp->timed ? MERGED_TREE_FIELDS : MERGED_COUNT_FIELDS))
+			     rp->cpu_sampled ? MERGED_CPU_FIELDS :
+			     rp->timed	     ? MERGED_TREE_FIELDS :
+					       MERGED_COUNT_FIELDS))
 		return -1;
 	cp_fields__apply_view(&f, o);
 	f.sampled = rp->sampled;

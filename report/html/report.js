@@ -25,6 +25,9 @@
 	const TIMED = !!D.timed;
 	/* Off-CPU time measured: cpu, wait and inactive columns. */
 	const SPLIT = !!D.split;
+	/* CPU time from samples (cpu mode): samples per node, no min or max. */
+	const CPU = !!D.cpu_sampled;
+	const FEW = CPU ? D.time_source.few_samples : 0;
 	const F = D.functions;
 	const NFNS = F.name.length;
 	const FH = 18;		/* frame height, CSS px */
@@ -45,6 +48,21 @@
 		if (ns < 1e9)
 			return (ns / 1e6).toFixed(2) + 'ms';
 		return (ns / 1e9).toFixed(3) + 's';
+	}
+
+	function fmtSamples(n) {
+		return String(n) + (n && n < FEW ? ' (few)' : '');
+	}
+
+	/*
+	 * Sampled CPU time: whether column key of row r rests on fewer than
+	 * FEW samples (none at all is a time below a period, not a guess).
+	 */
+	function fewSamples(r, key) {
+		const n = ['self', 'selfCpu', 'selfPct'].includes(key) ? r.selfSamples :
+			['total', 'cpu', 'avg', 'totalPct'].includes(key) ? r.samples : FEW;
+
+		return CPU && n !== undefined && n > 0 && n < FEW;
 	}
 
 	function fmtPct(part, base) {
@@ -132,6 +150,7 @@
 			max: new Float64Array(n), ovh: new Uint8Array(n), labels: new Map(),
 			wait: new Float64Array(n), inactive: new Float64Array(n),
 			selfWait: new Float64Array(n), selfInactive: new Float64Array(n),
+			samples: new Float64Array(n), selfSamples: new Float64Array(n),
 			threads: new Map(),
 		};
 		let o = 0;
@@ -154,8 +173,13 @@
 				if (TIMED) {
 					v.total[i] = t.total[k];
 					v.self[i] = t.self[k];
-					v.min[i] = t.min[k];
-					v.max[i] = t.max[k];
+					if (CPU) {
+						v.samples[i] = t.samples[k];
+						v.selfSamples[i] = t.self_samples[k];
+					} else {
+						v.min[i] = t.min[k];
+						v.max[i] = t.max[k];
+					}
 				}
 				if (SPLIT) {
 					v.wait[i] = t.wait[k];
@@ -172,6 +196,8 @@
 			v.threads.set(o, t.threads);
 			if (several && TIMED)
 				v.total[0] += t.total[0];
+			if (several && CPU)
+				v.samples[0] += t.samples[0];
 			if (several && SPLIT) {
 				v.wait[0] += t.wait[0];
 				v.inactive[0] += t.inactive[0];
@@ -461,7 +487,12 @@
 			rows.push(['self', fmtNs(V.self[i]) + (V.ovh[i] & 2 ? ' (mostly hook overhead)' : '')]);
 			if (f >= 0 && V.calls[i]) {
 				rows.push(['avg / call', fmtNs(Math.floor(V.total[i] / V.calls[i]))]);
-				rows.push(['min / max', fmtNs(V.min[i]) + ' / ' + fmtNs(V.max[i])]);
+				if (!CPU)
+					rows.push(['min / max', fmtNs(V.min[i]) + ' / ' + fmtNs(V.max[i])]);
+			}
+			if (CPU) {
+				rows.push(['samples', fmtSamples(V.samples[i]) + ' (self ' + fmtSamples(V.selfSamples[i]) + ')']);
+				rows.push(['min / max', 'not measured (sampled CPU time)']);
 			}
 		} else {
 			rows.push(['calls in and below', String(V.below[i])]);
@@ -645,8 +676,14 @@
 			c.push({ key: 'selfPct', title: 'Self %', pct: 'self' });
 			if (kind !== 'edge') {
 				c.push({ key: 'avg', title: 'Avg', fmt: fmtNs });
-				c.push({ key: 'min', title: 'Min', fmt: fmtNs });
-				c.push({ key: 'max', title: 'Max', fmt: fmtNs });
+				if (!CPU) {
+					c.push({ key: 'min', title: 'Min', fmt: fmtNs });
+					c.push({ key: 'max', title: 'Max', fmt: fmtNs });
+				}
+			}
+			if (CPU && kind !== 'edge') {
+				c.push({ key: 'samples', title: 'Samples', fmt: fmtSamples });
+				c.push({ key: 'selfSamples', title: 'Self samples', fmt: fmtSamples });
 			}
 		} else if (kind === 'tree') {
 			c.push({ key: 'below', title: 'Calls in and below', fmt: String });
@@ -694,6 +731,11 @@
 			} else {
 				text = c.fmt(v);
 			}
+			if (text !== '-' && fewSamples(r, c.key))
+				text = '?' + text;
+			/* Sampled in code without hooks (cpu mode): its calls were not counted. */
+			if (CPU && c.key === 'calls' && !v)
+				text = '-';
 			const td = el('td', { class: 'c-' + c.key, 'data-v': v, text: text });
 			if ((c.key === 'total' && r.ovh & 1) || (c.key === 'self' && r.ovh & 2)) {
 				td.classList.add('ovh');
@@ -725,8 +767,9 @@
 			id: i, name: name(i), fn: V.fn[i], calls: V.fn[i] >= 0 ? V.calls[i] : null,
 			total: TIMED ? V.total[i] : undefined, self: TIMED ? V.self[i] : undefined,
 			avg: TIMED && V.calls[i] ? Math.floor(V.total[i] / V.calls[i]) : undefined,
-			min: TIMED && V.fn[i] >= 0 ? V.min[i] : undefined,
-			max: TIMED && V.fn[i] >= 0 ? V.max[i] : undefined,
+			min: TIMED && !CPU && V.fn[i] >= 0 ? V.min[i] : undefined,
+			max: TIMED && !CPU && V.fn[i] >= 0 ? V.max[i] : undefined,
+			samples: CPU ? V.samples[i] : undefined, selfSamples: CPU ? V.selfSamples[i] : undefined,
 			below: V.below[i], ovh: V.ovh[i],
 			cpu: SPLIT ? cpuOf(V.total[i], V.wait[i], V.inactive[i]) : undefined,
 			wait: SPLIT ? V.wait[i] : undefined, inactive: SPLIT ? V.inactive[i] : undefined,
@@ -825,6 +868,7 @@
 		const calls = new Float64Array(NFNS), total = new Float64Array(NFNS);
 		const self = new Float64Array(NFNS), min = new Float64Array(NFNS), max = new Float64Array(NFNS);
 		const selfWait = new Float64Array(NFNS), selfInactive = new Float64Array(NFNS);
+		const samples = new Float64Array(NFNS), selfSamples = new Float64Array(NFNS);
 		const active = new Int32Array(NFNS), path = [];
 
 		for (let i = 1; i < V.n; i++) {
@@ -847,8 +891,11 @@
 			self[f] += V.self[i];
 			selfWait[f] += V.selfWait[i];
 			selfInactive[f] += V.selfInactive[i];
-			if (!active[f])
+			selfSamples[f] += V.selfSamples[i];
+			if (!active[f]) {
 				total[f] += V.total[i];
+				samples[f] += V.samples[i];
+			}
 			active[f]++;
 		}
 		const rows = [];
@@ -859,7 +906,8 @@
 				id: f, fn: f, name: F.name[f], calls: calls[f],
 				total: TIMED ? total[f] : undefined, self: TIMED ? self[f] : undefined,
 				avg: TIMED && calls[f] ? Math.floor(total[f] / calls[f]) : undefined,
-				min: TIMED ? min[f] : undefined, max: TIMED ? max[f] : undefined, ovh: 0,
+				min: TIMED && !CPU ? min[f] : undefined, max: TIMED && !CPU ? max[f] : undefined, ovh: 0,
+				samples: CPU ? samples[f] : undefined, selfSamples: CPU ? selfSamples[f] : undefined,
 				selfCpu: SPLIT ? cpuOf(self[f], selfWait[f], selfInactive[f]) : undefined,
 				selfWait: SPLIT ? selfWait[f] : undefined,
 				selfInactive: SPLIT ? selfInactive[f] : undefined,
@@ -1038,6 +1086,7 @@
 		$('title').textContent = D.file;
 		$('command').textContent = p.command.join(' ');
 		const fact = (s) => facts.append(el('li', { text: s }));
+		const w = (s) => warn.append(el('li', { text: s }));
 		if (P.length > 1)
 			fact(P.length + ' processes merged (pid ' + P.map((q) => q.pid).join(', ') + '), first started ' + fmtDate(Math.min(...P.map((q) => q.start_unix_ns))));
 		else
@@ -1046,7 +1095,16 @@
 		fact(D.calls + ' calls');
 		fact(D.paths + ' call paths');
 		fact('mode: ' + p.mode + (p.mode === 'counting' ? ' (exact call counts, no times)' : p.mode === 'coverage' ? ' (the functions that ran; no counts, no times)' : ''));
-		if (TIMED) {
+		if (CPU) {
+			const T = D.time_source;
+			fact('time: CPU time sampled at ' + T.sample_hz + ' Hz (one sample per ' + fmtNs(T.period_ns) + ' of CPU time) on the exact call tree: ' + T.samples + ' samples, ' + fmtPct(T.kernel_samples, T.samples) + ' of them in the kernel; counts are exact; min and max per call are not measured');
+			fact('profiler\'s own share: ' + (100 * T.profiler_share).toFixed(1) + '% of the CPU time (samples in callprof\'s hooks), left out of every figure; \'?\' marks times resting on fewer than ' + FEW + ' samples');
+			if (T.lost_samples)
+				w(T.lost_samples + ' samples were dropped by a full ring: their CPU time is counted, their addresses are not known');
+			if (T.samples < 100 * FEW)
+				w('only ' + T.samples + ' samples: the times are rough (a time resting on k samples is known to about +-100/sqrt(k) %)');
+		}
+		if (TIMED && !CPU) {
 			fact('clock: ' + p.clock + (p.clock.startsWith('tsc') ? ' at ' + (p.ticks_per_second / 1e9).toFixed(3) + ' GHz' : ''));
 			const per = C.caller_ns_per_call.toFixed(1) + 'ns per call in the caller, ' + C.callee_ns_per_call.toFixed(1) + 'ns in the callee';
 			if (C.applied)
@@ -1056,7 +1114,6 @@
 			else
 				fact('raw times: hook overhead was not calibrated');
 		}
-		const w = (s) => warn.append(el('li', { text: s }));
 		for (const q of P) {
 			const pre = P.length > 1 ? 'pid ' + q.pid + ': ' : '';
 			const l = q.lost;

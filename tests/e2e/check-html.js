@@ -7,7 +7,8 @@
 // Always: the page loads with no console error or warning and no page
 // error, requests nothing but its own file (http and https requests are
 // aborted and fail the check), and its model holds the json export's calls
-// and times for every call path.  Then, as asked:
+// and times (and samples, for a cpu-mode profile) for every call path; a
+// cpu-mode page names its time source and has no min or max columns.  Then, as asked:
 //
 //   --click NAME          clicking NAME's first frame zooms to it (it then
 //                         spans the width, its ancestors stay), selects it
@@ -97,10 +98,12 @@ function pathSums(infos) {
 	const m = {};
 	for (const { t, paths } of infos)
 		for (let i = 1; i < t.nodes.length; i++) {
-			const n = t.nodes[i], s = m[paths[i]] || (m[paths[i]] = [0, 0, 0]);
+			const n = t.nodes[i], s = m[paths[i]] || (m[paths[i]] = [0, 0, 0, 0, 0]);
 			s[0] += n.calls;
 			s[1] += n.total_ns || 0;
 			s[2] += n.self_ns || 0;
+			s[3] += n.samples || 0;	// cpu-mode profiles only
+			s[4] += n.self_samples || 0;
 		}
 	return m;
 }
@@ -139,9 +142,10 @@ function reportRows(file, nnum) {
 	return rows;
 }
 
-// "3.25us" (perhaps "~3.25us") in ns, and half its last digit's worth.
+// "3.25us" (perhaps "~3.25us", or "?3.25us" on few samples) in ns, and
+// half its last digit's worth.
 function parseTime(s) {
-	const m = s.replace(/^~/, '').match(/^([0-9.]+)(ns|us|ms|s)$/);
+	const m = s.replace(/^[~?]/, '').match(/^([0-9.]+)(ns|us|ms|s)$/);
 	const unit = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 }[m[2]];
 	const decimals = (m[1].split('.')[1] || '').length;
 	return { ns: Number(m[1]) * unit, slack: 0.5 * unit * Math.pow(10, -decimals) + 1e-6 * unit };
@@ -191,10 +195,12 @@ function parseTime(s) {
 				paths[i] = own === null ? '' : (paths[p] ? paths[p] + ';' : '') + own;
 				if (own === null)
 					continue;
-				const s = m[paths[i]] || (m[paths[i]] = [0, 0, 0]);
+				const s = m[paths[i]] || (m[paths[i]] = [0, 0, 0, 0, 0]);
 				s[0] += V.calls[i];
 				s[1] += V.total[i];
 				s[2] += V.self[i];
+				s[3] += V.samples[i];
+				s[4] += V.selfSamples[i];
 			}
 			return m;
 		});
@@ -202,8 +208,23 @@ function parseTime(s) {
 		const keys = Object.keys(want).sort();
 		check(sameJSON(keys, Object.keys(pageSums).sort()) &&
 			keys.every((k) => sameJSON(want[k], pageSums[k])),
-			'the page holds the json export\'s calls, total and self of every call path (' + keys.length + ')',
+			'the page holds the json export\'s calls, total, self and samples of every call path (' + keys.length + ')',
 			() => keys.filter((k) => !sameJSON(want[k], pageSums[k])).slice(0, 5).map((k) => k + ': ' + JSON.stringify(want[k]) + ' vs ' + JSON.stringify(pageSums[k])).join('\n'));
+
+		// Sampled CPU time (cpu mode): the banner names the source, the call
+		// tree shows samples and no min or max (they were not measured).
+		if (J.time_source && J.time_source.source === 'cpu-samples') {
+			const facts = await page.locator('#facts').innerText();
+			const heads = await page.$$eval('#tree-table thead th', (ths) => ths.map((th) => th.textContent));
+			const rootSamples = await page.evaluate(() => callprof.view().samples[0]);
+			const want = J.trees.reduce((a, t) => a + t.nodes[0].samples, 0);
+			check(facts.includes('CPU time sampled at ' + J.time_source.sample_hz + ' Hz') &&
+				facts.includes(J.time_source.samples + ' samples') &&
+				heads.includes('Samples') && heads.includes('Self samples') &&
+				!heads.includes('Min') && !heads.includes('Max') && rootSamples === want,
+				'cpu mode: the facts name the time source, the tree has samples (' + want + ') and no min or max',
+				() => facts + '\n' + heads.join(',') + '\nroot samples ' + rootSamples + ' not ' + want);
+		}
 
 		// Where node i is drawn, relative to the canvas.
 		const rect = (i) => page.evaluate((k) => callprof.frameRect(k), i);
@@ -375,7 +396,7 @@ function parseTime(s) {
 			}));
 			const rep = reportRows(args.flat, J.timed ? 3 : 1);
 			const byName = (a) => a.slice().sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.calls - y.calls));
-			const got = byName(rows), exp = byName(rep.map((r) => ({ name: r.name, calls: Number(r.nums[0]), t: r.nums[1], s: r.nums[2] })));
+			const got = byName(rows), exp = byName(rep.map((r) => ({ name: r.name, calls: r.nums[0] === '-' ? 0 : Number(r.nums[0]), t: r.nums[1], s: r.nums[2] })));
 			check(got.length === exp.length && got.every((r, k) => r.name === exp[k].name && r.calls === exp[k].calls),
 				'the Functions table has report --flat\'s functions and calls (' + exp.length + ')', { got, exp });
 			if (J.timed) {
