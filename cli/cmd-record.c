@@ -256,7 +256,8 @@ static void summarize_cpu(const struct cp_profile_file *pf, const char *shown, u
 	if (calls && unsampled < nthreads && program < CPU_FEW_SAMPLES)
 		cp_warning("CPU times rest on only %" PRIu64 " sample%s: run longer or raise --sample",
 			   program, program == 1 ? "" : "s");
-	if (all && sh.runtime * 2 > all)
+	/* A share of a handful of samples is noise; the warning above covers those runs. */
+	if (all >= CPU_FEW_SAMPLES && sh.runtime * 2 > all)
 		cp_warning("most of the CPU time (%.0f%%) was callprof's own hooks: the times shown "
 			   "exclude it; consider --exclude of the hottest tiny functions or clang "
 			   "-finstrument-functions-after-inlining", 100.0 * (double)sh.runtime / (double)all);
