@@ -10,12 +10,19 @@
  * -finstrument-functions is sampled instead (sample/), and the tool writes
  * the same files under the same names; an instrumented one keeps the
  * runtime, which also samples (CALLPROF_SAMPLE).
+ *
+ * The time source (--time, or the --mode it implies): cpu by default, the
+ * exact call tree with CPU time sampled per context by perf events in each
+ * thread; where the kernel refuses those events, record says so once and
+ * times each call with the clock instead (timing mode), which it can
+ * always do.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +30,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,8 +44,8 @@
 #include "util/util.h"
 
 static const char *const record_usage[] = {
-	"callprof record [-o FILE] [--mode=timing|counting|coverage] [--clock=CLOCK] [--no-offcpu]"
-	" [--libcalls] [--dump-on=SIG] [--] PROG [ARGS...]",
+	"callprof record [-o FILE] [--time=cpu|clock|none] [--mode=cpu|timing|counting|coverage]"
+	" [--sample=HZ] [--clock=CLOCK] [--no-offcpu] [--libcalls] [--dump-on=SIG] [--] PROG [ARGS...]",
 	"callprof record [--include|--exclude|--exclude-tree PATTERN]... [--regex] [--exclude-file GLOB]..."
 	" [--exclude-module GLOB]... [--start FN]... [--max-depth N] [--budget PCT] [--] PROG [ARGS...]",
 	"callprof record --sample[=HZ] [--call-graph=dwarf|fp] [-o FILE] [--] PROG [ARGS...]",
@@ -45,15 +53,26 @@ static const char *const record_usage[] = {
 };
 
 /* Each mode is its own runtime library: the hooks never test the mode. */
-static const char *const mode_choices[] = { "timing", "counting", "coverage", NULL };
+enum record_mode { REC_CPU, REC_TIMING, REC_COUNTING, REC_COVERAGE };
+static const char *const mode_choices[] = { "cpu", "timing", "counting", "coverage", NULL };
+static const char *const mode_libs[] = { "libcallprof-cpu.so", "libcallprof.so",
+					 "libcallprof-counting.so", "libcallprof-coverage.so" };
+/* --time: where the times come from; each mode's, in enum record_mode's order. */
+enum record_time { TIME_CPU, TIME_CLOCK, TIME_NONE };
+static const char *const time_choices[] = { "cpu", "clock", "none", NULL };
+static const int mode_time[] = { TIME_CPU, TIME_CLOCK, TIME_NONE, TIME_NONE };
 static const char *const clock_choices[] = { "auto", "tsc", "tsc-fast", "monotonic", NULL };
 static const char *const call_graph_choices[] = { "dwarf", "fp", NULL };
-static const char *const mode_libs[] = { "libcallprof.so", "libcallprof-counting.so",
-					 "libcallprof-coverage.so" };
+
+/* cpu mode's rate when --sample does not say (runtime/internal.h, CP_CPU_DEFAULT_HZ). */
+#define CPU_DEFAULT_HZ 3989
+/* Fewer samples of the program than this, and its CPU times are mostly noise. */
+#define CPU_FEW_SAMPLES 100
 
 /*
- * The runtime for a mode: CALLPROF_LIB (timing, or the directory holding
- * all three), else next to the tool (build tree) or in PREFIX/lib/callprof.
+ * The runtime for a mode: CALLPROF_LIB (the path of the timing runtime,
+ * libcallprof.so, whose directory holds the others), else next to the tool
+ * (build tree) or in PREFIX/lib/callprof.
  */
 static char *find_runtime(const char *lib)
 {
@@ -195,8 +214,62 @@ struct run_status {
 	int rights;	 /* the watcher could not tell the program's rights */
 };
 
+/* Threads of the profile whose CPU time could not be sampled (cpu mode). */
+static uint32_t unsampled_threads(const struct cp_profile_file *pf)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < pf->nthreads; i++)
+		if (pf->threads[i].flags & CP_THREAD_UNSAMPLED)
+			n += pf->threads[i].nthreads;
+	return n;
+}
+
+/*
+ * The CPU time of a cpu-mode profile: how many samples, and how much of it
+ * callprof's own hooks took; warnings when the times cannot be trusted.
+ */
+static void summarize_cpu(const struct cp_profile_file *pf, const char *shown, uint32_t nthreads,
+			  uint64_t calls, uint64_t paths)
+{
+	struct cp_sample_shares sh;
+	uint64_t program, all;
+	uint32_t unsampled = unsampled_threads(pf);
+
+	cp_profile_file__sample_shares(pf, &sh);
+	/* The program's CPU time: its own code, the kernel's on its behalf, samples the ring lost. */
+	program = sh.program + sh.kernel + sh.lost;
+	all = program + sh.runtime;
+	fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
+			" call paths, CPU time from %" PRIu64 " samples at %u Hz",
+		shown, nthreads, nthreads == 1 ? "" : "s", calls, paths, all, pf->meta.sample_hz);
+	if (all)
+		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * (double)sh.runtime / (double)all);
+	fputc('\n', stderr);
+	if (!calls)
+		cp_warning("no instrumented function ran: compile the program with "
+			   "-finstrument-functions -g");
+	if (unsampled)
+		cp_warning("no CPU time for %u thread%s: perf_event_open: %s (--time=clock times "
+			   "each call with the clock instead)", unsampled, unsampled == 1 ? "" : "s",
+			   strerror((int)pf->meta.switch_errno));
+	if (calls && unsampled < nthreads && program < CPU_FEW_SAMPLES)
+		cp_warning("CPU times rest on only %" PRIu64 " sample%s: run longer or raise --sample",
+			   program, program == 1 ? "" : "s");
+	/* A share of a handful of samples is noise; the warning above covers those runs. */
+	if (all >= CPU_FEW_SAMPLES && sh.runtime * 2 > all)
+		cp_warning("most of the CPU time (%.0f%%) was callprof's own hooks: the times shown "
+			   "exclude it; consider --exclude of the hottest tiny functions or clang "
+			   "-finstrument-functions-after-inlining", 100.0 * (double)sh.runtime / (double)all);
+}
+
+/*
+ * The one line that says what the profile at path holds, and warnings.
+ * perf_refused: record fell back from cpu mode to timing, having said why;
+ * the same refusal leaves the profile without its wait/inactive split.
+ */
 static void summarize(const char *shown, const char *path, const struct stat *before,
-		      const struct run_status *rs)
+		      const struct run_status *rs, int perf_refused)
 {
 	struct stat st;
 	struct cp_profile_file *pf;
@@ -245,6 +318,10 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		cp_profile_file__free(pf);
 		return;
 	}
+	if (pf->meta.mode == CP_MODE_CPU) {
+		summarize_cpu(pf, shown, nthreads, calls, paths);
+		goto incomplete;
+	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " functions ran (coverage)\n",
 			shown, nthreads, nthreads == 1 ? "" : "s", distinct_functions(pf));
@@ -256,7 +333,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	if (!calls)
 		cp_warning("no instrumented function ran: compile the program with "
 			"-finstrument-functions -g");
-	if (pf->meta.switches == CP_SWITCHES_UNAVAILABLE)
+	if (pf->meta.switches == CP_SWITCHES_UNAVAILABLE && !perf_refused)
 		cp_warning("no wait/inactive split: perf_event_open refused: %s "
 			"(see callprof-record(1), OFF-CPU TIME)", strerror((int)pf->meta.switch_errno));
 	else if (pf->meta.switches == CP_SWITCHES_PARTIAL)
@@ -264,6 +341,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 			"failed: %s", pf->meta.switch_threads_failed,
 			pf->meta.switch_threads_failed == 1 ? "" : "s",
 			strerror((int)pf->meta.switch_errno));
+incomplete:
 	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
 	    pf->meta.lost_signals)
 		cp_warning("the profile is incomplete; 'callprof report' says what was lost");
@@ -421,12 +499,13 @@ static int want_sampler(const char *prog)
 	return ret == 0 || (ret < 0 && ret != -ENOENT);
 }
 
+/* --sample's rate, 0 for a bare --sample (each sampler's default). */
 static unsigned parse_hz(const char *arg)
 {
 	uint64_t hz;
 
 	if (!*arg)
-		return CP_SAMPLE_DEFAULT_HZ;
+		return 0;
 	if (cp_parse_u64(arg, &hz) || hz < 1 || hz > CP_SAMPLE_MAX_HZ)
 		cp_usage_error(record_usage, "--sample wants a rate from 1 to %d Hz, not '%s'",
 			       CP_SAMPLE_MAX_HZ, arg);
@@ -450,6 +529,53 @@ static int parse_signal(const char *arg)
 	}
 	cp_usage_error(record_usage, "--dump-on wants a signal that can be caught (USR2, "
 		       "SIGUSR2 or 12), not '%s'", arg);
+}
+
+/*
+ * Would the cpu runtime get its events?  It opens one in each thread
+ * (runtime/offcpu.c, cp_offcpu__thread_start); we open the same on
+ * ourselves and close it.  The program inherits our seccomp filter,
+ * capabilities and the machine's perf_event_paranoid, so its answer is
+ * ours.  0, or the errno of the refusal.
+ */
+static int probe_cpu_sampling(unsigned hz, int switches)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.sample_period = 1000000000u / hz;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.sample_id_all = 1;
+	a.context_switch = switches != 0;
+	fd = syscall(SYS_perf_event_open, &a, 0 /* this thread */, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno ? errno : EINVAL;
+	close((int)fd);
+	return 0;
+}
+
+/* --mode and --time into one mode; cpu when neither says. */
+static int resolve_mode(int mode, int time)
+{
+	static const int time_mode[] = { REC_CPU, REC_TIMING, REC_COUNTING };
+
+	if (mode >= 0 && time >= 0 && mode_time[mode] != time)
+		cp_usage_error(record_usage, "--mode=%s and --time=%s disagree: --mode=%s takes %s",
+			       mode_choices[mode], time_choices[time], mode_choices[mode],
+			       mode_time[mode] == TIME_NONE  ? "no time (--time=none)" :
+			       mode_time[mode] == TIME_CLOCK ? "its times from the clock (--time=clock)" :
+							       "sampled CPU time (--time=cpu)");
+	if (mode >= 0)
+		return mode;
+	return time >= 0 ? time_mode[time] : REC_CPU;
 }
 
 struct relay {
@@ -523,7 +649,7 @@ static int record_sampled(const char **argv, const char *out, const char *outabs
 	errors = cp_sampler__finish(s);
 	cp_sampler__free(s);
 	if (!errors && !not_started(status, outabs, have_before))
-		summarize(out, outabs, have_before ? &before : NULL, NULL);
+		summarize(out, outabs, have_before ? &before : NULL, NULL, 0);
 	list_other_profiles(out, outabs, &start);
 	return exit_like(status);
 }
@@ -541,14 +667,19 @@ int cmd_record(int argc, const char **argv)
 	struct stat before;
 	struct timespec start;
 	struct relay old;
-	int have_before, status, n, mode = 0, clock = 0, call_graph = -1, no_offcpu = 0;
-	int libcalls = 0, dump_sig = 0, ret;
+	int have_before, status, n, mode = -1, time_src = -1, clock = 0, call_graph = -1, no_offcpu = 0;
+	int libcalls = 0, dump_sig = 0, perf_refused = 0, ret;
 	unsigned hz = 0;
 	const struct cp_option opts[] = {
 		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
+		{ CP_OPT_CHOICE, 0, "time", &time_src, "SOURCE",
+		  "cpu (default): CPU time sampled per call path (perf events; the clock if the "
+		  "kernel refuses them); clock: every call timed, with min/max; none: counts only",
+		  time_choices },
 		{ CP_OPT_CHOICE, 0, "mode", &mode, "MODE",
-		  "timing (default): counts and times; counting: counts only; "
-		  "coverage: which functions ran", mode_choices },
+		  "cpu (default, --time=cpu): exact counts, sampled CPU time; timing "
+		  "(--time=clock): counts and clock times per call; counting (--time=none): "
+		  "counts only; coverage: which functions ran", mode_choices },
 		{ CP_OPT_CHOICE, 0, "clock", &clock, "CLOCK",
 		  "auto (default: tsc if invariant, else monotonic), tsc (ordered reads), "
 		  "tsc-fast (unordered: cheaper, less exact per call), monotonic", clock_choices },
@@ -558,8 +689,9 @@ int cmd_record(int argc, const char **argv)
 		  "also record calls into libraries that are not instrumented (libc, libm, ...); "
 		  "sets LD_BIND_NOW" },
 		{ CP_OPT_OPTARG, 0, "sample", &sample, "HZ",
-		  "sample call stacks HZ times a second of CPU time (default 997); "
-		  "programs without -finstrument-functions need it" },
+		  "instrumented program: sample its CPU time HZ times a second (--time=cpu, default "
+		  "3989; --time=clock adds samples of the running line, default 997); others: "
+		  "sample their call stacks (default 997), as they need" },
 		{ CP_OPT_STRING, 0, "dump-on", &dump_on, "SIG",
 		  "signal SIG (e.g. USR2, SIGUSR2 or 12) makes the program's watcher write a "
 		  "snapshot to FILE.dumpN; the program runs on" },
@@ -584,8 +716,8 @@ int cmd_record(int argc, const char **argv)
 		{ CP_OPT_STRING, 0, "max-depth", &max_depth, "N",
 		  "fold calls deeper than N into their context at depth N" },
 		{ CP_OPT_STRING, 0, "budget", &budget, "PCT",
-		  "make contexts whose calls cost less than their timing would (at PCT% overhead) "
-		  "count-only after 1024 calls" },
+		  "with --time=clock: make contexts whose calls cost less than their timing would "
+		  "(at PCT% overhead) count-only after 1024 calls" },
 		{ CP_OPT_END },
 	};
 
@@ -612,10 +744,12 @@ int cmd_record(int argc, const char **argv)
 				       budget);
 		sel.budget = (unsigned)(v * 100 + 0.5);
 	}
-	if ((sel.start || sel.max_depth) && mode == 2)
-		cp_usage_error(record_usage, "--start and --max-depth need --mode=timing or counting");
-	if (sel.budget && mode != 0)
-		cp_usage_error(record_usage, "--budget needs --mode=timing (the other modes take no time)");
+	mode = resolve_mode(mode, time_src);
+	if ((sel.start || sel.max_depth) && mode == REC_COVERAGE)
+		cp_usage_error(record_usage, "--start and --max-depth need --mode=cpu, timing or counting");
+	if (sel.budget && mode != REC_TIMING)
+		cp_usage_error(record_usage, "--budget needs --time=clock (--mode=timing): it limits "
+			       "the cost of timing each call, which the other modes do not");
 	if (dump_on)
 		dump_sig = parse_signal(dump_on);
 	cp_select__check(&sel, record_usage);
@@ -632,8 +766,27 @@ int cmd_record(int argc, const char **argv)
 	}
 	outabs = absolute(out);
 	if (sample && want_sampler(argv[0])) {
-		ret = record_sampled(argv, out, outabs, hz, call_graph < 0 ? 0 : call_graph);
+		ret = record_sampled(argv, out, outabs, hz ? hz : CP_SAMPLE_DEFAULT_HZ,
+				     call_graph < 0 ? 0 : call_graph);
 		goto out;
+	}
+	if (mode == REC_CPU) {
+		int err = probe_cpu_sampling(hz ? hz : CPU_DEFAULT_HZ, !no_offcpu);
+
+		/*
+		 * Clock times are worth more than no times, also when --time=cpu
+		 * was asked for: fall back, and say so.
+		 */
+		if (err) {
+			cp_warning("CPU-time sampling unavailable: perf_event_open: %s; timing each "
+				   "call with the clock instead (--time=clock: times include the "
+				   "hooks' cost)", strerror(err));
+			mode = REC_TIMING;
+			hz = 0; /* timing's samples would be refused too */
+			perf_refused = 1;
+		}
+	} else if (mode == REC_TIMING && sample && !hz) {
+		hz = CP_SAMPLE_DEFAULT_HZ;
 	}
 	lib = find_runtime(mode_libs[mode]);
 	if (!lib)
@@ -726,7 +879,7 @@ int cmd_record(int argc, const char **argv)
 	if (status_path)
 		unlink(status_path);
 	if (!not_started(status, outabs, have_before))
-		summarize(out, outabs, have_before ? &before : NULL, &rs);
+		summarize(out, outabs, have_before ? &before : NULL, &rs, perf_refused);
 	list_other_profiles(out, outabs, &start);
 	ret = exit_like(status);
 out:

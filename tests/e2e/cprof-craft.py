@@ -7,6 +7,9 @@
     cprof-craft.py boundaries FILE
         every byte offset where a part of the file ends: the header, the
         section table, and each section's start and end, sorted, unique
+    cprof-craft.py show FILE
+        a few facts, read without callprof: "version V", "mode M" (enum
+        cp_mode), then per thread record "thread I tid T flags F nthreads N"
     cprof-craft.py IN OUT MUTATION [ARG...]
         write IN damaged by MUTATION to OUT
 
@@ -43,6 +46,9 @@ KINDS = {"strings": 1, "meta": 2, "modules": 3, "maps": 4, "threads": 5, "nodes"
          "regions": 12, "filters": 13}
 THREAD_NNODES = 12  # offset of nnodes in struct cp_thread_rec
 THREAD_NAME = 4     # offset of name
+THREAD_FLAGS = 32   # offset of flags
+THREAD_NTHREADS = 48  # offset of nthreads
+META_MODE = 8       # offset of mode in struct cp_meta
 NODE_PARENT = 16    # offset of parent in struct cp_node_rec
 
 
@@ -89,6 +95,10 @@ class Profile:
 
     def set_slot(self, slot, k, entsize, offset, size):
         SEC.pack_into(self.data, HDR.size + slot * SEC.size, k, entsize, offset, size)
+
+    def records(self, k):
+        _, _, entsize, offset, size = self.slot_of(k)
+        return [offset + i * entsize for i in range(size // entsize)] if entsize else []
 
     def record_at(self, k, idx, field, fmt, value):
         slot, _, entsize, offset, size = self.slot_of(k)
@@ -139,10 +149,19 @@ def mutate(p, op, args):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] in ("info", "boundaries"):
+    if len(argv) == 3 and argv[1] in ("info", "boundaries", "show"):
         with open(argv[2], "rb") as f:
             p = Profile(f.read())
-        if argv[1] == "info":
+        if argv[1] == "show":
+            print("version", p.get("version"))
+            meta = p.records(KINDS["meta"])[0]
+            print("mode", struct.unpack_from("<I", p.data, meta + META_MODE)[0])
+            for i, at in enumerate(p.records(KINDS["threads"])):
+                tid, = struct.unpack_from("<I", p.data, at)
+                flags, = struct.unpack_from("<I", p.data, at + THREAD_FLAGS)
+                n, = struct.unpack_from("<I", p.data, at + THREAD_NTHREADS)
+                print("thread %d tid %d flags %d nthreads %d" % (i, tid, flags, n))
+        elif argv[1] == "info":
             for slot, k, entsize, offset, size in p.sections():
                 print(slot, k, entsize, offset, size)
         else:
@@ -153,7 +172,7 @@ def main(argv):
                 print(c)
         return 0
     if len(argv) < 4:
-        die("usage: cprof-craft.py info|boundaries FILE, or IN OUT MUTATION [ARG...]")
+        die("usage: cprof-craft.py info|boundaries|show FILE, or IN OUT MUTATION [ARG...]")
     with open(argv[1], "rb") as f:
         p = Profile(f.read())
     out = mutate(p, argv[3], argv[4:])

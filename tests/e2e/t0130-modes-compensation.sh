@@ -15,7 +15,7 @@ test_expect_success 'build the workloads' '
 test_expect_success 'counting mode: the same exact counts as timing mode' '
 	for w in $WORKLOADS_COMPARED
 	do
-		callprof record -o $w.timing.cprof -- ./t-$w >/dev/null &&
+		callprof record --time=clock -o $w.timing.cprof -- ./t-$w >/dev/null &&
 		callprof record --mode=counting -o $w.counting.cprof -- ./t-$w >/dev/null 2>err &&
 		grep "^callprof: wrote $w.counting.cprof: .* call paths (counting)$" err &&
 		callprof export -f folded -m calls $w.timing.cprof >$w.timing.calls &&
@@ -58,7 +58,7 @@ test_expect_success 'modes without times refuse time metrics, print "-" in time 
 '
 
 test_expect_success 'only tiny calls: compensation never goes negative, relations hold' '
-	callprof record -o tiny.cprof -- ./t-tiny >out &&
+	callprof record --time=clock -o tiny.cprof -- ./t-tiny >out &&
 	callprof export -f folded -m self tiny.cprof >self &&
 	callprof export -f folded -m total tiny.cprof >total &&
 	! grep -- "-[0-9]" self total &&
@@ -108,7 +108,7 @@ test_expect_success 'times that are mostly overhead are marked ~, raw times neve
 		then
 			break
 		fi &&
-		callprof record -o try.cprof -- ./t-tiny >out || exit 1
+		callprof record --time=clock -o try.cprof -- ./t-tiny >out || exit 1
 	done &&
 	grep -E "~[0-9.]+[a-z]+ " marked
 '

@@ -69,7 +69,7 @@ test_expect_success 'setup' '
 
 test_expect_success 'killed by its own SIGKILL: status 137, the exact profile, said so' '
 	test_expect_code 137 command callprof record -o self.cprof -- ./t-kill self 2>err &&
-	grep "^callprof: wrote self.cprof: 1 thread, 12 calls, 4 call paths$" err &&
+	grep "^callprof: wrote self.cprof: 1 thread, 12 calls, 4 call paths, CPU time from [0-9]* samples at 3989 Hz" err &&
 	callprof export -f folded -m calls self.cprof >actual &&
 	test_cmp expect.self actual &&
 	callprof report self.cprof >report &&
@@ -92,7 +92,7 @@ test_expect_success 'kill -9 from outside: every thread, its name, the calls sti
 	watcher_fds $pid &&
 	kill -9 $pid &&
 	test_expect_code 137 wait $rpid &&
-	grep "^callprof: wrote wait.cprof: 2 threads, 305 calls, 9 call paths$" err &&
+	grep "^callprof: wrote wait.cprof: 2 threads, 305 calls, 9 call paths, CPU time from [0-9]* samples at 3989 Hz" err &&
 	callprof export -f folded -m calls wait.cprof >actual &&
 	test_cmp expect.wait actual &&
 	callprof report --threads=each wait.cprof >report &&

@@ -71,7 +71,7 @@ test_expect_success 'record, report and diff count the same threads, calls and c
 	callprof record -o sel.cprof --exclude noisy -- ./t-select >/dev/null 2>sel.err &&
 	for p in thr sel
 	do
-		sed -n "s/^callprof: wrote $p.cprof: \(.*\)$/\1/p" $p.err >$p.record &&
+		sed -n "s/^callprof: wrote $p.cprof: \(.* call paths\).*$/\1/p" $p.err >$p.record &&
 		callprof report $p.cprof | sed -n "s/^# pid .*, ran [^,]*, //p" >$p.report &&
 		callprof diff $p.cprof $p.cprof | sed -n "s/^# A: .*), //p" >$p.diff &&
 		test_line_count = 1 $p.record &&

@@ -12,7 +12,7 @@ test_expect_success 'setup: three ranks, counted and timed' '
 	for r in 0 1 2
 	do
 		callprof record --mode=counting -o c$r.cprof -- ./t-ranks $r 2>/dev/null &&
-		callprof record -o t$r.cprof -- ./t-ranks $r 2>/dev/null || return 1
+		callprof record --time=clock -o t$r.cprof -- ./t-ranks $r 2>/dev/null || return 1
 	done
 '
 

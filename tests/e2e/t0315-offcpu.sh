@@ -67,10 +67,10 @@ test_expect_success 'tracking costs the program no file descriptor' '
 '
 
 test_expect_success 'record --no-offcpu (CALLPROF_OFFCPU=0) turns tracking off' '
-	callprof record --no-offcpu -o off.cprof -- ./t-offcpu sleep 2>/dev/null &&
+	callprof record --time=clock --no-offcpu -o off.cprof -- ./t-offcpu sleep 2>/dev/null &&
 	callprof export -f json off.cprof >off.json &&
 	$CHECK share off.json sleeper wait_ns 0 0 &&
-	CALLPROF_OFFCPU=0 callprof record -o off2.cprof -- ./t-offcpu sleep 2>/dev/null &&
+	CALLPROF_OFFCPU=0 callprof record --time=clock -o off2.cprof -- ./t-offcpu sleep 2>/dev/null &&
 	callprof export -f json off2.cprof >off2.json &&
 	$CHECK share off2.json sleeper wait_ns 0 0
 '
@@ -104,7 +104,7 @@ test_expect_success 'threads blocked at a dump or a fatal signal: their open tim
 # Where the kernel refuses perf events, recording goes on without the split.
 test_expect_success 'perf_event_open refused: exact counts still, no split' '
 	$CC -O2 -Wall -o noperf "$WORKLOADS/s-noperf.c" &&
-	./noperf callprof record -o refused.cprof -- ./t-offcpu sleep 2>err &&
+	./noperf callprof record --time=clock -o refused.cprof -- ./t-offcpu sleep 2>err &&
 	cat >expect <<-\EOF &&
 	callprof: wrote refused.cprof: 1 thread, 2 calls, 2 call paths
 	callprof: warning: no wait/inactive split: perf_event_open refused: Operation not permitted (see callprof-record(1), OFF-CPU TIME)

@@ -116,8 +116,8 @@ test_expect_success '--max-depth: deeper calls fold into the context at depth N'
 
 # The budget keeps every count: the same paths with the same calls.
 test_expect_success '--budget: counts identical, demotions listed' '
-	callprof record -o b0.cprof ./t-select fib 22 2>/dev/null &&
-	callprof record -o b1.cprof --budget 5 ./t-select fib 22 2>/dev/null &&
+	callprof record --time=clock -o b0.cprof ./t-select fib 22 2>/dev/null &&
+	callprof record --time=clock -o b1.cprof --budget 5 ./t-select fib 22 2>/dev/null &&
 	callprof export -f json b0.cprof >b0.json &&
 	callprof export -f json b1.cprof >b1.json &&
 	$SEL paths b0.json >b0.paths &&

@@ -1,0 +1,162 @@
+#!/bin/sh
+test_description='record --time: sampled CPU time by default, the clock where perf is refused'
+. "$(dirname "$0")/lib.sh"
+
+CRAFT="python3 $TEST_DIRECTORY/cprof-craft.py"
+
+# mode_of FILE: the profile's enum cp_mode (4 cpu, 0 timing, 1 counting,
+# 2 coverage), read without callprof.
+mode_of () {
+	$CRAFT show "$1" | sed -n "s/^mode //p"
+}
+
+# calls_of FILE: its folded call counts, without the contexts of no calls
+# the report makes for samples in code that is not instrumented (libc,
+# static helpers): the exact counts of the calls the hooks saw.
+calls_of () {
+	callprof export -f folded -m calls "$1" | grep -v " 0$"
+}
+
+test_expect_success 'setup' '
+	build_workload s-nested.c &&
+	build_workload s-spin.c &&
+	build_workload s-exit3.c &&
+	$CC -O2 -Wall -o noperf "$WORKLOADS/s-noperf.c"
+'
+
+test_expect_success 'the default is cpu mode: exact counts, sampled CPU time' '
+	callprof record -o nested.cprof -- ./t-nested 2>err &&
+	test "$(mode_of nested.cprof)" = 4 &&
+	calls_of nested.cprof >calls &&
+	test_cmp "$EXPECT/nested.calls" calls &&
+	grep "^callprof: wrote nested.cprof: 1 thread, 11 calls, 5 call paths, CPU time from [0-9]* samples at 3989 Hz" err
+'
+
+# t-nested runs for well under a millisecond: a handful of samples at most.
+test_expect_success 'a run too short for its samples says so, once' '
+	n=$(sed -n "s/.*CPU time from \([0-9]*\) samples.*/\1/p" err) &&
+	test "$n" -lt 100 &&
+	test $(grep -c "warning: CPU times rest on only [0-9]* samples\{0,1\}: run longer or raise --sample$" err) = 1 &&
+	test_line_count = 2 err
+'
+
+# t-spin burns some 100-250 ms of CPU: hundreds of samples, nearly all the
+# program's own (the hooks run a few times only).
+test_expect_success 'a longer run: the samples and the profiler share on the summary line' '
+	callprof record -o spin.cprof -- ./t-spin 2>err &&
+	test "$(mode_of spin.cprof)" = 4 &&
+	calls_of spin.cprof >calls &&
+	test_cmp "$EXPECT/spin.calls" calls &&
+	n=$(sed -n "s/^callprof: wrote spin.cprof: 1 thread, 4 calls, 4 call paths, CPU time from \([0-9]*\) samples at 3989 Hz (profiler.s own share [0-9.]*%)$/\1/p" err) &&
+	test "$n" -ge 100 &&
+	share=$(sed -n "s/.*own share \([0-9]*\)\.[0-9]%)$/\1/p" err) &&
+	test "$share" -lt 50 &&
+	test_line_count = 1 err
+'
+
+test_expect_success '--sample=HZ sets the rate of an instrumented program'"'"'s CPU-time samples' '
+	callprof record --sample=1999 -o fast.cprof -- ./t-spin 2>err &&
+	test "$(mode_of fast.cprof)" = 4 &&
+	grep "^callprof: wrote fast.cprof: .* samples at 1999 Hz" err &&
+	callprof record --time=cpu --sample -o dflt.cprof -- ./t-nested 2>err &&
+	grep "^callprof: wrote dflt.cprof: .* samples at 3989 Hz" err
+'
+
+test_expect_success '--time=clock is timing mode, --time=none counting' '
+	callprof record --time=clock -o clock.cprof -- ./t-nested 2>err &&
+	test "$(mode_of clock.cprof)" = 0 &&
+	echo "callprof: wrote clock.cprof: 1 thread, 11 calls, 5 call paths" >expect &&
+	test_cmp expect err &&
+	callprof record --time=none -o none.cprof -- ./t-nested 2>err &&
+	test "$(mode_of none.cprof)" = 1 &&
+	callprof record --mode=coverage --time=none -o cov.cprof -- ./t-nested &&
+	test "$(mode_of cov.cprof)" = 2 &&
+	callprof record --mode=timing --time=clock --budget=5 -o budget.cprof -- ./t-nested &&
+	test "$(mode_of budget.cprof)" = 0 &&
+	for f in clock none; do
+		calls_of $f.cprof >calls &&
+		test_cmp "$EXPECT/nested.calls" calls || return 1
+	done
+'
+
+# A seccomp filter refuses perf_event_open, as in many containers: record
+# finds out before the program runs, and times each call with the clock.
+test_expect_success 'perf refused: one warning, a timing profile, the same counts, the status kept' '
+	test_expect_code 3 ./noperf callprof record -o np.cprof -- ./t-exit3 >out 2>err &&
+	test "$(mode_of np.cprof)" = 0 &&
+	cat >expect <<-\EOF &&
+	callprof: warning: CPU-time sampling unavailable: perf_event_open: Operation not permitted; timing each call with the clock instead (--time=clock: times include the hooks'"'"' cost)
+	callprof: wrote np.cprof: 1 thread, 5 calls, 3 call paths
+	EOF
+	grep -v "^a line on stderr$" err >err.callprof &&
+	test_cmp expect err.callprof &&
+	grep "^a line on stderr$" err &&
+	test_expect_code 3 callprof record -o ok.cprof -- ./t-exit3 >out.ok 2>/dev/null &&
+	test_cmp out.ok out &&
+	callprof export -f folded -m calls np.cprof >np.calls &&
+	calls_of ok.cprof >ok.calls &&
+	test_cmp ok.calls np.calls &&
+	test_cmp "$EXPECT/exit3.calls" np.calls
+'
+
+test_expect_success 'perf refused: --time=cpu asked for explicitly falls back too, and says so' '
+	./noperf callprof record --time=cpu -o npx.cprof -- ./t-nested 2>err &&
+	test "$(mode_of npx.cprof)" = 0 &&
+	test $(grep -c "^callprof: warning: CPU-time sampling unavailable: perf_event_open: " err) = 1 &&
+	./noperf callprof record --mode=cpu --sample=1999 -o npm.cprof -- ./t-nested 2>err &&
+	test "$(mode_of npm.cprof)" = 0 &&
+	test $(grep -c "^callprof: warning: CPU-time sampling unavailable" err) = 1 &&
+	test_line_count = 2 err
+'
+
+test_expect_success 'perf refused: modes that take no time need no perf, and say nothing' '
+	./noperf callprof record --time=none -o npn.cprof -- ./t-nested 2>err &&
+	test "$(mode_of npn.cprof)" = 1 &&
+	echo "callprof: wrote npn.cprof: 1 thread, 11 calls, 5 call paths (counting)" >expect &&
+	test_cmp expect err
+'
+
+test_expect_success '--time and --mode must agree; --budget needs --time=clock' '
+	for args in "--time=clock --mode=cpu" "--time=none --mode=timing" \
+		    "--time=cpu --mode=counting" "--time=cpu --mode=coverage" \
+		    "--mode=timing --time=none"; do
+		test_expect_code 129 callprof record $args -o bad.cprof -- ./t-nested 2>err &&
+		grep "^callprof: error: --mode=[a-z]* and --time=[a-z]* disagree: --mode=[a-z]* takes " err &&
+		test_path_is_missing bad.cprof || return 1
+	done &&
+	test_expect_code 129 callprof record --time=wall -- ./t-nested 2>err &&
+	grep "time" err &&
+	for args in "" "--time=cpu" "--mode=counting" "--time=none"; do
+		test_expect_code 129 callprof record $args --budget=5 -o bad.cprof -- ./t-nested 2>err &&
+		grep "^callprof: error: --budget needs --time=clock" err &&
+		test_path_is_missing bad.cprof || return 1
+	done
+'
+
+# Without record (or in a program that sandboxes itself after record's
+# check), each thread finds out alone: counts, no CPU time, and the
+# profile says which threads.
+test_expect_success 'perf refused to the runtime itself: threads marked unsampled' '
+	./noperf env LD_PRELOAD="$CALLPROF_BUILD/libcallprof-cpu.so" CALLPROF_OUT="$PWD/direct.cprof" \
+		./t-nested >/dev/null &&
+	$CRAFT show direct.cprof >show &&
+	grep "^mode 4$" show &&
+	grep "^thread 0 tid [0-9]* flags [0-9]* nthreads 1$" show &&
+	flags=$(sed -n "s/^thread 0 tid [0-9]* flags \([0-9]*\) .*/\1/p" show) &&
+	test $((flags & 8)) = 8 &&
+	calls_of direct.cprof >calls &&
+	test_cmp "$EXPECT/nested.calls" calls &&
+	$CRAFT show nested.cprof >show.ok &&
+	flags=$(sed -n "s/^thread 0 tid [0-9]* flags \([0-9]*\) .*/\1/p" show.ok) &&
+	test $((flags & 8)) = 0
+'
+
+test_expect_success 'perf refused after record'"'"'s check: the summary names the threads and the cause' '
+	callprof record -o late.cprof -- ./noperf ./t-nested 2>err &&
+	test "$(mode_of late.cprof)" = 4 &&
+	grep "^callprof: wrote late.cprof: 1 thread, 11 calls, 5 call paths, CPU time from 0 samples at 3989 Hz$" err &&
+	grep "^callprof: warning: no CPU time for 1 thread: perf_event_open: Operation not permitted" err &&
+	! grep "rest on only" err
+'
+
+test_done
