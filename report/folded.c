@@ -61,7 +61,12 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 
 		for (uint32_t i = 1; i < t->nn; i++) {
 			const struct cp_rnode *n = &t->n[i];
-			uint32_t depth = cp_rtree__path(t, i, &stack, &salloc);
+			uint32_t depth;
+
+			/* Code sampled but not instrumented: no call was counted there. */
+			if (m == CP_METRIC_CALLS && !n->calls && n->self_samples)
+				continue;
+			depth = cp_rtree__path(t, i, &stack, &salloc);
 
 			strbuf_reset(&sb);
 			if (rp->threads == CP_THREADS_EACH)

@@ -555,7 +555,7 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 			    "-finstrument-functions-after-inlining)\n",
 			(double)all / (double)(program ? program : 1));
 	if (program < 100 * CP_FEW_SAMPLES)
-		fprintf(fp, "# warning: only %" PRIu64 " samples: the times are rough (a time resting "
+		fprintf(fp, "# note: only %" PRIu64 " samples: the times are rough (a time resting "
 			    "on k samples is known to about +-100/sqrt(k) %%); run longer or raise "
 			    "--sample\n", program);
 	if (unsampled)

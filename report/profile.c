@@ -208,6 +208,7 @@ void cp_report_count_thread(const struct cp_profile_file *pf, uint32_t ti, uint6
  */
 struct foreign {
 	uint32_t node;	  /* NODES record of the context */
+	int hooked;	  /* entry is an instrumented function (it has contexts) */
 	uint64_t entry;	  /* the function holding the instruction */
 	uint64_t samples;
 };
@@ -281,9 +282,24 @@ static void add_foreign(struct cp_report_profile *rp, struct cp_rtree *t, struct
 	for (; lo < cs->nforeign && cs->foreign[lo].node - th->first_node < th->nnodes; lo++) {
 		const struct foreign *f = &cs->foreign[lo];
 		struct cp_rnode src = { 0 };
-		uint32_t id = context(rp, t, ctx, fnmap, map[f->node - th->first_node], f->entry,
-				      f->entry == CP_IP_KERNEL ? CTX_KERNEL : 0);
+		uint32_t parent = map[f->node - th->first_node], id, fn;
 
+		if (f->hooked) {
+			/*
+			 * An instrumented function's code outside its hooks (its
+			 * prologue before the enter hook, its epilogue after the
+			 * exit hook, a signal handler's entry): its context under
+			 * this one if the program made that call, else this
+			 * context's own time, never a call path that did not happen.
+			 */
+			fn = cp_u64map__get(fnmap, f->entry);
+			id = fn == CP_NONE ? CP_NONE : cp_u64map__get(ctx, ((uint64_t)parent << 32) | fn);
+			if (id == CP_NONE)
+				id = parent;
+		} else {
+			id = context(rp, t, ctx, fnmap, parent, f->entry,
+				     f->entry == CP_IP_KERNEL ? CTX_KERNEL : 0);
+		}
 		src.self_samples = f->samples;
 		src.total_ns = cp_mul_sat(f->samples, rp->period_ns);
 		cp_rnode__add_counts(&t->n[id], &src);
@@ -672,8 +688,16 @@ static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
 {
 	const struct cp_profile_file *pf = rp->pf;
 
+	struct cp_u64map hooked;
+
 	memset(cs, 0, sizeof(*cs));
 	cs->own = xcalloc(pf->nnodes ? pf->nnodes : 1, sizeof(*cs->own));
+	/* The instrumented functions: those with a context (or a marker) anywhere. */
+	cp_u64map__init(&hooked, 256);
+	for (uint32_t i = 0; i < pf->nnodes; i++)
+		if (pf->nodes[i].parent != CP_NO_PARENT &&
+		    !(pf->nodes[i].flags & (CP_NODE_SIGNAL | CP_NODE_REGION)))
+			cp_u64map__get_or_add(&hooked, pf->nodes[i].fn, 0);
 	for (uint32_t i = 0; i < pf->nlines; i++) {
 		const struct cp_line_rec *l = &pf->lines[i];
 		const struct cp_node_rec *r = &pf->nodes[l->node];
@@ -709,8 +733,14 @@ static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
 			}
 		}
 		ALLOC_GROW(cs->foreign, cs->nforeign + 1, cs->alloc);
-		cs->foreign[cs->nforeign++] = (struct foreign){ l->node, entry, l->samples };
+		cs->foreign[cs->nforeign++] = (struct foreign){
+			.node = l->node,
+			.hooked = entry != CP_IP_KERNEL && cp_u64map__get(&hooked, entry) != CP_NONE,
+			.entry = entry,
+			.samples = l->samples,
+		};
 	}
+	cp_u64map__release(&hooked);
 	qsort(cs->foreign, cs->nforeign, sizeof(*cs->foreign), foreign_cmp);
 }
 
