@@ -75,14 +75,15 @@ bench_label()
 	esac
 }
 
-# bench_record_works OPTION: `callprof record OPTION` runs the instrumented
-# fib and writes a profile (the modes and clocks came after the bench).
+# bench_record_works OPTION...: `callprof record OPTION...` runs the
+# instrumented fib and writes a profile (the modes and clocks came after the
+# bench).
 bench_record_works()
 {
 	local p=$BB/probe.$$.cprof r=1
 
 	rm -f "$p"
-	if "$B/callprof" record "$1" -o "$p" -- "$BB/fib" 5 >/dev/null 2>&1 && test -s "$p"; then
+	if "$B/callprof" record "$@" -o "$p" -- "$BB/fib" 5 >/dev/null 2>&1 && test -s "$p"; then
 		r=0
 	fi
 	rm -f "$p"
@@ -107,10 +108,10 @@ bench_available()
 		why="callprof record --no-offcpu does not work in this build" ;;
 	hybrid) return 0 ;;
 	budget)
-		bench_record_works --budget=5 && return 0
+		bench_record_works --time=clock --budget=5 && return 0
 		why="callprof record --budget does not work in this build" ;;
 	tscfast)
-		bench_record_works --clock=tsc-fast && return 0
+		bench_record_works --time=clock --clock=tsc-fast && return 0
 		why="callprof record --clock=tsc-fast does not work in this build" ;;
 	gprof)
 		command -v gprof >/dev/null && test -x "$BB/fib-pg" && return 0
