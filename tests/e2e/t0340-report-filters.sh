@@ -176,7 +176,18 @@ test_expect_success 'export --min-percent folds small contexts, keeping the time
 		test "$a" = "$b" &&
 		check_time_relations self-folded total-folded || return 1
 	done &&
+	# A floor just above the clocked profile'"'"'s smallest context folds it.
+	pct=$(python3 - pathsk.json <<-\EOT
+	import json, sys
+	n = json.load(open(sys.argv[1]))["trees"][0]["nodes"]
+	print("%.9f" % (100.0 * (min(x["total_ns"] for x in n[2:]) + 1.5) / n[0]["total_ns"]))
+	EOT
+	) &&
+	callprof export -f folded -m self pathsk.cprof >self-all &&
+	callprof export -f folded -m self --min-percent=$pct pathsk.cprof >self-folded &&
 	test $(wc -l <self-folded) -lt $(wc -l <self-all) &&
+	test "$(awk "{ s += \$NF } END { print s }" self-all)" = \
+		"$(awk "{ s += \$NF } END { print s }" self-folded)" &&
 	test_expect_code 129 callprof export -f folded --min-percent=101 paths.cprof 2>err &&
 	test_line_count = 1 err
 '
