@@ -5,7 +5,8 @@
 
 DIR holds what bench/truth wrote for the program built one way:
   w.MODE     "WEIGHT<TAB>FUNCTION" lines: self weight per function (perf:
-             samples; callprof: nanoseconds of self CPU time), any unit
+             samples; callprof: nanoseconds of self CPU time), any unit;
+             "perf" pools two runs of perf, "perf2" is a third
   t.MODE     wall times of the runs in nanoseconds, one a line
   modes      the modes in table order; "perf" is the reference (the plain
              build), "perf2" its second run, "perfinst" perf of the
@@ -65,8 +66,8 @@ def main():
         return
     n2 = total(os.path.join(d, "w.perf2")) if os.path.exists(os.path.join(d, "w.perf2")) else 0
     print(f"   plain build: {plain / 1e6:.0f} ms (median); perf samples: "
-          f"{total(os.path.join(d, 'w.perf'))} and {n2}")
-    print(f"   {'mode':<38} {'distance':>9} {'slowdown':>9}  top function")
+          f"{total(os.path.join(d, 'w.perf'))} (two runs, the reference) and {n2} (a third)")
+    print(f"   {'mode':<42} {'distance':>9} {'slowdown':>9}  top function")
     for m, label in modes:
         s = shares(os.path.join(d, "w." + m))
         dist = f"{distance(perf, s):8.1f}%" if s is not None and m != "perf" else "-"
@@ -75,7 +76,7 @@ def main():
         t = median_time(os.path.join(d, "t." + m))
         slow = f"{t / plain:8.2f}x" if t is not None and plain else "-"
         top = max(s, key=s.get) if s else "-"
-        print(f"   {label:<38} {dist:>9} {slow:>9}  {top}")
+        print(f"   {label:<42} {dist:>9} {slow:>9}  {top}")
     cp = shares(os.path.join(d, "w.default"))
     if cp is None:
         return
