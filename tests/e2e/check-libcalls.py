@@ -9,7 +9,10 @@
   check-libcalls.py nomodule FILE.json MODULE
       no function of the profile lies in a module whose name contains MODULE
   check-libcalls.py times FILE.json MODULE
-      every node of a function in MODULE: 0 <= self <= total, min <= max
+      every node of a function in MODULE: 0 <= self <= total; with the
+      clock (--time=clock), min <= max; with sampled CPU time (cpu mode),
+      min and max null (not measured), self samples <= samples, and self
+      the self samples times the period plus self wait and inactive time
 
 Prints what it found; exits 1 with the offending path or node otherwise.
 """
@@ -63,17 +66,32 @@ def check_nomodule(doc, module):
 
 
 def check_times(doc, module):
+    src = doc.get("time_source", {})
+    sampled = src.get("source") == "cpu-samples"
     checked = 0
     for p, fn, n in paths(doc):
         if module not in doc["functions"][fn].get("module", ""):
             continue
-        if not 0 <= n["self_ns"] <= n["total_ns"] or n["min_ns"] > n["max_ns"]:
-            sys.exit(f"{p}: self {n['self_ns']} total {n['total_ns']} "
-                     f"min {n['min_ns']} max {n['max_ns']}")
+        if not 0 <= n["self_ns"] <= n["total_ns"]:
+            sys.exit(f"{p}: self {n['self_ns']} total {n['total_ns']}")
+        if not sampled and not n["min_ns"] <= n["max_ns"]:
+            sys.exit(f"{p}: min {n['min_ns']} max {n['max_ns']}")
+        if sampled:
+            if n["min_ns"] is not None or n["max_ns"] is not None:
+                sys.exit(f"{p}: min {n['min_ns']} max {n['max_ns']} in cpu mode, want null")
+            if not 0 <= n["self_samples"] <= n["samples"]:
+                sys.exit(f"{p}: self samples {n['self_samples']} of {n['samples']}")
+            want = n["self_samples"] * src["period_ns"] + n["self_wait_ns"] + \
+                n["self_inactive_ns"]
+            if n["self_ns"] != want:
+                sys.exit(f"{p}: self {n['self_ns']}, want {n['self_samples']} samples "
+                         f"x {src['period_ns']} + wait {n['self_wait_ns']} "
+                         f"+ inactive {n['self_inactive_ns']} = {want}")
         checked += 1
     if not checked:
         sys.exit(f"no node in {module}")
-    print(f"{checked} nodes in {module}: times consistent")
+    print(f"{checked} nodes in {module}: times consistent "
+          f"({'sampled CPU time' if sampled else 'clock'})")
 
 
 def main(argv):
