@@ -548,7 +548,8 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 	if (s->lost)
 		fprintf(fp, "# %" PRIu64 " samples were dropped by a full ring: their CPU time is "
 			    "counted, their addresses are not known\n", s->lost);
-	if (all && s->runtime * 2 > all)
+	/* A share of a handful of samples is noise (record says the same from 100 on). */
+	if (all >= 10 * CP_FEW_SAMPLES && s->runtime * 2 > all)
 		fprintf(fp, "# note: most of the run's CPU time was callprof's own: the program makes "
 			    "very many short calls; the times shown leave it out, but the run was slowed "
 			    "%.1fx (fewer hooks: --exclude the tiniest functions, or build with clang "
