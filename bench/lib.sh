@@ -36,7 +36,7 @@ done
 unset _v
 
 BENCH_WORKLOADS="fib mixed mixed4 bzip2"
-BENCH_CONFIGS="plain empty clock clockord callprof nooffcpu hybrid budget tscfast counting coverage gprof uftrace callgrind perf"
+BENCH_CONFIGS="plain empty clock clockord callprof timing nooffcpu hybrid budget tscfast counting coverage gprof uftrace callgrind perf"
 
 BENCH_CFLAGS=(-O2 -g -Wall -Wextra)
 BENCH_SO_CFLAGS=(-O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec)
@@ -59,12 +59,13 @@ bench_label()
 	empty) echo "instrumented + empty hooks" ;;
 	clock) echo "instrumented + rdtsc-only hooks" ;;
 	clockord) echo "instrumented + lfence;rdtsc-only hooks" ;;
-	callprof) echo "callprof record (timing)" ;;
+	callprof) echo "callprof record (sampled CPU time)" ;;
+	timing) echo "callprof record --time=clock" ;;
 	nooffcpu) echo "callprof record --no-offcpu" ;;
-	hybrid) echo "callprof record + 1 kHz sampled lines" ;;
-	budget) echo "callprof record --budget=5" ;;
-	tscfast) echo "callprof record --clock=tsc-fast" ;;
-	counting) echo "callprof record --mode=counting" ;;
+	hybrid) echo "callprof record --time=clock + 1 kHz sampled lines" ;;
+	budget) echo "callprof record --time=clock --budget=5" ;;
+	tscfast) echo "callprof record --time=clock --clock=tsc-fast" ;;
+	counting) echo "callprof record --time=none" ;;
 	coverage) echo "callprof record --mode=coverage" ;;
 	gprof) echo "gprof (-pg build)" ;;
 	uftrace) echo "uftrace record" ;;
@@ -74,14 +75,15 @@ bench_label()
 	esac
 }
 
-# bench_record_works OPTION: `callprof record OPTION` runs the instrumented
-# fib and writes a profile (the modes and clocks came after the bench).
+# bench_record_works OPTION...: `callprof record OPTION...` runs the
+# instrumented fib and writes a profile (the modes and clocks came after the
+# bench).
 bench_record_works()
 {
 	local p=$BB/probe.$$.cprof r=1
 
 	rm -f "$p"
-	if "$B/callprof" record "$1" -o "$p" -- "$BB/fib" 5 >/dev/null 2>&1 && test -s "$p"; then
+	if "$B/callprof" record "$@" -o "$p" -- "$BB/fib" 5 >/dev/null 2>&1 && test -s "$p"; then
 		r=0
 	fi
 	rm -f "$p"
@@ -95,6 +97,9 @@ bench_available()
 	why=
 	case "$1" in
 	plain|empty|clock|clockord|callprof) return 0 ;;
+	timing)
+		bench_record_works --time=clock && return 0
+		why="callprof record --time=clock does not work in this build" ;;
 	counting|coverage)
 		bench_record_works --mode="$1" && return 0
 		why="callprof record --mode=$1 does not work in this build" ;;
@@ -103,10 +108,10 @@ bench_available()
 		why="callprof record --no-offcpu does not work in this build" ;;
 	hybrid) return 0 ;;
 	budget)
-		bench_record_works --budget=5 && return 0
+		bench_record_works --time=clock --budget=5 && return 0
 		why="callprof record --budget does not work in this build" ;;
 	tscfast)
-		bench_record_works --clock=tsc-fast && return 0
+		bench_record_works --time=clock --clock=tsc-fast && return 0
 		why="callprof record --clock=tsc-fast does not work in this build" ;;
 	gprof)
 		command -v gprof >/dev/null && test -x "$BB/fib-pg" && return 0
@@ -223,15 +228,19 @@ bench_argv()
 	clock) argv=(env "LD_PRELOAD=$BB/hooks-clock.so" "${wcmd[@]}") ;;
 	clockord) argv=(env "LD_PRELOAD=$BB/hooks-clock-ordered.so" "${wcmd[@]}") ;;
 	callprof) argv=("$B/callprof" record -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
+	timing)
+		argv=("$B/callprof" record --time=clock -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
 	nooffcpu)
 		argv=("$B/callprof" record --no-offcpu -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
 	hybrid)
-		argv=(env CALLPROF_SAMPLE=1000 "$B/callprof" record -o "$dir/profile.cprof" --
+		argv=(env CALLPROF_SAMPLE=1000 "$B/callprof" record --time=clock -o "$dir/profile.cprof" --
 		      "${wcmd[@]}") ;;
 	budget)
-		argv=("$B/callprof" record --budget=5 -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
+		argv=("$B/callprof" record --time=clock --budget=5 -o "$dir/profile.cprof" --
+		      "${wcmd[@]}") ;;
 	tscfast)
-		argv=("$B/callprof" record --clock=tsc-fast -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
+		argv=("$B/callprof" record --time=clock --clock=tsc-fast -o "$dir/profile.cprof" --
+		      "${wcmd[@]}") ;;
 	counting|coverage)
 		argv=("$B/callprof" record --mode="$c" -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
 	gprof) argv=(env "GMON_OUT_PREFIX=$dir/gmon.out" "${wcmd[@]}") ;;
@@ -259,7 +268,7 @@ bench_report_argv()
 	local c=$1 dir=$3
 
 	case "$c" in
-	callprof|nooffcpu|hybrid|budget|tscfast|counting|coverage)
+	callprof|timing|nooffcpu|hybrid|budget|tscfast|counting|coverage)
 		# One report per process that wrote a profile (bzip2 has two).
 		argv=(sh -c 'for f in "$1"/profile.cprof*; do "$2" report "$f" || exit; done'
 		      sh "$dir" "$B/callprof") ;;

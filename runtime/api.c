@@ -281,10 +281,15 @@ static void set_base(struct cp_thread *t, uint64_t now)
 				b->node[fid].ticks += now - f->start;
 		}
 	}
+	/* The samples so far, subtracted from what the dump writes (flush.c). */
+	b->lines = cp_offcpu__copy_lines(__atomic_load_n(&t->perf.lines, __ATOMIC_ACQUIRE));
 	old = t->base;
 	__atomic_store_n(&t->base, b, __ATOMIC_RELEASE);
-	if (old)
+	if (old) {
+		if (old->lines)
+			cp_arena__free(old->lines, old->lines->bytes);
 		cp_arena__free(old, old->bytes);
+	}
 }
 
 static CP_NOINSTR void reset(void)

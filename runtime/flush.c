@@ -326,10 +326,55 @@ static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, 
 }
 
 /*
+ * The innermost open call of t that the dump wrote (one of its nnodes
+ * nodes), or t's root.  Reads another thread's stack without stopping it,
+ * as late() does.
+ */
+static uint32_t innermost_id(const struct cp_thread *t, uint32_t nn)
+{
+	const struct cp_stack *s = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+	const struct cp_frame *top = t->top;
+
+	if (!s || top < s->f || top >= s->f + s->cap)
+		return 0;
+	for (const struct cp_frame *f = top; f > s->f; f--) {
+		const struct cp_node *n = f->node;
+
+		if (n && n->id < nn)
+			return n->canon->id < nn ? n->canon->id : 0;
+	}
+	return 0;
+}
+
+/*
+ * cpu mode: the CPU time t used that no sample in its table stands for yet
+ * (its samples since its last hook wait in its ring, which only t drains:
+ * a thread blocked or in a long call without hooks at the dump), in
+ * periods, charged as dropped samples (CP_IP_LOST) to its innermost open
+ * call.  The kernel's count of t's CPU time against the samples of its
+ * table, every one of them (the profiler's and the kernel's included).
+ */
+static uint64_t unsampled(const struct dump *d, const struct cp_thread *t, const struct cp_lines *l)
+{
+	uint64_t cpu, seen = 0, period = t->perf.period;
+
+	if (cp_hook_mode != CP_MODE_CPU || !period || (t->flags & CP_THREAD_AGGREGATE) ||
+	    (t->flags & CP_THREAD_UNSAMPLED))
+		return 0;
+	cpu = thread_cpu(d, t);
+	for (uint64_t k = 0; l && k <= l->mask; k++)
+		if (__atomic_load_n(&l->s[k].node, __ATOMIC_ACQUIRE))
+			seen += l->s[k].count;
+	/* The last period is the one running now, not yet sampled. */
+	return cpu / period > seen + 1 ? cpu / period - seen - 1 : 0;
+}
+
+/*
  * The sampled addresses of each thread (nodes numbered as written: the
- * thread's first node plus the node's id).  Another thread may be adding
- * to its table meanwhile: slots are taken only once complete, and only
- * for nodes the dump wrote.
+ * thread's first node plus the node's id), less those before a reset (the
+ * thread's baseline).  Another thread may be adding to its table
+ * meanwhile: slots are taken only once complete, and only for nodes the
+ * dump wrote.
  */
 static void write_lines(struct dump *d, struct cp_writer *w, struct cp_thread **ts, uint32_t nt)
 {
@@ -339,20 +384,34 @@ static void write_lines(struct dump *d, struct cp_writer *w, struct cp_thread **
 	for (uint32_t i = 0; i < nt; i++) {
 		struct cp_thread *t = ts[i];
 		struct cp_lines *l = __atomic_load_n(&t->perf.lines, __ATOMIC_ACQUIRE);
+		const struct cp_base *b = __atomic_load_n(&t->base, __ATOMIC_ACQUIRE);
+		uint64_t late;
+		struct cp_line_rec r;
 
 		/* The watcher sees only the arena: a table outside it is not in its memory. */
 		if (l && in_watcher(d->how) && !cp_arena__contains(l))
 			l = NULL;
+		if (b && b->lines && in_watcher(d->how) && !cp_arena__contains(b->lines))
+			b = NULL;
 		for (uint64_t k = 0; l && k <= l->mask; k++) {
 			struct cp_node *n = __atomic_load_n(&l->s[k].node, __ATOMIC_ACQUIRE);
-			struct cp_line_rec r;
 
 			if (!n || n->id >= d->nnodes[i] || !l->s[k].count)
 				continue;
 			memset(&r, 0, sizeof(r));
 			r.node = first + n->id;
 			r.ip = l->s[k].ip;
-			r.samples = l->s[k].count;
+			r.samples = cp_sub_sat(l->s[k].count,
+					       b ? cp_offcpu__line_count(b->lines, n, r.ip) : 0);
+			if (r.samples)
+				cp_writer__put(w, &r, sizeof(r));
+		}
+		late = unsampled(d, t, l);
+		if (late) {
+			memset(&r, 0, sizeof(r));
+			r.node = first + innermost_id(t, d->nnodes[i]);
+			r.ip = CP_IP_LOST;
+			r.samples = late;
 			cp_writer__put(w, &r, sizeof(r));
 		}
 		first += d->nnodes[i] + d->nside[i];

@@ -242,6 +242,7 @@ struct cp_base {
 	uint32_t n;	    /* nodes covered (ids 0 .. n - 1) */
 	uint32_t pad;
 	uint64_t unrecorded[CP_MUTE_KINDS]; /* the thread's, as in cp_thread */
+	struct cp_lines *lines;	/* a copy of the samples' table then (arena), or NULL */
 	struct cp_base_node node[];
 };
 
@@ -681,6 +682,11 @@ CP_HIDDEN void cp_offcpu__drain(struct cp_thread *t);
 CP_HIDDEN void cp_offcpu__add_line(struct cp_perf *p, struct cp_node *n, uint64_t ip,
 				   uint64_t count);
 CP_HIDDEN void cp_offcpu__clear_lines(struct cp_perf *p);
+/* A copy of table l from the arena (for a reset's baseline), NULL without memory. */
+CP_HIDDEN struct cp_lines *cp_offcpu__copy_lines(const struct cp_lines *l);
+/* Samples of (n, ip) in table l (a baseline), 0 if none or no table. */
+CP_HIDDEN uint64_t cp_offcpu__line_count(const struct cp_lines *l, const struct cp_node *n,
+					 uint64_t ip);
 CP_HIDDEN void cp_offcpu__free_lines(struct cp_perf *p);
 /* Off-CPU records waiting: charge them to the innermost call (busy held). */
 static inline void cp_offcpu__check(struct cp_thread *t)

@@ -314,6 +314,38 @@ void cp_offcpu__add_line(struct cp_perf *p, struct cp_node *n, uint64_t ip, uint
 	p->nlines++;
 }
 
+struct cp_lines *cp_offcpu__copy_lines(const struct cp_lines *l)
+{
+	struct cp_lines *c = l ? cp_arena__alloc(l->bytes) : NULL;
+
+	if (!c)
+		return NULL;
+	c->mask = l->mask;
+	c->bytes = l->bytes;
+	c->older = NULL;
+	/* The owner may be adding meanwhile: slots are taken only once complete. */
+	for (uint64_t i = 0; i <= l->mask; i++) {
+		struct cp_node *n = __atomic_load_n(&l->s[i].node, __ATOMIC_ACQUIRE);
+
+		if (!n)
+			continue;
+		c->s[i].ip = l->s[i].ip;
+		c->s[i].count = l->s[i].count;
+		c->s[i].node = n;
+	}
+	return c;
+}
+
+uint64_t cp_offcpu__line_count(const struct cp_lines *l, const struct cp_node *n, uint64_t ip)
+{
+	if (!l)
+		return 0;
+	for (uint64_t h = cp_ptr_hash(n, ip) & l->mask; l->s[h].node; h = (h + 1) & l->mask)
+		if (l->s[h].node == n && l->s[h].ip == ip)
+			return l->s[h].count;
+	return 0;
+}
+
 /* Forget every sample (keeping the table's memory). */
 void cp_offcpu__clear_lines(struct cp_perf *p)
 {

@@ -612,14 +612,23 @@ static void fold_side(struct cp_thread *a, struct cp_thread *t, struct cp_node *
 	munmap(sto, bytes);
 }
 
-/* t's samples and perf counters into aggregate a's (to[] as in fold_side). */
-static void fold_perf(struct cp_perf *a, const struct cp_perf *t, struct cp_node **to, uint32_t nn)
+/*
+ * t's samples since its reset (base) and perf counters into aggregate a's
+ * (to[] as in fold_side).
+ */
+static void fold_perf(struct cp_perf *a, const struct cp_perf *t, const struct cp_base *base,
+		      struct cp_node **to, uint32_t nn)
 {
 	for (uint64_t i = 0; t->lines && i <= t->lines->mask; i++) {
 		const struct cp_line_slot *l = &t->lines->s[i];
+		uint64_t count;
 
-		if (l->node && l->node->id < nn)
-			cp_offcpu__add_line(a, to[l->node->id], l->ip, l->count);
+		if (!l->node || l->node->id >= nn)
+			continue;
+		count = cp_sub_sat(l->count, base ? cp_offcpu__line_count(base->lines, l->node,
+									 l->ip) : 0);
+		if (count)
+			cp_offcpu__add_line(a, to[l->node->id], l->ip, count);
 	}
 	a->switch_lost += t->switch_lost;
 	a->samples += t->samples;
@@ -654,7 +663,7 @@ static int fold(struct cp_thread *t)
 		}
 	}
 	fold_side(a, t, to, nn);
-	fold_perf(&a->perf, &t->perf, to, nn);
+	fold_perf(&a->perf, &t->perf, t->base, to, nn);
 	munmap(to, bytes);
 	a->root.ticks += t->end_ticks > start ? t->end_ticks - start : 0;
 	a->root.calls++;
@@ -695,6 +704,8 @@ static void reset_tree(struct cp_thread *t)
 	memset(t->name, 0, sizeof(t->name));
 	memset(t->label, 0, sizeof(t->label));
 	if (t->base) {
+		if (t->base->lines)
+			cp_arena__free(t->base->lines, t->base->lines->bytes);
 		cp_arena__free(t->base, t->base->bytes);
 		t->base = NULL;
 	}

@@ -401,4 +401,17 @@ test_expect_success 'record --dump-on of a sampled process: the watcher writes t
 	check_cpu_json s.json >/dev/null
 '
 
+test_expect_success 'callprof_reset() in a sampled program: the samples before it are gone' '
+	build_workload s-resetcpu.c &&
+	cpu_record reset.cprof ./t-resetcpu >out &&
+	echo ok >expect &&
+	test_cmp expect out &&
+	callprof export -f folded -m samples reset.cprof >samples &&
+	after=$(awk "/^main;burn_after /{ print \$NF }" samples) &&
+	before=$(awk "/^main;burn_before /{ s += \$NF } END { print s + 0 }" samples) &&
+	echo "before $before after $after" &&
+	test "$after" -ge 100 &&
+	test "$before" -le 2
+'
+
 test_done
