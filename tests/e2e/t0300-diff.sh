@@ -40,15 +40,18 @@ EOF
 # the 6x: busy's wall time in the short run once held a 44 ms preemption
 # (58 ms against 83 ms, a quiet machine running two scripts at a time).
 # Up to five pairs are recorded; the first in which busy's self time grew
-# at least 3x is kept, as t0050 does for its ratio.
+# at least 3x is kept, as t0050 does for its ratio.  The clock
+# (--time=clock) puts burn()'s time, which has no hooks, in busy's self
+# time; sampled CPU time makes it a "burn" row of its own and leaves busy
+# only its off-CPU time (diffs of cpu-mode profiles are t0492's).
 test_expect_success 'setup: s-change recorded counting with 1 and 2, timed with 1 and 6' '
 	build_workload s-change.c &&
 	callprof record --mode=counting -o a.cprof -- ./t-change 1 2>err &&
 	callprof record --mode=counting -o b.cprof -- ./t-change 2 2>err &&
 	for attempt in 1 2 3 4 5
 	do
-		callprof record -o t1.cprof -- ./t-change 1 2>err &&
-		callprof record -o t6.cprof -- ./t-change 6 2>err &&
+		callprof record --time=clock -o t1.cprof -- ./t-change 1 2>err &&
+		callprof record --time=clock -o t6.cprof -- ./t-change 6 2>err &&
 		s1=$(callprof export -f folded -m self t1.cprof | folded_value "main;busy") &&
 		s6=$(callprof export -f folded -m self t6.cprof | folded_value "main;busy") &&
 		echo "attempt $attempt: self of busy $s1 -> $s6 ns" || return 1
