@@ -526,3 +526,16 @@ dir_size()
 {
 	find "$1" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'
 }
+
+# lines_bytes FILE: the size of the LINES section (sampled addresses) of the
+# profile FILE, from its section table (docs/profile-format.md); 0 if none.
+lines_bytes()
+{
+	python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+n = struct.unpack_from("<I", d, 20)[0]
+print(sum(struct.unpack_from("<IIQQ", d, 48 + 24 * i)[3]
+          for i in range(n) if struct.unpack_from("<IIQQ", d, 48 + 24 * i)[0] == 11))
+PY
+}

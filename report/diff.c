@@ -48,8 +48,21 @@ struct cp_diff {
 	double min_percent;		       /* the floor as a share of the larger root */
 	uint64_t floor_ns;		       /* smaller time changes count as none */
 	uint64_t root_ns[2];		       /* the roots' totals: all threads' lifetimes */
-	uint32_t count[4];		       /* paths by enum cp_diff_status */
+	uint32_t count[4];		       /* call paths by enum cp_diff_status */
+	uint32_t scount[4];		       /* sampled-only paths (sampled_only) by status */
 };
+
+/*
+ * Whether q is no call path but sampled code without hooks under one (a
+ * library function, [kernel]: cpu mode's 0-call contexts): no calls on
+ * either side, some samples.  Whether such a context exists at all is up
+ * to the sampling, so it is no new or gone call path; only its time
+ * compares.
+ */
+static int sampled_only(const struct dpath *q)
+{
+	return !q->calls[0] && !q->calls[1] && (q->samples[0] || q->samples[1]);
+}
 
 /* The path (parent, name), added (with no calls, in neither profile) if new. */
 static uint32_t path_get(struct cp_diff *d, uint32_t parent, uint32_t name)
@@ -94,8 +107,16 @@ static void add_profile(struct cp_diff *d, int s)
 	map[0] = CP_NONE;
 	for (uint32_t i = 1; i < t->nn; i++) {
 		const struct cp_rnode *n = &t->n[i];
-		uint32_t k = path_get(d, map[n->parent], fname[n->fn]);
-		struct dpath *q = &d->p[k];
+		uint32_t k;
+		struct dpath *q;
+
+		if (!d->timed && !n->calls && n->self_samples) {
+			/* Sampled code without hooks: nothing to compare in calls. */
+			map[i] = map[n->parent];
+			continue;
+		}
+		k = path_get(d, map[n->parent], fname[n->fn]);
+		q = &d->p[k];
 
 		q->in |= 1u << s;
 		CP_ADD_SAT(q->calls[s], n->calls);
@@ -220,8 +241,12 @@ struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_
 	larger = d->root_ns[0] > d->root_ns[1] ? d->root_ns[0] : d->root_ns[1];
 	d->min_percent = min_percent;
 	d->floor_ns = (uint64_t)(min_percent / 100.0 * (double)larger);
-	for (uint32_t k = 0; k < d->np; k++)
-		d->count[status_of(d, &d->p[k])]++;
+	for (uint32_t k = 0; k < d->np; k++) {
+		if (sampled_only(&d->p[k]))
+			d->scount[status_of(d, &d->p[k])]++;
+		else
+			d->count[status_of(d, &d->p[k])]++;
+	}
 	return d;
 }
 
@@ -559,7 +584,8 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows, int all, FILE *fp)
 {
 	uint64_t calls[2] = { d->rp[0]->calls, d->rp[1]->calls };
-	uint32_t changed = d->np - d->count[CP_DIFF_SAME];
+	uint32_t changed = d->np - d->count[CP_DIFF_SAME] - d->scount[CP_DIFF_SAME];
+	uint32_t sampled = d->scount[0] + d->scount[1] + d->scount[2] + d->scount[3];
 	char buf[64], a[32], b[32];
 
 	fprintf(fp, "# callprof diff: A = %s (before), B = %s (after)\n", d->rp[0]->pf->path,
@@ -598,13 +624,21 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 				d->min_percent);
 	}
 	if (!changed) {
-		fprintf(fp, "# call paths: %u, all the same: no change\n", d->np);
+		if (sampled)
+			fprintf(fp, "# sampled code without hooks: %u context%s, all the same\n",
+				sampled, sampled == 1 ? "" : "s");
+		fprintf(fp, "# call paths: %u, all the same: no change\n", d->np - sampled);
 		return;
 	}
+	if (sampled)
+		fprintf(fp, "# sampled code without hooks (no calls, no call paths): %u changed, "
+			    "%u new, %u gone, %u same\n", d->scount[CP_DIFF_CHANGED],
+			d->scount[CP_DIFF_NEW], d->scount[CP_DIFF_GONE], d->scount[CP_DIFF_SAME]);
 	fprintf(fp, "# call paths: %u changed, %u new, %u gone, %u same%s\n",
 		d->count[CP_DIFF_CHANGED], d->count[CP_DIFF_NEW], d->count[CP_DIFF_GONE],
 		d->count[CP_DIFF_SAME],
-		all || !d->count[CP_DIFF_SAME] ? "" : " (not shown; --all shows them)");
+		all || !(d->count[CP_DIFF_SAME] + d->scount[CP_DIFF_SAME]) ? "" :
+			" (not shown; --all shows them)");
 	if (shown < rows)
 		fprintf(fp, "# showing the first %" PRIu64 " of %" PRIu64 " rows (--limit)\n", shown,
 			rows);
@@ -763,10 +797,10 @@ static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const st
 	switch (c->kind) {
 	case CP_COND_CALLS_CHANGED:
 		*how = (double)absdiff(q->calls);
-		return q->in != 3 || q->calls[0] != q->calls[1];
+		return !sampled_only(q) && (q->in != 3 || q->calls[0] != q->calls[1]);
 	case CP_COND_PATHS_CHANGED:
 		*how = 0; /* the table's order decides */
-		return q->in != 3;
+		return !sampled_only(q) && q->in != 3;
 	case CP_COND_METRIC:
 		break;
 	}

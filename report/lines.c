@@ -121,7 +121,7 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 		own = cp_symbolizer__fn_name(p->sym, p->fns[n->fn].addr);
 		if (pf->meta.mode == CP_MODE_CPU && l->ip < CP_IP_PSEUDO_LIMIT) {
 			what = xstrdup(l->ip == CP_IP_KERNEL ? "[kernel: system calls, page faults]" :
-				       "[dropped by a full ring: address unknown]");
+				       "[address unknown: a full ring, or not yet read at the dump]");
 			file = NULL;
 			line = 0;
 		} else if (strcmp(in, own)) {

@@ -546,8 +546,9 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 		    "left out of every figure; '?' marks times resting on fewer than %d samples\n",
 		all ? 100.0 * (double)s->runtime / (double)all : 0.0, CP_FEW_SAMPLES);
 	if (s->lost)
-		fprintf(fp, "# %" PRIu64 " samples were dropped by a full ring: their CPU time is "
-			    "counted, their addresses are not known\n", s->lost);
+		fprintf(fp, "# %" PRIu64 " samples stand for CPU time at unknown addresses (a full "
+			    "ring, or a thread's latest samples at the dump): counted in their context's "
+			    "self time\n", s->lost);
 	/* A share of a handful of samples is noise (record says the same from 100 on). */
 	if (all >= 10 * CP_FEW_SAMPLES && s->runtime * 2 > all)
 		fprintf(fp, "# note: most of the run's CPU time was callprof's own: the program makes "

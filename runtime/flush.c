@@ -365,8 +365,8 @@ static uint64_t unsampled(const struct dump *d, const struct cp_thread *t, const
 	for (uint64_t k = 0; l && k <= l->mask; k++)
 		if (__atomic_load_n(&l->s[k].node, __ATOMIC_ACQUIRE))
 			seen += l->s[k].count;
-	/* The last period is the one running now, not yet sampled. */
-	return cpu / period > seen + 1 ? cpu / period - seen - 1 : 0;
+	/* The period running now is not sampled yet; one more is the dump's own jitter. */
+	return cpu / period > seen + 2 ? cpu / period - seen - 2 : 0;
 }
 
 /*

@@ -1100,7 +1100,7 @@
 			fact('time: CPU time sampled at ' + T.sample_hz + ' Hz (one sample per ' + fmtNs(T.period_ns) + ' of CPU time) on the exact call tree: ' + T.samples + ' samples, ' + fmtPct(T.kernel_samples, T.samples) + ' of them in the kernel; counts are exact; min and max per call are not measured');
 			fact('profiler\'s own share: ' + (100 * T.profiler_share).toFixed(1) + '% of the CPU time (samples in callprof\'s hooks), left out of every figure; \'?\' marks times resting on fewer than ' + FEW + ' samples');
 			if (T.lost_samples)
-				w(T.lost_samples + ' samples were dropped by a full ring: their CPU time is counted, their addresses are not known');
+				w(T.lost_samples + ' samples stand for CPU time at unknown addresses (a full ring, or a thread\'s latest samples at the dump): counted in their context\'s self time');
 			if (T.samples < 100 * FEW)
 				w('only ' + T.samples + ' samples: the times are rough (a time resting on k samples is known to about +-100/sqrt(k) %)');
 		}

@@ -8,28 +8,44 @@ folded_sum () {
 	awk -v pre="$1" 'pre == "" || index($0, pre ";") == 1 { s += $NF } END { print s + 0 }'
 }
 
+# The default recording (sampled CPU time) of a run long enough to be
+# sampled, so that time, samples and the 0-call contexts of sampled code
+# without hooks ([kernel]) reach every format; k.cprof is the same program
+# timed per call (--time=clock), where call sites have times too.
 test_expect_success 'setup: a profile with three threads, recursion and call sites' '
 	build_workload s-callsites.c &&
-	callprof record -o p.cprof -- ./t-callsites 12 2 >out 2>err &&
+	callprof record -o p.cprof -- ./t-callsites 32 2 >out 2>err &&
 	callprof export -f folded p.cprof >folded &&
 	self=$(folded_sum <folded) &&
 	test "$self" -gt 0 &&
 	callprof export -f folded -m calls p.cprof >folded.calls &&
 	calls=$(folded_sum <folded.calls) &&
-	echo "$self $calls" >totals &&
-	cat totals
+	callprof export -f folded -m samples p.cprof >folded.samples &&
+	samples=$(folded_sum <folded.samples) &&
+	test "$samples" -gt 0 &&
+	echo "$self $calls $samples" >totals &&
+	cat totals &&
+	callprof record --time=clock -o k.cprof -- ./t-callsites 12 2 >out 2>err &&
+	callprof export -f folded k.cprof >k.folded &&
+	callprof export -f folded -m calls k.cprof >k.folded.calls &&
+	echo "$(folded_sum <k.folded) $(folded_sum <k.folded.calls)" >k.totals &&
+	cat k.totals
 '
 
-test_expect_success 'json: parses, parents first, sums equal the report'"'"'s' '
-	read self calls <totals &&
-	callprof export -f json -o p.json p.cprof &&
-	python3 - p.json "$self" "$calls" <<-\EOT
+# json_check FILE SELF CALLS: the json export's structure and sums.  Per
+# call-site times exist only per call (clock timing): cpu mode writes null
+# there, and for min/max, and its self CPU time is samples x period; its
+# 0-call contexts (sampled code without hooks) rest on samples.
+json_check () {
+	python3 - "$@" <<-\EOT
 	import json, sys
 	d = json.load(open(sys.argv[1]))
 	assert d["callprof_json"] == 1 and d["timed"] is True
 	assert d["processes"][0]["command"][0] == "./t-callsites"
+	cpu = d["processes"][0]["mode"] == "cpu"
+	period = d["time_source"]["period_ns"] if cpu else 0
 	fns = d["functions"]
-	self_sum = calls = 0
+	self_sum = calls = samples = kernel = 0
 	for t in d["trees"]:
 	    for i, n in enumerate(t["nodes"]):
 	        assert (n["parent"] is None) == (i == 0)
@@ -39,24 +55,58 @@ test_expect_success 'json: parses, parents first, sums equal the report'"'"'s' '
 	        assert n["self_ns"] <= n["total_ns"]
 	        self_sum += n["self_ns"]
 	        calls += n["calls"]
+	        if cpu:
+	            assert n["min_ns"] is None and n["max_ns"] is None, n
+	            assert n["self_cpu_ns"] == n["self_samples"] * period, n
+	            samples += n["self_samples"]
+	            if n["calls"] == 0:
+	                assert n["self_samples"] > 0 and "sites" not in n, n
+	            if fns[n["function"]]["name"] == "[kernel]":
+	                assert n["calls"] == 0, n
+	                kernel += n["self_samples"]
+	        else:
+	            assert n["min_ns"] <= n["max_ns"], n
 	        if "sites" in n:
 	            assert sum(s["calls"] for s in n["sites"]) == n["calls"]
-	            assert sum(s["total_ns"] for s in n["sites"]) == n["total_ns"]
+	            if cpu:
+	                assert all(s["total_ns"] is None for s in n["sites"]), n
+	            else:
+	                assert sum(s["total_ns"] for s in n["sites"]) == n["total_ns"]
 	assert self_sum == int(sys.argv[2]), (self_sum, sys.argv[2])
 	assert calls == int(sys.argv[3]) == d["calls"], (calls, sys.argv[3], d["calls"])
+	if cpu:
+	    assert samples == d["time_source"]["samples"] > 0, (samples, d["time_source"])
+	    # Kernel time (and samples a full ring dropped) is the [kernel] children's.
+	    ts = d["time_source"]
+	    assert ts["kernel_samples"] <= kernel <= ts["kernel_samples"] + ts["lost_samples"], (kernel, ts)
 	names = {f["name"]: f for f in fns}
 	assert names["leaf"]["file"].endswith("s-callsites.c") and names["leaf"]["line"] > 0
 	assert names["leaf"]["offset"].startswith("0x")
 	EOT
+}
+
+test_expect_success 'json: parses, parents first, sums equal the report'"'"'s' '
+	read self calls samples <totals &&
+	callprof export -f json -o p.json p.cprof &&
+	json_check p.json "$self" "$calls" &&
+	read self calls <k.totals &&
+	callprof export -f json -o k.json k.cprof &&
+	json_check k.json "$self" "$calls"
 '
 
+# cg_totals <ANNOTATED: the first two events of callgrind_annotate's
+# PROGRAM TOTALS line, without the thousands commas.  A total of 0 has no
+# "(100.0%)" after it (a thread that drew no sample has a Time of 0).
+cg_totals () {
+	sed -n "s/^\([0-9,]*\) \(([^)]*) \)\{0,1\} *\([0-9,]*\) .*PROGRAM TOTALS$/\1 \3/p" | tr -d ,
+}
+
 test_expect_success 'callgrind: callgrind_annotate reads it; its totals are ours' '
-	read self calls <totals &&
+	read self calls samples <totals &&
 	callprof export -f callgrind -o p.cg p.cprof &&
 	callgrind_annotate p.cg >annotated 2>err &&
 	test_must_be_empty err &&
-	sed -n "s/^\([0-9,]*\) ([^)]*) *\([0-9,]*\) ([^)]*) .*PROGRAM TOTALS$/\1 \2/p" annotated |
-		tr -d , >got &&
+	cg_totals <annotated >got &&
 	echo "$self $calls" >expect &&
 	test_cmp expect got &&
 	grep -q "^calls=" p.cg &&
@@ -90,8 +140,7 @@ test_expect_success 'callgrind: a file per thread with --threads=each, each read
 		label=$(sed -n "s/^desc: Thread: //p" $part) &&
 		callgrind_annotate $part >annotated 2>err &&
 		test_must_be_empty err &&
-		sed -n "s/^\([0-9,]*\) ([^)]*) *\([0-9,]*\) ([^)]*) .*PROGRAM TOTALS$/\1 \2/p" \
-			annotated | tr -d , >got &&
+		cg_totals <annotated >got &&
 		echo "$(folded_sum "$label" <folded.each) $(folded_sum "$label" <folded.each.calls)" >expect &&
 		test_cmp expect got || exit 1
 	done &&
@@ -100,34 +149,54 @@ test_expect_success 'callgrind: a file per thread with --threads=each, each read
 	test_must_be_empty stdout
 '
 
+# The parts of self time (cpu, wait, inactive) and, in cpu mode, the samples
+# each get a profile of their own per tree: speedscope shows one metric per
+# profile.
+parts=": \(cpu\|wait\|inactive\|samples\) "
+
 test_expect_success 'speedscope: valid by the schema in the speedscope package, weights = self' '
-	read self calls <totals &&
+	read self calls samples <totals &&
 	npm_install &&
 	callprof export -f speedscope -o p.speedscope.json p.cprof &&
 	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-speedscope.js" \
 		p.speedscope.json >all &&
-	grep -v ": \(cpu\|wait\|inactive\) " all >got &&
+	grep -v "$parts" all >got &&
 	echo "all threads $self" >expect &&
 	test_cmp expect got &&
-	# ... and one profile each for the cpu, wait and inactive parts of self.
+	# ... and one profile each for the cpu, wait and inactive parts of self,
 	test "$(grep -c ": \(cpu\|wait\|inactive\) " all)" = 3 &&
-	test "$(awk "/: (cpu|wait|inactive) / { s += \$NF } END { print s }" all)" = "$self"
+	test "$(awk "/: (cpu|wait|inactive) / { s += \$NF } END { print s }" all)" = "$self" &&
+	# ... and one for the samples the CPU time rests on.
+	echo "all threads: samples $samples" >expect &&
+	grep ": samples " all >got &&
+	test_cmp expect got &&
+	callprof export -f speedscope -o k.speedscope.json k.cprof &&
+	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-speedscope.js" \
+		k.speedscope.json >all &&
+	! grep ": samples " all
 '
 
 test_expect_success 'speedscope: a profile per thread with --threads=each' '
 	npm_install &&
 	callprof export -f speedscope --threads=each -o each.json p.cprof &&
-	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-speedscope.js" each.json |
-		grep -v ": \(cpu\|wait\|inactive\) " >got &&
+	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-speedscope.js" each.json >all &&
+	grep -v "$parts" all >got &&
 	test $(wc -l <got) = 3 &&
 	callprof export -f folded --threads=each p.cprof >folded.each &&
 	while read -r label total; do
 		test "$(folded_sum "$label" <folded.each)" = "$total" || exit 1
+	done <got &&
+	sed -n "s/: samples / /p" all >got &&
+	test $(wc -l <got) = 3 &&
+	callprof export -f folded -m samples --threads=each p.cprof >folded.each.samples &&
+	while read -r label total; do
+		test "$(folded_sum "$label" <folded.each.samples)" = "$total" || exit 1
 	done <got
 '
 
 # pprof_sums FILE: decode with protoc against proto/profile.proto and print
-# the sums of each sample value, space-separated.
+# the sums of each sample value, space-separated, in the order of the sample
+# types; pprof_types FILE (after pprof_sums) prints the types' names.
 pprof_sums () {
 	gzip -dc "$1" >"$1.raw" &&
 	protoc --decode=perftools.profiles.Profile --proto_path="$TEST_DIRECTORY/../../proto" \
@@ -139,16 +208,27 @@ pprof_sums () {
 		END { for (i = 0; i < n; i++) printf \"%s%d\", i ? \" \" : \"\", sum[i]; print \"\" }
 	" "$1.txt"
 }
+pprof_types () {
+	awk "
+		/^sample_type \{/ { st = 1 }
+		st && /^  type: / { type[nt++] = \$2; st = 0 }
+		/^string_table: / { s = substr(\$0, 15); gsub(/\"/, \"\", s); str[ns++] = s }
+		END { for (i = 0; i < nt; i++) printf \"%s%s\", i ? \" \" : \"\", str[type[i]]; print \"\" }
+	" "$1.txt"
+}
 
 test_expect_success 'pprof: gzip, decoded by protoc as profile.proto; sample sums are ours' '
-	read self calls <totals &&
+	read self calls samples <totals &&
 	callprof export -f pprof -o p.pb.gz p.cprof &&
 	pprof_sums p.pb.gz >sums &&
-	cut -d" " -f1,2 sums >got &&
-	echo "$calls $self" >expect &&
+	pprof_types p.pb.gz >types &&
+	echo "calls self cpu wait inactive samples" >expect &&
+	test_cmp expect types &&
+	cut -d" " -f1,2,6 sums >got &&
+	echo "$calls $self $samples" >expect &&
 	test_cmp expect got &&
-	# The recording split self time into cpu, wait and inactive (types 3-5).
-	awk "{ exit !(NF == 5 && \$3 + \$4 + \$5 == \$2) }" sums &&
+	# The recording split self time into cpu, wait and inactive.
+	awk "{ exit !(\$3 + \$4 + \$5 == \$2) }" sums &&
 	grep -q "^string_table: \"\"$" p.pb.gz.txt &&
 	grep -q "^string_table: \"fib\"$" p.pb.gz.txt &&
 	grep -q "^string_table: \"nanoseconds\"$" p.pb.gz.txt &&
@@ -157,12 +237,27 @@ test_expect_success 'pprof: gzip, decoded by protoc as profile.proto; sample sum
 	test $(grep -c "^sample {" p.pb.gz.txt) = $(wc -l <folded)
 '
 
+test_expect_success 'pprof: a clock-timed profile has no samples type' '
+	read self calls <k.totals &&
+	callprof export -f pprof -o k.pb.gz k.cprof &&
+	pprof_sums k.pb.gz >sums &&
+	pprof_types k.pb.gz >types &&
+	echo "calls self cpu wait inactive" >expect &&
+	test_cmp expect types &&
+	cut -d" " -f1,2 sums >got &&
+	echo "$calls $self" >expect &&
+	test_cmp expect got &&
+	awk "{ exit !(NF == 5 && \$3 + \$4 + \$5 == \$2) }" sums &&
+	test $(grep -c "^sample {" k.pb.gz.txt) = $(wc -l <k.folded)
+'
+
 test_expect_success 'pprof: thread labels with --threads=each' '
-	read self calls <totals &&
+	read self calls samples <totals &&
 	callprof export -f pprof --threads=each -o each.pb.gz p.cprof &&
 	pprof_sums each.pb.gz >got &&
 	set -- $(cat got) &&
 	test "$1" = "$calls" &&
+	test "$2" = "$self" &&
 	grep -q "^string_table: \"thread\"$" each.pb.gz.txt &&
 	test $(grep -c "^  label {" each.pb.gz.txt) -gt 0
 '
@@ -177,9 +272,18 @@ test_expect_success 'svg: well-formed, drawn by rsvg-convert, every context a fr
 	test $((drawn + ${out:-0})) = $(($(wc -l <folded) + 1)) &&
 	grep -q "^<g><title>main\$" p.svg &&
 	grep -A1 "^<g><title>fib\$" p.svg | grep -q "^calls [0-9]*, total" &&
+	# Per thread, a frame for each thread that has time: a thread that drew
+	# no sample and never waited is 0 wide, and counted out.
 	callprof export -f svg --icicle --threads=each -o each.svg p.cprof &&
 	xmllint --noout each.svg &&
-	test $(grep -c "^<g><title>t-callsites" each.svg) = 3 &&
+	callprof export -f folded --threads=each p.cprof >folded.each &&
+	timed=$(awk "{ split(\$1, a, \";\"); s[a[1]] += \$NF }
+		END { for (t in s) n += s[t] > 0; print n + 0 }" folded.each) &&
+	test "$timed" -ge 1 &&
+	test $(grep -c "^<g><title>t-callsites" each.svg) = "$timed" &&
+	drawn=$(grep -c "^<g><title>" each.svg) &&
+	out=$(sed -n "s/^<!-- \([0-9]*\) frames left out.*/\1/p" each.svg) &&
+	test $((drawn + ${out:-0})) = $(($(wc -l <folded.each) + 3 + 1)) &&
 	test_expect_code 129 callprof export -f json --icicle p.cprof 2>err &&
 	grep -q "icicle.*svg only" err
 '
@@ -205,13 +309,15 @@ plist_check () {
 }
 
 test_expect_success 'plist: the PLIST records, method 522, exact counts per function' '
-	read self calls <totals &&
+	read self calls samples <totals &&
 	callprof export -f plist -o p.plist p.cprof &&
 	plist_check p.plist "$calls" >got &&
 	echo 522 >expect &&
 	test_cmp expect got &&
+	# [kernel] is no function (no record 6, docs/plist-format.md); sampled
+	# code without hooks is, with 0 calls ("-" in the report).
 	callprof report --flat --fields=calls,name --sort=name p.cprof | sed 1d |
-		awk "{ print \$2, \$1 }" >flat &&
+		awk "\$2 != \"[kernel]\" { print \$2, \$1 == \"-\" ? 0 : \$1 }" >flat &&
 	awk -F "\t" "\$1 == 6 { print \$7, \$4 }" p.plist >plist.calls &&
 	test_cmp flat plist.calls &&
 	grep -q "^5	main$" p.plist &&

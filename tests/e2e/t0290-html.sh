@@ -85,9 +85,12 @@ test_expect_success 'html: a counting profile (no times) and an empty one render
 	check_html --html e.html --json e.json --empty
 '
 
+# Timed per call (--time=clock), so that every one of the contexts has a
+# width for the zoom to bring out: sampled CPU time would leave all but a
+# few of them at 0 (the cpu-mode page is p.html, above).
 test_expect_success 'html: 22,222 contexts: narrow frames left out, drawn after a zoom' '
 	build_workload s-manypaths.c &&
-	callprof record -o big.cprof -- ./t-manypaths 4 >out 2>err &&
+	callprof record --time=clock -o big.cprof -- ./t-manypaths 4 >out 2>err &&
 	callprof export -f html -o big.html big.cprof &&
 	callprof export -f json -o big.json big.cprof &&
 	ls -l big.html &&

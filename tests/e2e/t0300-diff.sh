@@ -40,14 +40,19 @@ EOF
 # the 6x: busy's wall time in the short run once held a 44 ms preemption
 # (58 ms against 83 ms, a quiet machine running two scripts at a time).
 # Up to five pairs are recorded; the first in which busy's self time grew
-# at least 3x is kept, as t0050 does for its ratio.  The clock
-# (--time=clock) puts burn()'s time, which has no hooks, in busy's self
-# time; sampled CPU time makes it a "burn" row of its own and leaves busy
-# only its off-CPU time (diffs of cpu-mode profiles are t0492's).
+# at least 3x is kept, as t0050 does for its ratio.  t1/t6 are clocked per
+# call (--time=clock), u1/u6 the default, sampled CPU time: there busy's
+# time is its callee burn's, which has no hooks (main > busy > burn, no
+# calls), and CPU time does not grow with a preemption.
 test_expect_success 'setup: s-change recorded counting with 1 and 2, timed with 1 and 6' '
 	build_workload s-change.c &&
 	callprof record --mode=counting -o a.cprof -- ./t-change 1 2>err &&
 	callprof record --mode=counting -o b.cprof -- ./t-change 2 2>err &&
+	callprof record -o u1.cprof -- ./t-change 1 2>err &&
+	callprof record -o u6.cprof -- ./t-change 6 2>err &&
+	s1=$(callprof export -f folded -m self u1.cprof | folded_value "main;busy;burn") &&
+	s6=$(callprof export -f folded -m self u6.cprof | folded_value "main;busy;burn") &&
+	echo "sampled: self of burn $s1 -> $s6 ns" &&
 	for attempt in 1 2 3 4 5
 	do
 		callprof record --time=clock -o t1.cprof -- ./t-change 1 2>err &&
@@ -132,21 +137,64 @@ test_expect_success 'timed: self>+10% holds for the path doing 6x the work, tota
 	grep "^ .*  changed  main > busy$" actual
 '
 
-test_expect_success 'timed: a profile against itself holds no time condition' '
-	callprof diff --fail-if "self>+10%" --fail-if "total>+1ns" --fail-if "self<-10%" \
-		t1.cprof t1.cprof >actual 2>err &&
-	test_must_be_empty err &&
-	grep "^# call paths: 8, all the same: no change$" actual
+# Sampled: the 6x is in burn, no call path but the code busy ran, where the
+# samples fell; each side rests on far more than 10 samples.  The off-CPU
+# time of a preemption during burn is busy's (the innermost call), so on a
+# loaded machine busy's self time may grow more, and lift the 20% floor
+# (of totals holding that time) over burn's change: burn is checked in the
+# table with no floor, where its time is its samples alone.
+test_expect_success 'sampled: self>+10% holds for the sampled code doing 6x the work, total>+5ms too' '
+	test_expect_code 3 callprof diff --min-percent=20 --fail-if "self>+10%" \
+		--fail-if "total>+5ms" u1.cprof u6.cprof >actual 2>err &&
+	cat err &&
+	test_line_count = 2 err &&
+	grep "^callprof: fail-if '"'"'self>+10%'"'"' holds for [0-9]* call paths*; worst: main > busy.*; samples [0-9]* -> [0-9]*)$" err &&
+	grep "^callprof: fail-if '"'"'total>+5ms'"'"' holds for [0-9]* call paths*; worst: main" err &&
+	callprof diff --min-percent=0 u1.cprof u6.cprof >actual &&
+	grep "^# sampled code without hooks (no calls, no call paths): [1-9][0-9]* changed" actual &&
+	grep "^ *0 *0 *0 .*  changed  main > busy > burn$" actual &&
+	callprof diff --min-percent=0 --fields=self-samples-a,self-samples-b,self-ratio,status,path \
+		u1.cprof u6.cprof >burn &&
+	awk "/ main > busy > burn\$/ { n++; r = \$3; sub(/x\$/, \"\", r)
+		if (\$1 < 10 || \$2 < 3 * \$1 || r < 3 || \$4 != \"changed\") bad = 1 }
+		END { exit bad || n != 1 }" burn
 '
 
+test_expect_success 'sampled: contexts without calls are no call paths that change' '
+	test_expect_code 3 callprof diff --fail-if paths-changed --fail-if calls-changed \
+		u1.cprof u6.cprof >actual 2>err &&
+	test_expect_code 3 callprof diff --fail-if paths-changed --fail-if calls-changed \
+		a.cprof b.cprof >actual 2>expect &&
+	sed -n "/paths-changed/p;/calls-changed/s/ 3 -> 6 (+3)$//p" expect >expect.paths &&
+	sed -n "/paths-changed/p;/calls-changed/s/ 3 -> 18 (+15)$//p" err >err.paths &&
+	test_cmp expect.paths err.paths
+'
+
+test_expect_success 'timed: a profile against itself holds no time condition' '
+	for p in t1 u1
+	do
+		callprof diff --fail-if "self>+10%" --fail-if "total>+1ns" --fail-if "self<-10%" \
+			--fail-if paths-changed $p.cprof $p.cprof >actual 2>err &&
+		test_must_be_empty err &&
+		grep "^# call paths: 8, all the same: no change$" actual || return 1
+	done &&
+	grep "^# sampled code without hooks: [1-9][0-9]* contexts*, all the same$" actual
+'
+
+# Sampled code without hooks (u1'"'"'s burn) has no calls to compare: left out.
 test_expect_success 'timed against counting: calls compared only, and said so' '
-	callprof diff t1.cprof b.cprof >actual &&
-	grep "^# B has no times (recorded with --mode=counting): only calls are compared$" actual &&
-	sed -n "/^   calls-a/,\$p" actual >table &&
 	sed -n "/^   calls-a/,\$p" "$EXPECT/change.diff" >expect &&
-	test_cmp expect table &&
-	test_expect_code 1 callprof diff --fail-if "self>+10%" t1.cprof b.cprof >out 2>err &&
-	test_cmp expect.untimed-cond err
+	for p in t1 u1
+	do
+		callprof diff $p.cprof b.cprof >actual &&
+		grep "^# B has no times (recorded with --mode=counting): only calls are compared$" actual &&
+		sed -n "/^   calls-a/,\$p" actual >table &&
+		test_cmp expect table &&
+		test_expect_code 1 callprof diff --fail-if "self>+10%" $p.cprof b.cprof >out 2>err &&
+		test_cmp expect.untimed-cond err || return 1
+	done &&
+	callprof diff --all --fail-if paths-changed u1.cprof a.cprof >actual &&
+	grep "^# call paths: 8, all the same: no change$" actual
 '
 
 test_expect_success 'bad --fail-if: usage error 129 with one line, before loading anything' '

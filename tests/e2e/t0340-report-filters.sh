@@ -150,18 +150,44 @@ test_expect_success 'every export format takes the filters' '
 	! grep -q "^c\{0,1\}fn=.*left" out.callgrind
 '
 
+# --min-percent=100 keeps only contexts holding their whole thread's total:
+# none in a clocked profile (the thread outlives main), main alone in a
+# sampled one of this short run if main holds all of it (its off-CPU time:
+# no sample fell).  pathsk.cprof is clocked, so that every context has a
+# time to fold.
 test_expect_success 'export --min-percent folds small contexts, keeping the time' '
-	callprof export -f folded -m calls --min-percent=100 paths.cprof >actual &&
+	callprof record --time=clock -o pathsk.cprof -- ./t-paths &&
+	callprof export -f folded -m calls --min-percent=100 pathsk.cprof >actual &&
 	test_must_be_empty actual &&
-	callprof export -f folded -m calls --min-percent=0 paths.cprof >actual &&
-	test_cmp "$EXPECT/paths.calls" actual &&
-	callprof export -f folded -m self --min-percent=0.001 paths.cprof >self-folded &&
-	callprof export -f folded -m total --min-percent=0.001 paths.cprof >total-folded &&
-	folded_value main <self-folded &&
-	a=$(awk "{ s += \$NF } END { print s }" self-all) &&
-	b=$(awk "{ s += \$NF } END { print s }" self-folded) &&
-	test "$a" = "$b" &&
-	check_time_relations self-folded total-folded &&
+	for p in paths pathsk
+	do
+		callprof export -f json $p.cprof >$p.json &&
+		root=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))[\"trees\"][0][\"nodes\"][0][\"total_ns\"])" $p.json) &&
+		callprof export -f folded -m total --min-percent=100 $p.cprof >actual &&
+		awk -v root="$root" "\$NF != root { bad = 1 } END { exit bad }" actual &&
+		callprof export -f folded -m calls --min-percent=0 $p.cprof >actual &&
+		test_cmp "$EXPECT/paths.calls" actual &&
+		callprof export -f folded -m self $p.cprof >self-all &&
+		callprof export -f folded -m self --min-percent=0.001 $p.cprof >self-folded &&
+		callprof export -f folded -m total --min-percent=0.001 $p.cprof >total-folded &&
+		folded_value main <self-folded &&
+		a=$(awk "{ s += \$NF } END { print s }" self-all) &&
+		b=$(awk "{ s += \$NF } END { print s }" self-folded) &&
+		test "$a" = "$b" &&
+		check_time_relations self-folded total-folded || return 1
+	done &&
+	# A floor just above the clocked profile'"'"'s smallest context folds it.
+	pct=$(python3 - pathsk.json <<-\EOT
+	import json, sys
+	n = json.load(open(sys.argv[1]))["trees"][0]["nodes"]
+	print("%.9f" % (100.0 * (min(x["total_ns"] for x in n[2:]) + 1.5) / n[0]["total_ns"]))
+	EOT
+	) &&
+	callprof export -f folded -m self pathsk.cprof >self-all &&
+	callprof export -f folded -m self --min-percent=$pct pathsk.cprof >self-folded &&
+	test $(wc -l <self-folded) -lt $(wc -l <self-all) &&
+	test "$(awk "{ s += \$NF } END { print s }" self-all)" = \
+		"$(awk "{ s += \$NF } END { print s }" self-folded)" &&
 	test_expect_code 129 callprof export -f folded --min-percent=101 paths.cprof 2>err &&
 	test_line_count = 1 err
 '
