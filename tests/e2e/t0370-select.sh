@@ -112,7 +112,8 @@ case $CC in
 *)
 	test_expect_success '--exclude-file: every function of the source file' '
 		paths file --exclude-file s-select.c &&
-		test_must_be_empty file.paths
+		grep -v " -$" file.paths >file.counted &&
+		test_must_be_empty file.counted
 	'
 	;;
 esac
