@@ -95,7 +95,7 @@ test_expect_success '--include: only matching functions get nodes' '
 	phase 2
 	phase;leaf 46
 	EOF
-	grep -v " -$" inc.paths >inc.counted &&
+	sed "/ -\$/d" inc.paths >inc.counted &&
 	test_cmp inc.expect inc.counted
 '
 
@@ -112,7 +112,7 @@ case $CC in
 *)
 	test_expect_success '--exclude-file: every function of the source file' '
 		paths file --exclude-file s-select.c &&
-		grep -v " -$" file.paths >file.counted &&
+		sed "/ -\$/d" file.paths >file.counted &&
 		test_must_be_empty file.counted
 	'
 	;;
@@ -127,7 +127,7 @@ test_expect_success '--start: only the start function'"'"'s two subtrees, exact 
 	phase;noisy 2
 	phase;noisy;leaf 6
 	EOF
-	grep -v " -$" start.paths >start.counted &&
+	sed "/ -\$/d" start.paths >start.counted &&
 	test_cmp start.expect start.counted &&
 	callprof report --plist start.cprof >start.plist &&
 	grep "Starting function: phase\$" start.plist
