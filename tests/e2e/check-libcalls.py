@@ -50,7 +50,7 @@ def check_path(doc, want, count, module=None):
             continue
         found += 1
         calls += n["calls"]
-        mod = doc["functions"][fn].get("module", "")
+        mod = doc["functions"][fn].get("module") or ""
         if module and module not in mod:
             sys.exit(f"{want}: function in module {mod!r}, not {module!r}")
     if not found:
@@ -64,7 +64,7 @@ def check_nomodule(doc, module):
     sampled = 0
     for p, fn, n in paths(doc):
         f = doc["functions"][fn]
-        if module not in f.get("module", ""):
+        if module not in (f.get("module") or ""):
             continue
         if n["calls"]:
             sys.exit(f"{p}: {n['calls']} calls of {f['name']}, in {f['module']}")
@@ -77,7 +77,7 @@ def check_times(doc, module):
     sampled = src.get("source") == "cpu-samples"
     checked = 0
     for p, fn, n in paths(doc):
-        if module not in doc["functions"][fn].get("module", ""):
+        if module not in (doc["functions"][fn].get("module") or ""):
             continue
         if not 0 <= n["self_ns"] <= n["total_ns"]:
             sys.exit(f"{p}: self {n['self_ns']} total {n['total_ns']}")
