@@ -549,7 +549,8 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 		fprintf(fp, "# %" PRIu64 " samples stand for CPU time at unknown addresses (a full "
 			    "ring, or a thread's latest samples at the dump): counted in their context's "
 			    "self time\n", s->lost);
-	if (all && s->runtime * 2 > all)
+	/* A share of a handful of samples is noise (record says the same from 100 on). */
+	if (all >= 10 * CP_FEW_SAMPLES && s->runtime * 2 > all)
 		fprintf(fp, "# note: most of the run's CPU time was callprof's own: the program makes "
 			    "very many short calls; the times shown leave it out, but the run was slowed "
 			    "%.1fx (fewer hooks: --exclude the tiniest functions, or build with clang "

@@ -11,8 +11,10 @@
  *   meta mode= clock= tps= pid= switches= errno= switch_lost= failed= hz=
  *        period= samples= samples_lost= sample_flags= duration= exe=
  *   cmd ARG...                 the command line
- *   module PATH bias=ADDR      an ELF file loaded at ADDR - its vaddrs; its
- *                              PT_LOAD headers become the maps
+ *   module PATH bias=ADDR flags=
+ *                              an ELF file loaded at ADDR - its vaddrs; its
+ *                              PT_LOAD headers become the maps; flags: enum
+ *                              cp_module_flags (2: callprof's runtime)
  *   thread tid= name= cpu= nthreads=
  *   node parent= fn= site= calls= ticks= min= max= wait= inactive= vol=
  *        invol= flags=         a node of the last thread; no parent: its root
@@ -92,8 +94,8 @@ static uint64_t num(char **args, int n, const char *key, uint64_t dflt)
 	return x;
 }
 
-/* The PT_LOAD segments of ELF file path as maps, at load bias bias. */
-static void add_module(const char *path, uint64_t bias)
+/* The PT_LOAD segments of ELF file path as maps, at load bias bias; flags: the module's. */
+static void add_module(const char *path, uint64_t bias, uint32_t flags)
 {
 	FILE *f = fopen(path, "rb");
 	Elf64_Ehdr eh;
@@ -104,6 +106,7 @@ static void add_module(const char *path, uint64_t bias)
 	memset(m, 0, sizeof(*m));
 	m->path = cp_writer__string(&w, path);
 	m->load_bias = m->loaded_at = bias;
+	m->flags = flags;
 	m->first_map = nmaps;
 	for (int i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
@@ -156,7 +159,7 @@ static void record(char **a, int n)
 	} else if (!strcmp(a[0], "module") && n > 1) {
 		if (nmods == sizeof(mods) / sizeof(mods[0]))
 			fail("too many modules at '%s'", a[1]);
-		add_module(a[1], num(a, n, "bias", 0));
+		add_module(a[1], num(a, n, "bias", 0), (uint32_t)num(a, n, "flags", 0));
 	} else if (!strcmp(a[0], "thread")) {
 		struct cp_thread_rec *t;
 

@@ -7,9 +7,14 @@
       root) have COUNT calls in all; with MODULE, the path's last function
       lies in a module whose file name contains MODULE
   check-libcalls.py nomodule FILE.json MODULE
-      no function of the profile lies in a module whose name contains MODULE
+      no call of a function in a module whose name contains MODULE was
+      counted: no such node has calls (cpu mode's rows of sampled code
+      without hooks, whose calls are 0, may name one)
   check-libcalls.py times FILE.json MODULE
-      every node of a function in MODULE: 0 <= self <= total, min <= max
+      every node of a function in MODULE: 0 <= self <= total; with the
+      clock (--time=clock), min <= max; with sampled CPU time (cpu mode),
+      min and max null (not measured), self samples <= samples, and self
+      the self samples times the period plus self wait and inactive time
 
 Prints what it found; exits 1 with the offending path or node otherwise.
 """
@@ -45,7 +50,7 @@ def check_path(doc, want, count, module=None):
             continue
         found += 1
         calls += n["calls"]
-        mod = doc["functions"][fn].get("module", "")
+        mod = doc["functions"][fn].get("module") or ""
         if module and module not in mod:
             sys.exit(f"{want}: function in module {mod!r}, not {module!r}")
     if not found:
@@ -56,24 +61,44 @@ def check_path(doc, want, count, module=None):
 
 
 def check_nomodule(doc, module):
-    for f in doc["functions"]:
-        if module in f.get("module", ""):
-            sys.exit(f"{f['name']} is in {f['module']}")
-    print(f"no function in {module}")
+    sampled = 0
+    for p, fn, n in paths(doc):
+        f = doc["functions"][fn]
+        if module not in (f.get("module") or ""):
+            continue
+        if n["calls"]:
+            sys.exit(f"{p}: {n['calls']} calls of {f['name']}, in {f['module']}")
+        sampled += 1
+    print(f"no call counted in {module} ({sampled} sample-only rows)")
 
 
 def check_times(doc, module):
+    src = doc.get("time_source", {})
+    sampled = src.get("source") == "cpu-samples"
     checked = 0
     for p, fn, n in paths(doc):
-        if module not in doc["functions"][fn].get("module", ""):
+        if module not in (doc["functions"][fn].get("module") or ""):
             continue
-        if not 0 <= n["self_ns"] <= n["total_ns"] or n["min_ns"] > n["max_ns"]:
-            sys.exit(f"{p}: self {n['self_ns']} total {n['total_ns']} "
-                     f"min {n['min_ns']} max {n['max_ns']}")
+        if not 0 <= n["self_ns"] <= n["total_ns"]:
+            sys.exit(f"{p}: self {n['self_ns']} total {n['total_ns']}")
+        if not sampled and not n["min_ns"] <= n["max_ns"]:
+            sys.exit(f"{p}: min {n['min_ns']} max {n['max_ns']}")
+        if sampled:
+            if n["min_ns"] is not None or n["max_ns"] is not None:
+                sys.exit(f"{p}: min {n['min_ns']} max {n['max_ns']} in cpu mode, want null")
+            if not 0 <= n["self_samples"] <= n["samples"]:
+                sys.exit(f"{p}: self samples {n['self_samples']} of {n['samples']}")
+            want = n["self_samples"] * src["period_ns"] + n["self_wait_ns"] + \
+                n["self_inactive_ns"]
+            if n["self_ns"] != want:
+                sys.exit(f"{p}: self {n['self_ns']}, want {n['self_samples']} samples "
+                         f"x {src['period_ns']} + wait {n['self_wait_ns']} "
+                         f"+ inactive {n['self_inactive_ns']} = {want}")
         checked += 1
     if not checked:
         sys.exit(f"no node in {module}")
-    print(f"{checked} nodes in {module}: times consistent")
+    print(f"{checked} nodes in {module}: times consistent "
+          f"({'sampled CPU time' if sampled else 'clock'})")
 
 
 def main(argv):

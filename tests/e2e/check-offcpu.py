@@ -10,7 +10,12 @@
       every tree (export --threads=each): its root's cpu, the tree's total
       less its off-CPU time, is the CPU time the kernel counted for the
       thread (kernel_cpu_ns), within 5% or 2 ms: a check that does not
-      depend on the switch records
+      depend on the switch records.  With sampled CPU time (cpu mode) the
+      tree leaves the profiler's share out (samples in callprof's hooks,
+      counted for the whole file, not per thread): each tree's cpu lies
+      between the kernel's count less that share and the kernel's count,
+      and the trees' cpu plus the share is the kernel's count for all of
+      them; the margins grow by two sampling periods per thread
   check-offcpu.py machine FILE.json
       the merged tree's cpu is at most the run's duration times the CPUs
       this process may run on (the program's): no more CPU than there was
@@ -68,14 +73,36 @@ def share(doc, fn, field, lo, hi):
 
 
 def kernel(doc):
+    src = doc.get("time_source", {})
+    sampled = src.get("source") == "cpu-samples"
+    period = src["period_ns"] if sampled else 0
+    own = src["profiler_samples"] * period if sampled else 0
+    cpu_all = kernel_all = 0
     for tree in doc["trees"]:
         root = tree["nodes"][0]
         k = tree.get("kernel_cpu_ns")
         if k is None:
             sys.exit(f"{tree['label']}: no kernel CPU time")
-        print(f"{tree['label']}: tree cpu {root['cpu_ns']} ns, kernel {k} ns")
-        if abs(root["cpu_ns"] - k) > max(0.05 * k, 2000000):
-            sys.exit(f"{tree['label']}: tree cpu {root['cpu_ns']} is not the kernel's {k}")
+        cpu = root["cpu_ns"]
+        cpu_all += cpu
+        kernel_all += k
+        slack = max(0.05 * k, 2000000) + 2 * period
+        if sampled:
+            print(f"{tree['label']}: tree cpu {cpu} ns, kernel {k} ns, "
+                  f"profiler's share (all threads) {own} ns")
+            if not k - own - slack <= cpu <= k + slack:
+                sys.exit(f"{tree['label']}: tree cpu {cpu} is not the kernel's {k} "
+                         f"less at most the profiler's share {own}")
+        else:
+            print(f"{tree['label']}: tree cpu {cpu} ns, kernel {k} ns")
+            if abs(cpu - k) > slack:
+                sys.exit(f"{tree['label']}: tree cpu {cpu} is not the kernel's {k}")
+    if sampled:
+        slack = max(0.05 * kernel_all, 2000000) + 2 * period * len(doc["trees"])
+        print(f"all trees: cpu {cpu_all} + profiler's share {own} ns, kernel {kernel_all} ns")
+        if abs(cpu_all + own - kernel_all) > slack:
+            sys.exit(f"trees' cpu {cpu_all} + profiler's share {own} "
+                     f"is not the kernel's {kernel_all}")
 
 
 def machine(doc):

@@ -459,7 +459,10 @@ check_time_relations () {
 }
 
 # export_times PROFILE PREFIX [export options]: PREFIX.self, PREFIX.total and
-# PREFIX.calls from one profile; check that all three list the same paths.
+# PREFIX.calls from one profile; check that self and total list the same
+# paths, and calls those too but for the sample-only rows of a cpu-mode
+# profile (code without hooks, [kernel]: no call counted, so -m calls
+# leaves them out): each of those must rest on self samples of its own.
 export_times () {
 	_cp_prof=$1
 	_cp_pfx=$2
@@ -470,8 +473,34 @@ export_times () {
 	sed 's/ [0-9-]*$//' "$_cp_pfx.calls" >"$_cp_pfx.paths" &&
 	sed 's/ [0-9-]*$//' "$_cp_pfx.self" >"$_cp_pfx.self-paths" &&
 	sed 's/ [0-9-]*$//' "$_cp_pfx.total" >"$_cp_pfx.total-paths" &&
-	test_cmp "$_cp_pfx.paths" "$_cp_pfx.self-paths" &&
-	test_cmp "$_cp_pfx.paths" "$_cp_pfx.total-paths"
+	test_cmp "$_cp_pfx.self-paths" "$_cp_pfx.total-paths" &&
+	LC_ALL=C sort "$_cp_pfx.paths" >"$_cp_pfx.paths.sorted" &&
+	LC_ALL=C sort "$_cp_pfx.self-paths" >"$_cp_pfx.self-paths.sorted" &&
+	LC_ALL=C comm -23 "$_cp_pfx.paths.sorted" "$_cp_pfx.self-paths.sorted" \
+		>"$_cp_pfx.calls-only" &&
+	test_must_be_empty "$_cp_pfx.calls-only" &&
+	LC_ALL=C comm -13 "$_cp_pfx.paths.sorted" "$_cp_pfx.self-paths.sorted" \
+		>"$_cp_pfx.sample-only" &&
+	if test -s "$_cp_pfx.sample-only"; then
+		callprof export -f folded -m samples "$@" "$_cp_prof" >"$_cp_pfx.samples" &&
+		awk '
+		FILENAME == ARGV[1] { want[$0] = 1; next }
+		{
+			i = match($0, / [0-9]+$/)
+			p = substr($0, 1, i - 1)
+			if (!(p in want))
+				next
+			seen[p] = 1
+			if (substr($0, i + 1) + 0 <= 0) {
+				print "sample-only row without self samples: " $0
+				bad = 1
+			}
+		}
+		END {
+			for (p in want) if (!(p in seen)) { print "not in -m samples: " p; bad = 1 }
+			exit bad
+		}' "$_cp_pfx.sample-only" "$_cp_pfx.samples"
+	fi
 }
 
 # npm_install: make the npm packages of tests/e2e/package.json (the real

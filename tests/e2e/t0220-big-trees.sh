@@ -11,12 +11,16 @@ test_expect_success '1,000,000 nested calls: recorded exactly' '
 	grep -q "^ *1000001  down$" flat
 '
 
-# The tree is printed without recursion, its indentation capped.
+# The tree is printed without recursion, its indentation capped.  Rows of
+# sampled code without a call counted ("-": [kernel], a libc function) may
+# follow the deepest call: the counted rows are checked.
 test_expect_success '1,000,000 nested calls: the tree view prints every level' '
 	callprof report --min-percent=0 deep.cprof >deeptree &&
-	tail -n 1 deeptree | grep -q "\[depth 1000002\] down$" &&
-	test $(grep -c " down$" deeptree) -eq 1000001 &&
-	rm deeptree
+	grep -E "^ *[0-9]+  .* down$" deeptree >downs &&
+	tail -n 1 downs | grep -q "\[depth 1000002\] down$" &&
+	test $(wc -l <downs) -eq 1000001 &&
+	! grep -E "^ *-  .* down$" deeptree &&
+	rm deeptree downs
 '
 
 test_expect_success '1,111,110 distinct call paths: every one counted once' '
@@ -50,7 +54,7 @@ test_expect_success '1,111,110 paths, then SIGKILL: the watcher writes every one
 	grep -x "main;doomed 1" folded &&
 	callprof report killed.cprof >report &&
 	grep "^# the process was killed" report &&
-	grep "^# time: CPU time sampled at" report
+	grep "^# time: CPU time sampled at 3989 Hz .*: [1-9][0-9]* samples" report
 '
 
 test_done

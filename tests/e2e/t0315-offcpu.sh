@@ -42,7 +42,10 @@ test_expect_success 'preempted among tiny calls: off-CPU time stays within each 
 '
 
 # The kernel counts each thread'"'"'s CPU time by itself: what the tree says
-# is left after the switches must be that.
+# is left after the switches must be that, less (cpu mode) the profiler'"'"'s
+# share, the samples in callprof'"'"'s hooks (check-offcpu.py kernel).  The
+# spinners run 1 s in burn_until, without a hook: more samples than their
+# ring holds, whose CPU time must still be counted.
 test_expect_success 'each thread'"'"'s cpu in the tree is the CPU time the kernel counted' '
 	callprof export -f json --threads=each pinned.cprof >each.json &&
 	$CHECK kernel each.json &&

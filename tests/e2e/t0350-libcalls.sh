@@ -42,13 +42,26 @@ test_expect_success 'qsort sits between run_sort and the comparator, with exact 
 	$CHECK path p.json "main;run_sort;qsort;cmp" "$ncmp" t-libcalls
 '
 
+# The default, sampled CPU time, has no min and max per call; the clock
+# (--time=clock) times every library call, min and max included.
 test_expect_success 'write, malloc, free and strlen are counted exactly under their callers' '
 	$CHECK path p.json "main;writer;write" 7 libc.so &&
 	$CHECK path p.json "main;allocs;malloc" 11 libc.so &&
 	$CHECK path p.json "main;allocs;free" 11 libc.so &&
 	$CHECK path p.json "main;lengths;strlen" 13 libc.so &&
 	$CHECK path p.json "main;failing;open" 1 libc.so &&
-	$CHECK times p.json libc.so
+	$CHECK times p.json libc.so >times &&
+	grep "(sampled CPU time)$" times &&
+	callprof record --time=clock --libcalls -o pc.cprof -- ./t-libcalls >pc.out 2>/dev/null &&
+	test_cmp alone.out pc.out &&
+	callprof export -f json pc.cprof >pc.json &&
+	$CHECK path pc.json "main;writer;write" 7 libc.so &&
+	$CHECK path pc.json "main;allocs;malloc" 11 libc.so &&
+	$CHECK path pc.json "main;allocs;free" 11 libc.so &&
+	$CHECK path pc.json "main;lengths;strlen" 13 libc.so &&
+	$CHECK path pc.json "main;failing;open" 1 libc.so &&
+	$CHECK times pc.json libc.so >times &&
+	grep "(clock)$" times
 '
 
 test_expect_success 'a library call left by longjmp from its callback is closed there' '

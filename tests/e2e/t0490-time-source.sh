@@ -159,4 +159,37 @@ test_expect_success 'perf refused after record'"'"'s check: the summary names th
 	! grep "rest on only" err
 '
 
+# The note that the hooks took most of the CPU time is said from 100
+# samples on (as record'"'"'s warning): one sample in the hooks of a 1 ms run
+# is not "100% callprof'"'"'s own".  Crafted (tests/mkprofile.c): the runtime
+# module (flags=2) holds the samples at 0x7f0000000010; NAME RUNTIME PROGRAM.
+test_expect_success 'report: the profiler-share note needs 100 samples' '
+	while read name rt prog; do
+		{
+			echo "meta mode=4 hz=1000 period=1000000 switches=1" &&
+			echo "cmd ./prog" &&
+			echo "module $CALLPROF_BUILD/libcallprof.so bias=0x7f0000000000 flags=2" &&
+			echo "thread tid=1 name=main" &&
+			echo "node" &&
+			echo "node parent=0 fn=0x1000 calls=1" &&
+			echo "line node=1 ip=0x7f0000000010 samples=$rt" &&
+			if test $prog -gt 0; then
+				echo "line node=1 ip=0x1010 samples=$prog"
+			fi
+		} >$name.txt &&
+		"$CALLPROF_BUILD/tests/mkprofile" $name.cprof <$name.txt &&
+		callprof report $name.cprof >$name.report || return 1
+	done <<-\EOF &&
+	one 1 0
+	few 60 39
+	enough 61 39
+	EOF
+	grep "^# profiler.s own share: 100.0% " one.report &&
+	! grep "^# note: most of the run.s CPU time was callprof.s own" one.report &&
+	grep "^# profiler.s own share: 60.6% " few.report &&
+	! grep "^# note: most of the run.s CPU time was callprof.s own" few.report &&
+	grep "^# profiler.s own share: 61.0% " enough.report &&
+	grep "^# note: most of the run.s CPU time was callprof.s own: .* slowed 2.6x" enough.report
+'
+
 test_done

@@ -7,7 +7,9 @@
  *   main -> deep(8) -> deep(7) -> ... -> deep(1)     a chain nine calls deep
  *   main -> fib(N)                                   the budget's target
  *
- * "fib N" as the only argument runs just main -> fib(N) (for --budget).
+ * "fib N" as the only argument runs just main -> fib(N) (for --budget);
+ * "noisy N" runs the program with noisy spinning N times instead of 2
+ * million (for enough CPU-time samples).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "workload.h"
 
 volatile long sink;
+static long noisy_spins = 2000000;
 
 NOINLINE void leaf(int i)
 {
@@ -27,7 +30,7 @@ NOINLINE void noisy(void)
 {
 	for (int i = 0; i < 3; i++)
 		leaf(i);
-	for (long i = 0; i < 2000000; i++)
+	for (long i = 0; i < noisy_spins; i++)
 		sink += i;
 }
 
@@ -68,6 +71,9 @@ int main(int argc, char **argv)
 		sink += fib(atoi(argv[2]));
 		return 0;
 	}
+	/* strtol, not atol: glibc's inline atol would get hooks of its own. */
+	if (argc == 3 && !strcmp(argv[1], "noisy"))
+		noisy_spins = strtol(argv[2], NULL, 10);
 	setup();
 	phase(1);
 	phase(2);

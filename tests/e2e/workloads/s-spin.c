@@ -13,6 +13,12 @@
  * SPIN_ITERS makes spin1 take some 20-50 ms at -O0 and at -O2 (calibrated
  * on a 2-core test machine); the whole run stays under half a second.
  * An argument overrides the count (for calibration).
+ *
+ *   t-spin N P   each burns its work in P pieces, each followed by a call
+ *                of tick(), which does nothing but run the hooks: in cpu
+ *                mode they drain the thread's sample ring, which a stretch
+ *                of over 0.2 s without a hook overflows.  Adds the paths
+ *                main;run;spin1;tick and main;run;spin4;tick, P calls each.
  */
 #include <stdlib.h>
 #include "workload.h"
@@ -37,14 +43,34 @@ __attribute__((noinline, no_instrument_function)) static void burn(long n)
 	sink = (long)x;
 }
 
+static long pieces = 1;
+
+NOINLINE void tick(void)
+{
+	sink++;
+}
+
+/* Work n in the pieces asked for (P = 1: one call of burn, no tick). */
+__attribute__((no_instrument_function)) static void burn_pieces(long n)
+{
+	if (pieces == 1) {
+		burn(n);
+		return;
+	}
+	for (long i = 0; i < pieces; i++) {
+		burn(n / pieces);
+		tick();
+	}
+}
+
 NOINLINE void spin1(long n)
 {
-	burn(n);
+	burn_pieces(n);
 }
 
 NOINLINE void spin4(long n)
 {
-	burn(4 * n);
+	burn_pieces(4 * n);
 }
 
 NOINLINE void run(long n)
@@ -55,6 +81,9 @@ NOINLINE void run(long n)
 
 int main(int argc, char **argv)
 {
-	run(argc > 1 ? atol(argv[1]) : SPIN_ITERS);
+	/* strtol, not atol: glibc's inline atol would get hooks of its own. */
+	if (argc > 2 && strtol(argv[2], NULL, 10) > 0)
+		pieces = strtol(argv[2], NULL, 10);
+	run(argc > 1 ? strtol(argv[1], NULL, 10) : SPIN_ITERS);
 	return 0;
 }
