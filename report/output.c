@@ -550,6 +550,10 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 			    "ring, or a thread's latest samples at the dump): counted in their context's "
 			    "self time\n", s->lost);
 	/* A share of a handful of samples is noise (record says the same from 100 on). */
+	if (m->samples_lost)
+		fprintf(fp, "# %" PRIu64 " samples were estimated from a thread's CPU clock after its "
+			    "ring filled in a long call without hooks (placed at the address sampled "
+			    "just before), or could not be placed\n", m->samples_lost);
 	if (all >= 10 * CP_FEW_SAMPLES && s->runtime * 2 > all)
 		fprintf(fp, "# note: most of the run's CPU time was callprof's own: the program makes "
 			    "very many short calls; the times shown leave it out, but the run was slowed "

@@ -204,6 +204,7 @@ struct cp_perf {
 	uint64_t period;		   /* cpu mode: the fixed sample period (ns) */
 	uint64_t last_read;		   /* cpu mode: the task clock at the last sample */
 	uint64_t pending_lost;		   /* cpu mode: samples lost since the last one */
+	uint64_t last_ip;		   /* cpu mode: the address of the last sample */
 	struct cp_lines *lines;		   /* (node, ip) -> samples, or NULL */
 	uint64_t nlines;		   /* slots used */
 	uint64_t cpu0_ns;		   /* the thread's CPU clock at set-up */

@@ -195,7 +195,7 @@ void cp_offcpu__thread_start(struct cp_thread *t)
 	p->out_ns = 0;
 	p->sampled = sample_hz != 0;
 	p->period = cp_hook_mode == CP_MODE_CPU ? a.sample_period : 0;
-	p->last_read = p->pending_lost = 0;
+	p->last_read = p->pending_lost = p->last_ip = 0;
 	t->sw_seen = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
 	p->page->data_tail = t->sw_seen;
 	t->sw_head = (const volatile uint64_t *)&p->page->data_head;
@@ -244,7 +244,7 @@ void cp_offcpu__after_fork(struct cp_thread *t)
 	}
 	cp_offcpu__clear_lines(p);
 	p->switch_lost = p->samples = p->samples_lost = p->period_ns = 0;
-	p->last_read = p->pending_lost = 0;
+	p->last_read = p->pending_lost = p->last_ip = 0;
 	cp_offcpu__thread_start(t);
 }
 
@@ -394,6 +394,45 @@ static void unseen(struct cp_perf *p, struct cp_node *n, uint64_t value)
 	p->pending_lost = 0;
 }
 
+/*
+ * CPU mode: the ring filled up while no hook ran, so every sample since
+ * the last one in it was dropped, all of them n's (no hook ran meanwhile).
+ * The kernel tells dropped samples only later, when there is room again,
+ * by when the thread may be in another context: so their CPU time is
+ * taken now, from the thread's CPU clock (one system call, only when a
+ * ring filled: after a call that ran a fifth of a second without calling
+ * anything), and the next sample's gap starts from here.
+ */
+static void unseen_since_full(struct cp_thread *t, struct cp_node *n)
+{
+	struct cp_perf *p = &t->perf;
+	int saved_errno = errno;
+	uint64_t cpu = cp_offcpu__thread_cpu_ns(t->tid), task, periods;
+
+	errno = saved_errno;
+	/* The task clock started when the event was opened, just before cpu0. */
+	if (!cpu || cpu < p->cpu0_ns)
+		return;
+	task = cpu - p->cpu0_ns;
+	if (task <= p->last_read)
+		return;
+	periods = (task - p->last_read) / p->period;
+	if (periods > 1) {
+		periods--;
+		/*
+		 * Where they were taken is not known; where the last sample
+		 * before them was is the best guess (a call that runs long
+		 * without calling anything is mostly one loop).
+		 */
+		cp_offcpu__add_line(p, n, p->last_ip ? p->last_ip : CP_IP_LOST, periods);
+		p->samples += periods;
+		p->samples_lost += periods; /* placed, but estimated: the banner says so */
+		p->period_ns += periods * p->period;
+		p->last_read += periods * p->period;
+	}
+	p->pending_lost = 0;
+}
+
 /* An off-CPU interval of ns nanoseconds, charged to n; switches is 1 to count it, 0 for a part. */
 static void charge(struct cp_node *n, uint64_t ns, int preempted, uint32_t switches)
 {
@@ -496,6 +535,8 @@ void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
 	uint64_t head = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
 	uint64_t pos = t->sw_seen, lo = 0, hi = UINT64_MAX;
 	int spanned = 0;
+	/* Full: the next sample would not fit, so samples are being dropped now. */
+	int full = p->period && p->mask + 1 - (head - pos) < 2 * sizeof(struct rec_sample);
 
 	while (pos < head) {
 		union {
@@ -523,6 +564,7 @@ void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
 			}
 		} else if (r.h.type == PERF_RECORD_SAMPLE && p->period && len >= sizeof(r.smp)) {
 			unseen(p, n->canon, r.smp.value);
+			p->last_ip = r.smp.ip;
 			p->samples++;
 			p->period_ns += p->period;
 			cp_offcpu__add_line(p, n->canon, r.smp.ip, 1);
@@ -545,4 +587,6 @@ void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
 	pos = head;
 	__atomic_store_n(&p->page->data_tail, pos, __ATOMIC_RELEASE);
 	t->sw_seen = pos;
+	if (full)
+		unseen_since_full(t, n->canon);
 }

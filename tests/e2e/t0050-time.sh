@@ -115,4 +115,34 @@ test_expect_success 'spin, sampled CPU time: samples(spin4) / samples(spin1) is 
 	false
 '
 
+# The same in one piece: each spin runs a tenth of a second or more without
+# a hook, so its thread's sample ring fills and drops samples.  Their CPU
+# time must still be the spinning call's, taken at its next hook from the
+# thread's CPU clock: not the next context's, whichever order they run in.
+test_expect_success 'spin, sampled CPU time, rings overflowing: the dropped samples stay in their call' '
+	case "$CC $OPT" in
+	clang*-O0*) iters=16000000 ;;
+	*) iters=48000000 ;;
+	esac &&
+	for attempt in 1 2 3
+	do
+		callprof record -o fspin$attempt.cprof -- ./t-spin $iters 2>err &&
+		callprof report fspin$attempt.cprof >fspin$attempt.report &&
+		grep "^# [0-9]* samples were estimated from a thread.s CPU clock" fspin$attempt.report &&
+		callprof export -f folded -m samples fspin$attempt.cprof >fspin$attempt.samples &&
+		s1=$(subtree_samples "main;run;spin1" <fspin$attempt.samples) &&
+		s4=$(subtree_samples "main;run;spin4" <fspin$attempt.samples) &&
+		rest=$(awk "!/^main;run;spin[14]/ { s += \$NF } END { print s + 0 }" fspin$attempt.samples) &&
+		echo "attempt $attempt: samples spin1 $s1, spin4 $s4, elsewhere $rest" &&
+		test "$s1" -ge 150 &&
+		test "$rest" -lt "$((s1 / 10))" || return 1
+		if ratio_between "$s1" "$s4" 3.2 5
+		then
+			return 0
+		fi
+	done &&
+	echo "the ratio stayed outside [3.2, 5] in three runs" &&
+	false
+'
+
 test_done
