@@ -443,11 +443,11 @@ void cp_tree_header(const struct cp_report_profile *rp, const struct cp_rtree *t
 	cp_fmt_ns(cpu, sizeof(cpu), cp_rnode__cpu(&t->n[0]));
 	cp_fmt_ns(kernel, sizeof(kernel), t->cpu_ns);
 	if (rp->split && t->cpu_ns && !t->cpu_unknown)
-		fprintf(fp, ", cpu %s, kernel %s", cpu, kernel);
+		fprintf(fp, ", cpu %s; the kernel counted %s", cpu, kernel);
 	else if (rp->split)
 		fprintf(fp, ", cpu %s", cpu);
 	else if (t->cpu_ns && !t->cpu_unknown)
-		fprintf(fp, ", kernel cpu %s", kernel);
+		fprintf(fp, "; the kernel counted %s of cpu", kernel);
 	fprintf(fp, ") ==\n");
 }
 

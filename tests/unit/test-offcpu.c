@@ -358,7 +358,7 @@ TEST(measured_split_shows_in_default_columns_and_banner)
 	CHECK(strstr(out, "# off-CPU time measured: ") != NULL);
 	CHECK(strstr(out, "  calls       total         cpu        wait    inactive        self") !=
 	      NULL);
-	CHECK(strstr(out, "cpu 730ns, kernel 800ns) ==") != NULL); /* 1500 - 690 - 80 */
+	CHECK(strstr(out, "cpu 730ns; the kernel counted 800ns) ==") != NULL); /* 1500 - 690 - 80 */
 	free(out);
 	out = view(rp, cp_view_flat, NULL);
 	CHECK(strstr(out, "  self    self-cpu   self-wait  self-inact") != NULL);
