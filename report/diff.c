@@ -34,6 +34,8 @@ struct dpath {
 	/* Sampled CPU time (cpu-mode profiles): the samples total and self rest on. */
 	uint64_t samples[2];
 	uint64_t self_samples[2];
+	uint32_t counted;     /* bit s set: a call path in profile s (not only sampled
+			       * code without hooks, cp_rnode.uninstrumented) */
 };
 
 struct cp_diff {
@@ -61,7 +63,7 @@ struct cp_diff {
  */
 static int sampled_only(const struct dpath *q)
 {
-	return !q->calls[0] && !q->calls[1] && (q->samples[0] || q->samples[1]);
+	return !q->counted && (q->samples[0] || q->samples[1]);
 }
 
 /* The path (parent, name), added (with no calls, in neither profile) if new. */
@@ -110,7 +112,7 @@ static void add_profile(struct cp_diff *d, int s)
 		uint32_t k;
 		struct dpath *q;
 
-		if (!d->timed && !n->calls && n->self_samples) {
+		if (!d->timed && n->uninstrumented) {
 			/* Sampled code without hooks: nothing to compare in calls. */
 			map[i] = map[n->parent];
 			continue;
@@ -119,6 +121,8 @@ static void add_profile(struct cp_diff *d, int s)
 		q = &d->p[k];
 
 		q->in |= 1u << s;
+		if (!n->uninstrumented)
+			q->counted |= 1u << s;
 		CP_ADD_SAT(q->calls[s], n->calls);
 		CP_ADD_SAT(q->self_ns[s], n->self_ns);
 		CP_ADD_SAT(q->total_ns[s], n->total_ns);

@@ -64,7 +64,7 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 			uint32_t depth;
 
 			/* Code sampled but not instrumented: no call was counted there. */
-			if (m == CP_METRIC_CALLS && !n->calls && n->self_samples)
+			if (m == CP_METRIC_CALLS && n->uninstrumented)
 				continue;
 			depth = cp_rtree__path(t, i, &stack, &salloc);
 

@@ -337,6 +337,9 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 	if (rp->cpu_sampled) {
 		cp_json__key_u64(j, "samples", n->samples);
 		cp_json__key_u64(j, "self_samples", n->self_samples);
+		/* Sampled code without hooks under a context: no call path. */
+		cp_json__key(j, "uninstrumented");
+		cp_json__bool(j, (int)n->uninstrumented);
 	}
 	if (rp->split) {
 		cp_json__key_u64(j, "cpu_ns", cp_rnode__cpu(n));

@@ -115,6 +115,11 @@ uint32_t cp_rtree__path(const struct cp_rtree *t, uint32_t i, uint32_t **path, s
 
 void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 {
+	/* Sampled code without hooks stays so only if all its parts are. */
+	if (!dst->calls && !dst->self_samples && !dst->samples && !dst->total_ns)
+		dst->uninstrumented = src->uninstrumented; /* a node just made */
+	else
+		dst->uninstrumented &= src->uninstrumented;
 	if (src->calls && (!dst->calls || src->min_ns < dst->min_ns))
 		dst->min_ns = src->min_ns;
 	if (src->max_ns > dst->max_ns)
@@ -299,6 +304,7 @@ static void add_foreign(struct cp_report_profile *rp, struct cp_rtree *t, struct
 		} else {
 			id = context(rp, t, ctx, fnmap, parent, f->entry,
 				     f->entry == CP_IP_KERNEL ? CTX_KERNEL : 0);
+			src.uninstrumented = 1;
 		}
 		src.self_samples = f->samples;
 		src.total_ns = cp_mul_sat(f->samples, rp->period_ns);

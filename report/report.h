@@ -71,6 +71,9 @@ struct cp_rnode {
 			       * the one) */
 	uint32_t untimed;     /* count-only (record --budget): its total is its
 			       * children's, its own time is its caller's self */
+	uint32_t uninstrumented; /* CP_MODE_CPU: made from samples in code without
+				  * hooks (a library function, [kernel]) under a
+				  * context: no calls counted there, no call path */
 };
 
 /*

@@ -4,8 +4,8 @@ tests, read from `callprof export -f json` (merged threads).
 
   check-select.py paths FILE.json
       one line per context: "a;b;c CALLS", sorted; a row of sampled code
-      with no call counted (cpu mode: code without hooks, [kernel]) has
-      "-" for CALLS
+      without hooks (cpu mode: a library function, [kernel]; the export's
+      "uninstrumented") has "-" for CALLS
   check-select.py self FILE.json PATH
       the self time (ns) of the context PATH (a;b;c), 0 if it is absent
   check-select.py total FILE.json PATH
@@ -36,7 +36,8 @@ def main():
     with open(path) as f:
         doc = json.load(f)
     if what == "paths":
-        for p in sorted(f"{p} {n['calls'] or '-'}" for p, n in contexts(doc)):
+        for p in sorted(f"{p} {'-' if n.get('uninstrumented') else n['calls']}"
+                        for p, n in contexts(doc)):
             print(p)
     elif what == "self":
         print(sum(n["self_ns"] for p, n in contexts(doc) if p == sys.argv[3]))
