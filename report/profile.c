@@ -747,7 +747,8 @@ static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
 		};
 	}
 	cp_u64map__release(&hooked);
-	qsort(cs->foreign, cs->nforeign, sizeof(*cs->foreign), foreign_cmp);
+	if (cs->nforeign) /* qsort(NULL, 0, ...) is undefined: glibc declares it nonnull */
+		qsort(cs->foreign, cs->nforeign, sizeof(*cs->foreign), foreign_cmp);
 }
 
 struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *pf,
