@@ -530,3 +530,18 @@ npm_install () {
 		fi
 	) 9>"$NPM_DIR/.lock"
 }
+
+# pprof_sums FILE: decode the pprof export FILE with protoc
+# (proto/profile.proto) into FILE.txt and print the sums of each sample
+# value, space-separated, in the order of the sample types.
+pprof_sums () {
+	gzip -dc "$1" >"$1.raw" &&
+	protoc --decode=perftools.profiles.Profile --proto_path="$TEST_DIRECTORY/../../proto" \
+		"$TEST_DIRECTORY/../../proto/profile.proto" <"$1.raw" >"$1.txt" &&
+	awk "
+		/^sample \{/ { k = 0; in_sample = 1 }
+		in_sample && /^  value: / { sum[k++] += \$2; if (k > n) n = k }
+		/^}/ { in_sample = 0 }
+		END { for (i = 0; i < n; i++) printf \"%s%d\", i ? \" \" : \"\", sum[i]; print \"\" }
+	" "$1.txt"
+}

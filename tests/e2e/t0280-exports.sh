@@ -194,20 +194,7 @@ test_expect_success 'speedscope: a profile per thread with --threads=each' '
 	done <got
 '
 
-# pprof_sums FILE: decode with protoc against proto/profile.proto and print
-# the sums of each sample value, space-separated, in the order of the sample
-# types; pprof_types FILE (after pprof_sums) prints the types' names.
-pprof_sums () {
-	gzip -dc "$1" >"$1.raw" &&
-	protoc --decode=perftools.profiles.Profile --proto_path="$TEST_DIRECTORY/../../proto" \
-		"$TEST_DIRECTORY/../../proto/profile.proto" <"$1.raw" >"$1.txt" &&
-	awk "
-		/^sample \{/ { k = 0; in_sample = 1 }
-		in_sample && /^  value: / { sum[k++] += \$2; if (k > n) n = k }
-		/^}/ { in_sample = 0 }
-		END { for (i = 0; i < n; i++) printf \"%s%d\", i ? \" \" : \"\", sum[i]; print \"\" }
-	" "$1.txt"
-}
+# pprof_types FILE (after pprof_sums, lib.sh): the names of its sample types.
 pprof_types () {
 	awk "
 		/^sample_type \{/ { st = 1 }

@@ -51,19 +51,6 @@ folded_sum () {
 	awk '{ s += $NF } END { print s + 0 }'
 }
 
-# pprof_sums FILE: decode with protoc (proto/profile.proto) into FILE.txt
-# and print the sums of each sample value, space-separated.
-pprof_sums () {
-	gzip -dc "$1" >"$1.raw" &&
-	protoc --decode=perftools.profiles.Profile --proto_path="$TEST_DIRECTORY/../../proto" \
-		"$TEST_DIRECTORY/../../proto/profile.proto" <"$1.raw" >"$1.txt" &&
-	awk "
-		/^sample \{/ { k = 0; in_sample = 1 }
-		in_sample && /^  value: / { sum[k++] += \$2; if (k > n) n = k }
-		/^}/ { in_sample = 0 }
-		END { for (i = 0; i < n; i++) printf \"%s%d\", i ? \" \" : \"\", sum[i]; print \"\" }
-	" "$1.txt"
-}
 
 test_expect_success 'setup: cpu-mode recordings of a spinning program and of one with threads and call sites' '
 	build_workload s-spin.c &&
