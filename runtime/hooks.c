@@ -62,10 +62,23 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
 /* Samples and switches since the last hook happened in the innermost call. */
 #define offcpu_check(t) cp_offcpu__check(t)
 #define offcpu_check_at(t, now) cp_offcpu__check(t)
+/*
+ * The fast paths only look: records waiting send the hook to its slow
+ * path, which drains them before it pushes or pops.  So the fast paths
+ * make no call and save no registers for one.
+ */
+#define cpu_pending(t) (*(t)->sw_head != (t)->sw_seen)
+#define fast_offcpu_check(t) ((void)0)
+#define fast_offcpu_check_at(t, now) ((void)0)
 #else
 #define now_ticks() ((uint64_t)0)
 #define offcpu_check(t) ((void)0)
 #define offcpu_check_at(t, now) ((void)0)
+#endif
+#ifndef cpu_pending
+#define cpu_pending(t) 0
+#define fast_offcpu_check(t) offcpu_check(t)
+#define fast_offcpu_check_at(t, now) offcpu_check_at(t, now)
 #endif
 
 /* Keep the compiler from moving stores across the busy flag. */
@@ -416,13 +429,14 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	struct cp_node *p, *n;
 
-	if (unlikely(!t || t->busy || t->top == t->limit || cp_gate != CP_GATE_LIVE)) {
+	if (unlikely(!t || t->busy || t->top == t->limit || cp_gate != CP_GATE_LIVE ||
+		     cpu_pending(t))) {
 		enter_slow(t, (uintptr_t)fn, (uintptr_t)site, sp);
 		return;
 	}
 	t->busy = 1;
 	barrier();
-	offcpu_check(t);
+	fast_offcpu_check(t);
 	p = t->top->node;
 	n = p->cache;
 	if (unlikely(!n || n->fn != (uintptr_t)fn || n->site != (uintptr_t)site)) {
@@ -454,7 +468,7 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	struct cp_frame *f;
 	uint64_t now;
 
-	if (unlikely(!t || t->busy || !cp_gate__live())) {
+	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t))) {
 		exit_slow(t, (uintptr_t)fn);
 		return;
 	}
@@ -477,7 +491,7 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	now = now_ticks();
 	t->busy = 1;
 	barrier();
-	offcpu_check_at(t, now);
+	fast_offcpu_check_at(t, now);
 	pop(t, f, now);
 	barrier();
 	t->busy = 0;
