@@ -182,7 +182,7 @@ struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *from, uint
 
 	if (unlikely(from == &t->lost))
 		return &t->lost;
-	if (unlikely(cp_session.watch_pending))
+	if (unlikely(__atomic_load_n(&cp_session.watch_pending, __ATOMIC_RELAXED)))
 		start_watcher(t);
 	h = t->htab;
 	for (i = hash(parent, fn) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask) {
