@@ -158,10 +158,22 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 	free_site_rows(rows, nrows);
 }
 
-/* c or its first next sibling at or above min_ns; CP_NONE if none. */
-static uint32_t shown(const struct cp_rtree *t, uint32_t c, uint64_t min_ns)
+/*
+ * Whether node c is left out: below min_ns, or (hide_few) sampled code
+ * without hooks that rests on fewer than CP_FEW_SAMPLES samples, which is
+ * there at all only when a sample happened to land in it.
+ */
+static int hidden(const struct cp_rtree *t, uint32_t c, uint64_t min_ns, int hide_few)
 {
-	while (c != CP_NONE && t->n[c].total_ns < min_ns)
+	const struct cp_rnode *n = &t->n[c];
+
+	return n->total_ns < min_ns || (hide_few && n->uninstrumented && n->samples < CP_FEW_SAMPLES);
+}
+
+/* c or its first next sibling not hidden; CP_NONE if none. */
+static uint32_t shown(const struct cp_rtree *t, uint32_t c, uint64_t min_ns, int hide_few)
+{
+	while (c != CP_NONE && hidden(t, c, min_ns, hide_few))
 		c = t->n[c].next;
 	return c;
 }
@@ -171,22 +183,23 @@ static uint32_t shown(const struct cp_rtree *t, uint32_t c, uint64_t min_ns)
  * levels deep (deep recursion is recorded as it happened).
  */
 static void print_tree(struct cp_report_profile *rp, struct cp_rtree *t, const struct cp_fields *f,
-		       uint64_t base, uint64_t min_ns, int need_site, enum cp_sort_key key, FILE *fp)
+		       uint64_t base, uint64_t min_ns, int hide_few, int need_site,
+		       enum cp_sort_key key, FILE *fp)
 {
-	uint32_t c = shown(t, t->n[0].first_child, min_ns);
+	uint32_t c = shown(t, t->n[0].first_child, min_ns, hide_few);
 
 	while (c != CP_NONE) {
 		uint32_t down;
 
 		print_node(rp, t, c, f, base, need_site, key, min_ns, fp);
-		down = shown(t, t->n[c].first_child, min_ns);
+		down = shown(t, t->n[c].first_child, min_ns, hide_few);
 		if (down != CP_NONE) {
 			c = down;
 			continue;
 		}
 		/* Up until a context has a next sibling to show. */
 		while (c != 0) {
-			uint32_t next = shown(t, t->n[c].next, min_ns);
+			uint32_t next = shown(t, t->n[c].next, min_ns, hide_few);
 
 			if (next != CP_NONE) {
 				c = next;
@@ -217,7 +230,11 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 	cp_report_profile__sort(rp, o->sort);
 	if (!f.explicit) {
 		cp_report_banner(rp, "call tree", fp);
-		if (o->min_percent > 0 && rp->timed)
+		if (o->min_percent > 0 && rp->cpu_sampled)
+			fprintf(fp, "# contexts below %g%% of their tree's total, and code without "
+				    "hooks sampled fewer than %d times, are hidden (--min-percent=0 shows "
+				    "all)\n", o->min_percent, CP_FEW_SAMPLES);
+		else if (o->min_percent > 0 && rp->timed)
 			fprintf(fp, "# contexts below %g%% of their tree's total are hidden "
 				    "(--min-percent=0 shows all)\n", o->min_percent);
 	}
@@ -229,7 +246,8 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 		if (!f.explicit || rp->threads == CP_THREADS_EACH)
 			cp_tree_header(rp, t, ti || !f.explicit, fp);
 		cp_fields__title(&f, fp);
-		print_tree(rp, t, &f, base, min_ns, need_site, o->sort, fp);
+		print_tree(rp, t, &f, base, min_ns, rp->cpu_sampled && o->min_percent > 0, need_site,
+			   o->sort, fp);
 	}
 	return 0;
 }
