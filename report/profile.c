@@ -675,6 +675,12 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	return cp_report_profile__from_file(pf, opts);
 }
 
+/* Whether record r is a call of a function (not a root, signal or region). */
+static int is_call(const struct cp_node_rec *r)
+{
+	return r->parent != CP_NO_PARENT && !(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION));
+}
+
 static int foreign_cmp(const void *a, const void *b)
 {
 	const struct foreign *x = a, *y = b;
@@ -693,7 +699,6 @@ static int foreign_cmp(const void *a, const void *b)
 static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
 {
 	const struct cp_profile_file *pf = rp->pf;
-
 	struct cp_u64map hooked;
 
 	memset(cs, 0, sizeof(*cs));
@@ -701,13 +706,11 @@ static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
 	/* The instrumented functions: those with a context (or a marker) anywhere. */
 	cp_u64map__init(&hooked, 256);
 	for (uint32_t i = 0; i < pf->nnodes; i++)
-		if (pf->nodes[i].parent != CP_NO_PARENT &&
-		    !(pf->nodes[i].flags & (CP_NODE_SIGNAL | CP_NODE_REGION)))
+		if (is_call(&pf->nodes[i]))
 			cp_u64map__get_or_add(&hooked, pf->nodes[i].fn, 0);
 	for (uint32_t i = 0; i < pf->nlines; i++) {
 		const struct cp_line_rec *l = &pf->lines[i];
 		const struct cp_node_rec *r = &pf->nodes[l->node];
-		int ctx_fn = r->parent != CP_NO_PARENT && !(r->flags & (CP_NODE_SIGNAL | CP_NODE_REGION));
 		uint64_t entry;
 
 		if (l->ip == CP_IP_KERNEL) {
@@ -733,7 +736,7 @@ static void cpu_samples(struct cp_report_profile *rp, struct cpu_samples *cs)
 				CP_ADD_SAT(rp->shares.runtime, moved);
 				continue;
 			}
-			if (!entry || (entry == r->fn && ctx_fn)) {
+			if (!entry || (entry == r->fn && is_call(r))) {
 				CP_ADD_SAT(cs->own[l->node], l->samples);
 				continue;
 			}

@@ -351,20 +351,17 @@ static uint32_t innermost_id(const struct cp_thread *t, uint32_t nn)
  * (its samples since its last hook wait in its ring, which only t drains:
  * a thread blocked or in a long call without hooks at the dump), in
  * periods, charged as dropped samples (CP_IP_LOST) to its innermost open
- * call.  The kernel's count of t's CPU time against the samples of its
- * table, every one of them (the profiler's and the kernel's included).
+ * call.  The kernel's count of t's CPU time against seen, the samples of
+ * its table, every one of them (the profiler's and the kernel's included).
  */
-static uint64_t unsampled(const struct dump *d, const struct cp_thread *t, const struct cp_lines *l)
+static uint64_t unsampled(const struct dump *d, const struct cp_thread *t, uint64_t seen)
 {
-	uint64_t cpu, seen = 0, period = t->perf.period;
+	uint64_t cpu, period = t->perf.period;
 
 	if (cp_hook_mode != CP_MODE_CPU || !period || (t->flags & CP_THREAD_AGGREGATE) ||
 	    (t->flags & CP_THREAD_UNSAMPLED))
 		return 0;
 	cpu = thread_cpu(d, t);
-	for (uint64_t k = 0; l && k <= l->mask; k++)
-		if (__atomic_load_n(&l->s[k].node, __ATOMIC_ACQUIRE))
-			seen += l->s[k].count;
 	/* The period running now is not sampled yet; one more is the dump's own jitter. */
 	return cpu / period > seen + 2 ? cpu / period - seen - 2 : 0;
 }
@@ -385,7 +382,7 @@ static void write_lines(struct dump *d, struct cp_writer *w, struct cp_thread **
 		struct cp_thread *t = ts[i];
 		struct cp_lines *l = __atomic_load_n(&t->perf.lines, __ATOMIC_ACQUIRE);
 		const struct cp_base *b = __atomic_load_n(&t->base, __ATOMIC_ACQUIRE);
-		uint64_t late;
+		uint64_t late, seen = 0;
 		struct cp_line_rec r;
 
 		/* The watcher sees only the arena: a table outside it is not in its memory. */
@@ -396,7 +393,10 @@ static void write_lines(struct dump *d, struct cp_writer *w, struct cp_thread **
 		for (uint64_t k = 0; l && k <= l->mask; k++) {
 			struct cp_node *n = __atomic_load_n(&l->s[k].node, __ATOMIC_ACQUIRE);
 
-			if (!n || n->id >= d->nnodes[i] || !l->s[k].count)
+			if (!n)
+				continue;
+			seen += l->s[k].count;
+			if (n->id >= d->nnodes[i] || !l->s[k].count)
 				continue;
 			memset(&r, 0, sizeof(r));
 			r.node = first + n->id;
@@ -406,7 +406,7 @@ static void write_lines(struct dump *d, struct cp_writer *w, struct cp_thread **
 			if (r.samples)
 				cp_writer__put(w, &r, sizeof(r));
 		}
-		late = unsampled(d, t, l);
+		late = unsampled(d, t, seen);
 		if (late) {
 			memset(&r, 0, sizeof(r));
 			r.node = first + innermost_id(t, d->nnodes[i]);

@@ -367,6 +367,14 @@ void cp_offcpu__free_lines(struct cp_perf *p)
 	p->nlines = 0;
 }
 
+/* CPU mode: periods of CPU time no sample stood for, charged to n at ip. */
+static void add_unseen(struct cp_perf *p, struct cp_node *n, uint64_t ip, uint64_t periods)
+{
+	cp_offcpu__add_line(p, n, ip, periods);
+	p->samples += periods;
+	p->period_ns += periods * p->period;
+}
+
 /*
  * CPU mode: a sample read the task clock at value.  What it grew by since
  * the last sample beyond one period went unsampled: samples the ring
@@ -383,11 +391,9 @@ static void unseen(struct cp_perf *p, struct cp_node *n, uint64_t value)
 			periods--;
 			lost = p->pending_lost < periods ? p->pending_lost : periods;
 			if (lost)
-				cp_offcpu__add_line(p, n, CP_IP_LOST, lost);
+				add_unseen(p, n, CP_IP_LOST, lost);
 			if (periods > lost)
-				cp_offcpu__add_line(p, n, CP_IP_KERNEL, periods - lost);
-			p->samples += periods;
-			p->period_ns += periods * p->period;
+				add_unseen(p, n, CP_IP_KERNEL, periods - lost);
 		}
 	}
 	p->last_read = value;
@@ -424,10 +430,8 @@ static void unseen_since_full(struct cp_thread *t, struct cp_node *n)
 		 * before them was is the best guess (a call that runs long
 		 * without calling anything is mostly one loop).
 		 */
-		cp_offcpu__add_line(p, n, p->last_ip ? p->last_ip : CP_IP_LOST, periods);
-		p->samples += periods;
+		add_unseen(p, n, p->last_ip ? p->last_ip : CP_IP_LOST, periods);
 		p->samples_lost += periods; /* placed, but estimated: the banner says so */
-		p->period_ns += periods * p->period;
 		p->last_read += periods * p->period;
 	}
 	p->pending_lost = 0;
