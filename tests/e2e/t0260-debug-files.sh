@@ -33,7 +33,7 @@ test_expect_success 'names and lines through .gnu_debuglink next to the files' '
 	test_cmp expect actual &&
 	test_must_be_empty err &&
 	callprof report --fields=calls,site,name --min-percent=0 --sort=name p.cprof >sites &&
-	test_cmp expect.sites sites
+	test_cmp_report expect.sites sites
 '
 
 test_expect_success 'the same from a build-id directory given with --debug-dir' '
