@@ -88,7 +88,7 @@ UTIL_SRCS = util/util.c util/strbuf.c
 SYM_SRCS = symbolize/symbolize.c
 # The sampler (record --sample); unwind.c is its only user of libdwfl.
 SAMPLE_SRCS = sample/session.c sample/ring.c sample/elf.c sample/tree.c sample/unwind.c
-REPORT_SRCS = report/profile.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
+REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
 	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
 	report/lines.c report/filter.c

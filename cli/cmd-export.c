@@ -18,10 +18,11 @@
 #include "util/util.h"
 
 static const char *const export_usage[] = {
-	"callprof export -f folded [-m calls|self|total|cpu|wait|inactive] [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f json|callgrind|speedscope|pprof|plist [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f svg [--icicle] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f html [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f folded [-m METRIC] [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f speedscope [-m METRIC] [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f json|callgrind|pprof|plist [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f svg [--icicle] [-m METRIC] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f html [-m METRIC] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
 };
 
@@ -30,8 +31,6 @@ enum {
 };
 static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", "pprof",
 					      "svg", "plist", "html", NULL };
-static const char *const metric_choices[] = { "calls", "self", "total", "cpu", "wait", "inactive",
-					      "samples", NULL };
 
 /* SIZE: a whole number of bytes, with K, M, G or T (powers of 1024); 0 or -1. */
 static int parse_size(const char *s, uint64_t *out)
@@ -167,7 +166,7 @@ int cmd_export(int argc, const char **argv)
 	int format = -1, metric = -1, threads = CP_THREADS_MERGED, no_compensate = 0;
 	int ret, n, mangled = 0, icicle = 0;
 	double min_percent = 0;
-	const char *out = NULL, *symfs = NULL, *max_size_arg = NULL;
+	const char *out = NULL, *symfs = NULL, *max_size_arg = NULL, *metric_arg = NULL;
 	uint64_t max_size = (uint64_t)4 << 30;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
@@ -181,9 +180,11 @@ int cmd_export(int argc, const char **argv)
 		  format_choices },
 		{ CP_OPT_FLAG, 0, "icicle", &icicle, NULL,
 		  "svg: an icicle graph (root at the top), not a flame graph" },
-		{ CP_OPT_CHOICE, 'm', "metric", &metric, "METRIC",
-		  "folded value: calls, self (ns, default), total (ns), self's cpu, wait or "
-		  "inactive part (ns), or samples (self's, cpu mode)", metric_choices },
+		{ CP_OPT_STRING, 'm', "metric", &metric_arg, "METRIC",
+		  "folded: the value (self by default; cpu, wait, inactive, samples: self's); svg, "
+		  "html, speedscope: the weight (by default the profile's, as report's): calls, self, "
+		  "total, cpu, wait, inactive, samples, self-cpu, self-wait, self-inactive, "
+		  "self-samples" },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
 		{ CP_OPT_STRING, 0, "max-size", &max_size_arg, "SIZE",
 		  "folded, pprof, plist: refuse to write more than about SIZE bytes (K, M, G, T; "
@@ -214,10 +215,15 @@ int cmd_export(int argc, const char **argv)
 			       "plist or html");
 	if (icicle && format != FMT_SVG)
 		cp_usage_error(export_usage, "--icicle is for -f svg only");
-	if (metric >= 0 && format != FMT_FOLDED)
-		cp_usage_error(export_usage, "-m/--metric is for -f folded only");
-	if (metric < 0)
-		metric = CP_METRIC_SELF;
+	if (metric_arg && format != FMT_FOLDED && format != FMT_SVG && format != FMT_HTML &&
+	    format != FMT_SPEEDSCOPE)
+		cp_usage_error(export_usage, "-m/--metric is for -f folded, svg, html and speedscope");
+	if (metric_arg && cp_metric__lookup(metric_arg) < 0) {
+		char all[256];
+
+		cp_metric__list(NULL, all, sizeof(all));
+		cp_usage_error(export_usage, "-m: unknown metric '%s' (one of: %s)", metric_arg, all);
+	}
 	if (max_size_arg && parse_size(max_size_arg, &max_size))
 		cp_usage_error(export_usage, "--max-size wants a number of bytes (K, M, G, T), not '%s'",
 			       max_size_arg);
@@ -246,21 +252,14 @@ int cmd_export(int argc, const char **argv)
 		ret = -1;
 		goto out;
 	}
-	if (format == FMT_FOLDED && metric != CP_METRIC_CALLS && !rp->timed) {
-		ret = cp_error("profile '%s' has no times (recorded with --mode=%s); use -m calls",
-			    rp->pf->path,
-			    rp->pf->meta.mode == CP_MODE_COVERAGE ? "coverage" : "counting");
-		goto out;
-	}
-	if (format == FMT_FOLDED && metric == CP_METRIC_SAMPLES && !rp->cpu_sampled) {
-		ret = cp_error("profile '%s' has no CPU-time samples (not recorded in cpu mode); "
-			    "use -m self", rp->pf->path);
-		goto out;
-	}
-	if (format == FMT_FOLDED && metric >= CP_METRIC_CPU && metric <= CP_METRIC_INACTIVE &&
-	    !rp->split) {
-		ret = cp_error("profile '%s' has no off-CPU times (not measured when it was recorded); "
-			    "use -m self", rp->pf->path);
+	/* The profile's weight, or -m's if the profile has it. */
+	if (metric_arg)
+		metric = cp_metric__parse(rp, metric_arg, "-m");
+	else
+		metric = format == FMT_FOLDED ? (rp->timed ? CP_METRIC_SELF : CP_METRIC_CALLS) :
+			 (int)cp_report_profile__weight(rp, NULL, 0);
+	if (metric < 0) {
+		ret = -1;
 		goto out;
 	}
 	if (check_size(rp, format, max_size)) {
@@ -284,19 +283,19 @@ int cmd_export(int argc, const char **argv)
 		ret = cp_export_callgrind(rp, 0, cp_outfile__fp(of));
 		break;
 	case FMT_SPEEDSCOPE:
-		ret = cp_export_speedscope(rp, cp_outfile__fp(of));
+		ret = cp_export_speedscope(rp, metric, cp_outfile__fp(of));
 		break;
 	case FMT_PPROF:
 		ret = cp_export_pprof(rp, cp_outfile__fp(of));
 		break;
 	case FMT_SVG:
-		ret = cp_export_svg(rp, icicle, cp_outfile__fp(of));
+		ret = cp_export_svg(rp, icicle, metric, cp_outfile__fp(of));
 		break;
 	case FMT_PLIST:
 		ret = cp_export_plist(rp, cp_outfile__fp(of));
 		break;
 	case FMT_HTML:
-		ret = cp_export_html(rp, cp_outfile__fp(of));
+		ret = cp_export_html(rp, metric, cp_outfile__fp(of));
 		break;
 	default:
 		ret = cp_export_folded(rp, metric, cp_outfile__fp(of));

@@ -29,11 +29,38 @@ static const char *agg_name(const struct cp_report_profile *rp, const struct cp_
 	return a->fn == CP_NONE ? "[thread start]" : rp->fns[a->fn].name;
 }
 
+/* a's value of metric m (as cp_rnode__metric); total and self where only they are known. */
+static uint64_t agg_metric(const struct cp_agg *a, enum cp_metric m)
+{
+	if (a->only_total && m != CP_METRIC_CALLS)
+		return cp_sort_value((enum cp_sort_key)m, a->calls, a->total_ns, a->total_ns);
+	switch (m) {
+	case CP_METRIC_CPU:
+		return cp_cpu_ns(a->total_ns, a->wait_ns, a->inactive_ns);
+	case CP_METRIC_WAIT:
+		return a->wait_ns;
+	case CP_METRIC_INACTIVE:
+		return a->inactive_ns;
+	case CP_METRIC_SAMPLES:
+		return a->samples;
+	case CP_METRIC_SELF_CPU:
+		return cp_cpu_ns(a->self_ns, a->self_wait_ns, a->self_inactive_ns);
+	case CP_METRIC_SELF_WAIT:
+		return a->self_wait_ns;
+	case CP_METRIC_SELF_INACTIVE:
+		return a->self_inactive_ns;
+	case CP_METRIC_SELF_SAMPLES:
+		return a->self_samples;
+	default:
+		return cp_sort_value((enum cp_sort_key)m, a->calls, a->total_ns, a->self_ns);
+	}
+}
+
 static int agg_cmp(const void *pa, const void *pb)
 {
 	const struct cp_agg *a = pa, *b = pb;
-	uint64_t va = cp_sort_value(cmp_key, a->calls, a->total_ns, a->self_ns);
-	uint64_t vb = cp_sort_value(cmp_key, b->calls, b->total_ns, b->self_ns);
+	uint64_t va = cmp_key == CP_SORT_NAME ? 0 : agg_metric(a, (enum cp_metric)cmp_key);
+	uint64_t vb = cmp_key == CP_SORT_NAME ? 0 : agg_metric(b, (enum cp_metric)cmp_key);
 	int c;
 
 	if (va != vb)

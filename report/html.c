@@ -15,7 +15,9 @@
  *
  *   {"callprof_html": 1, "file": PATH, "threads_mode": "merged"|"each",
  *    "timed": BOOL, "split": BOOL, "sampled": BOOL, "cpu_sampled": BOOL,
- *    "calls": N, "paths": N, "time_source": {as -f json's},
+ *    "calls": N, "paths": N,
+ *    "weight": the metric the page weighs by first ("total", "cpu", "calls", ...),
+ *    "time_source": {as -f json's},
  *    "processes": [as -f json's "processes"],
  *    "compensation": {"applied", "calibrated", "caller_ns_per_call",
  *                     "callee_ns_per_call", "raw_ns", "subtracted_ns"},
@@ -241,7 +243,7 @@ static void functions(struct cp_json *j, struct cp_report_profile *rp)
 	free(file);
 }
 
-static void data(struct cp_json *j, struct cp_report_profile *rp)
+static void data(struct cp_json *j, struct cp_report_profile *rp, enum cp_metric weight)
 {
 	cp_json__obj(j);
 	cp_json__key_u64(j, "callprof_html", HTML_VERSION);
@@ -257,6 +259,7 @@ static void data(struct cp_json *j, struct cp_report_profile *rp)
 	cp_json__bool(j, rp->cpu_sampled);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
+	cp_json__key_str(j, "weight", cp_metric__name(cp_metric__inclusive(weight)));
 	cp_export_json_time_source(j, rp);
 	cp_export_json_processes(j, rp);
 	cp_export_json_compensation(j, rp);
@@ -282,7 +285,7 @@ static void html_escape(FILE *fp, const char *s)
 	}
 }
 
-int cp_export_html(struct cp_report_profile *rp, FILE *fp)
+int cp_export_html(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp)
 {
 	const char *p = cp_html_page, *at;
 
@@ -304,7 +307,7 @@ int cp_export_html(struct cp_report_profile *rp, FILE *fp)
 		} else if (len == 4 && !strncmp(at + 1, "DATA", len)) {
 			struct cp_json *j = cp_json__new(fp, CP_JSON_HTML);
 
-			data(j, rp);
+			data(j, rp, weight);
 			if (cp_json__finish(j))
 				return -1;
 		} else {

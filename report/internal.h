@@ -133,15 +133,21 @@ static inline uint64_t cp_ns_from_double(double ns)
 void cp_fmt_ns(char *buf, size_t size, uint64_t ns);
 
 /*
- * The value a row is ordered by: larger first.  CP_SORT_NAME orders by
- * name alone, so every row has the same value 0.
+ * The value a row that knows only calls, total and self time (a call site,
+ * a line's group) is ordered by: larger first.  Other inclusive times order
+ * as total, exclusive ones as self; CP_SORT_NAME orders by name alone, so
+ * every row has the same value 0.
  */
 static inline uint64_t cp_sort_value(enum cp_sort_key key, uint64_t calls, uint64_t total_ns,
 				     uint64_t self_ns)
 {
-	return key == CP_SORT_TOTAL ? total_ns :
-	       key == CP_SORT_SELF  ? self_ns :
-	       key == CP_SORT_CALLS ? calls : 0;
+	if (key == CP_SORT_NAME)
+		return 0;
+	if (key == CP_SORT_CALLS)
+		return calls;
+	if ((int)key == CP_METRIC_SAMPLES || (int)key == CP_METRIC_SELF_SAMPLES)
+		return 0;
+	return cp_metric__exclusive((enum cp_metric)key) == (enum cp_metric)key ? self_ns : total_ns;
 }
 
 /* Order of two nodes by key, ties by name, address, call site. */

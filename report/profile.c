@@ -921,8 +921,8 @@ static enum cp_sort_key sort_key;
 int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
 		 const struct cp_rnode *b, enum cp_sort_key key)
 {
-	uint64_t va = cp_sort_value(key, a->calls, a->total_ns, a->self_ns);
-	uint64_t vb = cp_sort_value(key, b->calls, b->total_ns, b->self_ns);
+	uint64_t va = key == CP_SORT_NAME ? 0 : cp_rnode__metric(a, (enum cp_metric)key);
+	uint64_t vb = key == CP_SORT_NAME ? 0 : cp_rnode__metric(b, (enum cp_metric)key);
 	int c;
 
 	if (va != vb)

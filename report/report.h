@@ -310,10 +310,72 @@ int cp_filter__apply(const struct cp_filter *f, struct cp_report_profile *rp);
 const char *cp_rnode__name(const struct cp_report_profile *rp, const struct cp_rnode *n);
 
 /*
- * Sort every node's children in place (by enum cp_sort_key, ties by name),
- * so views and exporters walk trees in a stable order.
+ * The figures a view can weigh, order or compare contexts by (metric.c).
+ * Inclusive metrics (a context with its subtree) and their exclusive
+ * counterparts (while it was the innermost call); calls are per context.
+ * Times are ns; cpu, wait and inactive need off-CPU time or sampled CPU
+ * time, samples a cpu-mode profile (cp_metric__available).
  */
-enum cp_sort_key { CP_SORT_TOTAL = 0, CP_SORT_SELF, CP_SORT_CALLS, CP_SORT_NAME };
+enum cp_metric {
+	CP_METRIC_CALLS = 0,
+	CP_METRIC_SELF,
+	CP_METRIC_TOTAL,
+	CP_METRIC_CPU,
+	CP_METRIC_WAIT,
+	CP_METRIC_INACTIVE,
+	CP_METRIC_SAMPLES,
+	CP_METRIC_SELF_CPU,
+	CP_METRIC_SELF_WAIT,
+	CP_METRIC_SELF_INACTIVE,
+	CP_METRIC_SELF_SAMPLES,
+	CP_METRIC_NR
+};
+
+/* Its name on the command line and in captions: "cpu", "self-cpu", ... */
+const char *cp_metric__name(enum cp_metric m);
+/* The metric named s, or -1. */
+int cp_metric__lookup(const char *s);
+/* m's inclusive counterpart (self-cpu: cpu; calls: calls), and exclusive one. */
+enum cp_metric cp_metric__inclusive(enum cp_metric m);
+enum cp_metric cp_metric__exclusive(enum cp_metric m);
+/* Whether m is a time in ns (not calls or samples). */
+int cp_metric__is_time(enum cp_metric m);
+/* Whether rp has m (cpu-mode, off-CPU split, times at all). */
+int cp_metric__available(const struct cp_report_profile *rp, enum cp_metric m);
+/*
+ * The metric named s if rp has it: else -1 after one error line naming
+ * rp's file and listing the metrics it has (what: the option, "--sort").
+ */
+int cp_metric__parse(const struct cp_report_profile *rp, const char *s, const char *what);
+/* The metrics rp has, comma-separated (for messages and usage). */
+void cp_metric__list(const struct cp_report_profile *rp, char *buf, size_t size);
+/* Node n's value of m. */
+uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m);
+
+/*
+ * The weight views use unless told otherwise: the inclusive metric their
+ * percentages, order, pruning and flame widths follow.  CPU time where
+ * the profile has it and elapsed time would mislead: several threads that
+ * were off CPU much of the time (an idle worker pool would fill the
+ * picture), or much preemption (the machine was busy: not the program's
+ * cost); else total (elapsed) time; calls without times.  If why is not
+ * NULL it gets the reason, for the banner (or "" where there is nothing
+ * to say).
+ */
+enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, char *why,
+					 size_t size);
+
+/*
+ * Sort every node's children in place (larger first by a metric, ties by
+ * name; or by name), so views and exporters walk trees in a stable order.
+ * The keys are the metrics' values, and CP_SORT_NAME.
+ */
+enum cp_sort_key {
+	CP_SORT_CALLS = CP_METRIC_CALLS,
+	CP_SORT_SELF = CP_METRIC_SELF,
+	CP_SORT_TOTAL = CP_METRIC_TOTAL,
+	CP_SORT_NAME = CP_METRIC_NR,
+};
 void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key);
 
 /* Views: write to fp; return 0 or -1 after printing an error. */
@@ -324,6 +386,13 @@ struct cp_view_opts {
 	const char *function;	/* callers/callees: function name */
 	int srcline;		/* add the call-site column */
 	int name_width;		/* shorten names longer than this (0: never) */
+	/*
+	 * With weight_given, the inclusive metric percentages, pruning and
+	 * the percent columns follow; else the profile's
+	 * (cp_report_profile__weight), which the banner explains.
+	 */
+	enum cp_metric weight;
+	int weight_given;
 };
 
 int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
@@ -339,16 +408,7 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 
 /* Exporters: write to fp; 0, or -1 after printing an error. */
-/* Folded values; cpu, wait and inactive are exclusive, like self. */
-enum cp_metric {
-	CP_METRIC_CALLS = 0,
-	CP_METRIC_SELF,
-	CP_METRIC_TOTAL,
-	CP_METRIC_CPU,
-	CP_METRIC_WAIT,
-	CP_METRIC_INACTIVE,
-	CP_METRIC_SAMPLES, /* cpu mode: the samples self time rests on */
-};
+/* Folded values are exclusive: cpu, wait, inactive and samples are self's. */
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
 /*
  * Roughly how many bytes a per-path export (every context with its whole
@@ -363,17 +423,21 @@ uint64_t cp_export_path_bytes(const struct cp_report_profile *rp, uint64_t per_c
 int cp_export_json(struct cp_report_profile *rp, FILE *fp);
 /* Tree number tree (one per thread with --threads=each, else the only one). */
 int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp);
-int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp);
+/* weight: the profile speedscope opens first (its exclusive counterpart). */
+int cp_export_speedscope(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp);
 int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
 /* PLIST's tab-delimited records (docs/plist-format.md). */
 int cp_export_plist(struct cp_report_profile *rp, FILE *fp);
-/* A flame graph, root at the bottom; icicle: root at the top. */
-int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp);
+/*
+ * A flame graph, root at the bottom; icicle: root at the top.  Frames are
+ * as wide as weight (its inclusive counterpart; calls: the calls below).
+ */
+int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weight, FILE *fp);
 /*
  * One self-contained interactive HTML page (flame graph, call tree, flat
  * profile, callers/callees); it needs no network.  Sorts rp's children by name.
  */
-int cp_export_html(struct cp_report_profile *rp, FILE *fp);
+int cp_export_html(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp);
 
 /* What callprof merge made. */
 struct cp_merge_result {

@@ -14,7 +14,10 @@
  * "LABEL: inactive", weighted by those parts of the self time (speedscope
  * shows one metric per profile).  A cpu-mode profile (exact calls, sampled
  * CPU time) names its time source in the file's name and adds per tree
- * "LABEL: samples", weighted by the samples the self times rest on.
+ * "LABEL: samples", weighted by the samples the self times rest on.  The
+ * profile speedscope opens first (activeProfileIndex) is the first tree's
+ * of the weight (export -m, or the profile's: CPU time where the threads
+ * were off CPU much of the time); -m calls adds "LABEL: calls" profiles.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -25,7 +28,7 @@
 #include "report/report.h"
 #include "util/util.h"
 
-enum weight { W_SELF, W_CPU, W_WAIT, W_INACTIVE, W_SAMPLES };
+enum weight { W_SELF, W_CPU, W_WAIT, W_INACTIVE, W_SAMPLES, W_CALLS };
 
 static uint64_t weight(const struct cp_report_profile *rp, const struct cp_rnode *n, enum weight w)
 {
@@ -38,6 +41,8 @@ static uint64_t weight(const struct cp_report_profile *rp, const struct cp_rnode
 		return n->self_inactive_ns;
 	case W_SAMPLES:
 		return n->self_samples;
+	case W_CALLS:
+		return n->uninstrumented ? 0 : n->calls;
 	default:
 		return rp->timed ? n->self_ns : n->calls;
 	}
@@ -60,7 +65,8 @@ static void event(struct cp_json *j, const char *type, uint32_t frame, uint64_t 
 static void profile(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t,
 		    enum weight w, uint64_t *incl)
 {
-	static const char *const suffix[] = { "", ": cpu", ": wait", ": inactive", ": samples" };
+	static const char *const suffix[] = { "", ": cpu", ": wait", ": inactive", ": samples",
+					      ": calls" };
 	uint64_t at = 0;
 	char *name = xstrfmt("%s%s", t->label, suffix[w]);
 	uint32_t i;
@@ -74,7 +80,7 @@ static void profile(struct cp_json *j, const struct cp_report_profile *rp, const
 	cp_json__key_str(j, "type", "evented");
 	cp_json__key_str(j, "name", name);
 	free(name);
-	cp_json__key_str(j, "unit", rp->timed && w != W_SAMPLES ? "nanoseconds" : "none");
+	cp_json__key_str(j, "unit", rp->timed && w < W_SAMPLES ? "nanoseconds" : "none");
 	cp_json__key_u64(j, "startValue", 0);
 	cp_json__key_u64(j, "endValue", incl[0]);
 	cp_json__key(j, "events");
@@ -107,12 +113,37 @@ static void profile(struct cp_json *j, const struct cp_report_profile *rp, const
 	cp_json__end_obj(j);
 }
 
-int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
+/* The profile of each tree speedscope opens first, for weight m. */
+static enum weight first_weight(const struct cp_report_profile *rp, enum cp_metric m)
+{
+	switch (cp_metric__inclusive(m)) {
+	case CP_METRIC_CALLS:
+		return rp->timed ? W_CALLS : W_SELF;
+	case CP_METRIC_CPU:
+		/* Without the split, a cpu-mode profile's self time is its CPU time. */
+		return rp->split ? W_CPU : W_SELF;
+	case CP_METRIC_WAIT:
+		return W_WAIT;
+	case CP_METRIC_INACTIVE:
+		return W_INACTIVE;
+	case CP_METRIC_SAMPLES:
+		return W_SAMPLES;
+	default:
+		return W_SELF;
+	}
+}
+
+int cp_export_speedscope(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 {
 	struct cp_json *j = cp_json__new(fp, 0);
 	uint64_t *incl = NULL;
 	size_t alloc = 0;
 	char *name;
+	enum weight first = first_weight(rp, m);
+	/* Per tree: self, with the split cpu, wait, inactive, then samples, calls. */
+	uint32_t per_tree = 1 + (rp->split ? 3 : 0) + !!rp->cpu_sampled + (first == W_CALLS);
+	uint32_t active = first <= W_INACTIVE ? (uint32_t)first :
+			  first == W_SAMPLES ? 1 + (rp->split ? 3 : 0) : per_tree - 1;
 
 	cp_json__obj(j);
 	cp_json__key_str(j, "$schema", "https://www.speedscope.app/file-format-schema.json");
@@ -129,7 +160,7 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 	}
 	cp_json__key_str(j, "name", name);
 	free(name);
-	cp_json__key_u64(j, "activeProfileIndex", 0);
+	cp_json__key_u64(j, "activeProfileIndex", active);
 	cp_json__key(j, "shared");
 	cp_json__obj(j);
 	cp_json__key(j, "frames");
@@ -157,6 +188,8 @@ int cp_export_speedscope(struct cp_report_profile *rp, FILE *fp)
 			profile(j, rp, &rp->trees[ti], w, incl);
 		if (rp->cpu_sampled)
 			profile(j, rp, &rp->trees[ti], W_SAMPLES, incl);
+		if (first == W_CALLS)
+			profile(j, rp, &rp->trees[ti], W_CALLS, incl);
 	}
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);

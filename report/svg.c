@@ -2,8 +2,10 @@
  * svg.c - `export -f svg`: a flame graph (or, with --icicle, an icicle
  * graph) drawn by callprof itself, as one self-contained SVG file.
  *
- * A frame per calling context, as wide as its total time (its calls and
- * those below it, for a profile without times); children left to right
+ * A frame per calling context, as wide as its weight (export -m; by
+ * default the profile's, cp_report_profile__weight: total or CPU time, or
+ * its calls and those below it for a profile without times), which the
+ * caption names; children left to right
  * in name order, so two exports of one profile are the same file.  The
  * root frame is the whole tree ("all threads", or each thread under it
  * with --threads=each).  Every frame has a tooltip (<title>) with its
@@ -34,6 +36,7 @@ struct svg_ctx {
 	struct cp_report_profile *rp;
 	FILE *fp;
 	int icicle;
+	enum cp_metric weight; /* inclusive: what a frame's width is */
 	int max_depth;	    /* deepest level drawn */
 	uint64_t left_out;  /* frames too narrow to draw */
 	uint64_t base;	    /* the root's value: the full width */
@@ -76,21 +79,25 @@ static void colour(const char *module, const char *name, char *buf, size_t size)
 	snprintf(buf, size, "hsl(%d,%d%%,%d%%)", hue, 60 + (int)(hn % 25), 55 + (int)((hn >> 8) % 20));
 }
 
+/* A frame's weight; below: the calls in its subtree (a width by calls). */
 static uint64_t value(const struct svg_ctx *c, const struct cp_rnode *n, const uint64_t *below)
 {
-	return c->rp->timed ? n->total_ns : *below;
+	return c->weight == CP_METRIC_CALLS ? *below : cp_rnode__metric(n, c->weight);
 }
 
-/* A frame; n is its context (NULL for the roots), for the off-CPU split. */
+/*
+ * A frame; n is its context (NULL for the roots), v its weight.  The
+ * tooltip has the context's figures and its share of the weight.
+ */
 static void frame(struct svg_ctx *c, const char *label, const char *module, double x, double w,
-		  int depth, uint64_t calls, uint64_t total, uint64_t self, int is_root,
-		  const struct cp_rnode *n)
+		  int depth, uint64_t calls, uint64_t v, int is_root, const struct cp_rnode *n)
 {
 	char fill[64], t[32], sf[32];
 	double y = c->icicle ? TOP + depth * FRAME_H : 0; /* flame: fixed up by the caller's transform */
 	/* Bounded before the conversion: w follows the file's figures, which may be anything. */
 	double fit = (w - 6) / CHAR_W;
 	size_t chars = fit <= 0 ? 0 : fit < 4096 ? (size_t)fit : 4096;
+	double pct = c->base ? 100.0 * (double)v / (double)c->base : 0.0;
 	const char *name;
 
 	if (depth > c->max_depth)
@@ -104,13 +111,12 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 	else
 		colour(module, label, fill, sizeof(fill));
 	fprintf(c->fp, "<g><title>%s\n", name);
-	if (c->rp->timed) {
-		cp_fmt_ns(t, sizeof(t), total);
-		cp_fmt_ns(sf, sizeof(sf), self);
-		fprintf(c->fp, "%s %" PRIu64 ", total %s (%.2f%%), self %s",
-			c->rp->sampled ? "samples" : "calls", calls, t,
-			c->base ? 100.0 * (double)total / (double)c->base : 0.0, sf);
-		if (c->rp->split && n) {
+	if (c->rp->timed && n) {
+		cp_fmt_ns(t, sizeof(t), n->total_ns);
+		cp_fmt_ns(sf, sizeof(sf), n->self_ns);
+		fprintf(c->fp, "%s %" PRIu64 ", total %s, self %s",
+			c->rp->sampled ? "samples" : "calls", calls, t, sf);
+		if (c->rp->split) {
 			char cpu[32], wait[32], inactive[32];
 
 			cp_fmt_ns(cpu, sizeof(cpu), cp_rnode__cpu(n));
@@ -118,14 +124,21 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 			cp_fmt_ns(inactive, sizeof(inactive), n->inactive_ns);
 			fprintf(c->fp, "\ncpu %s, wait %s, inactive %s", cpu, wait, inactive);
 		}
-		if (c->rp->cpu_sampled && n)
+		if (c->rp->cpu_sampled)
 			fprintf(c->fp, "\nsamples %" PRIu64 ", self %" PRIu64 "%s", n->samples,
 				n->self_samples,
 				n->samples && n->samples < CP_FEW_SAMPLES ?
 					" (few: the times are rough)" : "");
-	} else {
+		fprintf(c->fp, "\n%.2f%% of all %s", pct, cp_metric__name(c->weight));
+	} else if (c->weight == CP_METRIC_CALLS) {
 		fprintf(c->fp, "calls %" PRIu64 ", %" PRIu64 " calls below and including (%.2f%%)",
-			calls, total, c->base ? 100.0 * (double)total / (double)c->base : 0.0);
+			calls, v, pct);
+	} else {
+		if (cp_metric__is_time(c->weight))
+			cp_fmt_ns(t, sizeof(t), v);
+		else
+			snprintf(t, sizeof(t), "%" PRIu64, v);
+		fprintf(c->fp, "%s %s (%.2f%%)", cp_metric__name(c->weight), t, pct);
 	}
 	fprintf(c->fp, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" "
 		       "rx=\"2\"/>", x, y, w, FRAME_H - 1, fill);
@@ -204,8 +217,7 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 			}
 			x[kids[k]] = cx;
 			frame(c, cp_rnode__name(c->rp, n), c->module[n->fn], cx, w,
-			      depth0 + (int)n->depth, n->calls, value(c, n, &below[kids[k]]),
-			      c->rp->timed ? n->self_ns : n->calls, 0, n);
+			      depth0 + (int)n->depth, n->calls, value(c, n, &below[kids[k]]), 0, n);
 			cx += w;
 			ALLOC_GROW(stack, ns + 1, salloc);
 			stack[ns++] = kids[k];
@@ -218,21 +230,46 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 	free(kids);
 }
 
-static uint64_t tree_value(const struct cp_report_profile *rp, const struct cp_rtree *t)
+static uint64_t tree_value(enum cp_metric weight, const struct cp_rtree *t)
 {
 	uint64_t v = 0;
 
-	for (uint32_t k = t->n[0].first_child; k != CP_NONE; k = t->n[k].next)
-		v += rp->timed ? t->n[k].total_ns : 0;
-	if (!rp->timed)
+	if (weight == CP_METRIC_CALLS) {
 		for (uint32_t i = 1; i < t->nn; i++)
-			v += t->n[i].calls;
+			CP_ADD_SAT(v, t->n[i].calls);
+		return v;
+	}
+	for (uint32_t k = t->n[0].first_child; k != CP_NONE; k = t->n[k].next)
+		CP_ADD_SAT(v, cp_rnode__metric(&t->n[k], weight));
 	return v;
 }
 
-int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
+/* The caption's words for what a frame's width is. */
+static const char *width_words(const struct cp_report_profile *rp, enum cp_metric weight)
 {
-	struct svg_ctx c = { .rp = rp, .fp = fp, .icicle = icicle };
+	switch (weight) {
+	case CP_METRIC_CALLS:
+		return "calls below and including";
+	case CP_METRIC_CPU:
+		return rp->cpu_sampled ? "CPU time (sampled, counts exact; hover for samples)" :
+					 "CPU time (total - wait - inactive)";
+	case CP_METRIC_WAIT:
+		return "wait (blocked) time";
+	case CP_METRIC_INACTIVE:
+		return "inactive (preempted) time";
+	case CP_METRIC_SAMPLES:
+		return "CPU-time samples";
+	default:
+		return rp->cpu_sampled ? "total time: CPU time sampled, off-CPU time measured, counts "
+					 "exact (hover for samples)" :
+					 "total time";
+	}
+}
+
+int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weight, FILE *fp)
+{
+	struct svg_ctx c = { .rp = rp, .fp = fp, .icicle = icicle,
+			     .weight = cp_metric__inclusive(weight) };
 	double width = WIDTH - 2 * PAD, x = PAD;
 	char *body = NULL, *title;
 	size_t body_len = 0;
@@ -250,16 +287,16 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 		c.module[f] = slash ? slash + 1 : w.module;
 	}
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
-		c.base += tree_value(rp, &rp->trees[ti]);
+		CP_ADD_SAT(c.base, tree_value(c.weight, &rp->trees[ti]));
 	/* The frames go to memory first: the height depends on the depth drawn. */
 	c.fp = open_memstream(&body, &body_len);
 	if (!c.fp)
 		cp_die("out of memory");
 	frame(&c, rp->threads == CP_THREADS_EACH ? "all threads" : rp->trees[0].label, NULL, x,
-	      width, 0, 0, c.base, 0, 1, NULL);
+	      width, 0, 0, c.base, 1, NULL);
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		const struct cp_rtree *t = &rp->trees[ti];
-		uint64_t v = tree_value(rp, t);
+		uint64_t v = tree_value(c.weight, t);
 		double w = c.base ? width * (double)v / (double)c.base : 0;
 
 		if (rp->threads == CP_THREADS_EACH) {
@@ -267,7 +304,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 				c.left_out += t->nn; /* the thread's frame and its contexts */
 				continue;
 			}
-			frame(&c, t->label, NULL, x, w, 1, t->nthreads, v, 0, 1, NULL);
+			frame(&c, t->label, NULL, x, w, 1, t->nthreads, v, 1, NULL);
 		}
 		draw_tree(&c, t, x, rp->threads == CP_THREADS_EACH ? 1 : 0,
 			  c.base ? width / (double)c.base : 0);
@@ -288,8 +325,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, FILE *fp)
 	free(title);
 	fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#666\">width: %s; hover for calls, total and "
 		     "self; colour: module%s</text>\n", (int)PAD, TOP + levels * FRAME_H + 20,
-		rp->cpu_sampled ? "total time (CPU time sampled, counts exact; hover for samples)" :
-		rp->timed ? "total time" : "calls below and including",
+		width_words(rp, c.weight),
 		c.left_out ? "; some frames too narrow to draw are left out" : "");
 	if (icicle)
 		fprintf(out, "<g>\n");

@@ -24,12 +24,13 @@ static void export_all(struct cp_report_profile *rp, FILE *fp)
 	cp_export_json(rp, fp);
 	for (uint32_t t = 0; t < rp->ntrees; t++)
 		cp_export_callgrind(rp, t, fp);
-	cp_export_speedscope(rp, fp);
+	cp_export_speedscope(rp, cp_report_profile__weight(rp, NULL, 0), fp);
+	cp_export_speedscope(rp, CP_METRIC_CALLS, fp);
 	cp_export_pprof(rp, fp);
-	cp_export_svg(rp, 0, fp);
-	cp_export_svg(rp, 1, fp);
+	cp_export_svg(rp, 0, cp_report_profile__weight(rp, NULL, 0), fp);
+	cp_export_svg(rp, 1, CP_METRIC_CALLS, fp);
 	cp_export_plist(rp, fp);
-	cp_export_html(rp, fp);
+	cp_export_html(rp, cp_report_profile__weight(rp, NULL, 0), fp);
 }
 
 static void export_one(const uint8_t *data, size_t size, enum cp_thread_mode threads)

@@ -1,0 +1,190 @@
+/*
+ * metric.c - the figures views weigh, order and compare contexts by, and
+ * the choice of the default weight.
+ *
+ * One table names every metric once, so --sort, export -m, diff
+ * --fail-if and the error messages that list the allowed values agree.
+ */
+#include <string.h>
+
+#include "report/internal.h"
+#include "report/report.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+static const struct {
+	const char *name;
+	enum cp_metric inclusive, exclusive;
+} metrics[CP_METRIC_NR] = {
+	[CP_METRIC_CALLS] = { "calls", CP_METRIC_CALLS, CP_METRIC_CALLS },
+	[CP_METRIC_SELF] = { "self", CP_METRIC_TOTAL, CP_METRIC_SELF },
+	[CP_METRIC_TOTAL] = { "total", CP_METRIC_TOTAL, CP_METRIC_SELF },
+	[CP_METRIC_CPU] = { "cpu", CP_METRIC_CPU, CP_METRIC_SELF_CPU },
+	[CP_METRIC_WAIT] = { "wait", CP_METRIC_WAIT, CP_METRIC_SELF_WAIT },
+	[CP_METRIC_INACTIVE] = { "inactive", CP_METRIC_INACTIVE, CP_METRIC_SELF_INACTIVE },
+	[CP_METRIC_SAMPLES] = { "samples", CP_METRIC_SAMPLES, CP_METRIC_SELF_SAMPLES },
+	[CP_METRIC_SELF_CPU] = { "self-cpu", CP_METRIC_CPU, CP_METRIC_SELF_CPU },
+	[CP_METRIC_SELF_WAIT] = { "self-wait", CP_METRIC_WAIT, CP_METRIC_SELF_WAIT },
+	[CP_METRIC_SELF_INACTIVE] = { "self-inactive", CP_METRIC_INACTIVE,
+				      CP_METRIC_SELF_INACTIVE },
+	[CP_METRIC_SELF_SAMPLES] = { "self-samples", CP_METRIC_SAMPLES, CP_METRIC_SELF_SAMPLES },
+};
+
+const char *cp_metric__name(enum cp_metric m)
+{
+	return (unsigned)m < CP_METRIC_NR ? metrics[m].name : "?";
+}
+
+int cp_metric__lookup(const char *s)
+{
+	for (int m = 0; m < CP_METRIC_NR; m++)
+		if (!strcmp(s, metrics[m].name))
+			return m;
+	return -1;
+}
+
+enum cp_metric cp_metric__inclusive(enum cp_metric m)
+{
+	return metrics[m].inclusive;
+}
+
+enum cp_metric cp_metric__exclusive(enum cp_metric m)
+{
+	return metrics[m].exclusive;
+}
+
+int cp_metric__is_time(enum cp_metric m)
+{
+	return m != CP_METRIC_CALLS && m != CP_METRIC_SAMPLES && m != CP_METRIC_SELF_SAMPLES;
+}
+
+int cp_metric__available(const struct cp_report_profile *rp, enum cp_metric m)
+{
+	switch (metrics[m].inclusive) {
+	case CP_METRIC_CALLS:
+		return rp->pf->meta.mode != CP_MODE_COVERAGE;
+	case CP_METRIC_TOTAL:
+		return rp->timed;
+	case CP_METRIC_CPU:
+		/* Sampled CPU time is CPU time with or without the off-CPU split. */
+		return rp->timed && (rp->split || rp->cpu_sampled);
+	case CP_METRIC_SAMPLES:
+		return rp->cpu_sampled;
+	default: /* wait, inactive */
+		return rp->timed && rp->split;
+	}
+}
+
+void cp_metric__list(const struct cp_report_profile *rp, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int m = 0; m < CP_METRIC_NR; m++)
+		if (!rp || cp_metric__available(rp, m)) {
+			int k = snprintf(buf + o, size - o, "%s%s", o ? ", " : "", metrics[m].name);
+
+			if (k < 0 || (size_t)k >= size - o)
+				break;
+			o += (size_t)k;
+		}
+}
+
+int cp_metric__parse(const struct cp_report_profile *rp, const char *s, const char *what)
+{
+	int m = cp_metric__lookup(s);
+	char list[256];
+
+	cp_metric__list(rp, list, sizeof(list));
+	if (m < 0)
+		return cp_error("%s: unknown metric '%s' (profile '%s' has: %s)", what, s,
+				rp->pf->path, list);
+	if (!cp_metric__available(rp, m))
+		return cp_error("%s %s: profile '%s' has no %s; it has: %s", what, s, rp->pf->path,
+				metrics[m].inclusive == CP_METRIC_CALLS ? "counts (a coverage profile)" :
+				!rp->timed ? "times (recorded with --time=none or --mode=coverage)" :
+				metrics[m].inclusive == CP_METRIC_SAMPLES ?
+					"CPU-time samples (not recorded with --time=cpu)" :
+					"off-CPU times (not measured when it was recorded)",
+				list[0] ? list : "nothing but names");
+	return m;
+}
+
+uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m)
+{
+	switch (m) {
+	case CP_METRIC_CALLS:
+		return n->calls;
+	case CP_METRIC_SELF:
+		return n->self_ns;
+	case CP_METRIC_TOTAL:
+		return n->total_ns;
+	case CP_METRIC_CPU:
+		return cp_rnode__cpu(n);
+	case CP_METRIC_WAIT:
+		return n->wait_ns;
+	case CP_METRIC_INACTIVE:
+		return n->inactive_ns;
+	case CP_METRIC_SAMPLES:
+		return n->samples;
+	case CP_METRIC_SELF_CPU:
+		return cp_rnode__self_cpu(n);
+	case CP_METRIC_SELF_WAIT:
+		return n->self_wait_ns;
+	case CP_METRIC_SELF_INACTIVE:
+		return n->self_inactive_ns;
+	case CP_METRIC_SELF_SAMPLES:
+		return n->self_samples;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Off-CPU shares that make elapsed time a misleading weight: with several
+ * threads, blocked or preempted a fifth of their time (idle workers);
+ * preempted a fifth of it with any number (a busy machine).
+ */
+#define OFF_CPU_SHARE 0.2
+
+enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, char *why,
+					 size_t size)
+{
+	uint64_t total = 0, wait = 0, inactive = 0;
+	uint32_t threads = 0;
+	double off, pre;
+
+	if (why && size)
+		why[0] = '\0';
+	if (!rp->timed)
+		return CP_METRIC_CALLS;
+	if (!cp_metric__available(rp, CP_METRIC_CPU) || !rp->split)
+		return CP_METRIC_TOTAL;
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rnode *root = &rp->trees[ti].n[0];
+
+		CP_ADD_SAT(total, root->total_ns);
+		CP_ADD_SAT(wait, root->wait_ns);
+		CP_ADD_SAT(inactive, root->inactive_ns);
+		threads += rp->trees[ti].nthreads;
+	}
+	if (!total)
+		return CP_METRIC_TOTAL;
+	off = (double)(wait + inactive) / (double)total;
+	pre = (double)inactive / (double)total;
+	if ((threads > 1 && off >= OFF_CPU_SHARE) || pre >= OFF_CPU_SHARE) {
+		if (why)
+			snprintf(why, size, "CPU time: the %s off CPU %.0f%% of %s time (blocked "
+				 "%.0f%%, preempted %.0f%%); --sort=total weighs elapsed time",
+				 threads > 1 ? "threads were" : "thread was", 100.0 * off,
+				 threads > 1 ? "their" : "its", 100.0 * (double)wait / (double)total,
+				 100.0 * pre);
+		return CP_METRIC_CPU;
+	}
+	if (why && off >= 0.01)
+		snprintf(why, size, "elapsed time (total = cpu + wait + inactive): the %s off CPU "
+			 "%.0f%% of %s time; --sort=cpu weighs CPU time",
+			 threads > 1 ? "threads were" : "thread was", 100.0 * off,
+			 threads > 1 ? "their" : "its");
+	return CP_METRIC_TOTAL;
+}
