@@ -47,15 +47,17 @@ int cmd_diff(int argc, const char **argv)
 	struct cp_diff *d = NULL;
 	const struct cp_option opts[] = {
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
-		  "time changes below P% of the larger total count as none (default 1)" },
+		  "time changes below P% of the larger weight (total, or cpu) count as none "
+		  "(default 1)" },
 		{ CP_OPT_FLAG, 0, "all", &all, NULL, "also show the paths that did not change" },
 		{ CP_OPT_STRING, 0, "fields", &fields, "LIST",
-		  "columns: calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-a,"
-		  "total-b,total-delta,total-ratio,status,path" },
+		  "columns: METRIC-a, METRIC-b, METRIC-delta, METRIC-ratio (METRIC: calls, self, "
+		  "total, cpu, wait, inactive, samples, self-cpu, self-wait, self-inactive, "
+		  "self-samples), status, path" },
 		{ CP_OPT_STRING, 0, "limit", &limit_arg, "N", "show the N most changed paths only" },
 		{ CP_OPT_LIST, 0, "fail-if", &fail_if, "COND",
 		  "exit 3 if COND holds: calls-changed, paths-changed, METRIC>+N[%|UNIT], "
-		  "METRIC<-N[%|UNIT]" },
+		  "METRIC<-N[%|UNIT] (METRIC as in --fields)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
@@ -115,6 +117,9 @@ int cmd_diff(int argc, const char **argv)
 	}
 
 	d = cp_diff__new(a, b, min_percent);
+	for (size_t i = 0; i < nconds; i++)
+		if (cp_diff_cond__check(d, &conds[i]))
+			goto fail;
 	po.fields = fields;
 	po.all = all;
 	if (cp_diff__print(d, &po, stdout))

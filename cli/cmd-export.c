@@ -222,7 +222,8 @@ int cmd_export(int argc, const char **argv)
 		char all[256];
 
 		cp_metric__list(NULL, all, sizeof(all));
-		cp_usage_error(export_usage, "-m: unknown metric '%s' (one of: %s)", metric_arg, all);
+		cp_usage_error(export_usage, "option '-m' does not take '%s' (one of: %s)", metric_arg,
+			       all);
 	}
 	if (max_size_arg && parse_size(max_size_arg, &max_size))
 		cp_usage_error(export_usage, "--max-size wants a number of bytes (K, M, G, T), not '%s'",

@@ -21,16 +21,47 @@ static const char *const report_usage[] = {
 	NULL,
 };
 
-static const char *const sort_choices[] = { "total", "self", "calls", "name", NULL };
+
+/*
+ * --sort's order and weight into vo: a time also weighs (samples weigh as
+ * the CPU time they stand for); calls, name or nothing leave the profile's
+ * weight, which without --sort also orders (its exclusive part in the flat
+ * profile).  0, or -1 after one error line: rp does not have that metric.
+ */
+static int sort_key(const struct cp_report_profile *rp, const char *sort, int flat,
+		    struct cp_view_opts *vo)
+{
+	enum cp_metric w = cp_report_profile__weight(rp, NULL, 0);
+	int m;
+
+	if (sort && !strcmp(sort, "name")) {
+		vo->sort = CP_SORT_NAME;
+		return 0;
+	}
+	if (!sort) {
+		vo->sort = (enum cp_sort_key)(flat ? cp_metric__exclusive(w) : w);
+		return 0;
+	}
+	m = cp_metric__parse(rp, sort, "--sort");
+	if (m < 0)
+		return -1;
+	vo->sort = (enum cp_sort_key)m;
+	if (m != CP_METRIC_CALLS) {
+		vo->weight = cp_metric__inclusive(m) == CP_METRIC_SAMPLES ?
+				     CP_METRIC_CPU : cp_metric__inclusive(m);
+		vo->weight_given = 1;
+	}
+	return 0;
+}
 
 int cmd_report(int argc, const char **argv)
 {
-	int flat = 0, plist = 0, threads = CP_THREADS_MERGED, sort = -1, no_compensate = 0, ret, n;
+	int flat = 0, plist = 0, threads = CP_THREADS_MERGED, no_compensate = 0, ret, n;
 	int srcline = 0, addresses = 0, mangled = 0, width = 0;
 	double min_percent = 0.5;
 	const char *callers = NULL, *callees = NULL, *lines = NULL, *fields = NULL;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
-	const char *symfs = NULL, *name_width = NULL;
+	const char *symfs = NULL, *name_width = NULL, *sort = NULL;
 	struct cp_report_opts ro = { 0 };
 	struct cp_view_opts vo = { 0 };
 	struct cp_report_profile *rp;
@@ -55,8 +86,11 @@ int cmd_report(int argc, const char **argv)
 		  "profiles also calls-min,calls-max,calls-mean,total-min,total-max,total-mean; "
 		  "off-CPU time cpu,wait,inactive,self-cpu,self-wait,self-inactive,cpu-percent,"
 		  "switches-vol,switches-invol,self-switches-vol,self-switches-invol" },
-		{ CP_OPT_CHOICE, 0, "sort", &sort, "KEY", "order by total, self, calls or name",
-		  sort_choices },
+		{ CP_OPT_STRING, 0, "sort", &sort, "KEY",
+		  "order by a metric (larger first; a time also sets what percentages are of) or by "
+		  "name: calls, self, total, cpu, wait, inactive, samples, self-cpu, self-wait, "
+		  "self-inactive, self-samples, name; by default the profile's weight (total, or cpu "
+		  "where threads were off CPU much of the time)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_FLAG, 0, "srcline", &srcline, NULL,
@@ -83,6 +117,13 @@ int cmd_report(int argc, const char **argv)
 			       min_percent);
 	if (name_width)
 		width = (int)cp_parse_number(name_width, 8, 1000, "--name-width", report_usage);
+	if (sort && strcmp(sort, "name") && cp_metric__lookup(sort) < 0) {
+		char all[256];
+
+		cp_metric__list(NULL, all, sizeof(all));
+		cp_usage_error(report_usage, "option '--sort' does not take '%s' (one of: %s, name)",
+			       sort, all);
+	}
 	if (cp_view_check_fields(fields)) {
 		cp_filter_options__release(&fo);
 		free(debug_dirs);
@@ -110,7 +151,13 @@ int cmd_report(int argc, const char **argv)
 	vo.fields = fields;
 	vo.srcline = srcline;
 	vo.name_width = width;
-	vo.sort = sort >= 0 ? (enum cp_sort_key)sort : flat ? CP_SORT_SELF : CP_SORT_TOTAL;
+	if (sort_key(rp, sort, flat, &vo)) {
+		cp_report_profile__free(rp);
+		cp_filter__free(filter);
+		cp_filter_options__release(&fo);
+		free(debug_dirs);
+		return 1;
+	}
 	if (plist) {
 		ret = cp_view_plist(rp, &vo, stdout);
 	} else if (flat) {

@@ -31,6 +31,8 @@ struct dpath {
 	uint64_t calls[2];    /* per profile, all threads added up */
 	uint64_t self_ns[2];
 	uint64_t total_ns[2];
+	/* Off-CPU time (where measured): inclusive and exclusive. */
+	uint64_t wait_ns[2], inactive_ns[2], self_wait_ns[2], self_inactive_ns[2];
 	/* Sampled CPU time (cpu-mode profiles): the samples total and self rest on. */
 	uint64_t samples[2];
 	uint64_t self_samples[2];
@@ -47,9 +49,12 @@ struct cp_diff {
 	uint32_t top;			       /* first top-level path */
 	int timed;			       /* both profiles have times */
 	int cpu[2];			       /* profile s's CPU time is sampled (cpu mode) */
+	enum cp_metric weight;		       /* inclusive: what orders the table and sets
+						* the floor (cp_report_profile__weight) */
 	double min_percent;		       /* the floor as a share of the larger root */
 	uint64_t floor_ns;		       /* smaller time changes count as none */
 	uint64_t root_ns[2];		       /* the roots' totals: all threads' lifetimes */
+	uint64_t root_weight[2];	       /* the roots' weights */
 	uint32_t count[4];		       /* call paths by enum cp_diff_status */
 	uint32_t scount[4];		       /* sampled-only paths (sampled_only) by status */
 };
@@ -126,11 +131,16 @@ static void add_profile(struct cp_diff *d, int s)
 		CP_ADD_SAT(q->calls[s], n->calls);
 		CP_ADD_SAT(q->self_ns[s], n->self_ns);
 		CP_ADD_SAT(q->total_ns[s], n->total_ns);
+		CP_ADD_SAT(q->wait_ns[s], n->wait_ns);
+		CP_ADD_SAT(q->inactive_ns[s], n->inactive_ns);
+		CP_ADD_SAT(q->self_wait_ns[s], n->self_wait_ns);
+		CP_ADD_SAT(q->self_inactive_ns[s], n->self_inactive_ns);
 		CP_ADD_SAT(q->samples[s], n->samples);
 		CP_ADD_SAT(q->self_samples[s], n->self_samples);
 		map[i] = k;
 	}
 	d->root_ns[s] = t->n[0].total_ns;
+	d->root_weight[s] = cp_rnode__metric(&t->n[0], d->weight);
 	free(map);
 	free(fname);
 }
@@ -198,6 +208,49 @@ static uint64_t absdiff(const uint64_t v[2])
 	return v[0] > v[1] ? v[0] - v[1] : v[1] - v[0];
 }
 
+/* q's values of metric m in A and B, into v. */
+static const uint64_t *values(const struct dpath *q, enum cp_metric m, uint64_t v[2])
+{
+	for (int s = 0; s < 2; s++) {
+		switch (m) {
+		case CP_METRIC_CALLS:
+			v[s] = q->calls[s];
+			break;
+		case CP_METRIC_SELF:
+			v[s] = q->self_ns[s];
+			break;
+		case CP_METRIC_CPU:
+			v[s] = cp_cpu_ns(q->total_ns[s], q->wait_ns[s], q->inactive_ns[s]);
+			break;
+		case CP_METRIC_WAIT:
+			v[s] = q->wait_ns[s];
+			break;
+		case CP_METRIC_INACTIVE:
+			v[s] = q->inactive_ns[s];
+			break;
+		case CP_METRIC_SAMPLES:
+			v[s] = q->samples[s];
+			break;
+		case CP_METRIC_SELF_CPU:
+			v[s] = cp_cpu_ns(q->self_ns[s], q->self_wait_ns[s], q->self_inactive_ns[s]);
+			break;
+		case CP_METRIC_SELF_WAIT:
+			v[s] = q->self_wait_ns[s];
+			break;
+		case CP_METRIC_SELF_INACTIVE:
+			v[s] = q->self_inactive_ns[s];
+			break;
+		case CP_METRIC_SELF_SAMPLES:
+			v[s] = q->self_samples[s];
+			break;
+		default:
+			v[s] = q->total_ns[s];
+			break;
+		}
+	}
+	return v;
+}
+
 static int time_changed(const struct cp_diff *d, const uint64_t v[2])
 {
 	uint64_t delta = absdiff(v);
@@ -213,8 +266,13 @@ static enum cp_diff_status status_of(const struct cp_diff *d, const struct dpath
 		return CP_DIFF_GONE;
 	if (q->calls[0] != q->calls[1])
 		return CP_DIFF_CHANGED;
-	if (d->timed && (time_changed(d, q->self_ns) || time_changed(d, q->total_ns)))
-		return CP_DIFF_CHANGED;
+	if (d->timed) {
+		uint64_t in[2], ex[2];
+
+		if (time_changed(d, values(q, cp_metric__exclusive(d->weight), ex)) ||
+		    time_changed(d, values(q, d->weight, in)))
+			return CP_DIFF_CHANGED;
+	}
 	return CP_DIFF_SAME;
 }
 
@@ -231,6 +289,15 @@ struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_
 	d->timed = a->timed && b->timed;
 	d->cpu[0] = a->cpu_sampled;
 	d->cpu[1] = b->cpu_sampled;
+	/*
+	 * CPU time where either side would weigh by it and both have it: an
+	 * idle pool's waiting changes say nothing of the work.
+	 */
+	d->weight = !d->timed ? CP_METRIC_CALLS : CP_METRIC_TOTAL;
+	if (d->timed && cp_metric__available(a, CP_METRIC_CPU) && cp_metric__available(b, CP_METRIC_CPU) &&
+	    (cp_report_profile__weight(a, NULL, 0) == CP_METRIC_CPU ||
+	     cp_report_profile__weight(b, NULL, 0) == CP_METRIC_CPU))
+		d->weight = CP_METRIC_CPU;
 	add_profile(d, 0);
 	add_profile(d, 1);
 	rank_paths(d);
@@ -242,7 +309,7 @@ struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_
 		q->run = parent && parent->name == q->name ? parent->run + 1 : 1;
 		q->up = parent && parent->name == q->name ? parent->up : q->parent;
 	}
-	larger = d->root_ns[0] > d->root_ns[1] ? d->root_ns[0] : d->root_ns[1];
+	larger = d->root_weight[0] > d->root_weight[1] ? d->root_weight[0] : d->root_weight[1];
 	d->min_percent = min_percent;
 	d->floor_ns = (uint64_t)(min_percent / 100.0 * (double)larger);
 	for (uint32_t k = 0; k < d->np; k++) {
@@ -269,17 +336,23 @@ int cp_diff__timed(const struct cp_diff *d)
 	return d->timed;
 }
 
+int cp_diff__weight(const struct cp_diff *d)
+{
+	return d->weight;
+}
+
 /*
- * The order of the table: the largest change first, by |delta self| when
- * timed, then by |delta calls|, then in name order.
+ * The order of the table: the largest change first, by |delta| of the
+ * weight's exclusive part (self, self-cpu) when timed, then by |delta
+ * calls|, then in name order.
  */
 static int impact_cmp(const struct cp_diff *d, const struct dpath *a, const struct dpath *b)
 {
-	uint64_t va, vb;
+	uint64_t va, vb, v[2];
 
 	if (d->timed) {
-		va = absdiff(a->self_ns);
-		vb = absdiff(b->self_ns);
+		va = absdiff(values(a, cp_metric__exclusive(d->weight), v));
+		vb = absdiff(values(b, cp_metric__exclusive(d->weight), v));
 		if (va != vb)
 			return va > vb ? -1 : 1;
 	}
@@ -298,60 +371,80 @@ static int row_cmp(const void *pa, const void *pb)
 
 /* ---- printing ---- */
 
-enum dfield {
-	F_CALLS_A,
-	F_CALLS_B,
-	F_CALLS_DELTA,
-	F_SELF_A,
-	F_SELF_B,
-	F_SELF_DELTA,
-	F_SELF_RATIO,
-	F_TOTAL_A,
-	F_TOTAL_B,
-	F_TOTAL_DELTA,
-	F_TOTAL_RATIO,
-	F_SELF_SAMPLES_A,
-	F_SELF_SAMPLES_B,
-	F_SAMPLES_A,
-	F_SAMPLES_B,
-	F_STATUS,
-	F_PATH,
-	F_NR
+/*
+ * A column: a metric's value in A or B, its change or its ratio
+ * ("self-cpu-delta"), the status or the path.
+ */
+enum dpart { P_A, P_B, P_DELTA, P_RATIO, P_STATUS, P_PATH };
+
+static const char *const part_names[] = { "a", "b", "delta", "ratio" };
+
+struct dcol {
+	enum dpart part;
+	enum cp_metric m; /* P_A to P_RATIO */
 };
 
-static const struct {
-	const char *key; /* --fields name, and the column title */
-	int width;	 /* negative: left-aligned */
-	int time;	 /* "-" in a diff without times (2: "-" for a side not cpu-sampled) */
-} dfields[F_NR] = {
-	[F_CALLS_A] = { "calls-a", 10, 0 },
-	[F_CALLS_B] = { "calls-b", 10, 0 },
-	[F_CALLS_DELTA] = { "calls-delta", 11, 0 },
-	[F_SELF_A] = { "self-a", 9, 1 },
-	[F_SELF_B] = { "self-b", 9, 1 },
-	[F_SELF_DELTA] = { "self-delta", 10, 1 },
-	[F_SELF_RATIO] = { "self-ratio", 10, 1 },
-	[F_TOTAL_A] = { "total-a", 9, 1 },
-	[F_TOTAL_B] = { "total-b", 9, 1 },
-	[F_TOTAL_DELTA] = { "total-delta", 11, 1 },
-	[F_TOTAL_RATIO] = { "total-ratio", 11, 1 },
-	[F_SELF_SAMPLES_A] = { "self-samples-a", 14, 2 },
-	[F_SELF_SAMPLES_B] = { "self-samples-b", 14, 2 },
-	[F_SAMPLES_A] = { "samples-a", 9, 2 },
-	[F_SAMPLES_B] = { "samples-b", 9, 2 },
-	[F_STATUS] = { "status", -7, 0 },
-	[F_PATH] = { "path", 0, 0 },
-};
+#define MAX_DCOLS (4 * CP_METRIC_NR + 2)
 
 #define TIMED_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,status,path"
 #define CALLS_FIELDS "calls-a,calls-b,calls-delta,status,path"
 /* A cpu-mode side: the self times' samples too. */
 #define CPU_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,self-samples-a,self-samples-b,status,path"
+/* Weighed by CPU time (cp_diff__weight). */
+#define CPU_WEIGHT_FIELDS "calls-a,calls-b,calls-delta,self-cpu-a,self-cpu-b,self-cpu-delta,self-cpu-ratio,cpu-delta,status,path"
+#define CPU_WEIGHT_SAMPLED_FIELDS "calls-a,calls-b,calls-delta,self-cpu-a,self-cpu-b,self-cpu-delta,self-cpu-ratio,cpu-delta,self-samples-a,self-samples-b,status,path"
 
 struct dcols {
-	int id[F_NR]; /* columns in order, the path last */
+	struct dcol c[MAX_DCOLS]; /* columns in order, the path last */
 	int n;
 };
+
+/* Column c's title ("self-cpu-delta"), into buf. */
+static const char *col_title(const struct dcol *c, char *buf, size_t size)
+{
+	if (c->part == P_STATUS)
+		return "status";
+	if (c->part == P_PATH)
+		return "path";
+	snprintf(buf, size, "%s-%s", cp_metric__name(c->m), part_names[c->part]);
+	return buf;
+}
+
+/* Its width: negative for left-aligned. */
+static int col_width(const struct dcol *c)
+{
+	char buf[64];
+	int len = (int)strlen(col_title(c, buf, sizeof(buf)));
+
+	if (c->part == P_STATUS)
+		return -7;
+	return len > 9 ? len : c->m == CP_METRIC_CALLS ? 10 : 9;
+}
+
+/* One --fields name into *c: 0, or -1. */
+static int parse_col(const char *tok, struct dcol *c)
+{
+	const char *dash = strrchr(tok, '-');
+	char name[64];
+
+	if (!strcmp(tok, "status") || !strcmp(tok, "path")) {
+		c->part = tok[0] == 's' ? P_STATUS : P_PATH;
+		return 0;
+	}
+	if (!dash || (size_t)(dash - tok) >= sizeof(name))
+		return -1;
+	for (c->part = P_A; c->part <= P_RATIO; c->part++)
+		if (!strcmp(dash + 1, part_names[c->part]))
+			break;
+	if (c->part > P_RATIO)
+		return -1;
+	memcpy(name, tok, (size_t)(dash - tok));
+	name[dash - tok] = '\0';
+	if (cp_metric__lookup(name) < 0)
+		return -1;
+	c->m = (enum cp_metric)cp_metric__lookup(name);
+	return 0;
+}
 
 static int parse_fields(struct dcols *f, const char *spec)
 {
@@ -359,27 +452,24 @@ static int parse_fields(struct dcols *f, const char *spec)
 
 	f->n = 0;
 	while ((tok = strsep(&p, ",")) != NULL) {
-		int id, seen = 0;
+		struct dcol c;
+		int seen = 0;
 
-		for (id = 0; id < F_NR; id++)
-			if (!strcmp(tok, dfields[id].key))
-				break;
-		if (id == F_NR) {
-			struct strbuf sb = STRBUF_INIT;
+		if (parse_col(tok, &c)) {
+			char all[256];
 
-			for (int k = 0; k < F_NR; k++)
-				strbuf_addf(&sb, "%s%s", k ? ", " : "", dfields[k].key);
-			cp_error("unknown field '%s' (known: %s)", tok, sb.buf);
-			strbuf_release(&sb);
+			cp_metric__list(NULL, all, sizeof(all));
+			cp_error("unknown field '%s' (known: METRIC-a, METRIC-b, METRIC-delta, "
+				 "METRIC-ratio, status, path; METRIC one of %s)", tok, all);
 			free(copy);
 			return -1;
 		}
 		for (int k = 0; k < f->n; k++)
-			seen |= f->id[k] == id;
-		if (id != F_PATH && !seen)
-			f->id[f->n++] = id;
+			seen |= f->c[k].part == c.part && (c.part > P_RATIO || f->c[k].m == c.m);
+		if (c.part != P_PATH && !seen && f->n < MAX_DCOLS - 1)
+			f->c[f->n++] = c;
 	}
-	f->id[f->n++] = F_PATH; /* always, last */
+	f->c[f->n++] = (struct dcol){ .part = P_PATH }; /* always, last */
 	free(copy);
 	return 0;
 }
@@ -456,26 +546,37 @@ static void path_str(const struct cp_diff *d, uint32_t k, struct strbuf *sb, uin
 
 static void print_title(const struct dcols *f, FILE *fp)
 {
-	for (int k = 0; k < f->n; k++) {
-		int id = f->id[k];
+	char buf[64];
 
-		if (id == F_PATH)
-			fprintf(fp, "%s\n", dfields[id].key);
+	for (int k = 0; k < f->n; k++) {
+		const struct dcol *c = &f->c[k];
+
+		if (c->part == P_PATH)
+			fprintf(fp, "path\n");
 		else
-			fprintf(fp, "%*s  ", dfields[id].width, dfields[id].key);
+			fprintf(fp, "%*s  ", col_width(c), col_title(c, buf, sizeof(buf)));
 	}
 }
 
 /*
- * Whether side s's time v (self or total of q) rests on fewer than
- * CP_FEW_SAMPLES samples of a cpu-mode profile: it is marked '?', as in
- * the report (none at all is a time below a period, not a guess).
+ * Whether side s's value of m (a time) rests on fewer than CP_FEW_SAMPLES
+ * samples of a cpu-mode profile: it is marked '?', as in the report (none
+ * at all is a time below a period, not a guess).  Wait and inactive time
+ * are measured, not sampled.
  */
-static int few_samples(const struct cp_diff *d, const struct dpath *q, int s, int self)
+static int few_samples(const struct cp_diff *d, const struct dpath *q, int s, enum cp_metric m)
 {
-	uint64_t n = self ? q->self_samples[s] : q->samples[s];
+	uint64_t n = m == CP_METRIC_SELF || m == CP_METRIC_SELF_CPU ? q->self_samples[s] :
+		     m == CP_METRIC_TOTAL || m == CP_METRIC_CPU	    ? q->samples[s] :
+									      CP_FEW_SAMPLES;
 
 	return d->cpu[s] && n && n < CP_FEW_SAMPLES;
+}
+
+/* Whether side s has metric m (times only where both sides have them). */
+static int side_has(const struct cp_diff *d, int s, enum cp_metric m)
+{
+	return cp_metric__available(d->rp[s], m) && (!cp_metric__is_time(m) || d->timed);
 }
 
 static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k, const char *path,
@@ -483,65 +584,51 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 {
 	const struct dpath *q = &d->p[k];
 	char buf[64];
+	uint64_t v[2];
 
-	for (int c = 0; c < f->n; c++) {
-		int id = f->id[c];
-		int side = id == F_SELF_SAMPLES_B || id == F_SAMPLES_B;
+	for (int i = 0; i < f->n; i++) {
+		const struct dcol *c = &f->c[i];
+		int w = col_width(c);
 
-		if ((dfields[id].time && !d->timed) || (dfields[id].time == 2 && !d->cpu[side])) {
-			fprintf(fp, "%*s  ", dfields[id].width, "-");
-			continue;
-		}
-		switch (id) {
-		case F_CALLS_A:
-		case F_CALLS_B:
-			snprintf(buf, sizeof(buf), "%" PRIu64, q->calls[id == F_CALLS_B]);
-			break;
-		case F_CALLS_DELTA:
-			fmt_delta_calls(buf, sizeof(buf), q->calls);
-			break;
-		case F_SELF_A:
-		case F_SELF_B:
-			cp_fmt_ns(buf + 1, sizeof(buf) - 1, q->self_ns[id == F_SELF_B]);
-			buf[0] = '?';
-			fprintf(fp, "%*s  ", dfields[id].width,
-				buf + !few_samples(d, q, id == F_SELF_B, 1));
-			continue;
-		case F_SELF_DELTA:
-			fmt_delta_ns(buf, sizeof(buf), q->self_ns);
-			break;
-		case F_SELF_RATIO:
-			fmt_ratio(buf, sizeof(buf), q, q->self_ns);
-			break;
-		case F_TOTAL_A:
-		case F_TOTAL_B:
-			cp_fmt_ns(buf + 1, sizeof(buf) - 1, q->total_ns[id == F_TOTAL_B]);
-			buf[0] = '?';
-			fprintf(fp, "%*s  ", dfields[id].width,
-				buf + !few_samples(d, q, id == F_TOTAL_B, 0));
-			continue;
-		case F_SELF_SAMPLES_A:
-		case F_SELF_SAMPLES_B:
-			snprintf(buf, sizeof(buf), "%" PRIu64, q->self_samples[side]);
-			break;
-		case F_SAMPLES_A:
-		case F_SAMPLES_B:
-			snprintf(buf, sizeof(buf), "%" PRIu64, q->samples[side]);
-			break;
-		case F_TOTAL_DELTA:
-			fmt_delta_ns(buf, sizeof(buf), q->total_ns);
-			break;
-		case F_TOTAL_RATIO:
-			fmt_ratio(buf, sizeof(buf), q, q->total_ns);
-			break;
-		case F_STATUS:
-			snprintf(buf, sizeof(buf), "%s", status_name(status_of(d, q)));
-			break;
-		case F_PATH:
+		if (c->part == P_PATH) {
 			fprintf(fp, "%s\n", path);
 			continue;
 		}
-		fprintf(fp, "%*s  ", dfields[id].width, buf);
+		if (c->part == P_STATUS) {
+			fprintf(fp, "%*s  ", w, status_name(status_of(d, q)));
+			continue;
+		}
+		if (c->part == P_A || c->part == P_B ? !side_has(d, c->part == P_B, c->m) :
+		    !side_has(d, 0, c->m) || !side_has(d, 1, c->m)) {
+			fprintf(fp, "%*s  ", w, "-");
+			continue;
+		}
+		values(q, c->m, v);
+		switch (c->part) {
+		case P_A:
+		case P_B: {
+			int s = c->part == P_B;
+
+			buf[0] = '?';
+			if (cp_metric__is_time(c->m))
+				cp_fmt_ns(buf + 1, sizeof(buf) - 1, v[s]);
+			else
+				snprintf(buf + 1, sizeof(buf) - 1, "%" PRIu64, v[s]);
+			fprintf(fp, "%*s  ", w,
+				buf + !(cp_metric__is_time(c->m) && few_samples(d, q, s, c->m)));
+			continue;
+		}
+		case P_DELTA:
+			if (cp_metric__is_time(c->m))
+				fmt_delta_ns(buf, sizeof(buf), v);
+			else
+				fmt_delta_calls(buf, sizeof(buf), v);
+			break;
+		default:
+			fmt_ratio(buf, sizeof(buf), q, v);
+			break;
+		}
+		fprintf(fp, "%*s  ", w, buf);
 	}
 }
 
@@ -619,10 +706,24 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 		fprintf(fp, "# total: %s -> %s (%s, %s), %s\n", a, b, buf, ratio,
 			d->cpu[0] || d->cpu[1] ? "all threads' CPU and off-CPU time" :
 						 "all threads' lifetimes");
+		if (d->weight == CP_METRIC_CPU) {
+			uint64_t cpu[2] = { d->root_weight[0], d->root_weight[1] };
+
+			cp_fmt_ns(a, sizeof(a), cpu[0]);
+			cp_fmt_ns(b, sizeof(b), cpu[1]);
+			fmt_delta_ns(buf, sizeof(buf), cpu);
+			snprintf(ratio, sizeof(ratio), "-");
+			if (cpu[0])
+				snprintf(ratio, sizeof(ratio), "%.2fx", (double)cpu[1] / (double)cpu[0]);
+			fprintf(fp, "# cpu: %s -> %s (%s, %s); weight: CPU time (the threads were off "
+				    "CPU much of the time): it orders the paths and sets the floor; "
+				    "--fields and --fail-if take any metric\n", a, b, buf, ratio);
+		}
 		cp_fmt_ns(a, sizeof(a), d->floor_ns);
 		if (d->floor_ns)
-			fprintf(fp, "# time changes below %g%% of the larger total (%s) count as "
-				    "none (--min-percent)\n", d->min_percent, a);
+			fprintf(fp, "# time changes below %g%% of the larger %s (%s) count as "
+				    "none (--min-percent)\n", d->min_percent,
+				cp_metric__name(d->weight), a);
 		else
 			fprintf(fp, "# every time change counts (--min-percent=%g)\n",
 				d->min_percent);
@@ -656,10 +757,14 @@ int cp_diff__print(struct cp_diff *d, const struct cp_diff_print_opts *o, FILE *
 	uint64_t shown;
 	size_t alloc = 0;
 
-	if (parse_fields(&f, o->fields			 ? o->fields :
-			     d->timed && (d->cpu[0] || d->cpu[1]) ? CPU_FIELDS :
-			     d->timed			 ? TIMED_FIELDS :
-							   CALLS_FIELDS)) {
+	int sampled = d->cpu[0] || d->cpu[1], cpu = d->weight == CP_METRIC_CPU;
+
+	if (parse_fields(&f, o->fields		  ? o->fields :
+			     cpu && sampled	  ? CPU_WEIGHT_SAMPLED_FIELDS :
+			     cpu		  ? CPU_WEIGHT_FIELDS :
+			     d->timed && sampled ? CPU_FIELDS :
+			     d->timed		  ? TIMED_FIELDS :
+						    CALLS_FIELDS)) {
 		free(rows);
 		return -1;
 	}
@@ -685,8 +790,6 @@ int cp_diff__print(struct cp_diff *d, const struct cp_diff_print_opts *o, FILE *
 
 /* ---- --fail-if ---- */
 
-static const char *const metric_names[] = { "calls", "self", "total" };
-
 int cp_diff_cond__parse(struct cp_diff_cond *c, const char *text, const char **why)
 {
 	static const struct {
@@ -705,17 +808,22 @@ int cp_diff_cond__parse(struct cp_diff_cond *c, const char *text, const char **w
 		return 0;
 	}
 	c->kind = CP_COND_METRIC;
-	for (m = 0; m < (int)ARRAY_SIZE(metric_names); m++) {
-		len = strlen(metric_names[m]);
-		if (!strncmp(p, metric_names[m], len) && (p[len] == '>' || p[len] == '<'))
-			break;
+	len = strcspn(p, "<>");
+	m = -1;
+	if (p[len] && len < 32) {
+		char name[32];
+
+		memcpy(name, p, len);
+		name[len] = '\0';
+		m = cp_metric__lookup(name);
 	}
-	if (m == (int)ARRAY_SIZE(metric_names)) {
+	if (m < 0) {
 		*why = "want calls-changed, paths-changed, or METRIC>+N or METRIC<-N with METRIC "
-		       "calls, self or total";
+		       "calls, self, total, cpu, wait, inactive, samples, self-cpu, self-wait, "
+		       "self-inactive or self-samples";
 		return -1;
 	}
-	c->metric = m;
+	c->metric = (enum cp_metric)m;
 	p += len;
 	if (strncmp(p, ">+", 2) && strncmp(p, "<-", 2)) {
 		*why = "a comparison is >+N (grew by more than N) or <-N (fell by more than N)";
@@ -740,9 +848,9 @@ int cp_diff_cond__parse(struct cp_diff_cond *c, const char *text, const char **w
 		}
 		return 0;
 	}
-	if (c->metric == CP_DIFF_CALLS) {
+	if (!cp_metric__is_time(c->metric)) {
 		if (*end) {
-			*why = "calls take a count or a percentage, no unit";
+			*why = "calls and samples take a count or a percentage, no unit";
 			return -1;
 		}
 		return 0;
@@ -759,12 +867,30 @@ int cp_diff_cond__parse(struct cp_diff_cond *c, const char *text, const char **w
 
 int cp_diff_cond__timed(const struct cp_diff_cond *c)
 {
-	return c->kind == CP_COND_METRIC && c->metric != CP_DIFF_CALLS;
+	return c->kind == CP_COND_METRIC && c->metric != CP_METRIC_CALLS;
 }
 
-static const uint64_t *metric_of(const struct dpath *q, enum cp_diff_metric m)
+int cp_diff_cond__check(const struct cp_diff *d, const struct cp_diff_cond *c)
 {
-	return m == CP_DIFF_CALLS ? q->calls : m == CP_DIFF_SELF ? q->self_ns : q->total_ns;
+	for (int s = 0; s < 2 && c->kind == CP_COND_METRIC; s++)
+		if (!side_has(d, s, c->metric)) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "--fail-if '%s':", c->text);
+			return cp_metric__parse(d->rp[s], cp_metric__name(c->metric), what) < 0 ?
+				       -1 :
+				       cp_error("--fail-if '%s' compares times, but profile '%s' has "
+						"none", c->text, d->rp[!s]->pf->path);
+		}
+	return 0;
+}
+
+/* Whether m rests on samples in a cpu-mode profile (wait and inactive are measured). */
+static int sampled_metric(enum cp_metric m)
+{
+	enum cp_metric in = cp_metric__inclusive(m);
+
+	return in == CP_METRIC_TOTAL || in == CP_METRIC_CPU || in == CP_METRIC_SAMPLES;
 }
 
 /*
@@ -796,7 +922,8 @@ static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const st
 		 double *how)
 {
 	const uint64_t *v;
-	uint64_t delta;
+	uint64_t delta, buf[2];
+	int time = cp_metric__is_time(c->metric);
 
 	switch (c->kind) {
 	case CP_COND_CALLS_CHANGED:
@@ -808,12 +935,13 @@ static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const st
 	case CP_COND_METRIC:
 		break;
 	}
-	v = metric_of(q, c->metric);
+	v = values(q, c->metric, buf);
 	/* Times below the floor are noise; counts are exact. */
-	if (c->metric != CP_DIFF_CALLS && v[0] < d->floor_ns && v[1] < d->floor_ns)
+	if (time && v[0] < d->floor_ns && v[1] < d->floor_ns)
 		return 0;
-	/* So are sampled times on too few samples in A and in B. */
-	if (c->metric != CP_DIFF_CALLS && too_few(d, q, c->metric == CP_DIFF_SELF))
+	/* So are sampled times (and samples) on too few samples in A and in B. */
+	if (sampled_metric(c->metric) &&
+	    too_few(d, q, cp_metric__exclusive(c->metric) == (enum cp_metric)c->metric))
 		return 0;
 	if (c->up ? v[1] <= v[0] : v[0] <= v[1])
 		return 0;
@@ -825,9 +953,9 @@ static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const st
 	return *how > c->limit;
 }
 
-static void print_value(enum cp_diff_metric m, uint64_t v, char *buf, size_t size)
+static void print_value(enum cp_metric m, uint64_t v, char *buf, size_t size)
 {
-	if (m == CP_DIFF_CALLS)
+	if (!cp_metric__is_time(m))
 		snprintf(buf, size, "%" PRIu64, v);
 	else
 		cp_fmt_ns(buf, size, v);
@@ -835,7 +963,7 @@ static void print_value(enum cp_diff_metric m, uint64_t v, char *buf, size_t siz
 
 int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 {
-	enum cp_diff_metric m = c->kind == CP_COND_METRIC ? c->metric : CP_DIFF_CALLS;
+	enum cp_metric m = c->kind == CP_COND_METRIC ? c->metric : CP_METRIC_CALLS;
 	uint32_t n = 0, worst = CP_NONE;
 	double worst_how = 0;
 	struct strbuf path = STRBUF_INIT;
@@ -843,6 +971,7 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 	size_t alloc = 0;
 	const struct dpath *q;
 	const uint64_t *v;
+	uint64_t buf[2];
 	char a[32], b[32], delta[32], ratio[32];
 
 	for (uint32_t k = 0; k < d->np; k++) {
@@ -860,26 +989,26 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 	if (!n)
 		return 0;
 	q = &d->p[worst];
-	v = metric_of(q, m);
+	v = values(q, m, buf);
 	path_str(d, worst, &path, &stack, &alloc);
 	print_value(m, v[0], a, sizeof(a));
 	print_value(m, v[1], b, sizeof(b));
-	if (m == CP_DIFF_CALLS)
+	if (!cp_metric__is_time(m))
 		fmt_delta_calls(delta, sizeof(delta), v);
 	else
 		fmt_delta_ns(delta, sizeof(delta), v);
 	fmt_ratio(ratio, sizeof(ratio), q, v);
 	fprintf(err, "callprof: fail-if '%s' holds for %u call path%s; worst: %s: %s %s -> %s (",
-		c->text, n, n == 1 ? "" : "s", path.buf, metric_names[m], a, b);
+		c->text, n, n == 1 ? "" : "s", path.buf, cp_metric__name(m), a, b);
 	if (q->in != 3)
 		fprintf(err, "%s", ratio);
-	else if (m == CP_DIFF_CALLS)
+	else if (!cp_metric__is_time(m))
 		fprintf(err, "%s", delta);
 	else
 		fprintf(err, "%s, %s", delta, ratio);
-	if (m != CP_DIFF_CALLS && (d->cpu[0] || d->cpu[1])) {
+	if (cp_metric__is_time(m) && sampled_metric(m) && (d->cpu[0] || d->cpu[1])) {
 		/* The samples a sampled time rests on; "-" for a clocked side. */
-		const uint64_t *smp = m == CP_DIFF_SELF ? q->self_samples : q->samples;
+		const uint64_t *smp = cp_metric__exclusive(m) == m ? q->self_samples : q->samples;
 
 		fprintf(err, "; samples ");
 		for (int s = 0; s < 2; s++) {

@@ -39,6 +39,12 @@ void cp_diff__free(struct cp_diff *d);
 
 /* Both profiles have times; otherwise only calls are compared. */
 int cp_diff__timed(const struct cp_diff *d);
+/*
+ * What orders the table and sets the floor (an inclusive metric, its
+ * exclusive part orders): CPU time where either profile weighs by it
+ * (cp_report_profile__weight) and both have it, else total, or calls.
+ */
+int cp_diff__weight(const struct cp_diff *d);
 
 struct cp_diff_print_opts {
 	const char *fields; /* comma list, NULL for the default (no header when given) */
@@ -48,8 +54,9 @@ struct cp_diff_print_opts {
 
 /*
  * The header (unless o->fields is given) and the table of changed paths,
- * most changed first: by |delta self| when timed (then |delta calls|), by
- * |delta calls| otherwise, ties in name order.  0, or -1 after cp_error().
+ * most changed first: by |delta| of the weight's exclusive part (self or
+ * self-cpu) when timed (then |delta calls|), by |delta calls| otherwise,
+ * ties in name order.  0, or -1 after cp_error().
  */
 int cp_diff__print(struct cp_diff *d, const struct cp_diff_print_opts *o, FILE *fp);
 
@@ -65,17 +72,18 @@ int cp_diff_check_fields(const char *fields);
  *   METRIC>+N   METRIC<-N    ... by more than N: a count for calls, a
  *                            duration with a unit (ns, us, ms, s) for times
  *
- * METRIC is calls, self or total.  Time conditions consider only paths
- * whose time (in A or B) reaches the floor; a new path grows by an
- * infinite percentage, a gone one falls by 100%.
+ * METRIC is any metric (report.h, enum cp_metric): calls, self, total,
+ * cpu, self-cpu, wait, ...  Time conditions consider only paths whose time
+ * (in A or B) reaches the floor, and not those resting on too few samples
+ * on both sides; a new path grows by an infinite percentage, a gone one
+ * falls by 100%.
  */
 enum cp_diff_cond_kind { CP_COND_CALLS_CHANGED, CP_COND_PATHS_CHANGED, CP_COND_METRIC };
-enum cp_diff_metric { CP_DIFF_CALLS, CP_DIFF_SELF, CP_DIFF_TOTAL };
 
 struct cp_diff_cond {
 	const char *text;	    /* as given (borrowed) */
 	enum cp_diff_cond_kind kind;
-	enum cp_diff_metric metric; /* CP_COND_METRIC: what is compared */
+	int metric;		    /* CP_COND_METRIC: what is compared (enum cp_metric) */
 	int up;			    /* 1: grew by more than; 0: fell by more than */
 	int percent;		    /* limit is a percentage of A's value */
 	double limit;		    /* percent, calls, or nanoseconds */
@@ -86,8 +94,13 @@ struct cp_diff_cond {
  * (a static string, for a usage error).
  */
 int cp_diff_cond__parse(struct cp_diff_cond *c, const char *text, const char **why);
-/* The condition needs times (self or total). */
+/* The condition needs more than calls. */
 int cp_diff_cond__timed(const struct cp_diff_cond *c);
+/*
+ * Whether both profiles of d have what c compares: 0, or -1 after one
+ * error line naming the profile that lacks it and what it has.
+ */
+int cp_diff_cond__check(const struct cp_diff *d, const struct cp_diff_cond *c);
 
 /*
  * Whether c holds for some path of d.  When it does, writes one line to

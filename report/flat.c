@@ -20,6 +20,9 @@
 /* Where off-CPU time was measured, the self time's split (exclusive, like it). */
 #define SPLIT_FLAT_FIELDS "calls,self,self-cpu,self-wait,self-inactive,self-percent,total,percent,avg,name"
 #define EDGE_FIELDS "calls,total,self,name"
+/* Weighed by CPU time (cp_report_profile__weight): its parts first. */
+#define CPU_FLAT_FIELDS "calls,self-cpu,self-percent,cpu,percent,self-wait,self-inactive,avg,name"
+#define CPU_EDGE_FIELDS "calls,cpu,self-cpu,total,name"
 
 static const struct cp_report_profile *cmp_rp;
 static enum cp_sort_key cmp_key;
@@ -181,12 +184,12 @@ void cp_flat_walk(const struct cp_rtree *t, struct cp_agg *a, uint32_t *active)
  * threads are merged (there is one), else each thread's tree on its own,
  * under a header naming the thread.
  */
-static uint64_t group_total(const struct cp_rtree *t, uint32_t n)
+static uint64_t group_base(const struct cp_rtree *t, uint32_t n, enum cp_metric w)
 {
 	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i < n; i++)
-		CP_ADD_SAT(sum, t[i].n[0].total_ns);
+		CP_ADD_SAT(sum, cp_rnode__metric(&t[i].n[0], w));
 	return sum;
 }
 
@@ -201,7 +204,7 @@ static void flat_group(struct cp_report_profile *rp, const struct cp_rtree *t, u
 	for (uint32_t ti = 0; ti < nt; ti++)
 		cp_flat_walk(&t[ti], a, active);
 	cp_fields__title(f, fp);
-	print_aggs(rp, a, rp->nfns, f, group_total(t, nt), 0, NULL, key, fp);
+	print_aggs(rp, a, rp->nfns, f, group_base(t, nt, f->weight), 0, NULL, key, fp);
 	free(a);
 	free(active);
 }
@@ -209,13 +212,19 @@ static void flat_group(struct cp_report_profile *rp, const struct cp_rtree *t, u
 int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
 {
 	struct cp_fields f;
+	enum cp_metric w = cp_view_weight(rp, o);
 
-	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, FLAT_FIELDS, SPLIT_FLAT_FIELDS)))
+	if (cp_fields__parse(&f, o->fields,
+			     cp_default_fields(rp, FLAT_FIELDS,
+					       w == CP_METRIC_CPU ? CPU_FLAT_FIELDS : SPLIT_FLAT_FIELDS)))
 		return -1;
 	cp_fields__apply_view(&f, o);
 	f.sampled = rp->sampled;
-	if (!f.explicit)
+	f.weight = w;
+	if (!f.explicit) {
 		cp_report_banner(rp, "flat profile", fp);
+		cp_weight_banner(rp, o, fp);
+	}
 	if (rp->threads != CP_THREADS_EACH) {
 		flat_group(rp, rp->trees, rp->ntrees, &f, o->sort, fp);
 		return 0;
@@ -507,7 +516,7 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 		if (header)
 			cp_tree_header(rp, header, header != rp->trees || !f->explicit, fp);
 		cp_fields__title(f, fp);
-		r.base_ns = group_total(t, nt);
+		r.base_ns = group_base(t, nt, f->weight);
 		r.name = o->function;
 		cp_fields__row(f, &r, fp);
 		if (!by_line)
@@ -531,15 +540,21 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 	int found = 0;
 
 	struct cp_view_opts vo = *o;
+	enum cp_metric w = cp_view_weight(rp, o);
 
-	if (cp_fields__parse(&f, o->fields, cp_default_fields(rp, EDGE_FIELDS, NULL)))
+	if (cp_fields__parse(&f, o->fields,
+			     cp_default_fields(rp, EDGE_FIELDS,
+					       w == CP_METRIC_CPU ? CPU_EDGE_FIELDS : NULL)))
 		return -1;
 	f.sampled = rp->sampled;
+	f.weight = w;
 	if (dir > 0)
 		vo.srcline = 0; /* callees stand under their lines' headings */
 	cp_fields__apply_view(&f, &vo);
-	if (!f.explicit)
+	if (!f.explicit) {
 		cp_report_banner(rp, dir < 0 ? "callers" : "callees", fp);
+		cp_weight_banner(rp, o, fp);
+	}
 	if (rp->threads != CP_THREADS_EACH)
 		found = edges_group(rp, o, rp->trees, rp->ntrees, &f, dir, NULL, fp);
 	else

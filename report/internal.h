@@ -50,6 +50,12 @@ struct cp_fields {
 	int explicit;	 /* chosen by --fields (no banner then) */
 	int name_width;	 /* --name-width: longer names are shortened (0: never) */
 	int sampled;	 /* a sampled profile: the calls column is headed "samples" */
+	/*
+	 * What percent and self-percent are shares of (inclusive; the
+	 * exclusive counterpart for self-percent), and what their titles say:
+	 * total (by default), cpu, ...
+	 */
+	enum cp_metric weight;
 };
 
 /* One row's values. */
@@ -163,6 +169,16 @@ void cp_tree_header(const struct cp_report_profile *rp, const struct cp_rtree *t
 
 /* Banner with the run's facts, as "# ..." lines. */
 void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE *fp);
+
+/*
+ * The weight a view uses (o's if given, else the profile's), and the
+ * banner's "# weight: ..." line saying why when it was not given.
+ */
+enum cp_metric cp_view_weight(const struct cp_report_profile *rp, const struct cp_view_opts *o);
+void cp_weight_banner(const struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+
+/* Row r's value of metric m (as cp_rnode__metric). */
+uint64_t cp_row__metric(const struct cp_row *r, enum cp_metric m);
 
 /*
  * The path to node i of t, from the node itself up to its top-level

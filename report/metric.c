@@ -62,7 +62,7 @@ int cp_metric__available(const struct cp_report_profile *rp, enum cp_metric m)
 {
 	switch (metrics[m].inclusive) {
 	case CP_METRIC_CALLS:
-		return rp->pf->meta.mode != CP_MODE_COVERAGE;
+		return 1; /* coverage: 1 for each function that ran */
 	case CP_METRIC_TOTAL:
 		return rp->timed;
 	case CP_METRIC_CPU:
@@ -101,7 +101,6 @@ int cp_metric__parse(const struct cp_report_profile *rp, const char *s, const ch
 				rp->pf->path, list);
 	if (!cp_metric__available(rp, m))
 		return cp_error("%s %s: profile '%s' has no %s; it has: %s", what, s, rp->pf->path,
-				metrics[m].inclusive == CP_METRIC_CALLS ? "counts (a coverage profile)" :
 				!rp->timed ? "times (recorded with --time=none or --mode=coverage)" :
 				metrics[m].inclusive == CP_METRIC_SAMPLES ?
 					"CPU-time samples (not recorded with --time=cpu)" :

@@ -58,6 +58,7 @@ int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt)
 
 	f->n = 0;
 	f->explicit = spec != NULL;
+	f->weight = CP_METRIC_TOTAL;
 	while ((tok = strsep(&p, ",")) != NULL) {
 		int id;
 
@@ -183,20 +184,89 @@ static void fmt_pct(char *buf, size_t size, uint64_t part, uint64_t base)
 	snprintf(buf, size, "%.2f", base ? 100.0 * (double)part / (double)base : 0.0);
 }
 
+/* Column id's title: the percent columns name their weight ("cpu%", "self-cpu%"). */
+static const char *title(const struct cp_fields *f, int id, char *buf, size_t size)
+{
+	enum cp_metric w = f->weight;
+
+	if (id == CP_F_CALLS && f->sampled)
+		return "samples";
+	if ((id != CP_F_PERCENT && id != CP_F_SELF_PERCENT) || w == CP_METRIC_TOTAL ||
+	    w == CP_METRIC_CALLS)
+		return fields[id].title;
+	snprintf(buf, size, "%s%%",
+		 cp_metric__name(id == CP_F_PERCENT ? w : cp_metric__exclusive(w)));
+	return buf;
+}
+
+/* Column id's width: its own, or its title's where that is longer. */
+static int width(const struct cp_fields *f, int id)
+{
+	char buf[32];
+	int len = (int)strlen(title(f, id, buf, sizeof(buf)));
+
+	return len > fields[id].width ? len : fields[id].width;
+}
+
 void cp_fields__title(const struct cp_fields *f, FILE *fp)
 {
+	char buf[32];
+
 	for (int k = 0; k < f->n; k++) {
 		int id = f->id[k];
+		const char *t = title(f, id, buf, sizeof(buf));
 
-		if (id == CP_F_CALLS && f->sampled)
-			fprintf(fp, "%*s  ", fields[id].width, "samples");
-		else if (id == CP_F_NAME)
-			fprintf(fp, "%s\n", fields[id].title);
+		if (id == CP_F_NAME)
+			fprintf(fp, "%s\n", t);
 		else if (id == CP_F_SITE)
-			fprintf(fp, "%-*s  ", fields[id].width, fields[id].title);
+			fprintf(fp, "%-*s  ", width(f, id), t);
 		else
-			fprintf(fp, "%*s  ", fields[id].width, fields[id].title);
+			fprintf(fp, "%*s  ", width(f, id), t);
 	}
+}
+
+uint64_t cp_row__metric(const struct cp_row *r, enum cp_metric m)
+{
+	switch (m) {
+	case CP_METRIC_CALLS:
+		return r->calls;
+	case CP_METRIC_SELF:
+		return r->self_ns;
+	case CP_METRIC_CPU:
+		return cp_cpu_ns(r->total_ns, r->wait_ns, r->inactive_ns);
+	case CP_METRIC_WAIT:
+		return r->wait_ns;
+	case CP_METRIC_INACTIVE:
+		return r->inactive_ns;
+	case CP_METRIC_SAMPLES:
+		return r->samples;
+	case CP_METRIC_SELF_CPU:
+		return cp_cpu_ns(r->self_ns, r->self_wait_ns, r->self_inactive_ns);
+	case CP_METRIC_SELF_WAIT:
+		return r->self_wait_ns;
+	case CP_METRIC_SELF_INACTIVE:
+		return r->self_inactive_ns;
+	case CP_METRIC_SELF_SAMPLES:
+		return r->self_samples;
+	default:
+		return r->total_ns;
+	}
+}
+
+enum cp_metric cp_view_weight(const struct cp_report_profile *rp, const struct cp_view_opts *o)
+{
+	return o->weight_given ? o->weight : cp_report_profile__weight(rp, NULL, 0);
+}
+
+void cp_weight_banner(const struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
+{
+	char why[256];
+
+	if (o->weight_given)
+		return;
+	cp_report_profile__weight(rp, why, sizeof(why));
+	if (why[0])
+		fprintf(fp, "# weight: %s\n", why);
 }
 
 const char *cp_default_fields(const struct cp_report_profile *rp, const char *timed_default,
@@ -295,7 +365,7 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		int id = f->id[k];
 
 		if (r->label && id != CP_F_NAME) {
-			fprintf(fp, "%*s  ", id == CP_F_SITE ? -fields[id].width : fields[id].width, "");
+			fprintf(fp, "%*s  ", id == CP_F_SITE ? -width(f, id) : width(f, id), "");
 			continue;
 		}
 		/*
@@ -305,12 +375,14 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		if ((r->untimed && is_time_field(id)) || (is_spread_field(id) && !r->spread) ||
 		    (r->no_split && is_split_field(id)) ||
 		    (r->only_total && (is_self_field(id) || is_split_field(id))) ||
+		    /* A call site's share of a weight other than total is not known. */
+		    (r->only_total && id == CP_F_PERCENT && f->weight != CP_METRIC_TOTAL) ||
 		    (r->sampled && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
 		    (r->cpu_sampled && (id == CP_F_MIN || id == CP_F_MAX)) ||
 		    /* Sampled in code without hooks: its calls were not counted. */
 		    (r->cpu_sampled && !r->calls && !r->label && (id == CP_F_CALLS || id == CP_F_AVG)) ||
 		    (!r->cpu_sampled && (id == CP_F_SAMPLES || id == CP_F_SELF_SAMPLES))) {
-			fprintf(fp, "%*s  ", fields[id].width, "-");
+			fprintf(fp, "%*s  ", width(f, id), "-");
 			continue;
 		}
 		switch (id) {
@@ -324,10 +396,11 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			cp_fmt_ns(buf, sizeof(buf), r->self_ns);
 			break;
 		case CP_F_PERCENT:
-			fmt_pct(buf, sizeof(buf), r->total_ns, r->base_ns);
+			fmt_pct(buf, sizeof(buf), cp_row__metric(r, f->weight), r->base_ns);
 			break;
 		case CP_F_SELF_PERCENT:
-			fmt_pct(buf, sizeof(buf), r->self_ns, r->base_ns);
+			fmt_pct(buf, sizeof(buf), cp_row__metric(r, cp_metric__exclusive(f->weight)),
+				r->base_ns);
 			break;
 		case CP_F_AVG:
 			cp_fmt_ns(buf, sizeof(buf), r->calls ? r->total_ns / r->calls : 0);
@@ -339,7 +412,7 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			cp_fmt_ns(buf, sizeof(buf), r->max_ns);
 			break;
 		case CP_F_SITE:
-			fprintf(fp, "%-*s  ", fields[id].width, r->site ? r->site : "-");
+			fprintf(fp, "%-*s  ", width(f, id), r->site ? r->site : "-");
 			continue;
 		case CP_F_CALLS_MIN:
 			snprintf(buf, sizeof(buf), "%" PRIu64,
@@ -417,17 +490,17 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			char marked[66];
 
 			snprintf(marked, sizeof(marked), "~%s", buf);
-			fprintf(fp, "%*s  ", fields[id].width, marked);
+			fprintf(fp, "%*s  ", width(f, id), marked);
 			continue;
 		}
 		if (r->cpu_sampled && few_samples(r, id)) {
 			char marked[66];
 
 			snprintf(marked, sizeof(marked), "?%s", buf);
-			fprintf(fp, "%*s  ", fields[id].width, marked);
+			fprintf(fp, "%*s  ", width(f, id), marked);
 			continue;
 		}
-		fprintf(fp, "%*s  ", fields[id].width, buf);
+		fprintf(fp, "%*s  ", width(f, id), buf);
 	}
 }
 

@@ -114,8 +114,9 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 	if (c->rp->timed && n) {
 		cp_fmt_ns(t, sizeof(t), n->total_ns);
 		cp_fmt_ns(sf, sizeof(sf), n->self_ns);
-		fprintf(c->fp, "%s %" PRIu64 ", total %s, self %s",
-			c->rp->sampled ? "samples" : "calls", calls, t, sf);
+		fprintf(c->fp, "%s %" PRIu64 ", total %s, self %s (%.2f%% of all %s)",
+			c->rp->sampled ? "samples" : "calls", calls, t, sf, pct,
+			cp_metric__name(c->weight));
 		if (c->rp->split) {
 			char cpu[32], wait[32], inactive[32];
 
@@ -129,7 +130,6 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 				n->self_samples,
 				n->samples && n->samples < CP_FEW_SAMPLES ?
 					" (few: the times are rough)" : "");
-		fprintf(c->fp, "\n%.2f%% of all %s", pct, cp_metric__name(c->weight));
 	} else if (c->weight == CP_METRIC_CALLS) {
 		fprintf(c->fp, "calls %" PRIu64 ", %" PRIu64 " calls below and including (%.2f%%)",
 			calls, v, pct);
@@ -251,7 +251,7 @@ static const char *width_words(const struct cp_report_profile *rp, enum cp_metri
 	case CP_METRIC_CALLS:
 		return "calls below and including";
 	case CP_METRIC_CPU:
-		return rp->cpu_sampled ? "CPU time (sampled, counts exact; hover for samples)" :
+		return rp->cpu_sampled ? "CPU time sampled (counts exact; hover for samples)" :
 					 "CPU time (total - wait - inactive)";
 	case CP_METRIC_WAIT:
 		return "wait (blocked) time";

@@ -13,6 +13,8 @@
 #define TREE_FIELDS "calls,total,self,percent,avg,name"
 /* Where off-CPU time was measured, the total's split (inclusive, like it). */
 #define SPLIT_TREE_FIELDS "calls,total,cpu,wait,inactive,self,percent,avg,name"
+/* Weighed by CPU time: it first, then what the elapsed time adds to it. */
+#define CPU_TREE_FIELDS "calls,cpu,self-cpu,percent,total,wait,inactive,avg,name"
 /* A merged profile's tree shows how each context varied across the inputs. */
 #define MERGED_TREE_FIELDS "calls,calls-min,calls-max,total,total-min,total-max,self,percent,name"
 #define MERGED_COUNT_FIELDS "calls,calls-min,calls-max,name"
@@ -141,6 +143,7 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 	for (uint32_t k = 0; nrows > 1 && k < nrows; k++) {
 		struct cp_row sr = r;
 
+		/* Per site only the total is known: it stands for the weight. */
 		if (rows[k].total_ns < min_ns)
 			continue;
 		sr.calls = rows[k].calls;
@@ -163,11 +166,14 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
  * without hooks that rests on fewer than CP_FEW_SAMPLES samples, which is
  * there at all only when a sample happened to land in it.
  */
+static enum cp_metric hide_weight; /* what min_ns is of; single-threaded */
+
 static int hidden(const struct cp_rtree *t, uint32_t c, uint64_t min_ns, int hide_few)
 {
 	const struct cp_rnode *n = &t->n[c];
 
-	return n->total_ns < min_ns || (hide_few && n->uninstrumented && n->samples < CP_FEW_SAMPLES);
+	return cp_rnode__metric(n, hide_weight) < min_ns ||
+	       (hide_few && n->uninstrumented && n->samples < CP_FEW_SAMPLES);
 }
 
 /* c or its first next sibling not hidden; CP_NONE if none. */
@@ -216,31 +222,38 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 {
 	struct cp_fields f;
 	int need_site = 0;
+	enum cp_metric w = cp_view_weight(rp, o);
 
 	if (cp_fields__parse(&f, o->fields,
-			     !rp->ninputs ? cp_default_fields(rp, TREE_FIELDS, SPLIT_TREE_FIELDS) :
+			     !rp->ninputs ? cp_default_fields(rp, TREE_FIELDS,
+							      w == CP_METRIC_CPU ? CPU_TREE_FIELDS :
+										   SPLIT_TREE_FIELDS) :
 			     rp->cpu_sampled ? MERGED_CPU_FIELDS :
 			     rp->timed	     ? MERGED_TREE_FIELDS :
 					       MERGED_COUNT_FIELDS))
 		return -1;
 	cp_fields__apply_view(&f, o);
 	f.sampled = rp->sampled;
+	f.weight = w;
 	for (int k = 0; k < f.n; k++)
 		need_site |= f.id[k] == CP_F_SITE;
 	cp_report_profile__sort(rp, o->sort);
 	if (!f.explicit) {
 		cp_report_banner(rp, "call tree", fp);
+		cp_weight_banner(rp, o, fp);
 		if (o->min_percent > 0 && rp->cpu_sampled)
-			fprintf(fp, "# contexts below %g%% of their tree's total, and code without "
+			fprintf(fp, "# contexts below %g%% of their tree's %s, and code without "
 				    "hooks sampled fewer than %d times, are hidden (--min-percent=0 shows "
-				    "all)\n", o->min_percent, CP_FEW_SAMPLES);
+				    "all)\n", o->min_percent, cp_metric__name(w), CP_FEW_SAMPLES);
 		else if (o->min_percent > 0 && rp->timed)
-			fprintf(fp, "# contexts below %g%% of their tree's total are hidden "
-				    "(--min-percent=0 shows all)\n", o->min_percent);
+			fprintf(fp, "# contexts below %g%% of their tree's %s are hidden "
+				    "(--min-percent=0 shows all)\n", o->min_percent, cp_metric__name(w));
 	}
+	hide_weight = w;
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		struct cp_rtree *t = &rp->trees[ti];
-		uint64_t base = t->n[0].total_ns;
+		/* Calls are per context, not inclusive: they weigh nothing out. */
+		uint64_t base = w == CP_METRIC_CALLS ? 0 : cp_rnode__metric(&t->n[0], w);
 		uint64_t min_ns = (uint64_t)(o->min_percent / 100.0 * (double)base);
 
 		if (!f.explicit || rp->threads == CP_THREADS_EACH)

@@ -42,7 +42,11 @@ done
 
 test_expect_success 'a bad value names the option, not the option and its value' '
 	test_expect_code 129 callprof report --sort=bogus p.cprof >out 2>err &&
-	echo "callprof: error: option '"'"'--sort'"'"' does not take '"'"'bogus'"'"' (see '"'"'callprof report -h'"'"')" >expect &&
+	metrics="calls, self, total, cpu, wait, inactive, samples, self-cpu, self-wait, self-inactive, self-samples" &&
+	echo "callprof: error: option '"'"'--sort'"'"' does not take '"'"'bogus'"'"' (one of: $metrics, name) (see '"'"'callprof report -h'"'"')" >expect &&
+	test_cmp expect err &&
+	test_expect_code 129 callprof export -f svg -m bogus p.cprof >out 2>err &&
+	echo "callprof: error: option '"'"'-m'"'"' does not take '"'"'bogus'"'"' (one of: $metrics) (see '"'"'callprof export -h'"'"')" >expect &&
 	test_cmp expect err &&
 	test_expect_code 129 callprof export -fbogus p.cprof >out 2>err &&
 	echo "callprof: error: option '"'"'-f'"'"' does not take '"'"'bogus'"'"' (see '"'"'callprof export -h'"'"')" >expect &&

@@ -112,7 +112,7 @@ test_expect_success 'html: the demo as a page and a picture in the build directo
 
 test_expect_success 'html: usage' '
 	callprof export -h >help &&
-	grep -q "callprof export -f html \[-o OUT\]" help &&
+	grep -q "callprof export -f html \[-m METRIC\] \[-o OUT\]" help &&
 	test_expect_code 129 callprof export -f html --icicle p.cprof 2>err &&
 	grep -q "icicle.*svg only" err &&
 	test_expect_code 1 callprof export -f html -o no/such/dir/p.html p.cprof 2>err &&

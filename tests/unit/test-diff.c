@@ -164,7 +164,7 @@ TEST(condition_grammar)
 
 	CHECK_EQ(cp_diff_cond__parse(&c, "total>+1.5ms", &why), 0);
 	CHECK_EQ(c.kind, CP_COND_METRIC);
-	CHECK_EQ(c.metric, CP_DIFF_TOTAL);
+	CHECK_EQ(c.metric, CP_METRIC_TOTAL);
 	CHECK_EQ(c.up, 1);
 	CHECK_EQ(c.percent, 0);
 	CHECK_EQ(c.limit, 1500000);

@@ -347,6 +347,22 @@ static char *view(struct cp_report_profile *rp, int (*fn)(struct cp_report_profi
 	return buf;
 }
 
+/* The same with a weight given, as --sort=WEIGHT does. */
+static char *view_weighed(struct cp_report_profile *rp,
+			  int (*fn)(struct cp_report_profile *, const struct cp_view_opts *, FILE *),
+			  enum cp_metric weight)
+{
+	struct cp_view_opts vo = { .sort = (enum cp_sort_key)weight, .weight = weight, .weight_given = 1 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	CHECK(fp != NULL);
+	CHECK_EQ(fn(rp, &vo, fp), 0);
+	fclose(fp);
+	return buf;
+}
+
 TEST(measured_split_shows_in_default_columns_and_banner)
 {
 	struct cp_report_profile *rp;
@@ -356,11 +372,22 @@ TEST(measured_split_shows_in_default_columns_and_banner)
 	rp = load("s.cprof", CP_THREADS_MERGED, 1);
 	out = view(rp, cp_view_tree, NULL);
 	CHECK(strstr(out, "# off-CPU time measured: ") != NULL);
-	CHECK(strstr(out, "  calls       total         cpu        wait    inactive        self") !=
+	/* Off CPU half the time, in two threads: weighed by CPU time, and told so. */
+	CHECK(strstr(out, "# weight: CPU time: the threads were off CPU 51% of their time") != NULL);
+	CHECK(strstr(out, "  calls         cpu    self-cpu     cpu%       total        wait    inactive") !=
 	      NULL);
 	CHECK(strstr(out, "cpu 730ns; the kernel counted 800ns) ==") != NULL); /* 1500 - 690 - 80 */
 	free(out);
 	out = view(rp, cp_view_flat, NULL);
+	CHECK(strstr(out, "  self-cpu  self-cpu%         cpu     cpu%   self-wait  self-inact") != NULL);
+	free(out);
+	/* Weighed by total time (--sort=total): the total's split. */
+	out = view_weighed(rp, cp_view_tree, CP_METRIC_TOTAL);
+	CHECK(strstr(out, "# weight: ") == NULL);
+	CHECK(strstr(out, "  calls       total         cpu        wait    inactive        self") !=
+	      NULL);
+	free(out);
+	out = view_weighed(rp, cp_view_flat, CP_METRIC_TOTAL);
 	CHECK(strstr(out, "  self    self-cpu   self-wait  self-inact") != NULL);
 	free(out);
 	out = view(rp, cp_view_tree, "calls,wait,self-wait,switches-vol,name");
