@@ -36,6 +36,9 @@ struct dpath {
 	uint64_t self_samples[2];
 	uint32_t counted;     /* bit s set: a call path in profile s (not only sampled
 			       * code without hooks, cp_rnode.uninstrumented) */
+	/* Compensated profiles: the hook overhead subtracted from total and self. */
+	uint64_t overhead_ns[2];
+	uint64_t self_overhead_ns[2];
 };
 
 struct cp_diff {
@@ -128,6 +131,8 @@ static void add_profile(struct cp_diff *d, int s)
 		CP_ADD_SAT(q->total_ns[s], n->total_ns);
 		CP_ADD_SAT(q->samples[s], n->samples);
 		CP_ADD_SAT(q->self_samples[s], n->self_samples);
+		CP_ADD_SAT(q->overhead_ns[s], n->overhead_ns);
+		CP_ADD_SAT(q->self_overhead_ns[s], n->self_overhead_ns);
 		map[i] = k;
 	}
 	d->root_ns[s] = t->n[0].total_ns;
@@ -478,6 +483,44 @@ static int few_samples(const struct cp_diff *d, const struct dpath *q, int s, in
 	return d->cpu[s] && n && n < CP_FEW_SAMPLES;
 }
 
+/*
+ * Whether side s's time (self or total of q) is mostly hook overhead:
+ * compensation took over half of it, and what is left is the least
+ * trustworthy figure of the profile (marked '~', as in the report).
+ */
+static int mostly_overhead(const struct cp_diff *d, const struct dpath *q, int s, int self)
+{
+	return d->rp[s]->compensated && !d->cpu[s] &&
+	       (self ? cp_mostly_overhead(q->self_ns[s], q->self_overhead_ns[s]) :
+		       cp_mostly_overhead(q->total_ns[s], q->overhead_ns[s]));
+}
+
+/* A time's mark: '?' (too few samples), '~' (mostly overhead), or none. */
+static const char *time_mark(const struct cp_diff *d, const struct dpath *q, int s, int self)
+{
+	return few_samples(d, q, s, self) ? "?" : mostly_overhead(d, q, s, self) ? "~" : "";
+}
+
+/* Whether q's time (self or total) is mostly overhead on either side: the row is marked. */
+static int marked_overhead(const struct cp_diff *d, const struct dpath *q)
+{
+	for (int s = 0; s < 2; s++)
+		if (mostly_overhead(d, q, s, 1) || mostly_overhead(d, q, s, 0))
+			return 1;
+	return 0;
+}
+
+/* Column id's time (self or total, side A or B) with its mark. */
+static void print_time(const struct cp_diff *d, const struct dpath *q, int id, int self, FILE *fp)
+{
+	int s = id == F_SELF_B || id == F_TOTAL_B;
+	char buf[64], marked[72];
+
+	cp_fmt_ns(buf, sizeof(buf), self ? q->self_ns[s] : q->total_ns[s]);
+	snprintf(marked, sizeof(marked), "%s%s", time_mark(d, q, s, self), buf);
+	fprintf(fp, "%*s  ", dfields[id].width, marked);
+}
+
 static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k, const char *path,
 		      FILE *fp)
 {
@@ -502,10 +545,7 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 			break;
 		case F_SELF_A:
 		case F_SELF_B:
-			cp_fmt_ns(buf + 1, sizeof(buf) - 1, q->self_ns[id == F_SELF_B]);
-			buf[0] = '?';
-			fprintf(fp, "%*s  ", dfields[id].width,
-				buf + !few_samples(d, q, id == F_SELF_B, 1));
+			print_time(d, q, id, 1, fp);
 			continue;
 		case F_SELF_DELTA:
 			fmt_delta_ns(buf, sizeof(buf), q->self_ns);
@@ -515,10 +555,7 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 			break;
 		case F_TOTAL_A:
 		case F_TOTAL_B:
-			cp_fmt_ns(buf + 1, sizeof(buf) - 1, q->total_ns[id == F_TOTAL_B]);
-			buf[0] = '?';
-			fprintf(fp, "%*s  ", dfields[id].width,
-				buf + !few_samples(d, q, id == F_TOTAL_B, 0));
+			print_time(d, q, id, 0, fp);
 			continue;
 		case F_SELF_SAMPLES_A:
 		case F_SELF_SAMPLES_B:
@@ -585,6 +622,38 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 			"AB"[s], m->lost_calls, m->lost_events, m->unpaired_exits, m->nthreads_lost);
 }
 
+/*
+ * The header's word on the profiler's own cost: a side whose hooks took
+ * CP_OVERHEAD_HIGH of its run or more (verdict.c), and the changed paths
+ * whose times are mostly overhead ('~').
+ */
+static void print_overhead(const struct cp_diff *d, FILE *fp)
+{
+	uint32_t marked = 0;
+
+	for (int s = 0; s < 2; s++) {
+		const struct cp_report_profile *rp = d->rp[s];
+		double share = cp_report_profile__overhead_share(rp);
+
+		if (!d->timed || share < CP_OVERHEAD_HIGH)
+			continue;
+		if (rp->cpu_sampled)
+			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the CPU time: left "
+				    "out of the times, but they slowed the run %.1fx and changed it\n",
+				"AB"[s], 100.0 * share, 1 / (1 - share));
+		else
+			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the raw time: its "
+				    "times are what compensation left of it, a change between them may "
+				    "point the wrong way\n", "AB"[s], 100.0 * share);
+	}
+	for (uint32_t k = 0; d->timed && k < d->np; k++)
+		marked += status_of(d, &d->p[k]) != CP_DIFF_SAME && marked_overhead(d, &d->p[k]);
+	if (marked)
+		fprintf(fp, "# '~' marks times that are mostly hook overhead (compensation took over "
+			    "half): %u changed path%s; --fail-if ignores a time change where both sides "
+			    "are such times\n", marked, marked == 1 ? "" : "s");
+}
+
 static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows, int all, FILE *fp)
 {
 	uint64_t calls[2] = { d->rp[0]->calls, d->rp[1]->calls };
@@ -605,6 +674,7 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 		fprintf(fp, "# note: %c's times were clocked per call, %c's sampled (cpu mode): "
 			    "time changes mix the two ways of measuring\n", "AB"[d->cpu[0]],
 			"AB"[d->cpu[1]]);
+	print_overhead(d, fp);
 	fmt_delta_calls(buf, sizeof(buf), calls);
 	fprintf(fp, "# calls: %" PRIu64 " -> %" PRIu64 " (%s)\n", calls[0], calls[1], buf);
 	if (d->timed) {
@@ -768,24 +838,32 @@ static const uint64_t *metric_of(const struct dpath *q, enum cp_diff_metric m)
 }
 
 /*
- * Whether q's time (self or total) is sampling noise on both sides: some
- * of it was sampled, and no side rests on CP_FEW_SAMPLES samples or more.
- * A clocked side, or a sampled one without any sample (its time is then
- * clocked wait and inactive time), rests on more.
+ * Whether q's time change (self or total) rests on nothing firm: each
+ * side's time is sampling noise (fewer than CP_FEW_SAMPLES samples) or
+ * mostly hook overhead ('~'), and at least one is so for a reason (some
+ * samples, or compensation that took over half).  A clocked side that is
+ * not mostly overhead, or a sampled one with enough samples, is firm: a
+ * path that grew from a few samples to many, or from a tiny call to a
+ * real one, did change.  A sampled side without any sample (its time is
+ * clocked wait and inactive time) is firm only by itself.
  */
-static int too_few(const struct cp_diff *d, const struct dpath *q, int self)
+static int unfounded(const struct cp_diff *d, const struct dpath *q, int self)
 {
 	const uint64_t *n = self ? q->self_samples : q->samples;
-	int sampled = 0;
+	int reason = 0;
 
 	for (int s = 0; s < 2; s++) {
-		if (!d->cpu[s])
+		if (d->cpu[s]) {
+			if (n[s] >= CP_FEW_SAMPLES)
+				return 0;
+			reason |= n[s] > 0;
+		} else if (mostly_overhead(d, q, s, self)) {
+			reason = 1;
+		} else {
 			return 0;
-		if (n[s] >= CP_FEW_SAMPLES)
-			return 0;
-		sampled |= n[s] > 0;
+		}
 	}
-	return sampled;
+	return reason;
 }
 
 /*
@@ -793,7 +871,7 @@ static int too_few(const struct cp_diff *d, const struct dpath *q, int self)
  * INFINITY for a new path, or the change itself), larger being worse.
  */
 static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const struct dpath *q,
-		 double *how)
+		 int guard, double *how)
 {
 	const uint64_t *v;
 	uint64_t delta;
@@ -812,8 +890,8 @@ static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const st
 	/* Times below the floor are noise; counts are exact. */
 	if (c->metric != CP_DIFF_CALLS && v[0] < d->floor_ns && v[1] < d->floor_ns)
 		return 0;
-	/* So are sampled times on too few samples in A and in B. */
-	if (c->metric != CP_DIFF_CALLS && too_few(d, q, c->metric == CP_DIFF_SELF))
+	/* So are times on too few samples or mostly overhead in A and in B. */
+	if (guard && c->metric != CP_DIFF_CALLS && unfounded(d, q, c->metric == CP_DIFF_SELF))
 		return 0;
 	if (c->up ? v[1] <= v[0] : v[0] <= v[1])
 		return 0;
@@ -836,7 +914,7 @@ static void print_value(enum cp_diff_metric m, uint64_t v, char *buf, size_t siz
 int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 {
 	enum cp_diff_metric m = c->kind == CP_COND_METRIC ? c->metric : CP_DIFF_CALLS;
-	uint32_t n = 0, worst = CP_NONE;
+	uint32_t n = 0, worst = CP_NONE, ignored = 0;
 	double worst_how = 0;
 	struct strbuf path = STRBUF_INIT;
 	uint32_t *stack = NULL;
@@ -848,8 +926,10 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 	for (uint32_t k = 0; k < d->np; k++) {
 		double how;
 
-		if (!holds(d, c, &d->p[k], &how))
+		if (!holds(d, c, &d->p[k], 1, &how)) {
+			ignored += holds(d, c, &d->p[k], 0, &how);
 			continue;
+		}
 		n++;
 		if (worst == CP_NONE || how > worst_how ||
 		    (how == worst_how && impact_cmp(d, &d->p[k], &d->p[worst]) < 0)) {
@@ -857,6 +937,11 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 			worst_how = how;
 		}
 	}
+	if (ignored)
+		fprintf(err, "callprof: fail-if '%s' left out %u call path%s: in A and in B, %s "
+			     "on too few samples ('?') or mostly hook overhead ('~')\n", c->text,
+			ignored, ignored == 1 ? "" : "s", ignored == 1 ? "its time rests" :
+			"their times rest");
 	if (!n)
 		return 0;
 	q = &d->p[worst];
