@@ -189,7 +189,7 @@ static int listable(const char *s)
 
 char *cp_exclude_name(const char *name)
 {
-	char *s = xstrdup(name), *p, *w, *last;
+	char *s = xstrdup(name), *p, *last;
 	int depth = 0;
 
 	/* gcc's clones: "f(int) [clone .isra.0]" (C++), "f.part.0" (C). */
@@ -211,33 +211,38 @@ char *cp_exclude_name(const char *name)
 	}
 	if (strstr(s, "operator"))
 		goto none; /* "operator<", "operator long": no safe spelling */
-	/* Template arguments, as gcc spells them differently ("long int"). */
-	depth = 0;
-	for (p = w = s; *p; p++) {
-		if (*p == '<')
-			depth++;
-		else if (*p == '>' && depth)
-			depth--;
-		else if (!depth)
-			*w++ = *p;
+	/* A function template's arguments: gcc spells them its way ("long int"). */
+	if (*s && s[strlen(s) - 1] == '>') {
+		for (p = s + strlen(s); p-- > s;) {
+			depth += *p == '>' ? 1 : *p == '<' ? -1 : 0;
+			if (!depth)
+				break;
+		}
+		if (p < s)
+			goto none;
+		*p = '\0';
 	}
-	*w = '\0';
-	if (depth)
-		goto none;
-	/* A return type, which c++filt prints for template instances. */
-	last = strrchr(s, ' ');
-	if (last)
-		memmove(s, last + 1, strlen(last + 1) + 1);
+	/* A return type, which c++filt prints for template instances: up to the last outer space. */
+	depth = 0;
+	for (p = last = s; *p; p++) {
+		depth += *p == '<' ? 1 : *p == '>' ? -1 : 0;
+		if (!depth && *p == ' ')
+			last = p + 1;
+	}
+	memmove(s, last, strlen(last) + 1);
 	if (!strstr(s, "::") && (p = strchr(s, '.')))
 		*p = '\0'; /* C clones: "f.part.0" */
 	if (listable(s))
 		return s;
-	/* "(anonymous namespace)::f": its last part, matched as a substring. */
-	last = strstr(s, "::") ? s + strlen(s) : NULL;
-	while (last && last > s && !(last[-1] == ':' && last - 1 > s && last[-2] == ':'))
-		last--;
-	if (last && last > s && listable(last)) {
-		memmove(s, last, strlen(last) + 1);
+	/*
+	 * Template arguments of a class ("ns::Vec<int, 3>::at") or an anonymous
+	 * namespace inside the name: its last part, which gcc matches as a
+	 * substring of the whole.
+	 */
+	for (p = s + strlen(s); p > s && !(p[-1] == ':' && p - 1 > s && p[-2] == ':'); p--)
+		;
+	if (p > s && listable(p)) {
+		memmove(s, p, strlen(p) + 1);
 		return s;
 	}
 none:
