@@ -345,7 +345,7 @@ static void overhead_verdict(const char *path, int perf_refused)
 				"it out, but the run took at least %.1fx as long\n",
 			100.0 * ov.share, 1 / (1 - ov.share));
 	else
-		fprintf(stderr, "callprof: the hooks took %.0f%% of the raw time; the times shown "
+		fprintf(stderr, "callprof: the hooks took %.0f%% of the clocked time; the times shown "
 				"subtract an estimate of it ('~': mostly overhead)\n", 100.0 * ov.share);
 	if (ov.ntop)
 		fprintf(stderr, "  most of it in the calls of tiny functions: %s\n", fns.buf);

@@ -642,7 +642,7 @@ static void print_overhead(const struct cp_diff *d, FILE *fp)
 				    "out of the times, but they slowed the run %.1fx and changed it\n",
 				"AB"[s], 100.0 * share, 1 / (1 - share));
 		else
-			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the raw time: its "
+			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the clocked time: its "
 				    "times are what compensation left of it, a change between them may "
 				    "point the wrong way\n", "AB"[s], 100.0 * share);
 	}

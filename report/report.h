@@ -252,7 +252,7 @@ static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)
  * in diff's header.  cpu mode: the samples in callprof's hooks (and the
  * PLT stubs to them) among all the CPU time sampled, given at least
  * CP_OVERHEAD_MIN_SAMPLES samples; the clock: the compensation subtracted
- * from the raw time.
+ * from the raw time, less the time off the CPU where that was measured.
  */
 #define CP_OVERHEAD_HIGH 0.20
 #define CP_OVERHEAD_MIN_SAMPLES 100
@@ -267,7 +267,7 @@ double cp_report_profile__overhead_share(const struct cp_report_profile *rp);
 struct cp_overhead_fn {
 	uint32_t fn;	 /* index into rp->fns */
 	uint64_t calls;	 /* its calls, all contexts and threads */
-	uint64_t own_ns; /* its own time (cpu mode: self CPU time) */
+	uint64_t own_ns; /* its own time on the CPU (self cpu: off the CPU is no work) */
 	double share;	 /* estimated part of the profiler's cost due to its calls */
 };
 

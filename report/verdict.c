@@ -29,8 +29,16 @@ double cp_report_profile__overhead_share(const struct cp_report_profile *rp)
 
 		return all >= CP_OVERHEAD_MIN_SAMPLES ? (double)sh->runtime / all : -1;
 	}
-	if (rp->timed && rp->compensated && rp->raw_ns)
-		return (double)rp->subtracted_ns / (double)rp->raw_ns;
+	if (rp->timed && rp->compensated && rp->raw_ns) {
+		/* Of the time on the CPU, where measured: a preempted run is no cheaper. */
+		uint64_t off = 0;
+
+		for (uint32_t i = 0; rp->split && i < rp->ntrees; i++)
+			CP_ADD_SAT(off, rp->trees[i].n[0].wait_ns + rp->trees[i].n[0].inactive_ns);
+		if (off >= rp->raw_ns || rp->subtracted_ns >= rp->raw_ns - off)
+			return rp->subtracted_ns ? 1 : 0;
+		return (double)rp->subtracted_ns / (double)(rp->raw_ns - off);
+	}
 	return -1;
 }
 
@@ -130,7 +138,7 @@ int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 		if (!hooked(rp, n))
 			continue;
 		calls[n->fn] += (double)n->calls;
-		own[n->fn] += (double)(rp->cpu_sampled ? cp_rnode__self_cpu(n) : n->self_ns);
+		own[n->fn] += (double)cp_rnode__self_cpu(n); /* off the CPU is no work */
 		/* The clock: the calibrated cost of each call (count-only ones cost less). */
 		if (!rp->cpu_sampled)
 			est[n->fn] += (double)n->calls *
