@@ -305,6 +305,17 @@ static enum producer producer_of(const char *p, int *after_inlining, int *flags_
 	return PRODUCER_UNKNOWN;
 }
 
+/* Whether the comma-separated list holds name as one of its entries. */
+static int list_has(const struct strbuf *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list->buf; (p = strstr(p, name)); p++)
+		if ((p == list->buf || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
+}
+
 /*
  * The overhead verdict: when the profiler's share of the run reaches
  * CP_OVERHEAD_HIGH, one short paragraph after the summary line: how much,
@@ -335,7 +346,7 @@ static void overhead_verdict(const char *path, int perf_refused)
 			    k ? ", " : "", f->name, ov.top[k].calls, own < 1000 ? 1 : 2,
 			    own < 1000 ? own : own / 1000, own < 1000 ? "ns" : "us",
 			    100.0 * ov.top[k].share);
-		if (ex && !strstr(list.buf, ex))
+		if (ex && !list_has(&list, ex))
 			strbuf_addf(&list, "%s%s", list.len ? "," : "", ex);
 		free(ex);
 	}
@@ -360,8 +371,8 @@ static void overhead_verdict(const char *path, int perf_refused)
 				"(gcc; clang has no such list: mark them "
 				"__attribute__((no_instrument_function)))\n", list.buf);
 	else if (ov.ntop)
-		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild "
-				"(clang has no exclude list)%s\n",
+		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild%s%s\n",
+			prod == PRODUCER_CLANG ? " (clang has no exclude list)" : "",
 			prod == PRODUCER_CLANG && flags_known && !after ?
 				", or use -finstrument-functions-after-inlining" : "");
 	if (prod == PRODUCER_GCC)

@@ -41,6 +41,21 @@ test_expect_success 'tiny hot calls: one paragraph naming bump and the remedy, a
 	test $(grep -c "^  " err) -le 4
 '
 
+# The flag given is one gcc takes, and it does what it says: rebuilt with
+# it, bump runs no hooks and the verdict is gone.
+test_expect_success 'gcc: rebuilt with the remedy given, the verdict is gone' '
+	case "$CC" in
+	*clang*) return 0 ;;
+	esac &&
+	flag=$(sed -n "s/^  remedy: rebuild with \(-finstrument-functions-exclude-function-list=[^ ]*\)$/\1/p" err) &&
+	test -n "$flag" &&
+	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions "$flag" -Wall -o t-hot-ex \
+		"$WORKLOADS/s-hot.c" -lpthread &&
+	callprof record -o ex.cprof -- ./t-hot-ex 2>err.ex &&
+	grep "^callprof: wrote ex.cprof: 1 thread, 2 calls, 2 call paths" err.ex &&
+	! grep "hooks took" err.ex
+'
+
 test_expect_success 'the verdict leaves the exit status alone' '
 	test_expect_code 3 callprof record -o hot3.cprof -- ./t-hot 12000000 3 2>err &&
 	grep "^callprof: the hooks took" err
