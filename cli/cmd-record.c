@@ -127,6 +127,17 @@ static char *absolute(const char *path)
 
 static pid_t child_pid;
 
+/* Wall time since start (CLOCK_REALTIME, as record stamps its run), 0 if it went back. */
+static uint64_t elapsed_ns(const struct timespec *start)
+{
+	struct timespec now;
+	int64_t ns;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	ns = (int64_t)(now.tv_sec - start->tv_sec) * 1000000000 + (now.tv_nsec - start->tv_nsec);
+	return ns > 0 ? (uint64_t)ns : 0;
+}
+
 static void forward_signal(int sig)
 {
 	if (child_pid > 0)
@@ -229,8 +240,8 @@ static uint32_t unsampled_threads(const struct cp_profile_file *pf)
  * The CPU time of a cpu-mode profile: how many samples, and how much of it
  * callprof's own hooks took; warnings when the times cannot be trusted.
  */
-static void summarize_cpu(const struct cp_profile_file *pf, const char *shown, uint32_t nthreads,
-			  uint64_t calls, uint64_t paths)
+static int summarize_cpu(const struct cp_profile_file *pf, const char *shown, uint32_t nthreads,
+			 uint64_t calls, uint64_t paths)
 {
 	struct cp_sample_shares sh;
 	uint64_t program, all;
@@ -256,11 +267,125 @@ static void summarize_cpu(const struct cp_profile_file *pf, const char *shown, u
 	if (calls && unsampled < nthreads && program < CPU_FEW_SAMPLES)
 		cp_warning("CPU times rest on only %" PRIu64 " sample%s: run longer or raise --sample",
 			   program, program == 1 ? "" : "s");
-	/* A share of a handful of samples is noise; the warning above covers those runs. */
-	if (all >= CPU_FEW_SAMPLES && sh.runtime * 2 > all)
-		cp_warning("most of the CPU time (%.0f%%) was callprof's own hooks: the times shown "
-			   "exclude it; consider --exclude of the hottest tiny functions or clang "
-			   "-finstrument-functions-after-inlining", 100.0 * (double)sh.runtime / (double)all);
+	/* Worth a closer look (the PLT stubs' samples, which need symbols, add to it)? */
+	return all >= CP_OVERHEAD_MIN_SAMPLES &&
+	       (double)sh.runtime >= CP_OVERHEAD_HIGH / 2 * (double)all;
+}
+
+/*
+ * Could the hooks of a clock-timed run (timing mode) have cost
+ * CP_OVERHEAD_HIGH of its raw time?  Compensation subtracts at most the
+ * calibrated cost of every call, and the raw time (the threads' lifetimes)
+ * is at least about the run's wall time.
+ */
+static int clock_overhead_possible(const struct cp_profile_file *pf, uint64_t calls,
+				   uint64_t wall_ns)
+{
+	const struct cp_meta *m = &pf->meta;
+	double cost;
+
+	if (!calls || !m->ticks_per_sec || !(m->overhead_ticks + m->self_overhead_ticks))
+		return 0;
+	cost = (double)calls * (double)(m->overhead_ticks + m->self_overhead_ticks) * 1e9 /
+	       (double)m->ticks_per_sec;
+	return !wall_ns || cost >= CP_OVERHEAD_HIGH / 2 * (double)wall_ns;
+}
+
+/* Does a DW_AT_producer name gcc ("GNU C17 12.2.0 ...") or clang? */
+enum producer { PRODUCER_UNKNOWN, PRODUCER_GCC, PRODUCER_CLANG };
+
+static enum producer producer_of(const char *p, int *after_inlining, int *flags_known)
+{
+	*after_inlining = p && strstr(p, "-finstrument-functions-after-inlining") != NULL;
+	*flags_known = p && strstr(p, " -f") != NULL;
+	if (p && !strncmp(p, "GNU ", 4))
+		return PRODUCER_GCC;
+	if (p && strstr(p, "clang"))
+		return PRODUCER_CLANG;
+	return PRODUCER_UNKNOWN;
+}
+
+/* Whether the comma-separated list holds name as one of its entries. */
+static int list_has(const struct strbuf *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list->buf; (p = strstr(p, name)); p++)
+		if ((p == list->buf || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The overhead verdict: when the profiler's share of the run reaches
+ * CP_OVERHEAD_HIGH, one short paragraph after the summary line: how much,
+ * the tiny functions whose calls cost most of it, and what to do about
+ * them (docs/callprof-record.1.md, OVERHEAD VERDICT).  Says nothing when
+ * the share is low or not known; never fails the run.
+ */
+static void overhead_verdict(const char *path, int perf_refused)
+{
+	struct cp_report_opts ro = { .threads = CP_THREADS_MERGED };
+	struct cp_report_profile *rp;
+	struct cp_overhead ov;
+	struct strbuf fns = STRBUF_INIT, list = STRBUF_INIT;
+	enum producer prod = PRODUCER_UNKNOWN;
+	int after = 0, flags_known = 0;
+
+	rp = cp_report_profile__load(path, &ro);
+	if (!rp)
+		return;
+	if (cp_report_overhead(rp, &ov) || ov.share < CP_OVERHEAD_HIGH)
+		goto out;
+	for (uint32_t k = 0; k < ov.ntop; k++) {
+		const struct cp_rfn *f = &rp->fns[ov.top[k].fn];
+		char *ex = cp_exclude_name(f->name);
+		double own = ov.top[k].calls ? (double)ov.top[k].own_ns / (double)ov.top[k].calls : 0;
+
+		strbuf_addf(&fns, "%s%s (%" PRIu64 " calls, %.*f%s own time each, %.0f%% of the cost)",
+			    k ? ", " : "", f->name, ov.top[k].calls, own < 1000 ? 1 : 2,
+			    own < 1000 ? own : own / 1000, own < 1000 ? "ns" : "us",
+			    100.0 * ov.top[k].share);
+		if (ex && !list_has(&list, ex))
+			strbuf_addf(&list, "%s%s", list.len ? "," : "", ex);
+		free(ex);
+	}
+	prod = producer_of(ov.producer, &after, &flags_known);
+	if (rp->cpu_sampled)
+		fprintf(stderr, "callprof: the hooks took %.0f%% of the CPU time; the times shown leave "
+				"it out, but the run took at least %.1fx as long\n",
+			100.0 * ov.share, 1 / (1 - ov.share));
+	else
+		fprintf(stderr, "callprof: the hooks took %.0f%% of the clocked time; the times shown "
+				"subtract an estimate of it ('~': mostly overhead)\n", 100.0 * ov.share);
+	if (ov.ntop)
+		fprintf(stderr, "  most of it in the calls of tiny functions: %s\n", fns.buf);
+	else
+		fprintf(stderr, "  no few functions stand out: the calls of many small ones add up\n");
+	/* What to do: leave those functions' hooks out, each compiler its way. */
+	if (list.len && prod == PRODUCER_GCC)
+		fprintf(stderr, "  remedy: rebuild with -finstrument-functions-exclude-function-list=%s\n",
+			list.buf);
+	else if (list.len && prod == PRODUCER_UNKNOWN)
+		fprintf(stderr, "  remedy: rebuild with -finstrument-functions-exclude-function-list=%s "
+				"(gcc; clang has no such list: mark them "
+				"__attribute__((no_instrument_function)))\n", list.buf);
+	else if (ov.ntop)
+		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild%s%s\n",
+			prod == PRODUCER_CLANG ? " (clang has no exclude list)" : "",
+			prod == PRODUCER_CLANG && flags_known && !after ?
+				", or use -finstrument-functions-after-inlining" : "");
+	if (prod == PRODUCER_GCC)
+		fprintf(stderr, "  or build with clang -finstrument-functions-after-inlining, which "
+				"keeps inlined calls out (`callprof cc` does)\n");
+	if (!rp->cpu_sampled)
+		fprintf(stderr, "  or record with %s--budget=5 (count-only calls that cost less than "
+				"their timing)\n", perf_refused ? "" : "--time=cpu (the hooks left out of "
+				"the times) or ");
+out:
+	strbuf_release(&fns);
+	strbuf_release(&list);
+	cp_report_profile__free(rp);
 }
 
 /*
@@ -269,8 +394,9 @@ static void summarize_cpu(const struct cp_profile_file *pf, const char *shown, u
  * the same refusal leaves the profile without its wait/inactive split.
  */
 static void summarize(const char *shown, const char *path, const struct stat *before,
-		      const struct run_status *rs, int perf_refused)
+		      const struct run_status *rs, int perf_refused, uint64_t wall_ns)
 {
+	int verdict = 0;
 	struct stat st;
 	struct cp_profile_file *pf;
 	char err[1024];
@@ -319,7 +445,7 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		return;
 	}
 	if (pf->meta.mode == CP_MODE_CPU) {
-		summarize_cpu(pf, shown, nthreads, calls, paths);
+		verdict = summarize_cpu(pf, shown, nthreads, calls, paths);
 		goto incomplete;
 	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)
@@ -341,11 +467,14 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 			"failed: %s", pf->meta.switch_threads_failed,
 			pf->meta.switch_threads_failed == 1 ? "" : "s",
 			strerror((int)pf->meta.switch_errno));
+	verdict = pf->meta.mode == CP_MODE_TIMING && clock_overhead_possible(pf, calls, wall_ns);
 incomplete:
 	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
 	    pf->meta.lost_signals)
 		cp_warning("the profile is incomplete; 'callprof report' says what was lost");
 	cp_profile_file__free(pf);
+	if (verdict)
+		overhead_verdict(path, perf_refused);
 }
 
 /*
@@ -649,7 +778,7 @@ static int record_sampled(const char **argv, const char *out, const char *outabs
 	errors = cp_sampler__finish(s);
 	cp_sampler__free(s);
 	if (!errors && !not_started(status, outabs, have_before))
-		summarize(out, outabs, have_before ? &before : NULL, NULL, 0);
+		summarize(out, outabs, have_before ? &before : NULL, NULL, 0, 0);
 	list_other_profiles(out, outabs, &start);
 	return exit_like(status);
 }
@@ -879,7 +1008,8 @@ int cmd_record(int argc, const char **argv)
 	if (status_path)
 		unlink(status_path);
 	if (!not_started(status, outabs, have_before))
-		summarize(out, outabs, have_before ? &before : NULL, &rs, perf_refused);
+		summarize(out, outabs, have_before ? &before : NULL, &rs, perf_refused,
+			  elapsed_ns(&start));
 	list_other_profiles(out, outabs, &start);
 	ret = exit_like(status);
 out:

@@ -38,6 +38,9 @@ struct dpath {
 	uint64_t self_samples[2];
 	uint32_t counted;     /* bit s set: a call path in profile s (not only sampled
 			       * code without hooks, cp_rnode.uninstrumented) */
+	/* Compensated profiles: the hook overhead subtracted from total and self. */
+	uint64_t overhead_ns[2];
+	uint64_t self_overhead_ns[2];
 };
 
 struct cp_diff {
@@ -137,6 +140,8 @@ static void add_profile(struct cp_diff *d, int s)
 		CP_ADD_SAT(q->self_inactive_ns[s], n->self_inactive_ns);
 		CP_ADD_SAT(q->samples[s], n->samples);
 		CP_ADD_SAT(q->self_samples[s], n->self_samples);
+		CP_ADD_SAT(q->overhead_ns[s], n->overhead_ns);
+		CP_ADD_SAT(q->self_overhead_ns[s], n->self_overhead_ns);
 		map[i] = k;
 	}
 	d->root_ns[s] = t->n[0].total_ns;
@@ -579,6 +584,45 @@ static int side_has(const struct cp_diff *d, int s, enum cp_metric m)
 	return cp_metric__available(d->rp[s], m) && (!cp_metric__is_time(m) || d->timed);
 }
 
+/*
+ * Whether side s's time (self or total of q) is mostly hook overhead:
+ * compensation took over half of it, and what is left is the least
+ * trustworthy figure of the profile (marked '~', as in the report).
+ */
+static int mostly_overhead(const struct cp_diff *d, const struct dpath *q, int s, int self)
+{
+	return d->rp[s]->compensated && !d->cpu[s] &&
+	       (self ? cp_mostly_overhead(q->self_ns[s], q->self_overhead_ns[s]) :
+		       cp_mostly_overhead(q->total_ns[s], q->overhead_ns[s]));
+}
+
+/* Whether m's value carries the compensation of self (1) or total (0) time, or none (-1). */
+static int overhead_of(enum cp_metric m)
+{
+	return m == CP_METRIC_SELF || m == CP_METRIC_SELF_CPU ? 1 :
+	       m == CP_METRIC_TOTAL || m == CP_METRIC_CPU     ? 0 :
+								-1;
+}
+
+/* Side s's value of m: its mark, '?' (too few samples), '~' (mostly overhead), or none. */
+static const char *time_mark(const struct cp_diff *d, const struct dpath *q, int s, enum cp_metric m)
+{
+	if (!cp_metric__is_time(m))
+		return "";
+	if (few_samples(d, q, s, m))
+		return "?";
+	return overhead_of(m) >= 0 && mostly_overhead(d, q, s, overhead_of(m)) ? "~" : "";
+}
+
+/* Whether q's time (self or total) is mostly overhead on either side: the row is marked. */
+static int marked_overhead(const struct cp_diff *d, const struct dpath *q)
+{
+	for (int s = 0; s < 2; s++)
+		if (mostly_overhead(d, q, s, 1) || mostly_overhead(d, q, s, 0))
+			return 1;
+	return 0;
+}
+
 static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k, const char *path,
 		      FILE *fp)
 {
@@ -609,13 +653,14 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 		case P_B: {
 			int s = c->part == P_B;
 
-			buf[0] = '?';
+			char marked[72];
+
 			if (cp_metric__is_time(c->m))
-				cp_fmt_ns(buf + 1, sizeof(buf) - 1, v[s]);
+				cp_fmt_ns(buf, sizeof(buf), v[s]);
 			else
-				snprintf(buf + 1, sizeof(buf) - 1, "%" PRIu64, v[s]);
-			fprintf(fp, "%*s  ", w,
-				buf + !(cp_metric__is_time(c->m) && few_samples(d, q, s, c->m)));
+				snprintf(buf, sizeof(buf), "%" PRIu64, v[s]);
+			snprintf(marked, sizeof(marked), "%s%s", time_mark(d, q, s, c->m), buf);
+			fprintf(fp, "%*s  ", w, marked);
 			continue;
 		}
 		case P_DELTA:
@@ -672,6 +717,38 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 			"AB"[s], m->lost_calls, m->lost_events, m->unpaired_exits, m->nthreads_lost);
 }
 
+/*
+ * The header's word on the profiler's own cost: a side whose hooks took
+ * CP_OVERHEAD_HIGH of its run or more (verdict.c), and the changed paths
+ * whose times are mostly overhead ('~').
+ */
+static void print_overhead(const struct cp_diff *d, FILE *fp)
+{
+	uint32_t marked = 0;
+
+	for (int s = 0; s < 2; s++) {
+		const struct cp_report_profile *rp = d->rp[s];
+		double share = cp_report_profile__overhead_share(rp);
+
+		if (!d->timed || share < CP_OVERHEAD_HIGH)
+			continue;
+		if (rp->cpu_sampled)
+			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the CPU time: left "
+				    "out of the times, but they slowed the run %.1fx and changed it\n",
+				"AB"[s], 100.0 * share, 1 / (1 - share));
+		else
+			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the clocked time: its "
+				    "times are what compensation left of it, a change between them may "
+				    "point the wrong way\n", "AB"[s], 100.0 * share);
+	}
+	for (uint32_t k = 0; d->timed && k < d->np; k++)
+		marked += status_of(d, &d->p[k]) != CP_DIFF_SAME && marked_overhead(d, &d->p[k]);
+	if (marked)
+		fprintf(fp, "# '~' marks times that are mostly hook overhead (compensation took over "
+			    "half): %u changed path%s; --fail-if ignores a time change where both sides "
+			    "are such times\n", marked, marked == 1 ? "" : "s");
+}
+
 static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows, int all, FILE *fp)
 {
 	uint64_t calls[2] = { d->rp[0]->calls, d->rp[1]->calls };
@@ -692,6 +769,7 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 		fprintf(fp, "# note: %c's times were clocked per call, %c's sampled (cpu mode): "
 			    "time changes mix the two ways of measuring\n", "AB"[d->cpu[0]],
 			"AB"[d->cpu[1]]);
+	print_overhead(d, fp);
 	fmt_delta_calls(buf, sizeof(buf), calls);
 	fprintf(fp, "# calls: %" PRIu64 " -> %" PRIu64 " (%s)\n", calls[0], calls[1], buf);
 	if (d->timed) {
@@ -894,24 +972,32 @@ static int sampled_metric(enum cp_metric m)
 }
 
 /*
- * Whether q's time (self or total) is sampling noise on both sides: some
- * of it was sampled, and no side rests on CP_FEW_SAMPLES samples or more.
- * A clocked side, or a sampled one without any sample (its time is then
- * clocked wait and inactive time), rests on more.
+ * Whether q's time change (self or total) rests on nothing firm: each
+ * side's time is sampling noise (fewer than CP_FEW_SAMPLES samples) or
+ * mostly hook overhead ('~'), and at least one is so for a reason (some
+ * samples, or compensation that took over half).  A clocked side that is
+ * not mostly overhead, or a sampled one with enough samples, is firm: a
+ * path that grew from a few samples to many, or from a tiny call to a
+ * real one, did change.  A sampled side without any sample (its time is
+ * clocked wait and inactive time) is firm only by itself.
  */
-static int too_few(const struct cp_diff *d, const struct dpath *q, int self)
+static int unfounded(const struct cp_diff *d, const struct dpath *q, int self)
 {
 	const uint64_t *n = self ? q->self_samples : q->samples;
-	int sampled = 0;
+	int reason = 0;
 
 	for (int s = 0; s < 2; s++) {
-		if (!d->cpu[s])
+		if (d->cpu[s]) {
+			if (n[s] >= CP_FEW_SAMPLES)
+				return 0;
+			reason |= n[s] > 0;
+		} else if (mostly_overhead(d, q, s, self)) {
+			reason = 1;
+		} else {
 			return 0;
-		if (n[s] >= CP_FEW_SAMPLES)
-			return 0;
-		sampled |= n[s] > 0;
+		}
 	}
-	return sampled;
+	return reason;
 }
 
 /*
@@ -919,7 +1005,7 @@ static int too_few(const struct cp_diff *d, const struct dpath *q, int self)
  * INFINITY for a new path, or the change itself), larger being worse.
  */
 static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const struct dpath *q,
-		 double *how)
+		 int guard, double *how)
 {
 	const uint64_t *v;
 	uint64_t delta, buf[2];
@@ -939,9 +1025,12 @@ static int holds(const struct cp_diff *d, const struct cp_diff_cond *c, const st
 	/* Times below the floor are noise; counts are exact. */
 	if (time && v[0] < d->floor_ns && v[1] < d->floor_ns)
 		return 0;
-	/* So are sampled times (and samples) on too few samples in A and in B. */
-	if (sampled_metric(c->metric) &&
-	    too_few(d, q, cp_metric__exclusive(c->metric) == (enum cp_metric)c->metric))
+	/*
+	 * So are times (and samples) on too few samples or mostly overhead in
+	 * A and in B; wait and inactive are measured, neither.
+	 */
+	if (guard && sampled_metric(c->metric) &&
+	    unfounded(d, q, cp_metric__exclusive(c->metric) == (enum cp_metric)c->metric))
 		return 0;
 	if (c->up ? v[1] <= v[0] : v[0] <= v[1])
 		return 0;
@@ -964,7 +1053,7 @@ static void print_value(enum cp_metric m, uint64_t v, char *buf, size_t size)
 int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 {
 	enum cp_metric m = c->kind == CP_COND_METRIC ? c->metric : CP_METRIC_CALLS;
-	uint32_t n = 0, worst = CP_NONE;
+	uint32_t n = 0, worst = CP_NONE, ignored = 0;
 	double worst_how = 0;
 	struct strbuf path = STRBUF_INIT;
 	uint32_t *stack = NULL;
@@ -977,8 +1066,10 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 	for (uint32_t k = 0; k < d->np; k++) {
 		double how;
 
-		if (!holds(d, c, &d->p[k], &how))
+		if (!holds(d, c, &d->p[k], 1, &how)) {
+			ignored += holds(d, c, &d->p[k], 0, &how);
 			continue;
+		}
 		n++;
 		if (worst == CP_NONE || how > worst_how ||
 		    (how == worst_how && impact_cmp(d, &d->p[k], &d->p[worst]) < 0)) {
@@ -986,6 +1077,11 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 			worst_how = how;
 		}
 	}
+	if (ignored)
+		fprintf(err, "callprof: fail-if '%s' left out %u call path%s: in A and in B, %s "
+			     "on too few samples ('?') or mostly hook overhead ('~')\n", c->text,
+			ignored, ignored == 1 ? "" : "s", ignored == 1 ? "its time rests" :
+			"their times rest");
 	if (!n)
 		return 0;
 	q = &d->p[worst];

@@ -247,6 +247,65 @@ static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)
 }
 
 /*
+ * The profiler's own cost (verdict.c, docs/internals/overhead.md): a share
+ * of the run at or above CP_OVERHEAD_HIGH gets record's verdict and a line
+ * in diff's header.  cpu mode: the samples in callprof's hooks (and the
+ * PLT stubs to them) among all the CPU time sampled, given at least
+ * CP_OVERHEAD_MIN_SAMPLES samples; the clock: the compensation subtracted
+ * from the raw time, less the time off the CPU where that was measured.
+ */
+#define CP_OVERHEAD_HIGH 0.20
+#define CP_OVERHEAD_MIN_SAMPLES 100
+#define CP_OVERHEAD_TOP 5	       /* functions named at most */
+#define CP_OVERHEAD_MIN_FN_SHARE 0.05 /* ... each at least this share of the cost */
+#define CP_OVERHEAD_COVERED 0.80      /* ... until they cover this much of it */
+#define CP_OVERHEAD_TINY 10	       /* own time below this many times its hooks' cost */
+
+/* The profiler's share of rp's run, 0 to 1; -1 where it is not known. */
+double cp_report_profile__overhead_share(const struct cp_report_profile *rp);
+
+struct cp_overhead_fn {
+	uint32_t fn;	 /* index into rp->fns */
+	uint64_t calls;	 /* its calls, all contexts and threads */
+	uint64_t own_ns; /* its own time on the CPU (self cpu: off the CPU is no work) */
+	double share;	 /* estimated part of the profiler's cost due to its calls */
+};
+
+struct cp_overhead {
+	double share; /* cp_report_profile__overhead_share() */
+	struct cp_overhead_fn top[CP_OVERHEAD_TOP]; /* the costliest tiny functions first */
+	uint32_t ntop;
+	/* DW_AT_producer of top[0]'s compile unit (cp_symbolizer__producer), or NULL */
+	const char *producer;
+};
+
+/*
+ * How much of rp's run was the profiler's and which tiny functions' calls
+ * cost most of it: functions whose own time is under CP_OVERHEAD_TINY times
+ * their hooks' estimated cost, the costliest first, each at least
+ * CP_OVERHEAD_MIN_FN_SHARE, until they cover CP_OVERHEAD_COVERED.  The
+ * cost is shared among functions by their calls and, in cpu mode, by where
+ * the hooks' samples landed (a hook runs in its function's context or its
+ * caller's).  rp must be loaded with CP_THREADS_MERGED.  0, or -1 (*ov
+ * zeroed) when the profile does not say (counting mode, raw times, too few
+ * samples).
+ */
+int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov);
+
+/*
+ * The name gcc's -finstrument-functions-exclude-function-list matches for
+ * a function named as the report names it (demangled as c++filt prints).
+ * gcc matches substrings of its own printable name: qualified, without
+ * return type or parameters, template arguments in gcc's spelling ("ns::
+ * twice<long int>"); mangled names never match.  So this drops the return
+ * type, parameters, template arguments and clone suffixes ("long
+ * ns::twice<long>(long, int)" gives "ns::twice"); a name the list cannot
+ * hold (commas, brackets) falls back to its last "::" part.  malloc'd, or
+ * NULL (operators, lambdas).
+ */
+char *cp_exclude_name(const char *name);
+
+/*
  * Add thread ti's calls and call paths to *calls and *paths: the one
  * definition of the figures record's summary, report's banner and diff's
  * header print.  Every node of the thread's tree but its root is a call

@@ -1258,6 +1258,29 @@ int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char *
 	return line_at(sym, &sym->fn_srcs, addr, addr, file, line);
 }
 
+const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr)
+{
+	struct sym_module *m = symbolizer__find_module(sym, addr);
+	Dwarf_Attribute attr;
+	Dwarf_Die *cu;
+	Dwarf_Addr bias;
+	uint64_t d;
+
+	if (!m || sym_module__load(sym, m))
+		return NULL;
+	d = sym_module__dwfl_addr(m, addr);
+	cu = dwfl_module_addrdie(m->mod, d, &bias);
+	if (!cu) {
+		/* No .debug_aranges (clang): the module's own index of its CUs. */
+		if (!m->cus_indexed)
+			sym_module__index_cus(m);
+		cu = sym_module__find_cu(m, d - m->dw_bias);
+	}
+	if (!cu || !dwarf_attr(cu, DW_AT_producer, &attr))
+		return NULL;
+	return dwarf_formstring(&attr);
+}
+
 const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset)
 {
 	struct sym_module *m = symbolizer__find_module(sym, addr);

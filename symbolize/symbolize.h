@@ -101,6 +101,14 @@ int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char *
 const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset);
 
 /*
+ * The DW_AT_producer of the compile unit holding the code at addr: the
+ * compiler and, where it records them, its flags ("GNU C17 12.2.0 -O2
+ * -finstrument-functions", "Debian clang version 14.0.6").  NULL without
+ * debug information there.  Owned by the symbolizer's libdw session.
+ */
+const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr);
+
+/*
  * The first place libdwfl's standard debug-file search
  * (dwfl_standard_find_debuginfo, with this debuginfo_path) may open for
  * file_name's debug data that exists but is not a regular file, malloc'd;

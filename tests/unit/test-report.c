@@ -7,6 +7,7 @@
  * nanosecond (CLOCK_MONOTONIC), so every expected value below can be
  * worked out by hand from the numbers in make_profile().
  */
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -355,4 +356,60 @@ TEST(compensation_is_shared_among_call_sites)
 	CHECK_EQ(sum_total, 50);
 	cp_report_profile__free(rp);
 	unlink("s.cprof");
+}
+
+/*
+ * The verdict's figures on the hand-made profile: 350 of 1100 ns
+ * subtracted; each call costs 25 ns (outside + inside), so C's 10 calls
+ * are 250 of the 350 estimated, R's 3 are 75 and P's one 25.  C and R
+ * cover 93% (over CP_OVERHEAD_COVERED), so P is not named.
+ */
+TEST(overhead_names_the_functions_whose_calls_cost_it)
+{
+	struct cp_report_profile *rp = load(0);
+	struct cp_overhead ov;
+
+	CHECK_EQ(cp_report_overhead(rp, &ov), 0);
+	CHECK(ov.share > 0.318 && ov.share < 0.319); /* 350 / 1100 */
+	CHECK_EQ(ov.ntop, 2);
+	CHECK_EQ(rp->fns[ov.top[0].fn].addr, 0x200);
+	CHECK_EQ(ov.top[0].calls, 10);
+	CHECK_EQ(ov.top[0].own_ns, 250);
+	CHECK(ov.top[0].share > 0.714 && ov.top[0].share < 0.715);
+	CHECK_EQ(rp->fns[ov.top[1].fn].addr, 0x300);
+	CHECK_EQ(ov.top[1].calls, 3);
+	CHECK(ov.producer == NULL); /* no module, no DWARF */
+	cp_report_profile__free(rp);
+	/* Raw times: how much was the hooks' is not known. */
+	rp = load(1);
+	CHECK_EQ(cp_report_overhead(rp, &ov), -1);
+	CHECK_EQ(ov.ntop, 0);
+	cp_report_profile__free(rp);
+	unlink("r.cprof");
+}
+
+static void check_exclude(const char *name, const char *want)
+{
+	char *got = cp_exclude_name(name);
+
+	if (!want)
+		CHECK(got == NULL);
+	else
+		CHECK_STR(got, want);
+	free(got);
+}
+
+/* gcc matches substrings of its own printable name: qualified, no types, no arguments. */
+TEST(exclude_names_are_what_gcc_matches)
+{
+	check_exclude("bump", "bump");
+	check_exclude("bump.part.0", "bump");
+	check_exclude("ns::tiny(int)", "ns::tiny");
+	check_exclude("long ns::twice<long>(long, int)", "ns::twice");
+	check_exclude("ns::Vec<int, 3>::at(unsigned long) const", "at");
+	check_exclude("std::vector<int, std::allocator<int> > ns::Box<int>::get<2>()", "get");
+	check_exclude("f(int) [clone .isra.0]", "f");
+	check_exclude("(anonymous namespace)::helper(int)", "helper");
+	check_exclude("ns::A::operator<(ns::A const&) const", NULL);
+	check_exclude("main::{lambda(int)#1}::operator()(int) const", NULL);
 }

@@ -1,0 +1,259 @@
+/*
+ * verdict.c - how much of a run was the profiler's own cost, and which
+ * functions' calls cost it (record's overhead verdict, diff's header; see
+ * docs/internals/overhead.md, "The overhead verdict").
+ *
+ * Every call of an instrumented function runs the same two hooks, so the
+ * hooks' cost is shared among functions by their calls.  In cpu mode the
+ * samples that landed in the hooks also say where: a hook runs while its
+ * function's context or its caller's is the innermost one, so the runtime's
+ * samples in context n belong to n's own calls and to its children's, and
+ * are shared among those by calls.  With the clock, compensation already
+ * charges a calibrated cost to every call.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+
+double cp_report_profile__overhead_share(const struct cp_report_profile *rp)
+{
+	if (rp->cpu_sampled) {
+		const struct cp_sample_shares *sh = &rp->shares;
+		double all = (double)sh->program + (double)sh->kernel + (double)sh->lost +
+			     (double)sh->runtime;
+
+		return all >= CP_OVERHEAD_MIN_SAMPLES ? (double)sh->runtime / all : -1;
+	}
+	if (rp->timed && rp->compensated && rp->raw_ns) {
+		/* Of the time on the CPU, where measured: a preempted run is no cheaper. */
+		uint64_t off = 0;
+
+		for (uint32_t i = 0; rp->split && i < rp->ntrees; i++)
+			CP_ADD_SAT(off, rp->trees[i].n[0].wait_ns + rp->trees[i].n[0].inactive_ns);
+		if (off >= rp->raw_ns || rp->subtracted_ns >= rp->raw_ns - off)
+			return rp->subtracted_ns ? 1 : 0;
+		return (double)rp->subtracted_ns / (double)(rp->raw_ns - off);
+	}
+	return -1;
+}
+
+/* A real function's call (not a pseudo-frame, nor sampled code without hooks). */
+static int hooked(const struct cp_report_profile *rp, const struct cp_rnode *n)
+{
+	return n->fn != CP_NONE && !n->uninstrumented && !(rp->fns[n->fn].flags & CP_RFN_PSEUDO);
+}
+
+/*
+ * Whether a sample at ip, in the context of NODES record r, is the
+ * profiler's: in the runtime's code, or in the program's PLT stub of a
+ * hook (as report/profile.c, cpu_samples, tells them apart).
+ */
+static int profilers_sample(struct cp_report_profile *rp, const struct cp_node_rec *r, uint64_t ip)
+{
+	uint64_t entry;
+
+	if (ip < CP_IP_PSEUDO_LIMIT)
+		return 0;
+	if (cp_profile_file__in_runtime(rp->pf, ip))
+		return 1;
+	if (rp->no_files)
+		return 0;
+	entry = cp_symbolizer__fn_entry(rp->sym, ip);
+	return entry && entry != r->fn &&
+	       !strncmp(cp_symbolizer__fn_name(rp->sym, entry), "__cyg_profile_func_", 19);
+}
+
+/* cpu mode: est[fn] += the runtime's samples, shared by calls as above. */
+static void share_samples(struct cp_report_profile *rp, double *est)
+{
+	const struct cp_profile_file *pf = rp->pf;
+	const struct cp_rtree *t = &rp->trees[0];
+	double *in = xcalloc(t->nn ? t->nn : 1, sizeof(*in));
+
+	for (uint32_t i = 0; i < pf->nlines; i++) {
+		const struct cp_line_rec *l = &pf->lines[i];
+		uint32_t n = rp->node_map[l->node];
+
+		if (n != CP_NONE && profilers_sample(rp, &pf->nodes[l->node], l->ip))
+			in[n] += (double)l->samples;
+	}
+	for (uint32_t i = 0; i < t->nn; i++) {
+		const struct cp_rnode *n = &t->n[i];
+		double calls = 0;
+
+		if (!in[i])
+			continue;
+		if (hooked(rp, n))
+			calls += (double)n->calls;
+		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
+			if (hooked(rp, &t->n[c]))
+				calls += (double)t->n[c].calls;
+		if (!calls)
+			continue;
+		if (hooked(rp, n))
+			est[n->fn] += in[i] * (double)n->calls / calls;
+		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
+			if (hooked(rp, &t->n[c]))
+				est[t->n[c].fn] += in[i] * (double)t->n[c].calls / calls;
+	}
+	free(in);
+}
+
+static const double *sort_est;
+
+static int est_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (sort_est[a] != sort_est[b])
+		return sort_est[a] > sort_est[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
+{
+	const struct cp_rtree *t;
+	double *est, *calls, *own, sum = 0, cum = 0;
+	uint32_t *order;
+
+	memset(ov, 0, sizeof(*ov));
+	ov->share = cp_report_profile__overhead_share(rp);
+	if (ov->share < 0)
+		return -1;
+	if (rp->ntrees != 1 || rp->threads != CP_THREADS_MERGED)
+		BUG("the overhead verdict wants a profile loaded with threads merged");
+	t = &rp->trees[0];
+	est = xcalloc(rp->nfns ? rp->nfns : 1, sizeof(*est));
+	calls = xcalloc(rp->nfns ? rp->nfns : 1, sizeof(*calls));
+	own = xcalloc(rp->nfns ? rp->nfns : 1, sizeof(*own));
+	order = xmalloc((rp->nfns ? rp->nfns : 1) * sizeof(*order));
+	for (uint32_t i = 1; i < t->nn; i++) {
+		const struct cp_rnode *n = &t->n[i];
+
+		if (!hooked(rp, n))
+			continue;
+		calls[n->fn] += (double)n->calls;
+		own[n->fn] += (double)cp_rnode__self_cpu(n); /* off the CPU is no work */
+		/* The clock: the calibrated cost of each call (count-only ones cost less). */
+		if (!rp->cpu_sampled)
+			est[n->fn] += (double)n->calls *
+				      (n->untimed ? rp->untimed_ns : rp->inside_ns + rp->outside_ns);
+	}
+	if (rp->cpu_sampled)
+		share_samples(rp, est);
+	for (uint32_t f = 0; f < rp->nfns; f++) {
+		order[f] = f;
+		sum += est[f];
+	}
+	sort_est = est;
+	qsort(order, rp->nfns, sizeof(*order), est_cmp);
+	for (uint32_t k = 0; sum > 0 && k < rp->nfns && ov->ntop < CP_OVERHEAD_TOP; k++) {
+		uint32_t f = order[k];
+		double share = est[f] / sum;
+
+		if (share < CP_OVERHEAD_MIN_FN_SHARE || cum >= CP_OVERHEAD_COVERED)
+			break;
+		/* Its own work is many times its hooks' cost: not worth leaving out. */
+		if (own[f] > CP_OVERHEAD_TINY * est[f] * (rp->cpu_sampled ? (double)rp->period_ns : 1))
+			continue;
+		cum += share;
+		ov->top[ov->ntop++] = (struct cp_overhead_fn){
+			.fn = f,
+			.calls = (uint64_t)calls[f],
+			.own_ns = cp_ns_from_double(own[f]),
+			.share = share,
+		};
+	}
+	if (ov->ntop && !rp->no_files)
+		ov->producer = cp_symbolizer__producer(rp->sym, rp->fns[ov->top[0].fn].addr);
+	free(order);
+	free(own);
+	free(calls);
+	free(est);
+	return 0;
+}
+
+/* Whether s ends with suffix; then cut it off. */
+static int cut_suffix(char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	if (n < k || strcmp(s + n - k, suffix))
+		return 0;
+	s[n - k] = '\0';
+	return 1;
+}
+
+/* A name gcc's list can hold: no separator, space, bracket or brace of a lambda. */
+static int listable(const char *s)
+{
+	return *s && !strpbrk(s, ", ()[]{}<>'`\"\\");
+}
+
+char *cp_exclude_name(const char *name)
+{
+	char *s = xstrdup(name), *p, *last;
+	int depth = 0;
+
+	/* gcc's clones: "f(int) [clone .isra.0]" (C++), "f.part.0" (C). */
+	while ((p = strstr(s, " [clone ")))
+		*p = '\0';
+	while (cut_suffix(s, " const") || cut_suffix(s, " volatile") || cut_suffix(s, " &&") ||
+	       cut_suffix(s, " &"))
+		;
+	/* The parameter list: from the last ')' back to its '('. */
+	if (*s && s[strlen(s) - 1] == ')') {
+		for (p = s + strlen(s); p-- > s;) {
+			depth += *p == ')' ? 1 : *p == '(' ? -1 : 0;
+			if (!depth)
+				break;
+		}
+		if (p < s)
+			goto none;
+		*p = '\0';
+	}
+	if (strstr(s, "operator"))
+		goto none; /* "operator<", "operator long": no safe spelling */
+	/* A function template's arguments: gcc spells them its way ("long int"). */
+	if (*s && s[strlen(s) - 1] == '>') {
+		for (p = s + strlen(s); p-- > s;) {
+			depth += *p == '>' ? 1 : *p == '<' ? -1 : 0;
+			if (!depth)
+				break;
+		}
+		if (p < s)
+			goto none;
+		*p = '\0';
+	}
+	/* A return type, which c++filt prints for template instances: up to the last outer space. */
+	depth = 0;
+	for (p = last = s; *p; p++) {
+		depth += *p == '<' ? 1 : *p == '>' ? -1 : 0;
+		if (!depth && *p == ' ')
+			last = p + 1;
+	}
+	memmove(s, last, strlen(last) + 1);
+	if (!strstr(s, "::") && (p = strchr(s, '.')))
+		*p = '\0'; /* C clones: "f.part.0" */
+	if (listable(s))
+		return s;
+	/*
+	 * Template arguments of a class ("ns::Vec<int, 3>::at") or an anonymous
+	 * namespace inside the name: its last part, which gcc matches as a
+	 * substring of the whole.
+	 */
+	for (p = s + strlen(s); p > s && !(p[-1] == ':' && p - 1 > s && p[-2] == ':'); p--)
+		;
+	if (p > s && listable(p)) {
+		memmove(s, p, strlen(p) + 1);
+		return s;
+	}
+none:
+	free(s);
+	return NULL;
+}

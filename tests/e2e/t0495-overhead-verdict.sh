@@ -1,0 +1,124 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='the overhead verdict: record names the tiny hot functions and the remedy; diff marks mostly-overhead times'
+. "$(dirname "$0")/lib.sh"
+
+# t-hot calls the one-line bump() 12 million times from one loop: the hooks
+# are most of the run under every compiler and level (74-90% of the CPU
+# time here).  t-spin makes four long calls: the hooks are nothing.  The
+# shares themselves are not asserted, only which side of 20% they fall.
+
+test_expect_success 'setup' '
+	build_workload s-hot.c &&
+	build_workload s-spin.c
+'
+
+# The remedy depends on the compiler that built bump (its DW_AT_producer):
+# gcc has the exclude list and inlines less with its hooks, clang has
+# after-inlining instrumentation but no exclude list.
+check_remedy () {
+	case "$CC" in
+	*clang*)
+		grep "^  remedy: mark them __attribute__((no_instrument_function)) and rebuild" "$1" &&
+		! grep -e "-finstrument-functions-exclude-function-list" "$1" &&
+		! grep -e "after-inlining" "$1"
+		;;
+	*)
+		grep "^  remedy: rebuild with -finstrument-functions-exclude-function-list=bump$" "$1" &&
+		grep "^  or build with clang -finstrument-functions-after-inlining.*callprof cc" "$1"
+		;;
+	esac
+}
+
+test_expect_success 'tiny hot calls: one paragraph naming bump and the remedy, after the summary' '
+	callprof record -o hot.cprof -- ./t-hot 2>err &&
+	sed -n 1p err | grep "^callprof: wrote hot.cprof: 1 thread, 12000002 calls, 3 call paths, CPU time" &&
+	test $(grep -c "^callprof: the hooks took [0-9]*% of the CPU time; the times shown leave it out" err) = 1 &&
+	grep "^  most of it in the calls of tiny functions: bump (12000000 calls, [0-9.]*[nu]s own time each, [0-9]*% of the cost)$" err &&
+	! grep "calls of tiny functions:.*work" err &&
+	check_remedy err &&
+	! grep -e "--budget" err &&
+	test $(grep -c "^  " err) -le 4
+'
+
+# The flag given is one gcc takes, and it does what it says: rebuilt with
+# it, bump runs no hooks and the verdict is gone.
+test_expect_success 'gcc: rebuilt with the remedy given, the verdict is gone' '
+	case "$CC" in
+	*clang*) return 0 ;;
+	esac &&
+	flag=$(sed -n "s/^  remedy: rebuild with \(-finstrument-functions-exclude-function-list=[^ ]*\)$/\1/p" err) &&
+	test -n "$flag" &&
+	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions "$flag" -Wall -o t-hot-ex \
+		"$WORKLOADS/s-hot.c" -lpthread &&
+	callprof record -o ex.cprof -- ./t-hot-ex 2>err.ex &&
+	grep "^callprof: wrote ex.cprof: 1 thread, 2 calls, 2 call paths" err.ex &&
+	! grep "hooks took" err.ex
+'
+
+test_expect_success 'the verdict leaves the exit status alone' '
+	test_expect_code 3 callprof record -o hot3.cprof -- ./t-hot 12000000 3 2>err &&
+	grep "^callprof: the hooks took" err
+'
+
+test_expect_success 'clocked: the same functions, and --time=cpu or --budget' '
+	callprof record --time=clock -o hotc.cprof -- ./t-hot 2>err &&
+	grep "^callprof: the hooks took [0-9]*% of the clocked time; the times shown subtract an estimate" err &&
+	grep "^  most of it in the calls of tiny functions: bump (12000000 calls" err &&
+	check_remedy err &&
+	grep "^  or record with --time=cpu (the hooks left out of the times) or --budget=5 " err
+'
+
+test_expect_success 'few long calls: no verdict, either way' '
+	callprof record -o spin.cprof -- ./t-spin 2>err &&
+	! grep "hooks took" err &&
+	! grep "^  " err &&
+	callprof record --time=clock -o spinc.cprof -- ./t-spin 2>err &&
+	! grep "hooks took" err
+'
+
+# Crafted clocked profiles (tests/mkprofile.c, one tick one nanosecond):
+# main and tiny, 1000000 calls of tiny at 10 ns outside + 10 ns inside.
+# tiny's raw 15 ms (A) and 14 ms (B) lose 10 ms each: 5 and 4 ms are left,
+# mostly overhead on both sides; main keeps most of its time.  The hooks
+# are 20 of the 60 ms raw (33%) on each side.
+craft_clocked () {
+	{
+		echo "meta mode=0 overhead=10 self_overhead=10" &&
+		echo "cmd ./prog" &&
+		echo "thread tid=1 name=main" &&
+		echo "node" &&
+		echo "node parent=0 fn=0x1000 calls=1 ticks=60000000" &&
+		echo "node parent=1 fn=0x2000 calls=1000000 ticks=$2"
+	} >$1.txt &&
+	"$CALLPROF_BUILD/tests/mkprofile" $1.cprof <$1.txt
+}
+
+test_expect_success 'diff: mostly-overhead times are marked, and the header says why' '
+	craft_clocked oa 15000000 &&
+	craft_clocked ob 14000000 &&
+	callprof diff oa.cprof ob.cprof >out &&
+	grep "^# warning: A: callprof.s hooks took 33% of the clocked time: .* may point the wrong way$" out &&
+	grep "^# warning: B: callprof.s hooks took 33% of the clocked time" out &&
+	grep "^# .~. marks times that are mostly hook overhead .*: 1 changed path; --fail-if ignores" out &&
+	grep "^ *1000000 *1000000 *0 *~5.00ms *~4.00ms *-1.00ms .*+0x2000$" out &&
+	grep "^ *1 *1 *0 *35.00ms *36.00ms " out
+'
+
+test_expect_success 'diff --fail-if: no failure on a change between mostly-overhead times, and it says so' '
+	callprof diff --fail-if "self<-10%" oa.cprof ob.cprof >out 2>err &&
+	grep "^callprof: fail-if .self<-10%. left out 1 call path: in A and in B, its time rests on too few samples (.?.) or mostly hook overhead (.~.)$" err &&
+	! grep "holds" err
+'
+
+# A change from a mostly-overhead time to a firm one is real: tiny grew to
+# 40 ms raw (30 ms left after the 10 ms): the condition holds.
+test_expect_success 'diff --fail-if: a firm side makes the change count' '
+	craft_clocked oc 40000000 &&
+	test_expect_code 3 callprof diff --fail-if "self>+100%" oa.cprof oc.cprof >out 2>err &&
+	grep "^callprof: fail-if .self>+100%. holds for 1 call path; worst: .*+0x2000: self 5.00ms -> 30.00ms" err &&
+	! grep "left out" err &&
+	grep "^ *1000000 *1000000 *0 *~5.00ms *30.00ms " out
+'
+
+test_done
