@@ -129,6 +129,8 @@ struct cp_symbolizer {
 	struct sym_cache sites;		  /* site results */
 	struct sym_cache fn_srcs;	  /* functions' source positions */
 	struct sym_cache ips;		  /* sampled instructions' source positions */
+	struct sym_cache inlines;	  /* inline chains: str a NULL-ended name array */
+	struct sym_cache decls;		  /* functions' declarations */
 	char **owned;			  /* strings we allocated for results */
 	size_t nowned, owned_alloc;	  /* used and allocated entries of owned */
 };
@@ -894,6 +896,91 @@ static const char *sym_module__line(struct sym_module *m, uint64_t d, int *line)
 	return src;
 }
 
+/* The CU DIE holding DWARF address a (Dwfl address d), or NULL. */
+static Dwarf_Die *sym_module__cu_die(struct sym_module *m, uint64_t d, Dwarf_Die *buf,
+				     uint64_t *a)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, d, &bias);
+
+	if (cu) {
+		*buf = *cu;
+		*a = d - bias;
+		return buf;
+	}
+	if (!m->cus_indexed)
+		sym_module__index_cus(m);
+	*a = d - m->dw_bias;
+	cu = sym_module__find_cu(m, *a);
+	if (!cu)
+		return NULL;
+	*buf = *cu;
+	return buf;
+}
+
+/*
+ * The DIEs of code holding DWARF address a, from the outermost (the
+ * subprogram) inwards, below die: each child whose ranges hold a is
+ * descended into (lexical blocks, inlined subroutines); namespaces and
+ * types, which have no ranges, are searched for the member functions they
+ * may hold.  Appends to *path (n entries, *alloc allocated); returns the
+ * new count.
+ */
+static size_t scopes_at(Dwarf_Die *die, uint64_t a, Dwarf_Die **path, size_t n, size_t *alloc,
+			int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(die, &child))
+		return n;
+	do {
+		int tag = dwarf_tag(&child);
+
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_lexical_block:
+		case DW_TAG_inlined_subroutine:
+			if (dwarf_haspc(&child, a) <= 0)
+				break;
+			ALLOC_GROW(*path, n + 1, *alloc);
+			(*path)[n++] = child;
+			return scopes_at(&child, a, path, n, alloc, depth + 1);
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type: {
+			size_t got = scopes_at(&child, a, path, n, alloc, depth + 1);
+
+			if (got > n)
+				return got;
+			break;
+		}
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return n;
+}
+
+/* The name of a subprogram or inlined instance, as the naming rules say. */
+static const char *die_fn_name(struct cp_symbolizer *sym, Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	const char *name = NULL;
+	char *dm;
+	int status;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at))
+		name = dwarf_formstring(&at);
+	if (name && !sym->mangled && !strncmp(name, "_Z", 2) &&
+	    (dm = __cxa_demangle(name, NULL, NULL, &status)))
+		return symbolizer__own(sym, dm);
+	if (!name && dwarf_attr_integrate(die, DW_AT_name, &at))
+		name = dwarf_formstring(&at);
+	return name ? name : "?";
+}
+
 /* ---- debug files ---- */
 
 /* The GNU build-id of the ELF file at path into *id (malloc'd); its length, or -1. */
@@ -1193,6 +1280,8 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 	sym_cache__release(&sym->sites);
 	sym_cache__release(&sym->fn_srcs);
 	sym_cache__release(&sym->ips);
+	sym_cache__release(&sym->inlines);
+	sym_cache__release(&sym->decls);
 	for (size_t i = 0; i < sym->nowned; i++)
 		free(sym->owned[i]);
 	free(sym->owned);
@@ -1256,6 +1345,81 @@ int cp_symbolizer__line(struct cp_symbolizer *sym, uint64_t ip, const char **fil
 int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char **file, int *line)
 {
 	return line_at(sym, &sym->fn_srcs, addr, addr, file, line);
+}
+
+/* The code DIEs holding ip (see scopes_at), malloc'd into *path; their number. */
+static size_t symbolizer__scopes(struct cp_symbolizer *sym, uint64_t ip, Dwarf_Die **path)
+{
+	struct sym_module *m = symbolizer__find_module(sym, ip);
+	Dwarf_Die cu;
+	uint64_t a;
+	size_t alloc = 0;
+
+	*path = NULL;
+	if (!m || sym_module__load(sym, m) ||
+	    !sym_module__cu_die(m, sym_module__dwfl_addr(m, ip), &cu, &a))
+		return 0;
+	return scopes_at(&cu, a, path, 0, &alloc, 0);
+}
+
+int cp_symbolizer__inlined(struct cp_symbolizer *sym, uint64_t ip, const char *const **names)
+{
+	const struct sym_cache_slot *s = sym_cache__get(&sym->inlines, ip);
+	Dwarf_Die *path;
+	size_t n;
+	const char **out;
+	int k = 0;
+
+	if (s) {
+		*names = (const char *const *)s->str;
+		return s->line;
+	}
+	n = symbolizer__scopes(sym, ip, &path);
+	out = xcalloc(n + 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		if (dwarf_tag(&path[i]) == DW_TAG_inlined_subroutine)
+			out[k++] = die_fn_name(sym, &path[i]);
+	free(path);
+	symbolizer__own(sym, (char *)out);
+	sym_cache__put(&sym->inlines, ip, (const char *)out, k);
+	*names = out;
+	return k;
+}
+
+int cp_symbolizer__fn_decl(struct cp_symbolizer *sym, uint64_t addr, const char **file, int *line)
+{
+	const struct sym_cache_slot *s = sym_cache__get(&sym->decls, addr);
+	Dwarf_Die *path;
+	const char *src = NULL;
+	int ln = 0;
+
+	if (!s) {
+		size_t n = symbolizer__scopes(sym, addr, &path);
+
+		/* The outermost: the function whose code this is, not one inlined into it. */
+		if (n && dwarf_tag(&path[0]) == DW_TAG_subprogram &&
+		    (src = dwarf_decl_file(&path[0])) && dwarf_decl_line(&path[0], &ln))
+			src = NULL;
+		free(path);
+		if (!src || ln <= 0) {
+			const char *f;
+
+			/* No declaration: where its code begins. */
+			if (cp_symbolizer__fn_src(sym, addr, &f, &ln))
+				src = no_site, ln = 0;
+			else
+				src = f;
+		}
+		sym_cache__put(&sym->decls, addr, src, ln);
+	} else {
+		src = s->str;
+		ln = s->line;
+	}
+	if (!ln)
+		return -ENOENT;
+	*file = src;
+	*line = ln;
+	return 0;
 }
 
 const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset)
