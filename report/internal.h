@@ -242,6 +242,13 @@ void cp_export_json_time_source(struct cp_json *j, const struct cp_report_profil
 /* Its "compensation" key and object: what was subtracted, from what. */
 void cp_export_json_compensation(struct cp_json *j, const struct cp_report_profile *rp);
 
+/*
+ * Whether sampled address ip is the profiler's own code: callprof's runtime
+ * (CP_MODULE_RUNTIME), or the program's PLT stubs that jump to the hooks
+ * (and the hooks of a static build), whose samples are the profiler's share.
+ */
+int cp_report_profile__profilers_ip(struct cp_report_profile *rp, uint64_t ip);
+
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);
 const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t part);

@@ -84,19 +84,6 @@ static uint32_t tree_of(const struct cp_report_profile *rp, uint32_t k)
 	return CP_NONE;
 }
 
-/*
- * Whether ip is the profiler's own code: callprof's runtime, or the
- * program's PLT stubs and (static builds) hooks it jumps to, as
- * report/profile.c charges them to the profiler's share.
- */
-static int profilers(struct cp_report_profile *p, uint64_t ip)
-{
-	if (ip < CP_IP_PSEUDO_LIMIT)
-		return 0;
-	return cp_profile_file__in_runtime(p->pf, ip) ||
-	       !strncmp(cp_symbolizer__fn_name(p->sym, ip), "__cyg_profile_func_", 19);
-}
-
 /* Add name to the list of functions FN was found inlined into, if new. */
 static void add_into(struct line_table *t, const char *name)
 {
@@ -138,7 +125,7 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 		if (n->fn == CP_NONE)
 			continue;
 		own = !strcmp(cp_rnode__name(p, n), fn);
-		if (profilers(p, l->ip))
+		if (cp_report_profile__profilers_ip(p, l->ip))
 			continue; /* the profiler's share: in no context's time */
 		if (l->ip >= CP_IP_PSEUDO_LIMIT || pf->meta.mode != CP_MODE_CPU) {
 			in = cp_symbolizer__fn_name(p->sym, l->ip);

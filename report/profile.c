@@ -675,6 +675,14 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	return cp_report_profile__from_file(pf, opts);
 }
 
+int cp_report_profile__profilers_ip(struct cp_report_profile *rp, uint64_t ip)
+{
+	if (ip < CP_IP_PSEUDO_LIMIT)
+		return 0;
+	return cp_profile_file__in_runtime(rp->pf, ip) ||
+	       !strncmp(cp_symbolizer__fn_name(rp->sym, ip), "__cyg_profile_func_", 19);
+}
+
 /* Whether record r is a call of a function (not a root, signal or region). */
 static int is_call(const struct cp_node_rec *r)
 {

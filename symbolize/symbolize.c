@@ -504,24 +504,67 @@ static uint8_t sym_rank(unsigned char info)
 	}
 }
 
+/* A GOT slot a PLT stub may jump through, and the symbol it is relocated to. */
+struct plt_slot {
+	uint64_t got;	    /* the slot's ELF address (r_offset) */
+	const char *target; /* the symbol's name, owned by libelf */
+};
+
+static int plt_slot__cmp(const void *a, const void *b)
+{
+	const struct plt_slot *x = a, *y = b;
+
+	return (x->got > y->got) - (x->got < y->got);
+}
+
+/* The JUMP_SLOT and GLOB_DAT relocations of rela section scn, into *slots. */
+static void add_plt_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct plt_slot **slots,
+			  size_t *n, size_t *alloc)
+{
+	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
+	Elf_Data *rdata = elf_getdata(scn, NULL), *sdata = symscn ? elf_getdata(symscn, NULL) : NULL;
+	GElf_Shdr symsh;
+
+	if (!rdata || !sdata || !sh->sh_entsize || !gelf_getshdr(symscn, &symsh))
+		return;
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+		GElf_Rela r;
+		GElf_Sym ds;
+		const char *target;
+
+		if (!gelf_getrela(rdata, (int)i, &r) ||
+		    (GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT &&
+		     GELF_R_TYPE(r.r_info) != R_X86_64_GLOB_DAT) ||
+		    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &ds) ||
+		    !(target = elf_strptr(elf, symsh.sh_link, ds.st_name)) || !*target)
+			continue;
+		ALLOC_GROW(*slots, *n + 1, *alloc);
+		(*slots)[(*n)++] = (struct plt_slot){ .got = r.r_offset, .target = target };
+	}
+}
+
 /*
  * x86-64: a symbol "TARGET@plt" for each PLT stub of m (appended to
  * m->syms, which holds n), as perf names them: otherwise a sample in a
  * stub takes the name of whatever symbol precedes the PLT (_init), and the
  * stubs that call callprof's hooks could not be told from the program's.
- * Stub i of .plt.sec (IBT), else of .plt after its 16-byte header, jumps
- * through .rela.plt's entry i.  Returns the new count.
+ * Every stub of .plt, .plt.sec (IBT, -fcf-protection) and .plt.got (no
+ * lazy binding) jumps through a GOT slot, "jmp *disp(%rip)" (ff 25, after
+ * endbr64 or a bnd prefix): the relocation of that slot (JUMP_SLOT, or
+ * GLOB_DAT for .plt.got) names the target.  Decoding the jump rather than
+ * counting entries holds for every section and linker layout; .plt's
+ * entries that only push and jump to the lazy resolver (with .plt.sec)
+ * name nothing and are left alone.  Returns the new count.
  */
 static size_t add_plt(struct cp_symbolizer *sym, struct sym_module *m, size_t n, size_t *alloc)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(m->mod, &bias);
-	Elf_Scn *scn = NULL, *rela = NULL;
-	GElf_Shdr sh, plt = { 0 }, plt_sec = { 0 }, rsh;
+	Elf_Scn *scn = NULL, *plts[8];
+	GElf_Shdr sh;
 	GElf_Ehdr eh;
-	size_t shstrndx;
-	Elf_Data *rdata, *sdata;
-	uint64_t base;
+	size_t shstrndx, nplts = 0, nslots = 0, slots_alloc = 0;
+	struct plt_slot *slots = NULL;
 
 	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
 	    elf_getshdrstrndx(elf, &shstrndx))
@@ -531,46 +574,50 @@ static size_t add_plt(struct cp_symbolizer *sym, struct sym_module *m, size_t n,
 
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		if (!strcmp(name, ".plt"))
-			plt = sh;
-		else if (!strcmp(name, ".plt.sec"))
-			plt_sec = sh;
-		else if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA)
-			rela = scn;
+		if (sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC))
+			add_plt_slots(elf, scn, &sh, &slots, &nslots, &slots_alloc);
+		else if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) &&
+			 (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+			  !strcmp(name, ".plt.got")) && nplts < sizeof(plts) / sizeof(*plts))
+			plts[nplts++] = scn;
 	}
-	if (!rela || (!plt.sh_size && !plt_sec.sh_size) || !gelf_getshdr(rela, &rsh) ||
-	    !(rdata = elf_getdata(rela, NULL)) || !rsh.sh_entsize)
-		return n;
-	sdata = elf_getdata(elf_getscn(elf, rsh.sh_link), NULL);
-	{
-		GElf_Shdr dyn;
+	if (nslots)
+		qsort(slots, nslots, sizeof(*slots), plt_slot__cmp);
+	for (size_t p = 0; p < nplts && nslots; p++) {
+		Elf_Data *d = elf_getdata(plts[p], NULL);
+		uint64_t es;
 
-		if (!sdata || !gelf_getshdr(elf_getscn(elf, rsh.sh_link), &dyn))
-			return n;
-		for (size_t i = 0; i < rsh.sh_size / rsh.sh_entsize; i++) {
-			GElf_Rela r;
-			GElf_Sym ds;
-			const char *target;
+		if (!gelf_getshdr(plts[p], &sh) || !d || !d->d_buf || d->d_size < sh.sh_size)
+			continue;
+		es = sh.sh_entsize >= 8 && sh.sh_entsize <= 32 ? sh.sh_entsize : 16;
+		for (uint64_t off = 0; off + es <= sh.sh_size; off += es) {
+			const unsigned char *e = (const unsigned char *)d->d_buf + off;
 
-			base = plt_sec.sh_size ? plt_sec.sh_addr + 16 * i : plt.sh_addr + 16 * (i + 1);
-			if (base + 16 > (plt_sec.sh_size ? plt_sec.sh_addr + plt_sec.sh_size :
-							   plt.sh_addr + plt.sh_size))
+			for (uint64_t k = 0; k + 6 <= es; k++) {
+				struct plt_slot key, *hit;
+				int32_t disp;
+
+				if (e[k] != 0xff || e[k + 1] != 0x25)
+					continue;
+				memcpy(&disp, e + k + 2, sizeof(disp));
+				key.got = sh.sh_addr + off + k + 6 + (int64_t)disp;
+				hit = bsearch(&key, slots, nslots, sizeof(*slots), plt_slot__cmp);
+				if (!hit)
+					break;
+				ALLOC_GROW(m->syms, n + 1, *alloc);
+				m->syms[n] = (struct sym_entry){
+					.start = sh.sh_addr + off + bias,
+					.size = es,
+					.name = symbolizer__own(sym, xstrfmt("%s@plt", hit->target)),
+					.rank = 3,
+				};
+				m->syms[n].len = (uint32_t)strlen(m->syms[n].name);
+				n++;
 				break;
-			if (!gelf_getrela(rdata, (int)i, &r) || GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
-			    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &ds) ||
-			    !(target = elf_strptr(elf, dyn.sh_link, ds.st_name)) || !*target)
-				continue;
-			ALLOC_GROW(m->syms, n + 1, *alloc);
-			m->syms[n] = (struct sym_entry){
-				.start = base + bias,
-				.size = 16,
-				.name = symbolizer__own(sym, xstrfmt("%s@plt", target)),
-				.rank = 3,
-			};
-			m->syms[n].len = (uint32_t)strlen(m->syms[n].name);
-			n++;
+			}
 		}
 	}
+	free(slots);
 	return n;
 }
 

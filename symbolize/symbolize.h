@@ -14,6 +14,7 @@
  *  - where several symbols share an address, the global one wins, then the
  *    shortest name, then the alphabetically first (so output is stable);
  *  - stripped modules fall back to their dynamic symbol table (.dynsym);
+ *  - x86-64 PLT stubs (.plt, .plt.sec, .plt.got): "TARGET@plt", as perf;
  *  - in the main program (the first module) with no symbol: "main" for the
  *    address glibc's x86-64 _start passes to __libc_start_main (stripped
  *    programs; their other functions fall to the next rule);

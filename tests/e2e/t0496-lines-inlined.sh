@@ -39,7 +39,9 @@ test_expect_success 'setup: a run with inlined functions, with and without hooks
 test_expect_success '--lines of a function inlined without hooks: its lines in every copy' '
 	callprof report --lines mix p.cprof >mix &&
 	grep -q "^mix: [0-9]* samples (.*) in 2 call paths; inlined into again, work$" mix &&
-	check_body mix mix
+	check_body mix mix &&
+	callprof export -f json p.cprof >p.json &&
+	grep -q "\"function\":\"again\",\"file\":\"[^\"]*s-inlined.c\",\"line\":[0-9]*,\"inlined\":\[\"mix\"\]" p.json
 '
 
 test_expect_success '--lines of a function whose inlined copies keep their hooks' '
