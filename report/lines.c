@@ -84,6 +84,17 @@ static uint32_t tree_of(const struct cp_report_profile *rp, uint32_t k)
 	return CP_NONE;
 }
 
+/*
+ * Whether a symbol's or DWARF's name is of the function the user named fn,
+ * which may carry the " (FILE)" of a name shared by several functions.
+ */
+static int is_fn(const char *name, const char *fn)
+{
+	size_t len = cp_fn_name_bare_len(fn);
+
+	return !strcmp(name, fn) || (!strncmp(name, fn, len) && !name[len]);
+}
+
 /* Add name to the list of functions FN was found inlined into, if new. */
 static void add_into(struct line_table *t, const char *name)
 {
@@ -106,7 +117,7 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 
 	for (uint32_t ti = 0; ti < p->ntrees && !*fn_seen; ti++)
 		for (uint32_t i = 1; i < p->trees[ti].nn; i++)
-			if (!strcmp(cp_rnode__name(p, &p->trees[ti].n[i]), fn))
+			if (cp_fn_name_matches(cp_rnode__name(p, &p->trees[ti].n[i]), fn))
 				*fn_seen = 1;
 	for (uint32_t k = 0; k < pf->nlines; k++) {
 		const struct cp_line_rec *l = &pf->lines[k];
@@ -124,17 +135,17 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 		t = &tables[first + (p->threads == CP_THREADS_EACH ? ti : 0)];
 		if (n->fn == CP_NONE)
 			continue;
-		own = !strcmp(cp_rnode__name(p, n), fn);
+		own = cp_fn_name_matches(cp_rnode__name(p, n), fn);
 		if (cp_report_profile__profilers_ip(p, l->ip))
 			continue; /* the profiler's share: in no context's time */
 		if (l->ip >= CP_IP_PSEUDO_LIMIT || pf->meta.mode != CP_MODE_CPU) {
 			in = cp_symbolizer__fn_name(p->sym, l->ip);
 			ninl = cp_symbolizer__inlined(p->sym, l->ip, &inl);
 			/* FN's place in the chain: the function holding ip (0), or inlined. */
-			if (!strcmp(in, fn))
+			if (is_fn(in, fn))
 				pos = 0;
 			for (int i = 0; pos < 0 && i < ninl; i++)
-				if (!strcmp(inl[i], fn))
+				if (is_fn(inl[i], fn))
 					pos = i + 1;
 		}
 		if (!own && pos <= 0)
