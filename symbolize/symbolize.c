@@ -1403,7 +1403,8 @@ static size_t symbolizer__scopes(struct cp_symbolizer *sym, uint64_t ip, Dwarf_D
 	size_t alloc = 0;
 
 	*path = NULL;
-	if (!m || sym_module__load(sym, m) ||
+	/* A merged profile carries its names and lines (SYMBOLS), not its DWARF. */
+	if (sym->pf->nsymbols || !m || sym_module__load(sym, m) ||
 	    !sym_module__cu_die(m, sym_module__dwfl_addr(m, ip), &cu, &a))
 		return 0;
 	return scopes_at(&cu, a, path, 0, &alloc, 0);

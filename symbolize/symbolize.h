@@ -101,7 +101,7 @@ int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char *
  * holds ip's source line), as DWARF's DW_TAG_inlined_subroutine records
  * say; named as the naming rules above (demangled unless mangled).
  * Returns their number, 0 when ip is in no inlined body or there is no
- * debug information, and sets *names to a NULL-terminated array owned by
+ * debug information (a merged profile's SYMBOLS carry none), and sets *names to a NULL-terminated array owned by
  * the symbolizer.
  */
 int cp_symbolizer__inlined(struct cp_symbolizer *sym, uint64_t ip, const char *const **names);
