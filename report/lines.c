@@ -171,6 +171,8 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 					       inl[ninl - 1]);
 			else
 				what = xstrfmt("%s:%d", base ? base + 1 : file, line);
+		} else if (pos < ninl) {
+			what = xstrfmt("(no line information) (inlined %s)", inl[ninl - 1]);
 		} else {
 			what = xstrdup("(no line information)");
 		}
@@ -180,7 +182,7 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 		free(what);
 		r->file = file;
 		r->line = line;
-		r->inlined = file && pos < ninl;
+		r->inlined = pos >= 0 && pos < ninl;
 		r->samples += l->samples;
 		r->ns += l->samples * period;
 		t->samples += l->samples;

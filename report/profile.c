@@ -229,15 +229,17 @@ struct cpu_samples {
 #define CTX_KERNEL (1u << 31)
 
 /*
- * The functions of a profile being read: by entry address, and by source
- * identity (name, declaring file and line), under which the copies of one
- * source function share one entry of rp->fns.
+ * The functions of a profile being read: by entry address, and by name,
+ * under which the copies of one source function share one entry of
+ * rp->fns (see same_function()).
  */
 struct fn_index {
 	struct cp_u64map addr;	/* key as in context() -> index into rp->fns */
-	struct cp_strtab ident; /* "NAME\nFILE\nLINE" of functions with a declaration */
-	uint32_t *ident_fn;	/* per ident: its index into rp->fns */
-	size_t ident_alloc;	/* allocated entries of ident_fn */
+	struct cp_strtab names; /* names of functions met */
+	uint32_t *first;	/* per name: the last function made with it */
+	size_t first_alloc;	/* allocated entries of first */
+	uint32_t *next;		/* per function: the one made before it with its name */
+	size_t next_alloc;	/* allocated entries of next */
 };
 
 /*
@@ -245,31 +247,44 @@ struct fn_index {
  * function of a header has one copy per translation unit that uses it,
  * each at its own address, with the same name and declaration (DWARF's
  * DW_AT_decl_file and DW_AT_decl_line, or the line its code begins at).
- * Returns its index in rp->fns, or CP_NONE for a new function, whose
- * identity is then *ident (the entry of fi->ident to point at it once
- * made; CP_NONE if the declaration is unknown: never merged).
+ * Declarations are looked up only when a name comes again.  Returns its
+ * index in rp->fns, or CP_NONE for a new function; *name_k is then the
+ * number of its name in fi->names (CP_NONE: no name), for note_function().
  */
 static uint32_t same_function(struct cp_report_profile *rp, struct fn_index *fi, const char *name,
-			      uint64_t addr, uint32_t *ident)
+			      uint64_t addr, uint32_t *name_k)
 {
-	const char *file;
-	int line;
-	uint32_t before = fi->ident.n, k;
-	char *key;
+	const char *file, *ffile;
+	int line, fline;
+	uint32_t before = fi->names.n, k;
 
-	*ident = CP_NONE;
+	*name_k = CP_NONE;
 	/* --addresses names each copy by its address: the user asked to see them apart. */
-	if (!name || rp->addresses || cp_symbolizer__fn_decl(rp->sym, addr, &file, &line))
+	if (!name || rp->addresses)
 		return CP_NONE;
-	key = xstrfmt("%s\n%s\n%d", name, file, line);
-	k = cp_strtab__add(&fi->ident, key);
-	free(key);
-	if (k < before)
-		return fi->ident_fn[k];
-	ALLOC_GROW(fi->ident_fn, k + 1, fi->ident_alloc);
-	fi->ident_fn[k] = CP_NONE;
-	*ident = k;
+	*name_k = k = cp_strtab__add(&fi->names, name);
+	if (k >= before) {
+		ALLOC_GROW(fi->first, k + 1, fi->first_alloc);
+		fi->first[k] = CP_NONE;
+		return CP_NONE;
+	}
+	if (cp_symbolizer__fn_decl(rp->sym, addr, &file, &line))
+		return CP_NONE;
+	for (uint32_t f = fi->first[k]; f != CP_NONE; f = fi->next[f])
+		if (!cp_symbolizer__fn_decl(rp->sym, rp->fns[f].addr, &ffile, &fline) &&
+		    fline == line && !strcmp(ffile, file))
+			return f;
 	return CP_NONE;
+}
+
+/* Function fn was made with name number name_k (CP_NONE: none). */
+static void note_function(struct fn_index *fi, uint32_t fn, uint32_t name_k)
+{
+	if (name_k == CP_NONE)
+		return;
+	ALLOC_GROW(fi->next, fn + 1, fi->next_alloc);
+	fi->next[fn] = fi->first[name_k];
+	fi->first[name_k] = fn;
 }
 
 /*
@@ -295,10 +310,10 @@ static uint32_t context(struct cp_report_profile *rp, struct cp_rtree *t, struct
 			cp_symbolizer__signal_name(rp->sym, addr) :
 			rp->addresses ? cp_symbolizer__fn_name_at(rp->sym, addr) :
 			cp_symbolizer__fn_name(rp->sym, addr);
-		uint32_t ident = CP_NONE;
+		uint32_t name_k = CP_NONE;
 
 		if (!(flags & (CP_NODE_SIGNAL | CP_NODE_REGION | CTX_KERNEL)))
-			fn = same_function(rp, fnmap, name, addr, &ident);
+			fn = same_function(rp, fnmap, name, addr, &name_k);
 		if (fn == CP_NONE) {
 			fn = rp->nfns++;
 			ALLOC_GROW(rp->fns, rp->nfns, rp->fns_alloc);
@@ -309,8 +324,7 @@ static uint32_t context(struct cp_report_profile *rp, struct cp_rtree *t, struct
 					 (flags & CP_NODE_REGION) ? CP_RFN_REGION :
 					 (flags & CTX_KERNEL) ? CP_RFN_KERNEL : 0,
 			};
-			if (ident != CP_NONE)
-				fnmap->ident_fn[ident] = fn;
+			note_function(fnmap, fn, name_k);
 		}
 		cp_u64map__get_or_add(&fnmap->addr, key, fn);
 	}
@@ -990,8 +1004,9 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 		cp_u64map__release(&ctx);
 	}
 	cp_u64map__release(&fnmap.addr);
-	cp_strtab__release(&fnmap.ident);
-	free(fnmap.ident_fn);
+	cp_strtab__release(&fnmap.names);
+	free(fnmap.first);
+	free(fnmap.next);
 	tell_apart(rp);
 	free(cs.own);
 	free(cs.foreign);

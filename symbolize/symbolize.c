@@ -54,6 +54,14 @@ struct sym_entry {
 	uint8_t rank;	   /* 0 global, 1 weak, 2 local, 3 other bindings */
 };
 
+/* Address range of a subprogram (a function's code, or one of its parts). */
+struct sym_fn_range {
+	uint64_t start;	  /* first DWARF address */
+	uint64_t end;	  /* one past the last */
+	uint64_t max_end; /* highest end among this and all earlier ranges */
+	Dwarf_Die die;	  /* its DW_TAG_subprogram, valid while the module's Dwarf is */
+};
+
 /* Address range of a compile unit, for modules without .debug_aranges. */
 struct sym_cu_range {
 	uint64_t start;	  /* first DWARF address */
@@ -85,6 +93,10 @@ struct sym_module {
 	uint64_t dw_bias;	     /* Dwfl address = DWARF address + dw_bias */
 	struct sym_cu_range *cus;    /* CU address ranges by start */
 	size_t ncus;		     /* entries in cus */
+	int fns_indexed;	     /* fns has been built */
+	uint64_t fn_dw_bias;	     /* Dwfl address = DWARF address + fn_dw_bias */
+	struct sym_fn_range *fns;    /* subprogram address ranges by start */
+	size_t nfns;		     /* entries in fns */
 	int main_found;		     /* main_vaddr looked for: 1 found, -1 not */
 	uint64_t main_vaddr;	     /* main's ELF address, decoded from _start */
 };
@@ -943,35 +955,109 @@ static const char *sym_module__line(struct sym_module *m, uint64_t d, int *line)
 	return src;
 }
 
-/* The CU DIE holding DWARF address a (Dwfl address d), or NULL. */
-static Dwarf_Die *sym_module__cu_die(struct sym_module *m, uint64_t d, Dwarf_Die *buf,
-				     uint64_t *a)
+static int sym_fn_range__cmp(const void *a, const void *b)
 {
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, d, &bias);
+	const struct sym_fn_range *x = a, *y = b;
 
-	if (cu) {
-		*buf = *cu;
-		*a = d - bias;
-		return buf;
-	}
-	if (!m->cus_indexed)
-		sym_module__index_cus(m);
-	*a = d - m->dw_bias;
-	cu = sym_module__find_cu(m, *a);
-	if (!cu)
-		return NULL;
-	*buf = *cu;
-	return buf;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Add the address ranges of the subprograms below die (namespaces and types searched). */
+static void index_fns_below(struct sym_module *m, Dwarf_Die *die, size_t *alloc, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(die, &child))
+		return;
+	do {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0) {
+				if (start >= end)
+					continue;
+				ALLOC_GROW(m->fns, m->nfns + 1, *alloc);
+				m->fns[m->nfns++] = (struct sym_fn_range){ .start = start, .end = end,
+									  .die = child };
+			}
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			index_fns_below(m, &child, alloc, depth + 1);
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
 /*
- * The DIEs of code holding DWARF address a, from the outermost (the
- * subprogram) inwards, below die: each child whose ranges hold a is
- * descended into (lexical blocks, inlined subroutines); namespaces and
- * types, which have no ranges, are searched for the member functions they
- * may hold.  Appends to *path (n entries, *alloc allocated); returns the
- * new count.
+ * Build m->fns: the address ranges of every subprogram (one pass over the
+ * module's DIEs), so that finding the function DIE of an address is a
+ * binary search rather than a walk of its compile unit.
+ */
+static void sym_module__index_fns(struct sym_module *m)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Addr bias;
+	Dwarf_Die cudie, subdie;
+	Dwarf_Half version;
+	uint8_t type;
+	size_t alloc = 0;
+	uint64_t max_end = 0;
+	Dwarf *dw;
+
+	m->fns_indexed = 1;
+	dw = dwfl_module_getdwarf(m->mod, &bias);
+	if (!dw)
+		return;
+	m->fn_dw_bias = bias;
+	for (; dwarf_get_units(dw, cu, &next, &version, &type, &cudie, &subdie) == 0; cu = next) {
+		if (type == DW_UT_compile || type == DW_UT_partial)
+			index_fns_below(m, &cudie, &alloc, 0);
+		else if (type == DW_UT_skeleton)
+			index_fns_below(m, &subdie, &alloc, 0);
+	}
+	if (!m->nfns)
+		return;
+	qsort(m->fns, m->nfns, sizeof(*m->fns), sym_fn_range__cmp);
+	for (size_t i = 0; i < m->nfns; i++) {
+		if (m->fns[i].end > max_end)
+			max_end = m->fns[i].end;
+		m->fns[i].max_end = max_end;
+	}
+}
+
+/* The subprogram DIE whose code holds DWARF address a, or NULL. */
+static Dwarf_Die *sym_module__fn_die(struct sym_module *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->nfns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->fns[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && m->fns[i].max_end > a;)
+		if (a < m->fns[i].end)
+			return &m->fns[i].die;
+	return NULL;
+}
+
+/*
+ * The DIEs of code holding DWARF address a below die (a subprogram), from
+ * the outermost inwards: each child whose ranges hold a is descended into
+ * (lexical blocks, inlined subroutines, nested functions).  Appends to
+ * *path (n entries, *alloc allocated); returns the new count.
  */
 static size_t scopes_at(Dwarf_Die *die, uint64_t a, Dwarf_Die **path, size_t n, size_t *alloc,
 			int depth)
@@ -992,16 +1078,6 @@ static size_t scopes_at(Dwarf_Die *die, uint64_t a, Dwarf_Die **path, size_t n, 
 			ALLOC_GROW(*path, n + 1, *alloc);
 			(*path)[n++] = child;
 			return scopes_at(&child, a, path, n, alloc, depth + 1);
-		case DW_TAG_namespace:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-		case DW_TAG_union_type: {
-			size_t got = scopes_at(&child, a, path, n, alloc, depth + 1);
-
-			if (got > n)
-				return got;
-			break;
-		}
 		default:
 			break;
 		}
@@ -1318,6 +1394,7 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 			dwfl_end(sym->modules[i].dwfl);
 		free(sym->modules[i].syms);
 		free(sym->modules[i].cus);
+		free(sym->modules[i].fns);
 		free(sym->modules[i].file);
 	}
 	free(sym->modules);
@@ -1394,20 +1471,31 @@ int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char *
 	return line_at(sym, &sym->fn_srcs, addr, addr, file, line);
 }
 
-/* The code DIEs holding ip (see scopes_at), malloc'd into *path; their number. */
+/*
+ * The code DIEs holding ip, malloc'd into *path: its function's
+ * subprogram, then the blocks and inlined subroutines inside it that hold
+ * it (see scopes_at); their number.
+ */
 static size_t symbolizer__scopes(struct cp_symbolizer *sym, uint64_t ip, Dwarf_Die **path)
 {
 	struct sym_module *m = symbolizer__find_module(sym, ip);
-	Dwarf_Die cu;
+	Dwarf_Die *fn;
 	uint64_t a;
 	size_t alloc = 0;
 
 	*path = NULL;
 	/* A merged profile carries its names and lines (SYMBOLS), not its DWARF. */
-	if (sym->pf->nsymbols || !m || sym_module__load(sym, m) ||
-	    !sym_module__cu_die(m, sym_module__dwfl_addr(m, ip), &cu, &a))
+	if (sym->pf->nsymbols || !m || sym_module__load(sym, m))
 		return 0;
-	return scopes_at(&cu, a, path, 0, &alloc, 0);
+	if (!m->fns_indexed)
+		sym_module__index_fns(m);
+	a = sym_module__dwfl_addr(m, ip) - m->fn_dw_bias;
+	fn = sym_module__fn_die(m, a);
+	if (!fn)
+		return 0;
+	ALLOC_GROW(*path, 1, alloc);
+	(*path)[0] = *fn;
+	return scopes_at(fn, a, path, 1, &alloc, 0);
 }
 
 int cp_symbolizer__inlined(struct cp_symbolizer *sym, uint64_t ip, const char *const **names)
