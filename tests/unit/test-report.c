@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "report/internal.h"
 #include "report/json.h"
 #include "report/report.h"
 #include "tests/unit/rtree.h"
@@ -355,4 +356,19 @@ TEST(compensation_is_shared_among_call_sites)
 	CHECK_EQ(sum_total, 50);
 	cp_report_profile__free(rp);
 	unlink("s.cprof");
+}
+
+TEST(function_names_match_with_or_without_their_file)
+{
+	CHECK_EQ(cp_fn_name_bare_len("helper (a.c)"), 6);
+	CHECK_EQ(cp_fn_name_bare_len("helper"), 6);
+	/* A C++ parameter list is not a file. */
+	CHECK_EQ(cp_fn_name_bare_len("f(int)"), 6);
+	CHECK_EQ(cp_fn_name_bare_len("g(void (*)(int))"), 16);
+	CHECK_EQ(cp_fn_name_bare_len("f(int) (a.cc)"), 6);
+	CHECK(cp_fn_name_matches("helper (a.c)", "helper"));
+	CHECK(cp_fn_name_matches("helper (a.c)", "helper (a.c)"));
+	CHECK(!cp_fn_name_matches("helper (a.c)", "helper (b.c)"));
+	CHECK(!cp_fn_name_matches("helper (a.c)", "help"));
+	CHECK(!cp_fn_name_matches("helpers", "helper"));
 }
