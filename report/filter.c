@@ -121,11 +121,28 @@ int cp_filter__add(struct cp_filter *f, int focus, const char *pattern, char *er
 	return 0;
 }
 
-static int pattern_match(const struct cp_filter *f, const struct pattern *p, const char *name)
+static int pattern_match1(const struct cp_filter *f, const struct pattern *p, const char *name)
 {
 	if (f->regex)
 		return !regexec(&p->re, name, 0, NULL, 0);
 	return !fnmatch(p->text, name, 0);
+}
+
+/* The name, or the name without the " (FILE)" that tells it from same-named ones. */
+static int pattern_match(const struct cp_filter *f, const struct pattern *p, const char *name)
+{
+	size_t len = cp_fn_name_bare_len(name);
+	char *bare;
+	int hit;
+
+	if (pattern_match1(f, p, name))
+		return 1;
+	if (len == strlen(name))
+		return 0;
+	bare = xstrfmt("%.*s", (int)len, name);
+	hit = pattern_match1(f, p, bare);
+	free(bare);
+	return hit;
 }
 
 /*

@@ -444,7 +444,7 @@ static void print_line_groups(struct cp_report_profile *rp, struct line_edges *l
 
 static int matches(const struct cp_report_profile *rp, uint32_t fn, const char *name)
 {
-	return fn != CP_NONE && !strcmp(rp->fns[fn].name, name);
+	return fn != CP_NONE && rp->fns[fn].name && cp_fn_name_matches(rp->fns[fn].name, name);
 }
 
 /*

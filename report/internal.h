@@ -264,6 +264,22 @@ void cp_export_json_time_source(struct cp_json *j, const struct cp_report_profil
 /* Its "compensation" key and object: what was subtracted, from what. */
 void cp_export_json_compensation(struct cp_json *j, const struct cp_report_profile *rp);
 
+/*
+ * Whether sampled address ip is the profiler's own code: callprof's runtime
+ * (CP_MODULE_RUNTIME), or the program's PLT stubs that jump to the hooks
+ * (and the hooks of a static build), whose samples are the profiler's share.
+ */
+int cp_report_profile__profilers_ip(struct cp_report_profile *rp, uint64_t ip);
+
+/*
+ * Whether function name (as rp->fns names it) is the one the user named
+ * fn: the same, or fn followed by the " (FILE)" that tells same-named
+ * functions apart (so `--lines helper` finds "helper (a.c)").
+ */
+int cp_fn_name_matches(const char *name, const char *fn);
+/* The length of name without such a " (FILE)". */
+size_t cp_fn_name_bare_len(const char *name);
+
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);
 const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t part);

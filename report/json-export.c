@@ -280,9 +280,11 @@ static void node_lines(struct cp_json *j, struct cp_report_profile *rp, const st
 	cp_json__arr(j);
 	for (uint32_t k = from; k < to; k++) {
 		const struct cp_line_rec *l = &rp->pf->lines[nl->rec[k]];
-		const char *file;
-		int line;
+		const char *file, *const *inl;
+		int line, ninl;
 
+		if (cp_report_profile__profilers_ip(rp, l->ip))
+			continue; /* the profiler's share, in no context */
 		cp_json__obj(j);
 		cp_json__key(j, "address");
 		cp_json__hex(j, l->ip);
@@ -293,6 +295,14 @@ static void node_lines(struct cp_json *j, struct cp_report_profile *rp, const st
 		}
 		cp_json__key_str(j, "function", cp_symbolizer__fn_name(rp->sym, l->ip));
 		file_line(j, file, line);
+		ninl = cp_symbolizer__inlined(rp->sym, l->ip, &inl);
+		if (ninl > 0) {
+			cp_json__key(j, "inlined");
+			cp_json__arr(j);
+			for (int x = 0; x < ninl; x++)
+				cp_json__str(j, inl[x]);
+			cp_json__end_arr(j);
+		}
 		cp_json__end_obj(j);
 	}
 	cp_json__end_arr(j);

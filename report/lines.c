@@ -29,6 +29,7 @@ struct line_row {
 	const char *what; /* "file:line" or "in NAME (MODULE)": the row's key */
 	const char *file; /* source file of a line inside FN, else NULL */
 	int line;	  /* its line, 0 for rows outside FN or without a line */
+	int inlined;	  /* the line is of a function inlined into FN */
 	uint64_t samples;
 	uint64_t ns;	  /* estimated time: samples times their profile's period */
 };
@@ -39,7 +40,8 @@ struct line_table {
 	struct line_row *rows; /* by key number */
 	size_t alloc;
 	uint64_t samples, ns;
-	uint32_t contexts;     /* of FN with samples */
+	uint32_t contexts;     /* of FN, or holding an inlined FN, with samples */
+	struct cp_strtab into; /* the functions FN was found inlined into */
 };
 
 /* A source file's lines, read once. */
@@ -83,9 +85,28 @@ static uint32_t tree_of(const struct cp_report_profile *rp, uint32_t k)
 }
 
 /*
- * Add the samples of FN's contexts in p (one file) into tables[first..],
- * one per tree of p (or all into tables[first] with threads merged).
- * *fn_seen is set when some context of p is FN's.
+ * Whether a symbol's or DWARF's name is of the function the user named fn,
+ * which may carry the " (FILE)" of a name shared by several functions.
+ */
+static int is_fn(const char *name, const char *fn)
+{
+	size_t len = cp_fn_name_bare_len(fn);
+
+	return !strcmp(name, fn) || (!strncmp(name, fn, len) && !name[len]);
+}
+
+/* Add name to the list of functions FN was found inlined into, if new. */
+static void add_into(struct line_table *t, const char *name)
+{
+	cp_strtab__add(&t->into, name);
+}
+
+/*
+ * Add the samples of FN into tables[first..], one per tree of p (or all
+ * into tables[first] with threads merged): those of FN's contexts, and
+ * those of any context that lie in a copy of FN inlined into another
+ * function (DWARF's inline records: the lines of an inlined body are the
+ * inlined function's).  *fn_seen is set when FN is found in p.
  */
 static void add_part(struct cp_report_profile *p, const char *fn, struct line_table *tables,
 		     uint32_t first, int *fn_seen)
@@ -96,54 +117,72 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 
 	for (uint32_t ti = 0; ti < p->ntrees && !*fn_seen; ti++)
 		for (uint32_t i = 1; i < p->trees[ti].nn; i++)
-			if (!strcmp(cp_rnode__name(p, &p->trees[ti].n[i]), fn))
+			if (cp_fn_name_matches(cp_rnode__name(p, &p->trees[ti].n[i]), fn))
 				*fn_seen = 1;
 	for (uint32_t k = 0; k < pf->nlines; k++) {
 		const struct cp_line_rec *l = &pf->lines[k];
 		uint32_t ti = tree_of(p, l->node), id = p->node_map[l->node];
 		const struct cp_rnode *n;
 		struct line_table *t;
-		const char *in, *own, *file, *module;
+		const char *in = "?", *file, *module, *const *inl = NULL;
 		struct line_row *r;
-		int line;
+		int line, ninl = 0, pos = -1, own;
 		char *what;
 
 		if (ti == CP_NONE || id == CP_NONE) /* left out by --threads or a filter */
 			continue;
 		n = &p->trees[ti].n[id];
 		t = &tables[first + (p->threads == CP_THREADS_EACH ? ti : 0)];
-		if (n->fn == CP_NONE || strcmp(cp_rnode__name(p, n), fn))
+		if (n->fn == CP_NONE)
 			continue;
-		if (pf->meta.mode == CP_MODE_CPU && l->ip >= CP_IP_PSEUDO_LIMIT &&
-		    cp_profile_file__in_runtime(pf, l->ip))
+		own = cp_fn_name_matches(cp_rnode__name(p, n), fn);
+		if (cp_report_profile__profilers_ip(p, l->ip))
 			continue; /* the profiler's share: in no context's time */
-		in = cp_symbolizer__fn_name(p->sym, l->ip);
-		own = cp_symbolizer__fn_name(p->sym, p->fns[n->fn].addr);
+		if (l->ip >= CP_IP_PSEUDO_LIMIT || pf->meta.mode != CP_MODE_CPU) {
+			in = cp_symbolizer__fn_name(p->sym, l->ip);
+			ninl = cp_symbolizer__inlined(p->sym, l->ip, &inl);
+			/* FN's place in the chain: the function holding ip (0), or inlined. */
+			if (is_fn(in, fn))
+				pos = 0;
+			for (int i = 0; pos < 0 && i < ninl; i++)
+				if (is_fn(inl[i], fn))
+					pos = i + 1;
+		}
+		if (!own && pos <= 0)
+			continue;
+		if (pos > 0)
+			*fn_seen = 1;
+		line = 0;
+		file = NULL;
 		if (pf->meta.mode == CP_MODE_CPU && l->ip < CP_IP_PSEUDO_LIMIT) {
 			what = xstrdup(l->ip == CP_IP_KERNEL ? "[kernel: system calls, page faults]" :
 				       "[address unknown: a full ring, or not yet read at the dump]");
-			file = NULL;
-			line = 0;
-		} else if (strcmp(in, own)) {
+		} else if (pos < 0) {
 			module = cp_symbolizer__module(p->sym, l->ip, NULL);
 			if (module && strrchr(module, '/'))
 				module = strrchr(module, '/') + 1;
 			what = module ? xstrfmt("in %s (%s)", in, module) : xstrfmt("in %s", in);
-			file = NULL;
-			line = 0;
 		} else if (!cp_symbolizer__line(p->sym, l->ip, &file, &line)) {
 			const char *base = strrchr(file, '/');
 
-			what = xstrfmt("%s:%d", base ? base + 1 : file, line);
+			/* A line of a function inlined into FN (or into FN's inlined copy). */
+			if (pos < ninl)
+				what = xstrfmt("%s:%d (inlined %s)", base ? base + 1 : file, line,
+					       inl[ninl - 1]);
+			else
+				what = xstrfmt("%s:%d", base ? base + 1 : file, line);
+		} else if (pos < ninl) {
+			what = xstrfmt("(no line information) (inlined %s)", inl[ninl - 1]);
 		} else {
 			what = xstrdup("(no line information)");
-			file = NULL;
-			line = 0;
 		}
+		if (pos > 0)
+			add_into(t, in);
 		r = table_row(t, what);
 		free(what);
 		r->file = file;
 		r->line = line;
+		r->inlined = pos >= 0 && pos < ninl;
 		r->samples += l->samples;
 		r->ns += l->samples * period;
 		t->samples += l->samples;
@@ -154,6 +193,11 @@ static void add_part(struct cp_report_profile *p, const char *fn, struct line_ta
 	free(counted);
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int row_cmp(const void *pa, const void *pb)
 {
 	const struct line_row *a = pa, *b = pb;
@@ -161,9 +205,14 @@ static int row_cmp(const void *pa, const void *pb)
 
 	if (a->samples != b->samples)
 		return a->samples > b->samples ? -1 : 1;
-	/* Lines of FN first, by file then line number; then the functions it called. */
+	/*
+	 * Lines of FN first, then those of the functions inlined into it, by
+	 * file then line number; then the functions it called.
+	 */
 	if (!a->line != !b->line)
 		return a->line ? -1 : 1;
+	if (a->inlined != b->inlined)
+		return a->inlined ? 1 : -1;
 	if (a->line && b->file && a->file && (c = strcmp(a->file, b->file)))
 		return c;
 	if (a->line != b->line)
@@ -233,8 +282,18 @@ static void print_table(struct line_table *t, const char *fn, struct sources *sr
 		fprintf(fp, "%s: no samples\n", fn);
 		return;
 	}
-	fprintf(fp, "%s: %" PRIu64 " samples (%s) in %u call path%s\n", fn, t->samples, total,
+	fprintf(fp, "%s: %" PRIu64 " samples (%s) in %u call path%s", fn, t->samples, total,
 		t->contexts, t->contexts == 1 ? "" : "s");
+	if (t->into.n) {
+		char **into = xmalloc(t->into.n * sizeof(*into));
+
+		memcpy(into, t->into.s, t->into.n * sizeof(*into));
+		qsort(into, t->into.n, sizeof(*into), str_cmp);
+		for (uint32_t k = 0; k < t->into.n; k++)
+			fprintf(fp, "%s%s", k ? ", " : "; inlined into ", into[k]);
+		free(into);
+	}
+	fputc('\n', fp);
 	qsort(t->rows, n, sizeof(*t->rows), row_cmp);
 	for (uint32_t k = 0; k < n; k++)
 		if (t->rows[k].line && (int)strlen(t->rows[k].what) > width)
@@ -291,6 +350,7 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	}
 	for (uint32_t ti = 0; ti < (ntables ? ntables : 1); ti++) {
 		cp_strtab__release(&tables[ti].keys);
+		cp_strtab__release(&tables[ti].into);
 		free(tables[ti].rows);
 	}
 	free(tables);

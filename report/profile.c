@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,37 +229,107 @@ struct cpu_samples {
 #define CTX_KERNEL (1u << 31)
 
 /*
+ * The functions of a profile being read: by entry address, and by name,
+ * under which the copies of one source function share one entry of
+ * rp->fns (see same_function()).
+ */
+struct fn_index {
+	struct cp_u64map addr;	/* key as in context() -> index into rp->fns */
+	struct cp_strtab names; /* names of functions met */
+	uint32_t *first;	/* per name: the last function made with it */
+	size_t first_alloc;	/* allocated entries of first */
+	uint32_t *next;		/* per function: the one made before it with its name */
+	size_t next_alloc;	/* allocated entries of next */
+};
+
+/*
+ * The function that addr, named name, is a copy of: a static (inline)
+ * function of a header has one copy per translation unit that uses it,
+ * each at its own address, with the same name and declaration (DWARF's
+ * DW_AT_decl_file and DW_AT_decl_line, or the line its code begins at).
+ * Declarations are looked up only when a name comes again.  Returns its
+ * index in rp->fns, or CP_NONE for a new function; *name_k is then the
+ * number of its name in fi->names (CP_NONE: no name), for note_function().
+ */
+static uint32_t same_function(struct cp_report_profile *rp, struct fn_index *fi, const char *name,
+			      uint64_t addr, uint32_t *name_k)
+{
+	const char *file, *ffile;
+	int line, fline;
+	uint32_t before = fi->names.n, k;
+
+	*name_k = CP_NONE;
+	/* --addresses names each copy by its address: the user asked to see them apart. */
+	if (!name || rp->addresses)
+		return CP_NONE;
+	*name_k = k = cp_strtab__add(&fi->names, name);
+	if (k >= before) {
+		ALLOC_GROW(fi->first, k + 1, fi->first_alloc);
+		fi->first[k] = CP_NONE;
+		return CP_NONE;
+	}
+	if (cp_symbolizer__fn_decl(rp->sym, addr, &file, &line))
+		return CP_NONE;
+	for (uint32_t f = fi->first[k]; f != CP_NONE; f = fi->next[f])
+		if (!cp_symbolizer__fn_decl(rp->sym, rp->fns[f].addr, &ffile, &fline) &&
+		    fline == line && !strcmp(ffile, file))
+			return f;
+	return CP_NONE;
+}
+
+/* Function fn was made with name number name_k (CP_NONE: none). */
+static void note_function(struct fn_index *fi, uint32_t fn, uint32_t name_k)
+{
+	if (name_k == CP_NONE)
+		return;
+	ALLOC_GROW(fi->next, fn + 1, fi->next_alloc);
+	fi->next[fn] = fi->first[name_k];
+	fi->first[name_k] = fn;
+}
+
+/*
  * The context of function addr (a NODES record's fn, with its flags) under
  * parent in t, made if new, and the function's entry in rp->fns.
  */
 static uint32_t context(struct cp_report_profile *rp, struct cp_rtree *t, struct cp_u64map *ctx,
-			struct cp_u64map *fnmap, uint32_t parent, uint64_t addr, uint32_t flags)
+			struct fn_index *fnmap, uint32_t parent, uint64_t addr, uint32_t flags)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	/* Pseudo-functions get keys no address can have. */
 	uint64_t key = (flags & CP_NODE_SIGNAL) ? addr | 1ull << 62 :
 		       (flags & CP_NODE_REGION) ? addr | 1ull << 61 :
 		       (flags & CTX_KERNEL) ? 1ull << 60 : addr;
-	uint32_t fn = cp_u64map__get_or_add(fnmap, key, rp->nfns), id;
-	uint64_t ctx_key = ((uint64_t)parent << 32) | fn;
+	uint32_t fn = cp_u64map__get(&fnmap->addr, key), id;
+	uint64_t ctx_key;
 
-	if (fn == rp->nfns) {
-		ALLOC_GROW(rp->fns, rp->nfns + 1, rp->fns_alloc);
-		rp->fns[fn].addr = addr;
-		rp->fns[fn].part = 0;
-		rp->fns[fn].flags = (flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL :
-				    (flags & CP_NODE_REGION) ? CP_RFN_REGION :
-				    (flags & CTX_KERNEL) ? CP_RFN_KERNEL : 0;
+	if (fn == CP_NONE) {
 		/* Regions are named even with --unnamed: they have no address to show. */
-		rp->fns[fn].name = (flags & CTX_KERNEL) ? "[kernel]" : (flags & CP_NODE_REGION) ?
+		const char *name = (flags & CTX_KERNEL) ? "[kernel]" : (flags & CP_NODE_REGION) ?
 			cp_symbolizer__region_name(rp->sym, cp_profile_file__region_name(pf, addr)) :
 			rp->unnamed ? NULL : (flags & CP_NODE_SIGNAL) ?
 			cp_symbolizer__signal_name(rp->sym, addr) :
 			rp->addresses ? cp_symbolizer__fn_name_at(rp->sym, addr) :
 			cp_symbolizer__fn_name(rp->sym, addr);
-		rp->nfns++;
+		uint32_t name_k = CP_NONE;
+
+		if (!(flags & (CP_NODE_SIGNAL | CP_NODE_REGION | CTX_KERNEL)))
+			fn = same_function(rp, fnmap, name, addr, &name_k);
+		if (fn == CP_NONE) {
+			fn = rp->nfns++;
+			ALLOC_GROW(rp->fns, rp->nfns, rp->fns_alloc);
+			rp->fns[fn] = (struct cp_rfn){
+				.addr = addr,
+				.name = name,
+				.flags = (flags & CP_NODE_SIGNAL) ? CP_RFN_SIGNAL :
+					 (flags & CP_NODE_REGION) ? CP_RFN_REGION :
+					 (flags & CTX_KERNEL) ? CP_RFN_KERNEL : 0,
+			};
+			note_function(fnmap, fn, name_k);
+		}
+		cp_u64map__get_or_add(&fnmap->addr, key, fn);
 	}
 	/* Context key: parent node in t and function index. */
+	ctx_key = ((uint64_t)parent << 32) | fn;
 	id = cp_u64map__get(ctx, ctx_key);
 	if (id == CP_NONE)
 		id = cp_u64map__get_or_add(ctx, ctx_key, cp_rtree__add(t, parent, fn));
@@ -271,7 +342,7 @@ static uint32_t context(struct cp_report_profile *rp, struct cp_rtree *t, struct
  * not counted; an instrumented callee's context gets its samples).
  */
 static void add_foreign(struct cp_report_profile *rp, struct cp_rtree *t, struct cp_u64map *ctx,
-			struct cp_u64map *fnmap, const struct cpu_samples *cs,
+			struct fn_index *fnmap, const struct cpu_samples *cs,
 			const struct cp_thread_rec *th, const uint32_t *map)
 {
 	size_t lo = 0, hi = cs->nforeign;
@@ -297,7 +368,7 @@ static void add_foreign(struct cp_report_profile *rp, struct cp_rtree *t, struct
 			 * this one if the program made that call, else this
 			 * context's own time, never a call path that did not happen.
 			 */
-			fn = cp_u64map__get(fnmap, f->entry);
+			fn = cp_u64map__get(&fnmap->addr, f->entry);
 			id = fn == CP_NONE ? CP_NONE : cp_u64map__get(ctx, ((uint64_t)parent << 32) | fn);
 			if (id == CP_NONE)
 				id = parent;
@@ -317,7 +388,7 @@ static void add_foreign(struct cp_report_profile *rp, struct cp_rtree *t, struct
  * contexts: map[] gives, per file node, its node in t.
  */
 static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct cp_u64map *ctx,
-		       struct cp_u64map *fnmap, uint32_t ti, const struct cpu_samples *cs)
+		       struct fn_index *fnmap, uint32_t ti, const struct cpu_samples *cs)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_thread_rec *th = &pf->threads[ti];
@@ -675,6 +746,115 @@ struct cp_report_profile *cp_report_profile__load(const char *path,
 	return cp_report_profile__from_file(pf, opts);
 }
 
+int cp_report_profile__profilers_ip(struct cp_report_profile *rp, uint64_t ip)
+{
+	if (ip < CP_IP_PSEUDO_LIMIT)
+		return 0;
+	return cp_profile_file__in_runtime(rp->pf, ip) ||
+	       !strncmp(cp_symbolizer__fn_name(rp->sym, ip), "__cyg_profile_func_", 19);
+}
+
+size_t cp_fn_name_bare_len(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < 4 || name[n - 1] != ')')
+		return n;
+	for (size_t i = n - 2; i > 0; i--) {
+		if (name[i] == ')')
+			return n;
+		if (name[i] == '(')
+			return name[i - 1] == ' ' && i - 1 > 0 ? i - 1 : n;
+	}
+	return n;
+}
+
+int cp_fn_name_matches(const char *name, const char *fn)
+{
+	size_t len;
+
+	if (!strcmp(name, fn))
+		return 1;
+	len = cp_fn_name_bare_len(name);
+	return len < strlen(name) && !strncmp(name, fn, len) && !fn[len];
+}
+
+/* The part of a function's name that tells it from others named the same. */
+static char *fn_label(struct cp_report_profile *rp, uint32_t fn, int long_form)
+{
+	const struct cp_rfn *f = &rp->fns[fn];
+	const char *file, *base;
+	uint64_t offset = 0;
+	int line;
+
+	if (!cp_symbolizer__fn_decl(rp->sym, f->addr, &file, &line)) {
+		base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+		return long_form ? xstrfmt("%s:%d", base, line) : xstrdup(base);
+	}
+	file = cp_symbolizer__module(rp->sym, f->addr, &offset);
+	if (!file)
+		return xstrfmt("0x%" PRIx64, f->addr);
+	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	return long_form ? xstrfmt("%s+0x%" PRIx64, base, offset) : xstrdup(base);
+}
+
+/*
+ * Different functions that have the same name (a static helper() in a.c
+ * and another in b.c; copies of one source function share an entry
+ * already, see same_function()) are named "NAME (FILE)": FILE the base
+ * name of the declaring file, with ":LINE" where that is not enough, or
+ * the module's base name (with "+0xOFFSET") when the declaration is not
+ * known.  Names that are not ambiguous stay as they are.
+ */
+static void tell_apart(struct cp_report_profile *rp)
+{
+	struct cp_strtab names = { 0 }, labels = { 0 };
+	uint32_t *count, *nlabel, *key;
+
+	if (rp->addresses || rp->unnamed || !rp->nfns)
+		return;
+	count = xcalloc(rp->nfns, sizeof(*count));
+	key = xmalloc(rp->nfns * sizeof(*key));
+	for (uint32_t i = 0; i < rp->nfns; i++) {
+		key[i] = CP_NONE;
+		if (rp->fns[i].name && !(rp->fns[i].flags & CP_RFN_PSEUDO))
+			count[key[i] = cp_strtab__add(&names, rp->fns[i].name)]++;
+	}
+	/* Short labels first; where two of one name share one, the long form. */
+	nlabel = xcalloc(rp->nfns, sizeof(*nlabel)); /* per label: at most one per function */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < rp->nfns; i++) {
+			char *label, *full;
+			uint32_t k;
+
+			if (key[i] == CP_NONE || count[key[i]] < 2)
+				continue;
+			label = fn_label(rp, i, 0);
+			full = xstrfmt("%s (%s)", rp->fns[i].name, label);
+			k = cp_strtab__add(&labels, full);
+			free(label);
+			if (pass == 0) {
+				nlabel[k]++;
+				free(full);
+				continue;
+			}
+			if (nlabel[k] > 1) {
+				free(full);
+				label = fn_label(rp, i, 1);
+				full = xstrfmt("%s (%s)", names.s[key[i]], label);
+				free(label);
+			}
+			ALLOC_GROW(rp->names, rp->nnames + 1, rp->names_alloc);
+			rp->fns[i].name = rp->names[rp->nnames++] = full;
+		}
+	}
+	free(nlabel);
+	free(key);
+	free(count);
+	cp_strtab__release(&names);
+	cp_strtab__release(&labels);
+}
+
 /* Whether record r is a call of a function (not a root, signal or region). */
 static int is_call(const struct cp_node_rec *r)
 {
@@ -759,7 +939,8 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 {
 	struct cp_report_profile *rp;
 	struct cp_symbolizer_opts so = { 0 };
-	struct cp_u64map fnmap, ctx;
+	struct cp_u64map ctx;
+	struct fn_index fnmap = { 0 };
 	struct cpu_samples cs = { 0 };
 	uint64_t outlasted = 0;
 	int check;
@@ -790,7 +971,7 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 		cp_profile_file__sample_shares(pf, &rp->shares);
 		cpu_samples(rp, &cs);
 	}
-	cp_u64map__init(&fnmap, 256);
+	cp_u64map__init(&fnmap.addr, 256);
 	if (opts->threads == CP_THREADS_EACH) {
 		rp->trees = xcalloc(pf->nthreads ? pf->nthreads : 1, sizeof(*rp->trees));
 		for (uint32_t i = 0; i < pf->nthreads; i++) {
@@ -822,7 +1003,11 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 		}
 		cp_u64map__release(&ctx);
 	}
-	cp_u64map__release(&fnmap);
+	cp_u64map__release(&fnmap.addr);
+	cp_strtab__release(&fnmap.names);
+	free(fnmap.first);
+	free(fnmap.next);
+	tell_apart(rp);
 	free(cs.own);
 	free(cs.foreign);
 	rp->timed = pf->meta.clock != CP_CLOCK_NONE;
@@ -886,6 +1071,9 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 	}
 	free(rp->trees);
 	free(rp->fns);
+	for (uint32_t i = 0; i < rp->nnames; i++)
+		free(rp->names[i]);
+	free(rp->names);
 	free(rp->filters);
 	if (rp->nparts) {
 		/* pf is a summary copy; the data, names and symbols belong to the parts. */

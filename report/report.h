@@ -232,6 +232,10 @@ struct cp_report_profile {
 	struct cp_report_profile **parts;
 	uint32_t nparts;
 	uint32_t fns_alloc, trees_alloc;
+	char **names;		     /* "NAME (FILE)" names made to tell same-named
+				      * functions apart, owned */
+	uint32_t nnames;
+	size_t names_alloc;
 };
 
 /*

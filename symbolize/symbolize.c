@@ -54,6 +54,14 @@ struct sym_entry {
 	uint8_t rank;	   /* 0 global, 1 weak, 2 local, 3 other bindings */
 };
 
+/* Address range of a subprogram (a function's code, or one of its parts). */
+struct sym_fn_range {
+	uint64_t start;	  /* first DWARF address */
+	uint64_t end;	  /* one past the last */
+	uint64_t max_end; /* highest end among this and all earlier ranges */
+	Dwarf_Die die;	  /* its DW_TAG_subprogram, valid while the module's Dwarf is */
+};
+
 /* Address range of a compile unit, for modules without .debug_aranges. */
 struct sym_cu_range {
 	uint64_t start;	  /* first DWARF address */
@@ -85,6 +93,10 @@ struct sym_module {
 	uint64_t dw_bias;	     /* Dwfl address = DWARF address + dw_bias */
 	struct sym_cu_range *cus;    /* CU address ranges by start */
 	size_t ncus;		     /* entries in cus */
+	int fns_indexed;	     /* fns has been built */
+	uint64_t fn_dw_bias;	     /* Dwfl address = DWARF address + fn_dw_bias */
+	struct sym_fn_range *fns;    /* subprogram address ranges by start */
+	size_t nfns;		     /* entries in fns */
 	int main_found;		     /* main_vaddr looked for: 1 found, -1 not */
 	uint64_t main_vaddr;	     /* main's ELF address, decoded from _start */
 };
@@ -129,6 +141,8 @@ struct cp_symbolizer {
 	struct sym_cache sites;		  /* site results */
 	struct sym_cache fn_srcs;	  /* functions' source positions */
 	struct sym_cache ips;		  /* sampled instructions' source positions */
+	struct sym_cache inlines;	  /* inline chains: str a NULL-ended name array */
+	struct sym_cache decls;		  /* functions' declarations */
 	char **owned;			  /* strings we allocated for results */
 	size_t nowned, owned_alloc;	  /* used and allocated entries of owned */
 };
@@ -502,24 +516,67 @@ static uint8_t sym_rank(unsigned char info)
 	}
 }
 
+/* A GOT slot a PLT stub may jump through, and the symbol it is relocated to. */
+struct plt_slot {
+	uint64_t got;	    /* the slot's ELF address (r_offset) */
+	const char *target; /* the symbol's name, owned by libelf */
+};
+
+static int plt_slot__cmp(const void *a, const void *b)
+{
+	const struct plt_slot *x = a, *y = b;
+
+	return (x->got > y->got) - (x->got < y->got);
+}
+
+/* The JUMP_SLOT and GLOB_DAT relocations of rela section scn, into *slots. */
+static void add_plt_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct plt_slot **slots,
+			  size_t *n, size_t *alloc)
+{
+	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
+	Elf_Data *rdata = elf_getdata(scn, NULL), *sdata = symscn ? elf_getdata(symscn, NULL) : NULL;
+	GElf_Shdr symsh;
+
+	if (!rdata || !sdata || !sh->sh_entsize || !gelf_getshdr(symscn, &symsh))
+		return;
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+		GElf_Rela r;
+		GElf_Sym ds;
+		const char *target;
+
+		if (!gelf_getrela(rdata, (int)i, &r) ||
+		    (GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT &&
+		     GELF_R_TYPE(r.r_info) != R_X86_64_GLOB_DAT) ||
+		    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &ds) ||
+		    !(target = elf_strptr(elf, symsh.sh_link, ds.st_name)) || !*target)
+			continue;
+		ALLOC_GROW(*slots, *n + 1, *alloc);
+		(*slots)[(*n)++] = (struct plt_slot){ .got = r.r_offset, .target = target };
+	}
+}
+
 /*
  * x86-64: a symbol "TARGET@plt" for each PLT stub of m (appended to
  * m->syms, which holds n), as perf names them: otherwise a sample in a
  * stub takes the name of whatever symbol precedes the PLT (_init), and the
  * stubs that call callprof's hooks could not be told from the program's.
- * Stub i of .plt.sec (IBT), else of .plt after its 16-byte header, jumps
- * through .rela.plt's entry i.  Returns the new count.
+ * Every stub of .plt, .plt.sec (IBT, -fcf-protection) and .plt.got (no
+ * lazy binding) jumps through a GOT slot, "jmp *disp(%rip)" (ff 25, after
+ * endbr64 or a bnd prefix): the relocation of that slot (JUMP_SLOT, or
+ * GLOB_DAT for .plt.got) names the target.  Decoding the jump rather than
+ * counting entries holds for every section and linker layout; .plt's
+ * entries that only push and jump to the lazy resolver (with .plt.sec)
+ * name nothing and are left alone.  Returns the new count.
  */
 static size_t add_plt(struct cp_symbolizer *sym, struct sym_module *m, size_t n, size_t *alloc)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(m->mod, &bias);
-	Elf_Scn *scn = NULL, *rela = NULL;
-	GElf_Shdr sh, plt = { 0 }, plt_sec = { 0 }, rsh;
+	Elf_Scn *scn = NULL, *plts[8];
+	GElf_Shdr sh;
 	GElf_Ehdr eh;
-	size_t shstrndx;
-	Elf_Data *rdata, *sdata;
-	uint64_t base;
+	size_t shstrndx, nplts = 0, nslots = 0, slots_alloc = 0;
+	struct plt_slot *slots = NULL;
 
 	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
 	    elf_getshdrstrndx(elf, &shstrndx))
@@ -529,46 +586,50 @@ static size_t add_plt(struct cp_symbolizer *sym, struct sym_module *m, size_t n,
 
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		if (!strcmp(name, ".plt"))
-			plt = sh;
-		else if (!strcmp(name, ".plt.sec"))
-			plt_sec = sh;
-		else if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA)
-			rela = scn;
+		if (sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC))
+			add_plt_slots(elf, scn, &sh, &slots, &nslots, &slots_alloc);
+		else if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) &&
+			 (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+			  !strcmp(name, ".plt.got")) && nplts < sizeof(plts) / sizeof(*plts))
+			plts[nplts++] = scn;
 	}
-	if (!rela || (!plt.sh_size && !plt_sec.sh_size) || !gelf_getshdr(rela, &rsh) ||
-	    !(rdata = elf_getdata(rela, NULL)) || !rsh.sh_entsize)
-		return n;
-	sdata = elf_getdata(elf_getscn(elf, rsh.sh_link), NULL);
-	{
-		GElf_Shdr dyn;
+	if (nslots)
+		qsort(slots, nslots, sizeof(*slots), plt_slot__cmp);
+	for (size_t p = 0; p < nplts && nslots; p++) {
+		Elf_Data *d = elf_getdata(plts[p], NULL);
+		uint64_t es;
 
-		if (!sdata || !gelf_getshdr(elf_getscn(elf, rsh.sh_link), &dyn))
-			return n;
-		for (size_t i = 0; i < rsh.sh_size / rsh.sh_entsize; i++) {
-			GElf_Rela r;
-			GElf_Sym ds;
-			const char *target;
+		if (!gelf_getshdr(plts[p], &sh) || !d || !d->d_buf || d->d_size < sh.sh_size)
+			continue;
+		es = sh.sh_entsize >= 8 && sh.sh_entsize <= 32 ? sh.sh_entsize : 16;
+		for (uint64_t off = 0; off + es <= sh.sh_size; off += es) {
+			const unsigned char *e = (const unsigned char *)d->d_buf + off;
 
-			base = plt_sec.sh_size ? plt_sec.sh_addr + 16 * i : plt.sh_addr + 16 * (i + 1);
-			if (base + 16 > (plt_sec.sh_size ? plt_sec.sh_addr + plt_sec.sh_size :
-							   plt.sh_addr + plt.sh_size))
+			for (uint64_t k = 0; k + 6 <= es; k++) {
+				struct plt_slot key, *hit;
+				int32_t disp;
+
+				if (e[k] != 0xff || e[k + 1] != 0x25)
+					continue;
+				memcpy(&disp, e + k + 2, sizeof(disp));
+				key.got = sh.sh_addr + off + k + 6 + (int64_t)disp;
+				hit = bsearch(&key, slots, nslots, sizeof(*slots), plt_slot__cmp);
+				if (!hit)
+					break;
+				ALLOC_GROW(m->syms, n + 1, *alloc);
+				m->syms[n] = (struct sym_entry){
+					.start = sh.sh_addr + off + bias,
+					.size = es,
+					.name = symbolizer__own(sym, xstrfmt("%s@plt", hit->target)),
+					.rank = 3,
+				};
+				m->syms[n].len = (uint32_t)strlen(m->syms[n].name);
+				n++;
 				break;
-			if (!gelf_getrela(rdata, (int)i, &r) || GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
-			    !gelf_getsym(sdata, (int)GELF_R_SYM(r.r_info), &ds) ||
-			    !(target = elf_strptr(elf, dyn.sh_link, ds.st_name)) || !*target)
-				continue;
-			ALLOC_GROW(m->syms, n + 1, *alloc);
-			m->syms[n] = (struct sym_entry){
-				.start = base + bias,
-				.size = 16,
-				.name = symbolizer__own(sym, xstrfmt("%s@plt", target)),
-				.rank = 3,
-			};
-			m->syms[n].len = (uint32_t)strlen(m->syms[n].name);
-			n++;
+			}
 		}
 	}
+	free(slots);
 	return n;
 }
 
@@ -894,6 +955,155 @@ static const char *sym_module__line(struct sym_module *m, uint64_t d, int *line)
 	return src;
 }
 
+static int sym_fn_range__cmp(const void *a, const void *b)
+{
+	const struct sym_fn_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Add the address ranges of the subprograms below die (namespaces and types searched). */
+static void index_fns_below(struct sym_module *m, Dwarf_Die *die, size_t *alloc, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(die, &child))
+		return;
+	do {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0) {
+				if (start >= end)
+					continue;
+				ALLOC_GROW(m->fns, m->nfns + 1, *alloc);
+				m->fns[m->nfns++] = (struct sym_fn_range){ .start = start, .end = end,
+									  .die = child };
+			}
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			index_fns_below(m, &child, alloc, depth + 1);
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/*
+ * Build m->fns: the address ranges of every subprogram (one pass over the
+ * module's DIEs), so that finding the function DIE of an address is a
+ * binary search rather than a walk of its compile unit.
+ */
+static void sym_module__index_fns(struct sym_module *m)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Addr bias;
+	Dwarf_Die cudie, subdie;
+	Dwarf_Half version;
+	uint8_t type;
+	size_t alloc = 0;
+	uint64_t max_end = 0;
+	Dwarf *dw;
+
+	m->fns_indexed = 1;
+	dw = dwfl_module_getdwarf(m->mod, &bias);
+	if (!dw)
+		return;
+	m->fn_dw_bias = bias;
+	for (; dwarf_get_units(dw, cu, &next, &version, &type, &cudie, &subdie) == 0; cu = next) {
+		if (type == DW_UT_compile || type == DW_UT_partial)
+			index_fns_below(m, &cudie, &alloc, 0);
+		else if (type == DW_UT_skeleton)
+			index_fns_below(m, &subdie, &alloc, 0);
+	}
+	if (!m->nfns)
+		return;
+	qsort(m->fns, m->nfns, sizeof(*m->fns), sym_fn_range__cmp);
+	for (size_t i = 0; i < m->nfns; i++) {
+		if (m->fns[i].end > max_end)
+			max_end = m->fns[i].end;
+		m->fns[i].max_end = max_end;
+	}
+}
+
+/* The subprogram DIE whose code holds DWARF address a, or NULL. */
+static Dwarf_Die *sym_module__fn_die(struct sym_module *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->nfns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->fns[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && m->fns[i].max_end > a;)
+		if (a < m->fns[i].end)
+			return &m->fns[i].die;
+	return NULL;
+}
+
+/*
+ * The DIEs of code holding DWARF address a below die (a subprogram), from
+ * the outermost inwards: each child whose ranges hold a is descended into
+ * (lexical blocks, inlined subroutines, nested functions).  Appends to
+ * *path (n entries, *alloc allocated); returns the new count.
+ */
+static size_t scopes_at(Dwarf_Die *die, uint64_t a, Dwarf_Die **path, size_t n, size_t *alloc,
+			int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(die, &child))
+		return n;
+	do {
+		int tag = dwarf_tag(&child);
+
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_lexical_block:
+		case DW_TAG_inlined_subroutine:
+			if (dwarf_haspc(&child, a) <= 0)
+				break;
+			ALLOC_GROW(*path, n + 1, *alloc);
+			(*path)[n++] = child;
+			return scopes_at(&child, a, path, n, alloc, depth + 1);
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return n;
+}
+
+/* The name of a subprogram or inlined instance, as the naming rules say. */
+static const char *die_fn_name(struct cp_symbolizer *sym, Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	const char *name = NULL;
+	char *dm;
+	int status;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at))
+		name = dwarf_formstring(&at);
+	if (name && !sym->mangled && !strncmp(name, "_Z", 2) &&
+	    (dm = __cxa_demangle(name, NULL, NULL, &status)))
+		return symbolizer__own(sym, dm);
+	if (!name && dwarf_attr_integrate(die, DW_AT_name, &at))
+		name = dwarf_formstring(&at);
+	return name ? name : "?";
+}
+
 /* ---- debug files ---- */
 
 /* The GNU build-id of the ELF file at path into *id (malloc'd); its length, or -1. */
@@ -1184,6 +1394,7 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 			dwfl_end(sym->modules[i].dwfl);
 		free(sym->modules[i].syms);
 		free(sym->modules[i].cus);
+		free(sym->modules[i].fns);
 		free(sym->modules[i].file);
 	}
 	free(sym->modules);
@@ -1193,6 +1404,8 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 	sym_cache__release(&sym->sites);
 	sym_cache__release(&sym->fn_srcs);
 	sym_cache__release(&sym->ips);
+	sym_cache__release(&sym->inlines);
+	sym_cache__release(&sym->decls);
 	for (size_t i = 0; i < sym->nowned; i++)
 		free(sym->owned[i]);
 	free(sym->owned);
@@ -1279,6 +1492,93 @@ const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr)
 	if (!cu || !dwarf_attr(cu, DW_AT_producer, &attr))
 		return NULL;
 	return dwarf_formstring(&attr);
+}
+
+/*
+ * The code DIEs holding ip, malloc'd into *path: its function's
+ * subprogram, then the blocks and inlined subroutines inside it that hold
+ * it (see scopes_at); their number.
+ */
+static size_t symbolizer__scopes(struct cp_symbolizer *sym, uint64_t ip, Dwarf_Die **path)
+{
+	struct sym_module *m = symbolizer__find_module(sym, ip);
+	Dwarf_Die *fn;
+	uint64_t a;
+	size_t alloc = 0;
+
+	*path = NULL;
+	/* A merged profile carries its names and lines (SYMBOLS), not its DWARF. */
+	if (sym->pf->nsymbols || !m || sym_module__load(sym, m))
+		return 0;
+	if (!m->fns_indexed)
+		sym_module__index_fns(m);
+	a = sym_module__dwfl_addr(m, ip) - m->fn_dw_bias;
+	fn = sym_module__fn_die(m, a);
+	if (!fn)
+		return 0;
+	ALLOC_GROW(*path, 1, alloc);
+	(*path)[0] = *fn;
+	return scopes_at(fn, a, path, 1, &alloc, 0);
+}
+
+int cp_symbolizer__inlined(struct cp_symbolizer *sym, uint64_t ip, const char *const **names)
+{
+	const struct sym_cache_slot *s = sym_cache__get(&sym->inlines, ip);
+	Dwarf_Die *path;
+	size_t n;
+	const char **out;
+	int k = 0;
+
+	if (s) {
+		*names = (const char *const *)s->str;
+		return s->line;
+	}
+	n = symbolizer__scopes(sym, ip, &path);
+	out = xcalloc(n + 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		if (dwarf_tag(&path[i]) == DW_TAG_inlined_subroutine)
+			out[k++] = die_fn_name(sym, &path[i]);
+	free(path);
+	symbolizer__own(sym, (char *)out);
+	sym_cache__put(&sym->inlines, ip, (const char *)out, k);
+	*names = out;
+	return k;
+}
+
+int cp_symbolizer__fn_decl(struct cp_symbolizer *sym, uint64_t addr, const char **file, int *line)
+{
+	const struct sym_cache_slot *s = sym_cache__get(&sym->decls, addr);
+	Dwarf_Die *path;
+	const char *src = NULL;
+	int ln = 0;
+
+	if (!s) {
+		size_t n = symbolizer__scopes(sym, addr, &path);
+
+		/* The outermost: the function whose code this is, not one inlined into it. */
+		if (n && dwarf_tag(&path[0]) == DW_TAG_subprogram &&
+		    (src = dwarf_decl_file(&path[0])) && dwarf_decl_line(&path[0], &ln))
+			src = NULL;
+		free(path);
+		if (!src || ln <= 0) {
+			const char *f;
+
+			/* No declaration: where its code begins. */
+			if (cp_symbolizer__fn_src(sym, addr, &f, &ln))
+				src = no_site, ln = 0;
+			else
+				src = f;
+		}
+		sym_cache__put(&sym->decls, addr, src, ln);
+	} else {
+		src = s->str;
+		ln = s->line;
+	}
+	if (!ln)
+		return -ENOENT;
+	*file = src;
+	*line = ln;
+	return 0;
 }
 
 const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset)

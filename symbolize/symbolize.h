@@ -14,6 +14,7 @@
  *  - where several symbols share an address, the global one wins, then the
  *    shortest name, then the alphabetically first (so output is stable);
  *  - stripped modules fall back to their dynamic symbol table (.dynsym);
+ *  - x86-64 PLT stubs (.plt, .plt.sec, .plt.got): "TARGET@plt", as perf;
  *  - in the main program (the first module) with no symbol: "main" for the
  *    address glibc's x86-64 _start passes to __libc_start_main (stripped
  *    programs; their other functions fall to the next rule);
@@ -93,6 +94,27 @@ int cp_symbolizer__line(struct cp_symbolizer *sym, uint64_t ip, const char **fil
  * cp_symbolizer__site.
  */
 int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char **file, int *line);
+
+/*
+ * The functions inlined at the instruction at ip, from the outermost (the
+ * one inlined into the function holding ip) to the innermost (whose body
+ * holds ip's source line), as DWARF's DW_TAG_inlined_subroutine records
+ * say; named as the naming rules above (demangled unless mangled).
+ * Returns their number, 0 when ip is in no inlined body or there is no
+ * debug information (a merged profile's SYMBOLS carry none), and sets *names to a NULL-terminated array owned by
+ * the symbolizer.
+ */
+int cp_symbolizer__inlined(struct cp_symbolizer *sym, uint64_t ip, const char *const **names);
+
+/*
+ * Where the function whose code holds addr is declared: DWARF's
+ * DW_AT_decl_file and DW_AT_decl_line of its subprogram, else the line of
+ * its first instruction (cp_symbolizer__fn_src).  Copies of one source
+ * function (a static inline function of a header, one per translation
+ * unit) have the same.  As cp_symbolizer__site.
+ */
+int cp_symbolizer__fn_decl(struct cp_symbolizer *sym, uint64_t addr, const char **file,
+			   int *line);
 
 /*
  * Module containing addr: its path as recorded, and *offset = address minus

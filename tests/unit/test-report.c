@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "report/internal.h"
 #include "report/json.h"
 #include "report/report.h"
 #include "tests/unit/rtree.h"
@@ -412,4 +413,19 @@ TEST(exclude_names_are_what_gcc_matches)
 	check_exclude("(anonymous namespace)::helper(int)", "helper");
 	check_exclude("ns::A::operator<(ns::A const&) const", NULL);
 	check_exclude("main::{lambda(int)#1}::operator()(int) const", NULL);
+}
+
+TEST(function_names_match_with_or_without_their_file)
+{
+	CHECK_EQ(cp_fn_name_bare_len("helper (a.c)"), 6);
+	CHECK_EQ(cp_fn_name_bare_len("helper"), 6);
+	/* A C++ parameter list is not a file. */
+	CHECK_EQ(cp_fn_name_bare_len("f(int)"), 6);
+	CHECK_EQ(cp_fn_name_bare_len("g(void (*)(int))"), 16);
+	CHECK_EQ(cp_fn_name_bare_len("f(int) (a.cc)"), 6);
+	CHECK(cp_fn_name_matches("helper (a.c)", "helper"));
+	CHECK(cp_fn_name_matches("helper (a.c)", "helper (a.c)"));
+	CHECK(!cp_fn_name_matches("helper (a.c)", "helper (b.c)"));
+	CHECK(!cp_fn_name_matches("helper (a.c)", "help"));
+	CHECK(!cp_fn_name_matches("helpers", "helper"));
 }
