@@ -1,0 +1,111 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='the weight: CPU time where idle threads would fill elapsed time; --sort, -m, diff --fields and --fail-if take every metric'
+. "$(dirname "$0")/lib.sh"
+
+# The first row of the tree below its column titles: its name.
+top_of_tree () {
+	sed -n "/^ *calls /{n;p;q}" "$1" | awk "{ print \$NF }"
+}
+
+# The first row of a flat profile whose calls column is a number.
+top_of_flat () {
+	sed -n "/^ *calls /,\$p" "$1" | awk "NR > 1 && \$1 != \"-\" { print \$NF; exit }"
+}
+
+test_expect_success 'setup: four pool threads idle while main crunches' '
+	build_workload s-pool.c &&
+	callprof record -o p.cprof -- ./t-pool 2>err &&
+	callprof record -o p2.cprof -- ./t-pool 2 2>err2
+'
+
+test_expect_success 'report: weighed by CPU time, and the banner says why and how to change it' '
+	callprof report p.cprof >tree &&
+	grep "^# weight: CPU time: the threads were off CPU [0-9]*% of their time (blocked [0-9]*%, preempted [0-9]*%); --sort=total weighs elapsed time$" tree &&
+	grep -q "^# contexts below 0.5% of their tree'"'"'s cpu" tree &&
+	grep -q "^ *calls  *cpu  *self-cpu  *cpu%  *total  *wait  *inactive" tree &&
+	test "$(top_of_tree tree)" = main &&
+	grep -q " crunch$" tree &&
+	! grep -q " idle_wait$" tree &&
+	callprof report --flat p.cprof >flat &&
+	grep -q "^ *calls  *self-cpu  *self-cpu%  *cpu  *cpu%" flat &&
+	test "$(top_of_flat flat)" = crunch
+'
+
+test_expect_success 'report --sort=total: elapsed time weighs, and the idle pool leads' '
+	callprof report --sort=total p.cprof >tree &&
+	! grep -q "^# weight:" tree &&
+	grep -q "^ *calls  *total  *cpu  *wait  *inactive  *self  *total%" tree &&
+	grep -q " idle_wait$" tree &&
+	test "$(top_of_tree tree)" = pool_thread &&
+	callprof report --flat --sort=self p.cprof >flat &&
+	test "$(top_of_flat flat)" = idle_wait &&
+	callprof report --flat --sort=self-wait --fields=calls,self-wait,name p.cprof >flat &&
+	test "$(top_of_flat flat)" = idle_wait
+'
+
+test_expect_success 'percentages are shares of the weight: the roots make 100' '
+	callprof report --fields=cpu,percent,name --min-percent=0 p.cprof >cpu &&
+	head -n 1 cpu | grep -q "cpu%" &&
+	awk "\$NF == \"main\" && \$2 != \"100.00\" { exit 1 }" cpu &&
+	callprof report --fields=total,percent,name --sort=total --min-percent=0 p.cprof >tot &&
+	head -n 1 tot | grep -q "total%" &&
+	awk "\$NF == \"main\" { exit !(\$2 < 50) }" tot
+'
+
+test_expect_success 'every metric sorts; a wrong one is listed; a missing one names the profile' '
+	for m in calls self total cpu wait inactive samples self-cpu self-wait self-inactive self-samples name
+	do
+		callprof report --flat --sort=$m p.cprof >/dev/null || return 1
+	done &&
+	test_expect_code 129 callprof report --sort=bogus p.cprof 2>err &&
+	grep -q "one of: calls, self, total, cpu, wait, inactive, samples, self-cpu, self-wait, self-inactive, self-samples, name" err &&
+	callprof record --time=none -o c.cprof -- ./t-pool 2>/dev/null &&
+	test_expect_code 1 callprof report --sort=cpu c.cprof 2>err &&
+	test_line_count = 1 err &&
+	grep -q "^callprof: error: --sort cpu: profile '"'"'c.cprof'"'"' has no times .*; it has: calls$" err
+'
+
+test_expect_success 'svg: widths and caption follow the weight; -m changes them' '
+	callprof export -f svg -o p.svg p.cprof &&
+	xmllint --noout p.svg &&
+	grep -q "width: CPU time sampled" p.svg &&
+	! grep -q "^<g><title>idle_wait$" p.svg &&
+	callprof export -f svg -m total -o t.svg p.cprof &&
+	grep -q "width: total time" t.svg &&
+	grep -q "^<g><title>idle_wait$" t.svg &&
+	callprof export -f svg -m wait -o w.svg p.cprof &&
+	grep -q "width: wait (blocked) time" w.svg
+'
+
+test_expect_success 'speedscope opens the weight'"'"'s profile; html carries it' '
+	callprof export -f speedscope -o p.ss.json p.cprof &&
+	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); p = d[\"profiles\"][d[\"activeProfileIndex\"]]; assert p[\"name\"].endswith(\": cpu\"), p[\"name\"]" p.ss.json &&
+	callprof export -f speedscope -m calls -o c.ss.json p.cprof &&
+	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); p = d[\"profiles\"][d[\"activeProfileIndex\"]]; assert p[\"name\"].endswith(\": calls\") and p[\"unit\"] == \"none\", p[\"name\"]" c.ss.json &&
+	callprof export -f html -o p.html p.cprof &&
+	grep -q "\"weight\":\"cpu\"" p.html &&
+	callprof export -f html -m total -o t.html p.cprof &&
+	grep -q "\"weight\":\"total\"" t.html &&
+	test_expect_code 129 callprof export -f json -m cpu p.cprof 2>err &&
+	grep -q "metric is for -f folded, svg, html and speedscope" err
+'
+
+test_expect_success 'diff: ordered by CPU time, its columns by default; any metric in --fields and --fail-if' '
+	callprof diff p.cprof p2.cprof >d &&
+	grep -q "^# cpu: .* weight: CPU time" d &&
+	grep -q "^# time changes below 1% of the larger cpu" d &&
+	grep -q "^ *calls-a  *calls-b  *calls-delta  *self-cpu-a  *self-cpu-b  *self-cpu-delta  *self-cpu-ratio  *cpu-delta" d &&
+	sed -n "/calls-a/{n;p;q}" d | grep -q " main > crunch$" &&
+	callprof diff --fields=wait-a,wait-b,self-wait-delta,status,path --all p.cprof p2.cprof >w &&
+	grep -q " pool_thread > idle_wait$" w &&
+	test_expect_code 3 callprof diff --fail-if "self-cpu>+50%" p.cprof p2.cprof >/dev/null 2>err &&
+	grep -q "^callprof: fail-if '"'"'self-cpu>+50%'"'"' holds for [0-9]* call paths\?; worst: main > " err &&
+	test_expect_code 129 callprof diff --fields=cpu-x p.cprof p2.cprof 2>err &&
+	grep -q "METRIC-a, METRIC-b, METRIC-delta, METRIC-ratio" err &&
+	test_expect_code 1 callprof diff --fail-if "cpu>+10%" p.cprof c.cprof 2>err &&
+	test_line_count = 1 err &&
+	grep -q "c.cprof" err
+'
+
+test_done
