@@ -397,5 +397,7 @@ static const struct callprof__api api = {
 
 CP_EXPORT const struct callprof__api *callprof__get_api(void)
 {
+	/* A program that uses the API writes a profile, instrumented or not (session.c). */
+	__atomic_store_n(&cp_session.api_used, 1, __ATOMIC_RELAXED);
 	return &api;
 }
