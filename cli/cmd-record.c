@@ -269,6 +269,20 @@ static uint32_t unsampled_threads(const struct cp_profile_file *pf)
 	return n;
 }
 
+/* A profile without calls: nothing instrumented ran, or the selection left every call out. */
+static void warn_no_calls(const struct cp_profile_file *pf)
+{
+	const struct cp_meta *m = &pf->meta;
+
+	if (m->calls_outside_start || m->calls_below_depth || m->calls_in_excluded_trees ||
+	    m->calls_paused)
+		cp_warning("no call was recorded: the selection (--start, --exclude-tree, "
+			   "--max-depth) or callprof_pause() left every call out");
+	else
+		cp_warning("no instrumented function ran: compile the program with "
+			   "-finstrument-functions -g");
+}
+
 /*
  * The CPU time of a cpu-mode profile: how many samples, and how much of it
  * callprof's own hooks took; warnings when the times cannot be trusted.
@@ -291,8 +305,7 @@ static void summarize_cpu(const struct cp_profile_file *pf, const char *shown, u
 		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * (double)sh.runtime / (double)all);
 	fprintf(stderr, "%s\n", note);
 	if (!calls)
-		cp_warning("no instrumented function ran: compile the program with "
-			   "-finstrument-functions -g");
+		warn_no_calls(pf);
 	if (unsampled)
 		cp_warning("no CPU time for %u thread%s: perf_event_open: %s (--time=clock times "
 			   "each call with the clock instead)", unsampled, unsampled == 1 ? "" : "s",
@@ -404,8 +417,7 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 			shown, nthreads, nthreads == 1 ? "" : "s", calls, paths,
 			pf->meta.mode == CP_MODE_COUNTING ? " (counting)" : "", note);
 	if (!calls)
-		cp_warning("no instrumented function ran: compile the program with "
-			"-finstrument-functions -g");
+		warn_no_calls(pf);
 	if (pf->meta.switches == CP_SWITCHES_UNAVAILABLE && !perf_refused)
 		cp_warning("no wait/inactive split: perf_event_open refused: %s "
 			"(see callprof-record(1), OFF-CPU TIME)", strerror((int)pf->meta.switch_errno));
