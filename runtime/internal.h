@@ -381,7 +381,7 @@ struct cp_session {
 	struct cp_thread *agg[CP_MAX_AGGREGATES]; /* folded exited threads, per name */
 	int forked;		   /* this process is a fork child */
 	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */
-	int api_used;		   /* the program looked up the API (callprof.h) */
+	int api_used;		   /* this process called the API (api.c) */
 	struct cp_thread *fork_thread; /* a fork child: the thread that forked, */
 	uint64_t fork_depth;	   /* and its frames open then (cp_session__ran_code) */
 	int finished;		   /* the profile has been written (or given up) */

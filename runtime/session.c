@@ -185,6 +185,7 @@ static void atfork_child(void)
 	cp_gate__open(); /* after the data pages were shared afresh */
 	pthread_mutex_init(&cp_session.fold_lock, NULL);
 	cp_api__fork_child();
+	cp_session.api_used = 0; /* the parent's calls of the API are not the child's */
 	cp_modules__reset_lock();
 	cp_session.forked = 1;
 	cp_session.pid = getpid();
@@ -326,6 +327,9 @@ static int thread_ran_code(const struct cp_thread *t)
 		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
 			const struct cp_node *n = &c->n[i];
 
+			/* A side tree's first level names contexts of its thread, not calls. */
+			if (t->owner && n->parent == &t->root)
+				continue;
 			if (n->fn >= CP_FN_REGION_BASE && (n->calls || n->ticks))
 				return 1;
 		}
