@@ -161,35 +161,50 @@ static int profile_suffix(const char *sfx)
 /*
  * Profiles of the other processes and images of the run: PATH.PID (fork
  * children, programs they ran), PATH.execN and PATH.PID.execN (an image
- * replaced by exec).
+ * replaced by exec), written since start.  *listed gets how many, and text
+ * the first three, each with the process that wrote it:
+ * " FILE.456 (pid 456 ./child), ...".
  */
-static void list_other_profiles(const char *shown, const char *path, const struct timespec *start)
+static size_t other_profiles(const char *shown, const char *path, const struct timespec *start,
+			     struct strbuf *text)
 {
 	char *pattern = xstrfmt("%s.*", path);
 	glob_t g;
 	size_t n = 0;
 
 	if (!glob(pattern, 0, NULL, &g)) {
-		struct strbuf sb = STRBUF_INIT;
-
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			const char *suffix = g.gl_pathv[i] + strlen(path) + 1;
+			struct cp_profile_file *pf;
 			struct stat st;
+			char err[1024];
 
 			if (!profile_suffix(suffix) || stat(g.gl_pathv[i], &st) ||
 			    st.st_mtim.tv_sec < start->tv_sec ||
 			    (st.st_mtim.tv_sec == start->tv_sec && st.st_mtim.tv_nsec < start->tv_nsec))
 				continue;
-			if (n++ < 3)
-				strbuf_addf(&sb, "%s %s.%s", n > 1 ? "," : "", shown, suffix);
+			if (n++ >= 3)
+				continue;
+			strbuf_addf(text, "%s %s.%s", n > 1 ? "," : "", shown, suffix);
+			pf = cp_profile_file__open(g.gl_pathv[i], err, sizeof(err), NULL);
+			if (pf)
+				strbuf_addf(text, " (pid %" PRIu32 " %s)", pf->meta.pid,
+					    pf->argc && pf->argv[0][0] ? pf->argv[0] : "?");
+			else
+				strbuf_addstr(text, " (unreadable)");
+			cp_profile_file__free(pf);
 		}
-		if (n)
-			fprintf(stderr, "callprof: other processes of the run wrote %zu profile%s:%s%s\n",
-				n, n == 1 ? "" : "s", sb.buf, n > 3 ? ", ..." : "");
-		strbuf_release(&sb);
 		globfree(&g);
 	}
 	free(pattern);
+	return n;
+}
+
+static void list_other_profiles(size_t n, const struct strbuf *text)
+{
+	if (n)
+		fprintf(stderr, "callprof: other processes of the run wrote %zu profile%s:%s%s\n", n,
+			n == 1 ? "" : "s", text->buf, n > 3 ? ", ..." : "");
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -204,8 +219,10 @@ static uint64_t distinct_functions(const struct cp_profile_file *pf)
 {
 	uint64_t *fns = xcalloc(pf->nnodes + 1, sizeof(*fns)), n = 0, distinct = 0;
 
+	/* Functions: not the pseudo-frames of signal handlers and regions. */
 	for (uint32_t i = 0; i < pf->nnodes; i++)
-		if (pf->nodes[i].parent != CP_NO_PARENT)
+		if (pf->nodes[i].parent != CP_NO_PARENT &&
+		    !(pf->nodes[i].flags & (CP_NODE_SIGNAL | CP_NODE_REGION)))
 			fns[n++] = pf->nodes[i].fn;
 	qsort(fns, n, sizeof(*fns), cmp_u64);
 	for (uint64_t i = 0; i < n; i++)
@@ -223,7 +240,35 @@ struct run_status {
 	int wrote_error; /* the runtime said why on the program's stderr */
 	int watch_errno; /* the watcher could not write (it has no stderr) */
 	int rights;	 /* the watcher could not tell the program's rights */
+	int empty;	 /* the program ran no instrumented code: it wrote nothing */
 };
+
+/* What summarize() needs to know of the run besides the profile. */
+struct run_info {
+	const char *shown;	  /* FILE as the user wrote it */
+	const char *path;	  /* FILE made absolute */
+	const char *prog;	  /* the program as given */
+	pid_t pid;		  /* its process */
+	const struct stat *before; /* what was at FILE before the run (stat), or NULL */
+	const struct stat *before_link; /* the same by lstat (a symlink itself), or NULL */
+	size_t others;		  /* profiles the run's other processes wrote */
+	uint64_t wall_ns;	  /* how long the run took (0: unknown) */
+};
+
+/*
+ * Was what stood at FILE before the run moved to FILE.old (by the
+ * runtime's rename, which keeps one .old and replaces an older one)?
+ */
+static int moved_to_old(const struct run_info *ri)
+{
+	char *old = xstrfmt("%s.old", ri->path);
+	struct stat st;
+	int moved = ri->before_link && !lstat(old, &st) && st.st_dev == ri->before_link->st_dev &&
+		    st.st_ino == ri->before_link->st_ino;
+
+	free(old);
+	return moved;
+}
 
 /* Threads of the profile whose CPU time could not be sampled (cpu mode). */
 static uint32_t unsampled_threads(const struct cp_profile_file *pf)
@@ -236,12 +281,26 @@ static uint32_t unsampled_threads(const struct cp_profile_file *pf)
 	return n;
 }
 
+/* A profile without calls: nothing instrumented ran, or the selection left every call out. */
+static void warn_no_calls(const struct cp_profile_file *pf)
+{
+	const struct cp_meta *m = &pf->meta;
+
+	if (m->calls_outside_start || m->calls_below_depth || m->calls_in_excluded_trees ||
+	    m->calls_paused)
+		cp_warning("no call was recorded: the selection (--start, --exclude-tree, "
+			   "--max-depth) or callprof_pause() left every call out");
+	else
+		cp_warning("no instrumented function ran: compile the program with "
+			   "-finstrument-functions -g");
+}
+
 /*
  * The CPU time of a cpu-mode profile: how many samples, and how much of it
  * callprof's own hooks took; warnings when the times cannot be trusted.
  */
 static int summarize_cpu(const struct cp_profile_file *pf, const char *shown, uint32_t nthreads,
-			 uint64_t calls, uint64_t paths)
+			 uint64_t calls, uint64_t paths, const char *note)
 {
 	struct cp_sample_shares sh;
 	uint64_t program, all;
@@ -256,10 +315,9 @@ static int summarize_cpu(const struct cp_profile_file *pf, const char *shown, ui
 		shown, nthreads, nthreads == 1 ? "" : "s", calls, paths, all, pf->meta.sample_hz);
 	if (all)
 		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * (double)sh.runtime / (double)all);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s\n", note);
 	if (!calls)
-		cp_warning("no instrumented function ran: compile the program with "
-			   "-finstrument-functions -g");
+		warn_no_calls(pf);
 	if (unsampled)
 		cp_warning("no CPU time for %u thread%s: perf_event_open: %s (--time=clock times "
 			   "each call with the clock instead)", unsampled, unsampled == 1 ? "" : "s",
@@ -389,17 +447,42 @@ out:
 }
 
 /*
+ * FILE was not written because the program ran no instrumented code (the
+ * runtime said so in the status file): FILE must not go on holding an
+ * earlier run's profile as if it were this one's, so what is there moves
+ * to FILE.old, as a written profile would have moved it.  Then say which
+ * processes wrote profiles, if any did.
+ */
+static void summarize_empty(const struct run_info *ri)
+{
+	char *old = xstrfmt("%s.old", ri->path);
+	int moved = ri->before_link && !rename(ri->path, old);
+
+	free(old);
+	if (ri->others)
+		fprintf(stderr, "callprof: no profile written to '%s': %s (pid %ld) ran no "
+				"instrumented code\n", ri->shown, ri->prog, (long)ri->pid);
+	else
+		cp_warning("no process of the run ran instrumented code, so no profile was "
+			   "written: compile the program with -finstrument-functions -g, or "
+			   "sample it (--sample)");
+	if (moved)
+		fprintf(stderr, "callprof: moved the previous %s to %s.old\n", ri->shown, ri->shown);
+}
+
+/*
  * The one line that says what the profile at path holds, and warnings.
  * perf_refused: record fell back from cpu mode to timing, having said why;
  * the same refusal leaves the profile without its wait/inactive split.
  */
-static void summarize(const char *shown, const char *path, const struct stat *before,
-		      const struct run_status *rs, int perf_refused, uint64_t wall_ns)
+static void summarize(const struct run_info *ri, const struct run_status *rs, int perf_refused)
 {
+	const char *shown = ri->shown, *path = ri->path;
+	const struct stat *before = ri->before;
 	int verdict = 0;
 	struct stat st;
 	struct cp_profile_file *pf;
-	char err[1024];
+	char err[1024], *note;
 	uint64_t calls = 0, paths = 0;
 	uint32_t nthreads = 0;
 
@@ -409,7 +492,9 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 		/* Only the true cause: the runtime already named a failed write. */
 		if (rs && rs->wrote_error)
 			return;
-		if (rs && rs->watch_errno)
+		if (rs && rs->empty)
+			summarize_empty(ri);
+		else if (rs && rs->watch_errno)
 			cp_error("no profile written to '%s': the program was killed and its watcher "
 				 "could not write it: %s", shown, strerror(rs->watch_errno));
 		else if (rs && rs->rights)
@@ -422,9 +507,12 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 				   "the runtime could not write it", shown);
 		return;
 	}
+	note = moved_to_old(ri) ? xstrfmt("; moved the previous %s to %s.old", shown, shown)
+				: xstrdup("");
 	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
 	if (!pf) {
 		cp_error("%s", err);
+		free(note);
 		return;
 	}
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
@@ -433,32 +521,30 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 	}
 	if (pf->meta.mode == CP_MODE_SAMPLED) {
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " samples at %u Hz "
-				"(sampled, unwound with %s), %" PRIu64 " lost\n",
+				"(sampled, unwound with %s), %" PRIu64 " lost%s\n",
 			shown, nthreads, nthreads == 1 ? "" : "s", pf->meta.samples,
 			pf->meta.sample_hz,
 			pf->meta.sample_flags & CP_SAMPLE_FP ? "frame pointers" : "DWARF CFI",
-			pf->meta.samples_lost);
+			pf->meta.samples_lost, note);
 		if (!pf->meta.samples)
 			cp_warning("no samples: the program used less CPU time than one sampling "
 				"period, or slept");
-		cp_profile_file__free(pf);
-		return;
+		goto out;
 	}
 	if (pf->meta.mode == CP_MODE_CPU) {
-		verdict = summarize_cpu(pf, shown, nthreads, calls, paths);
+		verdict = summarize_cpu(pf, shown, nthreads, calls, paths, note);
 		goto incomplete;
 	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)
-		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " functions ran (coverage)\n",
-			shown, nthreads, nthreads == 1 ? "" : "s", distinct_functions(pf));
+		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " functions ran (coverage)%s\n",
+			shown, nthreads, nthreads == 1 ? "" : "s", distinct_functions(pf), note);
 	else
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
-				" call paths%s\n",
+				" call paths%s%s\n",
 			shown, nthreads, nthreads == 1 ? "" : "s", calls, paths,
-			pf->meta.mode == CP_MODE_COUNTING ? " (counting)" : "");
+			pf->meta.mode == CP_MODE_COUNTING ? " (counting)" : "", note);
 	if (!calls)
-		cp_warning("no instrumented function ran: compile the program with "
-			"-finstrument-functions -g");
+		warn_no_calls(pf);
 	if (pf->meta.switches == CP_SWITCHES_UNAVAILABLE && !perf_refused)
 		cp_warning("no wait/inactive split: perf_event_open refused: %s "
 			"(see callprof-record(1), OFF-CPU TIME)", strerror((int)pf->meta.switch_errno));
@@ -467,14 +553,16 @@ static void summarize(const char *shown, const char *path, const struct stat *be
 			"failed: %s", pf->meta.switch_threads_failed,
 			pf->meta.switch_threads_failed == 1 ? "" : "s",
 			strerror((int)pf->meta.switch_errno));
-	verdict = pf->meta.mode == CP_MODE_TIMING && clock_overhead_possible(pf, calls, wall_ns);
+	verdict = pf->meta.mode == CP_MODE_TIMING && clock_overhead_possible(pf, calls, ri->wall_ns);
 incomplete:
 	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
 	    pf->meta.lost_signals)
 		cp_warning("the profile is incomplete; 'callprof report' says what was lost");
+out:
 	cp_profile_file__free(pf);
 	if (verdict)
 		overhead_verdict(path, perf_refused);
+	free(note);
 }
 
 /*
@@ -607,6 +695,8 @@ static void read_status_file(const char *path, struct run_status *rs)
 			rs->watch_errno = e;
 		else if (!strcmp(what, "rights"))
 			rs->rights = 1;
+		else if (!strcmp(what, "empty"))
+			rs->empty = 1;
 	}
 	if (f)
 		fclose(f);
@@ -762,10 +852,15 @@ static int record_sampled(const char **argv, const char *out, const char *outabs
 {
 	struct cp_sample_opts so = { .hz = hz, .unwind = call_graph, .out = outabs };
 	struct cp_sampler *s;
-	struct stat before;
+	struct stat before, before_link;
 	struct timespec start;
 	struct relay old;
-	int have_before = !stat(outabs, &before), status, errors;
+	struct strbuf others = STRBUF_INIT;
+	int have_before = !stat(outabs, &before), have_link = !lstat(outabs, &before_link);
+	int status, errors;
+	struct run_info ri = { .shown = out, .path = outabs, .prog = argv[0],
+			       .before = have_before ? &before : NULL,
+			       .before_link = have_link ? &before_link : NULL };
 
 	clock_gettime(CLOCK_REALTIME, &start);
 	s = cp_sampler__start(&so, argv);
@@ -776,10 +871,13 @@ static int record_sampled(const char **argv, const char *out, const char *outabs
 	cp_sampler__run(s, &status);
 	restore_signals(&old);
 	errors = cp_sampler__finish(s);
+	ri.pid = child_pid;
 	cp_sampler__free(s);
+	ri.others = other_profiles(out, outabs, &start, &others);
 	if (!errors && !not_started(status, outabs, have_before))
-		summarize(out, outabs, have_before ? &before : NULL, NULL, 0, 0);
-	list_other_profiles(out, outabs, &start);
+		summarize(&ri, NULL, 0);
+	list_other_profiles(ri.others, &others);
+	strbuf_release(&others);
 	return exit_like(status);
 }
 
@@ -793,7 +891,9 @@ int cmd_record(int argc, const char **argv)
 	struct run_status rs;
 	siginfo_t si;
 	const char *old_preload = getenv("LD_PRELOAD");
-	struct stat before;
+	struct stat before, before_link;
+	struct run_info ri = { 0 };
+	struct strbuf others = STRBUF_INIT;
 	struct timespec start;
 	struct relay old;
 	int have_before, status, n, mode = -1, time_src = -1, clock = 0, call_graph = -1, no_offcpu = 0;
@@ -926,6 +1026,8 @@ int cmd_record(int argc, const char **argv)
 		goto out;
 	}
 	have_before = !stat(outabs, &before);
+	if (!lstat(outabs, &before_link))
+		ri.before_link = &before_link;
 	status_path = make_status_file();
 	preload = old_preload && *old_preload ? xstrfmt("%s:%s", lib, old_preload) : xstrdup(lib);
 
@@ -1007,12 +1109,19 @@ int cmd_record(int argc, const char **argv)
 	read_status_file(status_path, &rs);
 	if (status_path)
 		unlink(status_path);
+	ri.shown = out;
+	ri.path = outabs;
+	ri.prog = argv[0];
+	ri.pid = child_pid;
+	ri.before = have_before ? &before : NULL;
+	ri.wall_ns = elapsed_ns(&start);
+	ri.others = other_profiles(out, outabs, &start, &others);
 	if (!not_started(status, outabs, have_before))
-		summarize(out, outabs, have_before ? &before : NULL, &rs, perf_refused,
-			  elapsed_ns(&start));
-	list_other_profiles(out, outabs, &start);
+		summarize(&ri, &rs, perf_refused);
+	list_other_profiles(ri.others, &others);
 	ret = exit_like(status);
 out:
+	strbuf_release(&others);
 	if (status_path)
 		unlink(status_path);
 	free(status_path);

@@ -504,23 +504,48 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 	}
 }
 
+/*
+ * What the kernel's count of the threads' CPU time holds that the tree's
+ * cpu does not, so the two read as the comparison they are: the
+ * profiler's own CPU time (sampled, its samples are left out of the tree)
+ * or the hooks' cost (compensated clock times).  Raw clock times include
+ * the hooks' cost as the kernel's count does.
+ */
+static const char *kernel_includes(const struct cp_report_profile *rp)
+{
+	if (rp->cpu_sampled)
+		return ", the profiler's own CPU time included";
+	if (rp->timed && rp->compensated && !rp->sampled)
+		return ", the hooks' cost included";
+	return "";
+}
+
 void cp_tree_header(const struct cp_report_profile *rp, const struct cp_rtree *t, int gap,
 		    FILE *fp)
 {
 	char dur[32], cpu[32], kernel[32];
+	int kernel_known = t->cpu_ns && !t->cpu_unknown;
 
+	fprintf(fp, "%s== %s (%u thread%s", gap ? "\n" : "", t->label, t->nthreads,
+		t->nthreads == 1 ? "" : "s");
+	/* Counts only (counting, coverage): no time at all, not a total of 0ns. */
+	if (!rp->timed) {
+		fprintf(fp, "%s) ==\n", rp->pf->meta.mode == CP_MODE_COUNTING ? ", counts only" : "");
+		return;
+	}
 	cp_fmt_ns(dur, sizeof(dur), t->n[0].total_ns);
-	fprintf(fp, "%s== %s (%u thread%s, %s", gap ? "\n" : "", t->label, t->nthreads,
-		t->nthreads == 1 ? "" : "s", dur);
+	fprintf(fp, ", %s", dur);
 	/* The kernel's count checks the tree's: both are the threads' CPU time. */
 	cp_fmt_ns(cpu, sizeof(cpu), cp_rnode__cpu(&t->n[0]));
 	cp_fmt_ns(kernel, sizeof(kernel), t->cpu_ns);
-	if (rp->split && t->cpu_ns && !t->cpu_unknown)
-		fprintf(fp, ", cpu %s; the kernel counted %s", cpu, kernel);
+	if (rp->split && kernel_known)
+		fprintf(fp, ", cpu %s%s; the kernel counted %s%s", cpu,
+			rp->timed && rp->compensated && !rp->cpu_sampled ? " compensated" : "", kernel,
+			kernel_includes(rp));
 	else if (rp->split)
 		fprintf(fp, ", cpu %s", cpu);
-	else if (t->cpu_ns && !t->cpu_unknown)
-		fprintf(fp, "; the kernel counted %s of cpu", kernel);
+	else if (kernel_known)
+		fprintf(fp, "; the kernel counted %s of cpu%s", kernel, kernel_includes(rp));
 	fprintf(fp, ") ==\n");
 }
 

@@ -29,6 +29,15 @@
 
 #define CP_EXPORT __attribute__((visibility("default"), no_instrument_function))
 
+/*
+ * A process that calls the API writes a profile, instrumented or not
+ * (cp_session__ran_code); regions need not say so: they are nodes.
+ */
+static inline void used(void)
+{
+	__atomic_store_n(&cp_session.api_used, 1, __ATOMIC_RELAXED);
+}
+
 /* ---- regions ---- */
 
 #define NAME_MAX_LEN 255
@@ -207,6 +216,7 @@ static CP_NOINSTR int dump(const char *path)
 	int saved_errno = errno, ret;
 	char buf[sizeof(cp_session.out) + 32];
 
+	used();
 	if (!recording()) {
 		errno = EAGAIN;
 		return -1;
@@ -299,6 +309,7 @@ static CP_NOINSTR void reset(void)
 	uint64_t now;
 	int busy = 0;
 
+	used();
 	if (!recording() || cp_hook_mode == CP_MODE_COVERAGE)
 		goto out;
 	pthread_mutex_lock(&api_lock);
@@ -346,6 +357,7 @@ static CP_NOINSTR void set_thread_name(const char *name)
 	struct cp_thread *t = cp_self;
 	size_t len;
 
+	used();
 	if (t && !cp_gate__live())
 		goto out; /* a clone child: t is its parent's (control.c) */
 	if (!t && cp_session.state != CP_STATE_DONE)
@@ -372,6 +384,7 @@ static CP_NOINSTR void pause_recording(void)
 {
 	int saved_errno = errno;
 
+	used();
 	cp_control__pause();
 	errno = saved_errno;
 }
@@ -380,6 +393,7 @@ static CP_NOINSTR void resume_recording(void)
 {
 	int saved_errno = errno;
 
+	used();
 	cp_control__resume();
 	errno = saved_errno;
 }

@@ -381,9 +381,9 @@ struct cp_session {
 	struct cp_thread *agg[CP_MAX_AGGREGATES]; /* folded exited threads, per name */
 	int forked;		   /* this process is a fork child */
 	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */
-	int write_empty;	   /* writes a profile even if it recorded nothing: the
-				    * process `callprof record` started, so that record
-				    * can say why it is empty */
+	int api_used;		   /* this process called the API (api.c) */
+	struct cp_thread *fork_thread; /* a fork child: the thread that forked, */
+	uint64_t fork_depth;	   /* and its frames open then (cp_session__ran_code) */
 	int finished;		   /* the profile has been written (or given up) */
 	pid_t pid;		   /* this process (set at start-up and fork; a vfork
 				    * child sees its parent's) */
@@ -658,7 +658,7 @@ CP_HIDDEN void cp_signals__init(void);
 
 /* session.c */
 CP_HIDDEN int cp_session__init(void);
-CP_HIDDEN int cp_session__recorded_anything(void);
+CP_HIDDEN int cp_session__ran_code(void);
 CP_HIDDEN void cp_session__before_exec(unsigned n);
 CP_HIDDEN void cp_session__finish(int dying);
 CP_HIDDEN void cp_warn_once(const char *msg);

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/internal.h"
@@ -119,15 +118,12 @@ static void set_out_path(void)
 
 	memcpy(cp_session.out, cp_session.out_base, pos + 1);
 	cp_session.owns_out = 1;
-	cp_session.write_empty = 0;
 	if (root && !cp_session.forked) {
 		char *end;
 		unsigned long want = strtoul(root, &end, 10);
 
-		if (*end == '\0' && want == pid) {
-			cp_session.write_empty = 1;
+		if (*end == '\0' && want == pid)
 			return;
-		}
 	} else if (!root && !cp_session.forked) {
 		return;
 	}
@@ -189,6 +185,7 @@ static void atfork_child(void)
 	cp_gate__open(); /* after the data pages were shared afresh */
 	pthread_mutex_init(&cp_session.fold_lock, NULL);
 	cp_api__fork_child();
+	cp_session.api_used = 0; /* the parent's calls of the API are not the child's */
 	cp_modules__reset_lock();
 	cp_session.forked = 1;
 	cp_session.pid = getpid();
@@ -196,6 +193,9 @@ static void atfork_child(void)
 	cp_session.exec_pending = 0;
 	set_out_path();
 	cp_thread__reset_after_fork(cp_self);
+	/* What the child ran: calls, or a return from a frame open at the fork. */
+	cp_session.fork_thread = cp_self;
+	cp_session.fork_depth = cp_self ? (uint64_t)(cp_self->top - cp_self->stack->f) : 0;
 	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
@@ -304,31 +304,62 @@ __attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
 		cp_thread__setup();
 }
 
-/* Did any thread of this runtime instance see an instrumented call? */
-int cp_session__recorded_anything(void)
+/*
+ * Some evidence in t's tree (or an aggregate's) that the hooks ran for
+ * instrumented code: a call of a function or region (signal handlers'
+ * pseudo-frames do not count: the trampoline pushes them for any handler),
+ * time of a completed call, or calls the hooks saw but did not record.
+ * Nodes a fork child took over from its parent have no calls and no time.
+ */
+static int thread_ran_code(const struct cp_thread *t)
 {
-	for (struct cp_thread *t = cp_session.threads; t; t = t->next)
-		if (__atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE) > 1 ||
-		    (t->flags & CP_THREAD_AGGREGATE))
+	uint32_t nn = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE), id = 1;
+
+	if (t->lost.calls || t->lost_events || t->unpaired_exits)
+		return 1;
+	for (int k = 0; k < CP_MUTE_KINDS; k++)
+		if (t->unrecorded[k])
 			return 1;
+	for (const struct cp_chunk *c = t->chunks; c && id < nn;
+	     c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
+
+		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
+			const struct cp_node *n = &c->n[i];
+
+			/* A side tree's first level names contexts of its thread, not calls. */
+			if (t->owner && n->parent == &t->root)
+				continue;
+			if (n->fn >= CP_FN_REGION_BASE && (n->calls || n->ticks))
+				return 1;
+		}
+	}
 	return 0;
 }
 
 /*
- * A program that links libcallprof.a and is also run under `callprof
- * record` has two runtimes; the hooks bind to the linked one, so the
- * preloaded one sees nothing.  The one with nothing to say must not
- * overwrite a profile written since this process started.
+ * Did this process image run instrumented code: did a hook ever run for
+ * an instrumented function or a region, or did the program use the API?
+ * A process that did not (a shell, a `sed` of a profiled script, the fork
+ * child of an instrumented program that only execs) writes no profile.
+ * A fork child also ran some when it returned from a frame that was open
+ * at the fork (that return is the exit hook's only trace in the cpu,
+ * counting and coverage modes).  Runs at the end, in the program or in its
+ * watcher: the threads' trees are read, never written.
  */
-static int written_by_another_instance(void)
+int cp_session__ran_code(void)
 {
-	struct stat st;
-	uint64_t mtime;
+	const struct cp_thread *f = cp_session.fork_thread;
 
-	if (cp_session__recorded_anything() || stat(cp_session.out, &st))
-		return 0;
-	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-	return mtime >= cp_session.real0_ns;
+	if (cp_session.api_used)
+		return 1;
+	if (f && ((f->flags & CP_THREAD_EXITED) ||
+		  (uint64_t)(f->top - f->stack->f) != cp_session.fork_depth))
+		return 1;
+	for (struct cp_thread *t = cp_session.threads; t; t = t->next)
+		if (thread_ran_code(t) || (t->side && thread_ran_code(t->side)))
+			return 1;
+	return 0;
 }
 
 /*
@@ -342,7 +373,7 @@ void cp_session__before_exec(unsigned n)
 	char path[sizeof(cp_session.out) + 24];
 	size_t len = strlen(cp_session.out);
 
-	if (cp_session.state != CP_STATE_ON || !cp_session__recorded_anything())
+	if (cp_session.state != CP_STATE_ON || !cp_session__ran_code())
 		return;
 	memcpy(path, cp_session.out, len);
 	memcpy(path + len, ".exec", 5);
@@ -353,9 +384,10 @@ void cp_session__before_exec(unsigned n)
 
 /*
  * Write the profile unless there is nothing to say: a process that ran no
- * instrumented code writes nothing, except the one `callprof record`
- * started (so record can tell the user why the profile is empty) -
- * otherwise every `ls` a profiled shell script runs would leave a file.
+ * instrumented code writes nothing, or every `ls` a profiled shell script
+ * runs would leave a file.  The one `callprof record` started says so in
+ * record's status file instead ("empty 0"), so that record can tell the
+ * user why there is no FILE.
  *
  * Called once per process by whichever comes first: the destructor, _exit,
  * abort, or a fatal signal (dying = 1).  A second caller while the first
@@ -371,8 +403,9 @@ void cp_session__finish(int dying)
 		goto out; /* a vfork child: the memory is its parent's */
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-		if ((cp_session__recorded_anything() || cp_session.write_empty) &&
-		    !written_by_another_instance())
+		if (!cp_session__ran_code())
+			cp_status__failed(-2, "empty", 0);
+		else
 			cp_flush(cp_session.out, dying);
 		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
 	} else if (dying && expected == CP_STATE_DONE) {

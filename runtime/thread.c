@@ -814,6 +814,8 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 		}
 	}
 	t->root.cache = t->root.cache2 = NULL;
+	/* Coverage: the child records the functions it runs itself, its parent's ran there. */
+	memset(t->seen, 0, sizeof(t->seen));
 	t->base = NULL; /* counts start from zero anyway; the baseline stayed with the parent */
 	if (t->side)
 		reset_tree(t->side); /* the parent's handler runs */

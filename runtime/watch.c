@@ -186,7 +186,6 @@ struct watch_ctx {
 	int pidfd;		/* the program, to wait for its end */
 	int procfd;		/* its /proc directory, to read its credentials */
 	pid_t pid;
-	int write_empty;	/* cp_session.write_empty */
 	int have_creds;		/* creds holds the program's, as last read */
 	struct cp_creds creds;
 	int statusfd;		/* record's status file (cp_status__open), or -1 */
@@ -342,7 +341,7 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 	 */
 	if (!__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) && !cp_session.exec_pending &&
 	    !cp_arena.overflowed && !stale(x) && cp_session.state >= CP_STATE_ON &&
-	    (cp_session__recorded_anything() || x->write_empty)) {
+	    cp_session__ran_code()) {
 		ret = act_as_program(x);
 		act_failed = ret != 0;
 		if (!ret) {
@@ -401,7 +400,6 @@ void cp_watch__spawn(void)
 		return;
 	}
 	x->pid = cp_session.pid;
-	x->write_empty = cp_session.write_empty;
 	memcpy(x->out, cp_session.out, sizeof(x->out));
 	x->out[sizeof(x->out) - 1] = '\0';
 	x->statusfd = cp_status__open();

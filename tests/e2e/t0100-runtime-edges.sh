@@ -68,7 +68,7 @@ test_expect_success 'a fork child writes PATH.PID; processes with no calls write
 	ls fork.cprof* >files &&
 	test_line_count = 2 files &&
 	child=$(grep "^fork.cprof\.[0-9][0-9]*$" files) &&
-	grep "^callprof: other processes of the run wrote 1 profile: $child$" err &&
+	grep "^callprof: other processes of the run wrote 1 profile: $child (pid ${child#fork.cprof.} ./t-fork)$" err &&
 	callprof export -f folded -m calls fork.cprof >parent &&
 	cat >expect-parent <<-\EOT &&
 	main 1

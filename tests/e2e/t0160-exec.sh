@@ -12,7 +12,7 @@ test_expect_success 'exec of the recorded program: PATH.exec1 for the old image,
 	printf "main 1\nmain;before 1\n" >expect && test_cmp expect old &&
 	callprof export -f folded -m calls ex.cprof >new &&
 	printf "main 1\nmain;after 1\n" >expect && test_cmp expect new &&
-	grep "^callprof: other processes of the run wrote 1 profile: ex.cprof.exec1$" err
+	grep "^callprof: other processes of the run wrote 1 profile: ex.cprof.exec1 (pid [0-9]* ./t-exec)$" err
 '
 
 test_expect_success 'fork 5 children, one of which execs: every call in exactly one profile' '

@@ -79,7 +79,10 @@ test_expect_success 'html: a counting profile (no times) and an empty one render
 	callprof report --callers leaf --fields=calls,name c.cprof >ccallers &&
 	check_html --html c.html --json c.json --click fib --search leaf --expand main \
 		--flat cflat --callers leaf=ccallers &&
-	callprof record -o e.cprof -- /bin/true >out 2>err &&
+	# A program that ran no instrumented code writes no profile: an empty
+	# one is a run whose selection left every call out.
+	callprof record --exclude-tree "*" -o e.cprof -- ./t-callsites 1 >out 2>err &&
+	grep "no call was recorded" err &&
 	callprof export -f html -o e.html e.cprof &&
 	callprof export -f json -o e.json e.cprof &&
 	check_html --html e.html --json e.json --empty

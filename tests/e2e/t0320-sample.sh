@@ -137,7 +137,7 @@ test_expect_success 'threads: each gets its own tree with its own samples' '
 test_expect_success 'fork: the child writes PATH.PID with its own samples' '
 	callprof record --sample -o fk.cprof -- ./u-sample fork 2>err &&
 	cat err &&
-	grep "^callprof: other processes of the run wrote 1 profile: fk.cprof.[0-9]*$" err &&
+	grep "^callprof: other processes of the run wrote 1 profile: fk.cprof.[0-9]* (pid [0-9]* ./u-sample)$" err &&
 	child=$(ls fk.cprof.*) &&
 	callprof export -f folded -m calls fk.cprof >parent.calls &&
 	callprof export -f folded -m calls $child >child.calls &&

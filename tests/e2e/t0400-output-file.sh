@@ -52,6 +52,27 @@ test_expect_success 'a symlink planted at a snapshot path (.dump1) is not follow
 	callprof report api.cprof.dump1 >/dev/null
 '
 
+test_expect_success 'record keeps one FILE.old at most, and says when it moved one' '
+	rm -f keep.cprof* &&
+	callprof record --mode=counting -o keep.cprof -- ./t-nested >/dev/null 2>err &&
+	echo "callprof: wrote keep.cprof: 1 thread, 11 calls, 5 call paths (counting)" >expect &&
+	test_cmp expect err &&
+	test_path_is_missing keep.cprof.old &&
+	cp keep.cprof first.cprof &&
+	callprof record --mode=counting -o keep.cprof -- ./t-nested >/dev/null 2>err &&
+	echo "callprof: wrote keep.cprof: 1 thread, 11 calls, 5 call paths (counting); moved the previous keep.cprof to keep.cprof.old" >expect &&
+	test_cmp expect err &&
+	test_cmp first.cprof keep.cprof.old &&
+	cp keep.cprof second.cprof &&
+	callprof record -o keep.cprof -- ./t-nested >/dev/null 2>err &&
+	grep "^callprof: wrote keep.cprof: .*; moved the previous keep.cprof to keep.cprof.old$" err &&
+	test_cmp second.cprof keep.cprof.old &&
+	ls -A >listing &&
+	grep "^keep\\.cprof" listing >kept &&
+	printf "keep.cprof\nkeep.cprof.old\n" >expect &&
+	test_cmp expect kept
+'
+
 test_expect_success 'a write that dies half way leaves the previous profile whole' '
 	callprof record -o whole.cprof -- ./t-nested >/dev/null &&
 	cp whole.cprof whole.before &&

@@ -192,4 +192,37 @@ test_expect_success 'report: the profiler-share note needs 100 samples' '
 	grep "^# note: most of the run.s CPU time was callprof.s own: .* slowed 2.6x" enough.report
 '
 
+# The tree header compares the tree's cpu with the kernel's count of the
+# threads' CPU time: it says what the kernel's holds that the tree's does
+# not (the profiler's own CPU time; the hooks' cost that compensation took
+# off), so that the two do not look contradictory.
+test_expect_success 'tree headers: the kernel'"'"'s count says what it holds that cpu does not' '
+	t="[0-9.]*[mun]*s" &&
+	callprof report spin.cprof >spin.report &&
+	grep "^== all threads (1 thread, $t, cpu $t; the kernel counted $t, the profiler.s own CPU time included) ==$" spin.report &&
+	callprof report clock.cprof >clock.report &&
+	grep "^== all threads (1 thread, $t, cpu $t compensated; the kernel counted $t, the hooks. cost included) ==$" clock.report &&
+	callprof report --no-compensate clock.cprof >raw.report &&
+	grep "^== all threads (1 thread, $t, cpu $t; the kernel counted $t) ==$" raw.report
+'
+
+# Counting and coverage profiles have no times: no view may print one (a
+# "0ns" total in the tree header was one), only the banner's run time.
+test_expect_success 'profiles without times: no time in any view or header' '
+	for p in none cov; do
+		for v in "" --threads=each --flat "--callers c" "--callees a" --plist; do
+			callprof report $v $p.cprof >view &&
+			grep -v "^# pid [0-9]*, started .*, ran " view >timeless &&
+			! grep -E "[0-9](ns|us|ms|s)\b" timeless || return 1
+		done
+	done &&
+	callprof report none.cprof >none.report &&
+	grep "^== all threads (1 thread, counts only) ==$" none.report &&
+	callprof report --threads=each cov.cprof >cov.report &&
+	grep "^== t-nested (1 thread) ==$" cov.report &&
+	callprof diff none.cprof none.cprof >diff.out &&
+	callprof diff clock.cprof none.cprof >>diff.out &&
+	! grep -E "[0-9](ns|us|ms|s)\b" diff.out
+'
+
 test_done
