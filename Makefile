@@ -277,7 +277,7 @@ bench: all
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@mkdir -p $(B)/demo
-	$(CC) -O1 -g -finstrument-functions -o $(B)/demo/demo examples/demo.c -lpthread
+	CALLPROF_CC="$(CC)" $(B)/callprof cc -O1 -o $(B)/demo/demo examples/demo.c -lpthread
 	$(B)/callprof record -o $(B)/demo/demo.cprof -- $(B)/demo/demo
 	$(B)/callprof report $(B)/demo/demo.cprof
 
