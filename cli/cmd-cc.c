@@ -311,32 +311,26 @@ int cmd_cc(int argc, const char **argv)
 	free(found);
 
 	scan_args(argc - 1, argv + 1, &a);
-	if (!a.preprocess && (!a.has_g || !a.has_instr)) {
+	/* -g goes first, so that a later -g option of the user's still decides. */
+	if (!a.preprocess && !a.has_g)
+		added[nadded++] = "-g";
+	if (!a.preprocess && !a.has_instr) {
 		if (ask_compiler(words, nwords, cxx ? "c++" : "c", &answer))
 			goto out;
 		switch (read_answer(answer.buf, &dirs)) {
 		case KIND_CLANG:
-			if (!a.has_instr)
-				added[nadded++] = "-finstrument-functions-after-inlining";
+			added[nadded++] = "-finstrument-functions-after-inlining";
 			break;
 		case KIND_GCC:
-			if (!a.has_instr) {
-				added[nadded++] = "-finstrument-functions";
-				exclude = xstrfmt("-finstrument-functions-exclude-file-list=%s",
-						  dirs.buf);
-				added[nadded++] = exclude;
-			}
+			added[nadded++] = "-finstrument-functions";
+			exclude = xstrfmt("-finstrument-functions-exclude-file-list=%s", dirs.buf);
+			added[nadded++] = exclude;
 			break;
 		default:
 			cp_error("'%s' is neither gcc nor clang (it predefines neither __GNUC__ nor "
 				 "__clang__): callprof cc knows only their flags",
 				 words[0]);
 			goto out;
-		}
-		if (!a.has_g) {
-			memmove(added + 1, added, nadded * sizeof(*added));
-			added[0] = "-g";
-			nadded++;
 		}
 	}
 

@@ -215,8 +215,18 @@ test_expect_success 'a compiler that is neither gcc nor clang: said, nothing run
 test_expect_success 'callprof cc -h: the usage; a name that is no compiler is no command' '
 	callprof cc -h >help &&
 	grep "^usage: callprof cc " help &&
-	test_expect_code 129 callprof gccx -c x.c 2>err &&
-	grep "is not a callprof command" err
+	for name in no-such-arch-gcc-99 /no/such/clang++-14.0 /no/such/cc nosuch-linux-g++ \
+		/no/such/c++ clang-99
+	do
+		test_expect_code 127 callprof $name -c x.c 2>err &&
+		grep -x "callprof: error: compiler .$name. not found" err || return 1
+	done &&
+	for name in gccx mycc /no/such/gcc-x clang+ ./prog
+	do
+		test_expect_code 129 callprof $name -c x.c 2>err &&
+		grep -x "callprof: error: .$name. is not a callprof command; see .callprof --help." err ||
+		return 1
+	done
 '
 
 test_done
