@@ -11,5 +11,10 @@ int cmd_export(int argc, const char **argv);
 int cmd_merge(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_dump(int argc, const char **argv);
+/* argv[0]: "cc", "c++", or a compiler (cp_cc_names_compiler()); execs it. */
+int cmd_cc(int argc, const char **argv);
+
+/* Does ARG name gcc, g++, cc, c++, clang or clang++ (a path, a version suffix)? */
+int cp_cc_names_compiler(const char *arg);
 
 #endif /* CP_CLI_BUILTIN_H */

@@ -24,6 +24,8 @@ static const struct {
 	{ "merge", cmd_merge, "merge many profiles into one, keeping the spread across them" },
 	{ "diff", cmd_diff, "compare two profiles call path by call path" },
 	{ "dump", cmd_dump, "snapshot the profile of a recorded program that runs on" },
+	{ "cc", cmd_cc, "compile with -g and instrumentation (also c++; or callprof COMPILER)" },
+	{ "c++", cmd_cc, "the same with the C++ compiler" },
 };
 
 /*
@@ -54,6 +56,13 @@ int main(int argc, const char **argv)
 	 * size limit is an error with its message; a signal that ends us
 	 * removes the temporary files first.
 	 */
+	/*
+	 * The compiler wrapper (also as a launcher: callprof /usr/bin/cc ...)
+	 * execs the compiler, which must inherit the signals as we got them.
+	 */
+	if (argc >= 2 && (!strcmp(argv[1], "cc") || !strcmp(argv[1], "c++") ||
+			  cp_cc_names_compiler(argv[1])))
+		return cmd_cc(argc - 1, argv + 1);
 	cp_signals__init();
 	cp_writer_tmp_hook = writer_tmp_hook;
 	if (argc < 2) {

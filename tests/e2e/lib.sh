@@ -360,14 +360,20 @@ build_workload_lib () {
 # calls column (the first) is right-aligned, and print "calls|name" with
 # the name's indentation kept ("|name" for headings without numbers).
 # Rows of sampled code without hooks (calls "-") are left out: they are
-# no call path, and only there when a sample happened to land there.  Comparing normalized expectation and
-# output checks the values and the tree shape, not the column width.
+# no call path, and only there when a sample happened to land there; so is
+# a heading with only such rows under it (callees "at an unknown line").
+# Comparing normalized expectation and output checks the values and the
+# tree shape, not the column width.
 normalize_report () {
 	sed 1d | awk '
 	{
 		# A heading (callees by line): no numbers, the name indented as a row.
+		# Printed with the first row under it that is printed, or alone
+		# when nothing, not even a row of code without hooks, follows.
 		if (width != "" && substr($0, 1, width + 2) ~ /^ *$/ && substr($0, width + 3) ~ /[^ ]/) {
-			print "|" substr($0, width + 3)
+			flush(0)
+			heading = "|" substr($0, width + 3)
+			dashes = 0
 			next
 		}
 		# Sampled code without hooks (calls "-", default time source): no
@@ -376,8 +382,10 @@ normalize_report () {
 			end = RLENGTH - 2
 			if (width != "" && end != width)
 				print "MISALIGNED CALLS COLUMN: " $0
+			dashes++
 			next
 		}
+		flush(1)
 		if (!match($0, /^ *[0-9]+  /)) {
 			print "UNPARSED LINE: " $0
 			next
@@ -390,7 +398,13 @@ normalize_report () {
 		calls = substr($0, 1, end)
 		sub(/^ +/, "", calls)
 		print calls "|" substr($0, RLENGTH + 1)
-	}'
+	}
+	function flush(counted) {
+		if (heading != "" && (counted || !dashes))
+			print heading
+		heading = ""
+	}
+	END { flush(0) }'
 }
 
 # test_cmp_report expected actual: test_cmp after normalize_report.

@@ -1,0 +1,368 @@
+/*
+ * cmd-cc.c - `callprof cc ARGS`, `callprof c++ ARGS` and `callprof
+ * COMPILER ARGS` (a compiler launcher, as CMake runs it): run the compiler
+ * with -g and the instrumentation flags that suit it added, everything
+ * else passed through in its order.
+ *
+ * Which compiler it is we ask the compiler each time (nothing is cached):
+ * `COMPILER -E -dM -v -x c /dev/null` prints its predefined macros
+ * (__clang__, __GNUC__) and, with -v, its system include directories,
+ * which gcc is told to leave without hooks (clang's after-inlining flag
+ * needs no list).  Then we exec the compiler: its exit status, its output
+ * and its signals are the build's.  This runs before main() sets up the
+ * tool's signal handling, which the compiler would otherwise inherit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+extern char **environ;
+
+static const char *const cc_usage[] = {
+	"callprof cc [COMPILER-ARGS...]",
+	"callprof c++ [COMPILER-ARGS...]",
+	"callprof COMPILER [COMPILER-ARGS...]",
+	NULL,
+};
+
+enum compiler_kind { KIND_UNKNOWN, KIND_GCC, KIND_CLANG };
+
+/* What the user's arguments already say. */
+struct cc_args {
+	int verbose;	   /* -v: the compiler's, and we say what we added */
+	int has_g;	   /* a -g option that selects debug info (or -g0) */
+	int has_instr;	   /* -finstrument-functions*: theirs, not ours */
+	int preprocess;	   /* -E, -M, -MM: no code is made */
+};
+
+/* The -g options that say how much debug info (not -gz, -gsplit-dwarf, -gno-...). */
+static int is_debug_level(const char *a)
+{
+	static const char *const prefixes[] = {
+		"-ggdb", "-gdwarf", "-gline-tables-only", "-gline-directives-only", "-gstabs",
+		"-gxcoff", "-gvms", "-gcodeview", "-gbtf", "-gctf", "-gfull", "-gused",
+	};
+
+	if (!strcmp(a, "-g") || (a[0] == '-' && a[1] == 'g' && a[2] >= '0' && a[2] <= '9'))
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(a, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+/* Options whose value is the next argument, which is then no option of its own. */
+static int takes_next(const char *a)
+{
+	static const char *const opts[] = {
+		"-o", "-MF", "-MT", "-MQ", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-Xclang",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		if (!strcmp(a, opts[i]))
+			return 1;
+	return 0;
+}
+
+static void scan_args(int argc, const char **argv, struct cc_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	for (int i = 0; i < argc; i++) {
+		const char *s = argv[i];
+
+		if (takes_next(s)) {
+			i++;
+			continue;
+		}
+		if (!strcmp(s, "-v"))
+			a->verbose = 1;
+		else if (is_debug_level(s))
+			a->has_g = 1;
+		else if (!strncmp(s, "-finstrument-functions", 22))
+			a->has_instr = 1;
+		else if (!strcmp(s, "-E") || !strcmp(s, "-M") || !strcmp(s, "-MM"))
+			a->preprocess = 1;
+	}
+}
+
+/*
+ * Does ARG name a compiler (the launcher form)?  Its last path component
+ * is gcc, g++, cc, c++, clang or clang++, maybe after a target prefix
+ * ("x86_64-linux-gnu-gcc") and before a version ("gcc-12", "clang-14").
+ */
+int cp_cc_names_compiler(const char *arg)
+{
+	static const char *const names[] = { "gcc", "g++", "cc", "c++", "clang", "clang++" };
+	const char *base = strrchr(arg, '/'), *dash;
+	size_t len;
+
+	base = base ? base + 1 : arg;
+	len = strlen(base);
+	dash = strrchr(base, '-');
+	if (dash && dash[1] && strspn(dash + 1, "0123456789.") == strlen(dash + 1))
+		len = (size_t)(dash - base);
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		size_t n = strlen(names[i]);
+
+		if (len >= n && !strncmp(base + len - n, names[i], n) &&
+		    (len == n || base[len - n - 1] == '-'))
+			return 1;
+	}
+	return 0;
+}
+
+/* The compiler's command: words split at blanks (CALLPROF_CC="ccache gcc"). */
+static char **split_words(const char *s, int *n)
+{
+	char *copy = xstrdup(s), *save = NULL;
+	char **w = xcalloc(strlen(s) / 2 + 2, sizeof(*w));
+
+	*n = 0;
+	for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+		w[(*n)++] = xstrdup(t);
+	free(copy);
+	return w;
+}
+
+/* environ with LC_ALL=C: the compiler's -v lines are then the English ones. */
+static char **c_locale_environ(void)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = xcalloc(n + 2, sizeof(*env));
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LC_ALL=", 7) && strncmp(environ[i], "LANGUAGE=", 9))
+			env[k++] = environ[i];
+	env[k++] = (char *)"LC_ALL=C";
+	env[k] = NULL;
+	return env;
+}
+
+/*
+ * Run WORDS -E -dM -v -x LANG /dev/null; its stdout and stderr go to OUT.
+ * 0 when it ran and exited 0, else cp_error()'s -1.
+ */
+static int ask_compiler(char **words, int nwords, const char *lang, struct strbuf *out)
+{
+	const char *extra[] = { "-E", "-dM", "-v", "-x", lang, "/dev/null" };
+	char **argv = xcalloc(nwords + ARRAY_SIZE(extra) + 1, sizeof(*argv));
+	char **env = c_locale_environ();
+	posix_spawn_file_actions_t fa;
+	int fd[2], status = 0, err, ret = -1;
+	pid_t pid;
+	char buf[4096];
+	ssize_t got;
+
+	for (int i = 0; i < nwords; i++)
+		argv[i] = words[i];
+	for (size_t i = 0; i < ARRAY_SIZE(extra); i++)
+		argv[nwords + i] = (char *)extra[i];
+	if (pipe(fd)) {
+		cp_error("cannot make a pipe: %s", strerror(errno));
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
+	posix_spawn_file_actions_addclose(&fa, fd[0]);
+	posix_spawn_file_actions_addclose(&fa, fd[1]);
+	err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd[1]);
+	if (err) {
+		close(fd[0]);
+		cp_error("cannot run compiler '%s': %s", argv[0], strerror(err));
+		goto out;
+	}
+	while ((got = read(fd[0], buf, sizeof(buf))) > 0 || (got < 0 && errno == EINTR))
+		if (got > 0)
+			strbuf_add(out, buf, (size_t)got);
+	close(fd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		cp_error("'%s -E -dM -v -x %s /dev/null' failed (%s %d): cannot tell which compiler "
+			 "it is",
+			 argv[0], lang, WIFEXITED(status) ? "exit status" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		goto out;
+	}
+	ret = 0;
+out:
+	free(argv);
+	free(env);
+	return ret;
+}
+
+/*
+ * From the compiler's answer: which compiler, and (gcc) the directories
+ * of its "#include <...>" search list, comma-separated, into LIST.
+ */
+static enum compiler_kind read_answer(char *answer, struct strbuf *list)
+{
+	enum compiler_kind kind = KIND_UNKNOWN;
+	int in_list = 0;
+	char *save = NULL;
+	const char **dirs = NULL;
+	size_t ndirs = 0, alloc = 0;
+
+	for (char *line = strtok_r(answer, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "#define __clang__ ", 18))
+			kind = KIND_CLANG;
+		else if (!strncmp(line, "#define __GNUC__ ", 17) && kind == KIND_UNKNOWN)
+			kind = KIND_GCC;
+		else if (!strcmp(line, "#include <...> search starts here:"))
+			in_list = 1;
+		else if (!strcmp(line, "End of search list."))
+			in_list = 0;
+		else if (in_list && line[0] == ' ' && line[1]) {
+			/* " /usr/include", or " DIR (framework directory)" */
+			char *sp = strchr(line + 1, ' ');
+
+			if (sp)
+				*sp = '\0';
+			ALLOC_GROW(dirs, ndirs + 1, alloc);
+			dirs[ndirs++] = line + 1;
+		}
+	}
+	/* Everything the system installed, whatever the compiler listed. */
+	ALLOC_GROW(dirs, ndirs + 1, alloc);
+	dirs[ndirs++] = "/usr/include";
+	/*
+	 * gcc takes the entries as substrings of a header's path: a directory
+	 * that holds another listed one adds nothing; a comma would split it.
+	 */
+	for (size_t i = 0; i < ndirs; i++) {
+		int needed = !strchr(dirs[i], ',');
+
+		for (size_t j = 0; j < ndirs && needed; j++)
+			if (j != i && strstr(dirs[i], dirs[j]) &&
+			    (strcmp(dirs[i], dirs[j]) || j < i))
+				needed = 0;
+		if (needed) {
+			if (list->len)
+				strbuf_addch(list, ',');
+			strbuf_addstr(list, dirs[i]);
+		}
+	}
+	free(dirs);
+	return kind;
+}
+
+static int env_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
+int cmd_cc(int argc, const char **argv)
+{
+	const char *label = argv[0], *from = NULL, *cmd;
+	int cxx = !strcmp(argv[0], "c++"), nwords, nadded = 0, ret = 1;
+	char **words, **args, *found;
+	const char *added[3];
+	struct cc_args a;
+	struct strbuf answer = STRBUF_INIT, dirs = STRBUF_INIT, said = STRBUF_INIT;
+	char *exclude = NULL;
+
+	if (argc == 2 && !strcmp(argv[1], "-h")) {
+		printf("usage: %s\n", cc_usage[0]);
+		for (int i = 1; cc_usage[i]; i++)
+			printf("   or: %s\n", cc_usage[i]);
+		printf("\nadds -g and the instrumentation flags for the compiler (gcc or clang), "
+		       "then runs it;\nthe compiler is $CALLPROF_CC (cc: default cc) or "
+		       "$CALLPROF_CXX (c++: default c++);\n-v or CALLPROF_VERBOSE=1 says what was "
+		       "added.  'man callprof-cc' explains more.\n");
+		return 0;
+	}
+	if (cxx || !strcmp(argv[0], "cc")) {
+		from = cxx ? "CALLPROF_CXX" : "CALLPROF_CC";
+		cmd = getenv(from);
+		if (!cmd || !cmd[strspn(cmd, " \t")]) {
+			cmd = cxx ? "c++" : "cc";
+			from = NULL;
+		}
+	} else {
+		cmd = argv[0];
+		cxx = strstr(argv[0], "++") != NULL;
+	}
+	words = split_words(cmd, &nwords);
+	found = cp_find_program(words[0]);
+	if (!found) {
+		cp_error("compiler '%s' not found%s%s%s", words[0], from ? " (from $" : "",
+			 from ? from : "", from ? ")" : "");
+		ret = 127;
+		goto out;
+	}
+	free(found);
+
+	scan_args(argc - 1, argv + 1, &a);
+	/* -g goes first, so that a later -g option of the user's still decides. */
+	if (!a.preprocess && !a.has_g)
+		added[nadded++] = "-g";
+	if (!a.preprocess && !a.has_instr) {
+		if (ask_compiler(words, nwords, cxx ? "c++" : "c", &answer))
+			goto out;
+		switch (read_answer(answer.buf, &dirs)) {
+		case KIND_CLANG:
+			added[nadded++] = "-finstrument-functions-after-inlining";
+			break;
+		case KIND_GCC:
+			added[nadded++] = "-finstrument-functions";
+			exclude = xstrfmt("-finstrument-functions-exclude-file-list=%s", dirs.buf);
+			added[nadded++] = exclude;
+			break;
+		default:
+			cp_error("'%s' is neither gcc nor clang (it predefines neither __GNUC__ nor "
+				 "__clang__): callprof cc knows only their flags",
+				 words[0]);
+			goto out;
+		}
+	}
+
+	if (a.verbose || env_true("CALLPROF_VERBOSE")) {
+		for (int i = 0; i < nadded; i++)
+			strbuf_addf(&said, " %s", added[i]);
+		fprintf(stderr, "callprof %s: %s%s\n", label,
+			nadded ? "added" : "added nothing",
+			nadded ? said.buf :
+			a.preprocess ? " (preprocessing only)" :
+				       " (-g and -finstrument-functions* given)");
+	}
+
+	args = xcalloc(nwords + nadded + argc, sizeof(*args));
+	for (int i = 0; i < nwords; i++)
+		args[i] = words[i];
+	for (int i = 0; i < nadded; i++)
+		args[nwords + i] = (char *)added[i];
+	for (int i = 1; i < argc; i++)
+		args[nwords + nadded + i - 1] = (char *)argv[i];
+	fflush(NULL);
+	execvp(args[0], args);
+	ret = errno == ENOENT ? 127 : 126;
+	cp_error("cannot run compiler '%s': %s", args[0], strerror(errno));
+	free(args);
+out:
+	for (int i = 0; i < nwords; i++)
+		free(words[i]);
+	free(words);
+	free(exclude);
+	strbuf_release(&answer);
+	strbuf_release(&dirs);
+	strbuf_release(&said);
+	return ret;
+}
