@@ -194,7 +194,8 @@ int cmd_export(int argc, const char **argv)
 		  "(thread ids, globs on names, comma-separated) keep only those threads" },
 		CP_FILTER_OPTIONS(fo),
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
-		  "fold contexts below P% of their thread's total into their caller (default 0)" },
+		  "fold contexts below P% of their thread's weight (-m's, or the profile's: total or "
+		  "cpu) into their caller (default 0)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_FLAG, 0, "mangled", &mangled, NULL, "raw C++ symbol names, not demangled" },
@@ -248,18 +249,29 @@ int cmd_export(int argc, const char **argv)
 		return 1;
 	}
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
-	/* Before any output is opened: a failing filter leaves no file behind. */
-	if (!rp || cp_filter__apply(filter, rp)) {
+	if (!rp) {
 		ret = -1;
 		goto out;
 	}
-	/* The profile's weight, or -m's if the profile has it. */
+	/*
+	 * The profile's weight, or -m's if the profile has it: what svg, html
+	 * and speedscope weigh by, and what --min-percent folds by (folded's
+	 * default value, self, folds by the profile's weight).
+	 */
 	if (metric_arg)
 		metric = cp_metric__parse(rp, metric_arg, "-m");
 	else
 		metric = format == FMT_FOLDED ? (rp->timed ? CP_METRIC_SELF : CP_METRIC_CALLS) :
 			 (int)cp_report_profile__weight(rp, NULL, 0);
 	if (metric < 0) {
+		ret = -1;
+		goto out;
+	}
+	cp_filter__set_weight(filter, metric_arg || format != FMT_FOLDED ?
+					      (enum cp_metric)metric :
+					      cp_report_profile__weight(rp, NULL, 0));
+	/* Before any output is opened: a failing filter leaves no file behind. */
+	if (cp_filter__apply(filter, rp)) {
 		ret = -1;
 		goto out;
 	}

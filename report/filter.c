@@ -55,6 +55,7 @@ struct patterns {
 struct cp_filter {
 	int regex;	     /* patterns are extended regexes, not globs */
 	double min_percent;  /* fold contexts below this share of their root (0: none) */
+	int weight;	     /* of this metric (enum cp_metric; -1: the profile's weight) */
 	struct patterns focus, hide;
 };
 
@@ -77,6 +78,7 @@ struct cp_filter *cp_filter__new(int regex, double min_percent)
 
 	f->regex = regex;
 	f->min_percent = min_percent;
+	f->weight = -1;
 	return f;
 }
 
@@ -373,7 +375,14 @@ static void run_pass(const struct cp_filter *f, struct cp_report_profile *rp, en
 		struct cp_rtree *t = &rp->trees[ti];
 		uint8_t *act = xmalloc(t->nn);
 		uint32_t *map = xmalloc(t->nn * sizeof(*map));
-		uint64_t min_ns = (uint64_t)(f->min_percent / 100.0 * (double)t->n[0].total_ns);
+		enum cp_metric w = f->weight >= 0 ? (enum cp_metric)f->weight :
+						    cp_report_profile__weight(rp, NULL, 0);
+		uint64_t min_ns;
+
+		/* Calls are per context, not inclusive: they fold by total time. */
+		if (w == CP_METRIC_CALLS || w == CP_METRIC_SAMPLES)
+			w = CP_METRIC_TOTAL;
+		min_ns = (uint64_t)(f->min_percent / 100.0 * (double)cp_rnode__metric(&t->n[0], w));
 
 		act[0] = KEEP;
 		if (pass == PASS_FOCUS) {
@@ -383,7 +392,7 @@ static void run_pass(const struct cp_filter *f, struct cp_report_profile *rp, en
 				const struct cp_rnode *n = &t->n[i];
 
 				if (pass == PASS_FOLD) {
-					act[i] = n->total_ns < min_ns ? FOLD : KEEP;
+					act[i] = cp_rnode__metric(n, w) < min_ns ? FOLD : KEEP;
 				} else if (match[n->fn] != CP_NONE) {
 					act[i] = MERGE_UP;
 					if (hits)
@@ -412,6 +421,11 @@ static void filter_profile(const struct cp_filter *f, struct cp_report_profile *
 		run_pass(f, rp, PASS_FOLD, NULL, st);
 	if (!rp->unnamed)
 		cp_report_profile__sort(rp, CP_SORT_TOTAL);
+}
+
+void cp_filter__set_weight(struct cp_filter *f, enum cp_metric weight)
+{
+	f->weight = (int)cp_metric__inclusive(weight);
 }
 
 int cp_filter__apply(const struct cp_filter *f, struct cp_report_profile *rp)

@@ -351,7 +351,8 @@ void cp_report_profile__free(struct cp_report_profile *rp);
  * - hide: merge the contexts of functions a pattern matches into their
  *   callers (self time and off-CPU time go to the caller, the children are
  *   re-parented and added to equal siblings);
- * - min_percent: fold contexts below that share of their tree's root,
+ * - min_percent: fold contexts below that share of their tree's root
+ *   (its weight, cp_filter__set_weight),
  *   with their subtree, into their parent's self time.
  *
  * Patterns match a function's name as the report prints it: globs
@@ -427,6 +428,13 @@ uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m);
  */
 enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, char *why,
 					 size_t size);
+
+/*
+ * min_percent's contexts are those below that share of their root's
+ * weight: the profile's (cp_report_profile__weight) unless set here (its
+ * inclusive form; calls and samples fold by total time).
+ */
+void cp_filter__set_weight(struct cp_filter *f, enum cp_metric weight);
 
 /*
  * Sort every node's children in place (larger first by a metric, ties by

@@ -78,6 +78,16 @@ test_expect_success 'svg: widths and caption follow the weight; -m changes them'
 	grep -q "width: wait (blocked) time" w.svg
 '
 
+test_expect_success 'export --min-percent folds by the weight' '
+	callprof export -f folded --min-percent=1 p.cprof >cpu.folded &&
+	! grep -q "idle_wait" cpu.folded &&
+	grep -q "^main;crunch [1-9][0-9]*$" cpu.folded &&
+	callprof export -f folded -m calls --min-percent=1 p.cprof >calls.folded &&
+	grep -q "^pool_thread;idle_wait 4$" calls.folded &&
+	callprof export -f svg -m total --min-percent=1 -o t1.svg p.cprof &&
+	grep -q "^<g><title>idle_wait$" t1.svg
+'
+
 test_expect_success 'speedscope opens the weight'"'"'s profile; html carries it' '
 	callprof export -f speedscope -o p.ss.json p.cprof &&
 	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); p = d[\"profiles\"][d[\"activeProfileIndex\"]]; assert p[\"name\"].endswith(\": cpu\"), p[\"name\"]" p.ss.json &&
