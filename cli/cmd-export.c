@@ -21,7 +21,7 @@ static const char *const export_usage[] = {
 	"callprof export -f folded [-m METRIC] [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f speedscope [-m METRIC] [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f json|callgrind|pprof|plist [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f svg [--icicle] [-m METRIC] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof export -f svg [--icicle] [--colors=heat|module] [-m METRIC] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof export -f html [-m METRIC] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
 	NULL,
 };
@@ -31,6 +31,8 @@ enum {
 };
 static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", "pprof",
 					      "svg", "plist", "html", NULL };
+/* In the order of enum cp_svg_colors. */
+static const char *const svg_colors[] = { "heat", "module", NULL };
 
 /* SIZE: a whole number of bytes, with K, M, G or T (powers of 1024); 0 or -1. */
 static int parse_size(const char *s, uint64_t *out)
@@ -164,13 +166,13 @@ static int callgrind_parts(struct cp_report_profile *rp, const char *out)
 int cmd_export(int argc, const char **argv)
 {
 	int format = -1, metric = -1, threads = CP_THREADS_MERGED, no_compensate = 0;
-	int ret, n, mangled = 0, icicle = 0;
+	int ret, n, mangled = 0, icicle = 0, colors = -1;
 	double min_percent = 0;
 	const char *out = NULL, *symfs = NULL, *max_size_arg = NULL, *metric_arg = NULL;
 	uint64_t max_size = (uint64_t)4 << 30;
 	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
-	struct cp_report_profile *rp;
+	struct cp_report_profile *rp, *other = NULL;
 	struct cp_outfile *of;
 	struct cp_filter_options fo = { 0 };
 	struct cp_filter *filter;
@@ -180,6 +182,8 @@ int cmd_export(int argc, const char **argv)
 		  format_choices },
 		{ CP_OPT_FLAG, 0, "icicle", &icicle, NULL,
 		  "svg: an icicle graph (root at the top), not a flame graph" },
+		{ CP_OPT_CHOICE, 0, "colors", &colors, "heat|module",
+		  "svg: colour frames by their self share (default) or by module", svg_colors },
 		{ CP_OPT_STRING, 'm', "metric", &metric_arg, "METRIC",
 		  "folded: the value (self by default; cpu, wait, inactive, samples: self's); svg, "
 		  "html, speedscope: the weight (by default the profile's, as report's): calls, self, "
@@ -216,6 +220,8 @@ int cmd_export(int argc, const char **argv)
 			       "plist or html");
 	if (icicle && format != FMT_SVG)
 		cp_usage_error(export_usage, "--icicle is for -f svg only");
+	if (colors >= 0 && format != FMT_SVG)
+		cp_usage_error(export_usage, "--colors is for -f svg only");
 	if (metric_arg && format != FMT_FOLDED && format != FMT_SVG && format != FMT_HTML &&
 	    format != FMT_SPEEDSCOPE)
 		cp_usage_error(export_usage, "-m/--metric is for -f folded, svg, html and speedscope");
@@ -275,6 +281,17 @@ int cmd_export(int argc, const char **argv)
 		ret = -1;
 		goto out;
 	}
+	/* The page's thread switch: the threads' trees and the merged one. */
+	if (format == FMT_HTML &&
+	    (rp->threads == CP_THREADS_EACH ? rp->ntrees : rp->trees[0].nthreads) > 1) {
+		ro.threads = rp->threads == CP_THREADS_EACH ? CP_THREADS_MERGED : CP_THREADS_EACH;
+		other = n ? cp_report_profile__load_many(argv, n, &ro) :
+			    cp_report_profile__load_many(dflt, 1, &ro);
+		if (!other || cp_filter__apply(filter, other)) {
+			ret = -1;
+			goto out;
+		}
+	}
 	if (check_size(rp, format, max_size)) {
 		ret = -1;
 		goto out;
@@ -302,13 +319,14 @@ int cmd_export(int argc, const char **argv)
 		ret = cp_export_pprof(rp, cp_outfile__fp(of));
 		break;
 	case FMT_SVG:
-		ret = cp_export_svg(rp, icicle, metric, cp_outfile__fp(of));
+		ret = cp_export_svg(rp, icicle, metric, colors < 0 ? CP_SVG_HEAT : colors,
+				    cp_outfile__fp(of));
 		break;
 	case FMT_PLIST:
 		ret = cp_export_plist(rp, cp_outfile__fp(of));
 		break;
 	case FMT_HTML:
-		ret = cp_export_html(rp, metric, cp_outfile__fp(of));
+		ret = cp_export_html(rp, other, metric, cp_outfile__fp(of));
 		break;
 	default:
 		ret = cp_export_folded(rp, metric, cp_outfile__fp(of));
@@ -320,6 +338,7 @@ int cmd_export(int argc, const char **argv)
 		ret = cp_outfile__commit(of);
 out:
 	cp_report_profile__free(rp);
+	cp_report_profile__free(other);
 	cp_filter__free(filter);
 	cp_filter_options__release(&fo);
 	free(debug_dirs);

@@ -13,7 +13,8 @@
  * scripts (that is `-f json`), and kept compact: per tree one array per
  * metric, indexed by node:
  *
- *   {"callprof_html": 1, "file": PATH, "threads_mode": "merged"|"each",
+ *   {"callprof_html": 2, "file": PATH,
+ *    "threads_mode": "merged"|"each" (the view the page opens with),
  *    "timed": BOOL, "split": BOOL, "sampled": BOOL, "cpu_sampled": BOOL,
  *    "calls": N, "paths": N,
  *    "weight": the metric the page weighs by first ("total", "cpu", "calls", ...),
@@ -25,17 +26,28 @@
  *    "functions": {"name": [...], "module": [string index or -1],
  *                  "file": [string index or -1], "line": [0 if unknown],
  *                  "signal": [1 for a signal handler's run, else 0]},
- *    "trees": [{"label", "tid", "threads",
- *               "parent": [node index, -1 for the root],
- *               "fn": [function index, -1 for the root],
- *               "calls": [...],
- *               timed only: "total", "self", "min", "max": [ns ...]
- *                 (cpu_sampled: no "min" and "max", not measured; "samples",
- *                 "self_samples": [the samples the times rest on]),
- *               compensated only: "overhead": [1: total mostly hook
- *                 overhead, 2: self mostly overhead, 3: both],
- *               off-CPU time measured ("split": true) only: "wait",
- *                 "inactive" (inclusive), "self_wait", "self_inactive"}]}
+ *    "trees": [the tree of all threads merged, as `report` adds them up],
+ *    "thread_trees": [a tree per thread; empty with one thread]}
+ *    (a caller that has only the threads' trees writes "trees": [])
+ *
+ * where a tree is
+ *
+ *   {"label", "tid", "threads",
+ *    "parent": [node index, -1 for the root],
+ *    "fn": [function index, -1 for the root],
+ *    "calls": [...],
+ *    timed only: "total", "self", "min", "max": [ns ...]
+ *      (cpu_sampled: no "min" and "max", not measured; "samples",
+ *      "self_samples": [the samples the times rest on]),
+ *    compensated only: "overhead": [1: total mostly hook overhead,
+ *      2: self mostly overhead, 3: both],
+ *    off-CPU time measured ("split": true) only: "wait", "inactive"
+ *      (inclusive), "self_wait", "self_inactive"}
+ *
+ * Both the merged tree and the threads' trees come from callprof itself
+ * (the page does not add trees up: compensation and rounding are per
+ * tree), so the page's thread switch shows what `report --threads=each`
+ * prints without exporting again; a profile of one thread carries one tree.
  *
  * Nodes are in depth-first order with children by name (the order of the
  * SVG export), so a node's subtree is the range that follows it and its
@@ -52,7 +64,7 @@
 #include "report/report.h"
 #include "util/util.h"
 
-#define HTML_VERSION 1
+#define HTML_VERSION 2
 
 /* report/html/assets.S: the files themselves, NUL-terminated. */
 extern const char cp_html_page[], cp_html_css[], cp_html_js[];
@@ -93,7 +105,7 @@ enum column {
 	COL_WAIT, COL_INACTIVE, COL_SELF_WAIT, COL_SELF_INACTIVE, COL_SAMPLES, COL_SELF_SAMPLES
 };
 
-static void column(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t,
+static void column(struct cp_json *j, const uint32_t *fnmap, const struct cp_rtree *t,
 		   const uint32_t *order, const uint32_t *newid, enum column c)
 {
 	cp_json__arr(j);
@@ -105,7 +117,8 @@ static void column(struct cp_json *j, const struct cp_report_profile *rp, const 
 			cp_json__i64(j, n->parent == CP_NONE ? -1 : (int64_t)newid[n->parent]);
 			break;
 		case COL_FN:
-			cp_json__i64(j, n->fn == CP_NONE ? -1 : (int64_t)n->fn);
+			cp_json__i64(j, n->fn == CP_NONE ? -1 :
+					       (int64_t)(fnmap ? fnmap[n->fn] : n->fn));
 			break;
 		case COL_CALLS:
 			cp_json__u64(j, n->calls);
@@ -149,7 +162,9 @@ static void column(struct cp_json *j, const struct cp_report_profile *rp, const 
 	cp_json__end_arr(j);
 }
 
-static void tree(struct cp_json *j, const struct cp_report_profile *rp, const struct cp_rtree *t)
+/* Tree t of rp; fnmap: rp's function indices to the page's (NULL: the same). */
+static void tree(struct cp_json *j, const struct cp_report_profile *rp, const uint32_t *fnmap,
+		 const struct cp_rtree *t)
 {
 	static const struct {
 		const char *key;
@@ -180,26 +195,83 @@ static void tree(struct cp_json *j, const struct cp_report_profile *rp, const st
 		    (cols[c].timed == 4 && !rp->cpu_sampled))
 			continue;
 		cp_json__key(j, cols[c].key);
-		column(j, rp, t, order, newid, cols[c].c);
+		column(j, fnmap, t, order, newid, cols[c].c);
 	}
 	if (rp->timed && rp->compensated) {
 		cp_json__key(j, "overhead");
-		column(j, rp, t, order, newid, COL_OVERHEAD);
+		column(j, fnmap, t, order, newid, COL_OVERHEAD);
 	}
 	cp_json__end_obj(j);
 	free(order);
 	free(newid);
 }
 
-static void functions(struct cp_json *j, struct cp_report_profile *rp)
+/*
+ * The page's functions: those of rp, then those of the second load (the
+ * other thread mode) that rp lacks; both loads read the same files in the
+ * same order, so a function is the same (part, kind, address) in both.
+ */
+struct page_fns {
+	uint32_t n;			    /* functions on the page */
+	struct cp_report_profile **rp;	    /* per page function: its profile */
+	uint32_t *fn;			    /* ... and its index there */
+	uint32_t *map;			    /* the second load's functions: their page index */
+};
+
+static uint64_t fn_key(const struct cp_rfn *f)
+{
+	return f->addr ^ ((uint64_t)f->part << 40) ^ ((uint64_t)f->flags << 60);
+}
+
+static void page_fns__init(struct page_fns *pf, struct cp_report_profile *rp,
+			   struct cp_report_profile *other)
+{
+	uint32_t nmax = rp->nfns + (other ? other->nfns : 0);
+	struct cp_u64map m;
+
+	pf->n = 0;
+	pf->rp = xcalloc(nmax + 1, sizeof(*pf->rp));
+	pf->fn = xcalloc(nmax + 1, sizeof(*pf->fn));
+	pf->map = NULL;
+	for (uint32_t f = 0; f < rp->nfns; f++) {
+		pf->rp[pf->n] = rp;
+		pf->fn[pf->n++] = f;
+	}
+	if (!other)
+		return;
+	pf->map = xcalloc(other->nfns + 1, sizeof(*pf->map));
+	cp_u64map__init(&m, rp->nfns);
+	for (uint32_t f = 0; f < rp->nfns; f++)
+		cp_u64map__get_or_add(&m, fn_key(&rp->fns[f]), f);
+	for (uint32_t f = 0; f < other->nfns; f++) {
+		uint32_t k = cp_u64map__get(&m, fn_key(&other->fns[f]));
+
+		if (k == CP_U64MAP_NONE || strcmp(rp->fns[k].name, other->fns[f].name)) {
+			k = pf->n++;
+			pf->rp[k] = other;
+			pf->fn[k] = f;
+		}
+		pf->map[f] = k;
+	}
+	cp_u64map__release(&m);
+}
+
+static void page_fns__release(struct page_fns *pf)
+{
+	free(pf->rp);
+	free(pf->fn);
+	free(pf->map);
+}
+
+static void functions(struct cp_json *j, const struct page_fns *pf)
 {
 	struct cp_strtab st = { 0 };
-	struct cp_fn_where *w = xcalloc(rp->nfns + 1, sizeof(*w));
-	int64_t *module = xcalloc(rp->nfns + 1, sizeof(*module));
-	int64_t *file = xcalloc(rp->nfns + 1, sizeof(*file));
+	struct cp_fn_where *w = xcalloc(pf->n + 1, sizeof(*w));
+	int64_t *module = xcalloc(pf->n + 1, sizeof(*module));
+	int64_t *file = xcalloc(pf->n + 1, sizeof(*file));
 
-	for (uint32_t f = 0; f < rp->nfns; f++) {
-		cp_report_profile__fn_where(rp, f, &w[f]);
+	for (uint32_t f = 0; f < pf->n; f++) {
+		cp_report_profile__fn_where(pf->rp[f], pf->fn[f], &w[f]);
 		module[f] = string_index(&st, w[f].module);
 		file[f] = string_index(&st, w[f].file);
 	}
@@ -213,28 +285,28 @@ static void functions(struct cp_json *j, struct cp_report_profile *rp)
 	cp_json__obj(j);
 	cp_json__key(j, "name");
 	cp_json__arr(j);
-	for (uint32_t f = 0; f < rp->nfns; f++)
-		cp_json__str(j, rp->fns[f].name);
+	for (uint32_t f = 0; f < pf->n; f++)
+		cp_json__str(j, pf->rp[f]->fns[pf->fn[f]].name);
 	cp_json__end_arr(j);
 	cp_json__key(j, "module");
 	cp_json__arr(j);
-	for (uint32_t f = 0; f < rp->nfns; f++)
+	for (uint32_t f = 0; f < pf->n; f++)
 		cp_json__i64(j, module[f]);
 	cp_json__end_arr(j);
 	cp_json__key(j, "file");
 	cp_json__arr(j);
-	for (uint32_t f = 0; f < rp->nfns; f++)
+	for (uint32_t f = 0; f < pf->n; f++)
 		cp_json__i64(j, file[f]);
 	cp_json__end_arr(j);
 	cp_json__key(j, "line");
 	cp_json__arr(j);
-	for (uint32_t f = 0; f < rp->nfns; f++)
+	for (uint32_t f = 0; f < pf->n; f++)
 		cp_json__u64(j, w[f].file ? (uint64_t)w[f].line : 0);
 	cp_json__end_arr(j);
 	cp_json__key(j, "signal");
 	cp_json__arr(j);
-	for (uint32_t f = 0; f < rp->nfns; f++)
-		cp_json__u64(j, !!(rp->fns[f].flags & CP_RFN_SIGNAL));
+	for (uint32_t f = 0; f < pf->n; f++)
+		cp_json__u64(j, !!(pf->rp[f]->fns[pf->fn[f]].flags & CP_RFN_SIGNAL));
 	cp_json__end_arr(j);
 	cp_json__end_obj(j);
 	cp_strtab__release(&st);
@@ -243,12 +315,28 @@ static void functions(struct cp_json *j, struct cp_report_profile *rp)
 	free(file);
 }
 
-static void data(struct cp_json *j, struct cp_report_profile *rp, enum cp_metric weight)
+/* rp's trees, its functions being the page's (first) or mapped (the second load). */
+static void trees(struct cp_json *j, const char *key, const struct cp_report_profile *rp,
+		  const uint32_t *fnmap)
 {
+	cp_json__key(j, key);
+	cp_json__arr(j);
+	for (uint32_t ti = 0; rp && ti < rp->ntrees; ti++)
+		tree(j, rp, fnmap, &rp->trees[ti]);
+	cp_json__end_arr(j);
+}
+
+static void data(struct cp_json *j, struct cp_report_profile *rp, struct cp_report_profile *other,
+		 enum cp_metric weight)
+{
+	struct page_fns pf;
+	int each = rp->threads == CP_THREADS_EACH;
+
+	page_fns__init(&pf, rp, other);
 	cp_json__obj(j);
 	cp_json__key_u64(j, "callprof_html", HTML_VERSION);
 	cp_json__key_str(j, "file", rp->pf->path);
-	cp_json__key_str(j, "threads_mode", rp->threads == CP_THREADS_EACH ? "each" : "merged");
+	cp_json__key_str(j, "threads_mode", each ? "each" : "merged");
 	cp_json__key(j, "timed");
 	cp_json__bool(j, rp->timed);
 	cp_json__key(j, "split");
@@ -263,13 +351,24 @@ static void data(struct cp_json *j, struct cp_report_profile *rp, enum cp_metric
 	cp_export_json_time_source(j, rp);
 	cp_export_json_processes(j, rp);
 	cp_export_json_compensation(j, rp);
-	functions(j, rp);
-	cp_json__key(j, "trees");
-	cp_json__arr(j);
-	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
-		tree(j, rp, &rp->trees[ti]);
-	cp_json__end_arr(j);
+	functions(j, &pf);
+	if (!each) {
+		trees(j, "trees", rp, NULL);
+		trees(j, "thread_trees", other, pf.map);
+	} else if (other) {
+		trees(j, "trees", other, pf.map);
+		trees(j, "thread_trees", rp, NULL);
+	} else if (rp->ntrees == 1) {
+		/* One thread: its tree is the merged one. */
+		trees(j, "trees", rp, NULL);
+		trees(j, "thread_trees", NULL, NULL);
+	} else {
+		/* Not given the merged tree: the page offers the threads' alone. */
+		trees(j, "trees", NULL, NULL);
+		trees(j, "thread_trees", rp, NULL);
+	}
 	cp_json__end_obj(j);
+	page_fns__release(&pf);
 }
 
 static void html_escape(FILE *fp, const char *s)
@@ -285,12 +384,15 @@ static void html_escape(FILE *fp, const char *s)
 	}
 }
 
-int cp_export_html(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp)
+int cp_export_html(struct cp_report_profile *rp, struct cp_report_profile *other,
+		   enum cp_metric weight, FILE *fp)
 {
 	const char *p = cp_html_page, *at;
 
 	/* Children by name: the graph's left-to-right order, the same every time. */
 	cp_report_profile__sort(rp, CP_SORT_NAME);
+	if (other)
+		cp_report_profile__sort(other, CP_SORT_NAME);
 	while ((at = strchr(p, '@'))) {
 		const char *end = strchr(at + 1, '@');
 		size_t len = end ? (size_t)(end - at - 1) : 0;
@@ -307,7 +409,7 @@ int cp_export_html(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp
 		} else if (len == 4 && !strncmp(at + 1, "DATA", len)) {
 			struct cp_json *j = cp_json__new(fp, CP_JSON_HTML);
 
-			data(j, rp, weight);
+			data(j, rp, other, weight);
 			if (cp_json__finish(j))
 				return -1;
 		} else {

@@ -499,16 +499,27 @@ int cp_export_speedscope(struct cp_report_profile *rp, enum cp_metric weight, FI
 int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
 /* PLIST's tab-delimited records (docs/plist-format.md). */
 int cp_export_plist(struct cp_report_profile *rp, FILE *fp);
+/* The colours of the SVG's frames. */
+enum cp_svg_colors {
+	CP_SVG_HEAT = 0, /* by the share of the frame's width that is its own (self) */
+	CP_SVG_MODULE,	 /* the hue by module, the shade by name */
+};
 /*
  * A flame graph, root at the bottom; icicle: root at the top.  Frames are
  * as wide as weight (its inclusive counterpart; calls: the calls below).
+ * An inline script zooms and searches when a browser shows it.
  */
-int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weight, FILE *fp);
+int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weight,
+		  enum cp_svg_colors colors, FILE *fp);
 /*
  * One self-contained interactive HTML page (flame graph, call tree, flat
- * profile, callers/callees); it needs no network.  Sorts rp's children by name.
+ * profile, callers/callees); it needs no network.  rp gives the view the
+ * page opens with (rp->threads); other, the same files loaded in the other
+ * thread mode with the same filters, or NULL when the profile has one
+ * thread.  Sorts their children by name.
  */
-int cp_export_html(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp);
+int cp_export_html(struct cp_report_profile *rp, struct cp_report_profile *other,
+		   enum cp_metric weight, FILE *fp);
 
 /* What callprof merge made. */
 struct cp_merge_result {

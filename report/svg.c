@@ -9,11 +9,25 @@
  * in name order, so two exports of one profile are the same file.  The
  * root frame is the whole tree ("all threads", or each thread under it
  * with --threads=each).  Every frame has a tooltip (<title>) with its
- * calls, total and self time; the colour's hue comes from the function's
- * module, so modules stand apart, its shade from the name.  Frames
+ * calls, total and self time.  The colour (--colors) is by default the
+ * frame's heat, the share of its width that is its own (self) weight:
+ * pale yellow for a frame whose time is its callees', deep red for one
+ * that spends it itself; or, with --colors=module, a hue per module (so
+ * modules stand apart) and a shade from the name.  Frames
  * narrower than MIN_WIDTH pixels are left out (flame-graph tools do the
  * same), which keeps a graph of a million contexts readable and small;
  * the graph says how many were left out.
+ *
+ * An inline script (no network, nothing loaded) makes the file
+ * interactive where a browser shows it, as flamegraph.pl's: click a frame
+ * to zoom to it (its ancestors stay, its callees widen with it, the rest
+ * hide), "Reset zoom" or Escape to go back, "Search" (or Ctrl-F) for a
+ * regular expression (a plain substring if it is not one): the matching
+ * frames turn magenta and the share of the width they cover is shown.
+ * The script cuts labels to fit as frame() does, so a zoom re-fits them.  Renderers without scripts (rsvg-convert, image viewers)
+ * draw the same picture statically.  Every frame is a <g class="f">
+ * holding <title>, <rect> and <text>, in this order; the script relies on
+ * it, and on x and width having two decimals.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -37,6 +51,7 @@ struct svg_ctx {
 	FILE *fp;
 	int icicle;
 	enum cp_metric weight; /* inclusive: what a frame's width is */
+	enum cp_svg_colors colors;
 	int max_depth;	    /* deepest level drawn */
 	uint64_t left_out;  /* frames too narrow to draw */
 	uint64_t base;	    /* the root's value: the full width */
@@ -79,6 +94,21 @@ static void colour(const char *module, const char *name, char *buf, size_t size)
 	snprintf(buf, size, "hsl(%d,%d%%,%d%%)", hue, 60 + (int)(hn % 25), 55 + (int)((hn >> 8) % 20));
 }
 
+/*
+ * Heat: share is the part of the frame's weight that is its own.  Cold
+ * frames (time in callees) pale yellow, hot ones (time spent in
+ * themselves) deep red.
+ */
+static void heat(double share, char *buf, size_t size)
+{
+	if (!(share >= 0))
+		share = 0;
+	if (share > 1)
+		share = 1;
+	snprintf(buf, size, "hsl(%d,%d%%,%d%%)", (int)(52 * (1 - share) + 0.5),
+		 (int)(75 + 20 * share + 0.5), (int)(80 - 30 * share + 0.5));
+}
+
 /* A frame's weight; below: the calls in its subtree (a width by calls). */
 static uint64_t value(const struct svg_ctx *c, const struct cp_rnode *n, const uint64_t *below)
 {
@@ -108,9 +138,16 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 	name = c->esc.buf;
 	if (is_root)
 		snprintf(fill, sizeof(fill), "hsl(0,0%%,80%%)");
-	else
+	else if (c->colors == CP_SVG_MODULE || !n)
 		colour(module, label, fill, sizeof(fill));
-	fprintf(c->fp, "<g><title>%s\n", name);
+	else
+		heat(v ? (double)(c->weight == CP_METRIC_CALLS ?
+					  n->calls :
+					  cp_rnode__metric(n, cp_metric__exclusive(c->weight))) /
+				 (double)v :
+			 0,
+		     fill, sizeof(fill));
+	fprintf(c->fp, "<g class=\"f\"><title>%s\n", name);
 	if (c->rp->timed && n) {
 		cp_fmt_ns(t, sizeof(t), n->total_ns);
 		cp_fmt_ns(sf, sizeof(sf), n->self_ns);
@@ -140,8 +177,9 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 			snprintf(t, sizeof(t), "%" PRIu64, v);
 		fprintf(c->fp, "%s %s (%.2f%%)", cp_metric__name(c->weight), t, pct);
 	}
-	fprintf(c->fp, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" "
-		       "rx=\"2\"/>", x, y, w, FRAME_H - 1, fill);
+	fprintf(c->fp, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+		       "rx=\"2\"/><text x=\"%.2f\" y=\"%.1f\">", x, y, w, FRAME_H - 1, fill, x + 3,
+		y + FRAME_H - 4);
 	if (chars >= 3) {
 		size_t len = strlen(label);
 
@@ -151,15 +189,125 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 
 			xml_escape(&c->esc, cut);
 			free(cut);
-			fprintf(c->fp, "<text x=\"%.1f\" y=\"%.1f\">%s..</text>", x + 3, y + FRAME_H - 4,
-				c->esc.buf);
+			fprintf(c->fp, "%s..", c->esc.buf);
 		} else {
-			fprintf(c->fp, "<text x=\"%.1f\" y=\"%.1f\">%s</text>", x + 3, y + FRAME_H - 4,
-				name);
+			fputs(name, c->fp);
 		}
 	}
+	fputs("</text>", c->fp);
 	fprintf(c->fp, "</g>\n");
 }
+
+/*
+ * The SVG's script (see the top of the file).  No "]]>" in it: it goes in
+ * a CDATA section.  The C side defines FH, ICICLE, TOP, PAD, W and CHAR_W
+ * before it.
+ */
+static const char script[] =
+	"'use strict';\n"
+	"var frames = [], zoomed = null, query = '';\n"
+	"var svg = document.documentElement;\n"
+	"function depthOf(y) { return ICICLE ? Math.round((y - TOP) / FH) : Math.round(-y / FH) - 1; }\n"
+	"function init() {\n"
+	"  var gs = document.querySelectorAll('g.f');\n"
+	"  for (var k = 0; k < gs.length; k++) {\n"
+	"    var g = gs[k], r = g.querySelector('rect'), t = g.querySelector('text');\n"
+	"    var f = { g: g, r: r, t: t, name: g.querySelector('title').textContent.split('\\n')[0],\n"
+	"      x: parseFloat(r.getAttribute('x')), w: parseFloat(r.getAttribute('width')),\n"
+	"      fill: r.getAttribute('fill') };\n"
+	"    f.d = depthOf(parseFloat(r.getAttribute('y')));\n"
+	"    g.cpFrame = f;\n"
+	"    g.style.cursor = 'pointer';\n"
+	"    g.addEventListener('click', function (ev) { zoom(this.cpFrame); ev.stopPropagation(); });\n"
+	"    frames.push(f);\n"
+	"  }\n"
+	"  document.getElementById('reset').addEventListener('click', unzoom);\n"
+	"  document.getElementById('search').addEventListener('click', function () {\n"
+	"    if (query) search(''); else askSearch();\n"
+	"  });\n"
+	"  document.getElementById('matched').addEventListener('click', function () { search(''); });\n"
+	"  window.addEventListener('keydown', function (ev) {\n"
+	"    if (ev.key === 'Escape') { unzoom(); search(''); }\n"
+	"    else if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') { ev.preventDefault(); askSearch(); }\n"
+	"  });\n"
+	"}\n"
+	/* The label that fits width w: as frame() in svg.c cuts it. */
+	"function fit(name, w) {\n"
+	"  var n = Math.floor((w - 6) / CHAR_W);\n"
+	"  if (n < 3) return '';\n"
+	"  return name.length > n ? name.slice(0, n - 2) + '..' : name;\n"
+	"}\n"
+	"function place(f, x, w) {\n"
+	"  f.r.setAttribute('x', x.toFixed(2));\n"
+	"  f.r.setAttribute('width', w.toFixed(2));\n"
+	"  f.t.setAttribute('x', (x + 3).toFixed(2));\n"
+	"  f.t.textContent = fit(f.name, w);\n"
+	"}\n"
+	"var EPS = 0.011;\n"
+	/* Zoom to frame z: its ancestors full width, its subtree scaled, the rest hidden. */
+	"function zoom(z) {\n"
+	"  var scale = z.w > 0 ? W / z.w : 1;\n"
+	"  zoomed = z;\n"
+	"  for (var k = 0; k < frames.length; k++) {\n"
+	"    var f = frames[k], inside = f.x >= z.x - EPS && f.x + f.w <= z.x + z.w + EPS;\n"
+	"    var around = f.x <= z.x + EPS && f.x + f.w >= z.x + z.w - EPS;\n"
+	"    if (f.d < z.d && around) {\n"
+	"      f.g.style.display = '';\n"
+	"      f.g.style.opacity = '0.6';\n"
+	"      place(f, PAD, W);\n"
+	"    } else if (f.d >= z.d && inside && (f.d > z.d || f === z)) {\n"
+	"      f.g.style.display = '';\n"
+	"      f.g.style.opacity = '';\n"
+	"      place(f, PAD + (f.x - z.x) * scale, f.w * scale);\n"
+	"    } else {\n"
+	"      f.g.style.display = 'none';\n"
+	"    }\n"
+	"  }\n"
+	"  document.getElementById('reset').style.display = '';\n"
+	"}\n"
+	"function unzoom() {\n"
+	"  zoomed = null;\n"
+	"  for (var k = 0; k < frames.length; k++) {\n"
+	"    var f = frames[k];\n"
+	"    f.g.style.display = '';\n"
+	"    f.g.style.opacity = '';\n"
+	"    place(f, f.x, f.w);\n"
+	"  }\n"
+	"  document.getElementById('reset').style.display = 'none';\n"
+	"}\n"
+	"function askSearch() {\n"
+	"  var q = window.prompt('Search for (a regular expression, or a plain substring):', query);\n"
+	"  if (q !== null) search(q);\n"
+	"}\n"
+	/* Highlight the frames whose name matches q; show the share of the width they cover. */
+	"function search(q) {\n"
+	"  var test = null, re = null, status = document.getElementById('matched');\n"
+	"  query = q || '';\n"
+	"  if (q) {\n"
+	"    try { re = new RegExp(q); } catch (e) { re = null; }\n"
+	"    test = re ? function (s) { return re.test(s); } : function (s) { return s.indexOf(q) >= 0; };\n"
+	"  }\n"
+	"  var spans = [], count = 0;\n"
+	"  for (var k = 0; k < frames.length; k++) {\n"
+	"    var f = frames[k], hit = test !== null && f.d > 0 && test(f.name);\n"
+	"    f.hit = hit;\n"
+	"    f.r.setAttribute('fill', hit ? '#e040e0' : f.fill);\n"
+	"    if (hit) { count++; spans.push([f.x, f.x + f.w]); }\n"
+	"  }\n"
+	/* The union of the matched frames' spans: a frame below a matched one counts once. */
+	"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
+	"  var covered = 0, end = -1;\n"
+	"  for (var i = 0; i < spans.length; i++) {\n"
+	"    var a = Math.max(spans[i][0], end);\n"
+	"    if (spans[i][1] > a) covered += spans[i][1] - a;\n"
+	"    if (spans[i][1] > end) end = spans[i][1];\n"
+	"  }\n"
+	"  svg.cpMatch = { count: count, share: covered / W };\n"
+	"  status.textContent = test ? 'Matched: ' + count + ' frame' + (count === 1 ? '' : 's') + ', ' +\n"
+	"    (100 * covered / W).toFixed(2) + '%' : '';\n"
+	"  document.getElementById('search').textContent = test ? 'Clear search' : 'Search';\n"
+	"}\n"
+	"init();\n";
 
 static const struct cp_rtree *sort_tree;
 static const struct cp_report_profile *sort_rp;
@@ -266,10 +414,11 @@ static const char *width_words(const struct cp_report_profile *rp, enum cp_metri
 	}
 }
 
-int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weight, FILE *fp)
+int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weight,
+		  enum cp_svg_colors colors, FILE *fp)
 {
 	struct svg_ctx c = { .rp = rp, .fp = fp, .icicle = icicle,
-			     .weight = cp_metric__inclusive(weight) };
+			     .weight = cp_metric__inclusive(weight), .colors = colors };
 	double width = WIDTH - 2 * PAD, x = PAD;
 	char *body = NULL, *title;
 	size_t body_len = 0;
@@ -324,9 +473,19 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weigh
 		(int)(WIDTH / 2), c.esc.buf);
 	free(title);
 	fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#666\">width: %s; hover for calls, total and "
-		     "self; colour: module%s</text>\n", (int)PAD, TOP + levels * FRAME_H + 20,
+		     "self; colour: %s%s</text>\n", (int)PAD, TOP + levels * FRAME_H + 20,
 		width_words(rp, c.weight),
+		colors == CP_SVG_MODULE ? "module" :
+					  "self share (yellow: in callees, red: own)",
 		c.left_out ? "; some frames too narrow to draw are left out" : "");
+	/* The script's controls; "Reset zoom" shows once zoomed. */
+	fprintf(out, "<text id=\"reset\" x=\"%d\" y=\"24\" style=\"display:none;cursor:pointer\" "
+		     "fill=\"#0b57d0\">Reset zoom</text>\n"
+		     "<text id=\"search\" x=\"%d\" y=\"24\" text-anchor=\"end\" "
+		     "style=\"cursor:pointer\" fill=\"#0b57d0\">Search</text>\n"
+		     "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#666\" "
+		     "style=\"cursor:pointer\"></text>\n",
+		(int)PAD, (int)(WIDTH - PAD), (int)(WIDTH - PAD), TOP + levels * FRAME_H + 20);
 	if (icicle)
 		fprintf(out, "<g>\n");
 	else
@@ -336,6 +495,10 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weigh
 	if (c.left_out)
 		fprintf(out, "<!-- %" PRIu64 " frames left out: narrower than %.1f px, or above "
 			     "such a frame -->\n", c.left_out, MIN_WIDTH);
+	/* After the frames, which it looks up as it runs. */
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\nvar FH = %d, ICICLE = %d, TOP = %d, "
+		     "PAD = %.1f, W = %.1f, CHAR_W = %.1f;\n%s]]></script>\n",
+		FRAME_H, !!icicle, TOP, PAD, WIDTH - 2 * PAD, CHAR_W, script);
 	fprintf(out, "</svg>\n");
 	free(body);
 	free(c.module);

@@ -27,10 +27,10 @@ static void export_all(struct cp_report_profile *rp, FILE *fp)
 	cp_export_speedscope(rp, cp_report_profile__weight(rp, NULL, 0), fp);
 	cp_export_speedscope(rp, CP_METRIC_CALLS, fp);
 	cp_export_pprof(rp, fp);
-	cp_export_svg(rp, 0, cp_report_profile__weight(rp, NULL, 0), fp);
-	cp_export_svg(rp, 1, CP_METRIC_CALLS, fp);
+	cp_export_svg(rp, 0, cp_report_profile__weight(rp, NULL, 0), CP_SVG_HEAT, fp);
+	cp_export_svg(rp, 1, CP_METRIC_CALLS, CP_SVG_MODULE, fp);
 	cp_export_plist(rp, fp);
-	cp_export_html(rp, cp_report_profile__weight(rp, NULL, 0), fp);
+	cp_export_html(rp, NULL, cp_report_profile__weight(rp, NULL, 0), fp);
 }
 
 static void export_one(const uint8_t *data, size_t size, enum cp_thread_mode threads)

@@ -202,7 +202,7 @@ TEST(html_nodes_are_depth_first_by_name)
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
 
-	CHECK_EQ(cp_export_html(rp, cp_report_profile__weight(rp, NULL, 0), fp), 0);
+	CHECK_EQ(cp_export_html(rp, NULL, cp_report_profile__weight(rp, NULL, 0), fp), 0);
 	fclose(fp);
 	data = strstr(buf, "<script type=\"application/json\" id=\"profile\">{");
 	CHECK(data != NULL);
