@@ -5,7 +5,12 @@
  * icicle graph on a canvas (click to zoom, hover for figures, search
  * highlights), a call tree and a flat profile as sortable tables, the
  * callers and callees of the selected function, and the run's facts as
- * `callprof report`'s banner gives them.
+ * `callprof report`'s banner gives them.  Two switches change the view
+ * without exporting again: the metric (what widths, percentages and the
+ * tables' order weigh: total, cpu, wait, inactive, samples or calls, as
+ * the profile has them; first the export's weight) and the thread (all
+ * threads merged, all threads side by side, or one thread: html.c writes
+ * the merged tree and every thread's).
  *
  * Plain JavaScript, no libraries: the page must work from disk with no
  * network.  It must stay quick with a million contexts, so the tree lives
@@ -29,6 +34,18 @@
 	const CPU = !!D.cpu_sampled;
 	const FEW = CPU ? D.time_source.few_samples : 0;
 	const F = D.functions;
+	/*
+	 * The metrics a view can weigh by (inclusive, as widths need), with
+	 * their row keys: inclusive and own (self) figures.
+	 */
+	const METRICS = [
+		{ id: 'total', title: 'Total', words: 'total time', key: 'total', self: 'self', selfTitle: 'Self', on: TIMED },
+		{ id: 'cpu', title: 'CPU', words: 'CPU time', key: 'cpu', self: 'selfCpu', selfTitle: 'Self CPU', on: TIMED && (SPLIT || CPU) },
+		{ id: 'wait', title: 'Wait', words: 'wait (blocked) time', key: 'wait', self: 'selfWait', selfTitle: 'Self wait', on: SPLIT },
+		{ id: 'inactive', title: 'Inactive', words: 'inactive (preempted) time', key: 'inactive', self: 'selfInactive', selfTitle: 'Self inactive', on: SPLIT },
+		{ id: 'samples', title: 'Samples', words: 'CPU-time samples', key: 'samples', self: 'selfSamples', selfTitle: 'Self samples', on: CPU },
+		{ id: 'calls', title: 'Calls in and below', words: 'calls made in the frame and below it', key: 'below', self: 'calls', selfTitle: 'Calls', on: true },
+	].filter((m) => m.on);
 	const NFNS = F.name.length;
 	const FH = 18;		/* frame height, CSS px */
 	const MIN_W = 0.5;	/* narrower frames (and all above them) are not drawn */
@@ -217,39 +234,59 @@
 			below[p] += below[i];
 		}
 		v.below = below;
-		/* Frame widths: total time; without times, the calls made in and below. */
-		v.value = TIMED ? v.total : below;
-		if (!v.value[0] && n > 1) {
-			/* Coverage: no counts either; every context gets one unit. */
-			v.value = new Float64Array(n);
-			for (let i = 0; i < n; i++)
-				v.value[i] = v.end[i] - i;
+		v.cpu = new Float64Array(n);
+		v.selfCpu = new Float64Array(n);
+		for (let i = 0; i < n; i++) {
+			v.cpu[i] = cpuOf(v.total[i], v.wait[i], v.inactive[i]);
+			v.selfCpu[i] = cpuOf(v.self[i], v.selfWait[i], v.selfInactive[i]);
 		}
 		return v;
 	}
 
-	const views = [];
-	if (D.trees.length > 1) {
-		views.push({ label: 'all threads', trees: D.trees });
-		D.trees.forEach((t) => views.push({ label: t.label, trees: [t] }));
-	} else {
-		views.push({ label: D.trees[0].label, trees: D.trees });
+	/* The per-node figures metric m weighs frames by (inclusive), and their own part. */
+	function metricArrays(v, m) {
+		const inc = { total: v.total, cpu: v.cpu, wait: v.wait, inactive: v.inactive, samples: v.samples, below: v.below }[m.key];
+		const own = { self: v.self, selfCpu: v.selfCpu, selfWait: v.selfWait, selfInactive: v.selfInactive, selfSamples: v.selfSamples, calls: v.calls }[m.self];
+		let value = inc;
+		if (m.id === 'calls' && !v.below[0] && v.n > 1) {
+			/* Coverage: no counts either; every context gets one unit. */
+			value = new Float64Array(v.n);
+			for (let i = 0; i < v.n; i++)
+				value[i] = v.end[i] - i;
+		}
+		return { value: value, own: own };
 	}
+
+	/*
+	 * The thread switch: all threads merged (D.trees, as `report` adds
+	 * them up), side by side under one root, then each thread alone.
+	 */
+	const TT = D.thread_trees || [];
+	const views = [];
+	if (D.trees.length)
+		views.push({ label: D.trees[0].label, trees: D.trees, kind: 'merged' });
+	if (TT.length > 1) {
+		views.push({ label: 'each thread apart', rootLabel: 'all threads', trees: TT, kind: 'each' });
+		TT.forEach((t) => views.push({ label: t.label, trees: [t], kind: 'thread' }));
+	}
+	const firstView = Math.max(0, views.findIndex((v) => v.kind === (D.threads_mode === 'each' ? 'each' : 'merged')));
+	const firstMetric = METRICS.find((m) => m.id === D.weight) || METRICS[0];
 
 	const S = {
 		view: 0,	  /* index into views */
 		zoom: 0,	  /* node the graph is zoomed to */
 		icicle: false,
 		search: '',
+		metric: firstMetric,
 		regex: false,
 		matched: null,	  /* Uint8Array by node, or null without a search */
 		matchCount: 0,	  /* frames matched */
 		matchShare: 0,	  /* their share of the root's value, no frame counted twice */
 		selName: null,	  /* selected function's name (callers/callees go by name) */
 		tab: 'tree',
-		treeSort: { key: TIMED ? 'total' : 'calls', desc: true },
-		flatSort: { key: TIMED ? 'self' : 'calls', desc: true },
-		edgeSort: { key: TIMED ? 'total' : 'calls', desc: true },
+		treeSort: { key: TIMED ? firstMetric.key : 'calls', desc: true },
+		flatSort: { key: TIMED ? firstMetric.self : 'calls', desc: true },
+		edgeSort: { key: TIMED ? 'totalPct' : 'calls', desc: true },
 		expanded: new Set([0]),
 		shown: new Map(), /* tree row -> how many children are shown */
 		flatShown: FLAT_CHUNK,
@@ -272,8 +309,9 @@
 
 	function setView(k) {
 		if (!views[k].v)
-			views[k].v = makeView(views[k].trees, views[k].label);
+			views[k].v = makeView(views[k].trees, views[k].rootLabel || views[k].label);
 		V = views[k].v;
+		weigh();
 		S.view = k;
 		S.zoom = 0;
 		S.expanded = new Set([0]);
@@ -281,6 +319,33 @@
 		S.flatShown = FLAT_CHUNK;
 		flat = null;
 		$('thread').value = String(k);
+		runSearch();
+		renderAll();
+	}
+
+	/* The view's widths and shares by the metric chosen. */
+	function weigh() {
+		const a = metricArrays(V, S.metric);
+
+		V.value = a.value;
+		V.own = a.own;
+	}
+
+	/* Weigh by metric id: widths, percentages and the tables' order follow. */
+	function setMetric(id) {
+		const m = METRICS.find((x) => x.id === id);
+
+		if (!m)
+			return;
+		S.metric = m;
+		$('metric').value = m.id;
+		weigh();
+		flat = null;
+		if (TIMED) {
+			S.treeSort = { key: m.key, desc: true };
+			S.flatSort = { key: m.self, desc: true };
+			S.edgeSort = { key: 'totalPct', desc: true };
+		}
 		runSearch();
 		renderAll();
 	}
@@ -419,7 +484,7 @@
 			}
 		}
 		const notes = [];
-		notes.push(TIMED ? 'Width: total time.' : 'Width: calls made in the frame and below it.');
+		notes.push('Width: ' + S.metric.words + '.');
 		notes.push('Colour: module.');
 		if (L.culled)
 			notes.push(L.culled + ' contexts in frames narrower than ' + MIN_W + ' px are not drawn (zoom in to see them).');
@@ -497,7 +562,7 @@
 		} else {
 			rows.push(['calls in and below', String(V.below[i])]);
 		}
-		rows.push(['of the root', fmtPct(V.value[i], root)]);
+		rows.push([S.metric.id === 'calls' ? 'of the root' : S.metric.title + ' of the root', fmtPct(V.value[i], root)]);
 		if (S.zoom && i !== S.zoom && V.value[S.zoom])
 			rows.push(['of the zoomed frame', fmtPct(V.value[i], V.value[S.zoom])]);
 		if (f >= 0) {
@@ -633,7 +698,7 @@
 		S.matchCount = count;
 		S.matchShare = V.value[0] ? covered / V.value[0] : 0;
 		status.textContent = count + ' frame' + (count === 1 ? '' : 's') + ' matched, ' +
-			(100 * S.matchShare).toFixed(2) + '% of ' + (TIMED ? 'the total time' : 'all calls');
+			(100 * S.matchShare).toFixed(2) + '% of ' + (S.metric.id === 'calls' ? 'all calls' : 'the ' + S.metric.words);
 	}
 
 	let searchTimer = 0;
@@ -672,8 +737,9 @@
 				c.push({ key: 'selfWait', title: 'Self wait', fmt: fmtNs });
 				c.push({ key: 'selfInactive', title: 'Self inactive', fmt: fmtNs });
 			}
-			c.push({ key: 'totalPct', title: 'Total %', pct: 'total' });
-			c.push({ key: 'selfPct', title: 'Self %', pct: 'self' });
+			const m = S.metric;
+			c.push({ key: 'totalPct', title: (m.id === 'calls' ? 'Calls in and below' : m.title) + ' %', pct: 'weight' });
+			c.push({ key: 'selfPct', title: m.selfTitle + ' %', pct: 'ownWeight' });
 			if (kind !== 'edge') {
 				c.push({ key: 'avg', title: 'Avg', fmt: fmtNs });
 				if (!CPU) {
@@ -750,7 +816,8 @@
 		let d;
 
 		/* A share orders as what it is a share of. */
-		const key = sort.key.endsWith('Pct') ? sort.key.slice(0, -3) : sort.key;
+		const key = sort.key === 'totalPct' ? 'weight' : sort.key === 'selfPct' ? 'ownWeight' :
+			sort.key.endsWith('Pct') ? sort.key.slice(0, -3) : sort.key;
 
 		if (key === 'name')
 			d = a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
@@ -771,8 +838,11 @@
 			max: TIMED && !CPU && V.fn[i] >= 0 ? V.max[i] : undefined,
 			samples: CPU ? V.samples[i] : undefined, selfSamples: CPU ? V.selfSamples[i] : undefined,
 			below: V.below[i], ovh: V.ovh[i],
-			cpu: SPLIT ? cpuOf(V.total[i], V.wait[i], V.inactive[i]) : undefined,
+			cpu: SPLIT || CPU ? V.cpu[i] : undefined,
 			wait: SPLIT ? V.wait[i] : undefined, inactive: SPLIT ? V.inactive[i] : undefined,
+			selfCpu: SPLIT || CPU ? V.selfCpu[i] : undefined,
+			selfWait: SPLIT ? V.selfWait[i] : undefined, selfInactive: SPLIT ? V.selfInactive[i] : undefined,
+			weight: V.value[i], ownWeight: V.own[i],
 		};
 	}
 
@@ -783,7 +853,7 @@
 
 	function renderTree() {
 		const table = $('tree-table'), cols = columns('tree'), body = table.tBodies[0];
-		const base = TIMED ? V.total[0] : V.below[0];
+		const base = V.value[0];
 		const frag = document.createDocumentFragment();
 		const stack = [{ i: 0 }];
 
@@ -805,7 +875,7 @@
 				tr.classList.add('sel');
 			const td = el('td', { class: 'name', title: r.name, style: 'padding-left:' + (8 + 16 * depth) + 'px' });
 			td.append(el('span', { class: 'tog', text: kids ? (open ? '\u25be' : '\u25b8') : '' }));
-			const share = base ? (TIMED ? r.total : r.below) / base : 0;
+			const share = base ? r.weight / base : 0;
 			td.append(el('span', { class: 'bar', style: 'width:' + Math.round(40 * share) + 'px' }));
 			td.append(el('span', { class: 'nm' + (r.fn < 0 ? ' pseudo' : ''), text: r.name }));
 			tr.append(td);
@@ -869,6 +939,7 @@
 		const self = new Float64Array(NFNS), min = new Float64Array(NFNS), max = new Float64Array(NFNS);
 		const selfWait = new Float64Array(NFNS), selfInactive = new Float64Array(NFNS);
 		const samples = new Float64Array(NFNS), selfSamples = new Float64Array(NFNS);
+		const wait = new Float64Array(NFNS), inactive = new Float64Array(NFNS), below = new Float64Array(NFNS);
 		const active = new Int32Array(NFNS), path = [];
 
 		for (let i = 1; i < V.n; i++) {
@@ -895,6 +966,9 @@
 			if (!active[f]) {
 				total[f] += V.total[i];
 				samples[f] += V.samples[i];
+				wait[f] += V.wait[i];
+				inactive[f] += V.inactive[i];
+				below[f] += V.below[i];
 			}
 			active[f]++;
 		}
@@ -908,17 +982,25 @@
 				avg: TIMED && calls[f] ? Math.floor(total[f] / calls[f]) : undefined,
 				min: TIMED && !CPU ? min[f] : undefined, max: TIMED && !CPU ? max[f] : undefined, ovh: 0,
 				samples: CPU ? samples[f] : undefined, selfSamples: CPU ? selfSamples[f] : undefined,
-				selfCpu: SPLIT ? cpuOf(self[f], selfWait[f], selfInactive[f]) : undefined,
+				selfCpu: SPLIT || CPU ? cpuOf(self[f], selfWait[f], selfInactive[f]) : undefined,
 				selfWait: SPLIT ? selfWait[f] : undefined,
 				selfInactive: SPLIT ? selfInactive[f] : undefined,
+				cpu: SPLIT || CPU ? cpuOf(total[f], wait[f], inactive[f]) : undefined,
+				wait: SPLIT ? wait[f] : undefined, inactive: SPLIT ? inactive[f] : undefined,
+				below: below[f],
 			});
+		}
+		/* The chosen metric's figures: what the shares and the order go by. */
+		for (const r of rows) {
+			r.weight = r[S.metric.key] || 0;
+			r.ownWeight = r[S.metric.self] || 0;
 		}
 		return rows;
 	}
 
 	function renderFlat() {
 		const table = $('flat-table'), cols = columns('flat'), body = table.tBodies[0];
-		const base = V.total[0];
+		const base = V.value[0];
 
 		if (!flat)
 			flat = computeFlat();
@@ -977,10 +1059,13 @@
 				a = {
 					id: f, fn: f, name: f >= 0 ? F.name[f] : '[thread start]', calls: 0,
 					total: TIMED ? 0 : undefined, self: TIMED ? 0 : undefined, ovh: 0,
+					weight: 0, ownWeight: 0,
 				};
 				m.set(f, a);
 			}
 			a.calls += V.calls[i];
+			a.weight += V.value[i];
+			a.ownWeight += V.own[i];
 			if (TIMED) {
 				a.total += V.total[i];
 				a.self += V.self[i];
@@ -1002,7 +1087,7 @@
 
 	function renderEdges() {
 		const info = $('fn-info'), sel = S.selName;
-		const base = V.total[0];
+		const base = V.value[0];
 
 		for (const id of ['callers', 'callees']) {
 			$(id).tHead.textContent = '';
@@ -1027,8 +1112,13 @@
 		};
 		fact('calls', String(sum('calls')));
 		if (TIMED) {
-			fact('total', fmtNs(sum('total')) + ' (' + fmtPct(sum('total'), base) + ')');
-			fact('self', fmtNs(sum('self')) + ' (' + fmtPct(sum('self'), base) + ')');
+			fact('total', fmtNs(sum('total')) + (S.metric.id === 'total' ? ' (' + fmtPct(sum('total'), base) + ')' : ''));
+			fact('self', fmtNs(sum('self')) + (S.metric.id === 'total' ? ' (' + fmtPct(sum('self'), base) + ')' : ''));
+			if (S.metric.id !== 'total') {
+				const m = S.metric, fmt = m.id === 'samples' || m.id === 'calls' ? String : fmtNs;
+				fact(m.title.toLowerCase(), fmt(sum('weight')) + ' (' + fmtPct(sum('weight'), base) + ')');
+				fact(m.selfTitle.toLowerCase(), fmt(sum('ownWeight')) + ' (' + fmtPct(sum('ownWeight'), base) + ')');
+			}
 		}
 		for (const r of own) {
 			const w = fnWhere(r.fn), m = fnModule(r.fn);
@@ -1171,8 +1261,13 @@
 	views.forEach((v, k) => sel.append(el('option', { value: k, text: v.label })));
 	sel.disabled = views.length < 2;
 	sel.addEventListener('change', () => setView(Number(sel.value)));
+	const msel = $('metric');
+	METRICS.forEach((m) => msel.append(el('option', { value: m.id, text: m.id === 'calls' ? 'calls (in and below)' : m.id })));
+	msel.value = S.metric.id;
+	msel.disabled = METRICS.length < 2;
+	msel.addEventListener('change', () => setMetric(msel.value));
 	renderMeta();
-	setView(0);
+	setView(firstView);
 
 	window.callprof = {
 		data: D,
@@ -1183,6 +1278,8 @@
 		zoomTo: zoomTo,
 		select: (n) => select(n, true),
 		setView: setView,
+		setMetric: setMetric,
+		views: () => views.map((v) => ({ label: v.label, kind: v.kind })),
 		flat: () => flat || (flat = computeFlat()),
 		/* Where node i is drawn, in CSS pixels of the canvas, or null. */
 		frameRect: (i) => {

@@ -127,6 +127,18 @@ function flatOf(infos) {
 	return m;
 }
 
+// A json node's figure for metric id (the page's metric switch); below: the calls in and below it.
+function nodeValue(n, below, id) {
+	switch (id) {
+	case 'total': return n.total_ns;
+	case 'cpu': return Math.max(0, n.total_ns - (n.wait_ns || 0) - (n.inactive_ns || 0));
+	case 'wait': return n.wait_ns;
+	case 'inactive': return n.inactive_ns;
+	case 'samples': return n.samples;
+	default: return below;
+	}
+}
+
 // `report` rows: leading numbers (calls, and times as the report prints
 // them), then the name after the two spaces that end the last column.
 function reportRows(file, nnum) {
@@ -238,11 +250,13 @@ function parseTime(s) {
 
 		// The json's count of frames whose name passes test, and the share
 		// of the root's value they cover (no frame counted under another).
+		const metricId = await page.evaluate(() => callprof.state.metric.id);
+		const metricWords = await page.evaluate(() => callprof.state.metric.words);
 		const expectedSearch = (test) => {
 			let count = 0, covered = 0, root = 0;
 			for (const { t, below } of trees) {
 				const hit = (i) => i > 0 && test(fnName(t.nodes[i].function));
-				const value = (i) => (J.timed ? t.nodes[i].total_ns : below[i]);
+				const value = (i) => nodeValue(t.nodes[i], below[i], metricId);
 				root += value(0);
 				for (let i = 1; i < t.nodes.length; i++) {
 					if (!hit(i))
@@ -268,8 +282,9 @@ function parseTime(s) {
 			const exp = expectedSearch(test);
 			check(st.count === exp.count && st.status.startsWith(exp.count + ' frame'),
 				'searching ' + (regex ? 'the regex ' : '') + JSON.stringify(text) + ' matches ' + exp.count + ' frames, as the json says', st);
-			check(st.status.includes((100 * exp.share).toFixed(2) + '% of ' + (J.timed ? 'the total time' : 'all calls')),
-				'... covering ' + (100 * exp.share).toFixed(2) + '% of ' + (J.timed ? 'the total time' : 'all calls'), st.status);
+			const of = metricId === 'calls' ? 'all calls' : 'the ' + metricWords;
+			check(st.status.includes((100 * exp.share).toFixed(2) + '% of ' + of),
+				'... covering ' + (100 * exp.share).toFixed(2) + '% of ' + of, st.status);
 			// Every drawn frame is highlighted if and only if it matched.
 			const wrong = await page.evaluate(() => {
 				/* Read a copy: reading the page's canvas again and again makes chromium warn. */
@@ -438,11 +453,11 @@ function parseTime(s) {
 
 		if (args.threads) {
 			const opts = await page.$$eval('#thread option', (os) => os.map((o) => o.textContent));
-			check(sameJSON(opts, ['all threads', ...J.trees.map((t) => t.label)]),
-				'the thread switch offers all threads and each thread', opts);
+			check(sameJSON(opts, ['all threads', 'each thread apart', ...J.trees.map((t) => t.label)]),
+				'the thread switch offers all threads, each thread apart and each thread', opts);
 			const seen = new Set();
 			for (let k = 0; k < J.trees.length; k++) {
-				await page.locator('#thread').selectOption(String(k + 1));
+				await page.locator('#thread').selectOption(String(k + 2));
 				const root = await page.$eval('#tree-table tbody tr[data-node="0"] .nm', (e) => e.textContent);
 				const top = await treeRowsUnder(0), exp = jsonKids(trees[k], 0);
 				const r0 = await rect(0);
