@@ -722,6 +722,16 @@
 	function columns(kind) {
 		const c = [{ key: 'name', title: 'Function', name: true }];
 
+		if (kind === 'edge') {
+			/* The side panel is narrow: the calls and the chosen metric only. */
+			const m = S.metric;
+			c.push({ key: 'calls', title: D.sampled ? 'Samples' : 'Calls', fmt: String });
+			if (TIMED && m.id !== 'calls')
+				c.push({ key: 'weight', title: m.title, fmt: m.id === 'samples' ? String : fmtNs });
+			c.push({ key: 'totalPct', title: (m.id === 'calls' ? 'Calls in and below' : m.title) + ' %', pct: 'weight' });
+			return c;
+		}
+
 		c.push({ key: 'calls', title: D.sampled ? 'Samples' : 'Calls', fmt: String });
 		if (TIMED) {
 			c.push({ key: 'total', title: 'Total', fmt: fmtNs });

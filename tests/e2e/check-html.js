@@ -28,6 +28,21 @@
 //   --empty               a profile in which nothing was called
 //   --big                 a large tree: narrow frames are left out and
 //                         drawn after a zoom
+//   --metric ID=FILE      the Weight switch offers ID and starts at the json's
+//                         weight; switching to ID re-weights the frames (widths
+//                         in proportion to ID's figures), the call tree's
+//                         percentages and its order, and the tree's cpu figures
+//                         are `report --fields=calls,cpu,name` (FILE)'s
+//   --first ID            ... and the export's weight is ID
+//   --each-json FILE      the thread switch of a merged export: each thread's
+//                         view is that thread's tree in FILE (`export -f json
+//                         --threads=each`)
+//   --thread-report FILE  ... and its calls and cpu are those of `report
+//                         --threads=each --fields=calls,cpu,name` (FILE)
+//   --layout N            at 1400x900 and 1920x1080: the graph, the tables and
+//                         the side panel do not overlap, every header of the
+//                         tables (Max among them) can be seen, and names in the
+//                         Function column show at least N characters
 //   --open N              expand the call tree down to depth N (for the picture)
 //   --select NAME         select NAME (for the picture)
 //   --screenshot PNG      save a picture of the whole page (with --search's
@@ -161,6 +176,175 @@ function parseTime(s) {
 	const unit = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 }[m[2]];
 	const decimals = (m[1].split('.')[1] || '').length;
 	return { ns: Number(m[1]) * unit, slack: 0.5 * unit * Math.pow(10, -decimals) + 1e-6 * unit };
+}
+
+// ---- the switches and the layout ----
+
+// `report` tree output by thread section ("" for a merged report): rows of
+// calls, cpu and name, leaving out code without hooks ("-" calls).
+function reportSections(file) {
+	const out = {};
+	let cur = '';
+	for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+		const sec = line.match(/^== (.*?) \(/);
+		if (sec) {
+			cur = sec[1];
+			continue;
+		}
+		const m = line.match(/^\s*(\S+)\s+(\S+)  (\s*)(\S.*)$/);
+		if (!m || line.startsWith('#') || m[1] === 'calls' || m[1] === '-')
+			continue;
+		(out[cur] || (out[cur] = [])).push({ calls: Number(m[1]), cpu: m[2], depth: m[3].length / 2, name: m[4] });
+	}
+	return out;
+}
+
+// Every report row (a context: name, depth, calls) has a node of the page's
+// current view with that name, depth and calls and its cpu to the report's precision.
+async function matchReport(page, rows, what) {
+	const nodes = await page.evaluate(() => {
+		const V = callprof.view(), r = [];
+		for (let i = 1; i < V.n; i++)
+			if (V.fn[i] >= 0)
+				r.push({ name: callprof.name(i), depth: V.depth[i] - (V.fn[V.parent[i]] === -2 ? 1 : 0), calls: V.calls[i], cpu: V.cpu[i] });
+		return r;
+	});
+	const bad = rows.filter((r) => {
+		const t = parseTime(r.cpu);
+		return !nodes.some((n) => n.name === r.name && n.depth === r.depth + 1 && n.calls === r.calls && Math.abs(n.cpu - t.ns) <= t.slack);
+	});
+	check(rows.length > 0 && !bad.length, what + ': every row of the report (' + rows.length + ') has its context with its calls and cpu', bad);
+}
+
+async function checkMetric(page, id, reportFile) {
+	const ids = await page.$$eval('#metric option', (os) => os.map((o) => o.value));
+	const first = await page.evaluate(() => callprof.state.metric.id);
+	const weight = await page.evaluate(() => callprof.data.weight);
+	check(ids.includes(id) && first === weight && (!args.first || first === args.first),
+		'the weight switch offers ' + ids.join(', ') + ' and starts at the export\'s weight (' + weight + ')', { ids, first, weight });
+	const other = ids.find((m) => m !== id);
+	for (const m of [other, id]) {
+		await page.locator('#metric').selectOption(m);
+		await page.locator('#tab-tree').click();
+		const st = await page.evaluate(() => {
+			const V = callprof.view(), kids = callprof.children(0), r0 = callprof.frameRect(0);
+			const rows = [...document.querySelectorAll('#tree-table tbody tr[data-parent="0"]')].map((tr) => ({
+				node: Number(tr.dataset.node), pct: tr.querySelector('.c-totalPct').textContent,
+			}));
+			return {
+				metric: callprof.state.metric.id, sortKey: callprof.state.treeSort.key,
+				head: document.querySelector('#tree-table thead th[data-key="totalPct"]').textContent,
+				rootW: r0.w, root: V.value[0],
+				kids: kids.map((i) => ({ i, v: V.value[i], r: callprof.frameRect(i) })), rows,
+			};
+		});
+		// The json's figure of the merged tree's top-level contexts, by name.
+		const info = trees[0], want = {};
+		for (const k of info.kids[0])
+			want[fnName(info.t.nodes[k].function)] = nodeValue(info.t.nodes[k], info.below[k], m);
+		const root = nodeValue(info.t.nodes[0], info.below[0], m);
+		const names = await page.evaluate((ks) => ks.map((i) => callprof.name(i)), st.kids.map((k) => k.i));
+		const widthsOk = st.root === root && st.kids.every((k, n) => k.v === want[names[n]] &&
+			(k.r ? Math.abs(k.r.w - st.rootW * k.v / st.root) < 0.01 : st.rootW * k.v / st.root < 1));
+		check(st.metric === m && widthsOk, 'weight ' + m + ': the top frames are as wide as their ' + m + ' in the json', { st, want, root });
+		const pctOk = st.rows.length === st.kids.length && st.rows.every((r) => {
+			const n = st.kids.find((k) => k.i === r.node);
+			return r.pct === (root ? (100 * n.v / root).toFixed(2) + '%' : '-');
+		});
+		const order = st.rows.map((r) => st.kids.find((k) => k.i === r.node).v);
+		check(pctOk && sameJSON(order, order.slice().sort((a, b) => b - a)) && / %$/.test(st.head),
+			'... the call tree\'s "' + st.head + '" column is their share, and it orders them by ' + m, st.rows);
+	}
+	if (reportFile)
+		await matchReport(page, reportSections(reportFile)[''] || [], 'weight ' + id);
+}
+
+async function checkThreadViews(page, eachFile, reportFile) {
+	const E = JSON.parse(fs.readFileSync(eachFile, 'utf8'));
+	const views = await page.evaluate(() => callprof.views());
+	const labels = views.filter((v) => v.kind === 'thread').map((v) => v.label);
+	check(!(await page.locator('#thread').isDisabled()) &&
+		sameJSON(labels, E.trees.map((t) => t.label)) && views[0].kind === 'merged' && views[1].kind === 'each',
+		'a merged export\'s thread switch offers all threads, side by side, and each of ' + labels.join(', '), views);
+	const rep = reportFile ? reportSections(reportFile) : {};
+	for (let k = 0; k < E.trees.length; k++) {
+		const t = E.trees[k], vi = views.findIndex((v) => v.kind === 'thread' && v.label === t.label);
+		await page.locator('#thread').selectOption(String(vi));
+		const got = await page.evaluate(() => {
+			const V = callprof.view(), r = [];
+			for (let i = 1; i < V.n; i++)
+				r.push([callprof.name(i), V.depth[i], V.calls[i], V.total[i], V.self[i]]);
+			return r.sort();
+		});
+		const info = treeInfo(t), want = [];
+		const depth = (i) => (i ? depth(t.nodes[i].parent) + 1 : 0);
+		for (let i = 1; i < t.nodes.length; i++)
+			want.push([fnName(t.nodes[i].function), depth(i), t.nodes[i].calls, t.nodes[i].total_ns || 0, t.nodes[i].self_ns || 0]);
+		want.sort();
+		check(info && sameJSON(got, want), 'thread ' + t.label + ': its view is its tree of the --threads=each json (' + want.length + ' contexts)',
+			() => ({ got: got.slice(0, 5), want: want.slice(0, 5) }));
+		if (reportFile)
+			await matchReport(page, rep[t.label] || [], 'thread ' + t.label);
+	}
+	await page.locator('#thread').selectOption('0');
+}
+
+async function checkLayout(page, minChars) {
+	for (const [w, h] of [[1400, 900], [1920, 1080]]) {
+		await page.setViewportSize({ width: w, height: h });
+		await page.evaluate(() => new Promise((r) => setTimeout(r, 250)));	// the graph redraws
+		for (const tab of ['tree', 'flat']) {
+			await page.locator('#tab-' + tab).click();
+			const st = await page.evaluate(([tab, minChars]) => {
+				const box = (e) => e.getBoundingClientRect();
+				const overlap = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+				const tables = document.querySelector('.tables'), panel = document.getElementById('fn-panel');
+				const graph = document.getElementById('graph');
+				const table = document.getElementById(tab + '-table');
+				const res = { overlaps: [], hidden: [], short: [], heads: [] };
+				for (const [a, b] of [['tables', tables], ['graph', graph]])
+					for (const [c, d] of [['panel', panel], ['tables', tables]])
+						if (a !== c && overlap(box(b), box(d)))
+							res.overlaps.push(a + ' and ' + c);
+				// What can be seen of the table: no wider than its own box, which the panel is beside.
+				const tb = box(table), cb = box(tables);
+				const seenRight = getComputedStyle(tables).overflowX === 'visible' ? tb.right : Math.min(tb.right, cb.right);
+				if (seenRight > box(panel).left + 0.5 && box(panel).top < tb.bottom)
+					res.overlaps.push('table and panel');
+				for (const th of table.querySelectorAll('thead th')) {
+					th.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+					const r = box(th), e = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+					res.heads.push(th.textContent);
+					if (!e || !th.contains(e))
+						res.hidden.push(th.textContent + ' under ' + (e ? e.tagName + '#' + e.id + '.' + e.className : 'nothing'));
+				}
+				tables.scrollLeft = 0;
+				window.scrollTo(0, 0);
+				// Visible characters of the first rows' names (top-level rows in the tree).
+				const cells = [...table.querySelectorAll('tbody tr td.name')].slice(0, 30);
+				for (const td of cells) {
+					const tr = td.parentElement;
+					if (tab === 'tree' && Number(tr.dataset.depth) > 2)
+						continue;
+					const text = td.querySelector('.nm') || td, name = text.textContent;
+					const c = document.createElement('canvas').getContext('2d');
+					c.font = getComputedStyle(td).font;
+					const charW = c.measureText('m'.repeat(10)).width / 10;
+					const right = box(td).right - parseFloat(getComputedStyle(td).paddingRight);
+					const seen = Math.floor((Math.min(right, box(text).right) - box(text).left) / charW + 0.01);
+					if (seen < Math.min(minChars, name.length))
+						res.short.push(name.slice(0, 40) + ': ' + seen + ' characters');
+				}
+				res.names = cells.length;
+				return res;
+			}, [tab, minChars]);
+			check(!st.overlaps.length, w + 'x' + h + ', ' + tab + ': the graph, the tables and the side panel do not overlap', st.overlaps);
+			check(!st.hidden.length && (tab !== 'flat' || !J.timed || J.time_source && J.time_source.source === 'cpu-samples' || st.heads.includes('Max')),
+				'... every header of the table (' + st.heads.length + (st.heads.includes('Max') ? ', Max among them' : '') + ') can be seen', st.hidden);
+			check(st.names > 0 && !st.short.length, '... names show at least ' + minChars + ' characters', st.short);
+		}
+	}
+	await page.setViewportSize({ width: 1280, height: 900 });
 }
 
 // ---- the page ----
@@ -478,6 +662,13 @@ function parseTime(s) {
 			check(seen.size > 1, 'the threads\' trees differ');
 			await page.locator('#thread').selectOption('0');
 		}
+
+		if (args.metric)
+			await checkMetric(page, args.metric.split('=')[0], args.metric.slice(args.metric.indexOf('=') + 1));
+		if (args['each-json'])
+			await checkThreadViews(page, args['each-json'], args['thread-report']);
+		if (args.layout)
+			await checkLayout(page, Number(args.layout));
 
 		if (args.empty) {
 			const st = await page.evaluate(() => ({ n: callprof.view().n, drawn: callprof.drawn() }));
