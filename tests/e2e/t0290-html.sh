@@ -40,7 +40,7 @@ test_expect_success 'html: one file; loads nothing; no name can end its script e
 	! grep -Eiq "(src|href|action) *=|url\(|@import" p.html &&
 	script_data p.html >data &&
 	! grep -q "<" data &&
-	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"callprof_html\"] == 1" data &&
+	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"callprof_html\"] == 2" data &&
 	case "$CC" in clang*) CXX=clang++ ;; *) CXX=g++ ;; esac &&
 	$CXX $OPT -g -finstrument-functions -o t-cxx "$WORKLOADS/s-cxx.cc" &&
 	callprof record -o cxx.cprof -- ./t-cxx >out &&
@@ -69,6 +69,76 @@ test_expect_success 'html: callees with their calls, as report --callees adds th
 test_expect_success 'html --threads=each: the thread switch shows each thread'"'"'s tree' '
 	callprof export -f html --threads=each -o each.html p.cprof &&
 	check_html --html each.html --json each.json --threads --click fib --search leaf
+'
+
+# A thread that sleeps while main computes: CPU time is the page's first
+# weight; the switches change the view without exporting again.
+test_expect_success 'html: the weight and thread switches agree with report; the layout at two sizes' '
+	case "$CC" in clang*) CXX=clang++ ;; *) CXX=g++ ;; esac &&
+	$CXX $OPT -g -finstrument-functions -o t-longnames "$WORKLOADS/s-longnames.cc" -lpthread &&
+	callprof record -o ln.cprof -- ./t-longnames 300 >out 2>err &&
+	callprof export -f html -o ln.html ln.cprof &&
+	callprof export -f json -o ln.json ln.cprof &&
+	callprof export -f json --threads=each -o lneach.json ln.cprof &&
+	test $(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))[\"trees\"]))" lneach.json) = 2 &&
+	callprof report --min-percent=0 --fields=calls,cpu,name ln.cprof >lnrep &&
+	callprof report --min-percent=0 --threads=each --fields=calls,cpu,name ln.cprof >lneachrep &&
+	script_data ln.html >data &&
+	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"weight\"] == \"cpu\" and d[\"threads_mode\"] == \"merged\" and len(d[\"trees\"]) == 1 and len(d[\"thread_trees\"]) == 2" data &&
+	check_html --html ln.html --json ln.json --first cpu --metric cpu=lnrep \
+		--each-json lneach.json --thread-report lneachrep --layout 24
+'
+
+# Timed per call: the Functions table has Min and Max, the widest of them.
+test_expect_success 'html: long C++ names at 1400x900 and 1920x1080, Min and Max columns' '
+	callprof record --time=clock -o lnc.cprof -- ./t-longnames 100 >out 2>err &&
+	callprof export -f html -o lnc.html lnc.cprof &&
+	callprof export -f json -o lnc.json lnc.cprof &&
+	check_html --html lnc.html --json lnc.json --layout 24 --metric total=
+'
+
+test_expect_success 'svg: zoom and search by its own script; a valid, standalone picture' '
+	callprof export -f svg -m total -o ln.svg ln.cprof &&
+	xmllint --noout ln.svg &&
+	grep -q "<script type=\"text/ecmascript\"><!\[CDATA\[" ln.svg &&
+	! grep -Eiq "href|url\(|@import" ln.svg &&
+	rsvg-convert -o ln.png ln.svg &&
+	test -s ln.png &&
+	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-svg.js" --svg ln.svg \
+		--json ln.json --weight total --click _State_impl \
+		--search "Registry.*::(mix|wait)_" &&
+	callprof export -f svg --icicle --threads=each -m total -o ln-icicle.svg ln.cprof &&
+	xmllint --noout ln-icicle.svg &&
+	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-svg.js" --svg ln-icicle.svg \
+		--json lneach.json --weight total --click t-longnames --search "^main\$|sleeper"
+'
+
+# fill NAME FILE: the fill of the first frame whose name holds NAME.
+svg_fill () {
+	python3 - "$1" "$2" <<-\EOT
+	import re, sys
+	for m in re.finditer(r'<g class="f"><title>([^\n]*)\n.*?<rect [^>]*fill="([^"]*)"', open(sys.argv[2]).read(), re.S):
+	    if sys.argv[1] in m.group(1):
+	        print(m.group(2))
+	        break
+	EOT
+}
+
+test_expect_success 'svg: colours by self share (heat) by default, by module on request' '
+	svg_fill mix_one_value ln.svg >leaf &&
+	svg_fill main ln.svg >main &&
+	echo "hsl(0,95%,50%)" >expect &&
+	test_cmp expect leaf &&
+	hue=$(sed "s/hsl(\([0-9]*\),.*/\1/" main) &&
+	test "$hue" -ge 45 &&
+	grep -q "colour: self share" ln.svg &&
+	callprof export -f svg -m total --colors=module -o lnm.svg ln.cprof &&
+	grep -q "colour: module" lnm.svg &&
+	svg_fill mix_one_value lnm.svg >mleaf &&
+	! test_cmp expect mleaf &&
+	test_expect_code 129 callprof export -f html --colors=heat ln.cprof 2>err &&
+	grep -q "colors is for -f svg only" err &&
+	test_expect_code 129 callprof export -f svg --colors=rainbow ln.cprof 2>err
 '
 
 test_expect_success 'html: a counting profile (no times) and an empty one render' '
