@@ -24,10 +24,11 @@
  * hide), "Reset zoom" or Escape to go back, "Search" (or Ctrl-F) for a
  * regular expression (a plain substring if it is not one): the matching
  * frames turn magenta and the share of the width they cover is shown.
- * The script cuts labels to fit as frame() does, so a zoom re-fits them.  Renderers without scripts (rsvg-convert, image viewers)
- * draw the same picture statically.  Every frame is a <g class="f">
- * holding <title>, <rect> and <text>, in this order; the script relies on
- * it, and on x and width having two decimals.
+ * The script cuts labels to fit as frame() does, so a zoom re-fits them.
+ * Renderers without scripts (rsvg-convert, image viewers) draw the same
+ * picture statically.  Every frame is a <g class="f"> holding <title>,
+ * <rect> and <text>, in this order; the script relies on it, and on x and
+ * width having two decimals.
  */
 #include <inttypes.h>
 #include <stdlib.h>
