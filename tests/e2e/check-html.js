@@ -23,8 +23,10 @@
 //   --callers NAME=FILE   selecting NAME lists `report --callers NAME
 //                         --fields=calls,name` (FILE) as its callers
 //   --callees NAME=FILE   ... and `report --callees` (lines added up)
-//   --threads             one option per tree plus "all threads"; each
-//                         shows that tree
+//   --threads             (an export with --threads=each) it opens on the
+//                         threads side by side; one option per tree plus
+//                         "all threads" and "each thread apart"; each shows
+//                         that tree
 //   --empty               a profile in which nothing was called
 //   --big                 a large tree: narrow frames are left out and
 //                         drawn after a zoom
@@ -637,6 +639,8 @@ async function checkLayout(page, minChars) {
 		}
 
 		if (args.threads) {
+			const first = await page.evaluate(() => callprof.views()[callprof.state.view].kind);
+			check(first === 'each', 'exported with --threads=each, the page opens on the threads side by side', first);
 			const opts = await page.$$eval('#thread option', (os) => os.map((o) => o.textContent));
 			check(sameJSON(opts, ['all threads', 'each thread apart', ...J.trees.map((t) => t.label)]),
 				'the thread switch offers all threads, each thread apart and each thread', opts);
