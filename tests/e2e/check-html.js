@@ -34,7 +34,8 @@
 //                         weight; switching to ID re-weights the frames (widths
 //                         in proportion to ID's figures), the call tree's
 //                         percentages and its order, and the tree's cpu figures
-//                         are `report --fields=calls,cpu,name` (FILE)'s
+//                         are `report --sort=cpu --fields=calls,cpu,cpu-percent,
+//                         name` (FILE)'s
 //   --first ID            ... and the export's weight is ID
 //   --each-json FILE      the thread switch of a merged export: each thread's
 //                         view is that thread's tree in FILE (`export -f json
@@ -182,21 +183,24 @@ function parseTime(s) {
 
 // ---- the switches and the layout ----
 
-// `report` tree output by thread section ("" for a merged report): rows of
-// calls, cpu and name, leaving out code without hooks ("-" calls).
+// `report --fields=calls,cpu[,cpu-percent],name` tree output by thread
+// section ("" for a merged report): rows of calls, cpu, its share and
+// name, leaving out code without hooks ("-" calls).
 function reportSections(file) {
 	const out = {};
-	let cur = '';
+	let cur = '', pct = false;
 	for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
 		const sec = line.match(/^== (.*?) \(/);
 		if (sec) {
 			cur = sec[1];
 			continue;
 		}
-		const m = line.match(/^\s*(\S+)\s+(\S+)  (\s*)(\S.*)$/);
+		if (/^\s*calls\s/.test(line))
+			pct = /cpu%/.test(line);
+		const m = line.match(pct ? /^\s*(\S+)\s+(\S+)\s+(\S+)  (\s*)(\S.*)$/ : /^\s*(\S+)\s+(\S+)()  (\s*)(\S.*)$/);
 		if (!m || line.startsWith('#') || m[1] === 'calls' || m[1] === '-')
 			continue;
-		(out[cur] || (out[cur] = [])).push({ calls: Number(m[1]), cpu: m[2], depth: m[3].length / 2, name: m[4] });
+		(out[cur] || (out[cur] = [])).push({ calls: Number(m[1]), cpu: m[2], pct: m[3], depth: m[4].length / 2, name: m[5] });
 	}
 	return out;
 }
@@ -208,14 +212,16 @@ async function matchReport(page, rows, what) {
 		const V = callprof.view(), r = [];
 		for (let i = 1; i < V.n; i++)
 			if (V.fn[i] >= 0)
-				r.push({ name: callprof.name(i), depth: V.depth[i] - (V.fn[V.parent[i]] === -2 ? 1 : 0), calls: V.calls[i], cpu: V.cpu[i] });
+				r.push({ name: callprof.name(i), depth: V.depth[i] - (V.fn[V.parent[i]] === -2 ? 1 : 0), calls: V.calls[i], cpu: V.cpu[i], root: V.cpu[0] });
 		return r;
 	});
+	/* The report's cpu% (--sort=cpu): the share of the root's cpu, as the page's CPU %. */
+	const pctOk = (r, n) => !r.pct || Math.abs(Number(r.pct.replace(/^[?~]/, '')) - (n.root ? 100 * n.cpu / n.root : 0)) <= 0.0051;
 	const bad = rows.filter((r) => {
 		const t = parseTime(r.cpu);
-		return !nodes.some((n) => n.name === r.name && n.depth === r.depth + 1 && n.calls === r.calls && Math.abs(n.cpu - t.ns) <= t.slack);
+		return !nodes.some((n) => n.name === r.name && n.depth === r.depth + 1 && n.calls === r.calls && Math.abs(n.cpu - t.ns) <= t.slack && pctOk(r, n));
 	});
-	check(rows.length > 0 && !bad.length, what + ': every row of the report (' + rows.length + ') has its context with its calls and cpu', bad);
+	check(rows.length > 0 && !bad.length, what + ': every row of the report (' + rows.length + ') has its context with its calls, cpu' + (rows[0] && rows[0].pct ? ' and cpu%' : ''), bad);
 }
 
 async function checkMetric(page, id, reportFile) {

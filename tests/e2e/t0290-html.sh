@@ -81,7 +81,7 @@ test_expect_success 'html: the weight and thread switches agree with report; the
 	callprof export -f json -o ln.json ln.cprof &&
 	callprof export -f json --threads=each -o lneach.json ln.cprof &&
 	test $(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))[\"trees\"]))" lneach.json) = 2 &&
-	callprof report --min-percent=0 --fields=calls,cpu,name ln.cprof >lnrep &&
+	callprof report --min-percent=0 --sort=cpu --fields=calls,cpu,cpu-percent,name ln.cprof >lnrep &&
 	callprof report --min-percent=0 --threads=each --fields=calls,cpu,name ln.cprof >lneachrep &&
 	script_data ln.html >data &&
 	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"weight\"] == \"cpu\" and d[\"threads_mode\"] == \"merged\" and len(d[\"trees\"]) == 1 and len(d[\"thread_trees\"]) == 2" data &&
