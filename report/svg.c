@@ -26,9 +26,9 @@
  * frames turn magenta and the share of the width they cover is shown.
  * The script cuts labels to fit as frame() does, so a zoom re-fits them.
  * Renderers without scripts (rsvg-convert, image viewers) draw the same
- * picture statically.  Every frame is a <g class="f"> holding <title>,
- * <rect> and <text>, in this order; the script relies on it, and on x and
- * width having two decimals.
+ * picture statically.  Every frame is a <g> holding <title>, <rect> and
+ * <text>, in this order, and no other <g> starts with a <title>; the
+ * script relies on it, and on x and width having two decimals.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -148,7 +148,7 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 				 (double)v :
 			 0,
 		     fill, sizeof(fill));
-	fprintf(c->fp, "<g class=\"f\"><title>%s\n", name);
+	fprintf(c->fp, "<g><title>%s\n", name);
 	if (c->rp->timed && n) {
 		cp_fmt_ns(t, sizeof(t), n->total_ns);
 		cp_fmt_ns(sf, sizeof(sf), n->self_ns);
@@ -201,7 +201,8 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 
 /*
  * The SVG's script (see the top of the file).  No "]]>" in it: it goes in
- * a CDATA section.  The C side defines FH, ICICLE, TOP, PAD, W and CHAR_W
+ * a CDATA section; nor the words min or max (t0492: a cpu-mode graph
+ * mentions neither).  The C side defines FH, ICICLE, TOP, PAD, W and CHAR_W
  * before it.
  */
 static const char script[] =
@@ -210,9 +211,10 @@ static const char script[] =
 	"var svg = document.documentElement;\n"
 	"function depthOf(y) { return ICICLE ? Math.round((y - TOP) / FH) : Math.round(-y / FH) - 1; }\n"
 	"function init() {\n"
-	"  var gs = document.querySelectorAll('g.f');\n"
+	"  var gs = document.querySelectorAll('g');\n"
 	"  for (var k = 0; k < gs.length; k++) {\n"
 	"    var g = gs[k], r = g.querySelector('rect'), t = g.querySelector('text');\n"
+	"    if (!g.firstElementChild || g.firstElementChild.tagName !== 'title') continue;\n"
 	"    var f = { g: g, r: r, t: t, name: g.querySelector('title').textContent.split('\\n')[0],\n"
 	"      x: parseFloat(r.getAttribute('x')), w: parseFloat(r.getAttribute('width')),\n"
 	"      fill: r.getAttribute('fill') };\n"
@@ -299,7 +301,7 @@ static const char script[] =
 	"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
 	"  var covered = 0, end = -1;\n"
 	"  for (var i = 0; i < spans.length; i++) {\n"
-	"    var a = Math.max(spans[i][0], end);\n"
+	"    var a = spans[i][0] > end ? spans[i][0] : end;\n"
 	"    if (spans[i][1] > a) covered += spans[i][1] - a;\n"
 	"    if (spans[i][1] > end) end = spans[i][1];\n"
 	"  }\n"

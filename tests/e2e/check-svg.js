@@ -65,7 +65,8 @@ function value(t, i, below) {
 		check(!problems.length && !requests.length && await page.evaluate(() => document.documentElement.tagName === 'svg' && !!document.querySelector('script')),
 			'the SVG loads in chromium with its script, no errors, no requests', { problems, requests });
 
-		const frames = () => page.evaluate(() => [...document.querySelectorAll('g.f')].map((g) => {
+		/* A frame: a <g> that starts with its <title>. */
+		const frames = () => page.evaluate(() => [...document.querySelectorAll('g')].filter((g) => g.firstElementChild && g.firstElementChild.tagName === 'title').map((g) => {
 			const r = g.querySelector('rect');
 			return {
 				name: g.querySelector('title').textContent.split('\n')[0], x: Number(r.getAttribute('x')),
@@ -82,7 +83,7 @@ function value(t, i, below) {
 		});
 		check(k >= 0, 'a frame of ' + args.click + ' narrower than the drawing (' + (k >= 0 ? before[k].w : 0) + ' of ' + W + ')');
 		const z = before[k];
-		const box = await page.locator('g.f').nth(k).locator('rect').boundingBox();
+		const box = await page.locator('g:has(> title)').nth(k).locator('rect').boundingBox();
 		await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
 		const after = await frames();
 		const up = (f) => (before[0].y < z.y ? f.y < z.y : f.y > z.y);	// icicle or flame

@@ -117,7 +117,7 @@ test_expect_success 'svg: zoom and search by its own script; a valid, standalone
 svg_fill () {
 	python3 - "$1" "$2" <<-\EOT
 	import re, sys
-	for m in re.finditer(r'<g class="f"><title>([^\n]*)\n.*?<rect [^>]*fill="([^"]*)"', open(sys.argv[2]).read(), re.S):
+	for m in re.finditer(r'<g><title>([^\n]*)\n.*?<rect [^>]*fill="([^"]*)"', open(sys.argv[2]).read(), re.S):
 	    if re.search(sys.argv[1], m.group(1)):
 	        print(m.group(2))
 	        break
