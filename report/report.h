@@ -507,7 +507,9 @@ enum cp_svg_colors {
 /*
  * A flame graph, root at the bottom; icicle: root at the top.  Frames are
  * as wide as weight (its inclusive counterpart; calls: the calls below).
- * An inline script zooms and searches when a browser shows it.
+ * An inline script zooms and searches when a browser shows it.  Write
+ * errors are left in fp's error flag for the caller, who knows the file's
+ * name (as for cp_export_html).
  */
 int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weight,
 		  enum cp_svg_colors colors, FILE *fp);
@@ -516,7 +518,8 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weigh
  * profile, callers/callees); it needs no network.  rp gives the view the
  * page opens with (rp->threads); other, the same files loaded in the other
  * thread mode with the same filters, or NULL when the profile has one
- * thread.  Sorts their children by name.
+ * thread.  Sorts their children by name.  A write error is left in fp's
+ * error flag: the caller reports it with the file's name.
  */
 int cp_export_html(struct cp_report_profile *rp, struct cp_report_profile *other,
 		   enum cp_metric weight, FILE *fp);
