@@ -140,9 +140,11 @@ uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m)
 }
 
 /*
- * Off-CPU shares that make elapsed time a misleading weight: with several
- * threads, blocked or preempted a fifth of their time (idle workers);
- * preempted a fifth of it with any number (a busy machine).
+ * The off-CPU share that makes elapsed time a misleading weight for
+ * several threads: blocked or preempted a fifth of their time (idle
+ * workers, more threads than cores).  A single thread keeps elapsed time
+ * whatever the load: its first screen should not change columns with the
+ * machine's business, and its waiting is what its user waits for.
  */
 #define OFF_CPU_SHARE 0.2
 
@@ -171,13 +173,11 @@ enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, cha
 		return CP_METRIC_TOTAL;
 	off = (double)(wait + inactive) / (double)total;
 	pre = (double)inactive / (double)total;
-	if ((threads > 1 && off >= OFF_CPU_SHARE) || pre >= OFF_CPU_SHARE) {
+	if (threads > 1 && off >= OFF_CPU_SHARE) {
 		if (why)
-			snprintf(why, size, "CPU time: the %s off CPU %.0f%% of %s time (blocked "
-				 "%.0f%%, preempted %.0f%%); --sort=total weighs elapsed time",
-				 threads > 1 ? "threads were" : "thread was", 100.0 * off,
-				 threads > 1 ? "their" : "its", 100.0 * (double)wait / (double)total,
-				 100.0 * pre);
+			snprintf(why, size, "CPU time: the threads were off CPU %.0f%% of their time "
+				 "(blocked %.0f%%, preempted %.0f%%); --sort=total weighs elapsed time",
+				 100.0 * off, 100.0 * (double)wait / (double)total, 100.0 * pre);
 		return CP_METRIC_CPU;
 	}
 	if (why && off >= 0.01)

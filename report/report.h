@@ -421,8 +421,8 @@ uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m);
  * percentages, order, pruning and flame widths follow.  CPU time where
  * the profile has it and elapsed time would mislead: several threads that
  * were off CPU much of the time (an idle worker pool would fill the
- * picture), or much preemption (the machine was busy: not the program's
- * cost); else total (elapsed) time; calls without times.  If why is not
+ * picture); else total (elapsed) time, a single thread's whatever the
+ * load; calls without times.  If why is not
  * NULL it gets the reason, for the banner (or "" where there is nothing
  * to say).
  */
