@@ -54,20 +54,17 @@ struct sym_entry {
 	uint8_t rank;	   /* 0 global, 1 weak, 2 local, 3 other bindings */
 };
 
-/* Address range of a subprogram (a function's code, or one of its parts). */
-struct sym_fn_range {
+/*
+ * The address range of a DIE: a compile unit's (for modules without
+ * .debug_aranges) or a subprogram's (a function's code, or one of its
+ * parts).  An index of them is sorted by start (die_ranges__sort), ranges
+ * may nest or overlap, and max_end lets a lookup stop looking back.
+ */
+struct sym_die_range {
 	uint64_t start;	  /* first DWARF address */
 	uint64_t end;	  /* one past the last */
 	uint64_t max_end; /* highest end among this and all earlier ranges */
-	Dwarf_Die die;	  /* its DW_TAG_subprogram, valid while the module's Dwarf is */
-};
-
-/* Address range of a compile unit, for modules without .debug_aranges. */
-struct sym_cu_range {
-	uint64_t start;	  /* first DWARF address */
-	uint64_t end;	  /* one past the last */
-	uint64_t max_end; /* highest end among this and all earlier ranges */
-	Dwarf_Die cu;	  /* its CU DIE, valid while the module's Dwarf is */
+	Dwarf_Die die;	  /* valid while the module's Dwarf is */
 };
 
 enum sym_module_state {
@@ -91,11 +88,11 @@ struct sym_module {
 	size_t nsyms;		     /* entries in syms */
 	int cus_indexed;	     /* cus has been built */
 	uint64_t dw_bias;	     /* Dwfl address = DWARF address + dw_bias */
-	struct sym_cu_range *cus;    /* CU address ranges by start */
+	struct sym_die_range *cus;   /* CU address ranges by start */
 	size_t ncus;		     /* entries in cus */
 	int fns_indexed;	     /* fns has been built */
 	uint64_t fn_dw_bias;	     /* Dwfl address = DWARF address + fn_dw_bias */
-	struct sym_fn_range *fns;    /* subprogram address ranges by start */
+	struct sym_die_range *fns;   /* subprogram address ranges by start */
 	size_t nfns;		     /* entries in fns */
 	int main_found;		     /* main_vaddr looked for: 1 found, -1 not */
 	uint64_t main_vaddr;	     /* main's ELF address, decoded from _start */
@@ -859,13 +856,48 @@ uint64_t cp_symbolizer__fn_entry(struct cp_symbolizer *sym, uint64_t ip)
 	return e ? e->start - m->dwfl_bias + m->rec->load_bias : 0;
 }
 
-static int sym_cu_range__cmp(const void *a, const void *b)
+static int sym_die_range__cmp(const void *a, const void *b)
 {
-	const struct sym_cu_range *x = a, *y = b;
+	const struct sym_die_range *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Sort r[0..n) by start and set each max_end. */
+static void die_ranges__sort(struct sym_die_range *r, size_t n)
+{
+	uint64_t max_end = 0;
+
+	if (!n)
+		return;
+	qsort(r, n, sizeof(*r), sym_die_range__cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].end > max_end)
+			max_end = r[i].end;
+		r[i].max_end = max_end;
+	}
+}
+
+/* The DIE of the innermost-starting range of r[0..n) holding a, or NULL. */
+static Dwarf_Die *die_ranges__find(struct sym_die_range *r, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges may nest or overlap; max_end says when to stop looking back. */
+	for (size_t i = lo; i-- > 0 && r[i].max_end > a;)
+		if (a < r[i].end)
+			return &r[i].die;
+	return NULL;
 }
 
 /*
@@ -882,7 +914,6 @@ static void sym_module__index_cus(struct sym_module *m)
 	Dwarf_Half version;
 	uint8_t type;
 	size_t alloc = 0;
-	uint64_t max_end = 0;
 	Dwarf *dw;
 
 	m->cus_indexed = 1;
@@ -901,36 +932,15 @@ static void sym_module__index_cus(struct sym_module *m)
 				continue;
 			ALLOC_GROW(m->cus, m->ncus + 1, alloc);
 			m->cus[m->ncus++] =
-				(struct sym_cu_range){ .start = start, .end = end, .cu = cudie };
+				(struct sym_die_range){ .start = start, .end = end, .die = cudie };
 		}
 	}
-	if (!m->ncus)
-		return;
-	qsort(m->cus, m->ncus, sizeof(*m->cus), sym_cu_range__cmp);
-	for (size_t i = 0; i < m->ncus; i++) {
-		if (m->cus[i].end > max_end)
-			max_end = m->cus[i].end;
-		m->cus[i].max_end = max_end;
-	}
+	die_ranges__sort(m->cus, m->ncus);
 }
 
 static Dwarf_Die *sym_module__find_cu(struct sym_module *m, uint64_t a)
 {
-	size_t lo = 0, hi = m->ncus;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->cus[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Ranges may nest or overlap; max_end says when to stop looking back. */
-	for (size_t i = lo; i-- > 0 && m->cus[i].max_end > a;)
-		if (a < m->cus[i].end)
-			return &m->cus[i].cu;
-	return NULL;
+	return die_ranges__find(m->cus, m->ncus, a);
 }
 
 /* Source file and line of Dwfl address d, or NULL. */
@@ -955,15 +965,6 @@ static const char *sym_module__line(struct sym_module *m, uint64_t d, int *line)
 	return src;
 }
 
-static int sym_fn_range__cmp(const void *a, const void *b)
-{
-	const struct sym_fn_range *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
 /* Add the address ranges of the subprograms below die (namespaces and types searched). */
 static void index_fns_below(struct sym_module *m, Dwarf_Die *die, size_t *alloc, int depth)
 {
@@ -981,7 +982,7 @@ static void index_fns_below(struct sym_module *m, Dwarf_Die *die, size_t *alloc,
 				if (start >= end)
 					continue;
 				ALLOC_GROW(m->fns, m->nfns + 1, *alloc);
-				m->fns[m->nfns++] = (struct sym_fn_range){ .start = start, .end = end,
+				m->fns[m->nfns++] = (struct sym_die_range){ .start = start, .end = end,
 									  .die = child };
 			}
 			break;
@@ -1010,7 +1011,6 @@ static void sym_module__index_fns(struct sym_module *m)
 	Dwarf_Half version;
 	uint8_t type;
 	size_t alloc = 0;
-	uint64_t max_end = 0;
 	Dwarf *dw;
 
 	m->fns_indexed = 1;
@@ -1024,33 +1024,13 @@ static void sym_module__index_fns(struct sym_module *m)
 		else if (type == DW_UT_skeleton)
 			index_fns_below(m, &subdie, &alloc, 0);
 	}
-	if (!m->nfns)
-		return;
-	qsort(m->fns, m->nfns, sizeof(*m->fns), sym_fn_range__cmp);
-	for (size_t i = 0; i < m->nfns; i++) {
-		if (m->fns[i].end > max_end)
-			max_end = m->fns[i].end;
-		m->fns[i].max_end = max_end;
-	}
+	die_ranges__sort(m->fns, m->nfns);
 }
 
 /* The subprogram DIE whose code holds DWARF address a, or NULL. */
 static Dwarf_Die *sym_module__fn_die(struct sym_module *m, uint64_t a)
 {
-	size_t lo = 0, hi = m->nfns;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->fns[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && m->fns[i].max_end > a;)
-		if (a < m->fns[i].end)
-			return &m->fns[i].die;
-	return NULL;
+	return die_ranges__find(m->fns, m->nfns, a);
 }
 
 /*

@@ -331,20 +331,29 @@ TEST(switch_states_combine)
 	CHECK_EQ(d.switch_threads_failed, 3);
 }
 
-/* What a view printed, in a buffer the caller frees. */
-static char *view(struct cp_report_profile *rp, int (*fn)(struct cp_report_profile *,
-							  const struct cp_view_opts *, FILE *),
-		  const char *fields)
+/* What a view printed with options vo, in a buffer the caller frees. */
+static char *run_view(struct cp_report_profile *rp,
+		      int (*fn)(struct cp_report_profile *, const struct cp_view_opts *, FILE *),
+		      const struct cp_view_opts *vo)
 {
-	struct cp_view_opts vo = { .fields = fields, .sort = CP_SORT_NAME };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
 
 	CHECK(fp != NULL);
-	CHECK_EQ(fn(rp, &vo, fp), 0);
+	CHECK_EQ(fn(rp, vo, fp), 0);
 	fclose(fp);
 	return buf;
+}
+
+/* The view with fields (NULL: its default), rows by name. */
+static char *view(struct cp_report_profile *rp, int (*fn)(struct cp_report_profile *,
+							  const struct cp_view_opts *, FILE *),
+		  const char *fields)
+{
+	struct cp_view_opts vo = { .fields = fields, .sort = CP_SORT_NAME };
+
+	return run_view(rp, fn, &vo);
 }
 
 /* The same with a weight given, as --sort=WEIGHT does. */
@@ -352,15 +361,10 @@ static char *view_weighed(struct cp_report_profile *rp,
 			  int (*fn)(struct cp_report_profile *, const struct cp_view_opts *, FILE *),
 			  enum cp_metric weight)
 {
-	struct cp_view_opts vo = { .sort = (enum cp_sort_key)weight, .weight = weight, .weight_given = 1 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
+	struct cp_view_opts vo = { .sort = (enum cp_sort_key)weight, .weight = weight,
+				   .weight_given = 1 };
 
-	CHECK(fp != NULL);
-	CHECK_EQ(fn(rp, &vo, fp), 0);
-	fclose(fp);
-	return buf;
+	return run_view(rp, fn, &vo);
 }
 
 TEST(measured_split_shows_in_default_columns_and_banner)
