@@ -125,11 +125,20 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 {
 	char fill[64], t[32], sf[32];
 	double y = c->icicle ? TOP + depth * FRAME_H : 0; /* flame: fixed up by the caller's transform */
-	/* Bounded before the conversion: w follows the file's figures, which may be anything. */
-	double fit = (w - 6) / CHAR_W;
-	size_t chars = fit <= 0 ? 0 : fit < 4096 ? (size_t)fit : 4096;
-	double pct = c->base ? 100.0 * (double)v / (double)c->base : 0.0;
+	/*
+	 * The label fits the width as written (to 0.01 px), which is what the
+	 * script's fit() reads back when it unzooms: the same label again.
+	 * Bounded before the conversion: w follows the file's figures, which
+	 * may be anything.
+	 */
+	char wbuf[64];
+	double fit, pct = c->base ? 100.0 * (double)v / (double)c->base : 0.0;
+	size_t chars;
 	const char *name;
+
+	snprintf(wbuf, sizeof(wbuf), "%.2f", w);
+	fit = (strtod(wbuf, NULL) - 6) / CHAR_W;
+	chars = fit <= 0 ? 0 : fit < 4096 ? (size_t)fit : 4096;
 
 	if (depth > c->max_depth)
 		c->max_depth = depth;
