@@ -85,7 +85,7 @@ rt_name = libcallprof$(if $(filter timing,$(1)),,-$(1))
 RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_name,$(m)).a)
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
 UTIL_SRCS = util/util.c util/strbuf.c
-SYM_SRCS = symbolize/symbolize.c
+SYM_SRCS = symbolize/symbolize.c symbolize/demangle.c
 # The sampler (record --sample); unwind.c is its only user of libdwfl.
 SAMPLE_SRCS = sample/session.c sample/ring.c sample/elf.c sample/tree.c sample/unwind.c
 REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
