@@ -2,8 +2,9 @@
 #
 #   make            build the tool, the runtime (.so and .a) into build/
 #   make demo       install missing Debian build deps (as root), build, profile examples/demo.c
-#   make check      install missing deps (as root), unit + end-to-end tests + smoke
-#                   benchmark; ends with "N passed, N failed"
+#   make check      install missing deps (as root), unit tests, layering check
+#                   (tools/check-layering), end-to-end tests, smoke benchmark;
+#                   ends with "N passed, N failed"
 #   make bench      hook cost vs floor and peers, sampling's cost, truth vs perf (long; not part of check)
 #   make fuzz       the libFuzzer targets of tests/fuzz (clang), FUZZ_TIME seconds each
 #                   (default 3600), built into build-fuzz/; check runs them a few seconds
