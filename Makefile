@@ -2,8 +2,9 @@
 #
 #   make            build the tool, the runtime (.so and .a) into build/
 #   make demo       install missing Debian build deps (as root), build, profile examples/demo.c
-#   make check      install missing deps (as root), unit + end-to-end tests + smoke
-#                   benchmark; ends with "N passed, N failed"
+#   make check      install missing deps (as root), unit tests, layering check
+#                   (tools/check-layering), end-to-end tests, smoke benchmark;
+#                   ends with "N passed, N failed"
 #   make bench      hook cost vs floor and peers, sampling's cost, truth vs perf (long; not part of check)
 #   make fuzz       the libFuzzer targets of tests/fuzz (clang), FUZZ_TIME seconds each
 #                   (default 3600), built into build-fuzz/; check runs them a few seconds
@@ -85,9 +86,11 @@ rt_name = libcallprof$(if $(filter timing,$(1)),,-$(1))
 RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_name,$(m)).a)
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
 UTIL_SRCS = util/util.c util/strbuf.c
-SYM_SRCS = symbolize/symbolize.c
-# The sampler (record --sample); unwind.c is its only user of libdwfl.
-SAMPLE_SRCS = sample/session.c sample/ring.c sample/elf.c sample/tree.c sample/unwind.c
+# symbolize/ is the tool's one home for elfutils (tools/check-layering):
+# the symbolizer, ELF file facts, the sampler's unwinder, the demangler.
+SYM_SRCS = symbolize/symbolize.c symbolize/elffile.c symbolize/unwind.c symbolize/demangle.c
+# The sampler (record --sample); ELF and unwinding through symbolize/.
+SAMPLE_SRCS = sample/session.c sample/ring.c sample/tree.c
 REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
 	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
@@ -141,10 +144,6 @@ $(B)/tool/symbolize/%.o: symbolize/%.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/tool/sample/%.o: sample/%.c | check-deps
-	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -MMD -MP -c $< -o $@
-
 $(B)/tool/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -MMD -MP -c $< -o $@
@@ -178,7 +177,7 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,$(B)/tests/%,$(filter-out tests/unit/unit
 
 $(B)/tests/test-%: tests/unit/test-%.c tests/unit/unittest.c tests/unit/unittest.h tests/unit/rtree.h $(B)/libcptool.a
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -o $@ $< tests/unit/unittest.c $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
+	$(CC) $(TOOL_CFLAGS) -o $@ $< tests/unit/unittest.c $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
 
 # Hand-made profiles for the end-to-end tests (off-CPU time, sampling).
 $(B)/tests/mkprofile: tests/mkprofile.c $(B)/libcptool.a

@@ -40,6 +40,7 @@
 #include "format/format.h"
 #include "report/report.h"
 #include "sample/sample.h"
+#include "symbolize/elffile.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 

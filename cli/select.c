@@ -10,12 +10,9 @@
  * it whatever address the module is loaded at.  Libraries opened later
  * with dlopen are not searched by name (--exclude-module still applies).
  */
-#include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <gelf.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,10 +23,10 @@
 #include "cli/options.h"
 #include "cli/select.h"
 #include "format/format.h"
+#include "symbolize/demangle.h"
+#include "symbolize/elffile.h"
 #include "util/strbuf.h"
 #include "util/util.h"
-
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* One pattern of one kind, compiled. */
 struct rule {
@@ -148,155 +145,72 @@ static const char *letters(uint32_t kind)
 	}
 }
 
-/* Whether elf imports the entry hook: it was compiled with -finstrument-functions. */
-static int instrumented(Elf *elf)
+/* One module being searched: the rules, the file's identity, the output. */
+struct search {
+	struct rules *rs;
+	const struct stat *st;
+	struct strbuf *out;
+};
+
+/* A function symbol of the module against the name rules. */
+static void match_symbol(const char *name, uint64_t value, uint64_t size, void *arg)
 {
-	Elf_Scn *scn = NULL;
+	struct search *s = arg;
+	char *dm = cp_demangle(name);
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
+	for (size_t k = 0; k < s->rs->n; k++) {
+		struct rule *r = &s->rs->r[k];
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (r->kind == CP_FILTER_EXCLUDE_FILE || r->kind == CP_FILTER_EXCLUDE_MODULE)
 			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 1); i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && !strcmp(name, "__cyg_profile_func_enter"))
-				return 1;
+		if (name_matches(r, dm ? dm : name) || (dm && name_matches(r, name))) {
+			r->matched++;
+			strbuf_addf(s->out, "range %s %llu %llu 0x%llx %llu\n", letters(r->kind),
+				    (unsigned long long)s->st->st_dev,
+				    (unsigned long long)s->st->st_ino, (unsigned long long)value,
+				    (unsigned long long)(size ? size : 1));
 		}
 	}
-	return 0;
+	free(dm);
 }
 
-/* Function symbols of one module against the name rules. */
-static void match_symbols(struct rules *rs, Elf *elf, struct stat *st, struct strbuf *out)
+/* A function whose declaration lies in a matching source file (DWARF). */
+static void match_file(const char *file, const struct cp_elf_range *rg, size_t n, void *arg)
 {
-	Elf_Scn *scn = NULL;
-	int want = SHT_SYMTAB;
+	struct search *s = arg;
 
-again:
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
+	for (size_t k = 0; k < s->rs->n; k++) {
+		struct rule *r = &s->rs->r[k];
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != (unsigned)want)
+		if (r->kind != CP_FILTER_EXCLUDE_FILE || !path_matches(r->text, file))
 			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 1); i++) {
-			GElf_Sym sym;
-			const char *name;
-			char *dm = NULL;
-
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
-			     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			if (name[0] == '_' && name[1] == 'Z') {
-				int status;
-
-				dm = __cxa_demangle(name, NULL, NULL, &status);
-			}
-			for (size_t k = 0; k < rs->n; k++) {
-				struct rule *r = &rs->r[k];
-
-				if (r->kind == CP_FILTER_EXCLUDE_FILE || r->kind == CP_FILTER_EXCLUDE_MODULE)
-					continue;
-				if (name_matches(r, dm ? dm : name) || (dm && name_matches(r, name))) {
-					r->matched++;
-					strbuf_addf(out, "range %s %llu %llu 0x%llx %llu\n", letters(r->kind),
-						  (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
-						  (unsigned long long)sym.st_value,
-						  (unsigned long long)(sym.st_size ? sym.st_size : 1));
-				}
-			}
-			free(dm);
-		}
-		return;
+		for (size_t i = 0; i < n; i++)
+			strbuf_addf(s->out, "range E %llu %llu 0x%llx %llu\n",
+				    (unsigned long long)s->st->st_dev,
+				    (unsigned long long)s->st->st_ino, (unsigned long long)rg[i].lo,
+				    (unsigned long long)(rg[i].hi - rg[i].lo));
+		r->matched += n > 0;
 	}
-	if (want == SHT_SYMTAB) { /* stripped: the dynamic symbols are what is left */
-		want = SHT_DYNSYM;
-		scn = NULL;
-		goto again;
-	}
-}
-
-/* Functions whose declaration lies in a matching source file (DWARF). */
-static void match_files(struct rules *rs, Elf *elf, struct stat *st, struct strbuf *out)
-{
-	Dwarf *dw;
-	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie, die;
-	int any = 0;
-
-	for (size_t k = 0; k < rs->n; k++)
-		any |= rs->r[k].kind == CP_FILTER_EXCLUDE_FILE;
-	if (!any || !(dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)))
-		return;
-	while (dwarf_get_units(dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0) {
-		if (dwarf_child(&cudie, &die))
-			continue;
-		do {
-			const char *file;
-
-			if (dwarf_tag(&die) != DW_TAG_subprogram || !(file = dwarf_decl_file(&die)))
-				continue;
-			for (size_t k = 0; k < rs->n; k++) {
-				struct rule *r = &rs->r[k];
-				Dwarf_Addr base, lo, hi;
-				ptrdiff_t off = 0;
-				int found = 0;
-
-				if (r->kind != CP_FILTER_EXCLUDE_FILE || !path_matches(r->text, file))
-					continue;
-				/*
-				 * low_pc..high_pc, or DW_AT_ranges for a function split
-				 * into hot and cold parts (gcc -O2, -fsanitize=address).
-				 */
-				while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
-					if (hi <= lo)
-						continue;
-					found = 1;
-					strbuf_addf(out, "range E %llu %llu 0x%llx %llu\n",
-						  (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
-						  (unsigned long long)lo, (unsigned long long)(hi - lo));
-				}
-				r->matched += found;
-			}
-		} while (dwarf_siblingof(&die, &die) == 0);
-	}
-	dwarf_end(dw);
 }
 
 static void search_module(struct rules *rs, const char *path, int is_exe, struct strbuf *out)
 {
 	struct stat st;
-	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct search s = { .rs = rs, .st = &st, .out = out };
+	struct cp_elf *elf = cp_elf__open(path, &st);
+	int files = 0;
 
-	if (fd < 0 || fstat(fd, &st)) {
-		if (fd >= 0)
-			close(fd);
+	/* Only an instrumented library has functions the runtime can place. */
+	if (!elf || (!is_exe && !cp_elf__has_symbol(elf, "__cyg_profile_func_enter"))) {
+		cp_elf__close(elf);
 		return;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && (is_exe || instrumented(elf))) {
-		match_symbols(rs, elf, &st, out);
-		match_files(rs, elf, &st, out);
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	cp_elf__for_each_function(elf, match_symbol, &s);
+	for (size_t k = 0; k < rs->n; k++)
+		files |= rs->r[k].kind == CP_FILTER_EXCLUDE_FILE;
+	if (files)
+		cp_elf__for_each_subprogram(elf, match_file, &s);
+	cp_elf__close(elf);
 }
 
 /* The libraries prog links, as its dynamic loader lists them ("ld.so --list"). */
@@ -305,28 +219,13 @@ static void search_libraries(struct rules *rs, const char *prog, struct strbuf *
 	char interp[4096] = "", line[8192];
 	struct strbuf cmd = STRBUF_INIT;
 	FILE *p;
-	int fd = open(prog, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
+	struct cp_elf *elf = cp_elf__open(prog, NULL);
 
-	if (fd < 0)
+	if (!elf)
 		return;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	for (size_t i = 0, n = 0; elf && !elf_getphdrnum(elf, &n) && i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP) {
-			size_t len;
-			const char *img = elf_rawfile(elf, &len);
-
-			if (img && ph.p_offset + ph.p_filesz <= len && ph.p_filesz < sizeof(interp)) {
-				memcpy(interp, img + ph.p_offset, ph.p_filesz);
-				interp[ph.p_filesz] = '\0';
-			}
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	if (cp_elf__interp(elf, interp, sizeof(interp)))
+		interp[0] = '\0';
+	cp_elf__close(elf);
 	if (!*interp || strchr(prog, '\'') || strchr(interp, '\''))
 		return;
 	strbuf_addf(&cmd, "'%s' --list '%s' 2>/dev/null", interp, prog);
@@ -377,7 +276,6 @@ int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 			strbuf_addf(&out, "module E %s\n", rs.r[k].text);
 
 	exe = cp_find_program(prog);
-	elf_version(EV_CURRENT);
 	if (exe && rs.n) {
 		search_module(&rs, exe, 1, &out);
 		search_libraries(&rs, exe, &out);

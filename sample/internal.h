@@ -1,8 +1,9 @@
 /*
  * sample/internal.h - the parts of the sampler: the perf ring reader
- * (ring.c), ELF facts (elf.c), the unwinder (unwind.c, the one file here
- * that sees libdwfl), the per-thread trees and the writer (tree.c), and
- * the session that ties them together (session.c).
+ * (ring.c), the per-thread trees and the writer (tree.c), and the session
+ * that ties them together (session.c).  ELF facts (symbolize/elffile.h)
+ * and the unwinder (symbolize/unwind.h) come from symbolize/, the tool's
+ * one home for elfutils: nothing here includes its headers.
  */
 #ifndef CP_SAMPLE_INTERNAL_H
 #define CP_SAMPLE_INTERNAL_H
@@ -10,9 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/util.h" /* cp_u64map */
+#include "symbolize/elffile.h" /* struct cp_elf_info */
+#include "util/util.h"	     /* cp_u64map */
 
 struct perf_event_mmap_page;
+struct cp_unwinder;
 
 /* ---- ring.c: the kernel's perf mmap ring buffer ---- */
 
@@ -38,65 +41,6 @@ typedef void (*cp_ring_fn)(const void *rec, size_t len, void *arg);
  * to the head.
  */
 int cp_ring__drain(struct cp_ring *r, cp_ring_fn fn, void *arg);
-
-/* ---- elf.c ---- */
-
-/* A PT_LOAD segment. */
-struct sp_seg {
-	uint64_t vaddr, memsz; /* p_vaddr, p_memsz */
-	uint64_t offset, filesz; /* p_offset, p_filesz */
-	uint32_t flags;	       /* PF_* */
-};
-
-/*
- * The load bias of a mapping: it starts at start and maps the file from
- * pgoff; seg[0..n) are the file's PT_LOAD segments.  0 and *bias, or -1
- * when no segment holds pgoff.
- */
-int cp_load_bias(const struct sp_seg *seg, size_t n, uint64_t start, uint64_t pgoff,
-		 uint64_t *bias);
-
-/* What a module file says about itself. */
-struct sp_elf {
-	struct sp_seg *segs;	 /* PT_LOAD segments */
-	size_t nsegs;
-	uint8_t build_id[32];	 /* NT_GNU_BUILD_ID, truncated to 32 */
-	uint32_t build_id_size;	 /* 0 if none */
-};
-int sp_elf__read(const char *path, struct sp_elf *e);
-void sp_elf__release(struct sp_elf *e);
-
-/* ---- unwind.c: call stacks and function entries, per process image ---- */
-
-struct sp_unwinder;
-
-/* One sample's user state, for the DWARF unwinder. */
-struct sp_regs {
-	uint64_t regs[24]; /* perf's x86-64 user registers, PERF_REG_X86_* order */
-	uint64_t mask;	   /* which are present (sample_regs_user) */
-	const unsigned char *stack; /* copy of user memory from regs[SP] */
-	uint64_t stack_size;	    /* bytes of it that are valid */
-};
-
-struct sp_unwinder *sp_unwinder__new(void);
-void sp_unwinder__free(struct sp_unwinder *u);
-/* A module mapped at load bias (ELF file at path); 0 or -1. */
-int sp_unwinder__add_module(struct sp_unwinder *u, const char *path, uint64_t bias);
-/*
- * Unwind one sample: pcs[0] the interrupted instruction, then the return
- * addresses of the callers, at most max.  Returns the number of frames
- * (0: not even the first frame could be had); *complete is 1 when the
- * walk reached the outermost frame, 0 when it stopped early (stack
- * snapshot too small, no CFI).
- */
-int sp_unwinder__unwind(struct sp_unwinder *u, uint32_t tid, const struct sp_regs *r,
-			uint64_t *pcs, int max, int *complete);
-/*
- * Entry of the function holding addr (for a caller frame, pass the return
- * address minus 1): its ELF symbol's start, else the start of the CFI
- * frame description covering it, else addr itself.
- */
-uint64_t sp_unwinder__fn_entry(struct sp_unwinder *u, uint64_t addr);
 
 /* ---- tree.c: one calling-context tree per thread ---- */
 
@@ -147,7 +91,7 @@ void sp_tree__add(struct sp_tree *t, const struct sp_frame *f, int n, uint64_t i
 struct sp_module {
 	char *path;		/* file as mapped */
 	uint64_t bias;		/* load bias */
-	struct sp_elf elf;	/* its segments and build-id */
+	struct cp_elf_info elf;	/* its segments and build-id */
 };
 
 struct sp_thread {
@@ -171,7 +115,7 @@ struct sp_proc {
 	uint64_t start_ns, end_ns; /* image start; last event */
 	struct sp_module *mods;
 	size_t nmods, mods_alloc;
-	struct sp_unwinder *uw;
+	struct cp_unwinder *uw;	  /* symbolize/unwind.h */
 	struct sp_thread *threads;
 	size_t nthreads, threads_alloc;
 	struct cp_u64map fn_cache; /* lookup address -> index in fns */

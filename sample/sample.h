@@ -51,11 +51,4 @@ int cp_sampler__run(struct cp_sampler *s, int *status);
 int cp_sampler__finish(struct cp_sampler *s);
 void cp_sampler__free(struct cp_sampler *s);
 
-/*
- * Whether the ELF file at path was built with -finstrument-functions: it
- * defines or imports __cyg_profile_func_enter (.dynsym or .symtab).
- * 1 yes, 0 no, negative errno when it cannot be read as ELF.
- */
-int cp_elf_is_instrumented(const char *path);
-
 #endif /* CP_SAMPLE_SAMPLE_H */

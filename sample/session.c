@@ -32,6 +32,7 @@
 #include "format/format.h"
 #include "sample/internal.h"
 #include "sample/sample.h"
+#include "symbolize/unwind.h"
 #include "util/strbuf.h"
 #include "util/util.h"
 
@@ -100,11 +101,11 @@ static void proc__reset(struct sp_proc *p)
 {
 	for (size_t i = 0; i < p->nmods; i++) {
 		free(p->mods[i].path);
-		sp_elf__release(&p->mods[i].elf);
+		cp_elf_info__release(&p->mods[i].elf);
 	}
 	FREE_AND_NULL(p->mods);
 	p->nmods = p->mods_alloc = 0;
-	sp_unwinder__free(p->uw);
+	cp_unwinder__free(p->uw);
 	p->uw = NULL;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		free(p->threads[i].name);
@@ -124,7 +125,7 @@ static void proc__begin_image(struct sp_proc *p, uint64_t time, const char *name
 {
 	struct sp_thread *t;
 
-	p->uw = sp_unwinder__new();
+	p->uw = cp_unwinder__new();
 	cp_u64map__init(&p->fn_cache, 1024);
 	p->start_ns = p->end_ns = time;
 	t = proc__thread(p, p->pid, time);
@@ -153,7 +154,7 @@ static struct sp_proc *sampler__new_proc(struct cp_sampler *s, uint32_t pid, uin
 }
 
 static void proc__add_module(struct sp_proc *p, const char *path, uint64_t bias,
-			     const struct sp_elf *elf)
+			     const struct cp_elf_info *elf)
 {
 	struct sp_module *m;
 
@@ -167,20 +168,20 @@ static void proc__add_module(struct sp_proc *p, const char *path, uint64_t bias,
 	m->elf = *elf;
 	m->elf.segs = xmalloc(elf->nsegs * sizeof(*elf->segs));
 	memcpy(m->elf.segs, elf->segs, elf->nsegs * sizeof(*elf->segs));
-	sp_unwinder__add_module(p->uw, path, bias);
+	cp_unwinder__add_module(p->uw, path, bias);
 }
 
 /* An executable mapping of path at start from file offset pgoff. */
 static void proc__map(struct sp_proc *p, const char *path, uint64_t start, uint64_t pgoff)
 {
-	struct sp_elf elf;
+	struct cp_elf_info elf;
 	uint64_t bias;
 
-	if (sp_elf__read(path, &elf))
+	if (cp_elf_info__read(path, &elf))
 		return; /* deleted, or not ELF (a JIT's file): its samples stay unnamed */
 	if (!cp_load_bias(elf.segs, elf.nsegs, start, pgoff, &bias))
 		proc__add_module(p, path, bias, &elf);
-	sp_elf__release(&elf);
+	cp_elf_info__release(&elf);
 }
 
 static void proc__read_cmdline(struct sp_proc *p)
@@ -363,7 +364,7 @@ static uint64_t proc__fn(struct sp_proc *p, uint64_t pc, int leaf)
 
 	if (i == p->nfns) {
 		ALLOC_GROW(p->fns, p->nfns + 1, p->fns_alloc);
-		p->fns[p->nfns++] = sp_unwinder__fn_entry(p->uw, a);
+		p->fns[p->nfns++] = cp_unwinder__fn_entry(p->uw, a);
 	}
 	return p->fns[i];
 }
@@ -389,7 +390,7 @@ static int sampler__stack(struct cp_sampler *s, struct sp_proc *p, uint32_t tid,
 		*complete = n < SP_MAX_FRAMES;
 		return n;
 	} else {
-		struct sp_regs r = { .mask = SP_REGS_MASK };
+		struct cp_unwind_regs r = { .mask = SP_REGS_MASK };
 		uint64_t abi = *w++, size;
 
 		if (abi == PERF_SAMPLE_REGS_ABI_NONE)
@@ -410,7 +411,7 @@ static int sampler__stack(struct cp_sampler *s, struct sp_proc *p, uint32_t tid,
 		r.stack_size = size ? w[size / 8] : 0; /* dyn_size: what was really copied */
 		if (r.stack_size > size)
 			r.stack_size = size;
-		return sp_unwinder__unwind(p->uw, tid, &r, pcs, SP_MAX_FRAMES, complete);
+		return cp_unwinder__unwind(p->uw, tid, &r, pcs, SP_MAX_FRAMES, complete);
 	}
 }
 

@@ -128,7 +128,7 @@ static void write_modules(struct cp_writer *w, const struct sp_proc *p)
 		const struct sp_module *m = &p->mods[i];
 
 		for (size_t k = 0; k < m->elf.nsegs; k++) {
-			const struct sp_seg *s = &m->elf.segs[k];
+			const struct cp_elf_seg *s = &m->elf.segs[k];
 			struct cp_map r = { .start = m->bias + s->vaddr,
 					    .end = m->bias + s->vaddr + s->memsz,
 					    .offset = s->offset,

@@ -36,12 +36,10 @@
 #include <gelf.h>
 
 #include "format/format.h"
+#include "symbolize/demangle.h"
 #include "symbolize/symbolize.h"
 #include "util/strbuf.h"
 #include "util/util.h"
-
-/* From libstdc++ (the tool links -lstdc++); declared here to stay a C file. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* One function symbol, or several that share a start address (aliases). */
 struct sym_entry {
@@ -731,14 +729,11 @@ static struct sym_entry *sym_module__lookup(struct sym_module *m, uint64_t d)
 
 /*
  * The name an entry is reported as: without a version suffix, and C++ names
- * demangled as c++filt prints them.  Only "_Z" names are demangled:
- * __cxa_demangle also decodes bare types, which would turn C functions
- * named "f" or "i" into "float" or "int".
+ * demangled as c++filt prints them (cp_demangle: "_Z" names only).
  */
 static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry *e)
 {
 	char *base = NULL, *dm;
-	int status;
 
 	if (e->shown)
 		return e->shown;
@@ -749,12 +744,9 @@ static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry 
 		base[e->len] = '\0';
 		e->shown = base;
 	}
-	if (!sym->mangled && !strncmp(e->shown, "_Z", 2)) {
-		dm = __cxa_demangle(e->shown, NULL, NULL, &status);
-		if (dm) {
-			free(base);
-			return e->shown = symbolizer__own(sym, dm);
-		}
+	if (!sym->mangled && (dm = cp_demangle(e->shown))) {
+		free(base);
+		return e->shown = symbolizer__own(sym, dm);
 	}
 	if (base)
 		symbolizer__own(sym, base);
@@ -1071,13 +1063,11 @@ static const char *die_fn_name(struct cp_symbolizer *sym, Dwarf_Die *die)
 	Dwarf_Attribute at;
 	const char *name = NULL;
 	char *dm;
-	int status;
 
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
 	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at))
 		name = dwarf_formstring(&at);
-	if (name && !sym->mangled && !strncmp(name, "_Z", 2) &&
-	    (dm = __cxa_demangle(name, NULL, NULL, &status)))
+	if (name && !sym->mangled && (dm = cp_demangle(name)))
 		return symbolizer__own(sym, dm);
 	if (!name && dwarf_attr_integrate(die, DW_AT_name, &at))
 		name = dwarf_formstring(&at);

@@ -2,10 +2,12 @@
  * symbolize.h - runtime addresses of a profiled process -> function names
  * and source lines, from the module map recorded in its profile.
  *
- * The reports' one door to elfutils (record's name patterns, cli/select.c,
- * and the sampler, sample/elf.c and unwind.c, use libelf/libdw on their
- * own): everything it returns is plain C strings owned by the symbolizer
- * and valid until cp_symbolizer__free().
+ * The reports' door to elfutils.  symbolize/ is the tool's one home for
+ * elfutils (docs/internals/design.md, Layering): record's name patterns and
+ * the sampler use its other plain-C headers, elffile.h and unwind.h, and
+ * every C++ name goes through demangle.h.  Everything returned here is
+ * plain C strings owned by the symbolizer and valid until
+ * cp_symbolizer__free().
  * Lookups are cached, so asking for the same address twice is cheap.
  *
  * Naming rules (docs/callprof-report.1.md repeats them for users):

@@ -91,7 +91,7 @@ TEST(ring_corrupt_size_skips_to_head)
 TEST(load_bias_of_pie_text_mapping)
 {
 	/* A PIE as Debian links it: r, r-x, r, rw (the last shares a page with the one before). */
-	struct sp_seg segs[] = {
+	struct cp_elf_seg segs[] = {
 		{ .vaddr = 0x0, .memsz = 0x1a40, .offset = 0x0, .filesz = 0x1a40, .flags = 4 },
 		{ .vaddr = 0x2000, .memsz = 0x9db1, .offset = 0x2000, .filesz = 0x9db1,
 		  .flags = 5 },

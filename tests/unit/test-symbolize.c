@@ -3,16 +3,22 @@
  * itself as a profile would (modules from dl_iterate_phdr, build-ids from
  * PT_NOTE) and symbolises its own functions, libc's exported ones, aliases
  * chosen by the naming rules, call sites, and the fallback names for
- * missing, mismatched and garbage modules.
+ * missing, mismatched and garbage modules; then the plain-C ELF facts
+ * (elffile.h) and the demangler (demangle.h) on the test's own file.
  */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/format.h"
+#include "symbolize/demangle.h"
+#include "symbolize/elffile.h"
 #include "symbolize/symbolize.h"
 #include "tests/unit/unittest.h"
 #include "util/strbuf.h"
@@ -612,4 +618,134 @@ TEST(garbage_modules)
 	CHECK_STR(cp_symbolizer__fn_name(sym, 0x1234), "[unknown]+0x1234");
 	CHECK_EQ(cp_symbolizer__site(sym, 0x1234, &file, &line), -ENOENT);
 	cp_symbolizer__free(sym);
+}
+
+/* ---- elffile.h and demangle.h: the plain-C doors for cli/ and sample/ ---- */
+
+int main(int argc, char **argv); /* unittest.c's */
+
+static int first_bias(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	*(uint64_t *)arg = info->dlpi_addr;
+	return 1; /* the program itself comes first */
+}
+
+struct fn_seen {
+	uint64_t main_value;	/* st_value of "main" */
+	int mangled;		/* "_Z10cp_mangledi" was listed */
+	uint64_t target;	/* ELF address of static_target */
+	int target_in_file;	/* a subprogram of this file covers target */
+	int subprograms;
+};
+
+static void fn_seen__function(const char *name, uint64_t value, uint64_t size, void *arg)
+{
+	struct fn_seen *s = arg;
+
+	if (!strcmp(name, "main"))
+		s->main_value = value;
+	s->mangled |= !strcmp(name, "_Z10cp_mangledi");
+}
+
+static void fn_seen__subprogram(const char *file, const struct cp_elf_range *r, size_t n,
+				void *arg)
+{
+	struct fn_seen *s = arg;
+	size_t len = strlen(file), want = strlen("tests/unit/test-symbolize.c");
+
+	s->subprograms++;
+	for (size_t i = 0; i < n; i++)
+		if (len >= want && !strcmp(file + len - want, "tests/unit/test-symbolize.c") &&
+		    r[i].lo <= s->target && s->target < r[i].hi)
+			s->target_in_file = 1;
+}
+
+TEST(elffile_of_the_test_itself)
+{
+	struct stat st;
+	struct cp_elf *e = cp_elf__open("/proc/self/exe", &st);
+	struct fn_seen seen = { 0 };
+	struct cp_elf_info info;
+	uint64_t bias = 0;
+	char interp[256];
+	int exec_seg = 0;
+
+	CHECK(e != NULL);
+	CHECK(st.st_ino != 0);
+	CHECK_EQ(cp_elf__has_symbol(e, "main"), 1);
+	CHECK_EQ(cp_elf__has_symbol(e, "cp_no_such_symbol_anywhere"), 0);
+	CHECK_EQ(cp_elf_is_instrumented("/proc/self/exe"), 0);
+
+	CHECK_EQ(cp_elf__interp(e, interp, sizeof(interp)), 0);
+	CHECK(interp[0] == '/' && strstr(interp, "ld-linux"));
+	CHECK_EQ(cp_elf__interp(e, interp, 4), -1); /* does not fit */
+
+	dl_iterate_phdr(first_bias, &bias);
+	seen.target = ADDR(static_target) - bias;
+	cp_elf__for_each_function(e, fn_seen__function, &seen);
+	CHECK(seen.main_value != 0);
+	CHECK_EQ(seen.main_value, ADDR(main) - bias);
+	CHECK(seen.mangled); /* as in the file, not demangled */
+	CHECK_EQ(cp_elf__for_each_subprogram(e, fn_seen__subprogram, &seen), 0);
+	CHECK(seen.subprograms > 0);
+	CHECK(seen.target_in_file);
+	cp_elf__close(e);
+	cp_elf__close(NULL);
+
+	CHECK_EQ(cp_elf_info__read("/proc/self/exe", &info), 0);
+	for (size_t i = 0; i < info.nsegs; i++)
+		exec_seg |= (info.segs[i].flags & PF_X) && info.segs[i].vaddr <= seen.target &&
+			    seen.target < info.segs[i].vaddr + info.segs[i].memsz;
+	CHECK(exec_seg);
+	CHECK_EQ(info.build_id_size, 20); /* Debian's gcc and clang link --build-id (SHA-1) */
+	cp_elf_info__release(&info);
+	CHECK_EQ(info.nsegs, 0);
+}
+
+TEST(elffile_refuses_non_elf_and_fifos)
+{
+	char dir[] = "/tmp/cp-test-elffile.XXXXXX", path[64];
+	struct cp_elf_info info;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/text", dir);
+	CHECK((f = fopen(path, "w")) != NULL);
+	fputs("#!/bin/sh\necho not ELF\n", f);
+	fclose(f);
+	errno = 0;
+	CHECK(cp_elf__open(path, NULL) == NULL);
+	CHECK_EQ(errno, ENOEXEC);
+	CHECK_EQ(cp_elf_is_instrumented(path), -ENOEXEC);
+	CHECK_EQ(cp_elf_info__read(path, &info), -1);
+	cp_elf_info__release(&info);
+	unlink(path);
+
+	/* A FIFO without writer: refused at once, not waited on. */
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	CHECK_EQ(mkfifo(path, 0600), 0);
+	CHECK(cp_elf__open(path, NULL) == NULL);
+	CHECK(cp_elf_is_instrumented(path) < 0);
+	unlink(path);
+	CHECK(cp_elf__open(path, NULL) == NULL);
+	CHECK_EQ(errno, ENOENT);
+	rmdir(dir);
+}
+
+TEST(demangle_wrapper)
+{
+	char *dm = cp_demangle("_ZN6shapes6Circle4growEi");
+
+	CHECK_STR(dm, "shapes::Circle::grow(int)");
+	free(dm);
+	dm = cp_demangle("_Z10cp_mangledi.constprop.0");
+	CHECK_STR(dm, "cp_mangled(int) [clone .constprop.0]");
+	free(dm);
+	/* Bare type codes are C names, not types. */
+	CHECK(cp_demangle("f") == NULL);
+	CHECK(cp_demangle("i") == NULL);
+	CHECK(cp_demangle("main") == NULL);
+	CHECK(cp_demangle("_Z") == NULL);
+	CHECK(cp_demangle("_Zgarbage!") == NULL);
+	CHECK(cp_demangle(NULL) == NULL);
 }

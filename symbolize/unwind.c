@@ -10,8 +10,8 @@
  * memory_read serves the copy of the top of the user stack and fails
  * anywhere else, which is where an unwind that needs more stops.
  *
- * This is the one file of sample/ that includes elfutils headers, as
- * symbolize/ is for the report side.
+ * The sampler's (sample/session.c) only door to libdwfl: symbolize/ is
+ * the tool's one home for elfutils.
  */
 #include <asm/perf_regs.h>
 #include <errno.h>
@@ -24,8 +24,8 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
-#include "sample/internal.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/unwind.h"
 #include "util/util.h"
 
 /*
@@ -40,7 +40,7 @@ struct fde_table {
 	size_t n;
 };
 
-struct sp_unwinder {
+struct cp_unwinder {
 	Dwfl *dwfl;
 	struct fde_table *fdes;	    /* per module, filled on first use */
 	size_t nfdes, fdes_alloc;
@@ -48,7 +48,7 @@ struct sp_unwinder {
 	char *debuginfo_path;
 	int attached;		    /* dwfl_attach_state done */
 	int reporting;		    /* inside dwfl_report_begin_add .. end */
-	const struct sp_regs *cur;  /* the sample being unwound */
+	const struct cp_unwind_regs *cur;  /* the sample being unwound */
 	int read_failed;	    /* it needed memory beyond the stack copy */
 	uint32_t cur_tid;
 	uint64_t *pcs;		    /* output of the frame callback */
@@ -92,9 +92,9 @@ static int unwinder__find_debuginfo(Dwfl_Module *mod, void **userdata, const cha
 					    debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
-struct sp_unwinder *sp_unwinder__new(void)
+struct cp_unwinder *cp_unwinder__new(void)
 {
-	struct sp_unwinder *u = xcalloc(1, sizeof(*u));
+	struct cp_unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->debuginfo_path = xstrdup(":.debug:/usr/lib/debug");
 	u->cb = (Dwfl_Callbacks){
@@ -109,7 +109,7 @@ struct sp_unwinder *sp_unwinder__new(void)
 	return u;
 }
 
-void sp_unwinder__free(struct sp_unwinder *u)
+void cp_unwinder__free(struct cp_unwinder *u)
 {
 	if (!u)
 		return;
@@ -121,7 +121,7 @@ void sp_unwinder__free(struct sp_unwinder *u)
 	free(u);
 }
 
-static void unwinder__end_report(struct sp_unwinder *u)
+static void unwinder__end_report(struct cp_unwinder *u)
 {
 	if (u->reporting) {
 		dwfl_report_end(u->dwfl, NULL, NULL);
@@ -129,7 +129,7 @@ static void unwinder__end_report(struct sp_unwinder *u)
 	}
 }
 
-int sp_unwinder__add_module(struct sp_unwinder *u, const char *path, uint64_t bias)
+int cp_unwinder__add_module(struct cp_unwinder *u, const char *path, uint64_t bias)
 {
 	int fd;
 
@@ -152,7 +152,7 @@ int sp_unwinder__add_module(struct sp_unwinder *u, const char *path, uint64_t bi
 
 static pid_t unwinder__next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
-	struct sp_unwinder *u = arg;
+	struct cp_unwinder *u = arg;
 
 	/* Only dwfl_getthreads asks; we unwind one named thread at a time. */
 	if (*thread_argp)
@@ -170,8 +170,8 @@ static bool unwinder__get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread
 /* Only the sampled stack copy exists: an unwind needing more stops there. */
 static bool unwinder__memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
-	struct sp_unwinder *u = arg;
-	const struct sp_regs *r = u->cur;
+	struct cp_unwinder *u = arg;
+	const struct cp_unwind_regs *r = u->cur;
 	uint64_t sp = r->regs[PERF_REG_X86_SP];
 
 	if (addr < sp)
@@ -186,8 +186,8 @@ static bool unwinder__memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *resul
 
 static bool unwinder__set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
-	struct sp_unwinder *u = thread_arg;
-	const struct sp_regs *r = u->cur;
+	struct cp_unwinder *u = thread_arg;
+	const struct cp_unwind_regs *r = u->cur;
 	Dwarf_Word regs[17];
 
 	for (int i = 0; i < 17; i++)
@@ -204,7 +204,7 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 static int unwinder__frame(Dwfl_Frame *state, void *arg)
 {
-	struct sp_unwinder *u = arg;
+	struct cp_unwinder *u = arg;
 	Dwarf_Addr pc;
 	bool activation;
 
@@ -215,7 +215,7 @@ static int unwinder__frame(Dwfl_Frame *state, void *arg)
 }
 
 /* Registers that the regs mask must hold for set_initial_registers. */
-static int unwinder__regs_ok(const struct sp_regs *r)
+static int unwinder__regs_ok(const struct cp_unwind_regs *r)
 {
 	for (int i = 0; i < 17; i++)
 		if (!(r->mask & (1ull << dwarf_to_perf[i])))
@@ -223,7 +223,7 @@ static int unwinder__regs_ok(const struct sp_regs *r)
 	return 1;
 }
 
-int sp_unwinder__unwind(struct sp_unwinder *u, uint32_t tid, const struct sp_regs *r,
+int cp_unwinder__unwind(struct cp_unwinder *u, uint32_t tid, const struct cp_unwind_regs *r,
 			uint64_t *pcs, int max, int *complete)
 {
 	int ret;
@@ -305,7 +305,7 @@ static void fde_table__read(struct fde_table *t)
 	}
 }
 
-static const struct fde_table *unwinder__fdes(struct sp_unwinder *u, Dwfl_Module *mod)
+static const struct fde_table *unwinder__fdes(struct cp_unwinder *u, Dwfl_Module *mod)
 {
 	for (size_t i = 0; i < u->nfdes; i++)
 		if (u->fdes[i].mod == mod)
@@ -321,7 +321,7 @@ static const struct fde_table *unwinder__fdes(struct sp_unwinder *u, Dwfl_Module
  * cover it (dwarf_cfi_addrframe), and the FDE that starts last at or
  * before it is the one.
  */
-static uint64_t cfi_start(struct sp_unwinder *u, Dwfl_Module *mod, uint64_t addr)
+static uint64_t cfi_start(struct cp_unwinder *u, Dwfl_Module *mod, uint64_t addr)
 {
 	Dwarf_Addr bias, elf_bias;
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
@@ -348,7 +348,7 @@ static uint64_t cfi_start(struct sp_unwinder *u, Dwfl_Module *mod, uint64_t addr
 	return lo ? t->starts[lo - 1] + elf_bias : 0;
 }
 
-uint64_t sp_unwinder__fn_entry(struct sp_unwinder *u, uint64_t addr)
+uint64_t cp_unwinder__fn_entry(struct cp_unwinder *u, uint64_t addr)
 {
 	Dwfl_Module *mod;
 	GElf_Off off;
