@@ -150,15 +150,14 @@ static void add_profile(struct cp_diff *d, int s)
 	free(fname);
 }
 
-/* qsort has no context argument; diffs are made and printed single-threaded. */
-static const struct cp_diff *sort_d;
-
-static int name_cmp(const void *pa, const void *pb)
+/* qsort_r order of path indexes of the struct cp_diff arg by name. */
+static int name_cmp(const void *pa, const void *pb, void *arg)
 {
-	const struct dpath *a = &sort_d->p[*(const uint32_t *)pa];
-	const struct dpath *b = &sort_d->p[*(const uint32_t *)pb];
+	const struct cp_diff *d = arg;
+	const struct dpath *a = &d->p[*(const uint32_t *)pa];
+	const struct dpath *b = &d->p[*(const uint32_t *)pb];
 
-	return strcmp(sort_d->names.s[a->name], sort_d->names.s[b->name]);
+	return strcmp(d->names.s[a->name], d->names.s[b->name]);
 }
 
 /* Put the list starting at *head in name order; kids is scratch space. */
@@ -172,7 +171,7 @@ static void sort_siblings(struct cp_diff *d, uint32_t *head, uint32_t **kids, si
 	}
 	if (nk < 2)
 		return;
-	qsort(*kids, nk, sizeof(**kids), name_cmp);
+	qsort_r(*kids, nk, sizeof(**kids), name_cmp, d);
 	*head = (*kids)[0];
 	for (uint32_t k = 0; k + 1 < nk; k++)
 		d->p[(*kids)[k]].next = (*kids)[k + 1];
@@ -190,7 +189,6 @@ static void rank_paths(struct cp_diff *d)
 	uint32_t *kids = NULL, r = 0, c;
 	size_t alloc = 0;
 
-	sort_d = d;
 	sort_siblings(d, &d->top, &kids, &alloc);
 	for (uint32_t i = 0; i < d->np; i++)
 		sort_siblings(d, &d->p[i].first_child, &kids, &alloc);
@@ -368,10 +366,12 @@ static int impact_cmp(const struct cp_diff *d, const struct dpath *a, const stru
 	return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
-static int row_cmp(const void *pa, const void *pb)
+/* qsort_r order of path indexes of the struct cp_diff arg by impact. */
+static int row_cmp(const void *pa, const void *pb, void *arg)
 {
-	return impact_cmp(sort_d, &sort_d->p[*(const uint32_t *)pa],
-			  &sort_d->p[*(const uint32_t *)pb]);
+	const struct cp_diff *d = arg;
+
+	return impact_cmp(d, &d->p[*(const uint32_t *)pa], &d->p[*(const uint32_t *)pb]);
 }
 
 /* ---- printing ---- */
@@ -849,8 +849,7 @@ int cp_diff__print(struct cp_diff *d, const struct cp_diff_print_opts *o, FILE *
 	for (uint32_t k = 0; k < d->np; k++)
 		if (o->all || status_of(d, &d->p[k]) != CP_DIFF_SAME)
 			rows[nrows++] = k;
-	sort_d = d;
-	qsort(rows, nrows, sizeof(*rows), row_cmp);
+	qsort_r(rows, nrows, sizeof(*rows), row_cmp, d);
 	shown = o->limit && o->limit < nrows ? o->limit : nrows;
 	if (!o->fields)
 		print_header(d, shown, nrows, o->all, fp);
