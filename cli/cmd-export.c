@@ -315,11 +315,11 @@ static int per_thread_parts(const struct exporter *e, struct export_args *a, con
 int cmd_export(int argc, const char **argv)
 {
 	int format = -1, metric = -1, threads = CP_THREADS_MERGED, no_compensate = 0;
-	int ret, n, mangled = 0, icicle = 0, colors = -1;
+	int ret, n, icicle = 0, colors = -1;
 	double min_percent = 0;
-	const char *out = NULL, *symfs = NULL, *max_size_arg = NULL, *metric_arg = NULL;
+	const char *out = NULL, *max_size_arg = NULL, *metric_arg = NULL;
 	uint64_t max_size = (uint64_t)4 << 30;
-	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
+	const char *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
 	struct cp_report_profile *rp, *other = NULL;
 	const struct exporter *e;
@@ -327,6 +327,7 @@ int cmd_export(int argc, const char **argv)
 	struct cp_outfile *of;
 	char all_formats[128], f_help[160], list[128], size_help[200];
 	struct cp_filter_options fo = { 0 };
+	struct cp_symbol_options so = { 0 };
 	struct cp_filter *filter;
 	const struct cp_option opts[] = {
 		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT", f_help, format_choices },
@@ -350,11 +351,9 @@ int cmd_export(int argc, const char **argv)
 		  "cpu) into their caller (default 0)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
-		{ CP_OPT_FLAG, 0, "mangled", &mangled, NULL, "raw C++ symbol names, not demangled" },
-		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
-		{ CP_OPT_STRING, 0, "symfs", &symfs, "DIR",
-		  "look for the recorded binaries under DIR (a copy of the recording machine's files)" },
-		{ CP_OPT_STRING, 0, "pid", &pid, "PID", "of several profiles, only those of process PID" },
+		CP_MANGLED_OPTION(so),
+		CP_SYMBOL_OPTIONS(so),
+		CP_PID_OPTION(so),
 		{ CP_OPT_END },
 	};
 
@@ -365,7 +364,7 @@ int cmd_export(int argc, const char **argv)
 		 "%s: refuse to write more than about SIZE bytes (K, M, G, T; default 4G)",
 		 format_list(list, sizeof(list), EXPORT_WHOLE_PATHS, ", "));
 	n = cp_parse_options(argc, argv, opts, export_usage, 0);
-	ro.pid = cp_parse_pid(pid, "--pid", export_usage);
+	cp_symbol_options__apply(&so, &ro, export_usage);
 	if (out && !*out)
 		cp_usage_error(export_usage, "-o needs a file name");
 	if (format < 0)
@@ -396,17 +395,14 @@ int cmd_export(int argc, const char **argv)
 	filter = cp_filter_options__parse(&fo, &threads, min_percent, export_usage);
 	ro.select_threads = (const char *const *)fo.select;
 	ro.threads = threads;
-	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
-	ro.symfs = symfs;
-	ro.mangled = mangled;
 	/* Before the work of loading: a bad output name, or one of the inputs, fails at once. */
 	for (int i = 0; i < (n ? n : 1); i++)
 		cp_outfile__add_input(n ? argv[i] : dflt[0]);
 	if (out && strcmp(out, "-") && cp_outfile__check(out, 0)) {
 		cp_filter__free(filter);
 		cp_filter_options__release(&fo);
-		free(debug_dirs);
+		cp_symbol_options__release(&so);
 		return 1;
 	}
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
@@ -475,6 +471,6 @@ out:
 	cp_report_profile__free(other);
 	cp_filter__free(filter);
 	cp_filter_options__release(&fo);
-	free(debug_dirs);
+	cp_symbol_options__release(&so);
 	return ret ? 1 : 0;
 }

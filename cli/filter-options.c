@@ -87,3 +87,18 @@ void cp_filter_options__release(struct cp_filter_options *o)
 	free(o->hide);
 	memset(o, 0, sizeof(*o));
 }
+
+void cp_symbol_options__apply(const struct cp_symbol_options *so, struct cp_report_opts *ro,
+			      const char *const *usage)
+{
+	ro->pid = cp_parse_pid(so->pid, "--pid", usage);
+	ro->debug_dirs = so->debug_dirs;
+	ro->symfs = so->symfs;
+	ro->mangled = so->mangled;
+}
+
+void cp_symbol_options__release(struct cp_symbol_options *so)
+{
+	free(so->debug_dirs);
+	memset(so, 0, sizeof(*so));
+}
