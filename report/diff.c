@@ -426,15 +426,19 @@ static int col_width(const struct dcol *c)
 	return len > 9 ? len : c->m == CP_METRIC_CALLS ? 10 : 9;
 }
 
-/* One --fields name into *c: 0, or -1. */
-static int parse_col(const char *tok, struct dcol *c)
+/*
+ * One --fields name into the struct dcol *col (zeroed): 0, 1 for the path
+ * (always last), or -1.
+ */
+static int parse_col(const char *tok, void *col, void *arg)
 {
+	struct dcol *c = col;
 	const char *dash = strrchr(tok, '-');
 	char name[64];
 
 	if (!strcmp(tok, "status") || !strcmp(tok, "path")) {
 		c->part = tok[0] == 's' ? P_STATUS : P_PATH;
-		return 0;
+		return c->part == P_PATH;
 	}
 	if (!dash || (size_t)(dash - tok) >= sizeof(name))
 		return -1;
@@ -451,31 +455,25 @@ static int parse_col(const char *tok, struct dcol *c)
 	return 0;
 }
 
+static void col_known(struct strbuf *sb, void *arg)
+{
+	char all[256];
+
+	cp_metric__list(NULL, all, sizeof(all));
+	strbuf_addf(sb, "METRIC-a, METRIC-b, METRIC-delta, METRIC-ratio, status, path; "
+			"METRIC one of %s", all);
+}
+
 static int parse_fields(struct dcols *f, const char *spec)
 {
-	char *copy = xstrdup(spec), *p = copy, *tok;
+	struct cp_columns c = { .cols = f->c, .size = sizeof(f->c[0]), .max = MAX_DCOLS - 1,
+				.lookup = parse_col, .known = col_known };
 
 	f->n = 0;
-	while ((tok = strsep(&p, ",")) != NULL) {
-		struct dcol c;
-		int seen = 0;
-
-		if (parse_col(tok, &c)) {
-			char all[256];
-
-			cp_metric__list(NULL, all, sizeof(all));
-			cp_error("unknown field '%s' (known: METRIC-a, METRIC-b, METRIC-delta, "
-				 "METRIC-ratio, status, path; METRIC one of %s)", tok, all);
-			free(copy);
-			return -1;
-		}
-		for (int k = 0; k < f->n; k++)
-			seen |= f->c[k].part == c.part && (c.part > P_RATIO || f->c[k].m == c.m);
-		if (c.part != P_PATH && !seen && f->n < MAX_DCOLS - 1)
-			f->c[f->n++] = c;
-	}
+	if (cp_columns__parse(&c, spec))
+		return -1;
+	f->n = c.n;
 	f->c[f->n++] = (struct dcol){ .part = P_PATH }; /* always, last */
-	free(copy);
 	return 0;
 }
 
