@@ -328,7 +328,7 @@ int cmd_export(int argc, const char **argv)
 	char all_formats[128], f_help[160], list[128], size_help[200];
 	struct cp_filter_options fo = { 0 };
 	struct cp_symbol_options so = { 0 };
-	struct cp_filter *filter;
+	struct cp_view_filter *filter;
 	const struct cp_option opts[] = {
 		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT", f_help, format_choices },
 		{ CP_OPT_FLAG, 0, "icicle", &icicle, NULL,
@@ -400,7 +400,7 @@ int cmd_export(int argc, const char **argv)
 	for (int i = 0; i < (n ? n : 1); i++)
 		cp_outfile__add_input(n ? argv[i] : dflt[0]);
 	if (out && strcmp(out, "-") && cp_outfile__check(out, 0)) {
-		cp_filter__free(filter);
+		cp_view_filter__free(filter);
 		cp_filter_options__release(&fo);
 		cp_symbol_options__release(&so);
 		return 1;
@@ -424,11 +424,11 @@ int cmd_export(int argc, const char **argv)
 		ret = -1;
 		goto out;
 	}
-	cp_filter__set_weight(filter, metric_arg || !has(e, EXPORT_VALUE) ?
+	cp_view_filter__set_weight(filter, metric_arg || !has(e, EXPORT_VALUE) ?
 					      (enum cp_metric)metric :
 					      cp_report_profile__weight(rp, NULL, 0));
 	/* Before any output is opened: a failing filter leaves no file behind. */
-	if (cp_filter__apply(filter, rp)) {
+	if (cp_view_filter__apply(filter, rp)) {
 		ret = -1;
 		goto out;
 	}
@@ -438,7 +438,7 @@ int cmd_export(int argc, const char **argv)
 		ro.threads = rp->threads == CP_THREADS_EACH ? CP_THREADS_MERGED : CP_THREADS_EACH;
 		other = n ? cp_report_profile__load_many(argv, n, &ro) :
 			    cp_report_profile__load_many(dflt, 1, &ro);
-		if (!other || cp_filter__apply(filter, other)) {
+		if (!other || cp_view_filter__apply(filter, other)) {
 			ret = -1;
 			goto out;
 		}
@@ -469,7 +469,7 @@ int cmd_export(int argc, const char **argv)
 out:
 	cp_report_profile__free(rp);
 	cp_report_profile__free(other);
-	cp_filter__free(filter);
+	cp_view_filter__free(filter);
 	cp_filter_options__release(&fo);
 	cp_symbol_options__release(&so);
 	return ret ? 1 : 0;

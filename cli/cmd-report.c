@@ -66,7 +66,7 @@ int cmd_report(int argc, const char **argv)
 	struct cp_report_profile *rp;
 	struct cp_filter_options fo = { 0 };
 	struct cp_symbol_options so = { 0 };
-	struct cp_filter *filter;
+	struct cp_view_filter *filter;
 	const struct cp_option opts[] = {
 		{ CP_OPT_FLAG, 0, "flat", &flat, NULL, "flat profile: per function over all paths" },
 		{ CP_OPT_FLAG, 0, "plist", &plist, NULL,
@@ -135,9 +135,9 @@ int cmd_report(int argc, const char **argv)
 	ro.addresses = addresses;
 	ro.select_threads = (const char *const *)fo.select;
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
-	if (!rp || cp_filter__apply(filter, rp)) {
+	if (!rp || cp_view_filter__apply(filter, rp)) {
 		cp_report_profile__free(rp);
-		cp_filter__free(filter);
+		cp_view_filter__free(filter);
 		cp_filter_options__release(&fo);
 		cp_symbol_options__release(&so);
 		return 1;
@@ -148,7 +148,7 @@ int cmd_report(int argc, const char **argv)
 	vo.name_width = width;
 	if (sort_key(rp, sort, flat, &vo)) {
 		cp_report_profile__free(rp);
-		cp_filter__free(filter);
+		cp_view_filter__free(filter);
 		cp_filter_options__release(&fo);
 		cp_symbol_options__release(&so);
 		return 1;
@@ -167,7 +167,7 @@ int cmd_report(int argc, const char **argv)
 		ret = cp_view_tree(rp, &vo, stdout);
 	}
 	cp_report_profile__free(rp);
-	cp_filter__free(filter);
+	cp_view_filter__free(filter);
 	cp_filter_options__release(&fo);
 	cp_symbol_options__release(&so);
 	return ret ? 1 : 0;

@@ -7,7 +7,7 @@
 #ifndef CP_CLI_FILTER_OPTIONS_H
 #define CP_CLI_FILTER_OPTIONS_H
 
-struct cp_filter;
+struct cp_view_filter;
 struct cp_report_opts;
 
 struct cp_filter_options {
@@ -37,8 +37,8 @@ struct cp_filter_options {
  * folds contexts below min_percent (0: none).  A bad value or regex is a
  * usage error (exit 129).
  */
-struct cp_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mode,
-					   double min_percent, const char *const *usage);
+struct cp_view_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mode,
+						double min_percent, const char *const *usage);
 void cp_filter_options__release(struct cp_filter_options *o);
 
 struct cp_symbol_options {
