@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "cli/builtin.h"
+#include "cli/filter-options.h"
 #include "cli/options.h"
 #include "format/format.h"
 #include "report/diff.h"
@@ -37,8 +38,9 @@ int cmd_diff(int argc, const char **argv)
 {
 	int all = 0, no_compensate = 0, ret = 0, n;
 	double min_percent = 1;
-	const char *fields = NULL, *limit_arg = NULL, *symfs = NULL;
-	const char **debug_dirs = NULL, **fail_if = NULL;
+	const char *fields = NULL, *limit_arg = NULL;
+	const char **fail_if = NULL;
+	struct cp_symbol_options so = { 0 };
 	struct cp_diff_cond *conds = NULL;
 	size_t nconds = 0;
 	struct cp_report_opts ro = { 0 };
@@ -60,9 +62,7 @@ int cmd_diff(int argc, const char **argv)
 		  "METRIC<-N[%|UNIT] (METRIC as in --fields)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
-		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
-		{ CP_OPT_STRING, 0, "symfs", &symfs, "DIR",
-		  "look for the recorded binaries under DIR (a copy of the recording machine's files)" },
+		CP_SYMBOL_OPTIONS(so),
 		{ CP_OPT_END },
 	};
 
@@ -77,7 +77,7 @@ int cmd_diff(int argc, const char **argv)
 	if (limit_arg && (cp_parse_u64(limit_arg, &po.limit) || !po.limit))
 		cp_usage_error(diff_usage, "--limit wants a positive number, not '%s'", limit_arg);
 	if (cp_diff_check_fields(fields)) {
-		free(debug_dirs);
+		cp_symbol_options__release(&so);
 		free(fail_if);
 		return 129;
 	}
@@ -97,9 +97,8 @@ int cmd_diff(int argc, const char **argv)
 	}
 
 	ro.threads = CP_THREADS_MERGED;
-	ro.debug_dirs = debug_dirs;
+	cp_symbol_options__apply(&so, &ro, diff_usage);
 	ro.no_compensate = no_compensate;
-	ro.symfs = symfs;
 	a = cp_report_profile__load(argv[0], &ro);
 	if (!a || check_mode(a))
 		goto fail;
@@ -142,6 +141,6 @@ out:
 	cp_report_profile__free(a);
 	free(conds);
 	free(fail_if);
-	free(debug_dirs);
+	cp_symbol_options__release(&so);
 	return ret;
 }

@@ -15,24 +15,179 @@
 #include "cli/options.h"
 #include "format/format.h"
 #include "report/report.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
-static const char *const export_usage[] = {
-	"callprof export -f folded [-m METRIC] [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f speedscope [-m METRIC] [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f json|callgrind|pprof|plist [--max-size=SIZE] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f svg [--icicle] [--colors=heat|module] [-m METRIC] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof export -f html [-m METRIC] [-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]",
-	NULL,
+/* What an exporter needs and accepts besides the options every format takes. */
+enum export_flags {
+	EXPORT_METRIC = 1 << 0,	   /* -m: the weight (or folded's value) */
+	EXPORT_SVG_STYLE = 1 << 1, /* --icicle and --colors */
+	EXPORT_VALUE = 1 << 2,	   /* -m is the value written (self by default), not the weight */
+	EXPORT_PER_THREAD = 1 << 3, /* --threads=each: a file per tree, OUT-01, OUT-02, ... */
+	EXPORT_BOTH_MODES = 1 << 4, /* also the trees in the other --threads mode (a switch) */
+	EXPORT_WHOLE_PATHS = 1 << 5, /* implied by a path_cost: --max-size applies */
 };
 
-enum {
-	FMT_FOLDED, FMT_JSON, FMT_CALLGRIND, FMT_SPEEDSCOPE, FMT_PPROF, FMT_SVG, FMT_PLIST, FMT_HTML
+/* What an exporter writes from. */
+struct export_args {
+	struct cp_report_profile *rp;	 /* the loaded, filtered profile */
+	struct cp_report_profile *other; /* EXPORT_BOTH_MODES: the other mode, or NULL */
+	enum cp_metric metric;		 /* -m, or its default (EXPORT_VALUE, or the weight) */
+	uint32_t tree;			 /* EXPORT_PER_THREAD: the tree to write */
+	int icicle;			 /* --icicle */
+	enum cp_svg_colors colors;	 /* --colors */
 };
-static const char *const format_choices[] = { "folded", "json", "callgrind", "speedscope", "pprof",
-					      "svg", "plist", "html", NULL };
+
+/*
+ * The size of an output that holds every context with its whole path, for
+ * --max-size: cp_export_path_bytes's per_context, per_frame and
+ * name_factor, and the verb of the error ("write", or "need" for memory).
+ */
+struct path_cost {
+	uint64_t per_context, per_frame, name_factor;
+	const char *verb;
+};
+
+struct exporter {
+	const char *name;			      /* -f NAME */
+	int (*fn)(const struct export_args *a, FILE *fp); /* 0, or -1 after an error */
+	unsigned flags;				      /* enum export_flags */
+	const char *usage;			      /* the format's own options, for -h */
+	const struct path_cost *cost;		      /* --max-size applies; NULL: ignored */
+};
+
+static int export_folded(const struct export_args *a, FILE *fp)
+{
+	return cp_export_folded(a->rp, a->metric, fp);
+}
+
+static int export_json(const struct export_args *a, FILE *fp)
+{
+	return cp_export_json(a->rp, fp);
+}
+
+static int export_callgrind(const struct export_args *a, FILE *fp)
+{
+	return cp_export_callgrind(a->rp, a->tree, fp);
+}
+
+static int export_speedscope(const struct export_args *a, FILE *fp)
+{
+	return cp_export_speedscope(a->rp, a->metric, fp);
+}
+
+static int export_pprof(const struct export_args *a, FILE *fp)
+{
+	return cp_export_pprof(a->rp, fp);
+}
+
+static int export_svg(const struct export_args *a, FILE *fp)
+{
+	return cp_export_svg(a->rp, a->icicle, a->metric, a->colors, fp);
+}
+
+static int export_plist(const struct export_args *a, FILE *fp)
+{
+	return cp_export_plist(a->rp, fp);
+}
+
+static int export_html(const struct export_args *a, FILE *fp)
+{
+	return cp_export_html(a->rp, a->other, a->metric, fp);
+}
+
+static const struct path_cost folded_cost = { 22, 1, 1, "write" }; /* "a;b;c 123\n" */
+/* A location id per frame, held in memory (8 bytes) and packed. */
+static const struct path_cost pprof_cost = { 64, 10, 0, "need" };
+static const struct path_cost plist_cost = { 40, 4, 1, "write" }; /* "9\t..", "10\tNAME\n" */
+
+/*
+ * The formats, in the order -h and the messages list them.  A format is an
+ * entry here and its function; formats with the same usage options share
+ * a usage line.
+ */
+static const struct exporter exporters[] = {
+	{ "folded", export_folded, EXPORT_METRIC | EXPORT_VALUE, "[-m METRIC] [--max-size=SIZE]",
+	  &folded_cost },
+	{ "json", export_json, 0, "[--max-size=SIZE]" },
+	{ "callgrind", export_callgrind, EXPORT_PER_THREAD, "[--max-size=SIZE]" },
+	{ "speedscope", export_speedscope, EXPORT_METRIC, "[-m METRIC] [--max-size=SIZE]" },
+	{ "pprof", export_pprof, 0, "[--max-size=SIZE]", &pprof_cost },
+	{ "svg", export_svg, EXPORT_METRIC | EXPORT_SVG_STYLE,
+	  "[--icicle] [--colors=heat|module] [-m METRIC]" },
+	{ "plist", export_plist, 0, "[--max-size=SIZE]", &plist_cost },
+	{ "html", export_html, EXPORT_METRIC | EXPORT_BOTH_MODES, "[-m METRIC]" },
+};
+#define NEXPORTERS (sizeof(exporters) / sizeof(exporters[0]))
+
+/* The options of every format, after each usage line's own. */
+#define EXPORT_COMMON_USAGE                                                                        \
+	"[-o OUT] [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] "      \
+	"[--min-percent=P] [--no-compensate] [--pid=PID] [FILE...]"
+
+/* Filled from exporters[] by init_tables(). */
+static const char *export_usage[NEXPORTERS + 1];
+static const char *format_choices[NEXPORTERS + 1];
 /* In the order of enum cp_svg_colors. */
 static const char *const svg_colors[] = { "heat", "module", NULL };
+
+/* Whether e has all of flags. */
+static int has(const struct exporter *e, unsigned flags)
+{
+	return ((e->flags | (e->cost ? EXPORT_WHOLE_PATHS : 0)) & flags) == flags;
+}
+
+/*
+ * The names of the formats with all of flags (0: all formats) into buf:
+ * "svg", "json or pprof", "folded, svg and html" (with last "or" or "and").
+ */
+static const char *format_list(char *buf, size_t size, unsigned flags, const char *last)
+{
+	size_t n = 0, k = 0, len = 0;
+
+	for (size_t i = 0; i < NEXPORTERS; i++)
+		n += has(&exporters[i], flags);
+	buf[0] = '\0';
+	for (size_t i = 0; i < NEXPORTERS; i++) {
+		if (!has(&exporters[i], flags))
+			continue;
+		k++;
+		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+				k == 1 ? "" : k == n ? last : ", ", exporters[i].name);
+	}
+	if (len >= size)
+		BUG("format list longer than %zu bytes", size);
+	return buf;
+}
+
+/*
+ * The usage lines and the -f choices from exporters[]: a line per
+ * distinct usage string, in the order of its first format, naming all the
+ * formats that share it ("-f json|callgrind").
+ */
+static void init_tables(void)
+{
+	size_t nlines = 0;
+
+	for (size_t i = 0; i < NEXPORTERS; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		size_t j;
+
+		format_choices[i] = exporters[i].name;
+		for (j = 0; j < i; j++)
+			if (!strcmp(exporters[j].usage, exporters[i].usage))
+				break;
+		if (j < i)
+			continue;
+		strbuf_addf(&sb, "callprof export -f %s", exporters[i].name);
+		for (j = i + 1; j < NEXPORTERS; j++)
+			if (!strcmp(exporters[j].usage, exporters[i].usage))
+				strbuf_addf(&sb, "|%s", exporters[j].name);
+		strbuf_addf(&sb, " %s%s" EXPORT_COMMON_USAGE, exporters[i].usage,
+			    *exporters[i].usage ? " " : "");
+		export_usage[nlines++] = strbuf_detach(&sb, NULL);
+	}
+}
 
 /* SIZE: a whole number of bytes, with K, M, G or T (powers of 1024); 0 or -1. */
 static int parse_size(const char *s, uint64_t *out)
@@ -78,30 +233,19 @@ static char *human_bytes(uint64_t n)
 }
 
 /*
- * folded, pprof and plist write every context with its whole path:
+ * Formats with a path_cost write every context with its whole path:
  * quadratic in a chain's depth.  Refuse before writing when the estimate
  * passes max (docs/callprof-export.1.md, --max-size).
  */
-static int check_size(const struct cp_report_profile *rp, int format, uint64_t max)
+static int check_size(const struct cp_report_profile *rp, const struct exporter *e, uint64_t max)
 {
-	static const char *const names[] = { [FMT_FOLDED] = "folded", [FMT_PPROF] = "pprof",
-					     [FMT_PLIST] = "plist" };
+	const struct path_cost *c = e->cost;
 	uint64_t est;
 	char *h, *m;
 
-	switch (format) {
-	case FMT_FOLDED: /* "a;b;c 123\n" */
-		est = cp_export_path_bytes(rp, 22, 1, 1);
-		break;
-	case FMT_PPROF: /* a location id per frame, held in memory (8 bytes) and packed */
-		est = cp_export_path_bytes(rp, 64, 10, 0);
-		break;
-	case FMT_PLIST: /* "9\t..." per context, "10\tNAME\n" per frame */
-		est = cp_export_path_bytes(rp, 40, 4, 1);
-		break;
-	default:
+	if (!c)
 		return 0;
-	}
+	est = cp_export_path_bytes(rp, c->per_context, c->per_frame, c->name_factor);
 	if (est <= max)
 		return 0;
 	h = human_bytes(est);
@@ -109,19 +253,21 @@ static int check_size(const struct cp_report_profile *rp, int format, uint64_t m
 	cp_error("-f %s of '%s' would %s about %s (every calling context with its whole path), "
 		 "over --max-size (%s): cut the tree (--min-percent, --focus, --hide), raise "
 		 "--max-size, or use -f speedscope or json",
-		 names[format], rp->pf->path, format == FMT_PPROF ? "need" : "write", h, m);
+		 e->name, rp->pf->path, c->verb, h, m);
 	free(h);
 	free(m);
 	return -1;
 }
 
 /*
- * Callgrind with one tree per thread: a file per thread, OUT-01, OUT-02,
- * ... (as Callgrind's --separate-threads names its parts), all written
- * and closed before any is renamed into place, and none left if one fails.
+ * An EXPORT_PER_THREAD format (callgrind) with one tree per thread: a file
+ * per thread, OUT-01, OUT-02, ... (as Callgrind's --separate-threads names
+ * its parts), all written and closed before any is renamed into place, and
+ * none left if one fails.
  */
-static int callgrind_parts(struct cp_report_profile *rp, const char *out)
+static int per_thread_parts(const struct exporter *e, struct export_args *a, const char *out)
 {
+	struct cp_report_profile *rp = a->rp;
 	struct cp_outfile **of = xcalloc(rp->ntrees, sizeof(*of));
 	char **paths = xcalloc(rp->ntrees, sizeof(*paths));
 	uint32_t i, done = 0;
@@ -130,15 +276,18 @@ static int callgrind_parts(struct cp_report_profile *rp, const char *out)
 	if (!out || !strcmp(out, "-")) {
 		free(of);
 		free(paths);
-		return cp_error("-f callgrind --threads=each writes a file per thread: give -o OUT");
+		return cp_error("-f %s --threads=each writes a file per thread: give -o OUT",
+				e->name);
 	}
 	for (i = 0; i < rp->ntrees && !ret; i++) {
 		paths[i] = xstrfmt("%s-%02u", out, i + 1);
 		of[i] = cp_outfile__open(paths[i], 0);
-		if (!of[i])
+		if (!of[i]) {
 			ret = -1;
-		else
-			ret = cp_export_callgrind(rp, i, cp_outfile__fp(of[i]));
+		} else {
+			a->tree = i;
+			ret = e->fn(a, cp_outfile__fp(of[i]));
+		}
 		/* Closed now: a profile of thousands of threads would run out of descriptors. */
 		if (!ret)
 			ret = cp_outfile__close(of[i]);
@@ -166,20 +315,22 @@ static int callgrind_parts(struct cp_report_profile *rp, const char *out)
 int cmd_export(int argc, const char **argv)
 {
 	int format = -1, metric = -1, threads = CP_THREADS_MERGED, no_compensate = 0;
-	int ret, n, mangled = 0, icicle = 0, colors = -1;
+	int ret, n, icicle = 0, colors = -1;
 	double min_percent = 0;
-	const char *out = NULL, *symfs = NULL, *max_size_arg = NULL, *metric_arg = NULL;
+	const char *out = NULL, *max_size_arg = NULL, *metric_arg = NULL;
 	uint64_t max_size = (uint64_t)4 << 30;
-	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
+	const char *dflt[] = { "callprof.out" };
 	struct cp_report_opts ro = { 0 };
 	struct cp_report_profile *rp, *other = NULL;
+	const struct exporter *e;
+	struct export_args args = { 0 };
 	struct cp_outfile *of;
+	char all_formats[128], f_help[160], list[128], size_help[200];
 	struct cp_filter_options fo = { 0 };
-	struct cp_filter *filter;
+	struct cp_symbol_options so = { 0 };
+	struct cp_view_filter *filter;
 	const struct cp_option opts[] = {
-		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT",
-		  "output format: folded, json, callgrind, speedscope, pprof, svg, plist or html",
-		  format_choices },
+		{ CP_OPT_CHOICE, 'f', "format", &format, "FORMAT", f_help, format_choices },
 		{ CP_OPT_FLAG, 0, "icicle", &icicle, NULL,
 		  "svg: an icicle graph (root at the top), not a flame graph" },
 		{ CP_OPT_CHOICE, 0, "colors", &colors, "heat|module",
@@ -190,9 +341,7 @@ int cmd_export(int argc, const char **argv)
 		  "total, cpu, wait, inactive, samples, self-cpu, self-wait, self-inactive, "
 		  "self-samples" },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
-		{ CP_OPT_STRING, 0, "max-size", &max_size_arg, "SIZE",
-		  "folded, pprof, plist: refuse to write more than about SIZE bytes (K, M, G, T; "
-		  "default 4G)" },
+		{ CP_OPT_STRING, 0, "max-size", &max_size_arg, "SIZE", size_help },
 		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
 		  "add equal paths of all threads, or prefix each path with its thread; SELECTORS "
 		  "(thread ids, globs on names, comma-separated) keep only those threads" },
@@ -202,29 +351,34 @@ int cmd_export(int argc, const char **argv)
 		  "cpu) into their caller (default 0)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
-		{ CP_OPT_FLAG, 0, "mangled", &mangled, NULL, "raw C++ symbol names, not demangled" },
-		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
-		{ CP_OPT_STRING, 0, "symfs", &symfs, "DIR",
-		  "look for the recorded binaries under DIR (a copy of the recording machine's files)" },
-		{ CP_OPT_STRING, 0, "pid", &pid, "PID", "of several profiles, only those of process PID" },
+		CP_MANGLED_OPTION(so),
+		CP_SYMBOL_OPTIONS(so),
+		CP_PID_OPTION(so),
 		{ CP_OPT_END },
 	};
 
+	init_tables();
+	format_list(all_formats, sizeof(all_formats), 0, " or ");
+	snprintf(f_help, sizeof(f_help), "output format: %s", all_formats);
+	snprintf(size_help, sizeof(size_help),
+		 "%s: refuse to write more than about SIZE bytes (K, M, G, T; default 4G)",
+		 format_list(list, sizeof(list), EXPORT_WHOLE_PATHS, ", "));
 	n = cp_parse_options(argc, argv, opts, export_usage, 0);
-	ro.pid = cp_parse_pid(pid, "--pid", export_usage);
+	cp_symbol_options__apply(&so, &ro, export_usage);
 	if (out && !*out)
 		cp_usage_error(export_usage, "-o needs a file name");
 	if (format < 0)
-		cp_usage_error(export_usage,
-			       "export needs a format: -f folded, json, callgrind, speedscope, pprof, svg, "
-			       "plist or html");
-	if (icicle && format != FMT_SVG)
-		cp_usage_error(export_usage, "--icicle is for -f svg only");
-	if (colors >= 0 && format != FMT_SVG)
-		cp_usage_error(export_usage, "--colors is for -f svg only");
-	if (metric_arg && format != FMT_FOLDED && format != FMT_SVG && format != FMT_HTML &&
-	    format != FMT_SPEEDSCOPE)
-		cp_usage_error(export_usage, "-m/--metric is for -f folded, svg, html and speedscope");
+		cp_usage_error(export_usage, "export needs a format: -f %s", all_formats);
+	e = &exporters[format];
+	if (icicle && !has(e, EXPORT_SVG_STYLE))
+		cp_usage_error(export_usage, "--icicle is for -f %s only",
+			       format_list(list, sizeof(list), EXPORT_SVG_STYLE, " and "));
+	if (colors >= 0 && !has(e, EXPORT_SVG_STYLE))
+		cp_usage_error(export_usage, "--colors is for -f %s only",
+			       format_list(list, sizeof(list), EXPORT_SVG_STYLE, " and "));
+	if (metric_arg && !has(e, EXPORT_METRIC))
+		cp_usage_error(export_usage, "-m/--metric is for -f %s",
+			       format_list(list, sizeof(list), EXPORT_METRIC, " and "));
 	if (metric_arg && cp_metric__lookup(metric_arg) < 0) {
 		char all[256];
 
@@ -241,17 +395,14 @@ int cmd_export(int argc, const char **argv)
 	filter = cp_filter_options__parse(&fo, &threads, min_percent, export_usage);
 	ro.select_threads = (const char *const *)fo.select;
 	ro.threads = threads;
-	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
-	ro.symfs = symfs;
-	ro.mangled = mangled;
 	/* Before the work of loading: a bad output name, or one of the inputs, fails at once. */
 	for (int i = 0; i < (n ? n : 1); i++)
 		cp_outfile__add_input(n ? argv[i] : dflt[0]);
 	if (out && strcmp(out, "-") && cp_outfile__check(out, 0)) {
-		cp_filter__free(filter);
+		cp_view_filter__free(filter);
 		cp_filter_options__release(&fo);
-		free(debug_dirs);
+		cp_symbol_options__release(&so);
 		return 1;
 	}
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
@@ -267,37 +418,42 @@ int cmd_export(int argc, const char **argv)
 	if (metric_arg)
 		metric = cp_metric__parse(rp, metric_arg, "-m");
 	else
-		metric = format == FMT_FOLDED ? (rp->timed ? CP_METRIC_SELF : CP_METRIC_CALLS) :
-			 (int)cp_report_profile__weight(rp, NULL, 0);
+		metric = has(e, EXPORT_VALUE) ? (rp->timed ? CP_METRIC_SELF : CP_METRIC_CALLS) :
+						   (int)cp_report_profile__weight(rp, NULL, 0);
 	if (metric < 0) {
 		ret = -1;
 		goto out;
 	}
-	cp_filter__set_weight(filter, metric_arg || format != FMT_FOLDED ?
+	cp_view_filter__set_weight(filter, metric_arg || !has(e, EXPORT_VALUE) ?
 					      (enum cp_metric)metric :
 					      cp_report_profile__weight(rp, NULL, 0));
 	/* Before any output is opened: a failing filter leaves no file behind. */
-	if (cp_filter__apply(filter, rp)) {
+	if (cp_view_filter__apply(filter, rp)) {
 		ret = -1;
 		goto out;
 	}
 	/* The page's thread switch: the threads' trees and the merged one. */
-	if (format == FMT_HTML &&
+	if (has(e, EXPORT_BOTH_MODES) &&
 	    (rp->threads == CP_THREADS_EACH ? rp->ntrees : rp->trees[0].nthreads) > 1) {
 		ro.threads = rp->threads == CP_THREADS_EACH ? CP_THREADS_MERGED : CP_THREADS_EACH;
 		other = n ? cp_report_profile__load_many(argv, n, &ro) :
 			    cp_report_profile__load_many(dflt, 1, &ro);
-		if (!other || cp_filter__apply(filter, other)) {
+		if (!other || cp_view_filter__apply(filter, other)) {
 			ret = -1;
 			goto out;
 		}
 	}
-	if (check_size(rp, format, max_size)) {
+	if (check_size(rp, e, max_size)) {
 		ret = -1;
 		goto out;
 	}
-	if (format == FMT_CALLGRIND && rp->ntrees > 1) {
-		ret = callgrind_parts(rp, out);
+	args.rp = rp;
+	args.other = other;
+	args.metric = (enum cp_metric)metric;
+	args.icicle = icicle;
+	args.colors = colors < 0 ? CP_SVG_HEAT : (enum cp_svg_colors)colors;
+	if (has(e, EXPORT_PER_THREAD) && rp->ntrees > 1) {
+		ret = per_thread_parts(e, &args, out);
 		goto out;
 	}
 	of = cp_outfile__open(out, 0);
@@ -305,33 +461,7 @@ int cmd_export(int argc, const char **argv)
 		ret = -1;
 		goto out;
 	}
-	switch (format) {
-	case FMT_JSON:
-		ret = cp_export_json(rp, cp_outfile__fp(of));
-		break;
-	case FMT_CALLGRIND:
-		ret = cp_export_callgrind(rp, 0, cp_outfile__fp(of));
-		break;
-	case FMT_SPEEDSCOPE:
-		ret = cp_export_speedscope(rp, metric, cp_outfile__fp(of));
-		break;
-	case FMT_PPROF:
-		ret = cp_export_pprof(rp, cp_outfile__fp(of));
-		break;
-	case FMT_SVG:
-		ret = cp_export_svg(rp, icicle, metric, colors < 0 ? CP_SVG_HEAT : colors,
-				    cp_outfile__fp(of));
-		break;
-	case FMT_PLIST:
-		ret = cp_export_plist(rp, cp_outfile__fp(of));
-		break;
-	case FMT_HTML:
-		ret = cp_export_html(rp, other, metric, cp_outfile__fp(of));
-		break;
-	default:
-		ret = cp_export_folded(rp, metric, cp_outfile__fp(of));
-		break;
-	}
+	ret = e->fn(&args, cp_outfile__fp(of));
 	if (ret)
 		cp_outfile__abort(of);
 	else
@@ -339,8 +469,8 @@ int cmd_export(int argc, const char **argv)
 out:
 	cp_report_profile__free(rp);
 	cp_report_profile__free(other);
-	cp_filter__free(filter);
+	cp_view_filter__free(filter);
 	cp_filter_options__release(&fo);
-	free(debug_dirs);
+	cp_symbol_options__release(&so);
 	return ret ? 1 : 0;
 }

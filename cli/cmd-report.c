@@ -57,16 +57,16 @@ static int sort_key(const struct cp_report_profile *rp, const char *sort, int fl
 int cmd_report(int argc, const char **argv)
 {
 	int flat = 0, plist = 0, threads = CP_THREADS_MERGED, no_compensate = 0, ret, n;
-	int srcline = 0, addresses = 0, mangled = 0, width = 0;
+	int srcline = 0, addresses = 0, width = 0;
 	double min_percent = 0.5;
 	const char *callers = NULL, *callees = NULL, *lines = NULL, *fields = NULL;
-	const char **debug_dirs = NULL, *pid = NULL, *dflt[] = { "callprof.out" };
-	const char *symfs = NULL, *name_width = NULL, *sort = NULL;
+	const char *dflt[] = { "callprof.out" }, *name_width = NULL, *sort = NULL;
 	struct cp_report_opts ro = { 0 };
 	struct cp_view_opts vo = { 0 };
 	struct cp_report_profile *rp;
 	struct cp_filter_options fo = { 0 };
-	struct cp_filter *filter;
+	struct cp_symbol_options so = { 0 };
+	struct cp_view_filter *filter;
 	const struct cp_option opts[] = {
 		{ CP_OPT_FLAG, 0, "flat", &flat, NULL, "flat profile: per function over all paths" },
 		{ CP_OPT_FLAG, 0, "plist", &plist, NULL,
@@ -97,18 +97,16 @@ int cmd_report(int argc, const char **argv)
 		  "show the file:line each context was called from (the site column)" },
 		{ CP_OPT_FLAG, 0, "addresses", &addresses, NULL,
 		  "show MODULE+0xOFFSET next to every function name" },
-		{ CP_OPT_FLAG, 0, "mangled", &mangled, NULL, "raw C++ symbol names, not demangled" },
+		CP_MANGLED_OPTION(so),
 		{ CP_OPT_STRING, 0, "name-width", &name_width, "N",
 		  "shorten longer names to N characters (templates first)" },
-		{ CP_OPT_LIST, 0, "debug-dir", &debug_dirs, "DIR", "also look for debug files in DIR" },
-		{ CP_OPT_STRING, 0, "symfs", &symfs, "DIR",
-		  "look for the recorded binaries under DIR (a copy of the recording machine's files)" },
-		{ CP_OPT_STRING, 0, "pid", &pid, "PID", "of several profiles, only those of process PID" },
+		CP_SYMBOL_OPTIONS(so),
+		CP_PID_OPTION(so),
 		{ CP_OPT_END },
 	};
 
 	n = cp_parse_options(argc, argv, opts, report_usage, 0);
-	ro.pid = cp_parse_pid(pid, "--pid", report_usage);
+	cp_symbol_options__apply(&so, &ro, report_usage);
 	if (flat + plist + !!callers + !!callees + !!lines > 1)
 		cp_usage_error(report_usage,
 			       "--flat, --plist, --callers, --callees and --lines are alternatives");
@@ -126,25 +124,22 @@ int cmd_report(int argc, const char **argv)
 	}
 	if (cp_view_check_fields(fields)) {
 		cp_filter_options__release(&fo);
-		free(debug_dirs);
+		cp_symbol_options__release(&so);
 		return 129;
 	}
 	/* Last: it allocates (the tree view prunes by --min-percent itself: it folds nothing). */
 	filter = cp_filter_options__parse(&fo, &threads, 0, report_usage);
 
 	ro.threads = threads;
-	ro.debug_dirs = debug_dirs;
 	ro.no_compensate = no_compensate;
-	ro.symfs = symfs;
-	ro.mangled = mangled;
 	ro.addresses = addresses;
 	ro.select_threads = (const char *const *)fo.select;
 	rp = n ? cp_report_profile__load_many(argv, n, &ro) : cp_report_profile__load_many(dflt, 1, &ro);
-	if (!rp || cp_filter__apply(filter, rp)) {
+	if (!rp || cp_view_filter__apply(filter, rp)) {
 		cp_report_profile__free(rp);
-		cp_filter__free(filter);
+		cp_view_filter__free(filter);
 		cp_filter_options__release(&fo);
-		free(debug_dirs);
+		cp_symbol_options__release(&so);
 		return 1;
 	}
 	vo.min_percent = min_percent;
@@ -153,9 +148,9 @@ int cmd_report(int argc, const char **argv)
 	vo.name_width = width;
 	if (sort_key(rp, sort, flat, &vo)) {
 		cp_report_profile__free(rp);
-		cp_filter__free(filter);
+		cp_view_filter__free(filter);
 		cp_filter_options__release(&fo);
-		free(debug_dirs);
+		cp_symbol_options__release(&so);
 		return 1;
 	}
 	if (plist) {
@@ -172,8 +167,8 @@ int cmd_report(int argc, const char **argv)
 		ret = cp_view_tree(rp, &vo, stdout);
 	}
 	cp_report_profile__free(rp);
-	cp_filter__free(filter);
+	cp_view_filter__free(filter);
 	cp_filter_options__release(&fo);
-	free(debug_dirs);
+	cp_symbol_options__release(&so);
 	return ret ? 1 : 0;
 }

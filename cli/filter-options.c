@@ -29,19 +29,19 @@ static void parse_threads(const char *value, int *mode, char ***sel, size_t *n)
 }
 
 /* 0, or the first pattern of list that does not compile (its error in err). */
-static const char *bad_pattern(struct cp_filter *f, int focus, const char **list, char *err,
+static const char *bad_pattern(struct cp_view_filter *f, int focus, const char **list, char *err,
 			       size_t cap)
 {
 	for (; list && *list; list++)
-		if (cp_filter__add(f, focus, *list, err, cap))
+		if (cp_view_filter__add(f, focus, *list, err, cap))
 			return *list;
 	return NULL;
 }
 
-struct cp_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mode,
-					   double min_percent, const char *const *usage)
+struct cp_view_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mode,
+						double min_percent, const char *const *usage)
 {
-	struct cp_filter *f;
+	struct cp_view_filter *f;
 	const char *bad;
 	char err[256];
 	int focus;
@@ -55,7 +55,7 @@ struct cp_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mod
 			cp_usage_error(usage, "--threads wants merged, each or a list of thread ids "
 					      "and names, not '%s'", s);
 	}
-	f = cp_filter__new(o->regex, min_percent);
+	f = cp_view_filter__new(o->regex, min_percent);
 	focus = 1;
 	bad = bad_pattern(f, 1, o->focus, err, sizeof(err));
 	if (!bad) {
@@ -68,7 +68,7 @@ struct cp_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mod
 
 		snprintf(msg, sizeof(msg), "--%s '%.64s' is not a valid regular expression: %s",
 			 focus ? "focus" : "hide", bad, err);
-		cp_filter__free(f);
+		cp_view_filter__free(f);
 		cp_filter_options__release(o);
 		cp_usage_error(usage, "%s", msg);
 	}
@@ -86,4 +86,19 @@ void cp_filter_options__release(struct cp_filter_options *o)
 	free(o->focus);
 	free(o->hide);
 	memset(o, 0, sizeof(*o));
+}
+
+void cp_symbol_options__apply(const struct cp_symbol_options *so, struct cp_report_opts *ro,
+			      const char *const *usage)
+{
+	ro->pid = cp_parse_pid(so->pid, "--pid", usage);
+	ro->debug_dirs = so->debug_dirs;
+	ro->symfs = so->symfs;
+	ro->mangled = so->mangled;
+}
+
+void cp_symbol_options__release(struct cp_symbol_options *so)
+{
+	free(so->debug_dirs);
+	memset(so, 0, sizeof(*so));
 }

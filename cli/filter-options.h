@@ -1,12 +1,14 @@
 /*
- * filter-options.h - the report-time filter options that report and export
- * share: --threads (the mode and thread selectors), --focus, --hide and
- * --regex (docs/callprof-report.1.md, FILTERS).
+ * filter-options.h - the options that report, export and diff share: the
+ * report-time filters --threads (the mode and thread selectors), --focus,
+ * --hide and --regex (docs/callprof-report.1.md, FILTERS), and the
+ * symbol and loading options --debug-dir, --symfs, --mangled and --pid.
  */
 #ifndef CP_CLI_FILTER_OPTIONS_H
 #define CP_CLI_FILTER_OPTIONS_H
 
-struct cp_filter;
+struct cp_view_filter;
+struct cp_report_opts;
 
 struct cp_filter_options {
 	const char **threads; /* --threads values as given (CP_OPT_LIST) */
@@ -35,8 +37,42 @@ struct cp_filter_options {
  * folds contexts below min_percent (0: none).  A bad value or regex is a
  * usage error (exit 129).
  */
-struct cp_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mode,
-					   double min_percent, const char *const *usage);
+struct cp_view_filter *cp_filter_options__parse(struct cp_filter_options *o, int *mode,
+						double min_percent, const char *const *usage);
 void cp_filter_options__release(struct cp_filter_options *o);
+
+struct cp_symbol_options {
+	const char **debug_dirs; /* --debug-dir values (CP_OPT_LIST) */
+	const char *symfs;	 /* --symfs DIR, or NULL */
+	int mangled;		 /* --mangled: raw C++ names */
+	const char *pid;	 /* --pid as given, or NULL */
+};
+
+/*
+ * The --debug-dir and --symfs entries of a struct cp_option table, filling
+ * so (a struct cp_symbol_options): where the symbolizer looks.
+ */
+#define CP_SYMBOL_OPTIONS(so)                                                                      \
+	{ CP_OPT_LIST, 0, "debug-dir", &(so).debug_dirs, "DIR",                                    \
+	  "also look for debug files in DIR" },                                                    \
+	{ CP_OPT_STRING, 0, "symfs", &(so).symfs, "DIR",                                           \
+	  "look for the recorded binaries under DIR (a copy of the recording machine's files)" }
+
+/* The --mangled entry, for the commands that print names. */
+#define CP_MANGLED_OPTION(so)                                                                      \
+	{ CP_OPT_FLAG, 0, "mangled", &(so).mangled, NULL, "raw C++ symbol names, not demangled" }
+
+/* The --pid entry, for the commands that load several profiles as one. */
+#define CP_PID_OPTION(so)                                                                          \
+	{ CP_OPT_STRING, 0, "pid", &(so).pid, "PID", "of several profiles, only those of process PID" }
+
+/*
+ * Check so->pid (a usage error, exit 129, unless a positive number) and
+ * copy so into ro.  ro borrows so->debug_dirs until
+ * cp_symbol_options__release().
+ */
+void cp_symbol_options__apply(const struct cp_symbol_options *so, struct cp_report_opts *ro,
+			      const char *const *usage);
+void cp_symbol_options__release(struct cp_symbol_options *so);
 
 #endif /* CP_CLI_FILTER_OPTIONS_H */

@@ -41,28 +41,27 @@ struct edge {
 	uint64_t samples;	 /* cpu mode: inclusive samples */
 };
 
-static const struct cp_report_profile *cmp_rp;
-
-/* Functions by name, then index: the order of the output. */
-static int fn_order(uint32_t a, uint32_t b)
+/* Functions of rp by name, then index: the order of the output. */
+static int fn_order(const struct cp_report_profile *rp, uint32_t a, uint32_t b)
 {
-	int c = strcmp(cmp_rp->fns[a].name, cmp_rp->fns[b].name);
+	int c = strcmp(rp->fns[a].name, rp->fns[b].name);
 
 	return c ? c : (a > b) - (a < b);
 }
 
-static int fn_cmp(const void *pa, const void *pb)
+/* qsort_r orders of function indexes and of edges; arg is the struct cp_report_profile. */
+static int fn_cmp(const void *pa, const void *pb, void *arg)
 {
-	return fn_order(*(const uint32_t *)pa, *(const uint32_t *)pb);
+	return fn_order(arg, *(const uint32_t *)pa, *(const uint32_t *)pb);
 }
 
-static int edge_cmp(const void *pa, const void *pb)
+static int edge_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct edge *a = pa, *b = pb;
-	int c = fn_order(a->caller, b->caller);
+	int c = fn_order(arg, a->caller, b->caller);
 
 	if (!c)
-		c = fn_order(a->callee, b->callee);
+		c = fn_order(arg, a->callee, b->callee);
 	return c ? c : (a->line > b->line) - (a->line < b->line);
 }
 
@@ -246,12 +245,11 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 				break;
 		}
 	}
-	cmp_rp = rp;
 	if (ne) /* a tree without calls (a filter can leave one) has e NULL */
-		qsort(e, ne, sizeof(*e), edge_cmp);
+		qsort_r(e, ne, sizeof(*e), edge_cmp, (void *)rp);
 	/* Equal (caller, callee, line) edges add up. */
 	for (size_t i = 0; i < ne; i++) {
-		if (k && !edge_cmp(&e[k - 1], &e[i])) {
+		if (k && !edge_cmp(&e[k - 1], &e[i], (void *)rp)) {
 			CP_ADD_SAT(e[k - 1].calls, e[i].calls);
 			CP_ADD_SAT(e[k - 1].total_ns, e[i].total_ns);
 			CP_ADD_SAT(e[k - 1].inner_calls, e[i].inner_calls);
@@ -279,7 +277,7 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 	for (uint32_t f = 0; f < rp->nfns; f++)
 		if (calls[f] || self_ns[f] || calls_out[f])
 			order[nused++] = f;
-	qsort(order, nused, sizeof(*order), fn_cmp);
+	qsort_r(order, nused, sizeof(*order), fn_cmp, (void *)rp);
 	k = 0;
 	for (uint32_t o = 0; o < nused; o++) {
 		uint32_t f = order[o];

@@ -150,15 +150,14 @@ static void add_profile(struct cp_diff *d, int s)
 	free(fname);
 }
 
-/* qsort has no context argument; diffs are made and printed single-threaded. */
-static const struct cp_diff *sort_d;
-
-static int name_cmp(const void *pa, const void *pb)
+/* qsort_r order of path indexes of the struct cp_diff arg by name. */
+static int name_cmp(const void *pa, const void *pb, void *arg)
 {
-	const struct dpath *a = &sort_d->p[*(const uint32_t *)pa];
-	const struct dpath *b = &sort_d->p[*(const uint32_t *)pb];
+	const struct cp_diff *d = arg;
+	const struct dpath *a = &d->p[*(const uint32_t *)pa];
+	const struct dpath *b = &d->p[*(const uint32_t *)pb];
 
-	return strcmp(sort_d->names.s[a->name], sort_d->names.s[b->name]);
+	return strcmp(d->names.s[a->name], d->names.s[b->name]);
 }
 
 /* Put the list starting at *head in name order; kids is scratch space. */
@@ -172,7 +171,7 @@ static void sort_siblings(struct cp_diff *d, uint32_t *head, uint32_t **kids, si
 	}
 	if (nk < 2)
 		return;
-	qsort(*kids, nk, sizeof(**kids), name_cmp);
+	qsort_r(*kids, nk, sizeof(**kids), name_cmp, d);
 	*head = (*kids)[0];
 	for (uint32_t k = 0; k + 1 < nk; k++)
 		d->p[(*kids)[k]].next = (*kids)[k + 1];
@@ -190,7 +189,6 @@ static void rank_paths(struct cp_diff *d)
 	uint32_t *kids = NULL, r = 0, c;
 	size_t alloc = 0;
 
-	sort_d = d;
 	sort_siblings(d, &d->top, &kids, &alloc);
 	for (uint32_t i = 0; i < d->np; i++)
 		sort_siblings(d, &d->p[i].first_child, &kids, &alloc);
@@ -368,10 +366,12 @@ static int impact_cmp(const struct cp_diff *d, const struct dpath *a, const stru
 	return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
-static int row_cmp(const void *pa, const void *pb)
+/* qsort_r order of path indexes of the struct cp_diff arg by impact. */
+static int row_cmp(const void *pa, const void *pb, void *arg)
 {
-	return impact_cmp(sort_d, &sort_d->p[*(const uint32_t *)pa],
-			  &sort_d->p[*(const uint32_t *)pb]);
+	const struct cp_diff *d = arg;
+
+	return impact_cmp(d, &d->p[*(const uint32_t *)pa], &d->p[*(const uint32_t *)pb]);
 }
 
 /* ---- printing ---- */
@@ -426,15 +426,19 @@ static int col_width(const struct dcol *c)
 	return len > 9 ? len : c->m == CP_METRIC_CALLS ? 10 : 9;
 }
 
-/* One --fields name into *c: 0, or -1. */
-static int parse_col(const char *tok, struct dcol *c)
+/*
+ * One --fields name into the struct dcol *col (zeroed): 0, 1 for the path
+ * (always last), or -1.
+ */
+static int parse_col(const char *tok, void *col, void *arg)
 {
+	struct dcol *c = col;
 	const char *dash = strrchr(tok, '-');
 	char name[64];
 
 	if (!strcmp(tok, "status") || !strcmp(tok, "path")) {
 		c->part = tok[0] == 's' ? P_STATUS : P_PATH;
-		return 0;
+		return c->part == P_PATH;
 	}
 	if (!dash || (size_t)(dash - tok) >= sizeof(name))
 		return -1;
@@ -451,31 +455,25 @@ static int parse_col(const char *tok, struct dcol *c)
 	return 0;
 }
 
+static void col_known(struct strbuf *sb, void *arg)
+{
+	char all[256];
+
+	cp_metric__list(NULL, all, sizeof(all));
+	strbuf_addf(sb, "METRIC-a, METRIC-b, METRIC-delta, METRIC-ratio, status, path; "
+			"METRIC one of %s", all);
+}
+
 static int parse_fields(struct dcols *f, const char *spec)
 {
-	char *copy = xstrdup(spec), *p = copy, *tok;
+	struct cp_columns c = { .cols = f->c, .size = sizeof(f->c[0]), .max = MAX_DCOLS - 1,
+				.lookup = parse_col, .known = col_known };
 
 	f->n = 0;
-	while ((tok = strsep(&p, ",")) != NULL) {
-		struct dcol c;
-		int seen = 0;
-
-		if (parse_col(tok, &c)) {
-			char all[256];
-
-			cp_metric__list(NULL, all, sizeof(all));
-			cp_error("unknown field '%s' (known: METRIC-a, METRIC-b, METRIC-delta, "
-				 "METRIC-ratio, status, path; METRIC one of %s)", tok, all);
-			free(copy);
-			return -1;
-		}
-		for (int k = 0; k < f->n; k++)
-			seen |= f->c[k].part == c.part && (c.part > P_RATIO || f->c[k].m == c.m);
-		if (c.part != P_PATH && !seen && f->n < MAX_DCOLS - 1)
-			f->c[f->n++] = c;
-	}
+	if (cp_columns__parse(&c, spec))
+		return -1;
+	f->n = c.n;
 	f->c[f->n++] = (struct dcol){ .part = P_PATH }; /* always, last */
-	free(copy);
 	return 0;
 }
 
@@ -849,8 +847,7 @@ int cp_diff__print(struct cp_diff *d, const struct cp_diff_print_opts *o, FILE *
 	for (uint32_t k = 0; k < d->np; k++)
 		if (o->all || status_of(d, &d->p[k]) != CP_DIFF_SAME)
 			rows[nrows++] = k;
-	sort_d = d;
-	qsort(rows, nrows, sizeof(*rows), row_cmp);
+	qsort_r(rows, nrows, sizeof(*rows), row_cmp, d);
 	shown = o->limit && o->limit < nrows ? o->limit : nrows;
 	if (!o->fields)
 		print_header(d, shown, nrows, o->all, fp);

@@ -52,7 +52,7 @@ struct patterns {
 	size_t alloc;
 };
 
-struct cp_filter {
+struct cp_view_filter {
 	int regex;	     /* patterns are extended regexes, not globs */
 	double min_percent;  /* fold contexts below this share of their root (0: none) */
 	int weight;	     /* of this metric (enum cp_metric; -1: the profile's weight) */
@@ -72,9 +72,9 @@ struct cp_filter {
 	X(overhead_ns, self_overhead_ns)               \
 	X(samples, self_samples)
 
-struct cp_filter *cp_filter__new(int regex, double min_percent)
+struct cp_view_filter *cp_view_filter__new(int regex, double min_percent)
 {
-	struct cp_filter *f = xcalloc(1, sizeof(*f));
+	struct cp_view_filter *f = xcalloc(1, sizeof(*f));
 
 	f->regex = regex;
 	f->min_percent = min_percent;
@@ -92,7 +92,7 @@ static void patterns__release(struct patterns *ps, int regex)
 	free(ps->p);
 }
 
-void cp_filter__free(struct cp_filter *f)
+void cp_view_filter__free(struct cp_view_filter *f)
 {
 	if (!f)
 		return;
@@ -101,7 +101,8 @@ void cp_filter__free(struct cp_filter *f)
 	free(f);
 }
 
-int cp_filter__add(struct cp_filter *f, int focus, const char *pattern, char *err, size_t size)
+int cp_view_filter__add(struct cp_view_filter *f, int focus, const char *pattern, char *err,
+			size_t size)
 {
 	struct patterns *ps = focus ? &f->focus : &f->hide;
 	struct pattern *p;
@@ -123,7 +124,7 @@ int cp_filter__add(struct cp_filter *f, int focus, const char *pattern, char *er
 	return 0;
 }
 
-static int pattern_match1(const struct cp_filter *f, const struct pattern *p, const char *name)
+static int pattern_match1(const struct cp_view_filter *f, const struct pattern *p, const char *name)
 {
 	if (f->regex)
 		return !regexec(&p->re, name, 0, NULL, 0);
@@ -131,7 +132,7 @@ static int pattern_match1(const struct cp_filter *f, const struct pattern *p, co
 }
 
 /* The name, or the name without the " (FILE)" that tells it from same-named ones. */
-static int pattern_match(const struct cp_filter *f, const struct pattern *p, const char *name)
+static int pattern_match(const struct cp_view_filter *f, const struct pattern *p, const char *name)
 {
 	size_t len = cp_fn_name_bare_len(name);
 	char *bare;
@@ -151,7 +152,7 @@ static int pattern_match(const struct cp_filter *f, const struct pattern *p, con
  * Per function of rp, the first pattern of ps its name matches (CP_NONE:
  * none): names are matched once, not once per context.
  */
-static uint32_t *match_fns(const struct cp_filter *f, const struct patterns *ps,
+static uint32_t *match_fns(const struct cp_view_filter *f, const struct patterns *ps,
 			   const struct cp_report_profile *rp)
 {
 	uint32_t *m = xmalloc((rp->nfns ? rp->nfns : 1) * sizeof(*m));
@@ -365,7 +366,7 @@ enum pass { PASS_FOCUS, PASS_HIDE, PASS_FOLD };
  * One pass over every tree of rp; hits (NULL for a part of rp) counts the
  * contexts each pattern matched.
  */
-static void run_pass(const struct cp_filter *f, struct cp_report_profile *rp, enum pass pass,
+static void run_pass(const struct cp_view_filter *f, struct cp_report_profile *rp, enum pass pass,
 		     uint64_t *hits, struct pass_stats *st)
 {
 	const struct patterns *ps = pass == PASS_FOCUS ? &f->focus : &f->hide;
@@ -410,7 +411,7 @@ static void run_pass(const struct cp_filter *f, struct cp_report_profile *rp, en
 	free(match);
 }
 
-static void filter_profile(const struct cp_filter *f, struct cp_report_profile *rp,
+static void filter_profile(const struct cp_view_filter *f, struct cp_report_profile *rp,
 			   uint64_t *focus_hits, uint64_t *hide_hits, struct pass_stats *st)
 {
 	if (f->focus.n)
@@ -423,12 +424,12 @@ static void filter_profile(const struct cp_filter *f, struct cp_report_profile *
 		cp_report_profile__sort(rp, CP_SORT_TOTAL);
 }
 
-void cp_filter__set_weight(struct cp_filter *f, enum cp_metric weight)
+void cp_view_filter__set_weight(struct cp_view_filter *f, enum cp_metric weight)
 {
 	f->weight = (int)cp_metric__inclusive(weight);
 }
 
-int cp_filter__apply(const struct cp_filter *f, struct cp_report_profile *rp)
+int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profile *rp)
 {
 	uint64_t *focus_hits, *hide_hits;
 	struct pass_stats st = { 0 }, ignored = { 0 };

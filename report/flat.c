@@ -24,9 +24,6 @@
 #define CPU_FLAT_FIELDS "calls,self-cpu,self-percent,cpu,percent,self-wait,self-inactive,avg,name"
 #define CPU_EDGE_FIELDS "calls,cpu,self-cpu,total,name"
 
-static const struct cp_report_profile *cmp_rp;
-static enum cp_sort_key cmp_key;
-
 static const char *agg_name(const struct cp_report_profile *rp, const struct cp_agg *a)
 {
 	return a->fn == CP_NONE ? "[thread start]" : rp->fns[a->fn].name;
@@ -59,22 +56,29 @@ static uint64_t agg_metric(const struct cp_agg *a, enum cp_metric m)
 	}
 }
 
-static int agg_cmp(const void *pa, const void *pb)
+/* The qsort_r context of agg_cmp. */
+struct agg_order {
+	const struct cp_report_profile *rp; /* the functions' names and addresses */
+	enum cp_sort_key key;		    /* the order */
+};
+
+static int agg_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct cp_agg *a = pa, *b = pb;
-	uint64_t va = cmp_key == CP_SORT_NAME ? 0 : agg_metric(a, (enum cp_metric)cmp_key);
-	uint64_t vb = cmp_key == CP_SORT_NAME ? 0 : agg_metric(b, (enum cp_metric)cmp_key);
+	const struct agg_order *o = arg;
+	uint64_t va = o->key == CP_SORT_NAME ? 0 : agg_metric(a, (enum cp_metric)o->key);
+	uint64_t vb = o->key == CP_SORT_NAME ? 0 : agg_metric(b, (enum cp_metric)o->key);
 	int c;
 
 	if (va != vb)
 		return va > vb ? -1 : 1;
-	c = strcmp(agg_name(cmp_rp, a), agg_name(cmp_rp, b));
+	c = strcmp(agg_name(o->rp, a), agg_name(o->rp, b));
 	if (!c && a->fn == b->fn && a->where != b->where)
 		return !a->where ? 1 : !b->where ? -1 : strcmp(a->where, b->where);
 	if (c || a->fn == b->fn)
 		return c;
 	return a->fn == CP_NONE ? -1 : b->fn == CP_NONE ? 1 :
-	       cmp_rp->fns[a->fn].addr < cmp_rp->fns[b->fn].addr ? -1 : 1;
+	       o->rp->fns[a->fn].addr < o->rp->fns[b->fn].addr ? -1 : 1;
 }
 
 static void agg_add(struct cp_agg *a, const struct cp_rnode *n, int with_total)
@@ -130,9 +134,9 @@ static void print_aggs(struct cp_report_profile *rp, struct cp_agg *a, uint32_t 
 		       const struct cp_fields *f, uint64_t base, int indent, const char *prefix,
 		       enum cp_sort_key key, FILE *fp)
 {
-	cmp_rp = rp;
-	cmp_key = key;
-	qsort(a, n, sizeof(*a), agg_cmp);
+	struct agg_order order = { rp, key };
+
+	qsort_r(a, n, sizeof(*a), agg_cmp, &order);
 	for (uint32_t i = 0; i < n; i++) {
 		struct cp_row r = { 0 };
 
@@ -382,11 +386,11 @@ struct line_group {
 	uint64_t calls, total_ns;
 };
 
-static enum cp_sort_key group_key;
-
-static int group_cmp(const void *pa, const void *pb)
+/* qsort_r order of line groups; arg points to the enum cp_sort_key. */
+static int group_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct line_group *a = pa, *b = pb;
+	enum cp_sort_key group_key = *(const enum cp_sort_key *)arg;
 	/* A line's self time is not known: it orders as total. */
 	uint64_t va = cp_sort_value(group_key, a->calls, a->total_ns, a->total_ns);
 	uint64_t vb = cp_sort_value(group_key, b->calls, b->total_ns, b->total_ns);
@@ -416,9 +420,8 @@ static void print_line_groups(struct cp_report_profile *rp, struct line_edges *l
 		CP_ADD_SAT(g[ng - 1].calls, le->e[i].calls);
 		CP_ADD_SAT(g[ng - 1].total_ns, le->e[i].total_ns);
 	}
-	group_key = key;
 	if (ng)
-		qsort(g, ng, sizeof(*g), group_cmp);
+		qsort_r(g, ng, sizeof(*g), group_cmp, &key);
 	for (uint32_t k = 0; k < ng; k++) {
 		const char *w = le->e[g[k].first].where;
 		char *label = !w ? xstrdup("at an unknown line") :

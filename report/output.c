@@ -51,43 +51,36 @@ static const struct {
 	[CP_F_NAME] = { "name", "name", 0 },
 };
 
+/* A --fields name into the column id *col: 0, 1 for the name column (always last), or -1. */
+static int field_lookup(const char *name, void *col, void *arg)
+{
+	for (int id = 0; id < CP_F_NR; id++) {
+		if (!strcmp(name, fields[id].key)) {
+			*(int *)col = id;
+			return id == CP_F_NAME;
+		}
+	}
+	return -1;
+}
+
+static void field_known(struct strbuf *sb, void *arg)
+{
+	for (int k = 0; k < CP_F_NR; k++)
+		strbuf_addf(sb, "%s%s", k ? ", " : "", fields[k].key);
+}
+
 int cp_fields__parse(struct cp_fields *f, const char *spec, const char *dflt)
 {
-	char *copy = xstrdup(spec ? spec : dflt), *p = copy, *tok;
-	int seen_name = 0;
+	struct cp_columns c = { .cols = f->id, .size = sizeof(f->id[0]), .max = CP_F_NR - 1,
+				.lookup = field_lookup, .known = field_known };
 
 	f->n = 0;
 	f->explicit = spec != NULL;
 	f->weight = CP_METRIC_TOTAL;
-	while ((tok = strsep(&p, ",")) != NULL) {
-		int id;
-
-		for (id = 0; id < CP_F_NR; id++)
-			if (!strcmp(tok, fields[id].key))
-				break;
-		if (id == CP_F_NR) {
-			struct strbuf sb = STRBUF_INIT;
-
-			for (int k = 0; k < CP_F_NR; k++)
-				strbuf_addf(&sb, "%s%s", k ? ", " : "", fields[k].key);
-			cp_error("unknown field '%s' (known: %s)", tok, sb.buf);
-			strbuf_release(&sb);
-			free(copy);
-			return -1;
-		}
-		if (id == CP_F_NAME) {
-			seen_name = 1;
-			continue;
-		}
-		for (int k = 0; k < f->n; k++)
-			if (f->id[k] == id)
-				id = -1;
-		if (id >= 0 && f->n < CP_F_NR - 1)
-			f->id[f->n++] = id;
-	}
-	(void)seen_name; /* the name column is always shown, last */
-	f->id[f->n++] = CP_F_NAME;
-	free(copy);
+	if (cp_columns__parse(&c, spec ? spec : dflt))
+		return -1;
+	f->n = c.n;
+	f->id[f->n++] = CP_F_NAME; /* the name column is always shown, last */
 	return 0;
 }
 

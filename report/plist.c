@@ -25,12 +25,12 @@
 
 #define PLIST_VERSION "1.0"
 
-static const struct cp_report_profile *sort_rp;
-
-static int by_name(const void *pa, const void *pb)
+/* qsort_r order of function indexes by name; arg is the struct cp_report_profile. */
+static int by_name(const void *pa, const void *pb, void *arg)
 {
+	const struct cp_report_profile *rp = arg;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	int c = strcmp(sort_rp->fns[a].name, sort_rp->fns[b].name);
+	int c = strcmp(rp->fns[a].name, rp->fns[b].name);
 
 	return c ? c : (a > b) - (a < b);
 }
@@ -141,8 +141,7 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 	for (uint32_t f = 0; f < rp->nfns; f++)
 		if (!(rp->fns[f].flags & CP_RFN_PSEUDO))
 			order[nhit++] = f;
-	sort_rp = rp;
-	qsort(order, nhit, sizeof(*order), by_name);
+	qsort_r(order, nhit, sizeof(*order), by_name, (void *)rp);
 	date_str(rp, date, sizeof(date));
 
 	fprintf(fp, "0\t%s\tcallprof call-attributed profile\n", PLIST_VERSION);
@@ -211,8 +210,7 @@ int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	for (uint32_t f = 0; f < rp->nfns; f++)
 		if (!(rp->fns[f].flags & CP_RFN_PSEUDO))
 			order[n++] = f;
-	sort_rp = rp;
-	qsort(order, n, sizeof(*order), by_name);
+	qsort_r(order, n, sizeof(*order), by_name, (void *)rp);
 
 	fprintf(fp, "Profile: %s, sorted by function name\nDate:    %s\n\n", what, date);
 	fprintf(fp, "Program Statistics\n------------------\n");

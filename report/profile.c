@@ -1101,11 +1101,6 @@ const char *cp_rnode__name(const struct cp_report_profile *rp, const struct cp_r
 	return n->fn == CP_NONE ? "[root]" : rp->fns[n->fn].name;
 }
 
-/* qsort has no context argument; the sort runs single-threaded. */
-static const struct cp_report_profile *sort_rp;
-static const struct cp_rtree *sort_tree;
-static enum cp_sort_key sort_key;
-
 int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
 		 const struct cp_rnode *b, enum cp_sort_key key)
 {
@@ -1124,24 +1119,31 @@ int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
 	return a->site < b->site ? -1 : a->site > b->site;
 }
 
-static int cmp_idx(const void *pa, const void *pb)
+/* The qsort_r context of cmp_idx: the siblings sorted are node indexes of tree. */
+struct sibling_order {
+	const struct cp_report_profile *rp; /* the functions' names and addresses */
+	const struct cp_rtree *tree;	    /* the nodes indexed */
+	enum cp_sort_key key;		    /* the order */
+};
+
+static int cmp_idx(const void *pa, const void *pb, void *arg)
 {
 	const uint32_t *a = pa, *b = pb;
+	const struct sibling_order *o = arg;
 
-	return cp_rnode_cmp(sort_rp, &sort_tree->n[*a], &sort_tree->n[*b], sort_key);
+	return cp_rnode_cmp(o->rp, &o->tree->n[*a], &o->tree->n[*b], o->key);
 }
 
 void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key)
 {
 	uint32_t *kids = NULL;
 	size_t alloc = 0;
+	struct sibling_order order = { .rp = rp, .key = key };
 
-	sort_rp = rp;
-	sort_key = key;
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		struct cp_rtree *t = &rp->trees[ti];
 
-		sort_tree = t;
+		order.tree = t;
 		for (uint32_t i = 0; i < t->nn; i++) {
 			uint32_t nk = 0;
 
@@ -1151,7 +1153,7 @@ void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key)
 			}
 			if (nk < 2)
 				continue;
-			qsort(kids, nk, sizeof(*kids), cmp_idx);
+			qsort_r(kids, nk, sizeof(*kids), cmp_idx, &order);
 			t->n[i].first_child = kids[0];
 			for (uint32_t k = 0; k + 1 < nk; k++)
 				t->n[kids[k]].next = kids[k + 1];

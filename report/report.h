@@ -352,23 +352,24 @@ void cp_report_profile__free(struct cp_report_profile *rp);
  *   callers (self time and off-CPU time go to the caller, the children are
  *   re-parented and added to equal siblings);
  * - min_percent: fold contexts below that share of their tree's root
- *   (its weight, cp_filter__set_weight),
+ *   (its weight, cp_view_filter__set_weight),
  *   with their subtree, into their parent's self time.
  *
  * Patterns match a function's name as the report prints it: globs
  * (fnmatch), or POSIX extended regular expressions with regex.
  */
-struct cp_filter;
-struct cp_filter *cp_filter__new(int regex, double min_percent);
-void cp_filter__free(struct cp_filter *f);
+struct cp_view_filter;
+struct cp_view_filter *cp_view_filter__new(int regex, double min_percent);
+void cp_view_filter__free(struct cp_view_filter *f);
 /* Add a --focus (focus) or --hide pattern: 0, or -1 with a bad regex explained in err. */
-int cp_filter__add(struct cp_filter *f, int focus, const char *pattern, char *err, size_t size);
+int cp_view_filter__add(struct cp_view_filter *f, int focus, const char *pattern, char *err,
+			size_t size);
 /*
  * Transform rp's trees (and, for --lines, its parts') and note the
  * filters in rp->filters.  0, or -1 after one error line: a focus pattern
  * matched no function.
  */
-int cp_filter__apply(const struct cp_filter *f, struct cp_report_profile *rp);
+int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profile *rp);
 
 /* Name of node n of tree t ("[root]" for the root). */
 const char *cp_rnode__name(const struct cp_report_profile *rp, const struct cp_rnode *n);
@@ -434,7 +435,7 @@ enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, cha
  * weight: the profile's (cp_report_profile__weight) unless set here (its
  * inclusive form; calls and samples fold by total time).
  */
-void cp_filter__set_weight(struct cp_filter *f, enum cp_metric weight);
+void cp_view_filter__set_weight(struct cp_view_filter *f, enum cp_metric weight);
 
 /*
  * Sort every node's children in place (larger first by a metric, ties by

@@ -321,14 +321,18 @@ static const char script[] =
 	"}\n"
 	"init();\n";
 
-static const struct cp_rtree *sort_tree;
-static const struct cp_report_profile *sort_rp;
+/* The qsort_r context of by_name: the siblings sorted are node indexes of tree. */
+struct sibling_order {
+	const struct cp_rtree *tree;	    /* the nodes indexed */
+	const struct cp_report_profile *rp; /* their names */
+};
 
-static int by_name(const void *pa, const void *pb)
+static int by_name(const void *pa, const void *pb, void *arg)
 {
-	const struct cp_rnode *a = &sort_tree->n[*(const uint32_t *)pa];
-	const struct cp_rnode *b = &sort_tree->n[*(const uint32_t *)pb];
-	int c = strcmp(cp_rnode__name(sort_rp, a), cp_rnode__name(sort_rp, b));
+	const struct sibling_order *o = arg;
+	const struct cp_rnode *a = &o->tree->n[*(const uint32_t *)pa];
+	const struct cp_rnode *b = &o->tree->n[*(const uint32_t *)pb];
+	int c = strcmp(cp_rnode__name(o->rp, a), cp_rnode__name(o->rp, b));
 
 	return c ? c : (*(const uint32_t *)pa > *(const uint32_t *)pb) -
 		       (*(const uint32_t *)pa < *(const uint32_t *)pb);
@@ -346,6 +350,7 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 	double *x = xcalloc(t->nn, sizeof(*x));
 	uint32_t *stack = NULL, *kids = NULL;
 	size_t ns = 0, salloc = 0, kalloc = 0;
+	struct sibling_order order = { t, c->rp };
 
 	for (uint32_t i = t->nn; i-- > 1;) {
 		below[i] += t->n[i].calls;
@@ -356,8 +361,6 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 	x[0] = x0;
 	ALLOC_GROW(stack, ns + 1, salloc);
 	stack[ns++] = 0;
-	sort_tree = t;
-	sort_rp = c->rp;
 	while (ns) {
 		uint32_t i = stack[--ns], nk = 0;
 		double cx = x[i];
@@ -366,7 +369,7 @@ static void draw_tree(struct svg_ctx *c, const struct cp_rtree *t, double x0, in
 			ALLOC_GROW(kids, nk + 1, kalloc);
 			kids[nk++] = k;
 		}
-		qsort(kids, nk, sizeof(*kids), by_name);
+		qsort_r(kids, nk, sizeof(*kids), by_name, &order);
 		for (uint32_t k = 0; k < nk; k++) {
 			const struct cp_rnode *n = &t->n[kids[k]];
 			double w = (double)value(c, n, &below[kids[k]]) * scale;

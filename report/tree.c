@@ -32,11 +32,11 @@ struct site_row {
 	uint64_t calls, total_ns, overhead_ns;
 };
 
-static enum cp_sort_key site_key; /* qsort has no context argument */
-
-static int site_row_cmp(const void *pa, const void *pb)
+/* qsort_r order of site rows; arg points to the enum cp_sort_key. */
+static int site_row_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct site_row *a = pa, *b = pb;
+	enum cp_sort_key site_key = *(const enum cp_sort_key *)arg;
 	/* Self time is not known per site: it orders as total. */
 	uint64_t va = cp_sort_value(site_key, a->calls, a->total_ns, a->total_ns);
 	uint64_t vb = cp_sort_value(site_key, b->calls, b->total_ns, b->total_ns);
@@ -81,8 +81,7 @@ static uint32_t site_rows(struct cp_report_profile *rp, const struct cp_rtree *t
 		CP_ADD_SAT(rows[j].total_ns, s->total_ns);
 		CP_ADD_SAT(rows[j].overhead_ns, s->overhead_ns);
 	}
-	site_key = key;
-	qsort(rows, k, sizeof(*rows), site_row_cmp);
+	qsort_r(rows, k, sizeof(*rows), site_row_cmp, &key);
 	*out = rows;
 	return k;
 }
@@ -162,24 +161,24 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 }
 
 /*
- * Whether node c is left out: below min_ns, or (hide_few) sampled code
+ * Whether node c is left out: below min_ns of weight w, or (hide_few) sampled code
  * without hooks that rests on fewer than CP_FEW_SAMPLES samples, which is
  * there at all only when a sample happened to land in it.
  */
-static enum cp_metric hide_weight; /* what min_ns is of; single-threaded */
-
-static int hidden(const struct cp_rtree *t, uint32_t c, uint64_t min_ns, int hide_few)
+static int hidden(const struct cp_rtree *t, uint32_t c, enum cp_metric w, uint64_t min_ns,
+		  int hide_few)
 {
 	const struct cp_rnode *n = &t->n[c];
 
-	return cp_rnode__metric(n, hide_weight) < min_ns ||
+	return cp_rnode__metric(n, w) < min_ns ||
 	       (hide_few && n->uninstrumented && n->samples < CP_FEW_SAMPLES);
 }
 
 /* c or its first next sibling not hidden; CP_NONE if none. */
-static uint32_t shown(const struct cp_rtree *t, uint32_t c, uint64_t min_ns, int hide_few)
+static uint32_t shown(const struct cp_rtree *t, uint32_t c, enum cp_metric w, uint64_t min_ns,
+		       int hide_few)
 {
-	while (c != CP_NONE && hidden(t, c, min_ns, hide_few))
+	while (c != CP_NONE && hidden(t, c, w, min_ns, hide_few))
 		c = t->n[c].next;
 	return c;
 }
@@ -189,23 +188,23 @@ static uint32_t shown(const struct cp_rtree *t, uint32_t c, uint64_t min_ns, int
  * levels deep (deep recursion is recorded as it happened).
  */
 static void print_tree(struct cp_report_profile *rp, struct cp_rtree *t, const struct cp_fields *f,
-		       uint64_t base, uint64_t min_ns, int hide_few, int need_site,
+		       uint64_t base, enum cp_metric w, uint64_t min_ns, int hide_few, int need_site,
 		       enum cp_sort_key key, FILE *fp)
 {
-	uint32_t c = shown(t, t->n[0].first_child, min_ns, hide_few);
+	uint32_t c = shown(t, t->n[0].first_child, w, min_ns, hide_few);
 
 	while (c != CP_NONE) {
 		uint32_t down;
 
 		print_node(rp, t, c, f, base, need_site, key, min_ns, fp);
-		down = shown(t, t->n[c].first_child, min_ns, hide_few);
+		down = shown(t, t->n[c].first_child, w, min_ns, hide_few);
 		if (down != CP_NONE) {
 			c = down;
 			continue;
 		}
 		/* Up until a context has a next sibling to show. */
 		while (c != 0) {
-			uint32_t next = shown(t, t->n[c].next, min_ns, hide_few);
+			uint32_t next = shown(t, t->n[c].next, w, min_ns, hide_few);
 
 			if (next != CP_NONE) {
 				c = next;
@@ -249,7 +248,6 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 			fprintf(fp, "# contexts below %g%% of their tree's %s are hidden "
 				    "(--min-percent=0 shows all)\n", o->min_percent, cp_metric__name(w));
 	}
-	hide_weight = w;
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		struct cp_rtree *t = &rp->trees[ti];
 		/* Calls are per context, not inclusive: they weigh nothing out. */
@@ -259,8 +257,8 @@ int cp_view_tree(struct cp_report_profile *rp, const struct cp_view_opts *o, FIL
 		if (!f.explicit || rp->threads == CP_THREADS_EACH)
 			cp_tree_header(rp, t, ti || !f.explicit, fp);
 		cp_fields__title(&f, fp);
-		print_tree(rp, t, &f, base, min_ns, rp->cpu_sampled && o->min_percent > 0, need_site,
-			   o->sort, fp);
+		print_tree(rp, t, &f, base, w, min_ns, rp->cpu_sampled && o->min_percent > 0,
+			   need_site, o->sort, fp);
 	}
 	return 0;
 }

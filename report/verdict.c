@@ -104,10 +104,10 @@ static void share_samples(struct cp_report_profile *rp, double *est)
 	free(in);
 }
 
-static const double *sort_est;
-
-static int est_cmp(const void *pa, const void *pb)
+/* qsort_r order of function indexes, larger estimate (arg: double[]) first. */
+static int est_cmp(const void *pa, const void *pb, void *arg)
 {
+	const double *sort_est = arg;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 
 	if (sort_est[a] != sort_est[b])
@@ -150,8 +150,7 @@ int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 		order[f] = f;
 		sum += est[f];
 	}
-	sort_est = est;
-	qsort(order, rp->nfns, sizeof(*order), est_cmp);
+	qsort_r(order, rp->nfns, sizeof(*order), est_cmp, est);
 	for (uint32_t k = 0; sum > 0 && k < rp->nfns && ov->ntop < CP_OVERHEAD_TOP; k++) {
 		uint32_t f = order[k];
 		double share = est[f] / sum;

@@ -130,6 +130,39 @@ int cp_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int cp_columns__parse(struct cp_columns *c, const char *spec)
+{
+	char *copy = xstrdup(spec), *p = copy, *tok;
+	unsigned char *col = xmalloc(c->size);
+	int ret = 0;
+
+	c->n = 0;
+	while ((tok = strsep(&p, ",")) != NULL) {
+		int r, k;
+
+		memset(col, 0, c->size);
+		r = c->lookup(tok, col, c->arg);
+		if (r < 0) {
+			struct strbuf sb = STRBUF_INIT;
+
+			c->known(&sb, c->arg);
+			ret = cp_error("unknown field '%s' (known: %s)", tok, sb.buf);
+			strbuf_release(&sb);
+			break;
+		}
+		if (r > 0)
+			continue;
+		for (k = 0; k < c->n; k++)
+			if (!memcmp((unsigned char *)c->cols + (size_t)k * c->size, col, c->size))
+				break;
+		if (k == c->n && c->n < c->max)
+			memcpy((unsigned char *)c->cols + (size_t)c->n++ * c->size, col, c->size);
+	}
+	free(col);
+	free(copy);
+	return ret;
+}
+
 int cp_parse_double(const char *s, double *out)
 {
 	char *end;

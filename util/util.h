@@ -138,6 +138,33 @@ static inline void cp_add_sat32(uint32_t *dst, uint64_t v)
 int cp_parse_double(const char *s, double *out);
 int cp_parse_u64(const char *s, uint64_t *out);
 
+struct strbuf;
+
+/*
+ * A comma-separated column list, as --fields takes it ("calls,self,name"),
+ * parsed into an array of columns of the caller's type.  Each name goes
+ * through lookup, with *col zeroed: it returns 0 to add *col, 1 to accept
+ * a column the caller places itself (a name or path column, always last),
+ * or -1 for a name it does not know.  A column equal byte for byte to an
+ * earlier one is dropped, and so are those past max.
+ */
+struct cp_columns {
+	void *cols;   /* out: room for max columns */
+	size_t size;  /* bytes per column */
+	int max;      /* columns kept at most */
+	int n;	      /* out: columns kept */
+	int (*lookup)(const char *name, void *col, void *arg);
+	/* Appends the known names for the error ("calls, self, ..."). */
+	void (*known)(struct strbuf *sb, void *arg);
+	void *arg; /* passed to lookup and known */
+};
+
+/*
+ * Parse spec into c->cols and c->n: 0, or -1 after the error
+ * "unknown field 'NAME' (known: ...)".
+ */
+int cp_columns__parse(struct cp_columns *c, const char *spec);
+
 /*
  * Write a file atomically: cp_outfile__open() returns a stream on a
  * temporary file next to path (or stdout when path is NULL or "-"),

@@ -349,7 +349,7 @@ test_expect_success 'a counting profile: calls only, in every format' '
 
 test_expect_success 'usage errors and unwritable outputs leave nothing behind' '
 	test_expect_code 129 callprof export -f json -m calls p.cprof 2>err &&
-	grep -q "metric is for -f folded, svg, html and speedscope" err &&
+	grep -q "metric is for -f folded, speedscope, svg and html" err &&
 	test_expect_code 129 callprof export -f svgz p.cprof 2>err &&
 	test_expect_code 1 callprof export -f callgrind -o no/such/dir/p.cg p.cprof 2>err &&
 	grep -q "no/such/dir" err &&

@@ -102,7 +102,7 @@ test_expect_success 'speedscope opens the weight'"'"'s profile; html carries it'
 	callprof export -f html -m total -o t.html p.cprof &&
 	grep -q "\"weight\":\"total\"" t.html &&
 	test_expect_code 129 callprof export -f json -m cpu p.cprof 2>err &&
-	grep -q "metric is for -f folded, svg, html and speedscope" err
+	grep -q "metric is for -f folded, speedscope, svg and html" err
 '
 
 test_expect_success 'diff: ordered by CPU time, its columns by default; any metric in --fields and --fail-if' '

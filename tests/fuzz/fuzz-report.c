@@ -35,7 +35,7 @@ static void diff(struct cp_report_profile *a, const uint8_t *data, size_t size)
 	struct cp_diff_print_opts po = { .all = 1 };
 	struct cp_profile_file *pf;
 	struct cp_report_profile *b;
-	struct cp_filter *f;
+	struct cp_view_filter *f;
 	struct cp_diff *d;
 	FILE *fp = cp_fuzz__sink();
 	char err[256];
@@ -45,10 +45,10 @@ static void diff(struct cp_report_profile *a, const uint8_t *data, size_t size)
 	pf = cp_fuzz__open(data, size);
 	CP_FUZZ_CHECK(pf != NULL); /* it was accepted the first time */
 	b = cp_report_profile__from_file(pf, &ro);
-	f = cp_filter__new(0, 0);
+	f = cp_view_filter__new(0, 0);
 	if (b->nfns)
-		CP_FUZZ_CHECK(!cp_filter__add(f, 0, b->fns[0].name, err, sizeof(err)));
-	CP_FUZZ_CHECK(!cp_filter__apply(f, b));
+		CP_FUZZ_CHECK(!cp_view_filter__add(f, 0, b->fns[0].name, err, sizeof(err)));
+	CP_FUZZ_CHECK(!cp_view_filter__apply(f, b));
 	d = cp_diff__new(a, b, 1.0);
 	cp_diff__print(d, &po, fp);
 	po = (struct cp_diff_print_opts){ .limit = 3, .fields = "calls-a,calls-b,calls-delta,"
@@ -64,7 +64,7 @@ static void diff(struct cp_report_profile *a, const uint8_t *data, size_t size)
 			cp_diff__check(d, &c, fp);
 	}
 	cp_diff__free(d);
-	cp_filter__free(f);
+	cp_view_filter__free(f);
 	cp_report_profile__free(b);
 }
 
@@ -119,7 +119,7 @@ static void views_each(const uint8_t *data, size_t size)
 	struct cp_view_opts vo = { .sort = CP_SORT_TOTAL, .min_percent = 0.5 };
 	struct cp_profile_file *pf = cp_fuzz__open(data, size);
 	struct cp_report_profile *rp;
-	struct cp_filter *f;
+	struct cp_view_filter *f;
 	FILE *fp = cp_fuzz__sink();
 	char err[256];
 
@@ -127,19 +127,20 @@ static void views_each(const uint8_t *data, size_t size)
 		return;
 	rp = cp_report_profile__from_file(pf, &ro);
 	CP_FUZZ_CHECK(rp != NULL);
-	f = cp_filter__new(0, 1.0);
+	f = cp_view_filter__new(0, 1.0);
 	if (rp->nfns) {
-		CP_FUZZ_CHECK(!cp_filter__add(f, 0, rp->fns[0].name, err, sizeof(err)));
-		CP_FUZZ_CHECK(!cp_filter__add(f, 1, rp->fns[rp->nfns - 1].name, err, sizeof(err)));
+		CP_FUZZ_CHECK(!cp_view_filter__add(f, 0, rp->fns[0].name, err, sizeof(err)));
+		CP_FUZZ_CHECK(
+			!cp_view_filter__add(f, 1, rp->fns[rp->nfns - 1].name, err, sizeof(err)));
 	}
-	if (!cp_filter__apply(f, rp)) {
+	if (!cp_view_filter__apply(f, rp)) {
 		cp_view_tree(rp, &vo, fp);
 		cp_view_flat(rp, &vo, fp);
 		vo.function = some_function(rp);
 		if (vo.function)
 			cp_view_callers(rp, &vo, fp);
 	}
-	cp_filter__free(f);
+	cp_view_filter__free(f);
 	cp_report_profile__free(rp);
 }
 

@@ -76,7 +76,7 @@ static void make_profile(const char *path)
 }
 
 /* The profile with threads each, only main's tree, filtered by f. */
-static struct cp_report_profile *load_filtered(struct cp_filter *f)
+static struct cp_report_profile *load_filtered(struct cp_view_filter *f)
 {
 	const char *main_only[] = { "main", NULL }, *path = "f.cprof";
 	struct cp_report_opts o = { .threads = CP_THREADS_EACH, .no_compensate = 1,
@@ -87,8 +87,8 @@ static struct cp_report_profile *load_filtered(struct cp_filter *f)
 	rp = cp_report_profile__load_many(&path, 1, &o);
 	CHECK(rp != NULL);
 	CHECK_EQ(rp->ntrees, 1);
-	CHECK_EQ(cp_filter__apply(f, rp), 0);
-	cp_filter__free(f);
+	CHECK_EQ(cp_view_filter__apply(f, rp), 0);
+	cp_view_filter__free(f);
 	unlink(path);
 	return rp;
 }
@@ -107,13 +107,13 @@ static uint32_t nchildren(const struct cp_rtree *t, uint32_t i)
 	return k;
 }
 
-static struct cp_filter *filter(int focus, const char *pattern, double min_percent)
+static struct cp_view_filter *filter(int focus, const char *pattern, double min_percent)
 {
-	struct cp_filter *f = cp_filter__new(0, min_percent);
+	struct cp_view_filter *f = cp_view_filter__new(0, min_percent);
 	char err[128];
 
 	if (pattern)
-		CHECK_EQ(cp_filter__add(f, focus, pattern, err, sizeof(err)), 0);
+		CHECK_EQ(cp_view_filter__add(f, focus, pattern, err, sizeof(err)), 0);
 	return f;
 }
 
@@ -222,14 +222,14 @@ TEST(focus_matching_nothing_is_an_error)
 {
 	const char *path = "f.cprof";
 	struct cp_report_opts o = { .threads = CP_THREADS_MERGED, .no_compensate = 1 };
-	struct cp_filter *f = filter(1, "nothing", 0);
+	struct cp_view_filter *f = filter(1, "nothing", 0);
 	struct cp_report_profile *rp;
 
 	make_profile(path);
 	rp = cp_report_profile__load_many(&path, 1, &o);
 	CHECK(rp != NULL);
-	CHECK_EQ(cp_filter__apply(f, rp), -1);
-	cp_filter__free(f);
+	CHECK_EQ(cp_view_filter__apply(f, rp), -1);
+	cp_view_filter__free(f);
 	cp_report_profile__free(rp);
 	unlink(path);
 }
@@ -326,7 +326,7 @@ static struct cp_report_profile *load_deep(int focus, const char *pattern, doubl
 {
 	const char *path = "deep.cprof";
 	struct cp_report_opts o = { .threads = CP_THREADS_MERGED, .no_compensate = 1 };
-	struct cp_filter *f = filter(focus, pattern, 0);
+	struct cp_view_filter *f = filter(focus, pattern, 0);
 	struct cp_report_profile *rp;
 	struct timespec a, b;
 
@@ -335,10 +335,10 @@ static struct cp_report_profile *load_deep(int focus, const char *pattern, doubl
 	CHECK(rp != NULL);
 	CHECK_EQ(rp->trees[0].nn, DEPTH + 3);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	CHECK_EQ(cp_filter__apply(f, rp), 0);
+	CHECK_EQ(cp_view_filter__apply(f, rp), 0);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	*secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-	cp_filter__free(f);
+	cp_view_filter__free(f);
 	unlink(path);
 	return rp;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "tests/unit/unittest.h"
+#include "util/strbuf.h"
 #include "util/util.h"
 
 /* A fresh directory holding an executable "prog" and a plain file "data". */
@@ -119,4 +120,58 @@ TEST(check_eq_shows_large_unsigned_values)
 	CHECK_EQ(big, (uint64_t)1 << 63);
 	CHECK_LE((uint64_t)1 << 62, big);
 	CHECK_LE(-1, big); /* would be false if big wrapped to INT64_MIN */
+}
+
+/* Columns for cp_columns__parse: "a".."e" are 1..5; "last" is placed by the caller. */
+static int letter_lookup(const char *name, void *col, void *arg)
+{
+	if (!strcmp(name, "last"))
+		return 1;
+	if (strlen(name) != 1 || name[0] < 'a' || name[0] > 'e')
+		return -1;
+	*(int *)col = name[0] - 'a' + 1;
+	return 0;
+}
+
+static void letter_known(struct strbuf *sb, void *arg)
+{
+	strbuf_addf(sb, "a to e, %s", (const char *)arg);
+}
+
+TEST(columns_parse_keeps_order_drops_repeats_and_extras)
+{
+	int cols[3] = { 0 };
+	struct cp_columns c = { .cols = cols, .size = sizeof(cols[0]), .max = 3,
+				.lookup = letter_lookup, .known = letter_known, .arg = "last" };
+
+	CHECK_EQ(cp_columns__parse(&c, "c,a,last,c,b,a,e"), 0);
+	CHECK_EQ(c.n, 3); /* e is past max */
+	CHECK_EQ(cols[0], 3);
+	CHECK_EQ(cols[1], 1);
+	CHECK_EQ(cols[2], 2);
+	CHECK_EQ(cp_columns__parse(&c, "last"), 0);
+	CHECK_EQ(c.n, 0);
+}
+
+TEST(columns_parse_names_the_unknown_column_and_the_known_ones)
+{
+	char path[] = "/tmp/cp-columns-XXXXXX", buf[256] = "";
+	int cols[3], fd = mkstemp(path);
+	struct cp_columns c = { .cols = cols, .size = sizeof(cols[0]), .max = 3,
+				.lookup = letter_lookup, .known = letter_known, .arg = "last" };
+	FILE *fp;
+
+	CHECK(fd >= 0);
+	fflush(stderr);
+	CHECK(dup2(fd, 2) == 2);
+	CHECK_EQ(cp_columns__parse(&c, "a,,b"), -1);
+	CHECK_EQ(cp_columns__parse(&c, "a,zz"), -1);
+	fp = fopen(path, "r");
+	CHECK(fp != NULL);
+	CHECK(fp && fread(buf, 1, sizeof(buf) - 1, fp) > 0);
+	CHECK_STR(buf, "callprof: error: unknown field '' (known: a to e, last)\n"
+		       "callprof: error: unknown field 'zz' (known: a to e, last)\n");
+	if (fp)
+		fclose(fp);
+	unlink(path);
 }
