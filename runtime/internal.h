@@ -95,31 +95,51 @@ static inline uint32_t cp_seen_slot(uintptr_t fn)
  * subtree).  The dump writes site records as CP_NODE_SITE records.
  */
 struct cp_node {
+	/* hot: the enter and exit hooks touch only this first 64-byte line */
 	uintptr_t fn;		/* function entry address */
 	uintptr_t site;		/* return address into the caller */
-	struct cp_node *parent; /* NULL for the thread's root; a node, never a site record */
 	struct cp_node *cache;	/* child found last: the common case of lookup */
 	uint64_t calls;		/* times entered */
 	uint64_t ticks;		/* inclusive ticks of completed calls */
 	uint64_t min_ticks;	/* shortest completed call, UINT64_MAX if none */
 	uint64_t max_ticks;	/* longest completed call */
+	uint32_t flags;		/* enum cp_nflags: how the hooks treat the context */
+	uint32_t id;		/* index in the thread, in allocation order */
+	/* cold: lookup misses, the dump, off-CPU accounting */
 	struct cp_node *cache2; /* the child found before cache (a caller alternating
 				 * between two callees, or two call sites) */
+	struct cp_node *parent; /* NULL for the thread's root; a node, never a site record */
 	struct cp_node *canon;	/* the node: itself, or for a site record its node */
 	uint64_t wait_ticks;	/* ns blocked while innermost (offcpu.c; ticks at the dump) */
 	uint64_t inactive_ticks; /* ns preempted while innermost */
-	uint32_t id;		/* index in the thread, in allocation order */
 	uint32_t switches_vol;	/* times blocked while innermost (saturating) */
 	uint32_t switches_invol; /* times preempted while innermost (saturating) */
-	uint32_t flags;		/* enum cp_nflags: how the hooks treat the context */
-};
+} __attribute__((aligned(64)));
+
+/*
+ * The layout the hooks rely on: what an enter (fn, site, cache, flags,
+ * calls) and an exit (ticks, min_ticks, max_ticks) touch lies in the
+ * node's first cache line, and nodes start on a line (chunks are
+ * page-aligned mappings, struct cp_chunk aligns n[]).  cache2 did not fit:
+ * it is read only when cache misses.  The 16 bytes at the end are padding.
+ */
+_Static_assert(sizeof(struct cp_node) == 128, "struct cp_node: two cache lines");
+_Static_assert(__builtin_offsetof(struct cp_node, fn) == 0 &&
+		       __builtin_offsetof(struct cp_node, site) == 8 &&
+		       __builtin_offsetof(struct cp_node, cache) == 16 &&
+		       __builtin_offsetof(struct cp_node, calls) == 24 &&
+		       __builtin_offsetof(struct cp_node, ticks) == 32 &&
+		       __builtin_offsetof(struct cp_node, min_ticks) == 40 &&
+		       __builtin_offsetof(struct cp_node, max_ticks) == 48 &&
+		       __builtin_offsetof(struct cp_node, flags) == 56,
+	       "struct cp_node: the hooks' fields left the first cache line");
+_Static_assert(__builtin_offsetof(struct cp_node, cache2) == 64,
+	       "struct cp_node: the cold part starts on the second line");
 
 /*
  * A context's flags (struct cp_node.flags), set when it is created or,
  * for UNTIMED, by the budget; the enter hook tests them once it has found
- * the node.  flags sits in the node's second cache line (offset 108 of
- * 112), next to the off-CPU fields; the first line holds what every call
- * touches (fn, site, parent, cache, calls, ticks, min, max).
+ * the node, in the same cache line as fn and calls.
  */
 enum cp_nflags {
 	CP_NF_EXCLUDED = 1 << 0, /* a marker: calls of an excluded function, no frame */
