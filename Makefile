@@ -73,7 +73,7 @@ EXPORT_LIBS = -lyajl -lprotobuf-c -lz
 PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
-RT_SRCS = runtime/api.c runtime/arena.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
+RT_SRCS = runtime/api.c runtime/arena.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
 	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
 RT_MODES = timing counting coverage cpu
 RT_MODE_cpu = 4
@@ -114,7 +114,7 @@ check-deps:
 	  echo "callprof: libdw (elfutils), yajl, protobuf-c or zlib development files, or protoc-c, not found."; \
 	  echo "  install them with: apt-get install -y $(DEB_DEPS)"; exit 1; }
 
-$(B)/rt/%.o: %.c runtime/internal.h format/format.h include/callprof.h
+$(B)/rt/%.o: %.c runtime/internal.h runtime/cct.h format/format.h include/callprof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
@@ -149,7 +149,7 @@ $(B)/tool/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/rt/runtime/hooks-%.o: runtime/hooks.c runtime/internal.h format/format.h
+$(B)/rt/runtime/hooks-%.o: runtime/hooks.c runtime/internal.h runtime/cct.h format/format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -DCP_HOOK_MODE=$(RT_MODE_$*) -c $< -o $@
 
