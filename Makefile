@@ -180,6 +180,11 @@ $(B)/tests/test-%: tests/unit/test-%.c tests/unit/unittest.c tests/unit/unittest
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) $(DW_CFLAGS) -o $@ $< tests/unit/unittest.c $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
 
+# The runtime's tree core, compiled in with its publication points open to the test (cct.h).
+$(B)/tests/test-cct: tests/unit/test-cct.c runtime/cct.c runtime/cct.h tests/unit/unittest.c tests/unit/unittest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -DCP_CCT_TEST -o $@ $< runtime/cct.c tests/unit/unittest.c
+
 # Hand-made profiles for the end-to-end tests (off-CPU time, sampling).
 $(B)/tests/mkprofile: tests/mkprofile.c $(B)/libcptool.a
 	@mkdir -p $(dir $@)

@@ -245,8 +245,12 @@ void cp_cct__repair(struct cp_cct *c)
 	c->free = cur->n + cur->used;
 	c->free_end = cur->n + cur->cap;
 	__atomic_store_n(&c->nnodes, nodes, __ATOMIC_RELEASE);
-	/* The newest node may be counted but not filed. */
-	if (last && c->htab->count * 2 < c->htab->mask)
+	/*
+	 * The newest node may be counted but not filed.  The table is at most
+	 * half full then (the insert before would have grown it), so it has
+	 * room; the next insert grows it if this one makes it more than half.
+	 */
+	if (last && c->htab->count < c->htab->mask)
 		htab_put(c->htab, last);
 }
 
