@@ -148,21 +148,25 @@ enum cp_cct_point {
  * subtree).  The dump writes site records as CP_NODE_SITE records.
  */
 struct cp_node {
-	/* hot: the enter and exit hooks touch only this first 64-byte line */
+	/*
+	 * First line: what finding the node and counting a call touch (the
+	 * enter hook, the lookup's probes); all an enter+exit touches in the
+	 * default mode (cpu) and in counting.
+	 */
 	uintptr_t fn;		/* function entry address */
 	uintptr_t site;		/* return address into the caller */
 	struct cp_node *cache;	/* child found last: the common case of lookup */
-	uint64_t calls;		/* times entered */
-	uint64_t ticks;		/* inclusive ticks of completed calls */
-	uint64_t min_ticks;	/* shortest completed call, UINT64_MAX if none */
-	uint64_t max_ticks;	/* longest completed call */
-	uint32_t flags;		/* enum cp_nflags: how the hooks treat the context */
-	uint32_t id;		/* index in the thread, in allocation order */
-	/* cold: lookup misses, the dump, off-CPU accounting */
 	struct cp_node *cache2; /* the child found before cache (a caller alternating
 				 * between two callees, or two call sites) */
 	struct cp_node *parent; /* NULL for the thread's root; a node, never a site record */
 	struct cp_node *canon;	/* the node: itself, or for a site record its node */
+	uint64_t calls;		/* times entered */
+	uint32_t flags;		/* enum cp_nflags: how the hooks treat the context */
+	uint32_t id;		/* index in the thread, in allocation order */
+	/* Second line: the times (the timing exit), the dump, off-CPU accounting. */
+	uint64_t ticks;		/* inclusive ticks of completed calls */
+	uint64_t min_ticks;	/* shortest completed call, UINT64_MAX if none */
+	uint64_t max_ticks;	/* longest completed call */
 	uint64_t wait_ticks;	/* ns blocked while innermost (offcpu.c; ticks at the dump) */
 	uint64_t inactive_ticks; /* ns preempted while innermost */
 	uint32_t switches_vol;	/* times blocked while innermost (saturating) */
@@ -171,23 +175,28 @@ struct cp_node {
 };
 
 /*
- * The layout the hooks rely on: what an enter (fn, site, cache, flags,
- * calls) and an exit (ticks, min_ticks, max_ticks) touch lies in the
- * node's first cache line, and nodes in chunks start on a line (chunks are
- * page-aligned mappings and n[] starts at 64).  cache2 did not fit (nine
- * 8-byte fields): it is read only when cache misses.  The thread's root
- * and lost nodes, inside struct cp_thread, need not be aligned.
+ * The layout the hooks rely on.  Nine hot 8-byte fields do not fit in one
+ * 64-byte line, so the line goes to what every mode touches: the enter's
+ * fields (fn, site, cache, cache2, flags, calls) and the lookup's probe
+ * (fn, parent, canon).  The timing exit's ticks, min_ticks and max_ticks
+ * are the second line: a timed enter+exit touches two lines of its node,
+ * a counted or sampled one (cpu, the default) one.  Measured against the
+ * other choice (ticks, min and max in the first line, cache2, parent and
+ * canon in the second): equal on fib and mixed, 2-7% faster on a tree of
+ * 70,000 contexts whose lookups miss the caches (docs/internals/design.md).
+ * Nodes in chunks start on a line (chunks are page-aligned mappings and
+ * n[] starts at 64); the thread's root and lost nodes need not.
  */
 _Static_assert(sizeof(struct cp_node) == 128, "struct cp_node: two cache lines");
 _Static_assert(offsetof(struct cp_node, fn) == 0 && offsetof(struct cp_node, site) == 8 &&
-		       offsetof(struct cp_node, cache) == 16 && offsetof(struct cp_node, calls) == 24 &&
-		       offsetof(struct cp_node, ticks) == 32 &&
-		       offsetof(struct cp_node, min_ticks) == 40 &&
-		       offsetof(struct cp_node, max_ticks) == 48 &&
-		       offsetof(struct cp_node, flags) == 56,
-	       "struct cp_node: the hooks' fields left the first cache line");
-_Static_assert(offsetof(struct cp_node, cache2) == 64,
-	       "struct cp_node: the cold part starts on the second line");
+		       offsetof(struct cp_node, cache) == 16 &&
+		       offsetof(struct cp_node, cache2) == 24 &&
+		       offsetof(struct cp_node, parent) == 32 &&
+		       offsetof(struct cp_node, canon) == 40 &&
+		       offsetof(struct cp_node, calls) == 48 && offsetof(struct cp_node, flags) == 56,
+	       "struct cp_node: the enter's and the lookup's fields left the first cache line");
+_Static_assert(offsetof(struct cp_node, ticks) == 64,
+	       "struct cp_node: the times start the second line");
 
 /*
  * A context's flags (struct cp_node.flags), set when it is created (by
