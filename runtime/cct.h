@@ -182,8 +182,8 @@ struct cp_node {
  * are the second line: a timed enter+exit touches two lines of its node,
  * a counted or sampled one (cpu, the default) one.  Measured against the
  * other choice (ticks, min and max in the first line, cache2, parent and
- * canon in the second): equal on fib and mixed, 2-7% faster on a tree of
- * 70,000 contexts whose lookups miss the caches (docs/internals/design.md).
+ * canon in the second): no difference on fib and mixed, faster on a tree
+ * of 70,000 contexts whose lookups miss the caches (docs/internals/design.md).
  * Nodes in chunks start on a line (chunks are page-aligned mappings and
  * n[] starts at 64); the thread's root and lost nodes need not.
  */
