@@ -74,7 +74,7 @@ EXPORT_LIBS = -lyajl -lprotobuf-c -lz
 PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
-RT_SRCS = runtime/api.c runtime/arena.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
+RT_SRCS = runtime/api.c runtime/arena.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
 	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
 RT_MODES = timing counting coverage cpu
 RT_MODE_cpu = 4
@@ -117,7 +117,7 @@ check-deps:
 	  echo "callprof: libdw (elfutils), yajl, protobuf-c or zlib development files, or protoc-c, not found."; \
 	  echo "  install them with: apt-get install -y $(DEB_DEPS)"; exit 1; }
 
-$(B)/rt/%.o: %.c runtime/internal.h format/format.h include/callprof.h
+$(B)/rt/%.o: %.c runtime/internal.h runtime/cct.h format/format.h include/callprof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
@@ -148,7 +148,7 @@ $(B)/tool/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/rt/runtime/hooks-%.o: runtime/hooks.c runtime/internal.h format/format.h
+$(B)/rt/runtime/hooks-%.o: runtime/hooks.c runtime/internal.h runtime/cct.h format/format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -DCP_HOOK_MODE=$(RT_MODE_$*) -c $< -o $@
 
@@ -178,6 +178,11 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,$(B)/tests/%,$(filter-out tests/unit/unit
 $(B)/tests/test-%: tests/unit/test-%.c tests/unit/unittest.c tests/unit/unittest.h tests/unit/rtree.h $(B)/libcptool.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< tests/unit/unittest.c $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
+
+# The runtime's tree core, compiled in with its publication points open to the test (cct.h).
+$(B)/tests/test-cct: tests/unit/test-cct.c runtime/cct.c runtime/cct.h tests/unit/unittest.c tests/unit/unittest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -DCP_CCT_TEST -o $@ $< runtime/cct.c tests/unit/unittest.c
 
 # Hand-made profiles for the end-to-end tests (off-CPU time, sampling).
 $(B)/tests/mkprofile: tests/mkprofile.c $(B)/libcptool.a

@@ -249,7 +249,7 @@ static CP_NOINSTR int dump(const char *path)
  */
 static void set_base(struct cp_thread *t, uint64_t now)
 {
-	uint32_t nn = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE), id = 1;
+	uint32_t nn = __atomic_load_n(&t->cct.nnodes, __ATOMIC_ACQUIRE), id = 1;
 	size_t bytes = sizeof(struct cp_base) + (size_t)nn * sizeof(struct cp_base_node);
 	struct cp_base *b = cp_arena__alloc(bytes), *old;
 	struct cp_stack *s;
@@ -265,7 +265,7 @@ static void set_base(struct cp_thread *t, uint64_t now)
 	b->n = nn;
 	for (int k = 0; k < CP_MUTE_KINDS; k++)
 		b->unrecorded[k] = t->unrecorded[k];
-	for (struct cp_chunk *c = t->chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+	for (struct cp_chunk *c = t->cct.chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
@@ -280,8 +280,8 @@ static void set_base(struct cp_thread *t, uint64_t now)
 			bn->switches_invol = n->switches_invol;
 		}
 	}
-	s = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
-	top = t->top;
+	s = __atomic_load_n(&t->cct.stack, __ATOMIC_ACQUIRE);
+	top = t->cct.top;
 	if (cp_hook_mode == CP_MODE_TIMING && top >= s->f && top < s->f + s->cap) {
 		for (struct cp_frame *f = s->f + 1; f <= top; f++) {
 			struct cp_node *n = f->node;

@@ -60,7 +60,7 @@ int cp_calibrate(struct cp_calibration *cal)
 			__cyg_profile_func_exit(child, site);
 		}
 		__cyg_profile_func_exit(parent, site);
-		p = t->root.cache;
+		p = t->cct.root.cache;
 		c = p ? p->cache : NULL;
 		if (!p || !c || c->calls != PAIRS || p->ticks < c->ticks) {
 			cp_self = saved;
@@ -78,7 +78,7 @@ int cp_calibrate(struct cp_calibration *cal)
 		__cyg_profile_func_enter(parent, site);
 		__cyg_profile_func_enter(child, site);
 		__cyg_profile_func_exit(child, site);
-		p = t->top->node;
+		p = t->cct.top->node;
 		c = p->cache;
 		c->flags |= CP_NF_UNTIMED;
 		for (int i = 1; i < PAIRS; i++) {

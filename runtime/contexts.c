@@ -60,8 +60,8 @@ static struct cp_ctx_slot *slot_of(struct cp_thread *t, const void *uc, int crea
 /* Take the running context's frames off the stack, into from's slot. */
 static void suspend(struct cp_thread *t, const void *from, uint64_t now)
 {
-	struct cp_frame *base = t->stack->f;
-	uint64_t n = (uint64_t)(t->top - base);
+	struct cp_frame *base = t->cct.stack->f;
+	uint64_t n = (uint64_t)(t->cct.top - base);
 	struct cp_ctx_slot *s = slot_of(t, from, 1);
 
 	if (s && n > s->cap) {
@@ -93,7 +93,7 @@ static void suspend(struct cp_thread *t, const void *from, uint64_t now)
 	memcpy(s->f, base + 1, n * sizeof(struct cp_frame));
 	s->n = n;
 	s->suspended = now;
-	t->top = base;
+	t->cct.top = base;
 }
 
 /* Put to's saved frames back on the (empty) stack. */
@@ -101,24 +101,24 @@ static void resume(struct cp_thread *t, const void *to, uint64_t now)
 {
 	struct cp_ctx_slot *s = slot_of(t, to, 0);
 
-	if (t->top != t->stack->f)
+	if (t->cct.top != t->cct.stack->f)
 		cp_thread__unwind_to(t, UINTPTR_MAX, now); /* leftovers of a context that ended */
 	t->ctx_current = to;
 	if (!s)
 		return;
-	while ((uint64_t)(t->limit - t->stack->f) < s->n)
+	while ((uint64_t)(t->cct.limit - t->cct.stack->f) < s->n)
 		if (cp_thread__grow_stack(t)) {
 			s->uc = NULL;
 			return;
 		}
 	for (uint64_t i = 0; i < s->n; i++) {
-		struct cp_frame *f = t->stack->f + 1 + i;
+		struct cp_frame *f = t->cct.stack->f + 1 + i;
 
 		*f = s->f[i];
 		if (f->start != CP_UNTIMED)
 			f->start += now - s->suspended;
 	}
-	t->top = t->stack->f + s->n;
+	t->cct.top = t->cct.stack->f + s->n;
 	s->uc = NULL;
 }
 

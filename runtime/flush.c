@@ -203,8 +203,8 @@ static void node_rec(struct dump *d, struct cp_node_rec *r, const struct cp_node
  */
 static uint64_t open_time(struct cp_thread *t, uint64_t *extra, uint32_t nnodes, uint64_t now)
 {
-	struct cp_stack *s = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
-	struct cp_frame *top = t->top, *f;
+	struct cp_stack *s = __atomic_load_n(&t->cct.stack, __ATOMIC_ACQUIRE);
+	struct cp_frame *top = t->cct.top, *f;
 	uint64_t open = 0;
 
 	if (top < s->f || top >= s->f + s->cap)
@@ -276,8 +276,8 @@ static uint64_t ticks_to_ns(const struct dump *d, uint64_t ticks)
 static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, uint64_t now,
 			struct late *late)
 {
-	struct cp_stack *s = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
-	struct cp_frame *top = t->top, *f;
+	struct cp_stack *s = __atomic_load_n(&t->cct.stack, __ATOMIC_ACQUIRE);
+	struct cp_frame *top = t->cct.top, *f;
 	uint64_t cpu, wall, run = 0, delay = 0, wait = 0, inactive = 0, off, open, id = 1;
 	int have_sched;
 
@@ -291,9 +291,9 @@ static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, 
 	cpu = thread_cpu(d, t);
 	wall = ticks_to_ns(d, now - t->start_ticks);
 	/* What the tree holds (ns while the program runs, see offcpu.c). */
-	wait = t->root.wait_ticks;
-	inactive = t->root.inactive_ticks;
-	for (struct cp_chunk *c = t->chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+	wait = t->cct.root.wait_ticks;
+	inactive = t->cct.root.inactive_ticks;
+	for (struct cp_chunk *c = t->cct.chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
@@ -332,8 +332,8 @@ static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, 
  */
 static uint32_t innermost_id(const struct cp_thread *t, uint32_t nn)
 {
-	const struct cp_stack *s = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
-	const struct cp_frame *top = t->top;
+	const struct cp_stack *s = __atomic_load_n(&t->cct.stack, __ATOMIC_ACQUIRE);
+	const struct cp_frame *top = t->cct.top;
 
 	if (!s || top < s->f || top >= s->f + s->cap)
 		return 0;
@@ -552,7 +552,7 @@ static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t,
 	const struct cp_base *b = __atomic_load_n(&t->base, __ATOMIC_ACQUIRE);
 	size_t bytes = ((size_t)nn * sizeof(uint64_t) + 4095) & ~(size_t)4095;
 	uint64_t *extra = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct cp_node root = t->root;
+	struct cp_node root = t->cct.root;
 	struct cp_node_rec r;
 	struct late late;
 
@@ -580,7 +580,7 @@ static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t,
 	if (!late.id)
 		add_late(d, &r, &late);
 	cp_writer__put(w, &r, sizeof(r));
-	for (struct cp_chunk *c = t->chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+	for (struct cp_chunk *c = t->cct.chunks; c && id < nn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < used && id < nn; i++, id++) {
@@ -619,18 +619,18 @@ static int write_side(struct dump *d, struct cp_writer *w, struct cp_thread *t, 
 	*nside = 0;
 	if (!s)
 		return 0;
-	sn = __atomic_load_n(&s->nnodes, __ATOMIC_ACQUIRE);
+	sn = __atomic_load_n(&s->cct.nnodes, __ATOMIC_ACQUIRE);
 	bytes = ((size_t)sn * sizeof(uint32_t) + 4095) & ~(size_t)4095;
 	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		return -ENOMEM;
-	for (struct cp_chunk *c = s->chunks; c && id < sn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+	for (struct cp_chunk *c = s->cct.chunks; c && id < sn; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < used && id < sn; i++, id++) {
 			const struct cp_node *n = &c->n[i];
 
-			if (n->parent == &s->root) {
+			if (n->parent == &s->cct.root) {
 				const struct cp_node *ctx = (const struct cp_node *)n->fn;
 
 				map[id] = ctx && ctx->id < nn ? ctx->id : 0;
@@ -793,7 +793,7 @@ int cp_flush(const char *path, int how)
 		if (!__atomic_load_n(&t->nthreads, __ATOMIC_ACQUIRE))
 			continue;
 		ts[--i] = t;
-		d.nnodes[i] = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE);
+		d.nnodes[i] = __atomic_load_n(&t->cct.nnodes, __ATOMIC_ACQUIRE);
 	}
 	if (i) { /* the registry changed under the watcher: the threads found are enough */
 		memmove(ts, ts + i, (nt - i) * sizeof(*ts));
@@ -825,7 +825,7 @@ int cp_flush(const char *path, int how)
 		meta.flags |= CP_META_SNAPSHOT;
 	meta.nthreads_lost = cp_session.threads_lost;
 	for (i = 0; i < nt; i++) {
-		meta.lost_calls += ts[i]->lost.calls;
+		meta.lost_calls += ts[i]->cct.lost.calls;
 		meta.lost_events += ts[i]->lost_events;
 		meta.unpaired_exits += ts[i]->unpaired_exits;
 		meta.reconciled_frames += ts[i]->reconciled;

@@ -5,7 +5,8 @@
  * No locks, malloc, stdio or syscalls on this path: one TLS load, one clock
  * read, one child lookup (the parent's two cached children, else the
  * thread's hash table; the call site is part of the key, see struct
- * cp_node).  Everything rare - first call of a thread, a full shadow stack,
+ * cp_node).  The tree and the shadow stack are cct.h's: what the fast
+ * paths need of it is inline there.  Everything rare - first call of a thread, a full shadow stack,
  * re-entry from a signal handler, an exit that does not match the top frame
  * - goes to a cold noinline function.  errno is never touched on the fast
  * path and is saved around the slow one.
@@ -135,24 +136,17 @@ static __attribute__((noinline, cold)) CP_NOINSTR void budget_judge(struct cp_th
  * Count a call of n and fill the frame above the top, but for its start:
  * the caller sets that, then publishes the frame with publish_frame(), so
  * that a hook abandoned half-way never leaves a frame with a stale start
- * on the stack (internal.h).
+ * on the stack (cct.h, steps 6 and 7).
  */
 static inline CP_NOINSTR struct cp_frame *open_frame(struct cp_thread *t, struct cp_node *n,
 						     uintptr_t fn, uintptr_t sp)
 {
-	struct cp_frame *f = t->top + 1;
-
-	n->calls++;
-	f->node = n;
-	f->fn = fn;
-	f->sp = sp;
-	return f;
+	return cp_cct__open_frame(&t->cct, n, fn, sp);
 }
 
 static inline CP_NOINSTR void publish_frame(struct cp_thread *t, struct cp_frame *f)
 {
-	barrier();
-	t->top = f;
+	cp_cct__publish_frame(&t->cct, f);
 }
 
 static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintptr_t fn, uintptr_t sp)
@@ -167,7 +161,7 @@ static inline CP_NOINSTR void push(struct cp_thread *t, struct cp_node *n, uintp
 #endif
 	now = now_ticks();
 	/* Found again after the clock read: no register is kept across it. */
-	f = t->top + 1;
+	f = t->cct.top + 1;
 	f->start = now;
 	publish_frame(t, f);
 }
@@ -195,7 +189,7 @@ static inline CP_NOINSTR void push_by_flags(struct cp_thread *t, struct cp_node 
 /*
  * The frame leaves the stack before its time is added: abandoned in
  * between, the call's time is lost rather than added twice (the unwinding
- * would close the frame again).
+ * would close the frame again; cct.h, steps 8 and 9).
  */
 static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
@@ -203,20 +197,19 @@ static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint6
 	struct cp_node *n = f->node;
 	uint64_t start = f->start;
 
-	t->top = f - 1;
-	barrier();
+	cp_cct__pop_frame(&t->cct, f);
 	if (likely(start != CP_UNTIMED))
 		cp_node__add_call(n, now - start);
 #else
-	t->top = f - 1;
+	t->cct.top = f - 1;
 #endif
 }
 
 /* Close f and every frame above it (those as reconciled: their exits never ran). */
 static inline CP_NOINSTR void pop_through(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
-	while (t->top > f) {
-		pop(t, t->top, now);
+	while (t->cct.top > f) {
+		pop(t, t->cct.top, now);
 		t->reconciled++;
 	}
 	pop(t, f, now);
@@ -254,7 +247,7 @@ void cp_hooks__mute_start(struct cp_thread *t)
 /* After the frames above f were popped: outside every start function, wait for one. */
 static inline CP_NOINSTR void after_pop(struct cp_thread *t)
 {
-	if (unlikely(cp_filter.start) && t->top == t->stack->f && !t->unfiltered)
+	if (unlikely(cp_filter.start) && t->cct.top == t->cct.stack->f && !t->unfiltered)
 		cp_hooks__mute_start(t);
 	else
 		t->busy = 0;
@@ -271,14 +264,14 @@ static CP_NOINSTR void muted_enter(struct cp_thread *t, uintptr_t fn, uintptr_t 
 		return;
 	}
 	if (!(cp_filter__classify(fn) & CP_FF_START) ||
-	    (t->top == t->limit && cp_thread__grow_stack(t))) {
+	    (t->cct.top == t->cct.limit && cp_thread__grow_stack(t))) {
 		t->unrecorded[CP_MUTE_OUTSIDE_START]++;
 		return;
 	}
 	t->busy = 1;
 	barrier();
 	offcpu_check(t);
-	n = cp_thread__child(t, t->top->node, fn, site);
+	n = cp_thread__child(t, t->cct.top->node, fn, site);
 	/* Its exit, and only that one, misses the fast path: it mutes the thread again. */
 	push_by_flags(t, n, fn | CP_FN_START_BIT, sp);
 	barrier();
@@ -303,7 +296,7 @@ int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target)
 {
 	if (was == CP_MUTED && (t->mute_kind == CP_MUTE_OUTSIDE_START || t->mute_sp + 16 >= target))
 		return CP_MUTED;
-	if (cp_filter.start && t->top == t->stack->f && !t->unfiltered) {
+	if (cp_filter.start && t->cct.top == t->cct.stack->f && !t->unfiltered) {
 		cp_hooks__mute_start(t);
 		return CP_MUTED;
 	}
@@ -350,12 +343,12 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		mute(t, fn, sp, CP_MUTE_PAUSED, 1);
 		goto out;
 	}
-	if (t->top == t->limit && cp_filter.max_depth &&
-	    (uint64_t)(t->top - t->stack->f) >= cp_filter.max_depth && !t->unfiltered) {
+	if (t->cct.top == t->cct.limit && cp_filter.max_depth &&
+	    (uint64_t)(t->cct.top - t->cct.stack->f) >= cp_filter.max_depth && !t->unfiltered) {
 		mute(t, fn, sp, CP_MUTE_DEPTH, 1);
 		goto out;
 	}
-	if (t->top == t->limit && cp_thread__grow_stack(t)) {
+	if (t->cct.top == t->cct.limit && cp_thread__grow_stack(t)) {
 		/*
 		 * No memory for a deeper stack.  Dropping just this call would
 		 * let its exit pair with an older activation of the same
@@ -369,7 +362,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		goto out;
 	}
 	offcpu_check(t);
-	n = cp_thread__child(t, t->top->node, fn, site);
+	n = cp_thread__child(t, t->cct.top->node, fn, site);
 	if (unlikely(n->flags & ~CP_NF_UNTIMED)) {
 		enter_marked(t, n, fn, sp);
 		goto out;
@@ -407,13 +400,13 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	t->busy = 1;
 	barrier();
 	offcpu_check(t);
-	base = t->stack->f;
+	base = t->cct.stack->f;
 	if (cp_filter.active && !t->unfiltered && (cp_filter__classify(fn) & CP_FF_EXCLUDE)) {
 		barrier();
 		t->busy = 0;
 		return;
 	}
-	for (f = t->top; f > base && f->fn != fn && f->fn != (fn | CP_FN_START_BIT); f--)
+	for (f = t->cct.top; f > base && f->fn != fn && f->fn != (fn | CP_FN_START_BIT); f--)
 		;
 	if (f == base)
 		t->unpaired_exits++;
@@ -429,7 +422,7 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	struct cp_node *p, *n;
 
-	if (unlikely(!t || t->busy || t->top == t->limit || cp_gate != CP_GATE_LIVE ||
+	if (unlikely(!t || t->busy || t->cct.top == t->cct.limit || cp_gate != CP_GATE_LIVE ||
 		     cpu_pending(t))) {
 		enter_slow(t, (uintptr_t)fn, (uintptr_t)site, sp);
 		return;
@@ -437,7 +430,7 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	t->busy = 1;
 	barrier();
 	fast_offcpu_check(t);
-	p = t->top->node;
+	p = t->cct.top->node;
 	n = p->cache;
 	if (unlikely(!n || n->fn != (uintptr_t)fn || n->site != (uintptr_t)site)) {
 		n = p->cache2;
@@ -472,7 +465,7 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 		exit_slow(t, (uintptr_t)fn);
 		return;
 	}
-	f = t->top;
+	f = t->cct.top;
 	if (unlikely(f->fn != (uintptr_t)fn)) {
 		exit_slow(t, (uintptr_t)fn);
 		return;
@@ -482,8 +475,7 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 		t->busy = 1;
 		barrier();
 		offcpu_check(t);
-		t->top = f - 1;
-		barrier();
+		cp_cct__pop_frame(&t->cct, f);
 		t->busy = 0;
 		return;
 	}
@@ -523,7 +515,7 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 	if (t && t->busy == CP_MUTED)
 		return 0; /* the handler's calls are muted too */
 	if (t && t->busy) {
-		ctx = t->top->node ? t->top->node->canon : NULL;
+		ctx = t->cct.top->node ? t->cct.top->node->canon : NULL;
 		s = t->side;
 		if (!s && !t->owner) {
 			s = cp_thread__new();
@@ -532,16 +524,16 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 				__atomic_store_n(&t->side, s, __ATOMIC_RELEASE);
 			}
 		}
-		if (!s || s->busy || !ctx || (s->top == s->limit && cp_thread__grow_stack(s))) {
+		if (!s || s->busy || !ctx || (s->cct.top == s->cct.limit && cp_thread__grow_stack(s))) {
 			t->lost_signals++;
 			return 0;
 		}
 		s->busy = 1;
 		barrier();
-		n = cp_thread__child(s, &s->root, (uintptr_t)ctx, 0);
+		n = cp_thread__child(s, &s->cct.root, (uintptr_t)ctx, 0);
 		n = cp_thread__child(s, n, CP_FN_SIGNAL(sig), 0);
 		push(s, n, CP_FN_SIGNAL(sig), sp);
-		depth = (uint64_t)(s->top - s->stack->f);
+		depth = (uint64_t)(s->cct.top - s->cct.stack->f);
 		barrier();
 		s->busy = 0;
 		*owner = t;
@@ -551,17 +543,17 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 	t = slow_begin(t);
 	if (!t)
 		return 0;
-	if (t->top == t->limit && cp_filter.max_depth &&
-	    (uint64_t)(t->top - t->stack->f) >= cp_filter.max_depth)
+	if (t->cct.top == t->cct.limit && cp_filter.max_depth &&
+	    (uint64_t)(t->cct.top - t->cct.stack->f) >= cp_filter.max_depth)
 		goto out; /* below --max-depth: the handler's time stays in the node at depth N */
-	if (t->top == t->limit && cp_thread__grow_stack(t)) {
+	if (t->cct.top == t->cct.limit && cp_thread__grow_stack(t)) {
 		t->lost_signals++;
 		goto out;
 	}
 	offcpu_check(t);
-	n = cp_thread__child(t, t->top->node, CP_FN_SIGNAL(sig), 0);
+	n = cp_thread__child(t, t->cct.top->node, CP_FN_SIGNAL(sig), 0);
 	push(t, n, CP_FN_SIGNAL(sig), sp);
-	depth = (uint64_t)(t->top - t->stack->f);
+	depth = (uint64_t)(t->cct.top - t->cct.stack->f);
 out:
 	barrier();
 	t->busy = 0;
@@ -584,8 +576,8 @@ void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner)
 	t->busy = 1;
 	barrier();
 	offcpu_check(t);
-	f = t->stack->f + depth;
-	if (f <= t->top && f->fn == CP_FN_SIGNAL(sig))
+	f = t->cct.stack->f + depth;
+	if (f <= t->cct.top && f->fn == CP_FN_SIGNAL(sig))
 		pop_through(t, f, now);
 	barrier();
 	after_pop(t);
@@ -606,8 +598,8 @@ static __attribute__((noinline, cold)) CP_NOINSTR void seen_slow(struct cp_threa
 	t = slow_begin(t);
 	if (!t)
 		goto out;
-	n = cp_thread__child(t, &t->root, fn, site);
-	if (n != &t->lost)
+	n = cp_thread__child(t, &t->cct.root, fn, site);
+	if (n != &t->cct.lost)
 		n->calls = 1;
 	else
 		n->calls++;

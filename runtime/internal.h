@@ -2,13 +2,10 @@
  * internal.h - private types of the callprof runtime (libcallprof.so/.a).
  *
  * The runtime lives inside the profiled program.  Each thread owns a
- * calling-context tree in memory nobody else writes: nodes are carved from
- * mmap'd chunks and never move or get freed before the process dumps, so
- * the dumping thread can read other threads' trees without locks (values
- * of a still-running thread are a snapshot, never a crash).  A thread finds
- * a child node through its parent's two most recent children (cache,
- * cache2) and, on a miss, through a per-thread open-addressing hash table
- * keyed by (parent, function).
+ * calling-context tree (cct.h: nodes, child lookup, site records, shadow
+ * stack, fold, recycle) in memory nobody else writes; struct cp_thread
+ * wraps it with what the core does not know: the session, signals,
+ * muting, perf events, the dump.
  *
  * Everything here is built without -finstrument-functions and with hidden
  * visibility; only the hooks and the public API are exported.
@@ -18,22 +15,13 @@
  * finishes.  So every update of a thread's state is published in an order
  * after which stopping at any instruction leaves a state that the dump can
  * read and that the unwinding (interpose.c, abandon_below) and later hooks
- * can go on from:
- *  - whatever is replaced by a bigger copy (node table, lines table, saved
- *    coroutine frames) is filled first and published by one pointer store;
- *    the old copy is released after (leaked if abandoned), never before;
- *  - a frame is filled, start included, before top moves up to it; top
- *    moves down before the closed call's time is added (a time is lost
- *    rather than added twice);
- *  - a node is filled before its chunk's used count takes it, the one store
- *    that publishes it; nnodes, free and its table slot follow;
- *  - a grown shadow stack is published before top and limit move into it.
- * What follows a publishing store is derived from it: after a hook was
- * abandoned, cp_thread__repair() derives it again (top and limit from the
- * stack, free and nnodes from the chunks, the newest node's slot) before
- * anything else uses the thread.  Compiler barriers (signal fences) keep
- * the stores in this order; the CPU keeps its own stores in order for its
- * own signal handlers.
+ * can go on from.  For the tree and the shadow stack cct.h gives the order
+ * step by step; the same rule holds for the rest (lines table, saved
+ * coroutine frames): whatever is replaced by a bigger copy is filled first
+ * and published by one pointer store, the old copy released after (leaked
+ * if abandoned), never before.  After a hook was abandoned,
+ * cp_thread__repair() (cp_cct__repair) derives again what follows the
+ * publishing stores before anything else uses the thread.
  */
 #ifndef CP_RUNTIME_INTERNAL_H
 #define CP_RUNTIME_INTERNAL_H
@@ -43,6 +31,7 @@
 #include <time.h>
 
 #include "format/format.h"
+#include "runtime/cct.h"
 
 #define CP_HIDDEN __attribute__((visibility("hidden")))
 #define CP_NOINSTR __attribute__((no_instrument_function))
@@ -79,95 +68,6 @@ static inline uint32_t cp_seen_slot(uintptr_t fn)
 {
 	return (uint32_t)((fn >> 4) ^ (fn >> 16)) & (CP_SEEN_SLOTS - 1);
 }
-
-/*
- * A calling context: one per distinct (parent, function) pair, found by
- * the parent's two most recently added children (cache, cache2) or the
- * thread's hash table.
- *
- * Calls from more than one call site: the node records the calls from its
- * first site; each further site (return address) gets a record of its own
- * with the same parent and function, a site record, whose canon points to
- * the node.  The hooks treat both alike: a frame's node may be a site
- * record, which then gets the call's count and time; children always hang
- * below the node itself (canon), so the tree does not multiply by call
- * sites (recursion from two sites would otherwise give every path its own
- * subtree).  The dump writes site records as CP_NODE_SITE records.
- */
-struct cp_node {
-	uintptr_t fn;		/* function entry address */
-	uintptr_t site;		/* return address into the caller */
-	struct cp_node *parent; /* NULL for the thread's root; a node, never a site record */
-	struct cp_node *cache;	/* child found last: the common case of lookup */
-	uint64_t calls;		/* times entered */
-	uint64_t ticks;		/* inclusive ticks of completed calls */
-	uint64_t min_ticks;	/* shortest completed call, UINT64_MAX if none */
-	uint64_t max_ticks;	/* longest completed call */
-	struct cp_node *cache2; /* the child found before cache (a caller alternating
-				 * between two callees, or two call sites) */
-	struct cp_node *canon;	/* the node: itself, or for a site record its node */
-	uint64_t wait_ticks;	/* ns blocked while innermost (offcpu.c; ticks at the dump) */
-	uint64_t inactive_ticks; /* ns preempted while innermost */
-	uint32_t id;		/* index in the thread, in allocation order */
-	uint32_t switches_vol;	/* times blocked while innermost (saturating) */
-	uint32_t switches_invol; /* times preempted while innermost (saturating) */
-	uint32_t flags;		/* enum cp_nflags: how the hooks treat the context */
-};
-
-/*
- * A context's flags (struct cp_node.flags), set when it is created or,
- * for UNTIMED, by the budget; the enter hook tests them once it has found
- * the node.  flags sits in the node's second cache line (offset 108 of
- * 112), next to the off-CPU fields; the first line holds what every call
- * touches (fn, site, parent, cache, calls, ticks, min, max).
- */
-enum cp_nflags {
-	CP_NF_EXCLUDED = 1 << 0, /* a marker: calls of an excluded function, no frame */
-	CP_NF_UNTIMED = 1 << 1,	 /* count-only: frames without clock reads */
-	CP_NF_TREE = 1 << 2,	 /* a marker of an --exclude-tree function: mutes the thread */
-};
-
-/* Hash of a (pointer, value) pair: the node table's and the lines table's key. */
-static inline uint64_t cp_ptr_hash(const void *p, uint64_t v)
-{
-	uint64_t h = (uint64_t)(uintptr_t)p ^ (v * 0x9E3779B97F4A7C15ull);
-
-	h ^= h >> 29;
-	h *= 0xBF58476D1CE4E5B9ull;
-	return h ^ (h >> 32);
-}
-
-/* a + b, stopping at UINT32_MAX (the nodes' switch counts). */
-static inline uint32_t cp_add_sat32(uint32_t a, uint32_t b)
-{
-	return a + b < a ? UINT32_MAX : a + b;
-}
-
-/* A record of a further call site (see struct cp_node). */
-static inline int cp_node__is_site(const struct cp_node *n)
-{
-	return n->canon != n;
-}
-
-/* One open call on the shadow stack. */
-struct cp_frame {
-	struct cp_node *node; /* its calling context */
-	uintptr_t fn;	      /* function, to pair the exit without a node load */
-	uint64_t start;	      /* ticks at entry */
-	uintptr_t sp;	      /* stack pointer at entry (for unwinding checks) */
-};
-
-/*
- * Shadow stack storage.  Grows by doubling into a new mapping; the old one
- * stays mapped (retired) so the dumping thread, which may be reading it,
- * never touches unmapped memory.  Total waste is bounded by the live size.
- */
-struct cp_stack {
-	uint64_t cap;		/* frames in f[] */
-	struct cp_stack *older; /* previous (retired) mapping */
-	uint64_t bytes;		/* size of this mapping */
-	struct cp_frame f[];	/* frames, f[0] is the root's */
-};
 
 /* offcpu.c: a sampled instruction address of a context, and its samples. */
 struct cp_line_slot {
@@ -253,47 +153,16 @@ static inline uint64_t cp_sub_sat(uint64_t v, uint64_t base)
 	return v > base ? v - base : 0;
 }
 
-/*
- * A thread's node table: open addressing on (parent, fn), private memory.
- * Its size travels with it, so that growth replaces it by one store.
- */
-struct cp_htab {
-	uint64_t mask;	       /* slots - 1 */
-	uint64_t count;	       /* nodes filed */
-	uint64_t bytes;	       /* size of the mapping */
-	uint64_t pad;
-	struct cp_node *s[];
-};
-
-/* Nodes are carved from chunks; chunks are linked in allocation order. */
-struct cp_chunk {
-	struct cp_chunk *next; /* next chunk, NULL for the newest */
-	uint32_t used;	       /* nodes handed out (release-stored) */
-	uint32_t cap;	       /* nodes that fit */
-	uint64_t bytes;	       /* size of the mapping */
-	struct cp_node n[];
-};
-
 struct cp_thread {
-	/* hot: touched on every call */
-	struct cp_frame *top;	/* the innermost open frame */
-	struct cp_frame *limit; /* last usable frame of the stack */
+	/* hot: touched on every call (the first cache line, asserted below) */
 	volatile int busy;	/* inside a hook: re-entry (signals) is ignored */
-	int stopped;		/* no more recording (out of memory / after fork) */
-	struct cp_htab *htab;	/* hash table of nodes by (parent, fn) */
-	struct cp_node *free;	/* next node to hand out in the current chunk */
-	struct cp_node *free_end; /* end of the current chunk */
+	uint32_t seq;		/* start order, main thread 0 */
 	const volatile uint64_t *sw_head; /* the perf ring's head (offcpu.c), or a constant 0 */
 	uint64_t sw_seen;	/* head when the ring was last drained */
+	/* The calling-context tree (cct.h); its first fields, top to free_end, are hot. */
+	struct cp_cct cct;
 
 	/* cold */
-	struct cp_chunk *chunks; /* first chunk */
-	struct cp_chunk *chunk;	 /* current chunk */
-	uint32_t nnodes;	 /* nodes allocated (release-stored) */
-	uint32_t seq;		 /* start order, main thread 0 */
-	struct cp_stack *stack;	 /* current shadow-stack mapping */
-	struct cp_node root;	 /* the thread itself; node 0 */
-	struct cp_node lost;	 /* stands in for contexts not recorded */
 	uint64_t start_ticks;	 /* first event */
 	uint64_t end_ticks;	 /* thread exit, 0 while running */
 	uint64_t lost_events;	 /* enters/exits dropped (re-entry) */
@@ -329,6 +198,16 @@ struct cp_thread {
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
 };
+/* What the fast paths read of the thread (busy, sw_*, top, limit) is in one line. */
+_Static_assert(__builtin_offsetof(struct cp_thread, sw_seen) + 8 <= 64 &&
+		       __builtin_offsetof(struct cp_thread, cct.limit) + 8 <= 64 &&
+		       __builtin_offsetof(struct cp_thread, cct.free_end) + 8 <= 64,
+	       "struct cp_thread: the hooks' fields left the first cache line");
+/* The thread whose tree c is (c is always a thread's: thread.c, the env functions). */
+static inline struct cp_thread *cp_thread__of(struct cp_cct *c)
+{
+	return (struct cp_thread *)((char *)c - __builtin_offsetof(struct cp_thread, cct));
+}
 
 /* t's calls of kind k left unrecorded since callprof_reset() (all, without one). */
 static inline uint64_t cp_thread__unrecorded(const struct cp_thread *t, int k)
@@ -473,8 +352,6 @@ CP_HIDDEN uint32_t cp_filter__classify(uintptr_t fn);
 
 /* The exit of a start function's outermost frame is recognised by this bit in cp_frame.fn. */
 #define CP_FN_START_BIT (1ull << 63)
-/* cp_frame.start of a count-only frame (CP_NF_UNTIMED). */
-#define CP_UNTIMED UINT64_MAX
 extern volatile int cp_paused CP_HIDDEN;
 /*
  * control.c: the process gate, one word on a page of its own that a child
@@ -521,16 +398,6 @@ CP_HIDDEN const char *cp_api__region_name(uint32_t id);
 CP_HIDDEN uint32_t cp_api__nregions(void);
 CP_HIDDEN void cp_api__dump_path(const char *base, char *path, size_t cap);
 CP_HIDDEN void cp_api__fork_child(void);
-
-/* Account one finished call of d ticks to n. */
-static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
-{
-	n->ticks += d;
-	if (d < n->min_ticks)
-		n->min_ticks = d;
-	if (d > n->max_ticks)
-		n->max_ticks = d;
-}
 
 /*
  * arena.c: memory a watcher process can read (see arena.c), in pieces
@@ -636,12 +503,32 @@ CP_HIDDEN uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns);
 CP_HIDDEN struct cp_thread *cp_thread__setup(void);
 CP_HIDDEN struct cp_thread *cp_thread__new(void);
 CP_HIDDEN void cp_thread__free(struct cp_thread *t);
-CP_HIDDEN struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *parent, uintptr_t fn,
+/*
+ * cp_cct__child() for t (cct.h); the process's first lookup starts the
+ * watcher (thread.c).  A function of its own, not inline: the hooks' fast
+ * paths keep their registers (it ends in a jump to cp_cct__child).
+ */
+CP_HIDDEN struct cp_node *cp_thread__child(struct cp_thread *t, struct cp_node *from, uintptr_t fn,
 					   uintptr_t site);
-CP_HIDDEN int cp_thread__grow_stack(struct cp_thread *t);
-CP_HIDDEN void cp_thread__repair(struct cp_thread *t);
-CP_HIDDEN void cp_thread__close_open(struct cp_thread *t, uint64_t now);
-CP_HIDDEN void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now);
+static inline int cp_thread__grow_stack(struct cp_thread *t)
+{
+	return cp_cct__grow_stack(&t->cct);
+}
+/* A hook of t was abandoned part-way (interpose.c); runs with busy held. */
+static inline void cp_thread__repair(struct cp_thread *t)
+{
+	cp_cct__repair(&t->cct);
+}
+/* Close every open frame at now, as if the calls returned then. */
+static inline void cp_thread__close_open(struct cp_thread *t, uint64_t now)
+{
+	t->open_frames += cp_cct__close_open(&t->cct, now);
+}
+/* Close the frames a jump to stack pointer target abandoned (cp_cct__unwind_to). */
+static inline void cp_thread__unwind_to(struct cp_thread *t, uintptr_t target, uint64_t now)
+{
+	t->reconciled += cp_cct__unwind_to(&t->cct, target, now, cp_hook_mode == CP_MODE_TIMING);
+}
 CP_HIDDEN void cp_thread__exited(void *arg);
 CP_HIDDEN void cp_thread__reset_after_fork(struct cp_thread *t);
 CP_HIDDEN void cp_thread__fold_lock(void);

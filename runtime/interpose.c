@@ -111,12 +111,12 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 
 		if (t->owner) {
 			int side_was = t->busy;
-			struct cp_frame *sig = t->stack->f + 1; /* the outermost handler's */
+			struct cp_frame *sig = t->cct.stack->f + 1; /* the outermost handler's */
 
 			t->busy = 1;
 			if (side_was == 1)
 				cp_thread__repair(t); /* a handler's hook was abandoned */
-			if (t->top >= sig && target <= sig->sp + 16) {
+			if (t->cct.top >= sig && target <= sig->sp + 16) {
 				/*
 				 * A jump inside the handler (below its trampoline's
 				 * frame): the hook it interrupted is not abandoned,

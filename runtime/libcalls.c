@@ -330,8 +330,8 @@ uintptr_t cp_libcalls__enter(uint64_t idx, uintptr_t *slotp)
 	 * as for an instrumented function: just below the return slot.
 	 */
 	t = cp_self;
-	if (t && !t->busy && t->top->fn == s->fn && t->top->sp < (uintptr_t)slotp)
-		t->top->sp = (uintptr_t)slotp - 16;
+	if (t && !t->busy && t->cct.top->fn == s->fn && t->cct.top->sp < (uintptr_t)slotp)
+		t->cct.top->sp = (uintptr_t)slotp - 16;
 	return s->target;
 }
 

@@ -191,7 +191,7 @@ static void retire(uint32_t idx)
 
 	cp_thread__fold_lock();
 	for (t = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE); t; t = t->next) {
-		for (struct cp_chunk *c = t->chunks; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+		for (struct cp_chunk *c = t->cct.chunks; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 			uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
 			for (uint32_t i = 0; i < used; i++) {

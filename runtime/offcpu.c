@@ -472,7 +472,7 @@ uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid)
  */
 static void top_span(const struct cp_thread *t, uint64_t end_ticks, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t start = t->top->start, now, mono, again;
+	uint64_t start = t->cct.top->start, now, mono, again;
 	int tries = 0;
 
 	*lo = 0;
@@ -517,10 +517,10 @@ static void charge_span(struct cp_thread *t, uint64_t out, uint64_t in, int pree
 	uint64_t a = out > lo ? out : lo, b = in < hi ? in : hi;
 	uint64_t own = b > a ? b - a : 0, rest = in - out - own;
 
-	if (rest && t->top > t->stack->f)
-		charge(t->top[-1].node, rest, preempted, own < rest);
+	if (rest && t->cct.top > t->cct.stack->f)
+		charge(t->cct.top[-1].node, rest, preempted, own < rest);
 	if (own || !rest)
-		charge(t->top->node, own, preempted, own >= rest);
+		charge(t->cct.top->node, own, preempted, own >= rest);
 }
 
 /*
@@ -535,7 +535,7 @@ void cp_offcpu__drain(struct cp_thread *t)
 void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
 {
 	struct cp_perf *p = &t->perf;
-	struct cp_node *n = t->top->node;
+	struct cp_node *n = t->cct.top->node;
 	uint64_t head = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
 	uint64_t pos = t->sw_seen, lo = 0, hi = UINT64_MAX;
 	int spanned = 0;

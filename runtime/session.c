@@ -195,7 +195,7 @@ static void atfork_child(void)
 	cp_thread__reset_after_fork(cp_self);
 	/* What the child ran: calls, or a return from a frame open at the fork. */
 	cp_session.fork_thread = cp_self;
-	cp_session.fork_depth = cp_self ? (uint64_t)(cp_self->top - cp_self->stack->f) : 0;
+	cp_session.fork_depth = cp_self ? (uint64_t)(cp_self->cct.top - cp_self->cct.stack->f) : 0;
 	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
@@ -313,14 +313,14 @@ __attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
  */
 static int thread_ran_code(const struct cp_thread *t)
 {
-	uint32_t nn = __atomic_load_n(&t->nnodes, __ATOMIC_ACQUIRE), id = 1;
+	uint32_t nn = __atomic_load_n(&t->cct.nnodes, __ATOMIC_ACQUIRE), id = 1;
 
-	if (t->lost.calls || t->lost_events || t->unpaired_exits)
+	if (t->cct.lost.calls || t->lost_events || t->unpaired_exits)
 		return 1;
 	for (int k = 0; k < CP_MUTE_KINDS; k++)
 		if (t->unrecorded[k])
 			return 1;
-	for (const struct cp_chunk *c = t->chunks; c && id < nn;
+	for (const struct cp_chunk *c = t->cct.chunks; c && id < nn;
 	     c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
 		uint32_t used = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
@@ -328,7 +328,7 @@ static int thread_ran_code(const struct cp_thread *t)
 			const struct cp_node *n = &c->n[i];
 
 			/* A side tree's first level names contexts of its thread, not calls. */
-			if (t->owner && n->parent == &t->root)
+			if (t->owner && n->parent == &t->cct.root)
 				continue;
 			if (n->fn >= CP_FN_REGION_BASE && (n->calls || n->ticks))
 				return 1;
@@ -354,7 +354,7 @@ int cp_session__ran_code(void)
 	if (cp_session.api_used)
 		return 1;
 	if (f && ((f->flags & CP_THREAD_EXITED) ||
-		  (uint64_t)(f->top - f->stack->f) != cp_session.fork_depth))
+		  (uint64_t)(f->cct.top - f->cct.stack->f) != cp_session.fork_depth))
 		return 1;
 	for (struct cp_thread *t = cp_session.threads; t; t = t->next)
 		if (thread_ran_code(t) || (t->side && thread_ran_code(t->side)))

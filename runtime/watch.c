@@ -551,9 +551,9 @@ void cp_watch__fork_child(void)
 		return;
 	}
 	if (t) {
-		t->stack->older = NULL;
+		t->cct.stack->older = NULL;
 		if (t->owner) {
-			t->owner->stack->older = NULL;
+			t->owner->cct.stack->older = NULL;
 		} else {
 			t->side = NULL;
 		}
