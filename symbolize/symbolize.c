@@ -85,11 +85,11 @@ struct sym_module {
 	struct sym_entry *syms;	     /* function symbols by start, one per address */
 	size_t nsyms;		     /* entries in syms */
 	int cus_indexed;	     /* cus has been built */
-	uint64_t dw_bias;	     /* Dwfl address = DWARF address + dw_bias */
+	uint64_t dw_bias;	     /* Dwfl address = DWARF address + dw_bias (set by
+				      * sym_module__dwarf, before either index) */
 	struct sym_die_range *cus;   /* CU address ranges by start */
 	size_t ncus;		     /* entries in cus */
 	int fns_indexed;	     /* fns has been built */
-	uint64_t fn_dw_bias;	     /* Dwfl address = DWARF address + fn_dw_bias */
 	struct sym_die_range *fns;   /* subprogram address ranges by start */
 	size_t nfns;		     /* entries in fns */
 	int main_found;		     /* main_vaddr looked for: 1 found, -1 not */
@@ -898,10 +898,21 @@ static Dwarf_Die *die_ranges__find(struct sym_die_range *r, size_t n, uint64_t a
  * line lookups in clang-built code fail.  This index of every CU's
  * DW_AT_ranges / low_pc..high_pc is the fallback, built on the first miss.
  */
+/* m's DWARF (NULL if it has none), with m->dw_bias set: what both indexes read. */
+static Dwarf *sym_module__dwarf(struct sym_module *m)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(m->mod, &bias);
+
+	if (dw)
+		m->dw_bias = bias;
+	return dw;
+}
+
 static void sym_module__index_cus(struct sym_module *m)
 {
 	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Addr bias, base, start, end;
+	Dwarf_Addr base, start, end;
 	Dwarf_Die cudie, subdie;
 	Dwarf_Half version;
 	uint8_t type;
@@ -909,10 +920,9 @@ static void sym_module__index_cus(struct sym_module *m)
 	Dwarf *dw;
 
 	m->cus_indexed = 1;
-	dw = dwfl_module_getdwarf(m->mod, &bias);
+	dw = sym_module__dwarf(m);
 	if (!dw)
 		return;
-	m->dw_bias = bias;
 	for (; dwarf_get_units(dw, cu, &next, &version, &type, &cudie, &subdie) == 0; cu = next) {
 		ptrdiff_t off = 0;
 
@@ -998,7 +1008,6 @@ static void index_fns_below(struct sym_module *m, Dwarf_Die *die, size_t *alloc,
 static void sym_module__index_fns(struct sym_module *m)
 {
 	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Addr bias;
 	Dwarf_Die cudie, subdie;
 	Dwarf_Half version;
 	uint8_t type;
@@ -1006,10 +1015,9 @@ static void sym_module__index_fns(struct sym_module *m)
 	Dwarf *dw;
 
 	m->fns_indexed = 1;
-	dw = dwfl_module_getdwarf(m->mod, &bias);
+	dw = sym_module__dwarf(m);
 	if (!dw)
 		return;
-	m->fn_dw_bias = bias;
 	for (; dwarf_get_units(dw, cu, &next, &version, &type, &cudie, &subdie) == 0; cu = next) {
 		if (type == DW_UT_compile || type == DW_UT_partial)
 			index_fns_below(m, &cudie, &alloc, 0);
@@ -1482,7 +1490,7 @@ static size_t symbolizer__scopes(struct cp_symbolizer *sym, uint64_t ip, Dwarf_D
 		return 0;
 	if (!m->fns_indexed)
 		sym_module__index_fns(m);
-	a = sym_module__dwfl_addr(m, ip) - m->fn_dw_bias;
+	a = sym_module__dwfl_addr(m, ip) - m->dw_bias;
 	fn = sym_module__fn_die(m, a);
 	if (!fn)
 		return 0;
