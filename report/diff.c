@@ -215,41 +215,14 @@ static uint64_t absdiff(const uint64_t v[2])
 static const uint64_t *values(const struct dpath *q, enum cp_metric m, uint64_t v[2])
 {
 	for (int s = 0; s < 2; s++) {
-		switch (m) {
-		case CP_METRIC_CALLS:
-			v[s] = q->calls[s];
-			break;
-		case CP_METRIC_SELF:
-			v[s] = q->self_ns[s];
-			break;
-		case CP_METRIC_CPU:
-			v[s] = cp_cpu_ns(q->total_ns[s], q->wait_ns[s], q->inactive_ns[s]);
-			break;
-		case CP_METRIC_WAIT:
-			v[s] = q->wait_ns[s];
-			break;
-		case CP_METRIC_INACTIVE:
-			v[s] = q->inactive_ns[s];
-			break;
-		case CP_METRIC_SAMPLES:
-			v[s] = q->samples[s];
-			break;
-		case CP_METRIC_SELF_CPU:
-			v[s] = cp_cpu_ns(q->self_ns[s], q->self_wait_ns[s], q->self_inactive_ns[s]);
-			break;
-		case CP_METRIC_SELF_WAIT:
-			v[s] = q->self_wait_ns[s];
-			break;
-		case CP_METRIC_SELF_INACTIVE:
-			v[s] = q->self_inactive_ns[s];
-			break;
-		case CP_METRIC_SELF_SAMPLES:
-			v[s] = q->self_samples[s];
-			break;
-		default:
-			v[s] = q->total_ns[s];
-			break;
-		}
+		const struct cp_figures f = {
+			.calls = q->calls[s], .total_ns = q->total_ns[s], .self_ns = q->self_ns[s],
+			.wait_ns = q->wait_ns[s], .inactive_ns = q->inactive_ns[s],
+			.self_wait_ns = q->self_wait_ns[s], .self_inactive_ns = q->self_inactive_ns[s],
+			.samples = q->samples[s], .self_samples = q->self_samples[s],
+		};
+
+		v[s] = cp_figures__metric(&f, m);
 	}
 	return v;
 }

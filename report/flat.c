@@ -32,28 +32,16 @@ static const char *agg_name(const struct cp_report_profile *rp, const struct cp_
 /* a's value of metric m (as cp_rnode__metric); total and self where only they are known. */
 static uint64_t agg_metric(const struct cp_agg *a, enum cp_metric m)
 {
+	const struct cp_figures f = {
+		.calls = a->calls, .total_ns = a->total_ns, .self_ns = a->self_ns,
+		.wait_ns = a->wait_ns, .inactive_ns = a->inactive_ns,
+		.self_wait_ns = a->self_wait_ns, .self_inactive_ns = a->self_inactive_ns,
+		.samples = a->samples, .self_samples = a->self_samples,
+	};
+
 	if (a->only_total && m != CP_METRIC_CALLS)
 		return cp_sort_value((enum cp_sort_key)m, a->calls, a->total_ns, a->total_ns);
-	switch (m) {
-	case CP_METRIC_CPU:
-		return cp_cpu_ns(a->total_ns, a->wait_ns, a->inactive_ns);
-	case CP_METRIC_WAIT:
-		return a->wait_ns;
-	case CP_METRIC_INACTIVE:
-		return a->inactive_ns;
-	case CP_METRIC_SAMPLES:
-		return a->samples;
-	case CP_METRIC_SELF_CPU:
-		return cp_cpu_ns(a->self_ns, a->self_wait_ns, a->self_inactive_ns);
-	case CP_METRIC_SELF_WAIT:
-		return a->self_wait_ns;
-	case CP_METRIC_SELF_INACTIVE:
-		return a->self_inactive_ns;
-	case CP_METRIC_SELF_SAMPLES:
-		return a->self_samples;
-	default:
-		return cp_sort_value((enum cp_sort_key)m, a->calls, a->total_ns, a->self_ns);
-	}
+	return cp_figures__metric(&f, m);
 }
 
 /* The qsort_r context of agg_cmp. */

@@ -111,32 +111,14 @@ int cp_metric__parse(const struct cp_report_profile *rp, const char *s, const ch
 
 uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m)
 {
-	switch (m) {
-	case CP_METRIC_CALLS:
-		return n->calls;
-	case CP_METRIC_SELF:
-		return n->self_ns;
-	case CP_METRIC_TOTAL:
-		return n->total_ns;
-	case CP_METRIC_CPU:
-		return cp_rnode__cpu(n);
-	case CP_METRIC_WAIT:
-		return n->wait_ns;
-	case CP_METRIC_INACTIVE:
-		return n->inactive_ns;
-	case CP_METRIC_SAMPLES:
-		return n->samples;
-	case CP_METRIC_SELF_CPU:
-		return cp_rnode__self_cpu(n);
-	case CP_METRIC_SELF_WAIT:
-		return n->self_wait_ns;
-	case CP_METRIC_SELF_INACTIVE:
-		return n->self_inactive_ns;
-	case CP_METRIC_SELF_SAMPLES:
-		return n->self_samples;
-	default:
-		return 0;
-	}
+	const struct cp_figures f = {
+		.calls = n->calls, .total_ns = n->total_ns, .self_ns = n->self_ns,
+		.wait_ns = n->wait_ns, .inactive_ns = n->inactive_ns,
+		.self_wait_ns = n->self_wait_ns, .self_inactive_ns = n->self_inactive_ns,
+		.samples = n->samples, .self_samples = n->self_samples,
+	};
+
+	return cp_figures__metric(&f, m);
 }
 
 /*

@@ -220,30 +220,14 @@ void cp_fields__title(const struct cp_fields *f, FILE *fp)
 
 uint64_t cp_row__metric(const struct cp_row *r, enum cp_metric m)
 {
-	switch (m) {
-	case CP_METRIC_CALLS:
-		return r->calls;
-	case CP_METRIC_SELF:
-		return r->self_ns;
-	case CP_METRIC_CPU:
-		return cp_cpu_ns(r->total_ns, r->wait_ns, r->inactive_ns);
-	case CP_METRIC_WAIT:
-		return r->wait_ns;
-	case CP_METRIC_INACTIVE:
-		return r->inactive_ns;
-	case CP_METRIC_SAMPLES:
-		return r->samples;
-	case CP_METRIC_SELF_CPU:
-		return cp_cpu_ns(r->self_ns, r->self_wait_ns, r->self_inactive_ns);
-	case CP_METRIC_SELF_WAIT:
-		return r->self_wait_ns;
-	case CP_METRIC_SELF_INACTIVE:
-		return r->self_inactive_ns;
-	case CP_METRIC_SELF_SAMPLES:
-		return r->self_samples;
-	default:
-		return r->total_ns;
-	}
+	const struct cp_figures f = {
+		.calls = r->calls, .total_ns = r->total_ns, .self_ns = r->self_ns,
+		.wait_ns = r->wait_ns, .inactive_ns = r->inactive_ns,
+		.self_wait_ns = r->self_wait_ns, .self_inactive_ns = r->self_inactive_ns,
+		.samples = r->samples, .self_samples = r->self_samples,
+	};
+
+	return cp_figures__metric(&f, m);
 }
 
 enum cp_metric cp_view_weight(const struct cp_report_profile *rp, const struct cp_view_opts *o)

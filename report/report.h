@@ -396,6 +396,48 @@ enum cp_metric {
 	CP_METRIC_NR
 };
 
+/*
+ * The figures every metric is made of: a context's, a table row's, a
+ * function's summed over contexts, one side of a diff.  cp_figures__metric
+ * is the one definition of each metric in terms of them (cpu is what is
+ * left of a time once wait and inactive are taken off, cp_cpu_ns).
+ */
+struct cp_figures {
+	uint64_t calls, total_ns, self_ns;
+	uint64_t wait_ns, inactive_ns, self_wait_ns, self_inactive_ns;
+	uint64_t samples, self_samples;
+};
+
+static inline uint64_t cp_figures__metric(const struct cp_figures *f, enum cp_metric m)
+{
+	switch (m) {
+	case CP_METRIC_CALLS:
+		return f->calls;
+	case CP_METRIC_SELF:
+		return f->self_ns;
+	case CP_METRIC_CPU:
+		return cp_cpu_ns(f->total_ns, f->wait_ns, f->inactive_ns);
+	case CP_METRIC_WAIT:
+		return f->wait_ns;
+	case CP_METRIC_INACTIVE:
+		return f->inactive_ns;
+	case CP_METRIC_SAMPLES:
+		return f->samples;
+	case CP_METRIC_SELF_CPU:
+		return cp_cpu_ns(f->self_ns, f->self_wait_ns, f->self_inactive_ns);
+	case CP_METRIC_SELF_WAIT:
+		return f->self_wait_ns;
+	case CP_METRIC_SELF_INACTIVE:
+		return f->self_inactive_ns;
+	case CP_METRIC_SELF_SAMPLES:
+		return f->self_samples;
+	case CP_METRIC_TOTAL:
+		return f->total_ns;
+	default:
+		return 0;
+	}
+}
+
 /* Its name on the command line and in captions: "cpu", "self-cpu", ... */
 const char *cp_metric__name(enum cp_metric m);
 /* The metric named s, or -1. */
