@@ -194,10 +194,31 @@ static int listable(const char *s)
 	return *s && !strpbrk(s, ", ()[]{}<>'`\"\\");
 }
 
+/*
+ * If s ends with close, cut it at the open that matches: 0, or -1 when
+ * none does.
+ */
+static int cut_group(char *s, char open, char close)
+{
+	int depth = 0;
+	char *p;
+
+	if (!*s || s[strlen(s) - 1] != close)
+		return 0;
+	for (p = s + strlen(s); p-- > s;) {
+		depth += *p == close ? 1 : *p == open ? -1 : 0;
+		if (!depth) {
+			*p = '\0';
+			return 0;
+		}
+	}
+	return -1;
+}
+
 char *cp_exclude_name(const char *name)
 {
 	char *s = xstrdup(name), *p, *last;
-	int depth = 0;
+	int depth;
 
 	/* gcc's clones: "f(int) [clone .isra.0]" (C++), "f.part.0" (C). */
 	while ((p = strstr(s, " [clone ")))
@@ -206,29 +227,13 @@ char *cp_exclude_name(const char *name)
 	       cut_suffix(s, " &"))
 		;
 	/* The parameter list: from the last ')' back to its '('. */
-	if (*s && s[strlen(s) - 1] == ')') {
-		for (p = s + strlen(s); p-- > s;) {
-			depth += *p == ')' ? 1 : *p == '(' ? -1 : 0;
-			if (!depth)
-				break;
-		}
-		if (p < s)
-			goto none;
-		*p = '\0';
-	}
+	if (cut_group(s, '(', ')'))
+		goto none;
 	if (strstr(s, "operator"))
 		goto none; /* "operator<", "operator long": no safe spelling */
 	/* A function template's arguments: gcc spells them its way ("long int"). */
-	if (*s && s[strlen(s) - 1] == '>') {
-		for (p = s + strlen(s); p-- > s;) {
-			depth += *p == '>' ? 1 : *p == '<' ? -1 : 0;
-			if (!depth)
-				break;
-		}
-		if (p < s)
-			goto none;
-		*p = '\0';
-	}
+	if (cut_group(s, '<', '>'))
+		goto none;
 	/* A return type, which c++filt prints for template instances: up to the last outer space. */
 	depth = 0;
 	for (p = last = s; *p; p++) {
