@@ -23,6 +23,7 @@ static const struct {
 	{ "export", cmd_export, "write a profile in another format" },
 	{ "merge", cmd_merge, "merge many profiles into one, keeping the spread across them" },
 	{ "diff", cmd_diff, "compare two profiles call path by call path" },
+	{ "attach", cmd_attach, "profile a running instrumented program for a while" },
 	{ "dump", cmd_dump, "snapshot the profile of a recorded program that runs on" },
 	{ "cc", cmd_cc, "compile with -g and instrumentation (also c++; or callprof COMPILER)" },
 	{ "c++", cmd_cc, "the same with the C++ compiler" },

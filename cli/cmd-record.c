@@ -75,7 +75,7 @@ static const char *const call_graph_choices[] = { "dwarf", "fp", NULL };
  * libcallprof.so, whose directory holds the others), else next to the tool
  * (build tree) or in PREFIX/lib/callprof.
  */
-static char *find_runtime(const char *lib)
+char *cp_find_runtime(const char *lib)
 {
 	const char *env = getenv("CALLPROF_LIB");
 	static const char *const rel[] = { "", "../lib/callprof/", "../lib/" };
@@ -758,7 +758,7 @@ static int parse_signal(const char *arg)
  * capabilities and the machine's perf_event_paranoid, so its answer is
  * ours.  0, or the errno of the refusal.
  */
-static int probe_cpu_sampling(unsigned hz, int switches)
+int cp_probe_cpu_sampling(unsigned hz, int switches)
 {
 	struct perf_event_attr a;
 	long fd;
@@ -1001,7 +1001,7 @@ int cmd_record(int argc, const char **argv)
 		goto out;
 	}
 	if (mode == REC_CPU) {
-		int err = probe_cpu_sampling(hz ? hz : CPU_DEFAULT_HZ, !no_offcpu);
+		int err = cp_probe_cpu_sampling(hz ? hz : CPU_DEFAULT_HZ, !no_offcpu);
 
 		/*
 		 * Clock times are worth more than no times, also when --time=cpu
@@ -1018,7 +1018,7 @@ int cmd_record(int argc, const char **argv)
 	} else if (mode == REC_TIMING && sample && !hz) {
 		hz = CP_SAMPLE_DEFAULT_HZ;
 	}
-	lib = find_runtime(mode_libs[mode]);
+	lib = cp_find_runtime(mode_libs[mode]);
 	if (!lib)
 		cp_die("cannot find %s next to callprof or in ../lib/callprof "
 		    "(set CALLPROF_LIB to the path of libcallprof.so)", mode_libs[mode]);

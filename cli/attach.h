@@ -1,0 +1,58 @@
+/*
+ * attach.h - `callprof attach PID`: exact call profiles of a program that is
+ * already running (docs/internals/attach.md).
+ *
+ * cmd-attach.c parses the options and reports; attach-check.c decides
+ * whether PID can be attached to at all, before anything in it changes;
+ * attach-ptrace.c does the attaching: it loads a fresh copy of the runtime
+ * into the process with the process's own dlopen, points the
+ * __cyg_profile_func_enter/exit slots of its modules at the copy's hooks,
+ * and points them back at the end.
+ */
+#ifndef CP_CLI_ATTACH_H
+#define CP_CLI_ATTACH_H
+
+#include <limits.h>
+#include <sys/types.h>
+
+/* What the checks learnt about the process. */
+struct cp_attach_target {
+	pid_t pid;
+	uid_t uid;	     /* its real user */
+	char exe[PATH_MAX];  /* /proc/PID/exe's target */
+	char comm[32];	     /* /proc/PID/comm */
+};
+
+/*
+ * Can PID be attached to?  0 and *t filled in, or -1 after one line on
+ * stderr (cp_error) naming the process and what stands in the way: no such
+ * process, another user's, ptrace forbidden (Yama, undumpable, traced by
+ * another process), a 32-bit or static program, one whose modules never
+ * call __cyg_profile_func_enter (not built with -finstrument-functions),
+ * one that `callprof record` already records.  Changes nothing in PID.
+ */
+int cp_attach__check(pid_t pid, struct cp_attach_target *t);
+
+/* What `callprof attach` asks for. */
+struct cp_attach_opts {
+	const char *runtime;	   /* path of the mode's runtime library */
+	const char *out;	   /* absolute path of the profile */
+	const char *const *env;	   /* "NAME=VALUE" settings for the runtime, NULL-terminated */
+	double duration;	   /* seconds; 0: until Ctrl-C or the process ends */
+};
+
+/* How the window ended. */
+struct cp_attach_result {
+	int ended;	     /* the process ended during the window */
+	int status;	     /* then its wait status, if known (else -1) */
+	double window;	     /* seconds the hooks were ours */
+	unsigned threads;    /* threads stopped at attach */
+	unsigned open;	     /* instrumented calls open at attach, seeded */
+	int wrote;	     /* the profile was written (by the process or its watcher) */
+};
+
+/* Attach, record for the window, detach.  0, or -1 after one line on stderr. */
+int cp_attach__run(const struct cp_attach_target *t, const struct cp_attach_opts *o,
+		   struct cp_attach_result *r);
+
+#endif /* CP_CLI_ATTACH_H */

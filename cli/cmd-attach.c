@@ -1,0 +1,243 @@
+/*
+ * cmd-attach.c - `callprof attach [options] PID`: exact call profiles of a
+ * program built with -finstrument-functions that was started without
+ * callprof, for a window of its run (docs/callprof-attach.1.md).
+ *
+ * The checks (attach-check.c) come first and change nothing; the attaching
+ * itself is attach-ptrace.c's.  Record's options that make sense for a
+ * process that already runs are accepted with record's meaning: the mode
+ * and time source, the clock, the off-CPU split, the sampling rate and the
+ * record-time selection.  What only a program's start can give is refused
+ * with a line saying so (--libcalls needs every GOT slot bound at start;
+ * --dump-on would install a signal handler in the program: `callprof dump
+ * PID` does the same without one).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/attach.h"
+#include "cli/builtin.h"
+#include "cli/options.h"
+#include "cli/select.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+static const char *const attach_usage[] = {
+	"callprof attach [-o FILE] [--duration SECS] [--time=cpu|clock|none] "
+	"[--mode=cpu|timing|counting|coverage] [--clock=CLOCK] [--no-offcpu] [--sample=HZ] PID",
+	"callprof attach [--include|--exclude|--exclude-tree PATTERN]... [--regex] "
+	"[--exclude-file GLOB]... [--exclude-module GLOB]... [--start FN]... [--max-depth N] "
+	"[--budget PCT] PID",
+	NULL,
+};
+
+enum attach_mode { AT_CPU, AT_TIMING, AT_COUNTING, AT_COVERAGE };
+static const char *const mode_choices[] = { "cpu", "timing", "counting", "coverage", NULL };
+static const char *const mode_libs[] = { "libcallprof-cpu.so", "libcallprof.so",
+					 "libcallprof-counting.so", "libcallprof-coverage.so" };
+enum attach_time { TIME_CPU, TIME_CLOCK, TIME_NONE };
+static const char *const time_choices[] = { "cpu", "clock", "none", NULL };
+static const int mode_time[] = { TIME_CPU, TIME_CLOCK, TIME_NONE, TIME_NONE };
+static const char *const clock_choices[] = { "auto", "tsc", "tsc-fast", "monotonic", NULL };
+
+#define CPU_DEFAULT_HZ 3989 /* as record: runtime/internal.h, CP_CPU_DEFAULT_HZ */
+
+static int resolve_mode(int mode, int time)
+{
+	static const int time_mode[] = { AT_CPU, AT_TIMING, AT_COUNTING };
+
+	if (mode >= 0 && time >= 0 && mode_time[mode] != time)
+		cp_usage_error(attach_usage, "--mode=%s and --time=%s disagree", mode_choices[mode],
+			       time_choices[time]);
+	if (mode >= 0)
+		return mode;
+	return time >= 0 ? time_mode[time] : AT_CPU;
+}
+
+static char *absolute(const char *path)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return xstrdup(path);
+	return xstrfmt("%s/%s", cwd, path);
+}
+
+static void push_env(const char ***env, size_t *n, char *setting)
+{
+	*env = xrealloc(*env, (*n + 2) * sizeof(**env));
+	(*env)[(*n)++] = setting;
+	(*env)[*n] = NULL;
+}
+
+int cmd_attach(int argc, const char **argv)
+{
+	const char *out = "callprof.out", *sample = NULL, *max_depth = NULL, *budget = NULL,
+		   *duration = NULL, *dump_on = NULL;
+	const char **env = NULL;
+	size_t nenv = 0;
+	char *filter = NULL, *lib = NULL, *outabs = NULL;
+	struct cp_select sel = { 0 };
+	struct cp_attach_target t;
+	struct cp_attach_opts o = { 0 };
+	struct cp_attach_result r = { 0 };
+	struct stat st;
+	int n, mode = -1, time_src = -1, clock = 0, no_offcpu = 0, libcalls = 0, ret = 1;
+	unsigned hz = 0;
+	pid_t pid;
+	const struct cp_option opts[] = {
+		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
+		{ CP_OPT_STRING, 0, "duration", &duration, "SECS",
+		  "record for SECS seconds (default: until Ctrl-C or the program ends)" },
+		{ CP_OPT_CHOICE, 0, "time", &time_src, "SOURCE",
+		  "cpu (default): CPU time sampled per call path; clock: every call timed; "
+		  "none: counts only", time_choices },
+		{ CP_OPT_CHOICE, 0, "mode", &mode, "MODE",
+		  "cpu (default), timing, counting or coverage, as record", mode_choices },
+		{ CP_OPT_CHOICE, 0, "clock", &clock, "CLOCK",
+		  "auto (default), tsc, tsc-fast, monotonic, as record", clock_choices },
+		{ CP_OPT_FLAG, 0, "no-offcpu", &no_offcpu, NULL,
+		  "do not track context switches (no wait/inactive split)" },
+		{ CP_OPT_OPTARG, 0, "sample", &sample, "HZ",
+		  "sample CPU time HZ times a second (--time=cpu) or the running line (--time=clock)" },
+		{ CP_OPT_FLAG, 0, "libcalls", &libcalls, NULL, "refused: needs record" },
+		{ CP_OPT_STRING, 0, "dump-on", &dump_on, "SIG", "refused: use callprof dump PID" },
+		{ CP_OPT_LIST, 0, "include", &sel.include, "PATTERN",
+		  "record only functions whose name matches (as record)" },
+		{ CP_OPT_LIST, 0, "exclude", &sel.exclude, "PATTERN",
+		  "no node for matching functions (as record)" },
+		{ CP_OPT_LIST, 0, "exclude-tree", &sel.exclude_tree, "PATTERN",
+		  "leave out matching functions and everything they call" },
+		{ CP_OPT_FLAG, 0, "regex", &sel.regex, NULL, "name patterns are POSIX extended regular expressions" },
+		{ CP_OPT_LIST, 0, "exclude-file", &sel.exclude_file, "GLOB",
+		  "exclude the functions declared in matching source files" },
+		{ CP_OPT_LIST, 0, "exclude-module", &sel.exclude_module, "GLOB",
+		  "exclude the functions of matching modules" },
+		{ CP_OPT_LIST, 0, "start", &sel.start, "FN", "record only while a matching function is open" },
+		{ CP_OPT_STRING, 0, "max-depth", &max_depth, "N", "fold calls deeper than N" },
+		{ CP_OPT_STRING, 0, "budget", &budget, "PCT", "with --time=clock: as record" },
+		{ CP_OPT_END },
+	};
+
+	n = cp_parse_options(argc, argv, opts, attach_usage, 0);
+	if (n != 1)
+		cp_usage_error(attach_usage, n ? "attach takes one process id" : "attach needs a process id");
+	pid = (pid_t)cp_parse_pid(argv[0], "attach", attach_usage);
+	if (!*out)
+		cp_usage_error(attach_usage, "-o needs a file name");
+	if (libcalls)
+		cp_usage_error(attach_usage, "--libcalls needs every GOT slot bound when the program "
+			       "starts: use callprof record --libcalls");
+	if (dump_on)
+		cp_usage_error(attach_usage, "--dump-on would install a signal handler in the program: "
+			       "use callprof dump PID while attached");
+	if (duration) {
+		char *end;
+
+		o.duration = strtod(duration, &end);
+		if (*end || end == duration || !(o.duration > 0 && o.duration <= 1e7))
+			cp_usage_error(attach_usage, "--duration wants seconds (e.g. 2 or 0.5), not '%s'",
+				       duration);
+	}
+	if (sample && *sample) {
+		char *end;
+		unsigned long v = strtoul(sample, &end, 10);
+
+		if (*end || !v || v > 100000)
+			cp_usage_error(attach_usage, "--sample wants a rate from 1 to 100000 Hz, not '%s'",
+				       sample);
+		hz = (unsigned)v;
+	}
+	if (max_depth)
+		sel.max_depth = (unsigned)cp_parse_number(max_depth, 1, 1000000, "--max-depth",
+							  attach_usage);
+	if (budget) {
+		char *end;
+		double v = strtod(budget, &end);
+
+		if (*end == '%')
+			end++;
+		if (*end || end == budget || !(v >= 0.01 && v <= 100))
+			cp_usage_error(attach_usage, "--budget wants a percentage from 0.01 to 100, not '%s'",
+				       budget);
+		sel.budget = (unsigned)(v * 100 + 0.5);
+	}
+	mode = resolve_mode(mode, time_src);
+	if ((sel.start || sel.max_depth) && mode == AT_COVERAGE)
+		cp_usage_error(attach_usage, "--start and --max-depth need --mode=cpu, timing or counting");
+	if (sel.budget && mode != AT_TIMING)
+		cp_usage_error(attach_usage, "--budget needs --time=clock (--mode=timing)");
+	cp_select__check(&sel, attach_usage);
+
+	if (cp_attach__check(pid, &t))
+		return 1;
+	cp_outfile__add_input(t.exe);
+	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
+		return 1;
+	outabs = absolute(out);
+	if (mode == AT_CPU && cp_probe_cpu_sampling(hz ? hz : CPU_DEFAULT_HZ, !no_offcpu)) {
+		cp_warning("CPU-time sampling unavailable: timing each call with the clock instead "
+			   "(--time=clock: times include the hooks' cost)");
+		mode = AT_TIMING;
+		hz = 0;
+	}
+	lib = cp_find_runtime(mode_libs[mode]);
+	if (!lib) {
+		cp_error("cannot find %s next to callprof or in ../lib/callprof "
+			 "(set CALLPROF_LIB to the path of libcallprof.so)", mode_libs[mode]);
+		goto out;
+	}
+	if (cp_select__write(&sel, t.exe, &filter))
+		goto out;
+	push_env(&env, &nenv, xstrfmt("CALLPROF_OUT=%s", outabs));
+	push_env(&env, &nenv, xstrfmt("CALLPROF_ROOT_PID=%d", (int)pid));
+	if (clock)
+		push_env(&env, &nenv, xstrfmt("CALLPROF_CLOCK=%s", clock_choices[clock]));
+	if (no_offcpu)
+		push_env(&env, &nenv, xstrdup("CALLPROF_OFFCPU=0"));
+	if (filter)
+		push_env(&env, &nenv, xstrfmt("CALLPROF_FILTER=%s", filter));
+	if (hz)
+		push_env(&env, &nenv, xstrfmt("CALLPROF_SAMPLE=%u", hz));
+	o.runtime = lib;
+	o.out = outabs;
+	o.env = env;
+	if (!stat(outabs, &st) && S_ISREG(st.st_mode)) {
+		/* as record: one FILE.old at most, so FILE is never an older run's */
+		char *old = xstrfmt("%s.old", outabs);
+
+		if (rename(outabs, old))
+			cp_warning("cannot move the previous %s aside: %s", out, strerror(errno));
+		else
+			fprintf(stderr, "callprof: moved the previous %s to %s.old\n", out, out);
+		free(old);
+	}
+	if (cp_attach__run(&t, &o, &r))
+		goto out;
+	if (r.ended)
+		fprintf(stderr, "callprof: process %d (%s) ended during the window\n", (int)pid, t.comm);
+	if (!r.wrote) {
+		cp_error("process %d (%s) ran no instrumented code in the %.2f s window: no profile "
+			 "written", (int)pid, t.comm, r.window);
+		goto out;
+	}
+	fprintf(stderr, "callprof: attached to %d (%s) for %.2f s, %u thread%s, %u call%s open at "
+		"attach; wrote %s\n", (int)pid, t.comm, r.window, r.threads, r.threads == 1 ? "" : "s",
+		r.open, r.open == 1 ? "" : "s", out);
+	ret = 0;
+out:
+	if (filter)
+		unlink(filter);
+	for (size_t i = 0; i < nenv; i++)
+		free((char *)env[i]);
+	free(env);
+	free(filter);
+	free(lib);
+	free(outabs);
+	return ret;
+}
