@@ -196,7 +196,7 @@ static int by_start(const void *a, const void *b)
  */
 void cp_filter__init(void)
 {
-	const char *path = getenv("CALLPROF_FILTER");
+	const char *path = cp_getenv("CALLPROF_FILTER");
 	struct place_arg a = { 0 };
 	struct stat st;
 	char *text;

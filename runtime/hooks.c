@@ -329,6 +329,8 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		t = cp_thread__setup();
 		if (!t)
 			goto out;
+		if (cp_attach.area)
+			cp_attach__seed_thread(t);
 	} else if (!cp_gate__live()) {
 		goto out; /* a clone child: t is its parent's (control.c) */
 	}
@@ -387,6 +389,16 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	uint64_t now = now_ticks();
 	struct cp_frame *f, *base;
 
+	/* Attached: a thread's first hook may be the exit of a call open at the attach. */
+	if (!t && cp_attach.area && cp_session.state == CP_STATE_ON) {
+		int saved_errno = errno;
+
+		t = cp_thread__setup();
+		if (t)
+			cp_attach__seed_thread(t);
+		now = now_ticks();
+		errno = saved_errno;
+	}
 	if (!t || !cp_gate__live())
 		return;
 	if (t->busy == CP_MUTED) {
@@ -586,6 +598,27 @@ out:
 		cp_self = owner;
 }
 
+/*
+ * A call that was open when callprof attach began (attach.c): entered as
+ * any call, then its count moved to open_at_start, its start set to the
+ * attach.  A marker (excluded function) or a muted thread pushes no frame.
+ */
+void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp,
+		    uint64_t start)
+{
+	struct cp_frame *before = t->cct.top;
+
+	enter_slow(t, fn, site, sp);
+	if (t->cct.top == before + 1 && t->cct.top->fn == fn) {
+		struct cp_node *n = t->cct.top->node;
+
+		n->calls--;
+		n->open_at_start++;
+		if (t->cct.top->start != CP_UNTIMED)
+			t->cct.top->start = start;
+	}
+}
+
 #else /* CP_HOOK_MODE == HOOKS_COVERAGE */
 
 /* First call of fn in this thread (or no thread state yet): record it. */
@@ -641,6 +674,12 @@ uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 }
 
 void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread *owner)
+{
+}
+
+/* Coverage has no frames: a call open at the attach is a function seen once it returns. */
+void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp,
+		    uint64_t start)
 {
 }
 

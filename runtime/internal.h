@@ -644,4 +644,50 @@ CP_HIDDEN void cp_modules__unlock(void);
 CP_HIDDEN void cp_modules__keep(void (*keep)(const void *p, size_t bytes));
 CP_HIDDEN void cp_modules__reset_lock(void);
 
+/*
+ * attach.c: the runtime in a process `callprof attach` loaded it into.
+ * The tool writes the seed area (struct cp_attach_area) through
+ * /proc/PID/mem while the threads are stopped: its layout is shared with
+ * cli/attach-ptrace.c, which checks magic.
+ */
+#define CP_ATTACH_MAGIC 0x3148434154545043ull /* "CPTTACH1" */
+#define CP_ATTACH_MAX_THREADS 8192
+#define CP_ATTACH_MAX_FRAMES 131072
+struct cp_attach_seed_frame {
+	uint64_t fn;   /* function entry, as the enter hook gets it */
+	uint64_t site; /* return address into its caller */
+	uint64_t sp;   /* its hook frame's address, near enough (cp_frame.sp) */
+};
+struct cp_attach_seed_thread {
+	uint32_t tid;
+	uint32_t nframes; /* open instrumented calls, outermost first */
+	uint32_t first;	  /* index of the outermost in frames[] */
+	uint32_t pad;
+};
+struct cp_attach_area {
+	uint64_t magic;
+	uint64_t max_threads, max_frames;
+	uint64_t t0_tsc, t0_mono_ns; /* when the threads went on */
+	uint32_t nthreads;	     /* entries of threads[], sorted by tid; stored last */
+	uint32_t pad;
+	struct cp_attach_seed_thread threads[CP_ATTACH_MAX_THREADS];
+	struct cp_attach_seed_frame frames[CP_ATTACH_MAX_FRAMES];
+};
+struct cp_attach {
+	int on;			    /* started by callprof_attach_start */
+	struct cp_attach_area *area; /* seeds, or NULL */
+	const char *log;	    /* where warnings go (CALLPROF_ATTACH_LOG), or NULL */
+	uint64_t seeded;	    /* frames pushed from seeds */
+};
+extern struct cp_attach cp_attach CP_HIDDEN;
+CP_HIDDEN int cp_attach__loaded_by_tool(void);
+/* getenv, or in attach mode the tool's settings (the process's environment is not ours). */
+CP_HIDDEN const char *cp_getenv(const char *name);
+CP_HIDDEN void cp_attach__seed_thread(struct cp_thread *t);
+/* In attach mode: a warning line goes to the tool's log (0), never to stderr; -1 otherwise. */
+CP_HIDDEN int cp_attach__log(const char *line, size_t len);
+/* hooks.c: enter fn as a call open at the attach (not counted; open_at_start). */
+CP_HIDDEN void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp,
+			      uint64_t start);
+
 #endif /* CP_RUNTIME_INTERNAL_H */

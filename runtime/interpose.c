@@ -316,7 +316,7 @@ CP_INTERPOSE_CALL int pthread_setname_np(pthread_t thread, const char *name)
 static char **before_exec(char *const envp[])
 {
 	static char count_var[sizeof(EXEC_COUNT) + 12];
-	const char *prev = getenv("CALLPROF_EXEC_COUNT");
+	const char *prev = cp_getenv("CALLPROF_EXEC_COUNT");
 	unsigned n = (prev ? (unsigned)strtoul(prev, NULL, 10) : 0) + 1;
 	size_t nenv = 0, k = 0;
 	char **env;

@@ -710,7 +710,7 @@ static uint8_t *make_stubs(uint32_t n, size_t *bytes)
 
 void cp_libcalls__init(void)
 {
-	const char *want = getenv("CALLPROF_LIBCALLS");
+	const char *want = cp_getenv("CALLPROF_LIBCALLS");
 	int saved_errno = errno;
 	struct lc_scan *sc;
 	uint8_t *code = NULL;

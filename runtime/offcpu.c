@@ -106,8 +106,8 @@ static unsigned sample_hz;
 
 void cp_offcpu__init(void)
 {
-	const char *off = getenv("CALLPROF_OFFCPU");
-	const char *hz = getenv("CALLPROF_SAMPLE");
+	const char *off = cp_getenv("CALLPROF_OFFCPU");
+	const char *hz = cp_getenv("CALLPROF_SAMPLE");
 
 	if (cp_hook_mode != CP_MODE_TIMING && cp_hook_mode != CP_MODE_CPU)
 		return;

@@ -40,7 +40,7 @@ struct cp_session cp_session = { .fold_lock = PTHREAD_MUTEX_INITIALIZER };
  */
 static void resolve_out_base(void)
 {
-	const char *out = getenv("CALLPROF_OUT");
+	const char *out = cp_getenv("CALLPROF_OUT");
 	char *base = cp_session.out_base;
 	size_t cap = sizeof(cp_session.out_base) - 32, pos = 0, len;
 
@@ -69,7 +69,7 @@ static void resolve_out_base(void)
  */
 static void read_status_path(void)
 {
-	const char *s = getenv("CALLPROF_STATUS");
+	const char *s = cp_getenv("CALLPROF_STATUS");
 	size_t len = s ? strlen(s) : 0;
 
 	if (len && len < sizeof(cp_session.status) && s[0] == '/')
@@ -112,7 +112,7 @@ out:
  */
 static void set_out_path(void)
 {
-	const char *root = getenv("CALLPROF_ROOT_PID");
+	const char *root = cp_getenv("CALLPROF_ROOT_PID");
 	unsigned long pid = (unsigned long)getpid();
 	size_t pos = strlen(cp_session.out_base);
 
@@ -134,7 +134,7 @@ static void set_out_path(void)
 
 static void choose_clock(void)
 {
-	const char *want = getenv("CALLPROF_CLOCK");
+	const char *want = cp_getenv("CALLPROF_CLOCK");
 	int tsc = cp_clock_has_invariant_tsc();
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -160,9 +160,16 @@ static void choose_clock(void)
  */
 static sigset_t fork_mask;
 
+static int fork_skipped; /* a session that was over at the prepare: no handler acts */
+
 static void atfork_prepare(void)
 {
 	sigset_t all;
+
+	/* After callprof attach detached, this copy of the runtime is inert. */
+	fork_skipped = cp_attach.on && cp_session.state != CP_STATE_ON;
+	if (fork_skipped)
+		return;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
@@ -173,6 +180,8 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
+	if (fork_skipped)
+		return;
 	cp_watch__fork_parent();
 	cp_thread__fold_unlock();
 	cp_modules__unlock();
@@ -181,6 +190,8 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	if (fork_skipped)
+		return;
 	cp_watch__fork_child();
 	cp_gate__open(); /* after the data pages were shared afresh */
 	pthread_mutex_init(&cp_session.fold_lock, NULL);
@@ -244,9 +255,16 @@ int cp_session__init(void)
 	cp_filter__init();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
 	cp_interpose__init();
-	cp_signals__init();
+	/*
+	 * A process callprof attached to keeps its signal dispositions (a
+	 * crash or kill is the watcher's to write), and its GOT slots were
+	 * bound long ago (libcalls needs them bound at start).
+	 */
+	if (!cp_attach.on)
+		cp_signals__init();
 	cp_modules__refresh(0);
-	cp_libcalls__init(); /* after the module map: nothing it does must be in it */
+	if (!cp_attach.on)
+		cp_libcalls__init(); /* after the module map: nothing it does must be in it */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	__atomic_store_n(&cp_session.state, CP_STATE_ON, __ATOMIC_RELEASE);
 	errno = saved_errno;
@@ -256,6 +274,8 @@ int cp_session__init(void)
 /* Never a SIGPIPE or SIGXFSZ for the program: a line that cannot be written is lost. */
 static void write_stderr(const char *s)
 {
+	if (!cp_attach__log(s, strlen(s)))
+		return; /* attached: the program's stderr is not ours */
 	cp_write_all(2, s, strlen(s));
 }
 
@@ -297,6 +317,8 @@ void cp_warn_once(const char *msg)
 
 __attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
 {
+	if (cp_attach__loaded_by_tool())
+		return; /* callprof attach starts it (attach.c) */
 	if (cp_session.state == CP_STATE_NONE)
 		cp_session__init();
 	/* The main thread's tree starts now, before any instrumented code. */

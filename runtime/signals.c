@@ -237,7 +237,7 @@ CP_INTERPOSE sighandler_t __sysv_signal(int sig, sighandler_t h)
 void cp_signals__init(void)
 {
 	int saved_errno = errno;
-	const char *dump_on = getenv("CALLPROF_DUMP_ON");
+	const char *dump_on = cp_getenv("CALLPROF_DUMP_ON");
 
 	if (dump_on && *dump_on) {
 		char *end;

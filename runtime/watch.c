@@ -155,7 +155,7 @@ static int overcommit_never(void)
 /* At start-up, before anything else of the session is set. */
 void cp_watch__init(void)
 {
-	const char *env = getenv("CALLPROF_WATCH");
+	const char *env = cp_getenv("CALLPROF_WATCH");
 	struct find_data fd = { (uintptr_t)&cp_session, 0, 0 };
 
 	if ((env && !strcmp(env, "0")) || overcommit_never())
@@ -321,6 +321,10 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 
 		if (stale(x) && !(n > 0 && p[0].revents))
 			syscall(SYS_exit_group, 0);
+		/* callprof attach ended its window: the program runs on without us. */
+		if (cp_attach.on && __atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) &&
+		    !(n > 0 && p[0].revents))
+			syscall(SYS_exit_group, 0);
 		if (n <= 0)
 			continue;
 		if (p[0].revents)
@@ -403,7 +407,7 @@ void cp_watch__spawn(void)
 	memcpy(x->out, cp_session.out, sizeof(x->out));
 	x->out[sizeof(x->out) - 1] = '\0';
 	x->statusfd = cp_status__open();
-	delay = getenv("CALLPROF_WATCH_DELAY_MS");
+	delay = cp_getenv("CALLPROF_WATCH_DELAY_MS");
 	x->delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) % 60000 : 0;
 	x->npieces = __atomic_load_n(&cp_arena.npieces, __ATOMIC_ACQUIRE);
 	x->pidfd = (int)syscall(SYS_pidfd_open, (long)x->pid, 0L);

@@ -284,3 +284,78 @@ void cp_elf_info__release(struct cp_elf_info *info)
 	FREE_AND_NULL(info->segs);
 	info->nsegs = 0;
 }
+
+/* ---- what `callprof attach` redirects (cli/attach-ptrace.c) ---- */
+
+int cp_elf__symbol_slots(struct cp_elf *e, const char *name, uint64_t *offs, int max)
+{
+	Elf_Scn *scn = NULL;
+	int n = 0;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh, symsh;
+		Elf_Scn *symscn;
+		Elf_Data *d, *syms;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		symscn = elf_getscn(e->elf, sh.sh_link);
+		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		syms = elf_getdata(symscn, NULL);
+		for (size_t i = 0; d && syms && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym s;
+			const char *sn;
+			unsigned type;
+
+			if (!gelf_getrela(d, (int)i, &r))
+				break;
+			type = (unsigned)GELF_R_TYPE(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
+				continue;
+			sn = elf_strptr(e->elf, symsh.sh_link, s.st_name);
+			if (sn && !strcmp(sn, name) && n < max)
+				offs[n++] = r.r_offset;
+		}
+	}
+	return n;
+}
+
+int cp_elf__dynsym(struct cp_elf *e, const char *name, uint64_t *value, uint64_t *entry)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				break;
+			if (s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			n = elf_strptr(e->elf, sh.sh_link, s.st_name);
+			if (n && !strcmp(n, name)) {
+				*value = s.st_value;
+				if (entry)
+					*entry = sh.sh_addr + i * sh.sh_entsize;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+int cp_elf__class(struct cp_elf *e)
+{
+	return gelf_getclass(e->elf);
+}

@@ -109,4 +109,21 @@ void cp_elf_info__release(struct cp_elf_info *info);
 int cp_load_bias(const struct cp_elf_seg *seg, size_t n, uint64_t start, uint64_t pgoff,
 		 uint64_t *bias);
 
+/* ---- what `callprof attach` redirects (cli/attach-ptrace.c) ---- */
+
+/*
+ * The GOT slots through which e calls the function name: the r_offset
+ * (ELF virtual address) of each R_X86_64_JUMP_SLOT or R_X86_64_GLOB_DAT
+ * relocation against the dynamic symbol name, at most max into offs.
+ * Returns how many there are (at most max).
+ */
+int cp_elf__symbol_slots(struct cp_elf *e, const char *name, uint64_t *offs, int max);
+/*
+ * A symbol e defines in .dynsym: its st_value and, when entry is not NULL,
+ * the ELF virtual address of its .dynsym entry.  0, or -1 if none.
+ */
+int cp_elf__dynsym(struct cp_elf *e, const char *name, uint64_t *value, uint64_t *entry);
+/* ELFCLASS32 or ELFCLASS64 (ELFCLASSNONE if unknown). */
+int cp_elf__class(struct cp_elf *e);
+
 #endif /* CP_SYMBOLIZE_ELFFILE_H */

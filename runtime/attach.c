@@ -1,0 +1,185 @@
+/*
+ * attach.c - the runtime's side of `callprof attach PID`
+ * (docs/internals/attach.md).
+ *
+ * The tool loads a fresh copy of this library into a process that runs
+ * already, with the process's own dlopen, and then calls
+ * callprof_attach_start() on one of its threads.  The copy's constructor
+ * must not start a session (the hooks are not ours until the tool points
+ * the process's GOT slots at them): the tool marks the copy by patching
+ * the last byte of cp_attach_marker in the file it loads.
+ *
+ * Start takes the settings record would pass in the environment as a block
+ * of "NAME=VALUE\0" strings (cp_getenv reads them; the process's own
+ * environment is neither read nor changed), starts the session without
+ * what only a program's start may do (no signal handler installed, no
+ * libcalls), and returns the seed area: there the tool writes, for each
+ * thread it stopped, the instrumented calls that were open then (found by
+ * unwinding), outermost first.  A thread's first hook after the attach
+ * pushes them (cp_attach__seed_thread) as frames whose entry was not seen:
+ * not counted as calls but as open_at_start, timed from the attach.
+ *
+ * Stop writes the profile and ends the session; the watcher ends itself
+ * when it sees that.  The library stays loaded, inert (the GOT slots are
+ * the C library's again): a thread may still be inside a hook when the
+ * tool restores them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+#define CP_EXPORT __attribute__((visibility("default"), no_instrument_function))
+
+/* The tool sets the last byte to '1' in the copy it loads (cli/attach-ptrace.c). */
+__attribute__((visibility("default"))) const volatile char cp_attach_marker[16] = "CALLPROF-ATTACH0";
+
+struct cp_attach cp_attach;
+
+/* What the tool calls, by name (not in include/callprof.h: no program calls them). */
+CP_EXPORT long callprof_attach_start(const char *block, unsigned long len);
+CP_EXPORT long callprof_attach_stop(void);
+
+static char env_block[8192];
+static size_t env_len;
+
+int cp_attach__loaded_by_tool(void)
+{
+	return cp_attach_marker[15] == '1';
+}
+
+const char *cp_getenv(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!cp_attach.on)
+		return getenv(name); /* NOLINT: the one place that reads the environment */
+	for (size_t i = 0; i < env_len;) {
+		const char *s = env_block + i;
+		size_t n = strnlen(s, env_len - i);
+
+		if (n > len && s[len] == '=' && !memcmp(s, name, len))
+			return s + len + 1;
+		i += n + 1;
+	}
+	return NULL;
+}
+
+/*
+ * Start recording in a process the tool attached to: block holds len bytes
+ * of "NAME=VALUE\0" settings.  Returns the seed area's address, or -errno.
+ */
+CP_EXPORT long callprof_attach_start(const char *block, unsigned long len)
+{
+	struct cp_attach_area *a;
+	int err;
+
+	if (!cp_attach__loaded_by_tool() || cp_session.state != CP_STATE_NONE)
+		return -EALREADY;
+	if (len >= sizeof(env_block))
+		return -E2BIG;
+	memcpy(env_block, block, len);
+	env_block[len] = '\0';
+	env_len = len;
+	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return -errno;
+	a->magic = CP_ATTACH_MAGIC;
+	a->max_threads = CP_ATTACH_MAX_THREADS;
+	a->max_frames = CP_ATTACH_MAX_FRAMES;
+	cp_attach.area = a;
+	cp_attach.log = cp_getenv("CALLPROF_ATTACH_LOG");
+	cp_attach.on = 1;
+	err = cp_session__init();
+	if (err) {
+		cp_attach.on = 0;
+		return err;
+	}
+	return (long)a;
+}
+
+/*
+ * End the window: write the profile (unless no instrumented code ran) and
+ * end the session.  1 if a profile was written, 0 if there was nothing to
+ * write, -errno if the session was not on.
+ */
+CP_EXPORT long callprof_attach_stop(void)
+{
+	int ran;
+
+	if (!cp_attach.on || cp_session.state != CP_STATE_ON)
+		return -ESRCH;
+	ran = cp_session__ran_code();
+	cp_session__finish(0);
+	/* Threads that end from now on must not fold into a finished session. */
+	if (cp_session.have_key) {
+		pthread_key_delete(cp_session.key);
+		cp_session.have_key = 0;
+	}
+	return ran;
+}
+
+/* Binary search of the tool's table (sorted by tid). */
+static const struct cp_attach_seed_thread *seeds_of(uint32_t tid)
+{
+	const struct cp_attach_area *a = cp_attach.area;
+	uint32_t lo = 0, hi = __atomic_load_n(&a->nthreads, __ATOMIC_ACQUIRE);
+
+	if (hi > a->max_threads)
+		return NULL;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (a->threads[mid].tid == tid)
+			return &a->threads[mid];
+		if (a->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * t's first hook since the attach: push the calls it had open then, if
+ * the tool found any.  Their start is the instant the tool let the
+ * threads go on, in this session's ticks.
+ */
+void cp_attach__seed_thread(struct cp_thread *t)
+{
+	const struct cp_attach_area *a = cp_attach.area;
+	const struct cp_attach_seed_thread *s;
+	uint64_t start;
+
+	if (!a || !(s = seeds_of(t->tid)) || s->first > a->max_frames ||
+	    s->nframes > a->max_frames - s->first)
+		return;
+	start = cp_session.clock == CP_CLOCK_MONOTONIC ? a->t0_mono_ns : a->t0_tsc;
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		const struct cp_attach_seed_frame *f = &a->frames[s->first + i];
+
+		cp_hooks__seed(t, (uintptr_t)f->fn, (uintptr_t)f->site, (uintptr_t)f->sp, start);
+		__atomic_fetch_add(&cp_attach.seeded, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* A line of the runtime's, in attach mode: to the tool's log, never the program's stderr. */
+int cp_attach__log(const char *line, size_t len)
+{
+	int fd;
+
+	if (!cp_attach.on)
+		return -1;
+	if (!cp_attach.log)
+		return 0;
+	fd = open(cp_attach.log, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd >= 0) {
+		cp_write_all(fd, line, len);
+		close(fd);
+	}
+	return 0;
+}
