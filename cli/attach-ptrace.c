@@ -114,8 +114,11 @@ struct attach {
 	uint64_t libc_bias;
 	uint64_t dlopen_fn, dlerror_fn;
 	uint64_t rt_hook[2];	 /* our copy's enter and exit */
-	uint64_t rt_start, rt_stop;
-	uint64_t rt_lo, rt_hi;	 /* our copy's mappings */
+	uint64_t rt_start, rt_stop, rt_release;
+	uint64_t rt_text_lo, rt_text_hi; /* our copy's code */
+	int released;		 /* its rings and trees were given back */
+	struct cp_unwinder *u;	 /* at the end: whose frames are in our code */
+	int stopped;		 /* the runtime wrote the profile and stopped */
 	uint64_t area;		 /* the seed area in the process */
 	char *dir;		 /* our temporary directory */
 	char *copy;		 /* the runtime copy in it */
@@ -867,6 +870,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	if (read_modules(a) ||
 	    !(a->rt_start = module_symbol(a, a->copy, "callprof_attach_start", NULL)) ||
 	    !(a->rt_stop = module_symbol(a, a->copy, "callprof_attach_stop", NULL)) ||
+	    !(a->rt_release = module_symbol(a, a->copy, "callprof_attach_release", NULL)) ||
 	    !(a->rt_hook[0] = module_symbol(a, a->copy, "__cyg_profile_func_enter", NULL)) ||
 	    !(a->rt_hook[1] = module_symbol(a, a->copy, "__cyg_profile_func_exit", NULL))) {
 		release(t);
@@ -874,11 +878,16 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 		return cp_error("attach: process %d (%s) loaded %s, but its symbols cannot be found",
 				(int)a->pid, comm, a->copy);
 	}
-	for (size_t i = 0; i < a->nmods; i++)
-		if (a->mods[i].runtime) {
-			a->rt_lo = a->mods[i].lo;
-			a->rt_hi = a->mods[i].hi;
+	for (size_t i = 0; i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+
+		if (m->path && !strcmp(m->path, a->copy) && m->perms[2] == 'x') {
+			if (!a->rt_text_lo || m->start < a->rt_text_lo)
+				a->rt_text_lo = m->start;
+			if (m->end > a->rt_text_hi)
+				a->rt_text_hi = m->end;
 		}
+	}
 	block = env_block(o, a->log, &len);
 	args[0] = ~0ull;
 	args[1] = len;
@@ -900,6 +909,30 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 }
 
 /* ---- B. switch ---- */
+
+static void perf_regs(const struct user_regs_struct *r, struct cp_unwind_regs *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->regs[PERF_REG_X86_AX] = r->rax;
+	u->regs[PERF_REG_X86_BX] = r->rbx;
+	u->regs[PERF_REG_X86_CX] = r->rcx;
+	u->regs[PERF_REG_X86_DX] = r->rdx;
+	u->regs[PERF_REG_X86_SI] = r->rsi;
+	u->regs[PERF_REG_X86_DI] = r->rdi;
+	u->regs[PERF_REG_X86_BP] = r->rbp;
+	u->regs[PERF_REG_X86_SP] = r->rsp;
+	u->regs[PERF_REG_X86_IP] = r->rip;
+	u->regs[PERF_REG_X86_R8] = r->r8;
+	u->regs[PERF_REG_X86_R9] = r->r9;
+	u->regs[PERF_REG_X86_R10] = r->r10;
+	u->regs[PERF_REG_X86_R11] = r->r11;
+	u->regs[PERF_REG_X86_R12] = r->r12;
+	u->regs[PERF_REG_X86_R13] = r->r13;
+	u->regs[PERF_REG_X86_R14] = r->r14;
+	u->regs[PERF_REG_X86_R15] = r->r15;
+	u->mask = ~0ull;
+}
+
 
 static void emulate_ret(struct attach *a, struct thread *t)
 {
@@ -972,29 +1005,6 @@ static int settle(struct attach *a, struct thread *t)
 		}
 	}
 	return 1;
-}
-
-static void perf_regs(const struct user_regs_struct *r, struct cp_unwind_regs *u)
-{
-	memset(u, 0, sizeof(*u));
-	u->regs[PERF_REG_X86_AX] = r->rax;
-	u->regs[PERF_REG_X86_BX] = r->rbx;
-	u->regs[PERF_REG_X86_CX] = r->rcx;
-	u->regs[PERF_REG_X86_DX] = r->rdx;
-	u->regs[PERF_REG_X86_SI] = r->rsi;
-	u->regs[PERF_REG_X86_DI] = r->rdi;
-	u->regs[PERF_REG_X86_BP] = r->rbp;
-	u->regs[PERF_REG_X86_SP] = r->rsp;
-	u->regs[PERF_REG_X86_IP] = r->rip;
-	u->regs[PERF_REG_X86_R8] = r->r8;
-	u->regs[PERF_REG_X86_R9] = r->r9;
-	u->regs[PERF_REG_X86_R10] = r->r10;
-	u->regs[PERF_REG_X86_R11] = r->r11;
-	u->regs[PERF_REG_X86_R12] = r->r12;
-	u->regs[PERF_REG_X86_R13] = r->r13;
-	u->regs[PERF_REG_X86_R14] = r->r14;
-	u->regs[PERF_REG_X86_R15] = r->r15;
-	u->mask = ~0ull;
 }
 
 struct seed_frame {
@@ -1221,11 +1231,86 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 
 /* ---- D. unload ---- */
 
+/*
+ * Might t be inside our runtime: at an instruction of its code, or with a
+ * return address into it on the top of its stack (a hook waiting for a
+ * lock, a thread's exit folding its tree)?  Then it is stepped out when it
+ * is at an instruction of ours and not in a system call; else 1.
+ */
+static int in_runtime(struct attach *a, struct thread *t)
+{
+	const struct mapping *stk;
+	struct cp_unwind_regs r;
+	uint64_t pcs[MAX_FRAMES];
+	unsigned char *copy;
+	size_t len;
+	int n, complete = 0, inside = 0;
+
+	for (int i = 0; i < (1 << 20) && t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi;
+	     i++) {
+		if ((long)t->regs.orig_rax >= 0 || t->pending_sig ||
+		    ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) || wait_stop(t) || get_regs(t))
+			return 1;
+		if (t->pending_sig == SIGTRAP)
+			t->pending_sig = 0;
+		t->dirty = 0; /* the registers are the thread's own again */
+	}
+	if (t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi)
+		return 1;
+	/* Its callers: a frame of ours further up (waiting for a lock, say). */
+	stk = mapping_of(a, t->regs.rsp);
+	if (!stk || !a->u)
+		return 1;
+	len = stk->end - t->regs.rsp;
+	if (len > STACK_COPY)
+		len = STACK_COPY;
+	copy = xmalloc(len);
+	if (mem_read(a, t->regs.rsp, copy, len)) {
+		free(copy);
+		return 1;
+	}
+	perf_regs(&t->regs, &r);
+	r.stack = copy;
+	r.stack_size = len;
+	n = cp_unwinder__unwind(a->u, (uint32_t)t->tid, &r, pcs, MAX_FRAMES, &complete);
+	free(copy);
+	for (int i = 1; i < n; i++)
+		if (pcs[i] - 1 >= a->rt_text_lo && pcs[i] - 1 < a->rt_text_hi)
+			inside = 1;
+	return inside || n <= 0;
+}
+
+/* The thread to run a call of ours on, when every thread is stopped; NULL if none fits. */
+static struct thread *pick_caller(struct attach *a)
+{
+	struct thread *t = NULL;
+	int best = -1;
+
+	for (size_t i = 0; i < a->nth; i++) {
+		struct thread *c = &a->th[i];
+		int score;
+
+		if (c->gone || c->pending_sig || in_runtime(a, c))
+			continue;
+		score = ((long)c->regs.orig_rax >= 0) + 2 * is_waiting_call((long)c->regs.orig_rax) +
+			(c->tid == a->pid);
+		if (score > best) {
+			best = score;
+			t = c;
+		}
+	}
+	return t;
+}
+
+/*
+ * Restore the slots, write the profile, give back the rings and trees.
+ * 0 (*wrote set), 1 when the process ended meanwhile, -1 on error.
+ */
 static int switch_off(struct attach *a, const char *comm, int *wrote)
 {
 	uint64_t libc[2] = { a->libc_hook, a->libc_hook }, ret = 0;
-	struct thread *t = NULL;
-	int err, best = -1;
+	struct thread *t;
+	int err, busy = 0;
 
 	err = grab_all(a);
 	if (err == -ESRCH) {
@@ -1236,25 +1321,18 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 		release_all(a);
 		return cp_error("attach: cannot restore the GOT of process %d (%s)", (int)a->pid, comm);
 	}
-	for (size_t i = 0; i < a->nth; i++) {
-		struct thread *c = &a->th[i];
-		int score;
-
-		if (c->gone || c->pending_sig || (c->regs.rip >= a->rt_lo && c->regs.rip < a->rt_hi))
-			continue;
-		score = ((long)c->regs.orig_rax >= 0) + 2 * is_waiting_call((long)c->regs.orig_rax) +
-			(c->tid == a->pid);
-		if (best < 0 || score > best) {
-			best = score;
-			t = c;
-		}
-	}
+	a->u = cp_unwinder__new();
+	for (size_t i = 0; i < a->nmods; i++)
+		cp_unwinder__add_module(a->u, a->mods[i].path, a->mods[i].bias);
+	/* The profile is written while the others run: what it needs may be theirs. */
+	t = pick_caller(a);
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
 			release(&a->th[i]);
 	if (!t) {
 		a->nth = 0;
-		return 1;
+		return cp_error("attach: no thread of process %d (%s) can write the profile now",
+				(int)a->pid, comm);
 	}
 	err = call(a, t, a->rt_stop, NULL, 0, NULL, 0, &ret);
 	release(t);
@@ -1265,6 +1343,27 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 		return cp_error("attach: process %d (%s) did not return from writing its profile",
 				(int)a->pid, comm);
 	*wrote = (int64_t)ret > 0;
+	a->stopped = 1;
+	/*
+	 * The rings and trees go while no thread can be in our code: the
+	 * kernel would go on sampling into the rings.  A thread that still is
+	 * (or may be) keeps them there, harmless but for the cost.
+	 */
+	if (grab_all(a)) {
+		release_all(a);
+		cp_unwinder__free(a->u);
+		a->u = NULL;
+		return 0;
+	}
+	for (size_t i = 0; i < a->nth; i++)
+		if (!a->th[i].gone && in_runtime(a, &a->th[i]))
+			busy = 1;
+	t = busy ? NULL : pick_caller(a);
+	if (t && call(a, t, a->rt_release, NULL, 0, NULL, 0, &ret) == 0 && !ret)
+		a->released = 1;
+	release_all(a);
+	cp_unwinder__free(a->u);
+	a->u = NULL;
 	return 0;
 }
 
@@ -1433,6 +1532,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 out:
 	print_log(&a);
 	release_all(&a);
+	cp_unwinder__free(a.u);
 	remove_copy(&a);
 	/* A Ctrl-C that came while the threads were ours was for the window: taken. */
 	{

@@ -43,6 +43,7 @@ struct cp_attach cp_attach;
 /* What the tool calls, by name (not in include/callprof.h: no program calls them). */
 CP_EXPORT long callprof_attach_start(const char *block, unsigned long len);
 CP_EXPORT long callprof_attach_stop(void);
+CP_EXPORT long callprof_attach_release(void);
 
 static char env_block[8192];
 static size_t env_len;
@@ -121,6 +122,31 @@ CP_EXPORT long callprof_attach_stop(void)
 		cp_session.have_key = 0;
 	}
 	return ran;
+}
+
+/*
+ * After the stop, with every thread stopped outside this library: give
+ * back what keeps costing the process.  The kernel would go on sampling
+ * each thread into its ring (perf events live while mapped), so the rings
+ * go; the trees go with the arena, when the watcher had one.  Nothing here
+ * takes a lock: the other threads are stopped wherever they were.
+ */
+long callprof_attach_release(void)
+{
+	if (!cp_attach.on || cp_session.state != CP_STATE_DONE)
+		return -EBUSY;
+	for (struct cp_thread *t = cp_session.threads; t; t = t->next) {
+		if (t->perf.page) {
+			munmap(t->perf.page, t->perf.map_bytes);
+			t->perf.page = NULL;
+		}
+	}
+	if (cp_attach.area) {
+		munmap(cp_attach.area, sizeof(*cp_attach.area));
+		cp_attach.area = NULL;
+	}
+	cp_arena__release();
+	return 0;
 }
 
 /* Binary search of the tool's table (sorted by tid). */
