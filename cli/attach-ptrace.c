@@ -1438,6 +1438,29 @@ static void print_log(struct attach *a)
 		fclose(f);
 }
 
+/*
+ * Is the process stopped by a signal (Ctrl-Z, SIGSTOP)?  Our calls would
+ * run its threads, and letting them go would end the stop.
+ */
+static int process_stopped(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'T';
+}
+
 int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_opts *o,
 		   struct cp_attach_result *res)
 {
@@ -1451,6 +1474,9 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 
 	memset(res, 0, sizeof(*res));
 	res->status = -1;
+	if (process_stopped(a.pid))
+		return cp_error("attach: process %d (%s) is stopped (job control): continue it "
+				"(kill -CONT %d) and attach again", (int)a.pid, tgt->comm, (int)a.pid);
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)a.pid);
 	a.mem = open(path, O_RDWR | O_CLOEXEC);
 	if (a.mem < 0)
