@@ -910,6 +910,15 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 
 /* ---- B. switch ---- */
 
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+
 static void perf_regs(const struct user_regs_struct *r, struct cp_unwind_regs *u)
 {
 	memset(u, 0, sizeof(*u));
@@ -1142,6 +1151,22 @@ static const char *foreign_hooks(struct attach *a)
 	return NULL;
 }
 
+/* The hooks are path's: say whose they are and what to do. */
+static int refuse_foreign(pid_t pid, const char *comm, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "callprof-attach", 15))
+		return cp_error("attach: process %d (%s) is being recorded by another callprof attach "
+				"(or by one that was killed: it then records until it ends)", (int)pid, comm);
+	if (!strncmp(base, "libcallprof", 11))
+		return cp_error("attach: process %d (%s) is already recorded by callprof record "
+				"(callprof dump %d takes a snapshot)", (int)pid, comm, (int)pid);
+	return cp_error("attach: process %d (%s) calls another profiler's hooks, in %s", (int)pid, comm,
+			path);
+}
+
 static int write_dynsym(struct attach *a, const uint64_t *value)
 {
 	for (int k = 0; k < 2; k++) {
@@ -1161,9 +1186,10 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	uint64_t frames_at = a->area + AREA_THREADS + maxth * 16, next = 0, t0[2];
 	uint32_t nseeded = 0;
 	const char *other;
-	struct timespec mono;
+	struct timespec mono, held;
 	int err;
 
+	clock_gettime(CLOCK_MONOTONIC, &held);
 	err = grab_all(a);
 	if (err) {
 		release_all(a);
@@ -1180,8 +1206,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	if (other) {
 		release_all(a);
 		free(frames);
-		return cp_error("attach: process %d (%s) is already recorded: its hooks are %s's",
-				(int)a->pid, comm, other);
+		return refuse_foreign(a->pid, comm, other);
 	}
 	u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
@@ -1226,6 +1251,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	mem_write(a, a->area + AREA_T0, t0, sizeof(t0));
 	mem_write(a, a->area + AREA_NTHREADS, &nseeded, sizeof(nseeded));
 	release_all(a);
+	res->held_on = seconds_since(&held);
 	return 0;
 }
 
@@ -1369,14 +1395,6 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 
 /* ---- C. the window ---- */
 
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* Wait for the end of the window: 0 at its end or on Ctrl-C, 1 when the process ended. */
 static int window(struct attach *a, int pidfd, double duration, const sigset_t *open_mask)
 {
@@ -1510,8 +1528,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 
 		if (other) {
 			close(a.mem);
-			return cp_error("attach: process %d (%s) is already recorded: its hooks are %s's",
-					(int)a.pid, tgt->comm, other);
+			return refuse_foreign(a.pid, tgt->comm, other);
 		}
 	}
 

@@ -49,6 +49,7 @@ struct cp_attach_result {
 	unsigned threads;    /* threads stopped at attach */
 	unsigned open;	     /* instrumented calls open at attach, seeded */
 	int wrote;	     /* the profile was written (by the process or its watcher) */
+	double held_on;	     /* seconds every thread was stopped at the switch-on */
 };
 
 /* Attach, record for the window, detach.  0, or -1 after one line on stderr. */

@@ -226,9 +226,9 @@ int cmd_attach(int argc, const char **argv)
 			 "written", (int)pid, t.comm, r.window);
 		goto out;
 	}
-	fprintf(stderr, "callprof: attached to %d (%s) for %.2f s, %u thread%s, %u call%s open at "
-		"attach; wrote %s\n", (int)pid, t.comm, r.window, r.threads, r.threads == 1 ? "" : "s",
-		r.open, r.open == 1 ? "" : "s", out);
+	fprintf(stderr, "callprof: attached to %d (%s) for %.2f s: %u thread%s (all held %.1f ms to "
+		"switch), %u call%s open at attach; wrote %s\n", (int)pid, t.comm, r.window, r.threads,
+		r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open, r.open == 1 ? "" : "s", out);
 	ret = 0;
 out:
 	if (filter)
