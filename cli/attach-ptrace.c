@@ -951,28 +951,43 @@ static void emulate_ret(struct attach *a, struct thread *t)
 }
 
 /*
- * Where t's innermost instrumented call stands.  Returns 1 when the
- * function at t's (final) pc is an open call, 0 when it is not (its enter
- * hook is still to come, or its exit hook has run), -1 when the pc is not
- * in an instrumented function's own code.  t may be moved: past the C
- * library's empty hook, or stepped to its next call or return.
+ * Where t's innermost instrumented call stands.  *ur gets the registers to
+ * unwind from (t's own, or its caller's when t is at a function's first
+ * instruction: a hook's PLT stub, or a function it was just stepped into,
+ * which is not open), and the result says whether the function at ur's pc
+ * is an open call: 1 yes, 0 no (its enter hook is still to come, or its
+ * exit hook has run), -1 for "as any frame" (open when instrumented).  t
+ * may be moved: past the C library's empty hook, or stepped to its next
+ * call or return.
  */
-static int settle(struct attach *a, struct thread *t)
+static void pop_virtual(struct attach *a, const struct user_regs_struct *r, struct user_regs_struct *ur)
+{
+	*ur = *r;
+	ur->rip = mem_u64(a, r->rsp);
+	ur->rsp = r->rsp + 8;
+}
+
+static int settle(struct attach *a, struct thread *t, struct user_regs_struct *ur)
 {
 	uint64_t lo, hi;
 	int k;
 
+	*ur = t->regs;
 	if (t->pending_sig)
 		return -1; /* stopped for a signal: not to be stepped */
 	if (t->regs.rip == a->libc_hook) {
 		/* In the C library's empty hook: finish it here. */
 		k = call_kind(a, mem_u64(a, t->regs.rsp));
 		emulate_ret(a, t);
+		*ur = t->regs;
 		return k == 0 ? 1 : k == 1 ? 0 : -1;
 	}
 	k = stub_kind(a, t->regs.rip);
-	if (k >= 0)
-		return k == 1 ? 1 : 0; /* before the GOT jump: it will reach our hook */
+	if (k >= 0) {
+		/* Before the GOT jump, which will reach our hook: an exit's caller is open. */
+		pop_virtual(a, &t->regs, ur);
+		return k == 1;
+	}
 	if ((long)t->regs.orig_rax >= 0 || fn_of(a, t->regs.rip, &lo, &hi) || !instrumented(a, lo, hi))
 		return -1;
 	/*
@@ -985,9 +1000,11 @@ static int settle(struct attach *a, struct thread *t)
 		unsigned char insn[2];
 
 		if (!mem_read(a, pc0, insn, 2) && insn[0] == 0x0f && insn[1] == 0x05)
-			return 1; /* a system call of its own: in its body */
+			break; /* a system call of its own: in its body */
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) || wait_stop(t) || get_regs(t))
 			return -1;
+		t->dirty = 0; /* its registers are its own again */
+		*ur = t->regs;
 		if (t->pending_sig && t->pending_sig != SIGTRAP)
 			return 1;
 		t->pending_sig = 0;
@@ -995,23 +1012,22 @@ static int settle(struct attach *a, struct thread *t)
 			uint64_t ra = mem_u64(a, t->regs.rsp);
 
 			if (ra > pc0 && ra <= pc0 + 16) {
+				/* It called something: its caller is at the return address. */
 				k = stub_kind(a, t->regs.rip);
-				if (k >= 0)
-					return k == 1 ? 1 : 0;
 				if (t->regs.rip == a->libc_hook) {
 					k = call_kind(a, ra);
 					emulate_ret(a, t);
-					return k == 1 ? 0 : 1;
+					*ur = t->regs;
+					return k == 0; /* after the enter: open; the exit: closed */
 				}
-				return 1; /* it calls another function: in its body */
+				pop_virtual(a, &t->regs, ur);
+				if (k >= 0)
+					return k == 1; /* its hook, through the stub: ours next */
+				return 1; /* another function: it is in its body */
 			}
 		}
-		if (t->regs.rsp == sp0 + 8 && t->regs.rip == top0) {
-			/* It returned: closed.  Its caller is now innermost, in its body. */
-			if (fn_of(a, t->regs.rip - 1, &lo, &hi) || !instrumented(a, lo, hi))
-				return -1;
-			return 2;
-		}
+		if (t->regs.rsp == sp0 + 8 && t->regs.rip == top0)
+			return 1; /* it returned (closed): its caller is in its body */
 	}
 	return 1;
 }
@@ -1028,23 +1044,24 @@ static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t,
 		      int max)
 {
 	uint64_t pcs[MAX_FRAMES], lo, hi, sps[MAX_FRAMES];
-	int inner = settle(a, t), n, complete = 0, out = 0;
-	const struct mapping *stk = mapping_of(a, t->regs.rsp);
+	struct user_regs_struct ur;
+	int inner = settle(a, t, &ur), n, complete = 0, out = 0;
+	const struct mapping *stk = mapping_of(a, ur.rsp);
 	struct cp_unwind_regs r;
 	unsigned char *copy;
 	size_t len;
 
 	if (!stk)
 		return 0;
-	len = stk->end - t->regs.rsp;
+	len = stk->end - ur.rsp;
 	if (len > STACK_COPY)
 		len = STACK_COPY;
 	copy = xmalloc(len);
-	if (mem_read(a, t->regs.rsp, copy, len)) {
+	if (mem_read(a, ur.rsp, copy, len)) {
 		free(copy);
 		return 0;
 	}
-	perf_regs(&t->regs, &r);
+	perf_regs(&ur, &r);
 	r.stack = copy;
 	r.stack_size = len;
 	n = cp_unwinder__unwind(u, (uint32_t)t->tid, &r, pcs, MAX_FRAMES, &complete);
@@ -1064,7 +1081,7 @@ static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t,
 
 				memcpy(&v, copy + at, 8);
 				if (v == pcs[i]) {
-					sps[i] = t->regs.rsp + at;
+					sps[i] = ur.rsp + at;
 					at += 8;
 					break;
 				}
@@ -1078,15 +1095,12 @@ static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t,
 
 		if (fn_of(a, pc, &lo, &hi) || !instrumented(a, lo, hi))
 			continue;
-		if (i == 0)
-			open = inner == 1 || inner == 2;
-		else
-			open = 1;
+		open = i == 0 && inner >= 0 ? inner : 1;
 		if (!open)
 			continue;
 		f[out].fn = lo;
 		f[out].site = i + 1 < n ? pcs[i + 1] : 0;
-		f[out].sp = i + 1 < n && sps[i + 1] ? sps[i + 1] - 24 : t->regs.rsp - 64;
+		f[out].sp = i + 1 < n && sps[i + 1] ? sps[i + 1] - 24 : ur.rsp - 64;
 		out++;
 	}
 	return out;
