@@ -248,10 +248,11 @@ static int check_owner(const struct cp_attach_target *t, const struct proc_facts
 
 /*
  * What keeps a tracer out, in the kernel's order (__ptrace_may_access,
- * then Yama).  /proc/PID belongs to the process's effective ids while it
- * is dumpable and to root when it is not, so an undumpable process of a
- * user other than root shows there; root's own cannot be told apart (and
- * root may trace it).  Opening /proc/PID/mem asks the kernel the very
+ * then Yama).  The files of /proc/PID (not the directory itself, which
+ * keeps showing the effective ids) belong to the process's effective ids
+ * while it is dumpable and to root when it is not, so an undumpable
+ * process of a user other than root shows there; root's own cannot be
+ * told apart (and root may trace it).  Opening /proc/PID/mem asks the kernel the very
  * question PTRACE_ATTACH asks (PTRACE_MODE_ATTACH, Yama and security
  * modules included) without stopping or touching the process.
  */
@@ -261,7 +262,7 @@ static int check_tracing(const struct cp_attach_target *t, const struct proc_fac
 	struct stat st;
 	int scope, hooked, fd, err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)t->pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)t->pid);
 	if (!stat(path, &st) && pf->uid[1] != 0 && (st.st_uid != pf->uid[1] || st.st_gid != pf->gid[1]))
 		return cp_error("attach: process %d (%s) made itself undumpable (prctl "
 				"PR_SET_DUMPABLE 0, or a change of its user or group ids): it does not "
