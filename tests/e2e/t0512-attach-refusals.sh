@@ -274,6 +274,7 @@ else
 		echo 0 >"$shared/yama" &&
 		test_might_fail $AS_USER env CALLPROF_TEST_YAMA="$shared/yama" \
 			callprof attach --duration 0.2 -o "$shared/y0.cprof" $pid 2>err &&
+		cat err &&
 		no_refusal err &&
 		stop_bg $pid
 	'
@@ -288,10 +289,12 @@ if test "$(id -u)" = 0; then
 		echo 2 >"$shared/yama" &&
 		test_might_fail env CALLPROF_TEST_YAMA="$shared/yama" \
 			callprof attach --duration 0.2 -o y2.cprof $pid 2>err &&
+		cat err &&
 		no_refusal err &&
 		echo 1 >"$shared/yama" &&
 		test_might_fail env CALLPROF_TEST_YAMA="$shared/yama" \
 			callprof attach --duration 0.2 -o y1.cprof $pid 2>err &&
+		cat err &&
 		no_refusal err &&
 		stop_bg $pid
 	'
@@ -372,6 +375,7 @@ test_expect_success 'not instrumented, but an instrumented library it loaded is:
 	wait_for ready &&
 	pid=$(cat ready) &&
 	test_might_fail callprof attach --duration 0.2 -o lib.cprof $pid 2>err &&
+	cat err &&
 	no_refusal err &&
 	stop_bg $pid
 '
@@ -386,6 +390,7 @@ if test "$(id -u)" = 0; then
 		rm libgone.so &&
 		grep -q "libgone.so (deleted)" /proc/$pid/maps &&
 		test_might_fail callprof attach --duration 0.2 -o gone.cprof $pid 2>err &&
+		cat err &&
 		no_refusal err &&
 		stop_bg $pid
 	'
@@ -435,16 +440,21 @@ test_expect_success 'the runtime copy of an attach that has ended is no refusal'
 	pid=$(cat ready) &&
 	grep -q callprof-attach-12345.so /proc/$pid/maps &&
 	test_might_fail callprof attach --duration 0.2 -o copy.cprof $pid 2>err &&
+	cat err &&
 	no_refusal err &&
 	stop_bg $pid
 '
 
-test_expect_success 'an instrumented dynamic program passes the checks' '
+test_expect_success 'an instrumented dynamic program passes the checks, twice in a row' '
 	rm -f ready &&
 	start_bg ./t-attach-target ready &&
 	wait_for ready &&
 	pid=$(cat ready) &&
 	test_might_fail callprof attach --duration 0.2 -o ok.cprof $pid 2>err &&
+	cat err &&
+	no_refusal err &&
+	test_might_fail callprof attach --duration 0.2 -o ok2.cprof $pid 2>err &&
+	cat err &&
 	no_refusal err &&
 	stop_bg $pid
 '
