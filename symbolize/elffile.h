@@ -33,6 +33,15 @@ void cp_elf__close(struct cp_elf *e);
 /* Whether a SHT_SYMTAB or SHT_DYNSYM entry, defined or not, is named name. */
 int cp_elf__has_symbol(struct cp_elf *e, const char *name);
 
+/* How a file has a symbol (cp_elf__symbol_kind); 0: not at all. */
+enum cp_elf_symbol_kind {
+	CP_ELF_SYM_IMPORTED = 1 << 0, /* undefined in .dynsym: bound at run time, through the GOT */
+	CP_ELF_SYM_DEFINED = 1 << 1,  /* defined (st_shndx not SHN_UNDEF) in .symtab or .dynsym */
+};
+
+/* The cp_elf_symbol_kind flags of name in e's .dynsym and .symtab. */
+int cp_elf__symbol_kind(struct cp_elf *e, const char *name);
+
 /*
  * Whether the ELF file at path was built with -finstrument-functions: it
  * defines or imports __cyg_profile_func_enter (.dynsym or .symtab).
