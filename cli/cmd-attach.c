@@ -192,8 +192,17 @@ int cmd_attach(int argc, const char **argv)
 			 "(set CALLPROF_LIB to the path of libcallprof.so)", mode_libs[mode]);
 		goto out;
 	}
-	if (cp_select__write(&sel, t.exe, &filter))
-		goto out;
+	{
+		/* A program replaced on disk since it started: its names are in the one that runs. */
+		size_t len = strlen(t.exe);
+		char *prog = len > 10 && !strcmp(t.exe + len - 10, " (deleted)")
+				     ? xstrfmt("/proc/%d/exe", (int)pid) : xstrdup(t.exe);
+		int err = cp_select__write(&sel, prog, &filter);
+
+		free(prog);
+		if (err)
+			goto out;
+	}
 	push_env(&env, &nenv, xstrfmt("CALLPROF_OUT=%s", outabs));
 	push_env(&env, &nenv, xstrfmt("CALLPROF_ROOT_PID=%d", (int)pid));
 	if (clock)
