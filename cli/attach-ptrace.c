@@ -94,7 +94,9 @@ struct module {
 struct thread {
 	pid_t tid;
 	int gone;
-	int pending_sig;     /* to deliver when let go */
+	int last_stop;	     /* the signal of its last stop, 0 for an event stop */
+	int sigs[8];	     /* signals that came while ours: delivered when let go */
+	int nsigs;
 	int dirty;	     /* regs must be written back */
 	struct user_regs_struct regs;
 };
@@ -487,13 +489,24 @@ static int wait_stop(struct thread *t)
 		}
 		if (!WIFSTOPPED(st))
 			continue;
-		if ((st >> 16) == PTRACE_EVENT_STOP)
+		if ((st >> 16) == PTRACE_EVENT_STOP) {
+			t->last_stop = 0;
 			return 0;
-		/* A signal-delivery stop: keep the signal, and the thread stopped. */
-		if (!t->pending_sig)
-			t->pending_sig = WSTOPSIG(st);
+		}
+		/* A signal-delivery stop: the caller says whose signal it is. */
+		t->last_stop = WSTOPSIG(st);
 		return 0;
 	}
+}
+
+/* A signal of the program's that came while the thread was ours: delivered when let go. */
+static void keep_signal(struct thread *t, int sig)
+{
+	for (int i = 0; i < t->nsigs; i++)
+		if (t->sigs[i] == sig)
+			return; /* as the kernel does: one of each standard signal pends */
+	if (sig > 0 && t->nsigs < (int)ARRAY_SIZE(t->sigs))
+		t->sigs[t->nsigs++] = sig;
 }
 
 /* Is any signal pending for tid or its process (that could have caused an EINTR)? */
@@ -530,7 +543,7 @@ static void keep_syscall(struct attach *a, struct thread *t)
 {
 	unsigned char insn[2];
 
-	if ((long)t->regs.orig_rax < 0 || (long)t->regs.rax != -EINTR || t->pending_sig)
+	if ((long)t->regs.orig_rax < 0 || (long)t->regs.rax != -EINTR || t->nsigs)
 		return;
 	if (mem_read(a, t->regs.rip - 2, insn, 2) || insn[0] != 0x0f || insn[1] != 0x05)
 		return;
@@ -556,6 +569,7 @@ static int grab(struct attach *a, pid_t tid)
 		t->gone = 1;
 		return -1;
 	}
+	keep_signal(t, t->last_stop);
 	keep_syscall(a, t);
 	return 0;
 }
@@ -594,21 +608,32 @@ static int grab_all(struct attach *a)
 	return 0;
 }
 
-/* Let t go on: its registers back if changed, a kept signal delivered. */
-static void release(struct thread *t)
+/*
+ * Let t go on: its registers back if changed, the signals that came while
+ * it was ours delivered.  The one it is stopped for goes with the detach,
+ * with its siginfo; any other is sent again (its sender then reads as the
+ * process itself, SI_TKILL).
+ */
+static void release(struct attach *a, struct thread *t)
 {
+	int first = 0;
+
 	if (t->gone)
 		return;
 	if (t->dirty)
 		ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
-	ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)t->pending_sig);
+	if (t->nsigs && t->last_stop == t->sigs[0])
+		first = t->sigs[0];
+	for (int i = first ? 1 : 0; i < t->nsigs; i++)
+		syscall(SYS_tgkill, a->pid, t->tid, t->sigs[i]);
+	ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)first);
 	t->gone = 1;
 }
 
 static void release_all(struct attach *a)
 {
 	for (size_t i = 0; i < a->nth; i++)
-		release(&a->th[i]);
+		release(a, &a->th[i]);
 	a->nth = 0;
 }
 
@@ -685,13 +710,13 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 
 			if (!ptrace(PTRACE_GETREGS, t->tid, NULL, &now_r) && now_r.rip == 0) {
 				*ret = now_r.rax;
+				t->last_stop = SIGSEGV; /* ours: not delivered */
 				err = 0;
 				break;
 			}
 		}
 		/* A signal of the program's own: kept for when we let the thread go. */
-		if (!t->pending_sig)
-			t->pending_sig = WSTOPSIG(st);
+		keep_signal(t, WSTOPSIG(st));
 		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
 	}
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
@@ -828,9 +853,9 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 		struct thread *c = &a->th[i];
 		int score;
 
-		if (c->gone || c->pending_sig)
+		if (c->gone)
 			continue;
-		score = ((long)c->regs.orig_rax >= 0) + 2 * is_waiting_call((long)c->regs.orig_rax) +
+		score = -4 * (c->nsigs > 0) + ((long)c->regs.orig_rax >= 0) + 2 * is_waiting_call((long)c->regs.orig_rax) +
 			(c->tid == a->pid);
 		if (best < 0 || score > best) {
 			best = score;
@@ -840,7 +865,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	/* The others go on while it loads: a lock it needs may be theirs. */
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
-			release(&a->th[i]);
+			release(a, &a->th[i]);
 	if (!t) {
 		release_all(a);
 		return cp_error("attach: process %d (%s) has no thread to load the runtime with",
@@ -854,7 +879,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 
 		if (a->dlerror_fn && !call(a, t, a->dlerror_fn, NULL, 0, NULL, 0, &ret))
 			why = read_string(a, ret);
-		release(t);
+		release(a, t);
 		a->nth = 0;
 		cp_error("attach: process %d (%s) could not load %s: %s", (int)a->pid, comm, a->copy,
 			 why ? why : "dlopen failed");
@@ -862,7 +887,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 		return -1;
 	}
 	if (err) {
-		release(t);
+		release(a, t);
 		a->nth = 0;
 		return cp_error("attach: process %d (%s) %s while loading the runtime", (int)a->pid, comm,
 				err == -ESRCH ? "ended" : "could not be made to call dlopen");
@@ -873,7 +898,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	    !(a->rt_release = module_symbol(a, a->copy, "callprof_attach_release", NULL)) ||
 	    !(a->rt_hook[0] = module_symbol(a, a->copy, "__cyg_profile_func_enter", NULL)) ||
 	    !(a->rt_hook[1] = module_symbol(a, a->copy, "__cyg_profile_func_exit", NULL))) {
-		release(t);
+		release(a, t);
 		a->nth = 0;
 		return cp_error("attach: process %d (%s) loaded %s, but its symbols cannot be found",
 				(int)a->pid, comm, a->copy);
@@ -893,7 +918,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	args[1] = len;
 	err = call(a, t, a->rt_start, args, 2, block, len, &ret);
 	free(block);
-	release(t);
+	release(a, t);
 	a->nth = 0;
 	if (err)
 		return cp_error("attach: process %d (%s) %s while starting the runtime", (int)a->pid, comm,
@@ -960,6 +985,22 @@ static void emulate_ret(struct attach *a, struct thread *t)
  * may be moved: past the C library's empty hook, or stepped to its next
  * call or return.
  */
+/*
+ * Is t in a system call (blocked, or being restarted): stepping would run
+ * it.  orig_rax alone is not enough: a thread at a signal handler's first
+ * instruction still shows the call the signal interrupted.
+ */
+static int in_syscall(struct attach *a, struct thread *t)
+{
+	unsigned char insn[2];
+
+	if ((long)t->regs.orig_rax < 0)
+		return 0;
+	if (t->dirty) /* set to run the call again: at the syscall instruction */
+		return !mem_read(a, t->regs.rip, insn, 2) && insn[0] == 0x0f && insn[1] == 0x05;
+	return !mem_read(a, t->regs.rip - 2, insn, 2) && insn[0] == 0x0f && insn[1] == 0x05;
+}
+
 static void pop_virtual(struct attach *a, const struct user_regs_struct *r, struct user_regs_struct *ur)
 {
 	*ur = *r;
@@ -973,8 +1014,6 @@ static int settle(struct attach *a, struct thread *t, struct user_regs_struct *u
 	int k;
 
 	*ur = t->regs;
-	if (t->pending_sig)
-		return -1; /* stopped for a signal: not to be stepped */
 	if (t->regs.rip == a->libc_hook) {
 		/* In the C library's empty hook: finish it here. */
 		k = call_kind(a, mem_u64(a, t->regs.rsp));
@@ -988,8 +1027,10 @@ static int settle(struct attach *a, struct thread *t, struct user_regs_struct *u
 		pop_virtual(a, &t->regs, ur);
 		return k == 1;
 	}
-	if ((long)t->regs.orig_rax >= 0 || fn_of(a, t->regs.rip, &lo, &hi) || !instrumented(a, lo, hi))
+	if (fn_of(a, t->regs.rip, &lo, &hi) || !instrumented(a, lo, hi))
 		return -1;
+	if (in_syscall(a, t))
+		return 1; /* a system call of its own: in its body (not to be stepped) */
 	/*
 	 * In an instrumented function's own code: before its enter hook, after
 	 * its exit hook, or between.  Code before the enter and after the exit
@@ -1005,9 +1046,8 @@ static int settle(struct attach *a, struct thread *t, struct user_regs_struct *u
 			return -1;
 		t->dirty = 0; /* its registers are its own again */
 		*ur = t->regs;
-		if (t->pending_sig && t->pending_sig != SIGTRAP)
-			return 1;
-		t->pending_sig = 0;
+		if (t->last_stop != SIGTRAP)
+			keep_signal(t, t->last_stop); /* not our step's trap: the program's */
 		if (t->regs.rsp == sp0 - 8) {
 			uint64_t ra = mem_u64(a, t->regs.rsp);
 
@@ -1234,6 +1274,14 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		if (t->gone)
 			continue;
 		n = open_calls(a, u, t, frames, MAX_FRAMES);
+		if (getenv("CALLPROF_ATTACH_DEBUG")) {
+			/* What was seeded, for a developer: thread, then each frame. */
+			fprintf(stderr, "callprof: attach debug: thread %d pc %#llx sig %d: %d open:",
+				(int)t->tid, t->regs.rip, t->nsigs ? t->sigs[0] : 0, n);
+			for (int j = 0; j < n; j++)
+				fprintf(stderr, " %#" PRIx64, frames[j].fn);
+			fputc('\n', stderr);
+		}
 		if (n <= 0 || next + (uint64_t)n > maxfr)
 			continue;
 		for (int j = 0; j < n; j++)
@@ -1288,11 +1336,11 @@ static int in_runtime(struct attach *a, struct thread *t)
 
 	for (int i = 0; i < (1 << 20) && t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi;
 	     i++) {
-		if ((long)t->regs.orig_rax >= 0 || t->pending_sig ||
-		    ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) || wait_stop(t) || get_regs(t))
+		if (in_syscall(a, t) || ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) || wait_stop(t) ||
+		    get_regs(t))
 			return 1;
-		if (t->pending_sig == SIGTRAP)
-			t->pending_sig = 0;
+		if (t->last_stop != SIGTRAP)
+			keep_signal(t, t->last_stop);
 		t->dirty = 0; /* the registers are the thread's own again */
 	}
 	if (t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi)
@@ -1330,7 +1378,7 @@ static struct thread *pick_caller(struct attach *a)
 		struct thread *c = &a->th[i];
 		int score;
 
-		if (c->gone || c->pending_sig || in_runtime(a, c))
+		if (c->gone || in_runtime(a, c))
 			continue;
 		score = ((long)c->regs.orig_rax >= 0) + 2 * is_waiting_call((long)c->regs.orig_rax) +
 			(c->tid == a->pid);
@@ -1368,14 +1416,14 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	t = pick_caller(a);
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
-			release(&a->th[i]);
+			release(a, &a->th[i]);
 	if (!t) {
 		a->nth = 0;
 		return cp_error("attach: no thread of process %d (%s) can write the profile now",
 				(int)a->pid, comm);
 	}
 	err = call(a, t, a->rt_stop, NULL, 0, NULL, 0, &ret);
-	release(t);
+	release(a, t);
 	a->nth = 0;
 	if (err == -ESRCH)
 		return 1;

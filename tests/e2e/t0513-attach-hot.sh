@@ -1,0 +1,79 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='attach and detach while threads are hot in calls, in signal handlers, and coming and going: every window a consistent tree'
+. "$(dirname "$0")/lib.sh"
+
+# The target: started without callprof, killed at the end whatever happens.
+cleanup_target () {
+	test -s target.pid && kill -9 "$(cat target.pid)" 2>/dev/null
+	test -s storm.pid && kill "$(cat storm.pid)" 2>/dev/null
+	true
+}
+trap cleanup_target EXIT
+
+test_expect_success 'setup: two workers in a tight loop of calls, a thread spawner, a USR1 handler' '
+	build_workload s-hotloop.c &&
+	{ ./t-hotloop & } &&
+	target=$! && echo $target >target.pid &&
+	sleep 0.3 &&
+	kill -0 "$target"
+'
+
+# paths_ok FOLDED: every path (a signal handler'"'"'s h may run on top of any) is
+# one the program makes: a seeded call in the wrong place would show as
+# worker;a;a or a;b at the root, an enter counted twice as worker;a;b;b.
+paths_ok () {
+	sed -e "s/;h \([0-9]*\)$/ \1/" -e "s/^h \([0-9]*\)$/main \1/" "$1" |
+	awk "{ print \$1 }" | sort -u >paths &&
+	! grep -v -x -e worker -e "worker;a" -e "worker;a;b" -e brief -e "brief;a" \
+		-e "brief;a;b" -e main paths
+}
+
+# calls_of FOLDED PATH
+calls_of () {
+	awk -v p="$2" "\$1 == p { n += \$2 } END { print n + 0 }" "$1"
+}
+
+test_expect_success 'twelve windows, each a whole tree: no seeded call twice, none missing, nothing unpaired' '
+	target=$(cat target.pid) &&
+	{ ( while kill -USR1 "$target" 2>/dev/null; do sleep 0.002; done ) & } &&
+	storm=$! && echo $storm >storm.pid &&
+	i=0 &&
+	while test $i -lt 12
+	do
+		callprof attach --duration 0.1 --time=none -o hot$i.cprof "$target" 2>err$i &&
+		grep -q "^callprof: attached to $target (t-hotloop) for 0.1[0-9] s: " err$i &&
+		callprof report hot$i.cprof >rep$i &&
+		! grep -q "warning: incomplete" rep$i &&
+		callprof export -f folded -m calls hot$i.cprof >f$i &&
+		paths_ok f$i &&
+		a=$(calls_of f$i "worker;a") && b=$(calls_of f$i "worker;a;b") &&
+		test "$a" -gt 0 &&
+		# a call of a open at either edge makes its b calls one side of it
+		test $((b - 2 * a)) -le 4 && test $((2 * a - b)) -le 4 &&
+		i=$((i + 1)) || break
+	done &&
+	test $i = 12 &&
+	kill "$storm" && rm storm.pid &&
+	cat f* | grep -q "^h \|;h "
+'
+
+test_expect_success 'clock mode too: every window whole, times from the attach' '
+	target=$(cat target.pid) &&
+	callprof attach --duration 0.2 --time=clock -o clock.cprof "$target" 2>err &&
+	callprof report clock.cprof >rep &&
+	! grep -q "warning: incomplete" rep &&
+	callprof export -f folded -m calls clock.cprof >f &&
+	paths_ok f
+'
+
+test_expect_success 'after: running, untraced, its hooks the C library'"'"'s again' '
+	target=$(cat target.pid) &&
+	kill -0 "$target" &&
+	state=$(sed "s/.*) //" /proc/$target/stat | cut -d" " -f1) &&
+	test "$state" != T && test "$state" != t &&
+	grep -q "^TracerPid:[[:space:]]*0$" /proc/$target/status &&
+	! grep -q "perf_event" /proc/$target/maps
+'
+
+test_done
