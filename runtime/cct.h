@@ -171,7 +171,9 @@ struct cp_node {
 	uint64_t inactive_ticks; /* ns preempted while innermost */
 	uint32_t switches_vol;	/* times blocked while innermost (saturating) */
 	uint32_t switches_invol; /* times preempted while innermost (saturating) */
-	uint64_t pad_[2];	/* to two whole lines */
+	uint64_t open_at_start;	/* frames of this context open when callprof attach
+				 * began (not in calls) */
+	uint64_t pad_;		/* to two whole lines */
 };
 
 /*
@@ -245,6 +247,7 @@ static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
 static inline void cp_node__add_counts(struct cp_node *m, const struct cp_node *n)
 {
 	m->calls += n->calls;
+	m->open_at_start += n->open_at_start;
 	m->ticks += n->ticks;
 	m->wait_ticks += n->wait_ticks;
 	m->inactive_ticks += n->inactive_ticks;
