@@ -609,10 +609,10 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 
 		if (c->part == P_PATH) {
 			fprintf(fp, "%s", path);
-			for (int s = 0; s < 2; s++)
-				if (q->open_at_start[s])
-					fprintf(fp, " (%c: %" PRIu64 " open at attach)", "AB"[s],
-						q->open_at_start[s]);
+			/* Calls open at attach (not in calls), per side where there are any. */
+			if (q->open_at_start[0] || q->open_at_start[1])
+				fprintf(fp, " (open at attach: A %" PRIu64 ", B %" PRIu64 ")",
+					q->open_at_start[0], q->open_at_start[1]);
 			fprintf(fp, "\n");
 			continue;
 		}

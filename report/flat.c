@@ -495,6 +495,14 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 			}
 		}
 	}
+	/*
+	 * A caller's row counts the function's calls from it: the calls open
+	 * at attach there are the function's, shown on its own line only.
+	 */
+	for (uint32_t i = 0; dir < 0 && i <= rp->nfns; i++)
+		peer[i].open_at_start = 0;
+	for (uint32_t i = 0; dir < 0 && i < le.n; i++)
+		le.e[i].open_at_start = 0;
 	if (by_line) {
 		merge_line_edges(&le);
 		for (uint32_t i = 0; i < le.n; i++)
