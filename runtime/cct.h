@@ -171,9 +171,8 @@ struct cp_node {
 	uint64_t inactive_ticks; /* ns preempted while innermost */
 	uint32_t switches_vol;	/* times blocked while innermost (saturating) */
 	uint32_t switches_invol; /* times preempted while innermost (saturating) */
-	uint64_t open_at_start;	/* frames of this context open when callprof attach
-				 * began (not in calls) */
-	uint64_t pad_;		/* to two whole lines */
+	uint64_t open_at_start; /* frames of this context open when callprof attach began (not in calls) */
+	uint64_t pad_;
 };
 
 /*
