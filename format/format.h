@@ -45,9 +45,9 @@
  * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
  * take them for nodes of their own, so they need a version 2 reader.
  */
-#define CP_VERSION 6	   /* what this code writes */
+#define CP_VERSION 7	   /* what this code writes */
 #define CP_MIN_READER 2	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 6 /* what this reader understands */
+#define CP_READER_VERSION 7 /* what this reader understands */
 /*
  * Version 5: record-time selection (excluded-call markers, count-only
  * contexts, named regions).  A version 4 reader would show markers as call
@@ -59,6 +59,13 @@
  * context).  An older reader would show such a profile without any time.
  */
 #define CP_MIN_READER_CPU 6
+/*
+ * Version 7: callprof attach (node open_at_start, CP_META_ATTACHED).  A
+ * context entered before the attach has time but fewer calls (maybe none)
+ * than frames; an older reader would show its calls as all there were, so a
+ * file with a record whose open_at_start is not 0 sets min_reader to this.
+ */
+#define CP_MIN_READER_ATTACH 7
 
 /*
  * The smallest records a reader accepts: the sizes of version 3, the
@@ -235,6 +242,10 @@ enum cp_meta_flags {
 				    * (callprof_dump(), `callprof dump`, record
 				    * --dump-on): calls still open were counted as
 				    * if they ended then, and went on */
+	CP_META_ATTACHED = 1 << 5, /* version 7: written by a runtime that `callprof
+				    * attach` loaded into a running process: calls
+				    * are those made in the window, frames open at
+				    * the attach are in nodes' open_at_start */
 };
 
 struct cp_module {
@@ -329,6 +340,12 @@ struct cp_node_rec {
 	uint64_t inactive_ticks;
 	uint64_t switches_vol;	 /* version 4: times it blocked (voluntary switches) */
 	uint64_t switches_invol; /* version 4: times it was preempted */
+	/*
+	 * Version 7: calls of this record's context that were open when
+	 * `callprof attach` began.  Entered before the window, so not in calls;
+	 * their time in the window is in ticks.  0 in older files.
+	 */
+	uint64_t open_at_start;
 };
 
 /*
@@ -485,7 +502,7 @@ static inline const char *cp_filter_option(uint32_t kind)
 }
 
 _Static_assert(sizeof(struct cp_meta) == 240 && sizeof(struct cp_thread_rec) == 64 &&
-		       sizeof(struct cp_node_rec) == 88 && sizeof(struct cp_line_rec) == 24,
+		       sizeof(struct cp_node_rec) == 96 && sizeof(struct cp_line_rec) == 24,
 	       "on-disk records changed size: update docs/profile-format.md");
 
 /*

@@ -29,6 +29,7 @@ struct dpath {
 	uint32_t up;	      /* the path before that run of frames, CP_NONE if none */
 	uint32_t in;	      /* bit s set: the path is in profile s (0 = A, 1 = B) */
 	uint64_t calls[2];    /* per profile, all threads added up */
+	uint64_t open_at_start[2]; /* calls open at attach, not in calls */
 	uint64_t self_ns[2];
 	uint64_t total_ns[2];
 	/* Off-CPU time (where measured): inclusive and exclusive. */
@@ -132,6 +133,7 @@ static void add_profile(struct cp_diff *d, int s)
 		if (!n->uninstrumented)
 			q->counted |= 1u << s;
 		CP_ADD_SAT(q->calls[s], n->calls);
+		CP_ADD_SAT(q->open_at_start[s], n->open_at_start);
 		CP_ADD_SAT(q->self_ns[s], n->self_ns);
 		CP_ADD_SAT(q->total_ns[s], n->total_ns);
 		CP_ADD_SAT(q->wait_ns[s], n->wait_ns);
@@ -606,7 +608,12 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 		int w = col_width(c);
 
 		if (c->part == P_PATH) {
-			fprintf(fp, "%s\n", path);
+			fprintf(fp, "%s", path);
+			/* Calls open at attach (not in calls), per side where there are any. */
+			if (q->open_at_start[0] || q->open_at_start[1])
+				fprintf(fp, " (open at attach: A %" PRIu64 ", B %" PRIu64 ")",
+					q->open_at_start[0], q->open_at_start[1]);
+			fprintf(fp, "\n");
 			continue;
 		}
 		if (c->part == P_STATUS) {
@@ -674,6 +681,10 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
 	fprintf(fp, " (%s), %u thread%s, %" PRIu64 " calls, %" PRIu64 " call paths\n", mode_str(rp),
 		nthreads, nthreads == 1 ? "" : "s", rp->calls, rp->paths);
+	if ((m->flags & CP_META_ATTACHED) || rp->open_at_start)
+		fprintf(fp, "# %c: attached: counts are the calls made in the window; %" PRIu64
+			    " call%s already open at attach\n", "AB"[s], rp->open_at_start,
+			rp->open_at_start == 1 ? " was" : "s were");
 	if (rp->cpu_sampled) {
 		const struct cp_sample_shares *sh = &rp->shares;
 

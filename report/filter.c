@@ -240,10 +240,12 @@ static void rebuild(struct cp_rtree *t, const uint8_t *act, uint32_t *map)
 			if (id == CP_NONE)
 				id = cp_u64map__get_or_add(&ctx, (uint64_t)p << 32 | s->fn,
 							   cp_rtree__add(&nt, p, s->fn));
-			if (act[i] == KEEP)
+			if (act[i] == KEEP) {
 				add_kept(&nt, id, t, s);
-			else
+			} else {
 				CP_ADD_SAT(nt.n[id].calls, s->calls);
+				CP_ADD_SAT(nt.n[id].open_at_start, s->open_at_start);
+			}
 			map[i] = id;
 			break;
 		case MERGE_UP:

@@ -76,6 +76,7 @@ static void agg_add(struct cp_agg *a, const struct cp_rnode *n, int with_total)
 	if (n->max_ns > a->max_ns)
 		a->max_ns = n->max_ns;
 	CP_ADD_SAT(a->calls, n->calls);
+	CP_ADD_SAT(a->open_at_start, n->open_at_start);
 	CP_ADD_SAT(a->self_ns, n->self_ns);
 	CP_ADD_SAT(a->self_overhead_ns, n->self_overhead_ns);
 	CP_ADD_SAT(a->self_wait_ns, n->self_wait_ns);
@@ -98,6 +99,7 @@ static void agg_add(struct cp_agg *a, const struct cp_rnode *n, int with_total)
 static void agg_row(struct cp_row *r, const struct cp_report_profile *rp, const struct cp_agg *a)
 {
 	r->calls = a->calls;
+	r->open_at_start = a->open_at_start;
 	r->total_ns = a->total_ns;
 	r->self_ns = a->self_ns;
 	r->min_ns = a->min_ns;
@@ -128,7 +130,7 @@ static void print_aggs(struct cp_report_profile *rp, struct cp_agg *a, uint32_t 
 	for (uint32_t i = 0; i < n; i++) {
 		struct cp_row r = { 0 };
 
-		if (!a[i].calls && !a[i].total_ns)
+		if (!a[i].calls && !a[i].total_ns && !a[i].open_at_start)
 			continue;
 		agg_row(&r, rp, &a[i]);
 		r.base_ns = base;
@@ -242,6 +244,7 @@ static void agg_merge(struct cp_agg *d, const struct cp_agg *a)
 	if (a->max_ns > d->max_ns)
 		d->max_ns = a->max_ns;
 	CP_ADD_SAT(d->calls, a->calls);
+	CP_ADD_SAT(d->open_at_start, a->open_at_start);
 	CP_ADD_SAT(d->total_ns, a->total_ns);
 	CP_ADD_SAT(d->self_ns, a->self_ns);
 	CP_ADD_SAT(d->wait_ns, a->wait_ns);
@@ -460,7 +463,8 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 	for (uint32_t ti = 0; ti < nt; ti++)
 		cp_flat_walk(&t[ti], whole, active);
 	for (uint32_t i = 0; i < rp->nfns; i++) {
-		if (!matches(rp, i, o->function) || !whole[i].calls)
+		/* Entered only before the attach: no calls, but it ran. */
+		if (!matches(rp, i, o->function) || (!whole[i].calls && !whole[i].open_at_start))
 			continue;
 		found = 1;
 		whole[i].min_ns = whole[i].max_ns = 0; /* not shown: several functions may match */
@@ -491,6 +495,14 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 			}
 		}
 	}
+	/*
+	 * A caller's row counts the function's calls from it: the calls open
+	 * at attach there are the function's, shown on its own line only.
+	 */
+	for (uint32_t i = 0; dir < 0 && i <= rp->nfns; i++)
+		peer[i].open_at_start = 0;
+	for (uint32_t i = 0; dir < 0 && i < le.n; i++)
+		le.e[i].open_at_start = 0;
 	if (by_line) {
 		merge_line_edges(&le);
 		for (uint32_t i = 0; i < le.n; i++)

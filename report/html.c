@@ -42,7 +42,9 @@
  *    compensated only: "overhead": [1: total mostly hook overhead,
  *      2: self mostly overhead, 3: both],
  *    off-CPU time measured ("split": true) only: "wait", "inactive"
- *      (inclusive), "self_wait", "self_inactive"}
+ *      (inclusive), "self_wait", "self_inactive",
+ *    a node with calls open at attach (callprof attach) only: "open": [the
+ *      calls open then, not in "calls"]}
  *
  * Both the merged tree and the threads' trees come from callprof itself
  * (the page does not add trees up: compensation and rounding are per
@@ -102,7 +104,8 @@ static uint32_t *preorder(const struct cp_rtree *t)
 
 enum column {
 	COL_PARENT, COL_FN, COL_CALLS, COL_TOTAL, COL_SELF, COL_MIN, COL_MAX, COL_OVERHEAD,
-	COL_WAIT, COL_INACTIVE, COL_SELF_WAIT, COL_SELF_INACTIVE, COL_SAMPLES, COL_SELF_SAMPLES
+	COL_WAIT, COL_INACTIVE, COL_SELF_WAIT, COL_SELF_INACTIVE, COL_SAMPLES, COL_SELF_SAMPLES,
+	COL_OPEN
 };
 
 static void column(struct cp_json *j, const uint32_t *fnmap, const struct cp_rtree *t,
@@ -153,6 +156,9 @@ static void column(struct cp_json *j, const uint32_t *fnmap, const struct cp_rtr
 		case COL_SELF_SAMPLES:
 			cp_json__u64(j, n->self_samples);
 			break;
+		case COL_OPEN:
+			cp_json__u64(j, n->open_at_start);
+			break;
 		case COL_OVERHEAD:
 			cp_json__u64(j, (uint64_t)(cp_mostly_overhead(n->total_ns, n->overhead_ns) |
 					 cp_mostly_overhead(n->self_ns, n->self_overhead_ns) << 1));
@@ -200,6 +206,13 @@ static void tree(struct cp_json *j, const struct cp_report_profile *rp, const ui
 	if (rp->timed && rp->compensated) {
 		cp_json__key(j, "overhead");
 		column(j, fnmap, t, order, newid, COL_OVERHEAD);
+	}
+	for (uint32_t k = 0; k < t->nn; k++) {
+		if (t->n[k].open_at_start) {
+			cp_json__key(j, "open");
+			column(j, fnmap, t, order, newid, COL_OPEN);
+			break;
+		}
 	}
 	cp_json__end_obj(j);
 	free(order);

@@ -61,6 +61,7 @@ struct cp_fields {
 /* One row's values. */
 struct cp_row {
 	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+	uint64_t open_at_start; /* calls open at attach (not in calls): marked after the name */
 	uint64_t wait_ns, inactive_ns;		/* inclusive off-CPU time */
 	uint64_t self_wait_ns, self_inactive_ns; /* exclusive */
 	uint64_t switches_vol, switches_invol;	/* inclusive */
@@ -87,6 +88,7 @@ struct cp_row {
 struct cp_agg {
 	uint32_t fn;	 /* function index, CP_NONE for the thread root */
 	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+	uint64_t open_at_start; /* calls open at attach, not in calls */
 	uint64_t wait_ns, inactive_ns, switches_vol, switches_invol; /* with total_ns */
 	uint64_t self_wait_ns, self_inactive_ns, self_switches_vol, self_switches_invol;
 	uint64_t overhead_ns; /* compensation taken off total_ns */
@@ -137,6 +139,12 @@ static inline uint64_t cp_ns_from_double(double ns)
 
 /* Human-readable duration in a fixed width, e.g. "12.34ms". */
 void cp_fmt_ns(char *buf, size_t size, uint64_t ns);
+/*
+ * The mark after the name of a context or function with n calls open when
+ * callprof attach began (not in its calls): " (open at attach)" for one,
+ * " (N open at attach)" for more, "" for none.
+ */
+const char *cp_open_mark(char *buf, size_t size, uint64_t n);
 
 /*
  * The value a row that knows only calls, total and self time (a call site,

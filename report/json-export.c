@@ -73,6 +73,8 @@ static void process(struct cp_json *j, const struct cp_profile_file *pf)
 			    (m->flags & CP_META_ABNORMAL_END) ? "abnormally" : "normally");
 	cp_json__key(j, "forked");
 	cp_json__bool(j, !!(m->flags & CP_META_FORKED));
+	cp_json__key(j, "attached");
+	cp_json__bool(j, !!(m->flags & CP_META_ATTACHED));
 	cp_json__key(j, "lost");
 	cp_json__obj(j);
 	cp_json__key_u64(j, "calls", m->lost_calls);
@@ -326,6 +328,9 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 		cp_json__u64(j, n->fn);
 	cp_json__key_u64(j, "depth", n->depth);
 	cp_json__key_u64(j, "calls", n->calls);
+	/* Calls open when callprof attach began: not in calls. */
+	if (n->open_at_start)
+		cp_json__key_u64(j, "open_at_attach", n->open_at_start);
 	if (rp->timed) {
 		cp_json__key_u64(j, "total_ns", n->total_ns);
 		cp_json__key_u64(j, "self_ns", n->self_ns);

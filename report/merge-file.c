@@ -408,6 +408,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		m->inputs[m->ninputs - 1].path = cp_strtab__add(&m->str, path);
 	}
 	CP_ADD_SAT(m->rp->calls, p->calls);
+	CP_ADD_SAT(m->rp->open_at_start, p->open_at_start);
 	cp_meta__add_switches(&m->meta, m->nthreads, &pf->meta, src->nthreads);
 	cp_meta__add(&m->meta, &pf->meta);
 	if (pf->meta.duration_ns > m->meta.duration_ns)
@@ -448,9 +449,13 @@ static struct cp_node_rec node_rec(const struct merge *m, const struct cp_rnode 
 	return r;
 }
 
-/* The context's exclusive off-CPU figures, on its first record only. */
+/*
+ * The context's exclusive off-CPU figures and its calls open at attach
+ * (known per context, not per site), on its first record only.
+ */
 static void node_rec_offcpu(struct cp_node_rec *r, const struct cp_rnode *n)
 {
+	r->open_at_start = n->open_at_start;
 	r->wait_ticks = n->self_wait_ns;
 	r->inactive_ticks = n->self_inactive_ns;
 	r->switches_vol = n->self_switches_vol;
@@ -507,6 +512,8 @@ static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
 		uint32_t parent = i ? at[nd->parent] : CP_NO_PARENT;
 		struct cp_node_rec r;
 
+		if (nd->open_at_start && w->min_reader < CP_MIN_READER_ATTACH)
+			w->min_reader = CP_MIN_READER_ATTACH;
 		if (nd->sites == CP_NONE) {
 			r = node_rec(m, nd, parent, nd->site, nd->calls, nd->total_ns);
 			node_rec_offcpu(&r, nd);

@@ -326,6 +326,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 		}
 		free(fnmap);
 		CP_ADD_SAT(rp->calls, src->calls);
+		CP_ADD_SAT(rp->open_at_start, src->open_at_start);
 		CP_ADD_SAT(rp->paths, src->paths);
 		CP_ADD_SAT(rp->excluded_calls, src->excluded_calls);
 		CP_ADD_SAT(rp->raw_ns, src->raw_ns);

@@ -334,6 +334,17 @@ static int few_samples(const struct cp_row *r, int id)
 	return n && n < CP_FEW_SAMPLES;
 }
 
+const char *cp_open_mark(char *buf, size_t size, uint64_t n)
+{
+	if (!n)
+		return "";
+	if (n == 1)
+		snprintf(buf, size, " (open at attach)");
+	else
+		snprintf(buf, size, " (%" PRIu64 " open at attach)", n);
+	return buf;
+}
+
 void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 {
 	char buf[64];
@@ -358,6 +369,8 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		    (r->cpu_sampled && (id == CP_F_MIN || id == CP_F_MAX)) ||
 		    /* Sampled in code without hooks: its calls were not counted. */
 		    (r->cpu_sampled && !r->calls && !r->label && (id == CP_F_CALLS || id == CP_F_AVG)) ||
+		    /* No call began in the window (open at attach): nothing per call. */
+		    (!r->calls && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
 		    (!r->cpu_sampled && (id == CP_F_SAMPLES || id == CP_F_SELF_SAMPLES))) {
 			fprintf(fp, "%*s  ", width(f, id), "-");
 			continue;
@@ -380,7 +393,7 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 				r->base_ns);
 			break;
 		case CP_F_AVG:
-			cp_fmt_ns(buf, sizeof(buf), r->calls ? r->total_ns / r->calls : 0);
+			cp_fmt_ns(buf, sizeof(buf), r->total_ns / r->calls); /* calls > 0: above */
 			break;
 		case CP_F_MIN:
 			cp_fmt_ns(buf, sizeof(buf), r->min_ns);
@@ -453,10 +466,11 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			snprintf(buf, sizeof(buf), "%" PRIu64, r->self_samples);
 			break;
 		case CP_F_NAME: {
-			char shortened[1024];
+			char shortened[1024], open[48];
 
-			fprintf(fp, "%*s%s%s\n", r->indent, "", r->prefix ? r->prefix : "",
-				shorten(r->name, f->name_width, shortened, sizeof(shortened)));
+			fprintf(fp, "%*s%s%s%s\n", r->indent, "", r->prefix ? r->prefix : "",
+				shorten(r->name, f->name_width, shortened, sizeof(shortened)),
+				cp_open_mark(open, sizeof(open), r->open_at_start));
 			continue;
 		}
 		}
@@ -788,6 +802,14 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			    " call paths\n", m->pid, date, dur, nthreads, nthreads == 1 ? "" : "s",
 			rp->sampled ? m->samples : rp->calls, rp->sampled ? "samples" : "calls",
 			rp->paths);
+	}
+	if ((m->flags & CP_META_ATTACHED) || rp->open_at_start) {
+		fprintf(fp, "# attached: counts are the calls made in the window");
+		if (rp->open_at_start)
+			fprintf(fp, "; %" PRIu64 " call%s already open at attach (marked \"open at "
+				    "attach\")", rp->open_at_start,
+				rp->open_at_start == 1 ? " was" : "s were");
+		fputc('\n', fp);
 	}
 	if (m->mode == CP_MODE_COUNTING)
 		fprintf(fp, "# mode: counting: exact call counts per call path, no times\n");

@@ -128,6 +128,7 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 	if (!dst->site)
 		dst->site = src->site;
 	CP_ADD_SAT(dst->calls, src->calls);
+	CP_ADD_SAT(dst->open_at_start, src->open_at_start);
 	CP_ADD_SAT(dst->total_ns, src->total_ns);
 	dst->untimed |= src->untimed;
 	CP_ADD_SAT(dst->self_wait_ns, src->self_wait_ns);
@@ -402,6 +403,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 
 		src.site = r->site;
 		src.calls = r->calls;
+		src.open_at_start = r->open_at_start;
 		src.total_ns = to_ns(pf, r->ticks);
 		src.min_ns = to_ns(pf, r->min_ticks);
 		src.max_ns = to_ns(pf, r->max_ticks);
@@ -423,6 +425,8 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 			rp->node_map[th->first_node + k] = map[k];
 			continue;
 		}
+		if (k)
+			CP_ADD_SAT(rp->open_at_start, r->open_at_start);
 		if (r->flags & CP_NODE_UNTIMED) {
 			/* Its ticks cover only the calls before its demotion: unknown. */
 			src.untimed = 1;
@@ -431,6 +435,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 		if (k == 0) {
 			id = 0;
 			src.calls = 0; /* the root stands for threads, not calls */
+			src.open_at_start = 0;
 		} else {
 			uint32_t parent = map[r->parent];
 

@@ -40,6 +40,9 @@ struct cp_rnode {
 	uint32_t part;	      /* merged profiles: the part whose symbolizer knows site */
 	uint64_t site;	      /* a call site (return address) of this context */
 	uint64_t calls;	      /* times entered */
+	uint64_t open_at_start; /* calls open when callprof attach began: entered
+				 * before the window, not in calls (their time
+				 * in the window is in total_ns) */
 	uint64_t total_ns;    /* inclusive time */
 	uint64_t self_ns;     /* exclusive time: total minus the children's totals */
 	uint64_t min_ns;      /* shortest call (0 if unknown) */
@@ -196,6 +199,7 @@ struct cp_report_profile {
 	uint32_t ntrees;
 	uint64_t calls;		     /* all calls recorded (cp_report_count_thread) */
 	uint64_t paths;		     /* call paths of every thread (cp_report_count_thread) */
+	uint64_t open_at_start;	     /* calls open when callprof attach began (not in calls) */
 	char **thread_labels;	     /* per pf thread: name, or name/tid if ambiguous */
 	enum cp_thread_mode threads; /* how trees were built */
 	int timed;		     /* the profile has times (timing mode) */

@@ -104,6 +104,7 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 	uint32_t nrows = 0;
 
 	r.calls = n->calls;
+	r.open_at_start = n->open_at_start;
 	r.total_ns = n->total_ns;
 	r.self_ns = n->self_ns;
 	r.min_ns = n->min_ns;
@@ -146,6 +147,7 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 		if (rows[k].total_ns < min_ns)
 			continue;
 		sr.calls = rows[k].calls;
+		sr.open_at_start = 0; /* known per context, not per site */
 		sr.total_ns = rows[k].total_ns;
 		sr.only_total = 1;
 		sr.spread = NULL; /* known per context, not per site */

@@ -172,6 +172,7 @@ struct cp_node *cp_cct__child(struct cp_cct *c, struct cp_node *from, uintptr_t 
 	n->canon = node ? node : n;
 	/* Fresh mappings are zero, recycled ones are not. */
 	n->calls = n->ticks = n->max_ticks = n->wait_ticks = n->inactive_ticks = 0;
+	n->open_at_start = 0;
 	n->switches_vol = n->switches_invol = 0;
 	n->min_ticks = UINT64_MAX;
 	n->flags = cp_cct_env__new_flags(c, parent, fn);
@@ -335,7 +336,7 @@ void cp_cct__zero(struct cp_cct *c)
 		for (uint32_t i = 0; i < k->used; i++) {
 			struct cp_node *n = &k->n[i];
 
-			n->calls = n->ticks = n->max_ticks = 0;
+			n->calls = n->ticks = n->max_ticks = n->open_at_start = 0;
 			n->wait_ticks = n->inactive_ticks = 0;
 			n->switches_vol = n->switches_invol = 0;
 			n->min_ticks = UINT64_MAX;
@@ -344,7 +345,7 @@ void cp_cct__zero(struct cp_cct *c)
 	}
 	c->root.cache = c->root.cache2 = NULL;
 	c->root.ticks = 0;
-	c->lost.calls = c->lost.ticks = 0;
+	c->lost.calls = c->lost.ticks = c->lost.open_at_start = 0;
 	c->stopped = 0;
 }
 

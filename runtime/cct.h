@@ -246,6 +246,7 @@ static inline void cp_node__add_call(struct cp_node *n, uint64_t d)
 static inline void cp_node__add_counts(struct cp_node *m, const struct cp_node *n)
 {
 	m->calls += n->calls;
+	m->open_at_start += n->open_at_start;
 	m->ticks += n->ticks;
 	m->wait_ticks += n->wait_ticks;
 	m->inactive_ticks += n->inactive_ticks;

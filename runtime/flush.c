@@ -35,6 +35,7 @@ struct dump {
 	uint32_t *nnodes;   /* per thread written: nodes of its own tree */
 	uint32_t *nside;    /* per thread written: nodes of its side tree */
 	int regions;	    /* a CP_NODE_REGION record was written */
+	int open_at_start;  /* a record with open_at_start was written (attach) */
 	int offcpu;	    /* switches are tracked: off-CPU time not yet charged is */
 };
 
@@ -175,8 +176,13 @@ static void node_rec(struct dump *d, struct cp_node_rec *r, const struct cp_node
 	r->inactive_ticks = offcpu ? ns_to_ticks(d, n->inactive_ticks) : 0;
 	r->switches_vol = n->switches_vol;
 	r->switches_invol = n->switches_invol;
-	if (!bn)
+	r->open_at_start = n->open_at_start;
+	if (!bn) {
+		d->open_at_start |= r->open_at_start != 0;
 		return;
+	}
+	/* After a reset the window starts there: frames open then are in neither count. */
+	r->open_at_start = 0;
 	r->calls = cp_sub_sat(r->calls, bn->calls);
 	r->ticks = cp_sub_sat(r->ticks, bn->ticks);
 	r->wait_ticks = offcpu ? cp_sub_sat(r->wait_ticks, ns_to_ticks(d, bn->wait_ticks)) : 0;
@@ -823,6 +829,8 @@ int cp_flush(const char *path, int how)
 		meta.flags |= CP_META_KILLED;
 	if (snapshot)
 		meta.flags |= CP_META_SNAPSHOT;
+	if (cp_session.attached)
+		meta.flags |= CP_META_ATTACHED;
 	meta.nthreads_lost = cp_session.threads_lost;
 	for (i = 0; i < nt; i++) {
 		meta.lost_calls += ts[i]->cct.lost.calls;
@@ -862,6 +870,9 @@ int cp_flush(const char *path, int how)
 		w->min_reader = CP_MIN_READER_SELECTION;
 	if (cp_hook_mode == CP_MODE_CPU)
 		w->min_reader = CP_MIN_READER_CPU;
+	/* Contexts entered before the attach: an older reader would take calls for all. */
+	if (d.open_at_start)
+		w->min_reader = CP_MIN_READER_ATTACH;
 	ret = cp_writer__finish(w, timing ? CP_FEAT_TIMING : 0);
 out_unmap:
 	munmap(ts, bytes);

@@ -280,6 +280,7 @@ struct cp_session {
 	int dump_signal;	   /* CALLPROF_DUMP_ON: a signal asking for a snapshot, 0 if none */
 	pid_t watcher;		   /* this process's watcher (watch.c), 0 if none yet */
 	char status[CP_STATUS_PATH_MAX]; /* CALLPROF_STATUS, "" if none (session.c) */
+	int attached;		   /* started by callprof attach (runtime/attach.c) */
 };
 
 /*

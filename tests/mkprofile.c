@@ -10,6 +10,7 @@
  *
  *   meta mode= clock= tps= pid= switches= errno= switch_lost= failed= hz=
  *        period= samples= samples_lost= sample_flags= duration= exe=
+ *        flags=                enum cp_meta_flags (32: CP_META_ATTACHED)
  *   cmd ARG...                 the command line
  *   module PATH bias=ADDR flags=
  *                              an ELF file loaded at ADDR - its vaddrs; its
@@ -17,7 +18,8 @@
  *                              cp_module_flags (2: callprof's runtime)
  *   thread tid= name= cpu= nthreads=
  *   node parent= fn= site= calls= ticks= min= max= wait= inactive= vol=
- *        invol= flags=         a node of the last thread; no parent: its root
+ *        invol= flags= open=   a node of the last thread; no parent: its root;
+ *                              open: its calls open at attach (version 7)
  *   line node= ip= samples=    node: index in the file's NODES
  *   region id= name=           a REGIONS record (nodes name it with
  *                              flags=4 fn=ID)
@@ -46,6 +48,7 @@ static struct cp_line_rec *lines;
 static struct cp_region_rec *regions;
 static uint32_t nmods, nmaps, nthreads, nnodes, nlines, nregions;
 static uint32_t threads_cap, nodes_cap, lines_cap, regions_cap;
+static int any_open; /* a node has open= (the file needs a version 7 reader) */
 static char cmdline[MAX];
 static size_t cmdline_len;
 
@@ -145,6 +148,7 @@ static void record(char **a, int n)
 		meta.duration_ns = num(a, n, "duration", 0);
 		meta.overhead_ticks = num(a, n, "overhead", 0);
 		meta.self_overhead_ticks = num(a, n, "self_overhead", 0);
+		meta.flags = (uint32_t)num(a, n, "flags", 0);
 		meta.exe = cp_writer__string(&w, arg(a, n, "exe") ? arg(a, n, "exe") : "prog");
 		meta.hostname = cp_writer__string(&w, "host");
 	} else if (!strcmp(a[0], "cmd")) {
@@ -188,6 +192,8 @@ static void record(char **a, int n)
 		r->switches_vol = num(a, n, "vol", 0);
 		r->switches_invol = num(a, n, "invol", 0);
 		r->flags = (uint32_t)num(a, n, "flags", 0);
+		r->open_at_start = num(a, n, "open", 0);
+		any_open |= r->open_at_start != 0;
 		threads[nthreads - 1].nnodes++;
 	} else if (!strcmp(a[0], "line")) {
 		lines = grow(lines, nlines, &lines_cap, sizeof(*lines));
@@ -248,6 +254,8 @@ int main(int argc, char **argv)
 		cp_writer__put(&w, regions, nregions * sizeof(regions[0]));
 		w.min_reader = CP_MIN_READER_SELECTION;
 	}
+	if (any_open)
+		w.min_reader = CP_MIN_READER_ATTACH;
 	ret = cp_writer__finish(&w, meta.clock != CP_CLOCK_NONE ? CP_FEAT_TIMING : 0);
 	if (ret)
 		fail("cannot write the profile: %s", strerror(-ret));

@@ -168,6 +168,7 @@
 			wait: new Float64Array(n), inactive: new Float64Array(n),
 			selfWait: new Float64Array(n), selfInactive: new Float64Array(n),
 			samples: new Float64Array(n), selfSamples: new Float64Array(n),
+			open: new Float64Array(n), /* calls open at attach, not in calls */
 			threads: new Map(),
 		};
 		let o = 0;
@@ -206,6 +207,8 @@
 				}
 				if (t.overhead)
 					v.ovh[i] = t.overhead[k];
+				if (t.open)
+					v.open[i] = t.open[k];
 			}
 			if (several)
 				v.fn[o] = -2;
@@ -547,6 +550,8 @@
 
 		if (f >= 0 || V.fn[i] === -2)
 			rows.push(['calls', f >= 0 ? String(V.calls[i]) : V.threads.get(i) + ' thread(s)']);
+		if (V.open[i])
+			rows.push(['open at attach', V.open[i] + ' (entered before the window: not in calls)']);
 		if (TIMED) {
 			rows.push(['total', fmtNs(V.total[i]) + (V.ovh[i] & 1 ? ' (mostly hook overhead)' : '')]);
 			rows.push(['self', fmtNs(V.self[i]) + (V.ovh[i] & 2 ? ' (mostly hook overhead)' : '')]);
@@ -888,6 +893,8 @@
 			const share = base ? r.weight / base : 0;
 			td.append(el('span', { class: 'bar', style: 'width:' + Math.round(40 * share) + 'px' }));
 			td.append(el('span', { class: 'nm' + (r.fn < 0 ? ' pseudo' : ''), text: r.name }));
+			if (V.open[i])
+				td.append(el('span', { class: 'open', text: V.open[i] === 1 ? ' (open at attach)' : ' (' + V.open[i] + ' open at attach)' }));
 			tr.append(td);
 			cells(tr, cols, r, base);
 			frag.append(tr);

@@ -8,8 +8,10 @@
         every byte offset where a part of the file ends: the header, the
         section table, and each section's start and end, sorted, unique
     cprof-craft.py show FILE
-        a few facts, read without callprof: "version V", "mode M" (enum
-        cp_mode), then per thread record "thread I tid T flags F nthreads N"
+        a few facts, read without callprof: "version V", "min_reader R",
+        "mode M" (enum cp_mode), "meta_flags F", then per thread record
+        "thread I tid T flags F nthreads N", then per node record with calls
+        open at attach (version 7) "node I open N"
     cprof-craft.py IN OUT MUTATION [ARG...]
         write IN damaged by MUTATION to OUT
 
@@ -49,7 +51,9 @@ THREAD_NAME = 4     # offset of name
 THREAD_FLAGS = 32   # offset of flags
 THREAD_NTHREADS = 48  # offset of nthreads
 META_MODE = 8       # offset of mode in struct cp_meta
+META_FLAGS = 84     # offset of flags
 NODE_PARENT = 16    # offset of parent in struct cp_node_rec
+NODE_OPEN = 88      # offset of open_at_start (version 7; records of 96 bytes or more)
 
 
 def die(msg):
@@ -154,13 +158,21 @@ def main(argv):
             p = Profile(f.read())
         if argv[1] == "show":
             print("version", p.get("version"))
+            print("min_reader", p.get("min_reader"))
             meta = p.records(KINDS["meta"])[0]
             print("mode", struct.unpack_from("<I", p.data, meta + META_MODE)[0])
+            print("meta_flags", struct.unpack_from("<I", p.data, meta + META_FLAGS)[0])
             for i, at in enumerate(p.records(KINDS["threads"])):
                 tid, = struct.unpack_from("<I", p.data, at)
                 flags, = struct.unpack_from("<I", p.data, at + THREAD_FLAGS)
                 n, = struct.unpack_from("<I", p.data, at + THREAD_NTHREADS)
                 print("thread %d tid %d flags %d nthreads %d" % (i, tid, flags, n))
+            entsize = p.slot_of(KINDS["nodes"])[2]
+            for i, at in enumerate(p.records(KINDS["nodes"])):
+                if entsize >= NODE_OPEN + 8:
+                    n, = struct.unpack_from("<Q", p.data, at + NODE_OPEN)
+                    if n:
+                        print("node %d open %d" % (i, n))
         elif argv[1] == "info":
             for slot, k, entsize, offset, size in p.sections():
                 print(slot, k, entsize, offset, size)

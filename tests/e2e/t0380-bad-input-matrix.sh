@@ -56,7 +56,7 @@ test_expect_success 'setup: a good profile and its damaged copies' '
 	EOF
 	callprof report good.cprof >out &&
 	size=$(wc -c <good.cprof) &&
-	nodes=$(sec 6 4) && threads=$(sec 5 4) && meta=$(sec 2 4) &&
+	nodes=$(sec 6 4) && nsz=$(sec 6 3) && threads=$(sec 5 4) && meta=$(sec 2 4) &&
 	strings=$(sec 1 5) && hsize=$(craft boundaries good.cprof | sed -n 2p) &&
 
 	echo "callprof: error: profile '"'"'missing.cprof'"'"': cannot open: No such file or directory" >missing.expect &&
@@ -85,7 +85,7 @@ test_expect_success 'setup: a good profile and its damaged copies' '
 	damage zero-entsize "section table at $(slot 6): record size 0" section-entsize nodes 0 &&
 	damage small-entsize "node section at $(hex $nodes): records of 8 bytes, need 72" \
 		section-entsize nodes 8 &&
-	damage ragged-size "section table at $(slot 6): size 100 not a multiple of 88" \
+	damage ragged-size "section table at $(slot 6): size 100 not a multiple of $nsz" \
 		section-size nodes 100 &&
 	damage dup-section "section table at $(slot 6): section 6 appears twice" \
 		section-kind cmdline nodes &&
@@ -95,11 +95,11 @@ test_expect_success 'setup: a good profile and its damaged copies' '
 		thread-nnodes 0 1000000000 &&
 	damage no-nodes "thread record at $(hex $threads): nodes 0+0 do not follow on at 0 of 5" \
 		thread-nnodes 0 0 &&
-	damage self-parent "node record at $(hex $((nodes + 2 * 88))): parent 2 is not an earlier node of its thread" \
+	damage self-parent "node record at $(hex $((nodes + 2 * nsz))): parent 2 is not an earlier node of its thread" \
 		node-parent 2 2 &&
-	damage cycle "node record at $(hex $((nodes + 88))): parent 2 is not an earlier node of its thread" \
+	damage cycle "node record at $(hex $((nodes + nsz))): parent 2 is not an earlier node of its thread" \
 		node-parent 1 2 &&
-	damage parent-out-of-range "node record at $(hex $((nodes + 2 * 88))): parent 4000000000 is not an earlier node of its thread" \
+	damage parent-out-of-range "node record at $(hex $((nodes + 2 * nsz))): parent 4000000000 is not an earlier node of its thread" \
 		node-parent 2 4000000000 &&
 	damage root-with-parent "node record at $(hex $nodes): parent 0 is not an earlier node of its thread" \
 		node-parent 0 0 &&

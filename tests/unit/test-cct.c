@@ -475,6 +475,9 @@ TEST(cct_fold_of_exited_threads)
 	enter(t1, FN(1), SITE(2), 1000, 0);
 	leave(t1, 7);
 	cp_cct__child(t1, &t1->root, FN(1), SITE(1))->flags |= CP_NF_UNTIMED;
+	/* open at attach (seeded frames, not calls): 2 of A, 1 of A's second site */
+	cp_cct__child(t1, &t1->root, FN(1), SITE(1))->open_at_start = 2;
+	cp_cct__child(t1, &t1->root, FN(1), SITE(2))->open_at_start = 1;
 	/* t2: B below the root, and A (1 call of 9) > C */
 	enter(t2, FN(2), SITE(1), 1000, 0);
 	leave(t2, 4);
@@ -482,6 +485,7 @@ TEST(cct_fold_of_exited_threads)
 	enter(t2, FN(3), SITE(1), 900, 0);
 	leave(t2, 1);
 	leave(t2, 9);
+	cp_cct__child(t2, &t2->root, FN(1), SITE(1))->open_at_start = 5;
 
 	cp_cct__fold(dst, t1, to, NULL, NULL);
 	CHECK(to[0] == &dst->root);
@@ -490,6 +494,7 @@ TEST(cct_fold_of_exited_threads)
 	CHECK_EQ(a->ticks, 11);
 	CHECK_EQ(a->min_ticks, 2);
 	CHECK_EQ(a->max_ticks, 5);
+	CHECK_EQ(a->open_at_start, 2);
 	b = cp_cct__child(dst, a, FN(2), SITE(1));
 	CHECK_EQ(b->calls, 1);
 	CHECK_EQ(b->ticks, 5);
@@ -497,6 +502,8 @@ TEST(cct_fold_of_exited_threads)
 	CHECK(s->canon == a);
 	CHECK_EQ(s->calls, 1);
 	CHECK_EQ(s->ticks, 7);
+	CHECK_EQ(s->open_at_start, 1);
+	CHECK_EQ(b->open_at_start, 0);
 	CHECK(to[1] == a);
 	/* flags travel: a fold keeps a context count-only */
 	CHECK_EQ(a->flags & CP_NF_UNTIMED, CP_NF_UNTIMED);
@@ -505,6 +512,7 @@ TEST(cct_fold_of_exited_threads)
 	CHECK_EQ(a->calls, 4); /* + 1 - 1 */
 	CHECK_EQ(a->ticks, 19); /* + 9 - 1 */
 	CHECK_EQ(a->max_ticks, 9);
+	CHECK_EQ(a->open_at_start, 7); /* 2 + 5: the view keeps it */
 	x = cp_cct__child(dst, a, FN(3), SITE(1));
 	CHECK_EQ(x->calls, 0);
 	CHECK_EQ(x->min_ticks, 1);
@@ -532,6 +540,7 @@ TEST(cct_recycle_reuses_memory_with_fresh_nodes)
 		n = enter(c, FN(i), SITE(i % 2), 1000, 0);
 		n->wait_ticks = n->inactive_ticks = 3;
 		n->switches_vol = n->switches_invol = 2;
+		n->open_at_start = 4;
 		leave(c, 1);
 	}
 	second = first->next;
@@ -557,6 +566,7 @@ TEST(cct_recycle_reuses_memory_with_fresh_nodes)
 	CHECK_EQ(n->inactive_ticks, 0);
 	CHECK_EQ(n->switches_vol, 0);
 	CHECK_EQ(n->switches_invol, 0);
+	CHECK_EQ(n->open_at_start, 0);
 	CHECK_EQ(n->min_ticks, UINT64_MAX);
 	CHECK_EQ(n->max_ticks, 0);
 	CHECK(!n->cache && !n->cache2);
@@ -575,8 +585,11 @@ TEST(cct_zero_counts_keeps_the_tree)
 
 	leave(c, 3);
 	c->lost.calls = 5;
+	n->open_at_start = c->lost.open_at_start = 2;
 	cp_cct__zero(c);
 	CHECK_EQ(n->calls, 0);
+	CHECK_EQ(n->open_at_start, 0);
+	CHECK_EQ(c->lost.open_at_start, 0);
 	CHECK_EQ(n->ticks, 0);
 	CHECK_EQ(n->min_ticks, UINT64_MAX);
 	CHECK_EQ(c->lost.calls, 0);

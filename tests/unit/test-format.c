@@ -109,6 +109,7 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	nodes[2].ticks = 500;
 	nodes[2].wait_ticks = 300;
 	nodes[2].switches_vol = 3;
+	nodes[2].open_at_start = 2;
 	if (site_node < 3)
 		nodes[site_node].flags = CP_NODE_SITE;
 	if (region_node) {
@@ -467,9 +468,20 @@ TEST(version_3_records_are_read_and_zero_extended)
 	CHECK_EQ(pf->meta.switches, CP_SWITCHES_ON);
 	CHECK_EQ(pf->nodes[2].switches_vol, 3);
 	CHECK_EQ(pf->threads[0].cpu_ns, 250);
+	CHECK_EQ(pf->nodes[2].open_at_start, 2);
+	cp_profile_file__free(pf);
+	/* Version 6 wrote 88-byte nodes: no calls open at attach. */
+	node_entsize = 88;
+	make_profile("v6.cprof", 0, 0);
+	node_entsize = sizeof(struct cp_node_rec);
+	pf = expect_good("v6.cprof");
+	CHECK_EQ(pf->nodes[2].switches_invol, 0);
+	CHECK_EQ(pf->nodes[2].switches_vol, 3);
+	CHECK_EQ(pf->nodes[2].open_at_start, 0);
 	cp_profile_file__free(pf);
 	unlink("v3.cprof");
 	unlink("v4.cprof");
+	unlink("v6.cprof");
 }
 
 /* Open must fail because of a LINES record. */
