@@ -95,6 +95,7 @@ CP_EXPORT long callprof_attach_start(const char *block, unsigned long len)
 	cp_attach.area = a;
 	cp_attach.log = cp_getenv("CALLPROF_ATTACH_LOG");
 	cp_attach.on = 1;
+	cp_session.attached = 1;
 	err = cp_session__init();
 	if (err) {
 		cp_attach.on = 0;

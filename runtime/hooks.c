@@ -609,7 +609,7 @@ void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t
 	struct cp_frame *before = t->cct.top;
 
 	enter_slow(t, fn, site, sp);
-	if (t->cct.top == before + 1 && t->cct.top->fn == fn) {
+	if (t->cct.top == before + 1 && t->cct.top->fn == fn && t->cct.top->node != &t->cct.lost) {
 		struct cp_node *n = t->cct.top->node;
 
 		n->calls--;

@@ -272,6 +272,7 @@ static const struct cp_node *since_reset(const struct cp_node *n, const struct c
 	tmp->inactive_ticks = cp_sub_sat(n->inactive_ticks, bn->inactive_ticks);
 	tmp->switches_vol = (uint32_t)cp_sub_sat(n->switches_vol, bn->switches_vol);
 	tmp->switches_invol = (uint32_t)cp_sub_sat(n->switches_invol, bn->switches_invol);
+	tmp->open_at_start = 0; /* the window starts at the reset, as the writer says */
 	if (!tmp->calls) {
 		tmp->min_ticks = UINT64_MAX;
 		tmp->max_ticks = 0;
