@@ -19,14 +19,22 @@ test_expect_success 'setup: two workers in a tight loop of calls, a thread spawn
 	kill -0 "$target"
 '
 
-# paths_ok FOLDED: every path (a signal handler'"'"'s h may run on top of any) is
-# one the program makes: a seeded call in the wrong place would show as
-# worker;a;a or a;b at the root, an enter counted twice as worker;a;b;b.
+# paths_ok FOLDED: every path is one the program makes (the USR1 handler,
+# on_usr1;h, may run on top of any, and on a thread that has not reached
+# its start function yet).  A seeded call in the wrong place would show as
+# worker;a;a, or a;b at the root; an enter counted twice as worker;a;b;b.
 paths_ok () {
-	sed -e "s/;h \([0-9]*\)$/ \1/" -e "s/^h \([0-9]*\)$/main \1/" "$1" |
+	sed -e "s/;on_usr1;h \([0-9]*\)$/ \1/" -e "s/;on_usr1 \([0-9]*\)$/ \1/" "$1" |
 	awk "{ print \$1 }" | sort -u >paths &&
 	! grep -v -x -e worker -e "worker;a" -e "worker;a;b" -e brief -e "brief;a" \
-		-e "brief;a;b" -e main paths
+		-e "brief;a;b" -e main -e spawner -e on_usr1 -e "on_usr1;h" paths
+}
+
+# complete_enough REPORT: nothing unpaired, no call in an unrecorded path.
+# Events may be dropped: a USR1 handler that interrupts a hook is not
+# recorded under attach (record wraps handlers; attach leaves them alone).
+complete_enough () {
+	! grep "warning: incomplete" "$1" | grep -v ": 0 calls in unrecorded paths, [0-9]* events dropped, 0 unpaired exits, 0 threads not set up$"
 }
 
 # calls_of FOLDED PATH
@@ -44,7 +52,7 @@ test_expect_success 'twelve windows, each a whole tree: no seeded call twice, no
 		callprof attach --duration 0.1 --time=none -o hot$i.cprof "$target" 2>err$i &&
 		grep -q "^callprof: attached to $target (t-hotloop) for 0.1[0-9] s: " err$i &&
 		callprof report hot$i.cprof >rep$i &&
-		! grep -q "warning: incomplete" rep$i &&
+		complete_enough rep$i &&
 		callprof export -f folded -m calls hot$i.cprof >f$i &&
 		paths_ok f$i &&
 		a=$(calls_of f$i "worker;a") && b=$(calls_of f$i "worker;a;b") &&
@@ -55,7 +63,7 @@ test_expect_success 'twelve windows, each a whole tree: no seeded call twice, no
 	done &&
 	test $i = 12 &&
 	kill "$storm" && rm storm.pid &&
-	cat f* | grep -q "^h \|;h "
+	cat f* | grep -q ";on_usr1;h "
 '
 
 test_expect_success 'clock mode too: every window whole, times from the attach' '
