@@ -121,6 +121,11 @@ struct attach {
 	int released;		 /* its rings and trees were given back */
 	struct cp_unwinder *u;	 /* at the end: whose frames are in our code */
 	int stopped;		 /* the runtime wrote the profile and stopped */
+	/* TLS borrowed from an earlier copy (see find_donor) */
+	int64_t tls_base;	 /* its block's offset from the thread pointer; 0: none */
+	uint64_t tls_size;
+	struct cp_elf_tls_reloc tls[16];
+	int ntls;
 	uint64_t area;		 /* the seed area in the process */
 	char *dir;		 /* our temporary directory */
 	char *copy;		 /* the runtime copy in it */
@@ -745,6 +750,35 @@ static int is_waiting_call(long nr)
 
 /* ---- A. load ---- */
 
+/*
+ * The copy takes no static TLS of its own: its TLS segment is dropped and
+ * its TLS references (the GOT entries of local initial-exec accesses) are
+ * left for us to fill after the load, with the donor's block (find_donor).
+ * On failure the copy keeps its own TLS (a->tls_base 0 again).
+ */
+static int borrow_tls(struct attach *a, const char *runtime, int fd)
+{
+	struct cp_elf *e = cp_elf__open(runtime, NULL);
+	uint64_t phdr_off, memsz, align, zero = 0;
+	int n = e ? cp_elf__tls_relocs(e, a->tls, (int)ARRAY_SIZE(a->tls)) : -1;
+	int ok = e && n > 0 && !cp_elf__tls_segment(e, &phdr_off, &memsz, &align) &&
+		 memsz <= a->tls_size;
+
+	cp_elf__close(e);
+	if (!ok) {
+		a->tls_base = 0;
+		return 0;
+	}
+	a->ntls = n;
+	/* p_type PT_NULL; each Elf64_Rela's r_info R_X86_64_NONE */
+	if (pwrite(fd, &zero, 4, (off_t)phdr_off) != 4)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (pwrite(fd, &zero, 8, (off_t)(a->tls[i].file_off + 8)) != 8)
+			return -1;
+	return 0;
+}
+
 static int make_copy(struct attach *a, const char *runtime)
 {
 	char tmpl[] = "/tmp/callprof-attach.XXXXXX";
@@ -789,7 +823,8 @@ static int make_copy(struct attach *a, const char *runtime)
 	}
 	cp_elf__close(e);
 	cp_elf_info__release(&info);
-	if (n < 0 || !found || pwrite(outfd, "1", 1, (off_t)(off + 15)) != 1) {
+	if (n < 0 || !found || pwrite(outfd, "1", 1, (off_t)(off + 15)) != 1 ||
+	    (a->tls_base && borrow_tls(a, runtime, outfd))) {
 		close(outfd);
 		return cp_error("attach: cannot prepare a copy of %s", runtime);
 	}
@@ -837,6 +872,65 @@ static char *env_block(const struct cp_attach_opts *o, const char *log, size_t *
 	return strbuf_detach(&sb, NULL);
 }
 
+/*
+ * An earlier attach's copy that has a TLS segment of its own (the first
+ * copy loaded into this process): its block's offset from the thread
+ * pointer, read from one of its TLS GOT entries (the loader wrote
+ * offset + addend there), and its size in *size; 0 if none.  It is
+ * recognised by its first page, which is that of one of our runtime
+ * libraries (a copy that borrowed has its TLS header patched).
+ */
+static int64_t find_donor(struct attach *a, const char *runtime, uint64_t *size)
+{
+	static const char *const libs[] = { "libcallprof-cpu.so", "libcallprof.so",
+					    "libcallprof-counting.so", "libcallprof-coverage.so" };
+	char *dir = xstrdup(runtime), *slash = strrchr(dir, '/');
+	unsigned char mem[4096], file[4096];
+	int64_t fn = 0;
+
+	if (slash)
+		slash[1] = '\0';
+	for (size_t i = 0; i < a->nmaps && !fn; i++) {
+		const struct mapping *m = &a->maps[i];
+
+		if (!m->path || m->pgoff || !strstr(m->path, "/callprof-attach") ||
+		    mem_read(a, m->start, mem, sizeof(mem)))
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(libs) && !fn; k++) {
+			char *lib = xstrfmt("%s%s", slash ? dir : "", libs[k]);
+			int fd = open(lib, O_RDONLY | O_CLOEXEC);
+			struct cp_elf *e;
+			uint64_t v, off, align;
+
+			if (fd >= 0 && pread(fd, file, sizeof(file), 0) == (ssize_t)sizeof(file) &&
+			    !memcmp(mem, file, sizeof(mem)) && (e = cp_elf__open(lib, NULL))) {
+				struct cp_elf_tls_reloc r[16];
+
+				if (cp_elf__tls_relocs(e, r, 16) > 0 &&
+				    !cp_elf__tls_segment(e, &off, size, &align)) {
+					v = mem_u64(a, m->start + r[0].r_offset);
+					fn = (int64_t)(v - (uint64_t)r[0].addend);
+				}
+				cp_elf__close(e);
+			}
+			if (fd >= 0)
+				close(fd);
+			free(lib);
+		}
+	}
+	free(dir);
+	return fn;
+}
+
+/* Zero t's instance of the borrowed TLS block: the state a fresh copy's threads start from. */
+static void zero_tls(struct attach *a, struct thread *t)
+{
+	static const unsigned char zeros[256];
+
+	if (a->tls_base && a->tls_size <= sizeof(zeros))
+		mem_write(a, t->regs.fs_base + (uint64_t)a->tls_base, zeros, a->tls_size);
+}
+
 static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const char *comm)
 {
 	struct thread *t = NULL;
@@ -871,6 +965,18 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 		return cp_error("attach: process %d (%s) has no thread to load the runtime with",
 				(int)a->pid, comm);
 	}
+	/* A copy loaded before lends us its TLS: static TLS is scarce (see borrow_tls). */
+	{
+		int64_t base = find_donor(a, o->runtime, &a->tls_size);
+
+		if (base < 0)
+			a->tls_base = base;
+	}
+	if (make_copy(a, o->runtime)) {
+		release(a, t);
+		a->nth = 0;
+		return -1;
+	}
 	args[0] = ~0ull;
 	args[1] = 2 /* RTLD_NOW */;
 	err = call(a, t, a->dlopen_fn, args, 2, a->copy, strlen(a->copy) + 1, &ret);
@@ -902,6 +1008,16 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 		a->nth = 0;
 		return cp_error("attach: process %d (%s) loaded %s, but its symbols cannot be found",
 				(int)a->pid, comm, a->copy);
+	}
+	if (a->tls_base) {
+		/* Point the copy's TLS references at the borrowed block; fresh for this thread. */
+		for (size_t i = 0; i < a->nmods; i++)
+			for (int k = 0; a->mods[i].runtime && k < a->ntls; k++) {
+				uint64_t v = (uint64_t)(a->tls_base + a->tls[k].addend);
+
+				mem_write(a, a->mods[i].bias + a->tls[k].r_offset, &v, 8);
+			}
+		zero_tls(a, t);
 	}
 	for (size_t i = 0; i < a->nmaps; i++) {
 		const struct mapping *m = &a->maps[i];
@@ -1298,8 +1414,11 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	cp_unwinder__free(u);
 	free(frames);
 	res->threads = 0;
-	for (size_t i = 0; i < a->nth; i++)
+	for (size_t i = 0; i < a->nth; i++) {
 		res->threads += !a->th[i].gone;
+		if (!a->th[i].gone)
+			zero_tls(a, &a->th[i]);
+	}
 	if (write_dynsym(a, a->rt_hook) || redirect(a, (uint64_t[]){ a->libc_hook, a->libc_hook },
 						     a->rt_hook, 0) < 0) {
 		write_dynsym(a, a->libc_sym_old);
@@ -1606,7 +1725,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
 
-	if (make_copy(&a, o->runtime) || load_runtime(&a, o, tgt->comm))
+	if (load_runtime(&a, o, tgt->comm))
 		goto out;
 	clock_gettime(CLOCK_REALTIME, &t_real);
 	if (switch_on(&a, tgt->comm, res))

@@ -614,8 +614,13 @@ void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t
 
 		n->calls--;
 		n->open_at_start++;
+#if CP_HOOK_MODE == HOOKS_TIMING
+		/* Timed from the attach (the other modes' frames carry no start). */
 		if (t->cct.top->start != CP_UNTIMED)
 			t->cct.top->start = start;
+#else
+		(void)start;
+#endif
 	}
 }
 

@@ -390,3 +390,57 @@ int cp_elf__class(struct cp_elf *e)
 {
 	return gelf_getclass(e->elf);
 }
+
+int cp_elf__tls_relocs(struct cp_elf *e, struct cp_elf_tls_reloc *out, int max)
+{
+	Elf_Scn *scn = NULL;
+	int n = 0;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			unsigned type;
+
+			if (!gelf_getrela(d, (int)i, &r))
+				break;
+			type = (unsigned)GELF_R_TYPE(r.r_info);
+			if (type != R_X86_64_TPOFF64 && type != R_X86_64_DTPMOD64 &&
+			    type != R_X86_64_DTPOFF64 && type != R_X86_64_TPOFF32)
+				continue;
+			/* Only local initial-exec references can be pointed elsewhere. */
+			if (type != R_X86_64_TPOFF64 || GELF_R_SYM(r.r_info) || n >= max)
+				return -1;
+			out[n].file_off = sh.sh_offset + i * sh.sh_entsize;
+			out[n].r_offset = r.r_offset;
+			out[n].addend = r.r_addend;
+			n++;
+		}
+	}
+	return n;
+}
+
+int cp_elf__tls_segment(struct cp_elf *e, uint64_t *phdr_off, uint64_t *memsz, uint64_t *align)
+{
+	GElf_Ehdr eh;
+	size_t n = 0;
+
+	if (!gelf_getehdr(e->elf, &eh) || elf_getphdrnum(e->elf, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e->elf, (int)i, &ph) || ph.p_type != PT_TLS)
+			continue;
+		*phdr_off = eh.e_phoff + i * eh.e_phentsize;
+		*memsz = ph.p_memsz;
+		*align = ph.p_align;
+		return 0;
+	}
+	return -1;
+}

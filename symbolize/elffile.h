@@ -132,6 +132,21 @@ int cp_elf__symbol_slots(struct cp_elf *e, const char *name, uint64_t *offs, int
  * the ELF virtual address of its .dynsym entry.  0, or -1 if none.
  */
 int cp_elf__dynsym(struct cp_elf *e, const char *name, uint64_t *value, uint64_t *entry);
+/* A relocation of e's own thread-local storage (R_X86_64_TPOFF64, no symbol). */
+struct cp_elf_tls_reloc {
+	uint64_t file_off; /* where the Elf64_Rela is in the file */
+	uint64_t r_offset; /* the GOT entry it fills (ELF virtual address) */
+	int64_t addend;	   /* the variable's offset in the TLS segment */
+};
+/*
+ * The relocations of e's TLS references, at most max into out: how many,
+ * or -1 when e has others than local initial-exec ones (TPOFF64 without a
+ * symbol), which could not be pointed at another module's block.
+ */
+int cp_elf__tls_relocs(struct cp_elf *e, struct cp_elf_tls_reloc *out, int max);
+/* e's PT_TLS: the file offset of its program header, its size and alignment.  0 or -1. */
+int cp_elf__tls_segment(struct cp_elf *e, uint64_t *phdr_off, uint64_t *memsz, uint64_t *align);
+
 /* ELFCLASS32 or ELFCLASS64 (ELFCLASSNONE if unknown). */
 int cp_elf__class(struct cp_elf *e);
 

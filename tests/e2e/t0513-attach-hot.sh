@@ -5,8 +5,8 @@ test_description='attach and detach while threads are hot in calls, in signal ha
 
 # The target: started without callprof, killed at the end whatever happens.
 cleanup_target () {
-	test -s target.pid && kill -9 "$(cat target.pid)" 2>/dev/null
-	test -s storm.pid && kill "$(cat storm.pid)" 2>/dev/null
+	test -s "$TRASH_DIRECTORY/storm.pid" && kill "$(cat "$TRASH_DIRECTORY/storm.pid")" 2>/dev/null
+	test -s "$TRASH_DIRECTORY/target.pid" && kill -9 "$(cat "$TRASH_DIRECTORY/target.pid")" 2>/dev/null
 	true
 }
 trap cleanup_target EXIT
@@ -81,7 +81,8 @@ test_expect_success 'after: running, untraced, its hooks the C library'"'"'s aga
 	state=$(sed "s/.*) //" /proc/$target/stat | cut -d" " -f1) &&
 	test "$state" != T && test "$state" != t &&
 	grep -q "^TracerPid:[[:space:]]*0$" /proc/$target/status &&
-	! grep -q "perf_event" /proc/$target/maps
+	! grep -q "perf_event" /proc/$target/maps &&
+	kill -9 "$target" && rm target.pid
 '
 
 test_done
