@@ -23,10 +23,13 @@
  * the lines of REPLY_FILE knows which reply is its command's.
  *
  *   work N     N requests for the workers, each worker_loop -> handle_request
- *              -> parse, compute, reply; "done N ns=NS" when all N are
- *              done (NS: nanoseconds from queueing to the last one)
+ *              -> parse, compute, reply; "done N ns=NS cpu_ns=CPU" when all
+ *              N are done (NS: nanoseconds from queueing to the last one,
+ *              CPU: the workers' CPU time in the requests, without their
+ *              waiting and waking)
  *   spin MS    the reader calls spin_leaf in a loop for MS ms: "spun
- *              calls=N ns=NS" (a one-thread measure of the hooks' cost)
+ *              calls=N ns=NS cpu_ns=CPU" (CPU: the reader's CPU time; a
+ *              one-thread measure of the hooks' cost)
  *   slow MS    one request whose handler, handle_slow, sleeps MS ms; the
  *              reply "slow started" comes once handle_slow is entered, so
  *              it is open when the test goes on (worker_main -> worker_loop
@@ -110,6 +113,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;  /* workers wait here */
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;  /* the reader waits here */
 static unsigned long pending, done;			  /* requests queued, finished */
+static long long request_cpu_ns;			  /* the workers' CPU time in requests */
 static long slow_ms = -1;				  /* a slow request queued */
 static int slow_entered, quitting;
 static unsigned long pings, epoll_pings, pipe_pings;
@@ -117,12 +121,17 @@ static unsigned long pings, epoll_pings, pipe_pings;
 static int fifo_fd, reply_fd, event_fd, epoll_fd, pipe_fds[2];
 static pthread_barrier_t started;
 
-NOINSTR static long long now_ns(void)
+NOINSTR static long long clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+NOINSTR static long long now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 NOINSTR static void die(const char *what)
@@ -343,12 +352,15 @@ NOINLINE static void worker_loop(void)
 			pthread_mutex_lock(&lock);
 			continue;
 		}
-		take = pending < 16 ? pending : 16;
+		take = pending < 256 ? pending : 256;
 		pending -= take;
 		unsigned long first = done + pending; /* any numbering will do */
 		pthread_mutex_unlock(&lock);
+		long long c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		for (unsigned long i = 0; i < take; i++)
 			handle_request(first + i);
+		__atomic_fetch_add(&request_cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0,
+				   __ATOMIC_RELAXED);
 		pthread_mutex_lock(&lock);
 		done += take;
 		pthread_cond_broadcast(&done_cv);
@@ -516,19 +528,21 @@ NOINSTR static int work_finished(void)
 NOINLINE static void cmd_work(unsigned long n)
 {
 	char buf[128];
-	long long t0 = now_ns();
+	long long t0 = now_ns(), c0;
 	int ok;
 
 	COUNT(cmd_work);
 	pthread_mutex_lock(&lock);
+	c0 = __atomic_load_n(&request_cpu_ns, __ATOMIC_RELAXED);
 	work_target = done + pending + n;
 	pending += n;
 	pthread_cond_broadcast(&work_cv);
 	wait_done(work_finished, 600);
 	ok = work_finished();
+	c0 = __atomic_load_n(&request_cpu_ns, __ATOMIC_RELAXED) - c0;
 	pthread_mutex_unlock(&lock);
 	if (ok)
-		snprintf(buf, sizeof(buf), "done %lu ns=%lld", n, now_ns() - t0);
+		snprintf(buf, sizeof(buf), "done %lu ns=%lld cpu_ns=%lld", n, now_ns() - t0, c0);
 	else
 		snprintf(buf, sizeof(buf), "error: work %lu not done in 600 s", n);
 	send_reply(buf);
@@ -544,6 +558,7 @@ NOINLINE static void cmd_spin(long ms)
 {
 	char buf[128];
 	long long t0 = now_ns(), end = t0 + ms * 1000000LL, t;
+	long long c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	unsigned long calls = 0;
 
 	COUNT(cmd_spin);
@@ -552,7 +567,8 @@ NOINLINE static void cmd_spin(long ms)
 			spin_leaf(calls++);
 		t = now_ns();
 	} while (t < end);
-	snprintf(buf, sizeof(buf), "spun calls=%lu ns=%lld", calls, t - t0);
+	snprintf(buf, sizeof(buf), "spun calls=%lu ns=%lld cpu_ns=%lld", calls, t - t0,
+		 clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 	send_reply(buf);
 }
 
