@@ -285,20 +285,26 @@ NOINLINE static long parse(unsigned long seq)
 	return (long)(seq * 2654435761UL % 1000003UL);
 }
 
-NOINLINE static long compute(long x)
+NOINLINE static unsigned long compute(long x)
 {
-	long acc = x;
+	unsigned long acc = (unsigned long)x;
 
 	COUNT(compute);
-	for (int i = 0; i < 64; i++)
+	for (unsigned i = 0; i < 64; i++)
 		acc = acc * 31 + (acc >> 7) + i;
 	return acc;
 }
 
-NOINLINE static void reply(long v)
+/* sink += v without signed overflow (UBSan runs these) */
+NOINSTR static void sink_add(unsigned long v)
+{
+	sink = (long)(((unsigned long)sink + v) & 0xffffffffUL);
+}
+
+NOINLINE static void reply(unsigned long v)
 {
 	COUNT(reply);
-	sink += v;
+	sink_add(v);
 }
 
 NOINLINE static void handle_request(unsigned long seq)
@@ -491,7 +497,7 @@ NOINLINE static void *sleeper_main(void *arg)
 NOINLINE static void usr1_work(void)
 {
 	COUNT(usr1_work);
-	sink++;
+	sink_add(1);
 }
 
 NOINLINE static void on_usr1(int sig)
@@ -551,7 +557,7 @@ NOINLINE static void cmd_work(unsigned long n)
 NOINLINE static void spin_leaf(unsigned long i)
 {
 	COUNT(spin_leaf);
-	sink += (long)i;
+	sink_add(i);
 }
 
 NOINLINE static void cmd_spin(long ms)
