@@ -238,9 +238,13 @@ attach_wait () {
 }
 
 # window_core SRV NAME N: inside the open window (after window_open's
-# NAME.A): N requests, a spin, a ping of the blocked threads and a
-# SIGUSR1, then NAME.B, which must still be inside the window.
+# NAME.A): with RELEASE set, the release of the slow request open since
+# before the attach; N requests, a spin, a ping of the blocked threads and
+# a SIGUSR1, then NAME.B, which must still be inside the window.
 window_core () {
+	if test -n "${RELEASE:-}"; then
+		srv_cmd "$1" release >"$2.release" || return 1
+	fi &&
 	srv_cmd "$1" "work $3" >"$2.work" &&
 	grep -q "^done $3 " "$2.work" &&
 	srv_cmd "$1" "spin 20" >"$2.spin" &&
@@ -302,6 +306,11 @@ test_expect_success 'the server alone: replies, counters, hooks=glibc, quit with
 	grep "^spun calls=[1-9][0-9]* ns=[0-9]" alone.spin &&
 	srv_cmd alone "slow 100" >alone.slow &&
 	grep "^slow started$" alone.slow &&
+	srv_poll alone alone.slow1 slow_done 1 &&
+	test_must_fail srv_cmd alone release &&
+	srv_cmd alone "slow 600000" &&
+	srv_cmd alone release >alone.release &&
+	grep "^released$" alone.release &&
 	srv_cmd alone ping >alone.ping &&
 	grep "^pong 1$" alone.ping &&
 	srv_usr1 alone alone.0 &&
@@ -317,7 +326,7 @@ test_expect_success 'the server alone: replies, counters, hooks=glibc, quit with
 	expect_stat alone.1 pings 1 &&
 	calm alone.1 &&
 	srv_quit alone &&
-	expect_stat alone.final slow_done 1 &&
+	expect_stat alone.final slow_done 2 &&
 	expect_stat alone.final fn:cmd_quit 1
 '
 
@@ -370,13 +379,14 @@ test_expect_success 'under callprof record the profile holds exactly the server'
 	$CHECK record rec.json rec.final
 '
 
-# The window: a handler entered before the attach (slow 1500) returns
-# inside it; the only requests of the window are the 1000 of window_core.
+# The window: a handler entered before the attach returns inside it (the
+# test releases it once the window is open); the only requests of the
+# window are the 1000 of window_core.
 test_expect_success 'attach --duration 2: the profile holds exactly the window'"'"'s calls' '
 	srv_start s &&
-	srv_cmd s "slow 1500" >s.slow &&
+	srv_cmd s "slow 60000" >s.slow &&
 	grep "^slow started$" s.slow &&
-	attach_window s w1 1000 --duration 2 &&
+	RELEASE=t attach_window s w1 1000 --duration 2 &&
 	expect_stat w1.A slow_done 0 &&
 	expect_stat w1.C slow_done 1 &&
 	test $(($(stat_of w1.B fn:handle_request) - $(stat_of w1.A fn:handle_request))) = 1000 &&

@@ -30,10 +30,13 @@
  *   spin MS    the reader calls spin_leaf in a loop for MS ms: "spun
  *              calls=N ns=NS cpu_ns=CPU" (CPU: the reader's CPU time; a
  *              one-thread measure of the hooks' cost)
- *   slow MS    one request whose handler, handle_slow, sleeps MS ms; the
- *              reply "slow started" comes once handle_slow is entered, so
- *              it is open when the test goes on (worker_main -> worker_loop
- *              -> handle_slow); slow_done counts those that returned
+ *   slow MS    one request whose handler, handle_slow, sleeps (10 ms
+ *              nanosleeps) until MS ms have passed or a release; the reply
+ *              "slow started" comes once handle_slow is entered, so it is
+ *              open when the test goes on (worker_main -> worker_loop ->
+ *              handle_slow); slow_done counts those that returned
+ *   release    ends the running slow request: "released" once handle_slow
+ *              has returned (so a test decides when it returns)
  *   ping       wakes the epoll and pipe threads (on_epoll_event,
  *              on_pipe_data); "pong N" once both handled it
  *   stats      "stats k=v ...": what the threads saw (eintr_*: a blocking
@@ -84,12 +87,12 @@
 volatile long sink;
 
 /* Every instrumented function, in the order stats prints them. */
-#define FUNCTIONS(X)                                                                        \
-	X(main) X(reader_main) X(read_command) X(dispatch) X(cmd_work) X(cmd_spin)          \
-	X(cmd_slow) X(cmd_ping) X(cmd_stats) X(cmd_quit) X(spin_leaf) X(worker_main)       \
-	X(worker_loop) X(handle_request) X(parse) X(compute) X(reply) X(handle_slow)       \
-	X(epoll_main) X(on_epoll_event) X(piper_main) X(on_pipe_data) X(sleeper_main)      \
-	X(on_tick) X(on_usr1) X(usr1_work)
+#define FUNCTIONS(X)                                                                     \
+	X(main) X(reader_main) X(read_command) X(dispatch) X(cmd_work) X(cmd_spin)       \
+	X(cmd_slow) X(cmd_release) X(cmd_ping) X(cmd_stats) X(cmd_quit) X(spin_leaf)    \
+	X(worker_main) X(worker_loop) X(handle_request) X(parse) X(compute) X(reply)    \
+	X(handle_slow) X(epoll_main) X(on_epoll_event) X(piper_main) X(on_pipe_data)    \
+	X(sleeper_main) X(on_tick) X(on_usr1) X(usr1_work)
 
 #define AS_ENUM(f) F_##f,
 #define AS_NAME(f) #f,
@@ -115,7 +118,7 @@ static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;  /* the reader waits h
 static unsigned long pending, done;			  /* requests queued, finished */
 static long long request_cpu_ns;			  /* the workers' CPU time in requests */
 static long slow_ms = -1;				  /* a slow request queued */
-static int slow_entered, quitting;
+static int slow_entered, slow_running, slow_release, quitting;
 static unsigned long pings, epoll_pings, pipe_pings;
 
 static int fifo_fd, reply_fd, event_fd, epoll_fd, pipe_fds[2];
@@ -327,15 +330,26 @@ NOINSTR static void sleep_ms_counted(long ms, unsigned long *eintr)
 	}
 }
 
+/* Sleeps in 10 ms nanosleeps until MS ms have passed, or release or quit. */
 NOINLINE static void handle_slow(long ms)
 {
+	long long end;
+
 	COUNT(handle_slow);
+	end = now_ns() + ms * 1000000LL;
 	pthread_mutex_lock(&lock);
-	slow_entered = 1;
+	slow_entered = slow_running = 1;
+	slow_release = 0;
 	pthread_cond_broadcast(&done_cv);
 	pthread_mutex_unlock(&lock);
-	sleep_ms_counted(ms, &eintr_slow);
+	while (now_ns() < end && !__atomic_load_n(&slow_release, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&quitting, __ATOMIC_ACQUIRE))
+		sleep_ms_counted(10, &eintr_slow);
+	pthread_mutex_lock(&lock);
+	slow_running = 0;
 	BUMP(slow_done);
+	pthread_cond_broadcast(&done_cv);
+	pthread_mutex_unlock(&lock);
 }
 
 NOINLINE static void worker_loop(void)
@@ -598,6 +612,26 @@ NOINLINE static void cmd_slow(long ms)
 	send_reply(ok ? "slow started" : "error: no worker took the slow request in 10 s");
 }
 
+NOINSTR static int slow_ended(void)
+{
+	return !slow_running;
+}
+
+NOINLINE static void cmd_release(void)
+{
+	int ok, running;
+
+	COUNT(cmd_release);
+	pthread_mutex_lock(&lock);
+	running = slow_running;
+	__atomic_store_n(&slow_release, 1, __ATOMIC_RELEASE);
+	wait_done(slow_ended, 10);
+	ok = !slow_running;
+	pthread_mutex_unlock(&lock);
+	send_reply(!running ? "error: no slow request running" :
+		   ok ? "released" : "error: the slow request did not return in 10 s");
+}
+
 NOINSTR static int pinged(void)
 {
 	return epoll_pings == pings && pipe_pings == pings;
@@ -669,6 +703,8 @@ NOINLINE static int dispatch(const char *line)
 		cmd_spin(v);
 	else if (!strncmp(line, "slow ", 5) && number(line + 5, 600000L, &v))
 		cmd_slow(v);
+	else if (!strcmp(line, "release"))
+		cmd_release();
 	else if (!strcmp(line, "ping"))
 		cmd_ping();
 	else if (!strcmp(line, "stats"))
