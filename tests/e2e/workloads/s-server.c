@@ -355,6 +355,7 @@ NOINLINE static void handle_slow(long ms)
 NOINLINE static void worker_loop(void)
 {
 	COUNT(worker_loop);
+	pthread_barrier_wait(&started); /* counted before "ready" */
 	pthread_mutex_lock(&lock);
 	for (;;) {
 		unsigned long take;
@@ -392,7 +393,6 @@ NOINLINE static void *worker_main(void *arg)
 {
 	COUNT(worker_main);
 	(void)arg;
-	pthread_barrier_wait(&started);
 	worker_loop();
 	return NULL;
 }
