@@ -5,7 +5,8 @@
 #   make check      install missing deps (as root), unit tests, layering check
 #                   (tools/check-layering), end-to-end tests, smoke benchmark;
 #                   ends with "N passed, N failed"
-#   make bench      hook cost vs floor and peers, sampling's cost, truth vs perf (long; not part of check)
+#   make bench      hook cost vs floor and peers, sampling's cost, truth vs perf, a server's
+#                   calls per second before, during and after attach (long; not part of check)
 #   make fuzz       the libFuzzer targets of tests/fuzz (clang), FUZZ_TIME seconds each
 #                   (default 3600), built into build-fuzz/; check runs them a few seconds
 #   make install PREFIX=/usr/local
@@ -275,6 +276,7 @@ bench: all
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample --write-doc
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/attach --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/truth
 
 # ---- demo: a fresh Debian machine to a call tree in one command ----
