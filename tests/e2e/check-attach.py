@@ -19,7 +19,7 @@ instrumented function).
       server's counting is complete)
   check-attach.py open FILE.json PATH
       the node at PATH (names joined by ';', from the thread's root) is
-      marked open_at_attach and has 0 calls (PATH is made no call of in the
+      marked open_at_attach (a count, at least 1) and has 0 calls (PATH is made no call of in the
       window: a node of a frame open at attach may also count the calls
       made on the same path in the window, such as read_command's)
   check-attach.py listed FILE.json FUNCTION...
@@ -132,7 +132,7 @@ def main(argv):
         for n in found:
             print("%s: open_at_attach %s, calls %s" % (want, n.get("open_at_attach"),
                                                        n.get("calls")))
-            if n.get("open_at_attach") is not True:
+            if not (isinstance(n.get("open_at_attach"), int) and n.get("open_at_attach") >= 1):
                 bad.append("%s: not marked open_at_attach" % want)
             if n.get("calls"):
                 bad.append("%s: %d calls, want 0 (entered before the attach)"

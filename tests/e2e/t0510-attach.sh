@@ -258,24 +258,25 @@ window_core () {
 	fi
 }
 
-# attach_window SRV NAME N ATTACH-ARGS...: a whole window: NAME.P before
-# the attach, NAME.A and NAME.B inside (window_core), then the attach's
+# attach_window SRV NAME N ATTACH-ARGS...: a whole window (its variables
+# are its own: sh has no locals, and the helpers it calls set _s and _n):
+# NAME.P before the attach, NAME.A and NAME.B inside (window_core), then the attach's
 # end, which must be a success, NAME.C after it with the slots back on
 # glibc's hooks, and the profile NAME.cprof exported to NAME.json.
 attach_window () {
-	_s=$1 &&
-	_w=$2 &&
-	_n=$3 &&
+	_aw_s=$1 &&
+	_aw_w=$2 &&
+	_aw_n=$3 &&
 	shift 3 &&
-	srv_stats "$_s" "$_w.P" &&
-	attach_bg "$_w" -o "$_w.cprof" "$@" "$(cat "$_s.pid")" &&
-	window_open "$_s" "$_w" "$_w.A" &&
-	window_core "$_s" "$_w" "$_n" &&
-	attach_wait "$_w" 30 &&
-	expect_status "$_w.astatus" 0 &&
-	srv_stats "$_s" "$_w.C" &&
-	expect_stat "$_w.C" hooks glibc &&
-	callprof export -f json "$_w.cprof" >"$_w.json"
+	srv_stats "$_aw_s" "$_aw_w.P" &&
+	attach_bg "$_aw_w" -o "$_aw_w.cprof" "$@" "$(cat "$_aw_s.pid")" &&
+	window_open "$_aw_s" "$_aw_w" "$_aw_w.A" &&
+	window_core "$_aw_s" "$_aw_w" "$_aw_n" &&
+	attach_wait "$_aw_w" 30 &&
+	expect_status "$_aw_w.astatus" 0 &&
+	srv_stats "$_aw_s" "$_aw_w.C" &&
+	expect_stat "$_aw_w.C" hooks glibc &&
+	callprof export -f json "$_aw_w.cprof" >"$_aw_w.json"
 }
 
 # exact NAME: the window's requests, spins, pings and signal handlers in
