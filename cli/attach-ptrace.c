@@ -387,7 +387,7 @@ static int slot_kind(struct attach *a, uint64_t slot)
  * Is the code at t a PLT stub that jumps through a hook slot?  A stub is
  * [endbr64] [bnd] jmp *disp32(%rip).  Returns 0 enter, 1 exit, -1 no.
  */
-static int stub_kind(struct attach *a, uint64_t t)
+static int stub_kind_uncached(struct attach *a, uint64_t t)
 {
 	unsigned char b[16];
 	size_t i = 0;
@@ -403,6 +403,19 @@ static int stub_kind(struct attach *a, uint64_t t)
 		return -1;
 	memcpy(&disp, b + i + 2, 4);
 	return slot_kind(a, t + i + 6 + (int64_t)disp);
+}
+
+/* stub_kind, remembered: a function's scan meets the same callees again and again. */
+static int stub_kind(struct attach *a, uint64_t t)
+{
+	static struct { uint64_t at; int kind; } cache[4096];
+	unsigned slot = (unsigned)((t ^ (t >> 12)) % 4096);
+
+	if (cache[slot].at != t + 1) {
+		cache[slot].at = t + 1;
+		cache[slot].kind = stub_kind_uncached(a, t);
+	}
+	return cache[slot].kind;
 }
 
 /*
