@@ -1682,7 +1682,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	struct timespec t_on, t_real;
 	const char *libc;
 	char path[64];
-	int pidfd, ret = -1, ended;
+	int pidfd = -1, ret = -1, ended;
 
 	memset(res, 0, sizeof(*res));
 	res->status = -1;
@@ -1693,7 +1693,6 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	a.mem = open(path, O_RDWR | O_CLOEXEC);
 	if (a.mem < 0)
 		return cp_error("attach: cannot open %s: %s", path, strerror(errno));
-	pidfd = (int)syscall(SYS_pidfd_open, a.pid, 0);
 	if (read_modules(&a) || !(libc = libc_path(&a))) {
 		close(a.mem);
 		return cp_error("attach: process %d (%s) has no C library mapped", (int)a.pid, tgt->comm);
@@ -1726,7 +1725,13 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		}
 	}
 
-	/* Ctrl-C and the like end the window, and only the window. */
+	/* The process's end ends the window (polled without it: kernels before 5.3). */
+	pidfd = (int)syscall(SYS_pidfd_open, a.pid, 0);
+	/*
+	 * Ctrl-C and the like end the window, and only the window: one that
+	 * comes while the threads are ours waits, and ends the window as
+	 * soon as it opens.
+	 */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);

@@ -153,26 +153,9 @@ int cmd_attach(int argc, const char **argv)
 				       sample);
 		hz = (unsigned)v;
 	}
-	if (max_depth)
-		sel.max_depth = (unsigned)cp_parse_number(max_depth, 1, 1000000, "--max-depth",
-							  attach_usage);
-	if (budget) {
-		char *end;
-		double v = strtod(budget, &end);
-
-		if (*end == '%')
-			end++;
-		if (*end || end == budget || !(v >= 0.01 && v <= 100))
-			cp_usage_error(attach_usage, "--budget wants a percentage from 0.01 to 100, not '%s'",
-				       budget);
-		sel.budget = (unsigned)(v * 100 + 0.5);
-	}
 	mode = resolve_mode(mode, time_src);
-	if ((sel.start || sel.max_depth) && mode == AT_COVERAGE)
-		cp_usage_error(attach_usage, "--start and --max-depth need --mode=cpu, timing or counting");
-	if (sel.budget && mode != AT_TIMING)
-		cp_usage_error(attach_usage, "--budget needs --time=clock (--mode=timing)");
-	cp_select__check(&sel, attach_usage);
+	cp_select__parse(&sel, max_depth, budget, mode == AT_COVERAGE, mode == AT_TIMING,
+			 attach_usage);
 
 	if (cp_attach__check(pid, &t))
 		return 1;

@@ -960,29 +960,11 @@ int cmd_record(int argc, const char **argv)
 		cp_usage_error(record_usage, "--call-graph needs --sample");
 	if (sample)
 		hz = parse_hz(sample);
-	if (max_depth)
-		sel.max_depth = (unsigned)cp_parse_number(max_depth, 1, 1000000, "--max-depth",
-							  record_usage);
-	if (budget) {
-		char *end;
-		double v = strtod(budget, &end);
-
-		if (*end == '%')
-			end++;
-		if (*end || end == budget || !(v >= 0.01 && v <= 100))
-			cp_usage_error(record_usage, "--budget wants a percentage from 0.01 to 100, not '%s'",
-				       budget);
-		sel.budget = (unsigned)(v * 100 + 0.5);
-	}
 	mode = resolve_mode(mode, time_src);
-	if ((sel.start || sel.max_depth) && mode == REC_COVERAGE)
-		cp_usage_error(record_usage, "--start and --max-depth need --mode=cpu, timing or counting");
-	if (sel.budget && mode != REC_TIMING)
-		cp_usage_error(record_usage, "--budget needs --time=clock (--mode=timing): it limits "
-			       "the cost of timing each call, which the other modes do not");
 	if (dump_on)
 		dump_sig = parse_signal(dump_on);
-	cp_select__check(&sel, record_usage);
+	cp_select__parse(&sel, max_depth, budget, mode == REC_COVERAGE, mode == REC_TIMING,
+			 record_usage);
 	/* The runtime could only say so at the end, after the whole run. */
 	{
 		char *prog = cp_find_program(argv[0]);

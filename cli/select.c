@@ -324,3 +324,27 @@ int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 	*path = tmp;
 	return 0;
 }
+
+void cp_select__parse(struct cp_select *sel, const char *max_depth, const char *budget,
+		      int coverage, int timing, const char *const *usage)
+{
+	if (max_depth)
+		sel->max_depth = (unsigned)cp_parse_number(max_depth, 1, 1000000, "--max-depth", usage);
+	if (budget) {
+		char *end;
+		double v = strtod(budget, &end);
+
+		if (*end == '%')
+			end++;
+		if (*end || end == budget || !(v >= 0.01 && v <= 100))
+			cp_usage_error(usage, "--budget wants a percentage from 0.01 to 100, not '%s'",
+				       budget);
+		sel->budget = (unsigned)(v * 100 + 0.5);
+	}
+	if ((sel->start || sel->max_depth) && coverage)
+		cp_usage_error(usage, "--start and --max-depth need --mode=cpu, timing or counting");
+	if (sel->budget && !timing)
+		cp_usage_error(usage, "--budget needs --time=clock (--mode=timing): it limits "
+			       "the cost of timing each call, which the other modes do not");
+	cp_select__check(sel, usage);
+}

@@ -23,4 +23,13 @@ int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 /* Bad regular expressions in sel are usage errors (exit 129), found before anything is allocated. */
 void cp_select__check(const struct cp_select *sel, const char *const *usage);
 
+/*
+ * The options record and attach share: --max-depth and --budget's values
+ * (NULL when not given) into sel, checked against the mode (coverage has
+ * no frames to limit; only timing has a clock cost to budget), then
+ * cp_select__check.  Every problem is a usage error (exit 129).
+ */
+void cp_select__parse(struct cp_select *sel, const char *max_depth, const char *budget,
+		      int coverage, int timing, const char *const *usage);
+
 #endif /* CP_CLI_SELECT_H */

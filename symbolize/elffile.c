@@ -64,28 +64,7 @@ void cp_elf__close(struct cp_elf *e)
 
 int cp_elf__has_symbol(struct cp_elf *e, const char *name)
 {
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *n;
-
-			if (!gelf_getsym(d, (int)i, &s))
-				break;
-			n = elf_strptr(e->elf, sh.sh_link, s.st_name);
-			if (n && !strcmp(n, name))
-				return 1;
-		}
-	}
-	return 0;
+	return (cp_elf__symbol_kind(e, name) & CP_ELF_SYM_PRESENT) != 0;
 }
 
 int cp_elf__symbol_kind(struct cp_elf *e, const char *name)
@@ -110,6 +89,7 @@ int cp_elf__symbol_kind(struct cp_elf *e, const char *name)
 			n = elf_strptr(e->elf, sh.sh_link, s.st_name);
 			if (!n || strcmp(n, name))
 				continue;
+			kind |= CP_ELF_SYM_PRESENT;
 			if (s.st_shndx != SHN_UNDEF)
 				kind |= CP_ELF_SYM_DEFINED;
 			else if (sh.sh_type == SHT_DYNSYM)

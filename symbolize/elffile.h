@@ -37,6 +37,7 @@ int cp_elf__has_symbol(struct cp_elf *e, const char *name);
 enum cp_elf_symbol_kind {
 	CP_ELF_SYM_IMPORTED = 1 << 0, /* undefined in .dynsym: bound at run time, through the GOT */
 	CP_ELF_SYM_DEFINED = 1 << 1,  /* defined (st_shndx not SHN_UNDEF) in .symtab or .dynsym */
+	CP_ELF_SYM_PRESENT = 1 << 2,  /* any entry of that name, defined or not, in either table */
 };
 
 /* The cp_elf_symbol_kind flags of name in e's .dynsym and .symtab. */
