@@ -1530,7 +1530,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 {
 	uint64_t libc[2] = { a->libc_hook, a->libc_hook }, ret = 0;
 	struct thread *t;
-	int err, busy = 0;
+	int err;
 
 	err = grab_all(a);
 	if (err == -ESRCH) {
@@ -1569,19 +1569,33 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	 * kernel would go on sampling into the rings.  A thread that still is
 	 * (or may be) keeps them there, harmless but for the cost.
 	 */
-	if (grab_all(a)) {
+	for (int attempt = 0; attempt < 5 && !a->released; attempt++) {
+		struct timespec ms = { 0, 20000000 };
+		struct thread *inside = NULL;
+
+		if (attempt)
+			nanosleep(&ms, NULL); /* a thread in a hook leaves it soon */
+		if (grab_all(a)) {
+			release_all(a);
+			break;
+		}
+		for (size_t i = 0; i < a->nth && !inside; i++)
+			if (!a->th[i].gone && in_runtime(a, &a->th[i]))
+				inside = &a->th[i];
+		t = inside ? NULL : pick_caller(a);
+		if (t && call(a, t, a->rt_release, NULL, 0, NULL, 0, &ret) == 0 && !ret)
+			a->released = 1;
+		if (getenv("CALLPROF_ATTACH_DEBUG"))
+			fprintf(stderr, "callprof: attach debug: release %s%s%d\n",
+				a->released ? "done" : "not done: ",
+				a->released ? "" : inside ? "inside the runtime: thread " : "no caller ",
+				a->released ? 0 : inside ? (int)inside->tid : 0);
 		release_all(a);
-		cp_unwinder__free(a->u);
-		a->u = NULL;
-		return 0;
 	}
-	for (size_t i = 0; i < a->nth; i++)
-		if (!a->th[i].gone && in_runtime(a, &a->th[i]))
-			busy = 1;
-	t = busy ? NULL : pick_caller(a);
-	if (t && call(a, t, a->rt_release, NULL, 0, NULL, 0, &ret) == 0 && !ret)
-		a->released = 1;
-	release_all(a);
+	if (!a->released)
+		cp_warning("attach: process %d (%s): a thread stayed inside callprof's code, so the "
+			   "kernel's sampling rings of its threads stay (a small cost per context switch "
+			   "until each thread ends)", (int)a->pid, comm);
 	cp_unwinder__free(a->u);
 	a->u = NULL;
 	return 0;

@@ -321,16 +321,14 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 
 		if (stale(x) && !(n > 0 && p[0].revents))
 			syscall(SYS_exit_group, 0);
-		/* callprof attach ended its window: the program runs on without us. */
-		if (cp_attach.on && __atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) &&
-		    !(n > 0 && p[0].revents))
-			syscall(SYS_exit_group, 0);
-		if (n <= 0)
-			continue;
-		if (p[0].revents)
+		if (n > 0 && p[0].revents)
 			break;
-		if (p[1].revents && read(p[1].fd, &si, sizeof(si)) == sizeof(si))
+		/* A request answered first, even when ending (it says so: -ESRCH). */
+		if (n > 0 && p[1].revents && read(p[1].fd, &si, sizeof(si)) == sizeof(si))
 			snapshot(x, &si, &held);
+		/* callprof attach ended its window: the program runs on without us. */
+		if (cp_attach.on && __atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE))
+			syscall(SYS_exit_group, 0);
 	}
 	if (x->delay_ms) {
 		struct timespec ts = { x->delay_ms / 1000, (long)(x->delay_ms % 1000) * 1000000 };

@@ -75,6 +75,38 @@ test_expect_success 'clock mode too: every window whole, times from the attach' 
 	paths_ok f
 '
 
+test_expect_success 'callprof dump while attached: a snapshot of the window so far; the window goes on' '
+	target=$(cat target.pid) &&
+	# the watchers of the windows before end within a quarter of a second
+	sleep 0.6 &&
+	before=$(grep -c callprof-attach /proc/$target/maps) &&
+	{ callprof attach --duration 3 -o win.cprof "$target" 2>win.err & } &&
+	apid=$! &&
+	i=0 &&
+	while test "$(grep -c callprof-attach /proc/$target/maps)" -le "$before" && test $i -lt 100
+	do
+		sleep 0.05 && i=$((i + 1))
+	done &&
+	sleep 0.5 &&
+	callprof dump -o snap.cprof "$target" >dump.out &&
+	wait $apid &&
+	callprof export -f folded -m calls snap.cprof >snap.f &&
+	paths_ok snap.f &&
+	callprof export -f folded -m calls win.cprof >win.f &&
+	snap=$(calls_of snap.f "worker;a") && win=$(calls_of win.f "worker;a") &&
+	test "$snap" -gt 0 && test "$win" -gt "$snap"
+'
+
+test_expect_success 'record-time selection: --exclude-tree and --max-depth apply to the window' '
+	target=$(cat target.pid) &&
+	callprof attach --duration 0.2 --time=none --exclude-tree b -o sel.cprof "$target" 2>err &&
+	callprof export -f folded -m calls sel.cprof >sel.f &&
+	grep -q "^worker;a " sel.f && ! grep -q ";b " sel.f &&
+	callprof attach --duration 0.2 --time=none --max-depth 2 -o depth.cprof "$target" 2>err &&
+	callprof export -f folded -m calls depth.cprof >depth.f &&
+	grep -q "^worker;a " depth.f && ! grep -q "^worker;a;b " depth.f
+'
+
 test_expect_success 'after: running, untraced, its hooks the C library'"'"'s again' '
 	target=$(cat target.pid) &&
 	kill -0 "$target" &&
