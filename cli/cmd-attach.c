@@ -158,10 +158,10 @@ int cmd_attach(int argc, const char **argv)
 			 attach_usage);
 
 	if (cp_attach__check(pid, &t))
-		return 1;
+		goto out;
 	cp_outfile__add_input(t.exe);
 	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
-		return 1;
+		goto out;
 	outabs = absolute(out);
 	if (mode == AT_CPU && cp_probe_cpu_sampling(hz ? hz : CPU_DEFAULT_HZ, !no_offcpu)) {
 		cp_warning("CPU-time sampling unavailable: timing each call with the clock instead "
@@ -231,5 +231,6 @@ out:
 	free(filter);
 	free(lib);
 	free(outabs);
+	cp_select__release(&sel);
 	return ret;
 }

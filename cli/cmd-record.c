@@ -1112,11 +1112,6 @@ out:
 	free(outabs);
 	free(preload);
 	free(filter);
-	free(sel.include);
-	free(sel.exclude);
-	free(sel.exclude_tree);
-	free(sel.exclude_file);
-	free(sel.exclude_module);
-	free(sel.start);
+	cp_select__release(&sel);
 	return ret;
 }

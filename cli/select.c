@@ -348,3 +348,13 @@ void cp_select__parse(struct cp_select *sel, const char *max_depth, const char *
 			       "the cost of timing each call, which the other modes do not");
 	cp_select__check(sel, usage);
 }
+
+void cp_select__release(struct cp_select *sel)
+{
+	FREE_AND_NULL(sel->include);
+	FREE_AND_NULL(sel->exclude);
+	FREE_AND_NULL(sel->exclude_tree);
+	FREE_AND_NULL(sel->exclude_file);
+	FREE_AND_NULL(sel->exclude_module);
+	FREE_AND_NULL(sel->start);
+}

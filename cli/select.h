@@ -32,4 +32,7 @@ void cp_select__check(const struct cp_select *sel, const char *const *usage);
 void cp_select__parse(struct cp_select *sel, const char *max_depth, const char *budget,
 		      int coverage, int timing, const char *const *usage);
 
+/* Free the pattern lists the option parser made (not the patterns: they are argv's). */
+void cp_select__release(struct cp_select *sel);
+
 #endif /* CP_CLI_SELECT_H */
