@@ -723,13 +723,26 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
 			continue;
 		}
-		if (WSTOPSIG(st) == SIGSEGV) {
+		if (WSTOPSIG(st) == SIGSEGV || WSTOPSIG(st) == SIGBUS || WSTOPSIG(st) == SIGILL ||
+		    WSTOPSIG(st) == SIGFPE) {
 			struct user_regs_struct now_r;
+			siginfo_t si;
 
-			if (!ptrace(PTRACE_GETREGS, t->tid, NULL, &now_r) && now_r.rip == 0) {
+			if (!ptrace(PTRACE_GETREGS, t->tid, NULL, &now_r) && now_r.rip == 0 &&
+			    WSTOPSIG(st) == SIGSEGV) {
 				*ret = now_r.rax;
 				t->last_stop = SIGSEGV; /* ours: not delivered */
 				err = 0;
+				break;
+			}
+			/*
+			 * A fault in the call itself (a bug of ours): resuming would
+			 * fault again for ever.  The thread gets its registers back
+			 * and goes on, which may leave a lock the call held.
+			 */
+			if (!ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) && si.si_code > 0) {
+				t->last_stop = WSTOPSIG(st);
+				err = -EFAULT;
 				break;
 			}
 		}
@@ -1009,7 +1022,8 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 		release(a, t);
 		a->nth = 0;
 		return cp_error("attach: process %d (%s) %s while loading the runtime", (int)a->pid, comm,
-				err == -ESRCH ? "ended" : "could not be made to call dlopen");
+				err == -ESRCH ? "ended" : err == -EFAULT ? "faulted in callprof's call "
+				"(its state may be inconsistent)" : "could not be made to call dlopen");
 	}
 	if (read_modules(a) ||
 	    !(a->rt_start = module_symbol(a, a->copy, "callprof_attach_start", NULL)) ||
