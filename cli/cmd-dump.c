@@ -46,6 +46,32 @@ static int watches(long w, pid_t pid)
 	return 0;
 }
 
+/* When process w started (/proc/W/stat field 22, clock ticks since boot); 0 if unknown. */
+static unsigned long long start_time(long w)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", w);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* after the name, which may hold anything */
+	for (int field = 2; p && *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (p)
+		v = strtoull(p, NULL, 10);
+	return v;
+}
+
 /*
  * PID's watcher, or 0: a process named callprof-watch that holds a pidfd
  * on PID.  The watcher is not PID's child (runtime/watch.c): it is found
@@ -56,11 +82,18 @@ static pid_t find_watcher(pid_t pid)
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	pid_t found = 0;
+	unsigned long long found_start = 0;
 
-	while (d && !found && (e = readdir(d))) {
+	/*
+	 * The newest of PID's watchers: an older one may be stale (a newer
+	 * piece of the arena is out of its sight) or ending (its session is
+	 * over: callprof attach ended a window), and ends itself soon.
+	 */
+	while (d && (e = readdir(d))) {
 		char path[64], comm[32];
 		char *end;
 		long w = strtol(e->d_name, &end, 10);
+		unsigned long long start;
 		FILE *f;
 
 		if (w <= 0 || *end || w == pid)
@@ -69,8 +102,11 @@ static pid_t find_watcher(pid_t pid)
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "callprof-watch\n") && watches(w, pid))
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "callprof-watch\n") && watches(w, pid) &&
+		    (start = start_time(w)) >= found_start) {
 			found = (pid_t)w;
+			found_start = start;
+		}
 		fclose(f);
 	}
 	if (d)
