@@ -1713,7 +1713,6 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	int pidfd = -1, ret = -1, ended;
 
 	memset(res, 0, sizeof(*res));
-	res->status = -1;
 	if (process_stopped(a.pid))
 		return cp_error("attach: process %d (%s) is stopped (job control): continue it "
 				"(kill -CONT %d) and attach again", (int)a.pid, tgt->comm, (int)a.pid);

@@ -44,7 +44,6 @@ struct cp_attach_opts {
 /* How the window ended. */
 struct cp_attach_result {
 	int ended;	     /* the process ended during the window */
-	int status;	     /* then its wait status, if known (else -1) */
 	double window;	     /* seconds the hooks were ours */
 	unsigned threads;    /* threads stopped at attach */
 	unsigned open;	     /* instrumented calls open at attach, seeded */
