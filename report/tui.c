@@ -1,0 +1,670 @@
+/*
+ * tui.c - the model of `callprof tui` (tui.h): visible rows, expanded
+ * contexts, the function lists and the search; cli/cmd-tui.c draws it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/tui.h"
+
+#define ROOT 0u
+
+static const struct cp_rtree *tree_of(const struct cp_tui *t)
+{
+	return &t->rp->trees[t->tree];
+}
+
+static void node_figures(const struct cp_rnode *n, struct cp_figures *f)
+{
+	f->calls = n->calls;
+	f->total_ns = n->total_ns;
+	f->self_ns = n->self_ns;
+	f->wait_ns = n->wait_ns;
+	f->inactive_ns = n->inactive_ns;
+	f->self_wait_ns = n->self_wait_ns;
+	f->self_inactive_ns = n->self_inactive_ns;
+	f->samples = n->samples;
+	f->self_samples = n->self_samples;
+}
+
+/*
+ * The visible descendants of node (children of open contexts, down from
+ * it), in preorder: written to out unless NULL; their number.  Nothing
+ * unless node is open.
+ */
+static uint32_t walk_visible(const struct cp_tui *t, uint32_t node, uint32_t *out)
+{
+	const struct cp_rnode *n = tree_of(t)->n;
+	uint32_t c, cnt = 0;
+
+	if (!t->open[node] || n[node].first_child == CP_NONE)
+		return 0;
+	c = n[node].first_child;
+	for (;;) {
+		if (out)
+			out[cnt] = c;
+		cnt++;
+		if (t->open[c] && n[c].first_child != CP_NONE) {
+			c = n[c].first_child;
+			continue;
+		}
+		while (c != node && n[c].next == CP_NONE)
+			c = n[c].parent;
+		if (c == node)
+			break;
+		c = n[c].next;
+	}
+	return cnt;
+}
+
+static int grow_rows(struct cp_tui *t, uint32_t want)
+{
+	uint32_t *r;
+	uint32_t alloc;
+
+	if (want <= t->rows_alloc)
+		return 0;
+	alloc = t->rows_alloc ? t->rows_alloc : 256;
+	while (alloc < want)
+		alloc = alloc > UINT32_MAX / 2 ? want : alloc * 2;
+	r = realloc(t->rows, (size_t)alloc * sizeof(*r));
+	if (!r)
+		return -1;
+	t->rows = r;
+	t->rows_alloc = alloc;
+	return 0;
+}
+
+/* Rebuild the tree's rows from the open flags (init, metric change, collapse all). */
+static int rebuild(struct cp_tui *t)
+{
+	uint32_t cnt;
+
+	t->open[ROOT] = 1;
+	cnt = walk_visible(t, ROOT, NULL);
+	if (grow_rows(t, cnt + 1))
+		return -1;
+	t->nrows = walk_visible(t, ROOT, t->rows);
+	return 0;
+}
+
+static uint32_t find_row(const struct cp_tui *t, uint32_t from, uint32_t node)
+{
+	uint32_t i;
+
+	for (i = from; i < t->nrows; i++)
+		if (t->rows[i] == node)
+			return i;
+	return CP_NONE;
+}
+
+static void free_search(struct cp_tui *t)
+{
+	free(t->pattern);
+	free(t->matches);
+	t->pattern = NULL;
+	t->matches = NULL;
+	t->nmatches = 0;
+	t->cur_match = CP_NONE;
+}
+
+int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, enum cp_metric m)
+{
+	const struct cp_rnode *n;
+	uint32_t x;
+
+	memset(t, 0, sizeof(*t));
+	t->rp = rp;
+	t->tree = tree;
+	t->metric = m;
+	t->cur_match = CP_NONE;
+	t->subject = CP_NONE;
+	cp_report_profile__sort(rp, (enum cp_sort_key)m);
+	t->open = calloc(tree_of(t)->nn ? tree_of(t)->nn : 1, 1);
+	if (!t->open)
+		return -1;
+	/* The hottest path: the largest child by m, down to a leaf. */
+	n = tree_of(t)->n;
+	x = ROOT;
+	while (tree_of(t)->nn && n[x].first_child != CP_NONE) {
+		uint32_t c, best = n[x].first_child;
+
+		t->open[x] = 1;
+		for (c = n[best].next; c != CP_NONE; c = n[c].next)
+			if (cp_rnode__metric(&n[c], m) > cp_rnode__metric(&n[best], m))
+				best = c;
+		x = best;
+	}
+	if (!tree_of(t)->nn)
+		return 0;
+	return rebuild(t);
+}
+
+void cp_tui__release(struct cp_tui *t)
+{
+	free(t->rows);
+	free(t->open);
+	free(t->list);
+	free_search(t);
+	memset(t, 0, sizeof(*t));
+}
+
+static int cmp_fnrow(const struct cp_tui *t, const struct cp_tui_fnrow *a,
+		     const struct cp_tui_fnrow *b)
+{
+	enum cp_metric m = t->metric;
+	uint64_t va = 0, vb = 0;
+	const char *na, *nb;
+
+	switch (t->view == CP_TUI_FLAT ? t->sort : CP_TUI_SORT_INCL) {
+	case CP_TUI_SORT_INCL:
+		va = cp_figures__metric(&a->fig, cp_metric__inclusive(m));
+		vb = cp_figures__metric(&b->fig, cp_metric__inclusive(m));
+		break;
+	case CP_TUI_SORT_SELF:
+		va = cp_figures__metric(&a->fig, cp_metric__exclusive(m));
+		vb = cp_figures__metric(&b->fig, cp_metric__exclusive(m));
+		break;
+	case CP_TUI_SORT_CALLS:
+		va = a->fig.calls;
+		vb = b->fig.calls;
+		break;
+	default:
+		break;
+	}
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	na = t->rp->fns[a->fn].name ? t->rp->fns[a->fn].name : "";
+	nb = t->rp->fns[b->fn].name ? t->rp->fns[b->fn].name : "";
+	return strcmp(na, nb);
+}
+
+static int cmp_fnrow_r(const void *a, const void *b, void *ctx)
+{
+	return cmp_fnrow(ctx, a, b);
+}
+
+static void sort_list(struct cp_tui *t)
+{
+	if (t->nlist)
+		qsort_r(t->list, t->nlist, sizeof(*t->list), cmp_fnrow_r, t);
+}
+
+int cp_tui__set_metric(struct cp_tui *t, enum cp_metric m)
+{
+	uint32_t node = t->nrows ? t->rows[t->view == CP_TUI_TREE ? t->sel : t->tree_sel] : CP_NONE;
+	uint32_t r;
+
+	t->metric = m;
+	cp_report_profile__sort(t->rp, (enum cp_sort_key)m);
+	if (tree_of(t)->nn && rebuild(t))
+		return -1;
+	r = node == CP_NONE ? CP_NONE : find_row(t, 0, node);
+	if (t->view == CP_TUI_TREE)
+		t->sel = r == CP_NONE ? 0 : r;
+	else
+		t->tree_sel = r == CP_NONE ? 0 : r;
+	sort_list(t);
+	if (t->pattern) {
+		char *p = t->pattern;
+
+		t->pattern = NULL;
+		cp_tui__search(t, p);
+		free(p);
+	}
+	return 0;
+}
+
+uint32_t cp_tui__nrows(const struct cp_tui *t)
+{
+	return t->view == CP_TUI_TREE ? t->nrows : t->nlist;
+}
+
+const struct cp_rnode *cp_tui__node(const struct cp_tui *t, uint32_t r)
+{
+	return t->view == CP_TUI_TREE ? &tree_of(t)->n[t->rows[r]] : NULL;
+}
+
+int cp_tui__has_children(const struct cp_tui *t, uint32_t r)
+{
+	return t->view == CP_TUI_TREE && tree_of(t)->n[t->rows[r]].first_child != CP_NONE;
+}
+
+int cp_tui__is_open(const struct cp_tui *t, uint32_t r)
+{
+	return t->view == CP_TUI_TREE && t->open[t->rows[r]];
+}
+
+void cp_tui__figures(const struct cp_tui *t, uint32_t r, struct cp_figures *f)
+{
+	if (t->view == CP_TUI_TREE)
+		node_figures(&tree_of(t)->n[t->rows[r]], f);
+	else
+		*f = t->list[r].fig;
+}
+
+const char *cp_tui__name(const struct cp_tui *t, uint32_t r)
+{
+	const char *s;
+
+	if (t->view == CP_TUI_TREE)
+		s = cp_rnode__name(t->rp, &tree_of(t)->n[t->rows[r]]);
+	else
+		s = t->rp->fns[t->list[r].fn].name;
+	return s ? s : "?";
+}
+
+uint32_t cp_tui__depth(const struct cp_tui *t, uint32_t r)
+{
+	return t->view == CP_TUI_TREE ? tree_of(t)->n[t->rows[r]].depth : 1;
+}
+
+uint64_t cp_tui__whole(const struct cp_tui *t)
+{
+	struct cp_figures f;
+
+	if (!tree_of(t)->nn)
+		return 0;
+	node_figures(&tree_of(t)->n[ROOT], &f);
+	return cp_figures__metric(&f, cp_metric__inclusive(t->metric));
+}
+
+int cp_tui__expand(struct cp_tui *t, uint32_t r)
+{
+	uint32_t node, cnt;
+
+	if (t->view != CP_TUI_TREE || r >= t->nrows)
+		return 0;
+	node = t->rows[r];
+	if (t->open[node] || tree_of(t)->n[node].first_child == CP_NONE)
+		return 0;
+	t->open[node] = 1;
+	cnt = walk_visible(t, node, NULL);
+	if (grow_rows(t, t->nrows + cnt)) {
+		t->open[node] = 0;
+		return -1;
+	}
+	memmove(t->rows + r + 1 + cnt, t->rows + r + 1,
+		(size_t)(t->nrows - r - 1) * sizeof(*t->rows));
+	walk_visible(t, node, t->rows + r + 1);
+	t->nrows += cnt;
+	if (t->sel > r)
+		t->sel += cnt;
+	return 0;
+}
+
+void cp_tui__collapse(struct cp_tui *t, uint32_t r)
+{
+	const struct cp_rnode *n = tree_of(t)->n;
+	uint32_t node, end, cnt;
+
+	if (t->view != CP_TUI_TREE || r >= t->nrows)
+		return;
+	node = t->rows[r];
+	if (!t->open[node])
+		return;
+	for (end = r + 1; end < t->nrows && n[t->rows[end]].depth > n[node].depth; end++)
+		;
+	cnt = end - r - 1;
+	memmove(t->rows + r + 1, t->rows + end, (size_t)(t->nrows - end) * sizeof(*t->rows));
+	t->nrows -= cnt;
+	t->open[node] = 0;
+	if (t->sel > r)
+		t->sel = t->sel < end ? r : t->sel - cnt;
+}
+
+int cp_tui__expand_all(struct cp_tui *t, uint32_t r, uint32_t limit)
+{
+	const struct cp_rnode *n = tree_of(t)->n;
+	uint32_t node, c, cnt = 0;
+
+	if (t->view != CP_TUI_TREE || r >= t->nrows)
+		return 0;
+	node = t->rows[r];
+	if (n[node].first_child == CP_NONE)
+		return 0;
+	cp_tui__collapse(t, r);
+	/*
+	 * Open the subtree in preorder while fewer than limit rows are
+	 * visible; after that, close what is reached, so the rows added
+	 * are limit plus the rest of the open contexts' children.
+	 */
+	c = n[node].first_child;
+	for (;;) {
+		cnt++;
+		if (cnt < limit && n[c].first_child != CP_NONE) {
+			t->open[c] = 1;
+			c = n[c].first_child;
+			continue;
+		}
+		t->open[c] = 0;
+		while (c != node && n[c].next == CP_NONE)
+			c = n[c].parent;
+		if (c == node)
+			break;
+		c = n[c].next;
+	}
+	return cp_tui__expand(t, r);
+}
+
+void cp_tui__collapse_all(struct cp_tui *t)
+{
+	uint32_t node;
+
+	if (!tree_of(t)->nn)
+		return;
+	node = t->nrows ? t->rows[t->view == CP_TUI_TREE ? t->sel : t->tree_sel] : CP_NONE;
+	memset(t->open, 0, tree_of(t)->nn);
+	rebuild(t); /* shrinks: cannot fail */
+	/* The selection goes to the top-level context it was under. */
+	if (node != CP_NONE) {
+		const struct cp_rnode *n = tree_of(t)->n;
+		uint32_t r;
+
+		while (n[node].parent != ROOT && n[node].parent != CP_NONE)
+			node = n[node].parent;
+		r = find_row(t, 0, node);
+		node = r == CP_NONE ? 0 : r;
+	} else {
+		node = 0;
+	}
+	if (t->view == CP_TUI_TREE)
+		t->sel = node;
+	else
+		t->tree_sel = node;
+	t->top = 0;
+}
+
+uint32_t cp_tui__parent_row(const struct cp_tui *t, uint32_t r)
+{
+	uint32_t p, i;
+
+	if (t->view != CP_TUI_TREE || r >= t->nrows)
+		return r;
+	p = tree_of(t)->n[t->rows[r]].parent;
+	if (p == ROOT || p == CP_NONE)
+		return r;
+	for (i = r; i-- > 0;)
+		if (t->rows[i] == p)
+			return i;
+	return r;
+}
+
+uint32_t cp_tui__reveal(struct cp_tui *t, uint32_t node)
+{
+	const struct cp_rnode *n = tree_of(t)->n;
+	uint32_t *path, depth = 0, x, i, r = 0;
+
+	if (node == ROOT || node >= tree_of(t)->nn)
+		return CP_NONE;
+	for (x = node; x != ROOT && x != CP_NONE; x = n[x].parent)
+		depth++;
+	path = malloc((size_t)depth * sizeof(*path));
+	if (!path)
+		return CP_NONE;
+	i = depth;
+	for (x = node; x != ROOT && x != CP_NONE; x = n[x].parent)
+		path[--i] = x;
+	/* Top-down: each ancestor's row comes after its own ancestor's. */
+	for (i = 0; i < depth; i++) {
+		r = find_row(t, r, path[i]);
+		if (r == CP_NONE)
+			break;
+		if (i + 1 < depth && cp_tui__expand(t, r))
+			break;
+	}
+	free(path);
+	if (r != CP_NONE && i == depth)
+		t->sel = r;
+	return i == depth ? r : CP_NONE;
+}
+
+/* The list rows of fn, through a map from function to row made on demand. */
+static struct cp_tui_fnrow *list_row(struct cp_tui *t, uint32_t *map, uint32_t fn)
+{
+	if (map[fn] == CP_NONE) {
+		map[fn] = t->nlist++;
+		memset(&t->list[map[fn]], 0, sizeof(*t->list));
+		t->list[map[fn]].fn = fn;
+		t->list[map[fn]].first = CP_NONE;
+	}
+	return &t->list[map[fn]];
+}
+
+static void add_self(struct cp_figures *f, const struct cp_figures *g)
+{
+	f->calls += g->calls;
+	f->self_ns += g->self_ns;
+	f->self_wait_ns += g->self_wait_ns;
+	f->self_inactive_ns += g->self_inactive_ns;
+	f->self_samples += g->self_samples;
+}
+
+static void add_incl(struct cp_figures *f, const struct cp_figures *g)
+{
+	f->total_ns += g->total_ns;
+	f->wait_ns += g->wait_ns;
+	f->inactive_ns += g->inactive_ns;
+	f->samples += g->samples;
+}
+
+/*
+ * The list of kind view: every function of the tree (flat: its calls and
+ * self figures summed over its contexts, its inclusive ones over those
+ * not inside another of its own), the callers of fn (the figures of fn's
+ * contexts under each) or its callees (their contexts under fn's).  Each
+ * row's first context in preorder, for jumps to the tree.
+ */
+static int make_list(struct cp_tui *t, enum cp_tui_view view, uint32_t fn)
+{
+	const struct cp_rtree *tr = tree_of(t);
+	const struct cp_rnode *n = tr->n;
+	uint32_t *map, *active, c, nf = t->rp->nfns;
+	struct cp_tui_fnrow *list;
+	struct cp_figures g;
+
+	list = calloc(nf ? nf : 1, sizeof(*list));
+	map = malloc((nf ? nf : 1) * sizeof(*map));
+	active = calloc(nf ? nf : 1, sizeof(*active));
+	if (!list || !map || !active) {
+		free(list);
+		free(map);
+		free(active);
+		return -1;
+	}
+	memset(map, 0xff, (nf ? nf : 1) * sizeof(*map));
+	free(t->list);
+	t->list = list;
+	t->nlist = 0;
+	c = tr->nn ? n[ROOT].first_child : CP_NONE;
+	while (c != CP_NONE) {
+		uint32_t f = n[c].fn;
+		struct cp_tui_fnrow *row = NULL;
+
+		node_figures(&n[c], &g);
+		if (view == CP_TUI_FLAT && f != CP_NONE) {
+			row = list_row(t, map, f);
+			add_self(&row->fig, &g);
+			if (!active[f])
+				add_incl(&row->fig, &g);
+		} else if (view == CP_TUI_CALLERS && f == fn && n[c].parent != ROOT &&
+			   n[n[c].parent].fn != CP_NONE) {
+			row = list_row(t, map, n[n[c].parent].fn);
+			add_self(&row->fig, &g);
+			add_incl(&row->fig, &g);
+			if (row->first == CP_NONE)
+				row->first = n[c].parent;
+		} else if (view == CP_TUI_CALLEES && f != CP_NONE && n[c].parent != ROOT &&
+			   n[n[c].parent].fn == fn) {
+			row = list_row(t, map, f);
+			add_self(&row->fig, &g);
+			add_incl(&row->fig, &g);
+		}
+		if (row && row->first == CP_NONE)
+			row->first = c;
+		if (f != CP_NONE)
+			active[f]++;
+		if (n[c].first_child != CP_NONE) {
+			c = n[c].first_child;
+			continue;
+		}
+		for (;;) {
+			if (n[c].fn != CP_NONE)
+				active[n[c].fn]--;
+			if (n[c].next != CP_NONE) {
+				c = n[c].next;
+				break;
+			}
+			c = n[c].parent;
+			if (c == ROOT || c == CP_NONE) {
+				c = CP_NONE;
+				break;
+			}
+		}
+	}
+	free(map);
+	free(active);
+	if (t->view == CP_TUI_TREE)
+		t->tree_sel = t->sel;
+	t->view = view;
+	t->subject = fn;
+	t->sel = 0;
+	t->top = 0;
+	sort_list(t);
+	free_search(t);
+	return 0;
+}
+
+int cp_tui__flat(struct cp_tui *t)
+{
+	return make_list(t, CP_TUI_FLAT, CP_NONE);
+}
+
+int cp_tui__callers(struct cp_tui *t, uint32_t fn)
+{
+	return fn == CP_NONE ? -1 : make_list(t, CP_TUI_CALLERS, fn);
+}
+
+int cp_tui__callees(struct cp_tui *t, uint32_t fn)
+{
+	return fn == CP_NONE ? -1 : make_list(t, CP_TUI_CALLEES, fn);
+}
+
+void cp_tui__tree(struct cp_tui *t)
+{
+	if (t->view == CP_TUI_TREE)
+		return;
+	t->view = CP_TUI_TREE;
+	t->sel = t->tree_sel;
+	free_search(t);
+}
+
+void cp_tui__cycle_sort(struct cp_tui *t)
+{
+	if (t->view != CP_TUI_FLAT)
+		return;
+	t->sort = (enum cp_tui_sort)((t->sort + 1) % CP_TUI_SORT_NR);
+	sort_list(t);
+	t->sel = 0;
+	t->top = 0;
+}
+
+uint32_t cp_tui__fn(const struct cp_tui *t, uint32_t r)
+{
+	if (r >= cp_tui__nrows(t))
+		return CP_NONE;
+	return t->view == CP_TUI_TREE ? tree_of(t)->n[t->rows[r]].fn : t->list[r].fn;
+}
+
+static int name_matches(const char *name, const char *pattern)
+{
+	return name && pattern && *pattern && strstr(name, pattern);
+}
+
+uint32_t cp_tui__search(struct cp_tui *t, const char *pattern)
+{
+	uint32_t cap = 0, i;
+
+	free_search(t);
+	if (!pattern || !*pattern)
+		return 0;
+	t->pattern = strdup(pattern);
+	if (!t->pattern)
+		return 0;
+	if (t->view == CP_TUI_TREE) {
+		const struct cp_rnode *n = tree_of(t)->n;
+		uint32_t c = tree_of(t)->nn ? n[ROOT].first_child : CP_NONE;
+
+		while (c != CP_NONE) {
+			if (name_matches(cp_rnode__name(t->rp, &n[c]), pattern)) {
+				if (t->nmatches == cap) {
+					uint32_t *m;
+
+					cap = cap ? cap * 2 : 64;
+					m = realloc(t->matches, cap * sizeof(*m));
+					if (!m)
+						break;
+					t->matches = m;
+				}
+				t->matches[t->nmatches++] = c;
+			}
+			if (n[c].first_child != CP_NONE) {
+				c = n[c].first_child;
+				continue;
+			}
+			while (c != ROOT && n[c].next == CP_NONE)
+				c = n[c].parent;
+			c = c == ROOT ? CP_NONE : n[c].next;
+		}
+		return t->nmatches;
+	}
+	t->matches = malloc((t->nlist ? t->nlist : 1) * sizeof(*t->matches));
+	if (!t->matches)
+		return 0;
+	for (i = 0; i < t->nlist; i++)
+		if (name_matches(cp_tui__name(t, i), pattern))
+			t->matches[t->nmatches++] = i;
+	return t->nmatches;
+}
+
+int cp_tui__next_match(struct cp_tui *t, int dir)
+{
+	if (!t->nmatches)
+		return -1;
+	if (t->cur_match == CP_NONE)
+		t->cur_match = dir > 0 ? 0 : t->nmatches - 1;
+	else if (dir > 0)
+		t->cur_match = (t->cur_match + 1) % t->nmatches;
+	else
+		t->cur_match = (t->cur_match + t->nmatches - 1) % t->nmatches;
+	if (t->view == CP_TUI_TREE)
+		return cp_tui__reveal(t, t->matches[t->cur_match]) == CP_NONE ? -1 : 0;
+	t->sel = t->matches[t->cur_match];
+	return 0;
+}
+
+int cp_tui__row_matches(const struct cp_tui *t, uint32_t r)
+{
+	return t->pattern && name_matches(cp_tui__name(t, r), t->pattern);
+}
+
+void cp_tui__clamp(struct cp_tui *t, uint32_t height)
+{
+	uint32_t nr = cp_tui__nrows(t);
+
+	if (!height)
+		height = 1;
+	if (!nr) {
+		t->sel = t->top = 0;
+		return;
+	}
+	if (t->sel >= nr)
+		t->sel = nr - 1;
+	if (t->sel < t->top)
+		t->top = t->sel;
+	if (t->sel >= t->top + height)
+		t->top = t->sel - height + 1;
+	if (t->top + height > nr)
+		t->top = nr > height ? nr - height : 0;
+}
