@@ -48,6 +48,8 @@ struct app {
 	struct cp_report_profile *merged; /* all threads as one tree */
 	struct cp_report_profile *each;	  /* one tree per thread, loaded on the first T */
 	int thread;			  /* -1: merged; else a tree of each */
+	/* The metric each profile's children are ordered by (loaded: total). */
+	enum cp_metric merged_order, each_order;
 	enum cp_metric metric;
 	struct cp_tui t;
 	char msg[512];
@@ -120,9 +122,13 @@ static struct cp_report_profile *current(struct app *a)
 
 static int show(struct app *a)
 {
+	enum cp_metric *order = a->thread < 0 ? &a->merged_order : &a->each_order;
+	int sorted = *order == a->metric;
+
 	cp_tui__release(&a->t);
+	*order = a->metric;
 	return cp_tui__init(&a->t, current(a), a->thread < 0 ? 0 : (uint32_t)a->thread,
-			    a->metric);
+			    a->metric, sorted);
 }
 
 /* ---- drawing ---- */
@@ -374,6 +380,7 @@ static void next_metric(struct app *a)
 			break;
 		}
 	}
+	*(a->thread < 0 ? &a->merged_order : &a->each_order) = a->metric;
 	if (cp_tui__set_metric(&a->t, a->metric))
 		snprintf(a->msg, sizeof(a->msg), "out of memory");
 	else
@@ -393,6 +400,8 @@ static void next_thread(struct app *a)
 		clrtoeol();
 		refresh();
 		a->each = load(a, CP_THREADS_EACH);
+		clearok(stdscr, TRUE);
+		a->each_order = CP_METRIC_TOTAL;
 		if (!a->each) {
 			snprintf(a->msg, sizeof(a->msg), "could not load the threads");
 			return;
@@ -416,6 +425,7 @@ static void reload(struct app *a)
 	clrtoeol();
 	refresh();
 	rp = load(a, CP_THREADS_MERGED);
+	clearok(stdscr, TRUE); /* over any warning the loading wrote to stderr */
 	if (!rp) {
 		snprintf(a->msg, sizeof(a->msg), "the filter left nothing; u undoes it");
 		return;
@@ -424,6 +434,7 @@ static void reload(struct app *a)
 	cp_report_profile__free(a->merged);
 	cp_report_profile__free(a->each);
 	a->merged = rp;
+	a->merged_order = CP_METRIC_TOTAL;
 	a->each = NULL;
 	a->thread = -1;
 	if (!cp_metric__available(rp, a->metric))
@@ -762,6 +773,7 @@ int cmd_tui(int argc, const char **argv)
 	a.fo = &fo;
 	a.thread = -1;
 	a.merged = load(&a, CP_THREADS_MERGED);
+	a.merged_order = a.each_order = CP_METRIC_TOTAL;
 	if (!a.merged) {
 		ret = 1;
 		goto out;

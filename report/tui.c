@@ -109,7 +109,8 @@ static void free_search(struct cp_tui *t)
 	t->cur_match = CP_NONE;
 }
 
-int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, enum cp_metric m)
+int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, enum cp_metric m,
+		 int sorted)
 {
 	const struct cp_rnode *n;
 	uint32_t x;
@@ -120,7 +121,8 @@ int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, 
 	t->metric = m;
 	t->cur_match = CP_NONE;
 	t->subject = CP_NONE;
-	cp_report_profile__sort(rp, (enum cp_sort_key)m);
+	if (!sorted)
+		cp_report_profile__sort(rp, (enum cp_sort_key)m);
 	t->open = calloc(tree_of(t)->nn ? tree_of(t)->nn : 1, 1);
 	if (!t->open)
 		return -1;

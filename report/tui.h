@@ -63,11 +63,13 @@ struct cp_tui {
 };
 
 /*
- * Show tree `tree` of rp by metric m (children ordered by it, rp sorted
- * in place), its hottest path expanded: from the root, the child with the
+ * Show tree `tree` of rp by metric m (children ordered by it: rp is sorted
+ * in place unless sorted says it is ordered by m already, as a freshly
+ * loaded profile is by total), its hottest path expanded: from the root, the child with the
  * largest value of m, down to a leaf.  0, or -1 out of memory.
  */
-int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, enum cp_metric m);
+int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, enum cp_metric m,
+		 int sorted);
 void cp_tui__release(struct cp_tui *t);
 /* Change the metric: re-sorts, keeps what is expanded and the selected context. */
 int cp_tui__set_metric(struct cp_tui *t, enum cp_metric m);
