@@ -291,7 +291,7 @@ static void draw(struct app *a)
 	}
 	attroff(A_REVERSE);
 	/* header */
-	snprintf(buf, sizeof(buf), "%10s %10s %10s %7s  %-10s  %s", "calls",
+	snprintf(buf, sizeof(buf), "%10s %10.10s %10.10s %7s  %-10s  %s", "calls",
 		 time_cols ? "total" : cp_metric__name(incl),
 		 time_cols ? "self" : cp_metric__name(excl), "percent", "", "name");
 	attron(A_BOLD);
@@ -416,8 +416,8 @@ static void next_thread(struct app *a)
 		snprintf(a->msg, sizeof(a->msg), "thread: %s", a->each->trees[a->thread].label);
 }
 
-/* Reload with the browser's filters (x, X, u); back to all threads merged. */
-static void reload(struct app *a)
+/* Reload with the browser's filters (x, X, u); back to all threads merged.  0 or -1. */
+static int reload(struct app *a)
 {
 	struct cp_report_profile *rp;
 
@@ -428,7 +428,7 @@ static void reload(struct app *a)
 	clearok(stdscr, TRUE); /* over any warning the loading wrote to stderr */
 	if (!rp) {
 		snprintf(a->msg, sizeof(a->msg), "the filter left nothing; u undoes it");
-		return;
+		return -1;
 	}
 	cp_tui__release(&a->t);
 	cp_report_profile__free(a->merged);
@@ -439,8 +439,11 @@ static void reload(struct app *a)
 	a->thread = -1;
 	if (!cp_metric__available(rp, a->metric))
 		a->metric = cp_report_profile__weight(rp, NULL, 0);
-	if (show(a))
+	if (show(a)) {
 		snprintf(a->msg, sizeof(a->msg), "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 static void add_filter(struct app *a, int focus)
@@ -461,10 +464,13 @@ static void add_filter(struct app *a, int focus)
 	f[a->nfilters].focus = focus;
 	f[a->nfilters].pattern = exact_pattern(name, a->fo->regex);
 	a->nfilters++;
-	reload(a);
-	if (!a->msg[0])
-		snprintf(a->msg, sizeof(a->msg), "%s %s (u undoes)", focus ? "focus on" : "hid",
-			 name);
+	/* name is the profile's, which reload frees */
+	snprintf(a->msg, sizeof(a->msg), "%s %s (u undoes)", focus ? "focus on" : "hid", name);
+	if (reload(a)) {
+		/* nothing left (hiding the only function): the filter goes again */
+		free(a->filters[--a->nfilters].pattern);
+		snprintf(a->msg, sizeof(a->msg), "that %s would leave nothing", focus ? "focus" : "hide");
+	}
 }
 
 static void undo_filters(struct app *a)
@@ -476,9 +482,8 @@ static void undo_filters(struct app *a)
 	for (uint32_t i = 0; i < a->nfilters; i++)
 		free(a->filters[i].pattern);
 	a->nfilters = 0;
+	snprintf(a->msg, sizeof(a->msg), "focus and hide undone");
 	reload(a);
-	if (!a->msg[0])
-		snprintf(a->msg, sizeof(a->msg), "focus and hide undone");
 }
 
 static void search_prompt(struct app *a)
