@@ -79,11 +79,9 @@ static int grow_rows(struct cp_tui *t, uint32_t want)
 /* Rebuild the tree's rows from the open flags (init, metric change, collapse all). */
 static int rebuild(struct cp_tui *t)
 {
-	uint32_t cnt;
-
 	t->open[ROOT] = 1;
-	cnt = walk_visible(t, ROOT, NULL);
-	if (grow_rows(t, cnt + 1))
+	/* At most every node but the root: one walk instead of counting first. */
+	if (grow_rows(t, tree_of(t)->nn))
 		return -1;
 	t->nrows = walk_visible(t, ROOT, t->rows);
 	return 0;
