@@ -54,6 +54,10 @@ struct app {
 	struct cp_tui t;
 	char msg[512];
 	int help;
+	/* L: a page of text (report's lines view), scrolled by top */
+	char *page;
+	char **page_lines;
+	uint32_t npage_lines, page_top;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -129,6 +133,47 @@ static int show(struct app *a)
 	*order = a->metric;
 	return cp_tui__init(&a->t, current(a), a->thread < 0 ? 0 : (uint32_t)a->thread,
 			    a->metric, sorted);
+}
+
+/*
+ * What the report's functions print on stderr while the screen is up
+ * (warnings, an error line) goes to a temporary file instead of over the
+ * screen; stderr_end puts its first line into msg (when there is one).
+ */
+static int stderr_begin(FILE **tmp)
+{
+	int saved;
+
+	*tmp = tmpfile();
+	if (!*tmp)
+		return -1;
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	if (saved < 0 || dup2(fileno(*tmp), STDERR_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		fclose(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	return saved;
+}
+
+static void stderr_end(FILE *tmp, int saved, char *msg, size_t size)
+{
+	char line[512];
+
+	if (!tmp)
+		return;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	if (fgets(line, sizeof(line), tmp)) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(msg, size, "%s", line);
+	}
+	fclose(tmp);
 }
 
 /* ---- drawing ---- */
@@ -244,6 +289,7 @@ static void draw_help(void)
 		"  x                 focus on the selected function      X    hide it",
 		"  u                 undo focus and hide",
 		"  m                 next metric     T              next thread (all, then each)",
+		"  L                 source lines of the selected function (sampled profiles)",
 		"  ?                 this help       q, Ctrl-C      quit",
 		NULL,
 	};
@@ -399,11 +445,15 @@ static void next_thread(struct app *a)
 		mvprintw(LINES - 1, 0, "loading the threads...");
 		clrtoeol();
 		refresh();
+		FILE *tmp;
+		int saved = stderr_begin(&tmp);
+		char err[512] = "";
+
 		a->each = load(a, CP_THREADS_EACH);
-		clearok(stdscr, TRUE);
+		stderr_end(tmp, saved, err, sizeof(err));
 		a->each_order = CP_METRIC_TOTAL;
 		if (!a->each) {
-			snprintf(a->msg, sizeof(a->msg), "could not load the threads");
+			snprintf(a->msg, sizeof(a->msg), "%s", err[0] ? err : "could not load the threads");
 			return;
 		}
 	}
@@ -424,11 +474,17 @@ static int reload(struct app *a)
 	mvprintw(LINES - 1, 0, "loading...");
 	clrtoeol();
 	refresh();
-	rp = load(a, CP_THREADS_MERGED);
-	clearok(stdscr, TRUE); /* over any warning the loading wrote to stderr */
-	if (!rp) {
-		snprintf(a->msg, sizeof(a->msg), "the filter left nothing; u undoes it");
-		return -1;
+	{
+		FILE *tmp;
+		int saved = stderr_begin(&tmp);
+		char err[512] = "";
+
+		rp = load(a, CP_THREADS_MERGED);
+		stderr_end(tmp, saved, err, sizeof(err));
+		if (!rp) {
+			snprintf(a->msg, sizeof(a->msg), "%s", err[0] ? err : "could not load");
+			return -1;
+		}
 	}
 	cp_tui__release(&a->t);
 	cp_report_profile__free(a->merged);
@@ -469,7 +525,6 @@ static void add_filter(struct app *a, int focus)
 	if (reload(a)) {
 		/* nothing left (hiding the only function): the filter goes again */
 		free(a->filters[--a->nfilters].pattern);
-		snprintf(a->msg, sizeof(a->msg), "that %s would leave nothing", focus ? "focus" : "hide");
 	}
 }
 
@@ -560,6 +615,127 @@ static void jump_to_tree(struct app *a)
 		snprintf(a->msg, sizeof(a->msg), "no context of it in the tree");
 }
 
+static void page_free(struct app *a)
+{
+	free(a->page);
+	free(a->page_lines);
+	a->page = NULL;
+	a->page_lines = NULL;
+	a->npage_lines = a->page_top = 0;
+}
+
+/* L: report's lines view of the selected function, as a page of text. */
+static void lines_page(struct app *a)
+{
+	uint32_t fn = cp_tui__fn(&a->t, a->t.sel), cap = 0;
+	struct cp_view_opts vo = { 0 };
+	char *buf = NULL, err[512] = "", *p;
+	size_t len = 0;
+	FILE *mem, *tmp;
+	int saved, ret;
+
+	if (fn == CP_NONE || !current(a)->fns[fn].name) {
+		snprintf(a->msg, sizeof(a->msg), "no function selected");
+		return;
+	}
+	vo.function = current(a)->fns[fn].name;
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return;
+	saved = stderr_begin(&tmp);
+	ret = cp_view_lines(current(a), &vo, mem);
+	stderr_end(tmp, saved, err, sizeof(err));
+	fclose(mem);
+	if (ret) {
+		free(buf);
+		snprintf(a->msg, sizeof(a->msg), "%s", err[0] ? err : "no source lines");
+		return;
+	}
+	page_free(a);
+	a->page = buf;
+	for (p = buf; p && *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (a->npage_lines == cap) {
+			char **l;
+
+			cap = cap ? cap * 2 : 64;
+			l = realloc(a->page_lines, cap * sizeof(*l));
+			if (!l)
+				break;
+			a->page_lines = l;
+		}
+		a->page_lines[a->npage_lines++] = p;
+		if (!nl)
+			break;
+		*nl = '\0';
+		p = nl + 1;
+	}
+}
+
+static void draw_page(struct app *a)
+{
+	int height = LINES - 2 > 1 ? LINES - 2 : 1;
+
+	if (a->npage_lines > (uint32_t)height && a->page_top > a->npage_lines - (uint32_t)height)
+		a->page_top = a->npage_lines - (uint32_t)height;
+	if (a->npage_lines <= (uint32_t)height)
+		a->page_top = 0;
+	erase();
+	attron(A_REVERSE);
+	move(0, 0);
+	{
+		int w = put_text("callprof tui: source lines (q, L or Esc: back; arrows, PgUp/PgDn scroll)", COLS);
+
+		for (; w < COLS; w++)
+			addch(' ');
+	}
+	attroff(A_REVERSE);
+	for (int i = 0; i < height && a->page_top + (uint32_t)i < a->npage_lines; i++) {
+		move(1 + i, 0);
+		put_text(a->page_lines[a->page_top + (uint32_t)i], COLS);
+	}
+	refresh();
+}
+
+/* A key on the page: scroll or leave. */
+static void page_key(struct app *a, int ch)
+{
+	int height = LINES - 2 > 1 ? LINES - 2 : 1;
+
+	switch (ch) {
+	case KEY_UP:
+	case 'k':
+		if (a->page_top)
+			a->page_top--;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		a->page_top++;
+		break;
+	case KEY_PPAGE:
+		a->page_top = a->page_top > (uint32_t)height ? a->page_top - (uint32_t)height : 0;
+		break;
+	case KEY_NPAGE:
+	case ' ':
+		a->page_top += (uint32_t)height;
+		break;
+	case KEY_HOME:
+	case 'g':
+		a->page_top = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		a->page_top = a->npage_lines;
+		break;
+	case KEY_RESIZE:
+		break;
+	default: /* q, L, Esc, anything else: back */
+		page_free(a);
+		break;
+	}
+}
+
 /* One key: 0 to go on, 1 to quit. */
 static int key(struct app *a, int ch)
 {
@@ -570,6 +746,12 @@ static int key(struct app *a, int ch)
 	a->msg[0] = '\0';
 	if (a->help) {
 		a->help = 0;
+		return 0;
+	}
+	if (a->page) {
+		if (ch == 3)
+			return 1;
+		page_key(a, ch);
 		return 0;
 	}
 	switch (ch) {
@@ -682,6 +864,9 @@ static int key(struct app *a, int ch)
 	case 'T':
 		next_thread(a);
 		break;
+	case 'L':
+		lines_page(a);
+		break;
 	case '?':
 		a->help = 1;
 		break;
@@ -712,6 +897,8 @@ static int run(struct app *a)
 
 		if (a->help)
 			draw_help();
+		else if (a->page)
+			draw_page(a);
 		else
 			draw(a);
 		ch = getch();
@@ -811,6 +998,7 @@ int cmd_tui(int argc, const char **argv)
 	if (stop_signal && stop_signal != SIGINT)
 		ret = 128 + stop_signal;
 out:
+	page_free(&a);
 	cp_tui__release(&a.t);
 	cp_report_profile__free(a.merged);
 	cp_report_profile__free(a.each);
