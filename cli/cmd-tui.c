@@ -47,6 +47,10 @@ struct app {
 	uint32_t nfilters;
 	struct cp_report_profile *merged; /* all threads as one tree */
 	struct cp_report_profile *each;	  /* one tree per thread, loaded on the first T */
+	/* Diff mode (two files): merged is made of these two, side is A's figures. */
+	int diff;
+	struct cp_report_profile *da, *db;
+	struct cp_figures *side;
 	int thread;			  /* -1: merged; else a tree of each */
 	/* The metric each profile's children are ordered by (loaded: total). */
 	enum cp_metric merged_order, each_order;
@@ -90,7 +94,8 @@ static char *exact_pattern(const char *name, int regex)
  * browser's: NULL after an error line (which ncurses' screen then shows
  * as the status message, the caller's business).
  */
-static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
+static struct cp_report_profile *load_paths(struct app *a, const char *const *paths, uint32_t n,
+					     enum cp_thread_mode mode)
 {
 	struct cp_report_opts ro = a->ro;
 	struct cp_report_profile *rp;
@@ -99,7 +104,7 @@ static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
 	int ret = 0;
 
 	ro.threads = mode;
-	rp = cp_report_profile__load_many(a->paths, a->npaths, &ro);
+	rp = cp_report_profile__load_many(paths, n, &ro);
 	if (!rp)
 		return NULL;
 	f = cp_view_filter__new(a->fo->regex, 0);
@@ -119,6 +124,46 @@ static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
 	return rp;
 }
 
+static void free_profiles(struct app *a)
+{
+	if (a->diff) {
+		cp_tui__diff_free(a->merged, a->side);
+		cp_report_profile__free(a->da);
+		cp_report_profile__free(a->db);
+		a->da = a->db = NULL;
+		a->side = NULL;
+	} else {
+		cp_report_profile__free(a->merged);
+	}
+	cp_report_profile__free(a->each);
+	a->merged = a->each = NULL;
+}
+
+/*
+ * The merged profile: the files as one, or in diff mode the two files'
+ * union (A's figures in a->side).  NULL after an error line.
+ */
+static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
+{
+	struct cp_report_profile *pa, *pb, *rp;
+
+	if (!a->diff || mode != CP_THREADS_MERGED)
+		return load_paths(a, a->paths, a->npaths, mode);
+	pa = load_paths(a, a->paths, 1, mode);
+	pb = pa ? load_paths(a, a->paths + 1, 1, mode) : NULL;
+	rp = pb ? cp_tui__diff_profile(pa, pb, &a->side) : NULL;
+	if (pb && !rp)
+		cp_error("tui: out of memory");
+	if (!rp) {
+		cp_report_profile__free(pa);
+		cp_report_profile__free(pb);
+		return NULL;
+	}
+	a->da = pa;
+	a->db = pb;
+	return rp;
+}
+
 static struct cp_report_profile *current(struct app *a)
 {
 	return a->thread < 0 ? a->merged : a->each;
@@ -131,8 +176,11 @@ static int show(struct app *a)
 
 	cp_tui__release(&a->t);
 	*order = a->metric;
-	return cp_tui__init(&a->t, current(a), a->thread < 0 ? 0 : (uint32_t)a->thread,
-			    a->metric, sorted);
+	if (cp_tui__init(&a->t, current(a), a->thread < 0 ? 0 : (uint32_t)a->thread, a->metric,
+			 sorted))
+		return -1;
+	a->t.side = a->thread < 0 && a->diff ? a->side : NULL;
+	return 0;
 }
 
 /*
@@ -325,11 +373,16 @@ static void draw(struct app *a)
 	attron(A_REVERSE);
 	move(0, 0);
 	{
-		char title[2048];
+		char title[4096];
 
+		char files[1024];
+
+		if (a->diff)
+			snprintf(files, sizeof(files), "diff %s -> %s", a->paths[0], a->paths[1]);
+		else
+			snprintf(files, sizeof(files), "%s", a->merged->pf->path);
 		snprintf(title, sizeof(title), "callprof tui: %s  view: %s  metric: %s  thread: %s",
-			 a->merged->pf->path, view_name(a, vname, sizeof(vname)), cp_metric__name(m),
-			 buf);
+			 files, view_name(a, vname, sizeof(vname)), cp_metric__name(m), buf);
 		int w = put_text(title, COLS);
 
 		for (; w < COLS; w++)
@@ -340,6 +393,14 @@ static void draw(struct app *a)
 	snprintf(buf, sizeof(buf), "%10s %10.10s %10.10s %7s  %-10s  %s", "calls",
 		 time_cols ? "total" : cp_metric__name(incl),
 		 time_cols ? "self" : cp_metric__name(excl), "percent", "", "name");
+	if (a->diff) {
+		char la[32], lb[32];
+
+		snprintf(la, sizeof(la), "%s A", cp_metric__name(m));
+		snprintf(lb, sizeof(lb), "%s B", cp_metric__name(m));
+		snprintf(buf, sizeof(buf), "%10.10s %10.10s %11s %8s  %s", la, lb, "delta", "change",
+			 "name");
+	}
 	attron(A_BOLD);
 	move(1, 0);
 	put_text(buf, COLS);
@@ -374,7 +435,43 @@ static void draw(struct app *a)
 		if (cp_tui__row_matches(t, r))
 			attron(A_BOLD);
 		move(2 + (int)(r - t->top), 0);
-		snprintf(buf, sizeof(buf), "%10s %10s %10s %6.2f%%  %-10s  ", calls, vi, vs, pct, bar);
+		if (a->diff) {
+			struct cp_figures fa;
+			uint64_t va, vb;
+			char sa[32], sb[32], sd[32], ch[16];
+
+			cp_tui__side_figures(t, r, &fa);
+			va = cp_figures__metric(&fa, m);
+			vb = v;
+			fmt_value(sa, sizeof(sa), va, m);
+			fmt_value(sb, sizeof(sb), vb, m);
+			fmt_value(sd + 1, sizeof(sd) - 1, vb > va ? vb - va : va - vb, m);
+			sd[0] = vb > va ? '+' : vb < va ? '-' : ' ';
+			if (!va && vb)
+				snprintf(ch, sizeof(ch), "new");
+			else if (va && !vb)
+				snprintf(ch, sizeof(ch), "gone");
+			else if (va)
+				snprintf(ch, sizeof(ch), "%+.1f%%",
+					 100.0 * ((double)vb - (double)va) / (double)va);
+			else
+				ch[0] = '\0';
+			{
+				/* the sign right before the number */
+				char *q = sd + 1;
+
+				while (*q == ' ') {
+					q[-1] = ' ';
+					q++;
+				}
+				if (q > sd + 1)
+					q[-1] = vb > va ? '+' : vb < va ? '-' : ' ';
+			}
+			snprintf(buf, sizeof(buf), "%10s %10s %11s %8s  ", sa, sb, sd, ch);
+		} else {
+			snprintf(buf, sizeof(buf), "%10s %10s %10s %6.2f%%  %-10s  ", calls, vi, vs,
+				 pct, bar);
+		}
 		x = put_text(buf, COLS);
 		name_cols = COLS - x;
 		indent = t->view == CP_TUI_TREE ? (int)(depth > 0 ? depth - 1 : 0) * 2 : 0;
@@ -437,6 +534,10 @@ static void next_thread(struct app *a)
 {
 	uint32_t nthreads = a->merged->ntrees ? a->merged->trees[0].nthreads : 0;
 
+	if (a->diff) {
+		snprintf(a->msg, sizeof(a->msg), "diff mode compares all threads merged");
+		return;
+	}
 	if (nthreads <= 1 && a->thread < 0) {
 		snprintf(a->msg, sizeof(a->msg), "the profile has one thread");
 		return;
@@ -479,11 +580,20 @@ static int reload(struct app *a)
 		int saved = stderr_begin(&tmp);
 		char err[512] = "";
 
+		struct cp_report_profile *oa = a->da, *ob = a->db;
+		struct cp_figures *oside = a->side;
+
 		rp = load(a, CP_THREADS_MERGED);
 		stderr_end(tmp, saved, err, sizeof(err));
 		if (!rp) {
 			snprintf(a->msg, sizeof(a->msg), "%s", err[0] ? err : "could not load");
 			return -1;
+		}
+		if (a->diff) {
+			cp_tui__diff_free(a->merged, oside);
+			cp_report_profile__free(oa);
+			cp_report_profile__free(ob);
+			a->merged = NULL;
 		}
 	}
 	cp_tui__release(&a->t);
@@ -643,7 +753,7 @@ static void lines_page(struct app *a)
 	if (!mem)
 		return;
 	saved = stderr_begin(&tmp);
-	ret = cp_view_lines(current(a), &vo, mem);
+	ret = cp_view_lines(a->diff ? a->db : current(a), &vo, mem);
 	stderr_end(tmp, saved, err, sizeof(err));
 	fclose(mem);
 	if (ret) {
@@ -959,6 +1069,7 @@ int cmd_tui(int argc, const char **argv)
 	setlocale(LC_ALL, "");
 	a.paths = n ? argv : dflt;
 	a.npaths = n ? (uint32_t)n : 1;
+	a.diff = n == 2;
 	a.ro.no_compensate = no_compensate;
 	a.ro.addresses = addresses;
 	a.ro.select_threads = (const char *const *)fo.select;
@@ -1000,8 +1111,7 @@ int cmd_tui(int argc, const char **argv)
 out:
 	page_free(&a);
 	cp_tui__release(&a.t);
-	cp_report_profile__free(a.merged);
-	cp_report_profile__free(a.each);
+	free_profiles(&a);
 	for (uint32_t i = 0; i < a.nfilters; i++)
 		free(a.filters[i].pattern);
 	free(a.filters);

@@ -7,6 +7,7 @@
 
 #include "report/report.h"
 #include "report/tui.h"
+#include "util/util.h"
 
 #define ROOT 0u
 
@@ -486,20 +487,29 @@ static int make_list(struct cp_tui *t, enum cp_tui_view view, uint32_t fn)
 		if (view == CP_TUI_FLAT && f != CP_NONE) {
 			row = list_row(t, map, f);
 			add_self(&row->fig, &g);
-			if (!active[f])
+			if (t->side)
+				add_self(&row->side, &t->side[c]);
+			if (!active[f]) {
 				add_incl(&row->fig, &g);
+				if (t->side)
+					add_incl(&row->side, &t->side[c]);
+			}
 		} else if (view == CP_TUI_CALLERS && f == fn && n[c].parent != ROOT &&
 			   n[n[c].parent].fn != CP_NONE) {
 			row = list_row(t, map, n[n[c].parent].fn);
-			add_self(&row->fig, &g);
-			add_incl(&row->fig, &g);
 			if (row->first == CP_NONE)
 				row->first = n[c].parent;
 		} else if (view == CP_TUI_CALLEES && f != CP_NONE && n[c].parent != ROOT &&
 			   n[n[c].parent].fn == fn) {
 			row = list_row(t, map, f);
+		}
+		if (row && view != CP_TUI_FLAT) {
 			add_self(&row->fig, &g);
 			add_incl(&row->fig, &g);
+			if (t->side) {
+				add_self(&row->side, &t->side[c]);
+				add_incl(&row->side, &t->side[c]);
+			}
 		}
 		if (row && row->first == CP_NONE)
 			row->first = c;
@@ -667,4 +677,183 @@ void cp_tui__clamp(struct cp_tui *t, uint32_t height)
 		t->top = t->sel - height + 1;
 	if (t->top + height > nr)
 		t->top = nr > height ? nr - height : 0;
+}
+
+void cp_tui__side_figures(const struct cp_tui *t, uint32_t r, struct cp_figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (!t->side || r >= cp_tui__nrows(t))
+		return;
+	if (t->view == CP_TUI_TREE)
+		*f = t->side[t->rows[r]];
+	else
+		*f = t->list[r].side;
+}
+
+/* Add node n's figures to f. */
+static void add_node(struct cp_figures *f, const struct cp_rnode *n)
+{
+	struct cp_figures g;
+
+	node_figures(n, &g);
+	add_self(f, &g);
+	add_incl(f, &g);
+}
+
+void cp_tui__diff_free(struct cp_report_profile *rp, struct cp_figures *side)
+{
+	free(side);
+	if (!rp)
+		return;
+	for (uint32_t i = 0; i < rp->nfns; i++)
+		free((char *)rp->fns[i].name);
+	free(rp->fns);
+	if (rp->trees) {
+		free(rp->trees[0].n);
+		free(rp->trees[0].label);
+	}
+	free(rp->trees);
+	free(rp);
+}
+
+struct cp_report_profile *cp_tui__diff_profile(const struct cp_report_profile *a,
+					       const struct cp_report_profile *b,
+					       struct cp_figures **side)
+{
+	const struct cp_report_profile *in[2] = { a, b };
+	struct cp_report_profile *rp = calloc(1, sizeof(*rp));
+	struct cp_strtab names = { 0 };
+	struct cp_u64map paths;
+	struct cp_figures *sd = NULL;
+	struct cp_rnode *n = NULL;
+	uint32_t nn = 1, alloc = 0, *fname = NULL, *map = NULL;
+
+	*side = NULL;
+	if (!rp)
+		return NULL;
+	rp->trees = calloc(1, sizeof(*rp->trees));
+	if (!rp->trees) {
+		free(rp);
+		return NULL;
+	}
+	cp_u64map__init(&paths, (uint64_t)a->trees[0].nn + b->trees[0].nn);
+	alloc = 1024;
+	n = calloc(alloc, sizeof(*n));
+	sd = calloc(alloc, sizeof(*sd));
+	if (!n || !sd)
+		goto fail;
+	n[0].fn = CP_NONE;
+	n[0].parent = CP_NONE;
+	n[0].first_child = CP_NONE;
+	n[0].next = CP_NONE;
+	n[0].sites = CP_NONE;
+	for (int s = 0; s < 2; s++) {
+		const struct cp_rtree *t = &in[s]->trees[0];
+
+		fname = malloc((in[s]->nfns ? in[s]->nfns : 1) * sizeof(*fname));
+		map = malloc((t->nn ? t->nn : 1) * sizeof(*map));
+		if (!fname || !map)
+			goto fail;
+		for (uint32_t f = 0; f < in[s]->nfns; f++)
+			fname[f] = cp_strtab__add(&names, in[s]->fns[f].name ? in[s]->fns[f].name : "?");
+		if (s == 1 && t->nn) {
+			if (a->trees[0].nn)
+				add_node(&sd[0], &a->trees[0].n[0]);
+			n[0].calls = t->n[0].calls;
+			n[0].total_ns = t->n[0].total_ns;
+			n[0].self_ns = t->n[0].self_ns;
+			n[0].wait_ns = t->n[0].wait_ns;
+			n[0].inactive_ns = t->n[0].inactive_ns;
+			n[0].self_wait_ns = t->n[0].self_wait_ns;
+			n[0].self_inactive_ns = t->n[0].self_inactive_ns;
+			n[0].samples = t->n[0].samples;
+			n[0].self_samples = t->n[0].self_samples;
+		}
+		map[0] = ROOT;
+		/* Children come after their parents in a loaded tree. */
+		for (uint32_t i = 1; i < t->nn; i++) {
+			const struct cp_rnode *x = &t->n[i];
+			uint32_t p = map[x->parent], k;
+
+			k = cp_u64map__get_or_add(&paths, (uint64_t)p << 32 | fname[x->fn], nn);
+			if (k == nn) {
+				if (nn == alloc) {
+					struct cp_rnode *nn2;
+					struct cp_figures *sd2;
+
+					alloc *= 2;
+					nn2 = realloc(n, (size_t)alloc * sizeof(*n));
+					if (!nn2)
+						goto fail;
+					n = nn2;
+					sd2 = realloc(sd, (size_t)alloc * sizeof(*sd));
+					if (!sd2)
+						goto fail;
+					sd = sd2;
+				}
+				memset(&n[nn], 0, sizeof(*n));
+				memset(&sd[nn], 0, sizeof(*sd));
+				n[nn].fn = fname[x->fn];
+				n[nn].parent = p;
+				n[nn].depth = n[p].depth + 1;
+				n[nn].first_child = CP_NONE;
+				n[nn].sites = CP_NONE;
+				n[nn].next = n[p].first_child;
+				n[p].first_child = nn;
+				nn++;
+			}
+			if (s == 0) {
+				add_node(&sd[k], x);
+			} else {
+				cp_add_sat(&n[k].calls, x->calls);
+				cp_add_sat(&n[k].total_ns, x->total_ns);
+				cp_add_sat(&n[k].self_ns, x->self_ns);
+				cp_add_sat(&n[k].wait_ns, x->wait_ns);
+				cp_add_sat(&n[k].inactive_ns, x->inactive_ns);
+				cp_add_sat(&n[k].self_wait_ns, x->self_wait_ns);
+				cp_add_sat(&n[k].self_inactive_ns, x->self_inactive_ns);
+				cp_add_sat(&n[k].samples, x->samples);
+				cp_add_sat(&n[k].self_samples, x->self_samples);
+			}
+			map[i] = k;
+		}
+		free(fname);
+		free(map);
+		fname = map = NULL;
+	}
+	rp->fns = calloc(names.n ? names.n : 1, sizeof(*rp->fns));
+	if (!rp->fns)
+		goto fail;
+	for (uint32_t f = 0; f < names.n; f++) {
+		rp->fns[f].name = strdup(names.s[f]);
+		rp->fns[f].addr = f; /* ties in name order need no address */
+		rp->nfns = f + 1;
+		if (!rp->fns[f].name)
+			goto fail;
+	}
+	rp->trees[0].n = n;
+	rp->trees[0].nn = nn;
+	rp->trees[0].alloc = alloc;
+	rp->trees[0].nthreads = b->ntrees ? b->trees[0].nthreads : 0;
+	rp->trees[0].label = strdup("all threads");
+	rp->ntrees = 1;
+	rp->pf = b->pf;
+	rp->threads = CP_THREADS_MERGED;
+	rp->timed = a->timed && b->timed;
+	rp->split = a->split && b->split;
+	rp->cpu_sampled = a->cpu_sampled && b->cpu_sampled;
+	rp->calls = b->calls;
+	rp->paths = nn - 1;
+	cp_strtab__release(&names);
+	cp_u64map__release(&paths);
+	*side = sd;
+	return rp;
+fail:
+	free(fname);
+	free(map);
+	cp_strtab__release(&names);
+	cp_u64map__release(&paths);
+	rp->trees[0].n = n;
+	cp_tui__diff_free(rp, sd);
+	return NULL;
 }

@@ -37,10 +37,12 @@ struct cp_tui_fnrow {
 	uint32_t fn;
 	uint32_t first;	      /* its first context in the tree (preorder), CP_NONE if none */
 	struct cp_figures fig;
+	struct cp_figures side; /* diff mode: profile A's (fig is B's) */
 };
 
 struct cp_tui {
 	struct cp_report_profile *rp;
+	const struct cp_figures *side; /* diff mode: per node, profile A's figures */
 	uint32_t tree;	      /* index into rp->trees */
 	enum cp_metric metric;
 	enum cp_tui_view view;
@@ -116,6 +118,21 @@ uint32_t cp_tui__search(struct cp_tui *t, const char *pattern);
 int cp_tui__next_match(struct cp_tui *t, int dir);
 /* Whether row r's name matches the search. */
 int cp_tui__row_matches(const struct cp_tui *t, uint32_t r);
+
+/*
+ * Diff mode: one profile made of the merged trees of a (before) and b
+ * (after), call paths matched by function name: its nodes carry b's
+ * figures, (*side)[node] a's (zero where the path is in one only).  Its
+ * functions are the distinct names.  It borrows b's file (pf) for the
+ * facts; free it with cp_tui__diff_free, not cp_report_profile__free.
+ * NULL when out of memory.
+ */
+struct cp_report_profile *cp_tui__diff_profile(const struct cp_report_profile *a,
+					       const struct cp_report_profile *b,
+					       struct cp_figures **side);
+void cp_tui__diff_free(struct cp_report_profile *rp, struct cp_figures *side);
+/* Row r's figures in profile A (diff mode; zero otherwise). */
+void cp_tui__side_figures(const struct cp_tui *t, uint32_t r, struct cp_figures *f);
 
 /* Keep sel within the rows and on a screen of height rows starting at top. */
 void cp_tui__clamp(struct cp_tui *t, uint32_t height);
