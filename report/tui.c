@@ -726,7 +726,8 @@ struct cp_report_profile *cp_tui__diff_profile(const struct cp_report_profile *a
 	struct cp_u64map paths;
 	struct cp_figures *sd = NULL;
 	struct cp_rnode *n = NULL;
-	uint32_t nn = 1, alloc = 0, *fname = NULL, *map = NULL;
+	uint32_t nn = 1, alloc = 0, *fname = NULL, *map = NULL, naddr_n = 0;
+	uint64_t *naddr = NULL;
 
 	*side = NULL;
 	if (!rp)
@@ -756,6 +757,19 @@ struct cp_report_profile *cp_tui__diff_profile(const struct cp_report_profile *a
 			goto fail;
 		for (uint32_t f = 0; f < in[s]->nfns; f++)
 			fname[f] = cp_strtab__add(&names, in[s]->fns[f].name ? in[s]->fns[f].name : "?");
+		/* Each name keeps the address of its first function (ties in the sort). */
+		if (names.n > naddr_n) {
+			uint64_t *na = realloc(naddr, names.n * sizeof(*na));
+
+			if (!na)
+				goto fail;
+			memset(na + naddr_n, 0, (names.n - naddr_n) * sizeof(*na));
+			naddr = na;
+			naddr_n = names.n;
+		}
+		for (uint32_t f = 0; f < in[s]->nfns; f++)
+			if (!naddr[fname[f]])
+				naddr[fname[f]] = in[s]->fns[f].addr;
 		if (s == 1 && t->nn) {
 			if (a->trees[0].nn)
 				add_node(&sd[0], &a->trees[0].n[0]);
@@ -826,7 +840,7 @@ struct cp_report_profile *cp_tui__diff_profile(const struct cp_report_profile *a
 		goto fail;
 	for (uint32_t f = 0; f < names.n; f++) {
 		rp->fns[f].name = strdup(names.s[f]);
-		rp->fns[f].addr = f; /* ties in name order need no address */
+		rp->fns[f].addr = naddr[f];
 		rp->nfns = f + 1;
 		if (!rp->fns[f].name)
 			goto fail;
@@ -846,11 +860,13 @@ struct cp_report_profile *cp_tui__diff_profile(const struct cp_report_profile *a
 	rp->paths = nn - 1;
 	cp_strtab__release(&names);
 	cp_u64map__release(&paths);
+	free(naddr);
 	*side = sd;
 	return rp;
 fail:
 	free(fname);
 	free(map);
+	free(naddr);
 	cp_strtab__release(&names);
 	cp_u64map__release(&paths);
 	rp->trees[0].n = n;

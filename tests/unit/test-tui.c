@@ -309,3 +309,39 @@ TEST(tui_deep_chain_without_recursion)
 	cp_tui__release(&t);
 	cp_report_profile__free(rp);
 }
+
+TEST(tui_diff_profile_matches_paths_by_name)
+{
+	struct cp_report_profile *a = load(CP_THREADS_MERGED), *b = load(CP_THREADS_MERGED);
+	struct cp_report_profile *d;
+	struct cp_figures *side, f;
+	struct cp_tui t;
+
+	/* B: the same profile less its worker thread's C, and M's A called twice as often */
+	for (uint32_t i = 1; i < b->trees[0].nn; i++) {
+		struct cp_rnode *n = &b->trees[0].n[i];
+
+		if (b->fns[n->fn].addr == A && n->depth == 2)
+			n->calls *= 2;
+	}
+	d = cp_tui__diff_profile(a, b, &side);
+	CHECK(d != NULL);
+	/* one path per distinct name path: as many as either tree's contexts */
+	CHECK_EQ(d->trees[0].nn, a->trees[0].nn);
+	CHECK_EQ(d->nfns, 5);
+	CHECK_EQ(cp_tui__init(&t, d, 0, CP_METRIC_TOTAL, 0), 0);
+	t.side = side;
+	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 C1");
+	cp_tui__figures(&t, row_of(&t, "A2"), &f);
+	CHECK_EQ(f.calls, 12);
+	cp_tui__side_figures(&t, row_of(&t, "A2"), &f);
+	CHECK_EQ(f.calls, 6);
+	CHECK_EQ(f.total_ns, 600);
+	CHECK_EQ(cp_tui__flat(&t), 0);
+	CHECK_EQ(fnrow(&t, A)->fig.calls, 16);
+	CHECK_EQ(fnrow(&t, A)->side.calls, 10);
+	cp_tui__release(&t);
+	cp_tui__diff_free(d, side);
+	cp_report_profile__free(a);
+	cp_report_profile__free(b);
+}
