@@ -26,6 +26,7 @@
 
 static const char *const tui_usage[] = {
 	"callprof tui [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--sort=METRIC] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof tui [--focus=FN] [--hide=PATTERN] [--regex] [--sort=METRIC] [--no-compensate] A B",
 	NULL,
 };
 
@@ -1092,7 +1093,7 @@ int cmd_tui(int argc, const char **argv)
 	} else {
 		a.metric = cp_report_profile__weight(a.merged, NULL, 0);
 	}
-	if (threads == CP_THREADS_EACH) {
+	if (threads == CP_THREADS_EACH && !a.diff) { /* diff mode: merged only */
 		a.each = load(&a, CP_THREADS_EACH);
 		if (!a.each) {
 			ret = 1;
