@@ -327,7 +327,7 @@ static void draw_help(void)
 		"  Up/Down, k/j      move            PgUp/PgDn      a screen up/down",
 		"  Home/End, g/G     first/last row",
 		"  Right, l, +       expand          Left, h, -     collapse, or go to the parent",
-		"  Enter             tree: expand/collapse; lists: the function's first context in the tree",
+		"  Enter             tree: expand/collapse; lists: go to its first context",
 		"  *, e              expand everything below (at most 10000 rows)",
 		"  c                 collapse all",
 		"  t                 tree view       F, f           flat view",
@@ -355,7 +355,8 @@ static void draw(struct app *a)
 {
 	struct cp_tui *t = &a->t;
 	struct cp_report_profile *rp = current(a);
-	enum cp_metric m = a->metric, incl = cp_metric__inclusive(m), excl = cp_metric__exclusive(m);
+	enum cp_metric m = a->metric;
+	enum cp_metric incl = cp_metric__inclusive(m), excl = cp_metric__exclusive(m);
 	int height = LINES - 3, time_cols = m == CP_METRIC_CALLS && rp->timed;
 	uint64_t whole = cp_tui__whole(t);
 	char buf[1024], vname[512];
@@ -399,8 +400,8 @@ static void draw(struct app *a)
 
 		snprintf(la, sizeof(la), "%s A", cp_metric__name(m));
 		snprintf(lb, sizeof(lb), "%s B", cp_metric__name(m));
-		snprintf(buf, sizeof(buf), "%10.10s %10.10s %11s %8s  %s", la, lb, "delta", "change",
-			 "name");
+		snprintf(buf, sizeof(buf), "%10.10s %10.10s %11s %8s  %s", la, lb, "delta",
+			 "change", "name");
 	}
 	attron(A_BOLD);
 	move(1, 0);
@@ -555,7 +556,8 @@ static void next_thread(struct app *a)
 		stderr_end(tmp, saved, err, sizeof(err));
 		a->each_order = CP_METRIC_TOTAL;
 		if (!a->each) {
-			snprintf(a->msg, sizeof(a->msg), "%s", err[0] ? err : "could not load the threads");
+			snprintf(a->msg, sizeof(a->msg), "%s",
+				 err[0] ? err : "could not load the threads");
 			return;
 		}
 	}
@@ -796,7 +798,8 @@ static void draw_page(struct app *a)
 	attron(A_REVERSE);
 	move(0, 0);
 	{
-		int w = put_text("callprof tui: source lines (q, L or Esc: back; arrows, PgUp/PgDn scroll)", COLS);
+		int w = put_text("callprof tui: source lines (q, L or Esc: back; arrows, PgUp/PgDn "
+				 "scroll)", COLS);
 
 		for (; w < COLS; w++)
 			addch(' ');
@@ -1036,8 +1039,9 @@ int cmd_tui(int argc, const char **argv)
 		  "ids, globs on names, comma-separated) keep only those threads" },
 		CP_FILTER_OPTIONS(fo),
 		{ CP_OPT_STRING, 0, "sort", &sort, "METRIC",
-		  "the metric to start with: total, self, cpu, wait, inactive, calls; by default the "
-		  "profile's weight (total, or cpu where threads were off CPU much of the time)" },
+		  "the metric to start with: total, self, cpu, wait, inactive, calls; by default "
+		  "the profile's weight (total, or cpu where threads were off CPU much of the "
+		  "time)" },
 		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
 		  "raw times: do not subtract the calibrated hook overhead" },
 		{ CP_OPT_FLAG, 0, "addresses", &addresses, NULL,

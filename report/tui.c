@@ -756,7 +756,8 @@ struct cp_report_profile *cp_tui__diff_profile(const struct cp_report_profile *a
 		if (!fname || !map)
 			goto fail;
 		for (uint32_t f = 0; f < in[s]->nfns; f++)
-			fname[f] = cp_strtab__add(&names, in[s]->fns[f].name ? in[s]->fns[f].name : "?");
+			fname[f] = cp_strtab__add(&names,
+						  in[s]->fns[f].name ? in[s]->fns[f].name : "?");
 		/* Each name keeps the address of its first function (ties in the sort). */
 		if (names.n > naddr_n) {
 			uint64_t *na = realloc(naddr, names.n * sizeof(*na));
