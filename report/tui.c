@@ -592,9 +592,15 @@ static int name_matches(const char *name, const char *pattern)
 	return name && pattern && *pattern && strstr(name, pattern);
 }
 
+/* The next match (cp_tui__next_match(t, 1)) is match k: the first at or after the selection. */
+static void start_at(struct cp_tui *t, uint32_t k)
+{
+	t->cur_match = k == 0 || !t->nmatches ? CP_NONE : (k - 1) % t->nmatches;
+}
+
 uint32_t cp_tui__search(struct cp_tui *t, const char *pattern)
 {
-	uint32_t cap = 0, i;
+	uint32_t cap = 0, i, after = 0; /* after: the matches before the selection */
 
 	free_search(t);
 	if (!pattern || !*pattern)
@@ -605,8 +611,11 @@ uint32_t cp_tui__search(struct cp_tui *t, const char *pattern)
 	if (t->view == CP_TUI_TREE) {
 		const struct cp_rnode *n = tree_of(t)->n;
 		uint32_t c = tree_of(t)->nn ? n[ROOT].first_child : CP_NONE;
+		uint32_t sel = t->sel < t->nrows ? t->rows[t->sel] : CP_NONE;
 
 		while (c != CP_NONE) {
+			if (c == sel)
+				after = t->nmatches;
 			if (name_matches(cp_rnode__name(t->rp, &n[c]), pattern)) {
 				if (t->nmatches == cap) {
 					uint32_t *m;
@@ -627,14 +636,19 @@ uint32_t cp_tui__search(struct cp_tui *t, const char *pattern)
 				c = n[c].parent;
 			c = c == ROOT ? CP_NONE : n[c].next;
 		}
+		start_at(t, after);
 		return t->nmatches;
 	}
 	t->matches = malloc((t->nlist ? t->nlist : 1) * sizeof(*t->matches));
 	if (!t->matches)
 		return 0;
-	for (i = 0; i < t->nlist; i++)
+	for (i = 0; i < t->nlist; i++) {
+		if (i == t->sel)
+			after = t->nmatches;
 		if (name_matches(cp_tui__name(t, i), pattern))
 			t->matches[t->nmatches++] = i;
+	}
+	start_at(t, after);
 	return t->nmatches;
 }
 

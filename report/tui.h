@@ -112,7 +112,12 @@ void cp_tui__cycle_sort(struct cp_tui *t);
 /* The function of row r in any view (CP_NONE: none). */
 uint32_t cp_tui__fn(const struct cp_tui *t, uint32_t r);
 
-/* Search names of the current view for a substring: the number of matches. */
+/*
+ * Search names of the current view for a substring: the number of
+ * matches.  The next match (cp_tui__next_match(t, 1)) is then the first
+ * at or after the selection, in the order the rows are drawn (the tree's
+ * preorder, hidden contexts included), wrapping around.
+ */
 uint32_t cp_tui__search(struct cp_tui *t, const char *pattern);
 /* Select the next (dir 1) or previous (-1) match: 0, or -1 when there is none. */
 int cp_tui__next_match(struct cp_tui *t, int dir);

@@ -185,6 +185,22 @@ TEST(tui_reveal_and_search)
 	CHECK_EQ(t.cur_match, 0);
 	CHECK_EQ(cp_tui__next_match(&t, -1), 0);
 	CHECK_EQ(t.cur_match, 1);
+	/* from the selection on: C under M comes before the second G */
+	cp_tui__collapse(&t, row_of(&t, "C2"));
+	t.sel = row_of(&t, "C2");
+	CHECK_EQ(cp_tui__search(&t, "200"), 2);
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_EQ(t.cur_match, 1);
+	CHECK_EQ(t.sel, row_of(&t, "G3"));
+	/* a selected match is the first */
+	CHECK_EQ(cp_tui__search(&t, "200"), 2);
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_EQ(t.sel, row_of(&t, "G3"));
+	/* nothing after the last row's: around to the first */
+	t.sel = row_of(&t, "C1");
+	CHECK_EQ(cp_tui__search(&t, "200"), 2);
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_EQ(t.cur_match, 0);
 	CHECK_EQ(cp_tui__search(&t, "no such name"), 0);
 	CHECK(cp_tui__next_match(&t, 1) < 0);
 	cp_tui__collapse_all(&t);
