@@ -48,7 +48,7 @@ endif
 
 PKG_CONFIG ?= pkg-config
 DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev libyajl-dev \
-	libprotobuf-c-dev protobuf-c-compiler
+	libprotobuf-c-dev protobuf-c-compiler libncurses-dev
 
 # CI (which sets CI=true) treats warnings as errors, like git's DEVELOPER=1.
 ifeq ($(CI),true)
@@ -72,6 +72,8 @@ DW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
 # The exporters' libraries (Debian: libyajl-dev, libprotobuf-c-dev and
 # protobuf-c-compiler, zlib1g-dev).
 EXPORT_LIBS = -lyajl -lprotobuf-c -lz
+# The terminal browser (callprof tui; Debian: libncurses-dev).
+CURSES_LIBS = $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
 PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
@@ -95,11 +97,12 @@ SAMPLE_SRCS = sample/session.c sample/ring.c sample/tree.c
 REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
 	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
-	report/lines.c report/filter.c report/verdict.c
+	report/lines.c report/filter.c report/verdict.c report/tui.c
 # The HTML report's page, CSS and script, built in by report/html/assets.S.
 HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
-	cli/cmd-diff.c cli/cmd-dump.c cli/cmd-cc.c cli/cmd-attach.c cli/attach-check.c cli/attach-ptrace.c cli/options.c cli/filter-options.c
+	cli/cmd-diff.c cli/cmd-dump.c cli/cmd-cc.c cli/cmd-attach.c cli/attach-check.c cli/attach-ptrace.c cli/options.c cli/filter-options.c \
+	cli/cmd-tui.c
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
@@ -114,8 +117,8 @@ CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 all: $(B)/callprof $(RT_LIBS)
 
 check-deps:
-	@$(PKG_CONFIG) --exists libdw yajl libprotobuf-c zlib && command -v $(PROTOC_C) >/dev/null || { \
-	  echo "callprof: libdw (elfutils), yajl, protobuf-c or zlib development files, or protoc-c, not found."; \
+	@$(PKG_CONFIG) --exists libdw yajl libprotobuf-c zlib ncursesw && command -v $(PROTOC_C) >/dev/null || { \
+	  echo "callprof: libdw (elfutils), yajl, protobuf-c, zlib or ncursesw development files, or protoc-c, not found."; \
 	  echo "  install them with: apt-get install -y $(DEB_DEPS)"; exit 1; }
 
 $(B)/rt/%.o: %.c runtime/internal.h runtime/cct.h format/format.h include/callprof.h
@@ -169,7 +172,7 @@ $(B)/libcptool.a: $(TOOL_LIB_OBJS)
 	ar rcs $@ $^
 
 $(B)/callprof: $(CLI_OBJS) $(B)/libcptool.a | check-deps
-	$(CC) $(TOOL_CFLAGS) -o $@ $(CLI_OBJS) $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
+	$(CC) $(TOOL_CFLAGS) -o $@ $(CLI_OBJS) $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) $(CURSES_LIBS) -lstdc++ -lm
 
 -include $(wildcard $(B)/tool/*/*.d)
 

@@ -11,6 +11,7 @@ int cmd_export(int argc, const char **argv);
 int cmd_merge(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_dump(int argc, const char **argv);
+int cmd_tui(int argc, const char **argv);
 int cmd_attach(int argc, const char **argv);
 /* argv[0]: "cc", "c++", or a compiler (cp_cc_names_compiler()); execs it. */
 int cmd_cc(int argc, const char **argv);

@@ -25,6 +25,7 @@ static const struct {
 	{ "diff", cmd_diff, "compare two profiles call path by call path" },
 	{ "attach", cmd_attach, "profile a running instrumented program for a while" },
 	{ "dump", cmd_dump, "snapshot the profile of a recorded program that runs on" },
+	{ "tui", cmd_tui, "browse a profile interactively in the terminal" },
 	{ "cc", cmd_cc, "compile with -g and instrumentation (also c++; or callprof COMPILER)" },
 	{ "c++", cmd_cc, "the same with the C++ compiler" },
 };

@@ -57,7 +57,7 @@ static int sort_key(const struct cp_report_profile *rp, const char *sort, int fl
 int cmd_report(int argc, const char **argv)
 {
 	int flat = 0, plist = 0, threads = CP_THREADS_MERGED, no_compensate = 0, ret, n;
-	int srcline = 0, addresses = 0, width = 0;
+	int srcline = 0, addresses = 0, width = 0, tui = 0;
 	double min_percent = 0.5;
 	const char *callers = NULL, *callees = NULL, *lines = NULL, *fields = NULL;
 	const char *dflt[] = { "callprof.out" }, *name_width = NULL, *sort = NULL;
@@ -69,6 +69,8 @@ int cmd_report(int argc, const char **argv)
 	struct cp_view_filter *filter;
 	const struct cp_option opts[] = {
 		{ CP_OPT_FLAG, 0, "flat", &flat, NULL, "flat profile: per function over all paths" },
+		{ CP_OPT_FLAG, 0, "tui", &tui, NULL,
+		  "browse interactively in the terminal: callprof tui with the other options" },
 		{ CP_OPT_FLAG, 0, "plist", &plist, NULL,
 		  "the PLIST listing of the NT profiler: per function, by name" },
 		{ CP_OPT_STRING, 0, "callers", &callers, "FUNCTION", "who calls FUNCTION" },
@@ -105,6 +107,13 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_END },
 	};
 
+	/* --tui: the same files in callprof tui, which takes the options the two share. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--tui")) {
+			memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof(*argv));
+			argv[0] = "tui";
+			return cmd_tui(argc - 1, argv);
+		}
 	n = cp_parse_options(argc, argv, opts, report_usage, 0);
 	cp_symbol_options__apply(&so, &ro, report_usage);
 	if (flat + plist + !!callers + !!callees + !!lines > 1)

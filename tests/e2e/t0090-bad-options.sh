@@ -15,9 +15,20 @@ test_expect_success 'record of a nonexistent program exits 127, one line' '
 	grep -F no-such-program err
 '
 
+# callprof tui needs a terminal on stdout: one line and exit 1 without one,
+# before the profile is even opened (report --tui the same).
+test_expect_success 'tui without a terminal: 1 and one exact line' '
+	test_expect_code 1 callprof tui no-such.cprof >out 2>err &&
+	echo "callprof: error: tui: standard output is not a terminal (use callprof report)" >expect &&
+	test_cmp expect err &&
+	test_must_be_empty out &&
+	test_expect_code 1 callprof report --tui no-such.cprof >out 2>err &&
+	test_cmp expect err
+'
+
 # Every command: an unknown option, and an option missing its value, are
 # usage errors (129) with exactly one line naming the option and the help.
-for cmd in report export merge diff dump record
+for cmd in report export merge diff dump record tui
 do
 	test_expect_success "$cmd --no-such-option: 129 and one exact line" "
 		test_expect_code 129 callprof $cmd --no-such-option >out 2>err &&
@@ -28,7 +39,7 @@ do
 done
 
 for c in 'export -o' 'export -f' 'export -f folded --output' 'merge -o' 'record -o' 'dump -o' \
-	'report --fields' 'report --sort' 'diff --fail-if' 'report --threads'
+	'report --fields' 'report --sort' 'diff --fail-if' 'report --threads' 'tui --sort'
 do
 	opt=${c##* }
 	cmd=${c%% *}

@@ -4,7 +4,7 @@ test_description='man pages match -h; make install gives a working callprof'
 
 TOP=$(cd "$TEST_DIRECTORY/../.." && pwd)
 
-for cmd in record report export merge diff dump cc attach
+for cmd in record report tui export merge diff dump cc attach
 do
 	test_expect_success "SYNOPSIS of callprof-$cmd.1.md holds every usage line of -h" '
 		callprof '$cmd' -h >help &&
@@ -35,7 +35,7 @@ test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, m
 	test -f prefix/include/callprof.h &&
 	test -f prefix/lib/pkgconfig/callprof.pc &&
 	ls prefix/share/man/man1 | grep -c "^callprof" >nman &&
-	echo 9 >expect && test_cmp expect nman
+	echo 10 >expect && test_cmp expect nman
 '
 
 test_expect_success 'the installed callprof finds its runtime and records' '

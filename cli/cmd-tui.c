@@ -1,0 +1,1126 @@
+/*
+ * cmd-tui.c - `callprof tui`: an interactive browser of a profile in the
+ * terminal (ncursesw).  The model - visible rows, expanded contexts,
+ * lists, search - is report/tui.c; this file loads profiles, draws the
+ * model and maps keys to it (docs/callprof-tui.1.md lists them).
+ */
+#include <curses.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "cli/builtin.h"
+#include "cli/filter-options.h"
+#include "cli/options.h"
+#include "format/format.h"
+#include "report/internal.h"
+#include "report/report.h"
+#include "report/tui.h"
+#include "util/strbuf.h"
+#include "util/util.h"
+
+static const char *const tui_usage[] = {
+	"callprof tui [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--sort=METRIC] [--no-compensate] [--pid=PID] [FILE...]",
+	"callprof tui [--focus=FN] [--hide=PATTERN] [--regex] [--sort=METRIC] [--no-compensate] A B",
+	NULL,
+};
+
+/* Rows `*` opens at most below a context. */
+#define EXPAND_ALL_LIMIT 10000
+
+/* A focus or hide added in the browser (x, X), undone by u. */
+struct tui_filter {
+	int focus;
+	char *pattern;
+};
+
+struct app {
+	const char *const *paths;
+	uint32_t npaths;
+	struct cp_report_opts ro;
+	struct cp_filter_options *fo;
+	struct tui_filter *filters;
+	uint32_t nfilters;
+	struct cp_report_profile *merged; /* all threads as one tree */
+	struct cp_report_profile *each;	  /* one tree per thread, loaded on the first T */
+	/* Diff mode (two files): merged is made of these two, side is A's figures. */
+	int diff;
+	struct cp_report_profile *da, *db;
+	struct cp_figures *side;
+	int thread;			  /* -1: merged; else a tree of each */
+	/* The metric each profile's children are ordered by (loaded: total). */
+	enum cp_metric merged_order, each_order;
+	enum cp_metric metric;
+	struct cp_tui t;
+	char msg[512];
+	int help;
+	/* L: a page of text (report's lines view), scrolled by top */
+	char *page;
+	char **page_lines;
+	uint32_t npage_lines, page_top;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* pattern matching exactly name: a glob, or an extended regex with --regex. */
+static char *exact_pattern(const char *name, int regex)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p;
+
+	if (regex)
+		strbuf_addch(&sb, '^');
+	for (p = name; *p; p++) {
+		if (regex ? !!strchr("\\^$.[]|()*+?{}", *p) : !!strchr("\\*?[]", *p))
+			strbuf_addch(&sb, '\\');
+		strbuf_addch(&sb, *p);
+	}
+	if (regex)
+		strbuf_addch(&sb, '$');
+	return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * Load the files in mode with the command line's filters and the
+ * browser's: NULL after an error line (which ncurses' screen then shows
+ * as the status message, the caller's business).
+ */
+static struct cp_report_profile *load_paths(struct app *a, const char *const *paths, uint32_t n,
+					     enum cp_thread_mode mode)
+{
+	struct cp_report_opts ro = a->ro;
+	struct cp_report_profile *rp;
+	struct cp_view_filter *f;
+	char err[256];
+	int ret = 0;
+
+	ro.threads = mode;
+	rp = cp_report_profile__load_many(paths, n, &ro);
+	if (!rp)
+		return NULL;
+	f = cp_view_filter__new(a->fo->regex, 0);
+	for (const char **p = a->fo->focus; p && *p; p++)
+		cp_view_filter__add(f, 1, *p, err, sizeof(err));
+	for (const char **p = a->fo->hide; p && *p; p++)
+		cp_view_filter__add(f, 0, *p, err, sizeof(err));
+	for (uint32_t i = 0; i < a->nfilters; i++)
+		if (cp_view_filter__add(f, a->filters[i].focus, a->filters[i].pattern, err,
+					sizeof(err)))
+			ret = -1;
+	if (ret || cp_view_filter__apply(f, rp)) {
+		cp_report_profile__free(rp);
+		rp = NULL;
+	}
+	cp_view_filter__free(f);
+	return rp;
+}
+
+static void free_profiles(struct app *a)
+{
+	if (a->diff) {
+		cp_tui__diff_free(a->merged, a->side);
+		cp_report_profile__free(a->da);
+		cp_report_profile__free(a->db);
+		a->da = a->db = NULL;
+		a->side = NULL;
+	} else {
+		cp_report_profile__free(a->merged);
+	}
+	cp_report_profile__free(a->each);
+	a->merged = a->each = NULL;
+}
+
+/*
+ * The merged profile: the files as one, or in diff mode the two files'
+ * union (A's figures in a->side).  NULL after an error line.
+ */
+static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
+{
+	struct cp_report_profile *pa, *pb, *rp;
+
+	if (!a->diff || mode != CP_THREADS_MERGED)
+		return load_paths(a, a->paths, a->npaths, mode);
+	pa = load_paths(a, a->paths, 1, mode);
+	pb = pa ? load_paths(a, a->paths + 1, 1, mode) : NULL;
+	rp = pb ? cp_tui__diff_profile(pa, pb, &a->side) : NULL;
+	if (pb && !rp)
+		cp_error("tui: out of memory");
+	if (!rp) {
+		cp_report_profile__free(pa);
+		cp_report_profile__free(pb);
+		return NULL;
+	}
+	a->da = pa;
+	a->db = pb;
+	return rp;
+}
+
+static struct cp_report_profile *current(struct app *a)
+{
+	return a->thread < 0 ? a->merged : a->each;
+}
+
+static int show(struct app *a)
+{
+	enum cp_metric *order = a->thread < 0 ? &a->merged_order : &a->each_order;
+	int sorted = *order == a->metric;
+
+	cp_tui__release(&a->t);
+	*order = a->metric;
+	if (cp_tui__init(&a->t, current(a), a->thread < 0 ? 0 : (uint32_t)a->thread, a->metric,
+			 sorted))
+		return -1;
+	a->t.side = a->thread < 0 && a->diff ? a->side : NULL;
+	return 0;
+}
+
+/*
+ * What the report's functions print on stderr while the screen is up
+ * (warnings, an error line) goes to a temporary file instead of over the
+ * screen; stderr_end puts its first line into msg (when there is one).
+ */
+static int stderr_begin(FILE **tmp)
+{
+	int saved;
+
+	*tmp = tmpfile();
+	if (!*tmp)
+		return -1;
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	if (saved < 0 || dup2(fileno(*tmp), STDERR_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		fclose(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	return saved;
+}
+
+static void stderr_end(FILE *tmp, int saved, char *msg, size_t size)
+{
+	char line[512];
+
+	if (!tmp)
+		return;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	if (fgets(line, sizeof(line), tmp)) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(msg, size, "%s", line);
+	}
+	fclose(tmp);
+}
+
+/* ---- drawing ---- */
+
+/*
+ * Write s at the cursor in at most cols columns (UTF-8 through the locale;
+ * a byte that is no character shows as '?').  The columns used.
+ */
+static int put_text(const char *s, int cols)
+{
+	mbstate_t st;
+	int used = 0;
+
+	memset(&st, 0, sizeof(st));
+	while (*s && used < cols) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, s, MB_CUR_MAX, &st);
+		int w;
+
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+			memset(&st, 0, sizeof(st));
+			addch('?');
+			used++;
+			s++;
+			continue;
+		}
+		w = wcwidth(wc);
+		if (w < 0) {
+			addch('?');
+			used++;
+		} else {
+			if (used + w > cols)
+				break;
+			addnstr(s, (int)k);
+			used += w;
+		}
+		s += k;
+	}
+	return used;
+}
+
+static void fmt_value(char *buf, size_t size, uint64_t v, enum cp_metric m)
+{
+	if (cp_metric__is_time(m))
+		cp_fmt_ns(buf, size, v);
+	else
+		snprintf(buf, size, "%" PRIu64, v);
+}
+
+static const char *view_name(const struct app *a, char *buf, size_t size)
+{
+	const struct cp_tui *t = &a->t;
+	static const char *const sorts[] = { "inclusive", "self", "calls", "name" };
+	const char *fn = t->subject != CP_NONE ? t->rp->fns[t->subject].name : NULL;
+
+	switch (t->view) {
+	case CP_TUI_FLAT:
+		snprintf(buf, size, "flat (sort: %s)", sorts[t->sort]);
+		break;
+	case CP_TUI_CALLERS:
+		snprintf(buf, size, "callers of %s", fn ? fn : "?");
+		break;
+	case CP_TUI_CALLEES:
+		snprintf(buf, size, "callees of %s", fn ? fn : "?");
+		break;
+	default:
+		snprintf(buf, size, "tree");
+		break;
+	}
+	return buf;
+}
+
+/* The banner's facts: threads, calls, call paths, time source. */
+static void facts(const struct app *a, char *buf, size_t size)
+{
+	const struct cp_report_profile *rp = a->merged;
+	const struct cp_meta *m = &rp->pf->meta;
+	const char *src;
+	uint32_t nthreads = rp->ntrees ? rp->trees[0].nthreads : 0;
+
+	if (m->mode == CP_MODE_SAMPLED)
+		src = "sampled";
+	else if (rp->cpu_sampled)
+		src = "cpu: sampled CPU time, exact calls";
+	else if (!rp->timed)
+		src = m->mode == CP_MODE_COVERAGE ? "coverage: no times" : "counting: no times";
+	else
+		src = rp->pf->ninputs ? "clock: each input's own" :
+		      m->clock == CP_CLOCK_TSC ? "clock: tsc" :
+		      m->clock == CP_CLOCK_TSC_FAST ? "clock: tsc-fast" : "clock: monotonic";
+	snprintf(buf, size, "%u thread%s, %" PRIu64 " %s, %" PRIu64 " call paths, %s%s  (? help)",
+		 nthreads, nthreads == 1 ? "" : "s", rp->sampled ? m->samples : rp->calls,
+		 rp->sampled ? "samples" : "calls", rp->paths, src,
+		 a->nfilters ? "; filtered (u undoes)" : "");
+}
+
+static void draw_help(void)
+{
+	static const char *const lines[] = {
+		"callprof tui keys (any key leaves this screen)",
+		"",
+		"  Up/Down, k/j      move            PgUp/PgDn      a screen up/down",
+		"  Home/End, g/G     first/last row",
+		"  Right, l, +       expand          Left, h, -     collapse, or go to the parent",
+		"  Enter             tree: expand/collapse; lists: go to its first context",
+		"  *, e              expand everything below (at most 10000 rows)",
+		"  c                 collapse all",
+		"  t                 tree view       F, f           flat view",
+		"  s                 flat view: next sort column (inclusive, self, calls, name)",
+		"  C                 callers of the selected function",
+		"  E                 callees of the selected function",
+		"  /                 search names (a substring; Enter)   n/N  next/previous match",
+		"  x                 focus on the selected function      X    hide it",
+		"  u                 undo focus and hide",
+		"  m                 next metric     T              next thread (all, then each)",
+		"  L                 source lines of the selected function (sampled profiles)",
+		"  ?                 this help       q, Ctrl-C      quit",
+		NULL,
+	};
+
+	erase();
+	for (int i = 0; lines[i] && i < LINES; i++) {
+		move(i, 0);
+		put_text(lines[i], COLS);
+	}
+	refresh();
+}
+
+static void draw(struct app *a)
+{
+	struct cp_tui *t = &a->t;
+	struct cp_report_profile *rp = current(a);
+	enum cp_metric m = a->metric;
+	enum cp_metric incl = cp_metric__inclusive(m), excl = cp_metric__exclusive(m);
+	int height = LINES - 3, time_cols = m == CP_METRIC_CALLS && rp->timed;
+	uint64_t whole = cp_tui__whole(t);
+	char buf[1024], vname[512];
+	uint32_t r;
+
+	if (height < 1)
+		height = 1;
+	cp_tui__clamp(t, (uint32_t)height);
+	erase();
+	/* title */
+	if (a->thread < 0)
+		snprintf(buf, sizeof(buf), "all (%u)", rp->ntrees ? rp->trees[0].nthreads : 0);
+	else
+		snprintf(buf, sizeof(buf), "%s (%d/%u)", rp->trees[a->thread].label, a->thread + 1,
+			 rp->ntrees);
+	attron(A_REVERSE);
+	move(0, 0);
+	{
+		char title[4096];
+
+		char files[1024];
+
+		if (a->diff)
+			snprintf(files, sizeof(files), "diff %s -> %s", a->paths[0], a->paths[1]);
+		else
+			snprintf(files, sizeof(files), "%s", a->merged->pf->path);
+		snprintf(title, sizeof(title), "callprof tui: %s  view: %s  metric: %s  thread: %s",
+			 files, view_name(a, vname, sizeof(vname)), cp_metric__name(m), buf);
+		int w = put_text(title, COLS);
+
+		for (; w < COLS; w++)
+			addch(' ');
+	}
+	attroff(A_REVERSE);
+	/* header */
+	snprintf(buf, sizeof(buf), "%10s %10.10s %10.10s %7s  %-10s  %s", "calls",
+		 time_cols ? "total" : cp_metric__name(incl),
+		 time_cols ? "self" : cp_metric__name(excl), "percent", "", "name");
+	if (a->diff) {
+		char la[32], lb[32];
+
+		snprintf(la, sizeof(la), "%s A", cp_metric__name(m));
+		snprintf(lb, sizeof(lb), "%s B", cp_metric__name(m));
+		snprintf(buf, sizeof(buf), "%10.10s %10.10s %11s %8s  %s", la, lb, "delta",
+			 "change", "name");
+	}
+	attron(A_BOLD);
+	move(1, 0);
+	put_text(buf, COLS);
+	attroff(A_BOLD);
+	/* rows */
+	for (r = t->top; r < cp_tui__nrows(t) && r < t->top + (uint32_t)height; r++) {
+		struct cp_figures f;
+		char calls[32], vi[32], vs[32], bar[16];
+		uint64_t v;
+		double pct;
+		int x, indent, bw, name_cols;
+		uint32_t depth = cp_tui__depth(t, r);
+
+		cp_tui__figures(t, r, &f);
+		snprintf(calls, sizeof(calls), "%" PRIu64, f.calls);
+		if (time_cols) {
+			cp_fmt_ns(vi, sizeof(vi), f.total_ns);
+			cp_fmt_ns(vs, sizeof(vs), f.self_ns);
+		} else {
+			fmt_value(vi, sizeof(vi), cp_figures__metric(&f, incl), incl);
+			fmt_value(vs, sizeof(vs), cp_figures__metric(&f, excl), excl);
+		}
+		v = cp_figures__metric(&f, m);
+		pct = whole ? 100.0 * (double)v / (double)whole : 0.0;
+		bw = (int)(pct / 10.0 + 0.5);
+		if (bw > 10)
+			bw = 10;
+		memset(bar, '#', (size_t)bw);
+		bar[bw] = '\0';
+		if (r == t->sel)
+			attron(A_REVERSE);
+		if (cp_tui__row_matches(t, r))
+			attron(A_BOLD);
+		move(2 + (int)(r - t->top), 0);
+		if (a->diff) {
+			struct cp_figures fa;
+			uint64_t va, vb;
+			char sa[32], sb[32], sd[32], ch[16];
+
+			cp_tui__side_figures(t, r, &fa);
+			va = cp_figures__metric(&fa, m);
+			vb = v;
+			fmt_value(sa, sizeof(sa), va, m);
+			fmt_value(sb, sizeof(sb), vb, m);
+			fmt_value(sd + 1, sizeof(sd) - 1, vb > va ? vb - va : va - vb, m);
+			sd[0] = vb > va ? '+' : vb < va ? '-' : ' ';
+			if (!va && vb)
+				snprintf(ch, sizeof(ch), "new");
+			else if (va && !vb)
+				snprintf(ch, sizeof(ch), "gone");
+			else if (va)
+				snprintf(ch, sizeof(ch), "%+.1f%%",
+					 100.0 * ((double)vb - (double)va) / (double)va);
+			else
+				ch[0] = '\0';
+			{
+				/* the sign right before the number */
+				char *q = sd + 1;
+
+				while (*q == ' ') {
+					q[-1] = ' ';
+					q++;
+				}
+				if (q > sd + 1)
+					q[-1] = vb > va ? '+' : vb < va ? '-' : ' ';
+			}
+			snprintf(buf, sizeof(buf), "%10s %10s %11s %8s  ", sa, sb, sd, ch);
+		} else {
+			snprintf(buf, sizeof(buf), "%10s %10s %10s %6.2f%%  %-10s  ", calls, vi, vs,
+				 pct, bar);
+		}
+		x = put_text(buf, COLS);
+		name_cols = COLS - x;
+		indent = t->view == CP_TUI_TREE ? (int)(depth > 0 ? depth - 1 : 0) * 2 : 0;
+		if (indent > name_cols / 2)
+			indent = name_cols / 2;
+		for (int i = 0; i < indent && x < COLS; i++, x++)
+			addch(' ');
+		if (t->view == CP_TUI_TREE && x + 2 <= COLS) {
+			addch(cp_tui__is_open(t, r) ? '-' : cp_tui__has_children(t, r) ? '+' : ' ');
+			addch(' ');
+			x += 2;
+		}
+		x += put_text(cp_tui__name(t, r), COLS - x);
+		if (r == t->sel)
+			for (; x < COLS; x++)
+				addch(' ');
+		attroff(A_REVERSE | A_BOLD);
+	}
+	/* status */
+	move(LINES - 1, 0);
+	if (a->msg[0]) {
+		put_text(a->msg, COLS);
+	} else {
+		facts(a, buf, sizeof(buf));
+		put_text(buf, COLS);
+	}
+	refresh();
+}
+
+/* ---- actions ---- */
+
+/* The metrics m cycles through, those rp has. */
+static void next_metric(struct app *a)
+{
+	static const enum cp_metric cycle[] = { CP_METRIC_TOTAL, CP_METRIC_SELF, CP_METRIC_CPU,
+						CP_METRIC_WAIT, CP_METRIC_INACTIVE,
+						CP_METRIC_CALLS };
+	const size_t n = sizeof(cycle) / sizeof(cycle[0]);
+	size_t i = 0, k;
+
+	for (k = 0; k < n; k++)
+		if (cycle[k] == a->metric)
+			i = k;
+	for (k = 1; k <= n; k++) {
+		enum cp_metric m = cycle[(i + k) % n];
+
+		if (cp_metric__available(current(a), m)) {
+			a->metric = m;
+			break;
+		}
+	}
+	*(a->thread < 0 ? &a->merged_order : &a->each_order) = a->metric;
+	if (cp_tui__set_metric(&a->t, a->metric))
+		snprintf(a->msg, sizeof(a->msg), "out of memory");
+	else
+		snprintf(a->msg, sizeof(a->msg), "metric: %s", cp_metric__name(a->metric));
+}
+
+static void next_thread(struct app *a)
+{
+	uint32_t nthreads = a->merged->ntrees ? a->merged->trees[0].nthreads : 0;
+
+	if (a->diff) {
+		snprintf(a->msg, sizeof(a->msg), "diff mode compares all threads merged");
+		return;
+	}
+	if (nthreads <= 1 && a->thread < 0) {
+		snprintf(a->msg, sizeof(a->msg), "the profile has one thread");
+		return;
+	}
+	if (!a->each) {
+		mvprintw(LINES - 1, 0, "loading the threads...");
+		clrtoeol();
+		refresh();
+		FILE *tmp;
+		int saved = stderr_begin(&tmp);
+		char err[512] = "";
+
+		a->each = load(a, CP_THREADS_EACH);
+		stderr_end(tmp, saved, err, sizeof(err));
+		a->each_order = CP_METRIC_TOTAL;
+		if (!a->each) {
+			snprintf(a->msg, sizeof(a->msg), "%s",
+				 err[0] ? err : "could not load the threads");
+			return;
+		}
+	}
+	a->thread = a->thread + 1 >= (int)a->each->ntrees ? -1 : a->thread + 1;
+	if (show(a))
+		snprintf(a->msg, sizeof(a->msg), "out of memory");
+	else if (a->thread < 0)
+		snprintf(a->msg, sizeof(a->msg), "thread: all");
+	else
+		snprintf(a->msg, sizeof(a->msg), "thread: %s", a->each->trees[a->thread].label);
+}
+
+/* Reload with the browser's filters (x, X, u); back to all threads merged.  0 or -1. */
+static int reload(struct app *a)
+{
+	struct cp_report_profile *rp;
+
+	mvprintw(LINES - 1, 0, "loading...");
+	clrtoeol();
+	refresh();
+	{
+		FILE *tmp;
+		int saved = stderr_begin(&tmp);
+		char err[512] = "";
+
+		struct cp_report_profile *oa = a->da, *ob = a->db;
+		struct cp_figures *oside = a->side;
+
+		rp = load(a, CP_THREADS_MERGED);
+		stderr_end(tmp, saved, err, sizeof(err));
+		if (!rp) {
+			snprintf(a->msg, sizeof(a->msg), "%s", err[0] ? err : "could not load");
+			return -1;
+		}
+		if (a->diff) {
+			cp_tui__diff_free(a->merged, oside);
+			cp_report_profile__free(oa);
+			cp_report_profile__free(ob);
+			a->merged = NULL;
+		}
+	}
+	cp_tui__release(&a->t);
+	cp_report_profile__free(a->merged);
+	cp_report_profile__free(a->each);
+	a->merged = rp;
+	a->merged_order = CP_METRIC_TOTAL;
+	a->each = NULL;
+	a->thread = -1;
+	if (!cp_metric__available(rp, a->metric))
+		a->metric = cp_report_profile__weight(rp, NULL, 0);
+	if (show(a)) {
+		snprintf(a->msg, sizeof(a->msg), "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void add_filter(struct app *a, int focus)
+{
+	uint32_t fn = cp_tui__fn(&a->t, a->t.sel);
+	const char *name;
+	struct tui_filter *f;
+
+	if (fn == CP_NONE) {
+		snprintf(a->msg, sizeof(a->msg), "no function selected");
+		return;
+	}
+	name = current(a)->fns[fn].name;
+	f = realloc(a->filters, (a->nfilters + 1) * sizeof(*f));
+	if (!f || !name)
+		return;
+	a->filters = f;
+	f[a->nfilters].focus = focus;
+	f[a->nfilters].pattern = exact_pattern(name, a->fo->regex);
+	a->nfilters++;
+	/* name is the profile's, which reload frees */
+	snprintf(a->msg, sizeof(a->msg), "%s %s (u undoes)", focus ? "focus on" : "hid", name);
+	if (reload(a)) {
+		/* nothing left (hiding the only function): the filter goes again */
+		free(a->filters[--a->nfilters].pattern);
+	}
+}
+
+static void undo_filters(struct app *a)
+{
+	if (!a->nfilters) {
+		snprintf(a->msg, sizeof(a->msg), "no focus or hide to undo");
+		return;
+	}
+	for (uint32_t i = 0; i < a->nfilters; i++)
+		free(a->filters[i].pattern);
+	a->nfilters = 0;
+	snprintf(a->msg, sizeof(a->msg), "focus and hide undone");
+	reload(a);
+}
+
+static void search_prompt(struct app *a)
+{
+	char pat[256];
+	size_t len = 0;
+	int ch;
+
+	pat[0] = '\0';
+	for (;;) {
+		move(LINES - 1, 0);
+		clrtoeol();
+		addch('/');
+		put_text(pat, COLS - 1);
+		refresh();
+		ch = getch();
+		if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+			break;
+		if (ch == 27 || ch == 3 || ch == 7) { /* Esc, Ctrl-C, Ctrl-G */
+			a->msg[0] = '\0';
+			return;
+		}
+		if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+			if (len) {
+				/* a whole UTF-8 character */
+				do
+					len--;
+				while (len && ((unsigned char)pat[len] & 0xc0) == 0x80);
+				pat[len] = '\0';
+			}
+			continue;
+		}
+		if (ch == KEY_RESIZE || ch < 32 || ch > 255 || len + 1 >= sizeof(pat))
+			continue;
+		pat[len++] = (char)ch;
+		pat[len] = '\0';
+	}
+	if (!len) {
+		cp_tui__search(&a->t, NULL);
+		snprintf(a->msg, sizeof(a->msg), "search cleared");
+		return;
+	}
+	if (!cp_tui__search(&a->t, pat)) {
+		snprintf(a->msg, sizeof(a->msg), "no match for '%s'", pat);
+		return;
+	}
+	cp_tui__next_match(&a->t, 1);
+	snprintf(a->msg, sizeof(a->msg), "match %u/%u for '%s'", a->t.cur_match + 1,
+		 a->t.nmatches, pat);
+}
+
+static void move_sel(struct cp_tui *t, long delta)
+{
+	long n = (long)cp_tui__nrows(t), s = (long)t->sel + delta;
+
+	if (s >= n)
+		s = n - 1;
+	if (s < 0)
+		s = 0;
+	t->sel = (uint32_t)s;
+}
+
+/* Enter in a list: the row's context in the tree. */
+static void jump_to_tree(struct app *a)
+{
+	struct cp_tui *t = &a->t;
+	uint32_t node;
+
+	if (t->sel >= t->nlist)
+		return;
+	node = t->list[t->sel].first;
+	cp_tui__tree(t);
+	if (node == CP_NONE || cp_tui__reveal(t, node) == CP_NONE)
+		snprintf(a->msg, sizeof(a->msg), "no context of it in the tree");
+}
+
+static void page_free(struct app *a)
+{
+	free(a->page);
+	free(a->page_lines);
+	a->page = NULL;
+	a->page_lines = NULL;
+	a->npage_lines = a->page_top = 0;
+}
+
+/* L: report's lines view of the selected function, as a page of text. */
+static void lines_page(struct app *a)
+{
+	uint32_t fn = cp_tui__fn(&a->t, a->t.sel), cap = 0;
+	struct cp_view_opts vo = { 0 };
+	char *buf = NULL, err[512] = "", *p;
+	size_t len = 0;
+	FILE *mem, *tmp;
+	int saved, ret;
+
+	if (fn == CP_NONE || !current(a)->fns[fn].name) {
+		snprintf(a->msg, sizeof(a->msg), "no function selected");
+		return;
+	}
+	vo.function = current(a)->fns[fn].name;
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return;
+	saved = stderr_begin(&tmp);
+	ret = cp_view_lines(a->diff ? a->db : current(a), &vo, mem);
+	stderr_end(tmp, saved, err, sizeof(err));
+	fclose(mem);
+	if (ret) {
+		free(buf);
+		snprintf(a->msg, sizeof(a->msg), "%s", err[0] ? err : "no source lines");
+		return;
+	}
+	page_free(a);
+	a->page = buf;
+	for (p = buf; p && *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (a->npage_lines == cap) {
+			char **l;
+
+			cap = cap ? cap * 2 : 64;
+			l = realloc(a->page_lines, cap * sizeof(*l));
+			if (!l)
+				break;
+			a->page_lines = l;
+		}
+		a->page_lines[a->npage_lines++] = p;
+		if (!nl)
+			break;
+		*nl = '\0';
+		p = nl + 1;
+	}
+}
+
+static void draw_page(struct app *a)
+{
+	int height = LINES - 2 > 1 ? LINES - 2 : 1;
+
+	if (a->npage_lines > (uint32_t)height && a->page_top > a->npage_lines - (uint32_t)height)
+		a->page_top = a->npage_lines - (uint32_t)height;
+	if (a->npage_lines <= (uint32_t)height)
+		a->page_top = 0;
+	erase();
+	attron(A_REVERSE);
+	move(0, 0);
+	{
+		int w = put_text("callprof tui: source lines (q, L or Esc: back; arrows, PgUp/PgDn "
+				 "scroll)", COLS);
+
+		for (; w < COLS; w++)
+			addch(' ');
+	}
+	attroff(A_REVERSE);
+	for (int i = 0; i < height && a->page_top + (uint32_t)i < a->npage_lines; i++) {
+		move(1 + i, 0);
+		put_text(a->page_lines[a->page_top + (uint32_t)i], COLS);
+	}
+	refresh();
+}
+
+/* A key on the page: scroll or leave. */
+static void page_key(struct app *a, int ch)
+{
+	int height = LINES - 2 > 1 ? LINES - 2 : 1;
+
+	switch (ch) {
+	case KEY_UP:
+	case 'k':
+		if (a->page_top)
+			a->page_top--;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		a->page_top++;
+		break;
+	case KEY_PPAGE:
+		a->page_top = a->page_top > (uint32_t)height ? a->page_top - (uint32_t)height : 0;
+		break;
+	case KEY_NPAGE:
+	case ' ':
+		a->page_top += (uint32_t)height;
+		break;
+	case KEY_HOME:
+	case 'g':
+		a->page_top = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		a->page_top = a->npage_lines;
+		break;
+	case KEY_RESIZE:
+		break;
+	default: /* q, L, Esc, anything else: back */
+		page_free(a);
+		break;
+	}
+}
+
+/* One key: 0 to go on, 1 to quit. */
+static int key(struct app *a, int ch)
+{
+	struct cp_tui *t = &a->t;
+	int page = LINES - 3 > 1 ? LINES - 3 : 1;
+	uint32_t fn;
+
+	a->msg[0] = '\0';
+	if (a->help) {
+		a->help = 0;
+		return 0;
+	}
+	if (a->page) {
+		if (ch == 3)
+			return 1;
+		page_key(a, ch);
+		return 0;
+	}
+	switch (ch) {
+	case 'q':
+	case 3: /* Ctrl-C in raw mode */
+		return 1;
+	case KEY_UP:
+	case 'k':
+		move_sel(t, -1);
+		break;
+	case KEY_DOWN:
+	case 'j':
+		move_sel(t, 1);
+		break;
+	case KEY_PPAGE:
+		move_sel(t, -page);
+		break;
+	case KEY_NPAGE:
+	case ' ':
+		move_sel(t, page);
+		break;
+	case KEY_HOME:
+	case 'g':
+		t->sel = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		move_sel(t, (long)cp_tui__nrows(t));
+		break;
+	case KEY_RIGHT:
+	case 'l':
+	case '+':
+		if (cp_tui__expand(t, t->sel))
+			snprintf(a->msg, sizeof(a->msg), "out of memory");
+		break;
+	case KEY_LEFT:
+	case 'h':
+	case '-':
+		if (t->view != CP_TUI_TREE)
+			break;
+		if (cp_tui__is_open(t, t->sel))
+			cp_tui__collapse(t, t->sel);
+		else
+			t->sel = cp_tui__parent_row(t, t->sel);
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		if (t->view != CP_TUI_TREE)
+			jump_to_tree(a);
+		else if (cp_tui__is_open(t, t->sel))
+			cp_tui__collapse(t, t->sel);
+		else if (cp_tui__expand(t, t->sel))
+			snprintf(a->msg, sizeof(a->msg), "out of memory");
+		break;
+	case '*':
+	case 'e':
+		if (cp_tui__expand_all(t, t->sel, EXPAND_ALL_LIMIT))
+			snprintf(a->msg, sizeof(a->msg), "out of memory");
+		break;
+	case 'c':
+		cp_tui__collapse_all(t);
+		break;
+	case 'F':
+	case 'f':
+		if (cp_tui__flat(t))
+			snprintf(a->msg, sizeof(a->msg), "out of memory");
+		break;
+	case 't':
+		cp_tui__tree(t);
+		break;
+	case 's':
+		if (t->view == CP_TUI_FLAT)
+			cp_tui__cycle_sort(t);
+		else
+			snprintf(a->msg, sizeof(a->msg), "s sorts the flat view (F)");
+		break;
+	case 'C':
+	case 'E':
+		fn = cp_tui__fn(t, t->sel);
+		if (fn == CP_NONE)
+			snprintf(a->msg, sizeof(a->msg), "no function selected");
+		else if (ch == 'C' ? cp_tui__callers(t, fn) : cp_tui__callees(t, fn))
+			snprintf(a->msg, sizeof(a->msg), "out of memory");
+		else if (!t->nlist)
+			snprintf(a->msg, sizeof(a->msg), "%s has no %s", current(a)->fns[fn].name,
+				 ch == 'C' ? "callers" : "callees");
+		break;
+	case '/':
+		search_prompt(a);
+		break;
+	case 'n':
+	case 'N':
+		if (cp_tui__next_match(t, ch == 'n' ? 1 : -1))
+			snprintf(a->msg, sizeof(a->msg), t->pattern ? "no match" : "no search (/)");
+		else
+			snprintf(a->msg, sizeof(a->msg), "match %u/%u for '%s'", t->cur_match + 1,
+				 t->nmatches, t->pattern);
+		break;
+	case 'x':
+	case 'X':
+		add_filter(a, ch == 'x');
+		break;
+	case 'u':
+		undo_filters(a);
+		break;
+	case 'm':
+		next_metric(a);
+		break;
+	case 'T':
+		next_thread(a);
+		break;
+	case 'L':
+		lines_page(a);
+		break;
+	case '?':
+		a->help = 1;
+		break;
+	case KEY_RESIZE:
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int run(struct app *a)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	initscr();
+	raw();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	set_escdelay(25);
+	while (!stop_signal) {
+		int ch;
+
+		if (a->help)
+			draw_help();
+		else if (a->page)
+			draw_page(a);
+		else
+			draw(a);
+		ch = getch();
+		if (ch == ERR)
+			continue;
+		if (key(a, ch))
+			break;
+	}
+	endwin();
+	return 0;
+}
+
+int cmd_tui(int argc, const char **argv)
+{
+	int threads = CP_THREADS_MERGED, no_compensate = 0, addresses = 0, n, ret = 0;
+	const char *dflt[] = { "callprof.out" }, *sort = NULL;
+	struct cp_filter_options fo = { 0 };
+	struct cp_symbol_options so = { 0 };
+	struct cp_view_filter *filter;
+	struct app a;
+	const struct cp_option opts[] = {
+		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
+		  "start with all threads merged (default) or the first thread; SELECTORS (thread "
+		  "ids, globs on names, comma-separated) keep only those threads" },
+		CP_FILTER_OPTIONS(fo),
+		{ CP_OPT_STRING, 0, "sort", &sort, "METRIC",
+		  "the metric to start with: total, self, cpu, wait, inactive, calls; by default "
+		  "the profile's weight (total, or cpu where threads were off CPU much of the "
+		  "time)" },
+		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
+		  "raw times: do not subtract the calibrated hook overhead" },
+		{ CP_OPT_FLAG, 0, "addresses", &addresses, NULL,
+		  "show MODULE+0xOFFSET next to every function name" },
+		CP_MANGLED_OPTION(so),
+		CP_SYMBOL_OPTIONS(so),
+		CP_PID_OPTION(so),
+		{ CP_OPT_END },
+	};
+
+	memset(&a, 0, sizeof(a));
+	n = cp_parse_options(argc, argv, opts, tui_usage, 0);
+	cp_symbol_options__apply(&so, &a.ro, tui_usage);
+	if (sort && cp_metric__lookup(sort) < 0) {
+		char all[256];
+
+		cp_metric__list(NULL, all, sizeof(all));
+		cp_usage_error(tui_usage, "option '--sort' does not take '%s' (one of: %s)", sort,
+			       all);
+	}
+	/* Checks the patterns; the browser makes its own filter from fo each time it loads. */
+	filter = cp_filter_options__parse(&fo, &threads, 0, tui_usage);
+	cp_view_filter__free(filter);
+	if (!isatty(STDOUT_FILENO)) {
+		cp_error("tui: standard output is not a terminal (use callprof report)");
+		cp_filter_options__release(&fo);
+		cp_symbol_options__release(&so);
+		return 1;
+	}
+	setlocale(LC_ALL, "");
+	a.paths = n ? argv : dflt;
+	a.npaths = n ? (uint32_t)n : 1;
+	a.diff = n == 2;
+	a.ro.no_compensate = no_compensate;
+	a.ro.addresses = addresses;
+	a.ro.select_threads = (const char *const *)fo.select;
+	a.fo = &fo;
+	a.thread = -1;
+	a.merged = load(&a, CP_THREADS_MERGED);
+	a.merged_order = a.each_order = CP_METRIC_TOTAL;
+	if (!a.merged) {
+		ret = 1;
+		goto out;
+	}
+	if (sort) {
+		int m = cp_metric__parse(a.merged, sort, "--sort");
+
+		if (m < 0) {
+			ret = 1;
+			goto out;
+		}
+		a.metric = (enum cp_metric)m;
+	} else {
+		a.metric = cp_report_profile__weight(a.merged, NULL, 0);
+	}
+	if (threads == CP_THREADS_EACH && !a.diff) { /* diff mode: merged only */
+		a.each = load(&a, CP_THREADS_EACH);
+		if (!a.each) {
+			ret = 1;
+			goto out;
+		}
+		a.thread = 0;
+	}
+	if (show(&a)) {
+		cp_error("tui: out of memory");
+		ret = 1;
+		goto out;
+	}
+	run(&a);
+	if (stop_signal && stop_signal != SIGINT)
+		ret = 128 + stop_signal;
+out:
+	page_free(&a);
+	cp_tui__release(&a.t);
+	free_profiles(&a);
+	for (uint32_t i = 0; i < a.nfilters; i++)
+		free(a.filters[i].pattern);
+	free(a.filters);
+	cp_filter_options__release(&fo);
+	cp_symbol_options__release(&so);
+	return ret;
+}

@@ -1,0 +1,363 @@
+/*
+ * test-tui.c - the model of callprof tui (report/tui.c) on a hand-made
+ * profile: which rows the tree view shows after each expand and collapse
+ * (spliced in and out, in the order the report prints), the hottest path
+ * opened at start, the flat, callers and callees lists with their sums,
+ * search and reveal, and a 200000-deep chain handled without recursion.
+ */
+#include <unistd.h>
+
+#include "format/format.h"
+#include "report/report.h"
+#include "report/tui.h"
+#include "tests/unit/unittest.h"
+
+static struct cp_writer w;
+
+#define M 0x100
+#define G 0x200
+#define A 0x300
+#define B 0x400
+#define C 0x500
+
+/*
+ * Thread "main" (tid 1):
+ *   root             ticks 2000
+ *     M              calls 1, ticks 1900
+ *       G            calls 2, ticks 1000
+ *         A          calls 4, ticks 300
+ *         B          calls 1, ticks 400
+ *       A            calls 6, ticks 600
+ *       C            calls 1, ticks 200
+ *         G          calls 1, ticks 50
+ * Thread "worker" (tid 2):
+ *   root             ticks 500
+ *     C              calls 3, ticks 400
+ */
+static void make_profile(const char *path)
+{
+	struct cp_meta meta = { 0 };
+	struct cp_thread_rec th[2] = { 0 };
+	struct cp_node_rec n[10] = { 0 };
+
+	CHECK_EQ(cp_writer__begin(&w, path), 0);
+	meta.clock = CP_CLOCK_MONOTONIC;
+	meta.ticks_per_sec = 1000000000u;
+	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
+	cp_writer__put(&w, &meta, sizeof(meta));
+	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 2000 };
+	n[1] = (struct cp_node_rec){ .fn = M, .parent = 0, .calls = 1, .ticks = 1900 };
+	n[2] = (struct cp_node_rec){ .fn = G, .parent = 1, .calls = 2, .ticks = 1000 };
+	n[3] = (struct cp_node_rec){ .fn = A, .parent = 2, .calls = 4, .ticks = 300 };
+	n[4] = (struct cp_node_rec){ .fn = B, .parent = 2, .calls = 1, .ticks = 400 };
+	n[5] = (struct cp_node_rec){ .fn = A, .parent = 1, .calls = 6, .ticks = 600 };
+	n[6] = (struct cp_node_rec){ .fn = C, .parent = 1, .calls = 1, .ticks = 200 };
+	n[7] = (struct cp_node_rec){ .fn = G, .parent = 6, .calls = 1, .ticks = 50 };
+	n[8] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 500 };
+	n[9] = (struct cp_node_rec){ .fn = C, .parent = 0, .calls = 3, .ticks = 400 };
+	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
+	cp_writer__put(&w, n, sizeof(n));
+	th[0] = (struct cp_thread_rec){ .tid = 1, .nnodes = 8, .nthreads = 1,
+					.name = cp_writer__string(&w, "main") };
+	th[1] = (struct cp_thread_rec){ .tid = 2, .first_node = 8, .nnodes = 2, .nthreads = 1,
+					.seq = 1, .name = cp_writer__string(&w, "worker") };
+	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th[0]));
+	cp_writer__put(&w, th, sizeof(th));
+	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+}
+
+static struct cp_report_profile *load(enum cp_thread_mode mode)
+{
+	const char *path = "tui.cprof";
+	struct cp_report_opts o = { .threads = mode, .no_compensate = 1, .no_files = 1 };
+	struct cp_report_profile *rp;
+
+	make_profile(path);
+	rp = cp_report_profile__load_many(&path, 1, &o);
+	CHECK(rp != NULL);
+	unlink(path);
+	return rp;
+}
+
+/* The function addresses and depths of the rows, "M1 G2 B3": what the screen lists. */
+static const char *rows(const struct cp_tui *t)
+{
+	static char buf[4096];
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (uint32_t r = 0; r < cp_tui__nrows(t) && o + 16 < sizeof(buf); r++) {
+		uint32_t fn = cp_tui__fn(t, r);
+		uint64_t a = fn == CP_NONE ? 0 : t->rp->fns[fn].addr;
+
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%c%u", r ? " " : "",
+				      "?MGABC"[a >> 8 <= 5 ? a >> 8 : 0], cp_tui__depth(t, r));
+	}
+	return buf;
+}
+
+static uint32_t row_of(const struct cp_tui *t, const char *want)
+{
+	char buf[16];
+
+	for (uint32_t r = 0; r < cp_tui__nrows(t); r++) {
+		uint32_t fn = cp_tui__fn(t, r);
+		uint64_t a = t->rp->fns[fn].addr;
+
+		snprintf(buf, sizeof(buf), "%c%u", "?MGABC"[a >> 8 <= 5 ? a >> 8 : 0],
+			 cp_tui__depth(t, r));
+		if (!strcmp(buf, want))
+			return r;
+	}
+	cp_test__fail(__FILE__, __LINE__, "no row %s in %s", want, rows(t));
+}
+
+TEST(tui_opens_the_hottest_path)
+{
+	struct cp_report_profile *rp = load(CP_THREADS_MERGED);
+	struct cp_tui t;
+
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	/* M, its hottest child G, G's hottest child B (400 > A's 300); C under M stays shut. */
+	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 C1");
+	CHECK(cp_tui__is_open(&t, 0));
+	CHECK(!cp_tui__is_open(&t, 5));
+	CHECK(cp_tui__has_children(&t, 5));
+	CHECK(!cp_tui__has_children(&t, 6));
+	CHECK_EQ(cp_tui__whole(&t), 2500);
+	cp_tui__release(&t);
+	cp_report_profile__free(rp);
+}
+
+TEST(tui_expand_and_collapse_splice_rows)
+{
+	struct cp_report_profile *rp = load(CP_THREADS_MERGED);
+	struct cp_tui t;
+
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	t.sel = row_of(&t, "C1");
+	cp_tui__collapse(&t, row_of(&t, "G2"));
+	CHECK_STR(rows(&t), "M1 G2 A2 C2 C1");
+	/* the selection below the cut moves up with its row */
+	CHECK_EQ(t.sel, 4);
+	CHECK_EQ(cp_tui__expand(&t, 3), 0);
+	CHECK_STR(rows(&t), "M1 G2 A2 C2 G3 C1");
+	/* collapsing M keeps what is open below it, expanding it brings that back */
+	cp_tui__collapse(&t, 0);
+	CHECK_STR(rows(&t), "M1 C1");
+	CHECK_EQ(t.sel, 1);
+	CHECK_EQ(cp_tui__expand(&t, 0), 0);
+	CHECK_STR(rows(&t), "M1 G2 A2 C2 G3 C1");
+	CHECK_EQ(cp_tui__parent_row(&t, row_of(&t, "G3")), row_of(&t, "C2"));
+	CHECK_EQ(cp_tui__parent_row(&t, 0), 0);
+	cp_tui__collapse_all(&t);
+	CHECK_STR(rows(&t), "M1 C1");
+	CHECK_EQ(cp_tui__expand_all(&t, 0, 100), 0);
+	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 G3 C1");
+	/* bounded: after the limit what is reached stays shut */
+	CHECK_EQ(cp_tui__expand_all(&t, 0, 2), 0);
+	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 C1");
+	cp_tui__release(&t);
+	cp_report_profile__free(rp);
+}
+
+TEST(tui_reveal_and_search)
+{
+	struct cp_report_profile *rp = load(CP_THREADS_MERGED);
+	struct cp_tui t;
+	uint32_t r;
+
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	/* the name of G holds its offset 0x200, B's 0x400 */
+	CHECK(strstr(rp->fns[cp_tui__fn(&t, 1)].name, "200") != NULL);
+	CHECK_EQ(cp_tui__search(&t, "200"), 2);
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_EQ(t.sel, row_of(&t, "G2"));
+	CHECK(cp_tui__row_matches(&t, t.sel));
+	CHECK(!cp_tui__row_matches(&t, 0));
+	/* the second G is under the shut C: revealed */
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 G3 C1");
+	CHECK_EQ(t.sel, row_of(&t, "G3"));
+	CHECK_EQ(t.cur_match, 1);
+	/* around the end, and back */
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_EQ(t.cur_match, 0);
+	CHECK_EQ(cp_tui__next_match(&t, -1), 0);
+	CHECK_EQ(t.cur_match, 1);
+	/* from the selection on: C under M comes before the second G */
+	cp_tui__collapse(&t, row_of(&t, "C2"));
+	t.sel = row_of(&t, "C2");
+	CHECK_EQ(cp_tui__search(&t, "200"), 2);
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_EQ(t.cur_match, 1);
+	CHECK_EQ(t.sel, row_of(&t, "G3"));
+	/* a selected match is the first */
+	CHECK_EQ(cp_tui__search(&t, "200"), 2);
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_EQ(t.sel, row_of(&t, "G3"));
+	/* nothing after the last row's: around to the first */
+	t.sel = row_of(&t, "C1");
+	CHECK_EQ(cp_tui__search(&t, "200"), 2);
+	CHECK_EQ(cp_tui__next_match(&t, 1), 0);
+	CHECK_EQ(t.cur_match, 0);
+	CHECK_EQ(cp_tui__search(&t, "no such name"), 0);
+	CHECK(cp_tui__next_match(&t, 1) < 0);
+	cp_tui__collapse_all(&t);
+	r = cp_tui__reveal(&t, 4); /* some context */
+	CHECK(r != CP_NONE);
+	CHECK_EQ(t.rows[r], 4);
+	cp_tui__release(&t);
+	cp_report_profile__free(rp);
+}
+
+static const struct cp_tui_fnrow *fnrow(const struct cp_tui *t, uint64_t addr)
+{
+	for (uint32_t i = 0; i < t->nlist; i++)
+		if (t->rp->fns[t->list[i].fn].addr == addr)
+			return &t->list[i];
+	cp_test__fail(__FILE__, __LINE__, "no row 0x%llx", (unsigned long long)addr);
+}
+
+TEST(tui_flat_callers_callees)
+{
+	struct cp_report_profile *rp = load(CP_THREADS_MERGED);
+	struct cp_tui t;
+
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	CHECK_EQ(cp_tui__flat(&t), 0);
+	CHECK_EQ(t.view, CP_TUI_FLAT);
+	/* by total: M 1900, G 1000 + 50 (not inside another G), A 900, C 600, B 400 */
+	CHECK_STR(rows(&t), "M1 G1 A1 C1 B1");
+	CHECK_EQ(fnrow(&t, G)->fig.calls, 3);
+	CHECK_EQ(fnrow(&t, G)->fig.total_ns, 1050);
+	CHECK_EQ(fnrow(&t, C)->fig.total_ns, 600);
+	CHECK_EQ(fnrow(&t, M)->fig.self_ns, 100);
+	/* calls next: A 10, C 4, G 3, then M and B by name */
+	cp_tui__cycle_sort(&t); /* self */
+	cp_tui__cycle_sort(&t); /* calls */
+	CHECK_EQ(t.sort, CP_TUI_SORT_CALLS);
+	CHECK_EQ(t.list[0].fn, fnrow(&t, A)->fn);
+	CHECK_EQ(t.list[1].fn, fnrow(&t, C)->fn);
+	/* Enter's target: A's first context in preorder, under G */
+	CHECK_EQ(rp->trees[0].n[rp->trees[0].n[fnrow(&t, A)->first].parent].fn, fnrow(&t, G)->fn);
+
+	CHECK_EQ(cp_tui__callers(&t, fnrow(&t, A)->fn), 0);
+	CHECK_EQ(t.nlist, 2);
+	CHECK_EQ(fnrow(&t, M)->fig.calls, 6);
+	CHECK_EQ(fnrow(&t, G)->fig.calls, 4);
+	CHECK_EQ(fnrow(&t, G)->fig.total_ns, 300);
+	CHECK_EQ(cp_tui__callees(&t, fnrow(&t, G)->fn), 0);
+	CHECK_EQ(t.view, CP_TUI_CALLEES);
+	CHECK_EQ(t.nlist, 2);
+	CHECK_STR(rows(&t), "B1 A1");
+	CHECK_EQ(fnrow(&t, A)->fig.calls, 4);
+	/* back to the tree as it was */
+	cp_tui__tree(&t);
+	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 C1");
+	cp_tui__release(&t);
+	cp_report_profile__free(rp);
+}
+
+TEST(tui_metric_and_threads)
+{
+	struct cp_report_profile *rp = load(CP_THREADS_EACH);
+	struct cp_tui t;
+
+	CHECK_EQ(rp->ntrees, 2);
+	CHECK_EQ(cp_tui__init(&t, rp, 1, CP_METRIC_TOTAL, 1), 0);
+	CHECK_STR(rows(&t), "C1");
+	cp_tui__release(&t);
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_CALLS, 0), 0);
+	/* by calls: under M, A (6) before G (2) and C (1); the hot path is M, A */
+	CHECK_STR(rows(&t), "M1 A2 G2 C2");
+	t.sel = 2;
+	CHECK_EQ(cp_tui__set_metric(&t, CP_METRIC_TOTAL), 0);
+	CHECK_STR(rows(&t), "M1 G2 A2 C2");
+	CHECK_EQ(t.sel, 1); /* still G */
+	cp_tui__release(&t);
+	cp_report_profile__free(rp);
+}
+
+TEST(tui_deep_chain_without_recursion)
+{
+	enum { DEPTH = 200000 };
+	const char *path = "deep.cprof";
+	struct cp_meta meta = { 0 };
+	struct cp_thread_rec th = { 0 };
+	struct cp_node_rec *n = calloc(DEPTH + 1, sizeof(*n));
+	struct cp_report_opts o = { .no_compensate = 1, .no_files = 1 };
+	struct cp_report_profile *rp;
+	struct cp_tui t;
+
+	CHECK(n != NULL);
+	CHECK_EQ(cp_writer__begin(&w, path), 0);
+	meta.clock = CP_CLOCK_MONOTONIC;
+	meta.ticks_per_sec = 1000000000u;
+	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
+	cp_writer__put(&w, &meta, sizeof(meta));
+	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 10 * DEPTH };
+	for (uint32_t i = 1; i <= DEPTH; i++)
+		n[i] = (struct cp_node_rec){ .fn = 0x1000 + 16 * (i % 7), .parent = i - 1,
+					     .calls = 1, .ticks = 10 * (DEPTH - i + 1) };
+	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
+	cp_writer__put(&w, n, (DEPTH + 1) * sizeof(n[0]));
+	th = (struct cp_thread_rec){ .tid = 1, .nnodes = DEPTH + 1, .nthreads = 1,
+				     .name = cp_writer__string(&w, "main") };
+	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
+	cp_writer__put(&w, &th, sizeof(th));
+	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+	free(n);
+	rp = cp_report_profile__load_many(&path, 1, &o);
+	unlink(path);
+	CHECK(rp != NULL);
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	CHECK_EQ(cp_tui__nrows(&t), DEPTH);
+	cp_tui__collapse(&t, 0);
+	CHECK_EQ(cp_tui__nrows(&t), 1);
+	CHECK_EQ(cp_tui__expand(&t, 0), 0);
+	CHECK_EQ(cp_tui__nrows(&t), DEPTH);
+	CHECK_EQ(cp_tui__parent_row(&t, DEPTH - 1), DEPTH - 2);
+	CHECK_EQ(cp_tui__flat(&t), 0);
+	CHECK_EQ(t.nlist, 7);
+	cp_tui__tree(&t);
+	CHECK_EQ(cp_tui__search(&t, "0x1000"), DEPTH / 7);
+	cp_tui__release(&t);
+	cp_report_profile__free(rp);
+}
+
+TEST(tui_diff_profile_matches_paths_by_name)
+{
+	struct cp_report_profile *a = load(CP_THREADS_MERGED), *b = load(CP_THREADS_MERGED);
+	struct cp_report_profile *d;
+	struct cp_figures *side, f;
+	struct cp_tui t;
+
+	/* B: the same profile less its worker thread's C, and M's A called twice as often */
+	for (uint32_t i = 1; i < b->trees[0].nn; i++) {
+		struct cp_rnode *n = &b->trees[0].n[i];
+
+		if (b->fns[n->fn].addr == A && n->depth == 2)
+			n->calls *= 2;
+	}
+	d = cp_tui__diff_profile(a, b, &side);
+	CHECK(d != NULL);
+	/* one path per distinct name path: as many as either tree's contexts */
+	CHECK_EQ(d->trees[0].nn, a->trees[0].nn);
+	CHECK_EQ(d->nfns, 5);
+	CHECK_EQ(cp_tui__init(&t, d, 0, CP_METRIC_TOTAL, 0), 0);
+	t.side = side;
+	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 C1");
+	cp_tui__figures(&t, row_of(&t, "A2"), &f);
+	CHECK_EQ(f.calls, 12);
+	cp_tui__side_figures(&t, row_of(&t, "A2"), &f);
+	CHECK_EQ(f.calls, 6);
+	CHECK_EQ(f.total_ns, 600);
+	CHECK_EQ(cp_tui__flat(&t), 0);
+	CHECK_EQ(fnrow(&t, A)->fig.calls, 16);
+	CHECK_EQ(fnrow(&t, A)->side.calls, 10);
+	cp_tui__release(&t);
+	cp_tui__diff_free(d, side);
+	cp_report_profile__free(a);
+	cp_report_profile__free(b);
+}
