@@ -145,12 +145,12 @@ tui_poll_ () {
 		sleep 0.05
 		_tui_i=$((_tui_i + 1))
 	done
-	_tui_what="a line"
-	test "$3" = body && _tui_what="a row"
+	_tui_what=line
+	test "$3" = body && _tui_what=row
 	if test "$2" = 1; then
-		echo "tui: no $_tui_what matching /$4/ on the screen of $1 in 10 s; the last screen:"
+		echo "tui: no $_tui_what matching /$4/ on the screen of $1; the last screen:"
 	else
-		echo "tui: $_tui_what still matches /$4/ on the screen of $1 after 10 s; the last screen:"
+		echo "tui: a $_tui_what still matches /$4/ on the screen of $1; the last screen:"
 	fi
 	tui_show "$1.screen"
 	if test -s "$1.stderr"; then
