@@ -112,6 +112,52 @@ order () {
 	tr '\n' ' '
 }
 
+# wait_count NAME FN N: until exactly N rows show FN (10 s).
+wait_count () {
+	_i=0
+	while :
+	do
+		tui_screen "$1" "$1.screen" &&
+		test "$(tui_rows "$1.screen" "$2")" = "$3" && return 0
+		if test $_i -ge 200; then
+			echo "$1: $(tui_rows "$1.screen" "$2") rows show $2, wanted $3:"
+			tui_show "$1.screen"
+			return 1
+		fi
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+}
+
+# wait_status_line NAME: until the last line of the screen has something.
+wait_status_line () {
+	_i=0
+	while tui_screen "$1" "$1.screen" && test -z "$(tail -n 1 "$1.screen" | tr -d " ")"
+	do
+		if test $_i -ge 200; then
+			echo "$1: no status line on the last line:"
+			tui_show "$1.screen"
+			return 1
+		fi
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+}
+
+# wait_fits NAME COLS ROWS: until the screen fits (redrawn after a resize).
+wait_fits () {
+	_i=0
+	until fits "$@" >/dev/null
+	do
+		if test $_i -ge 200; then
+			fits "$@"
+			return 1
+		fi
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+}
+
 # fits NAME COLS ROWS: the screen is ROWS lines, none wider than COLS once
 # the lines the terminal wrapped are joined again, title bar on line 1.
 fits () {
@@ -176,21 +222,31 @@ test_expect_success 'open: title bar, status line, the hot path expanded' '
 	no_row o fill_rows
 '
 
-# Rows from the top: main, parse_expr, lex_token, scan_digits, checksum,
-# render_frame (hottest children first).
+# render_frame is selected by a search; the moves around it are checked by
+# what the next expand or collapse changes: a move that did not happen
+# would expand or collapse another row.  checksum is on one row while
+# blit_rows is collapsed, on two once it is expanded.
 test_expect_success 'expand and collapse: arrows, vi keys, +/-, Enter' '
 	open ec &&
-	tui_keys ec g Down Down j j k j j &&
+	tui_keys ec / && tui_type ec render_frame && tui_keys ec Enter && tui_wait ec "match 1/1" &&
 	tui_keys ec Right && tui_wait_row ec blit_rows && has_row ec fill_rows &&
 	expect_mark ec render_frame - &&
-	tui_keys ec Left && tui_wait_no_row ec blit_rows && no_row ec fill_rows &&
+	expect_mark ec blit_rows + &&
+	tui_keys ec Down Right && tui_wait_row ec checksum &&
+	wait_count ec checksum 2 &&
+	expect_mark ec blit_rows - &&
+	tui_keys ec Up Left && tui_wait_no_row ec blit_rows && no_row ec fill_rows &&
 	expect_mark ec render_frame + &&
+	tui_keys ec + && tui_wait_row ec blit_rows &&
+	n=$(tui_rows ec.screen checksum) &&
+	tui_keys ec j Enter &&
+	wait_count ec checksum $((3 - n)) &&
+	has_row ec blit_rows &&
+	tui_keys ec k Enter && tui_wait_no_row ec blit_rows &&
 	tui_keys ec l && tui_wait_row ec fill_rows &&
 	tui_keys ec h && tui_wait_no_row ec fill_rows &&
-	tui_keys ec + && tui_wait_row ec fill_rows &&
-	tui_keys ec - && tui_wait_no_row ec fill_rows &&
 	tui_keys ec Enter && tui_wait_row ec fill_rows &&
-	tui_keys ec Enter && tui_wait_no_row ec fill_rows &&
+	tui_keys ec - && tui_wait_no_row ec fill_rows &&
 	has_row ec scan_digits
 '
 
@@ -381,12 +437,13 @@ test_expect_success '80x24 and 300x50 draw without wrapping' '
 test_expect_success 'resize redraws at the new size' '
 	open rs 120 40 &&
 	tui_tmux resize-window -t rs -x 70 -y 20 &&
-	tui_wait_gone rs "^.{71}" &&
-	tui_screen rs rs.screen &&
-	test "$(wc -l <rs.screen)" = 20 &&
-	tui_wait rs "$TITLE" && fits rs 70 20 && has_row rs main &&
+	wait_fits rs 70 20 &&
+	wait_status_line rs && tui_wait_row rs main &&
 	tui_tmux resize-window -t rs -x 200 -y 45 &&
-	tui_wait rs "$TITLE" && sleep 0.3 && fits rs 200 45 && has_row rs scan_digits
+	wait_fits rs 200 45 &&
+	tui_wait rs "scan_digits" &&
+	tui_wait rs "^.{71}" &&
+	wait_status_line rs
 '
 
 test_expect_success 'q quits: status 0, terminal restored, nothing on stderr' '
