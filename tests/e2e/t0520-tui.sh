@@ -35,10 +35,12 @@ TITLE='callprof tui: p\.cprof'
 METRICS='total self cpu wait inactive calls'
 
 # open NAME [COLS ROWS]: callprof tui p.cprof in session NAME (120x40),
-# until its title bar is up.
+# until its title bar, the row of main and the status line are up.
 open () {
 	tui_start "$1" "${2:-120}" "${3:-40}" p.cprof &&
-	tui_wait "$1" "$TITLE"
+	tui_wait "$1" "$TITLE" &&
+	tui_wait_row "$1" main &&
+	wait_status_line "$1"
 }
 
 # title NAME: the title bar of NAME's last screen.

@@ -117,9 +117,11 @@ tui_body () {
 
 # tui_poll_ NAME WANT SCOPE ERE: until a line of the screen (SCOPE all) or
 # of its rows (SCOPE body: no title bar, no status line) matches ERE (WANT
-# 1) or none does (WANT 0); on failure says why and shows the last screen.
+# 1) or none does (WANT 0), on two captures 50 ms apart that are the same
+# (the screen is still); on failure says why and shows the last screen.
 tui_poll_ () {
 	_tui_i=0
+	rm -f "$1.prev"
 	while :
 	do
 		tui_screen "$1" "$1.screen" || {
@@ -131,10 +133,19 @@ tui_poll_ () {
 		else
 			cp "$1.screen" "$1.scope"
 		fi
+		# Met on two captures in a row, the same: a screen caught in the
+		# middle of a redraw does not count.
+		_tui_met=
 		if grep -Eq -e "$4" "$1.scope"; then
-			test "$2" = 1 && return 0
+			test "$2" = 1 && _tui_met=t
 		else
-			test "$2" = 0 && return 0
+			test "$2" = 0 && _tui_met=t
+		fi
+		if test -n "$_tui_met"; then
+			cmp -s "$1.screen" "$1.prev" && return 0
+			cp "$1.screen" "$1.prev"
+		else
+			rm -f "$1.prev"
 		fi
 		# The program ended: waiting longer will not change the screen.
 		if test -f "$1.status" && test $_tui_i -gt 2; then
