@@ -131,6 +131,38 @@ wait_count () {
 	done
 }
 
+# press NAME KEY: send KEY, until the title bar changes (10 s).
+press () {
+	tui_screen "$1" "$1.screen" &&
+	_old=$(title "$1") &&
+	tui_keys "$1" "$2" &&
+	_i=0 &&
+	while tui_screen "$1" "$1.screen" && test "$(title "$1")" = "$_old"
+	do
+		if test $_i -ge 200; then
+			echo "$1: key $2 did not change the title bar: $_old"
+			return 1
+		fi
+		sleep 0.05
+		_i=$((_i + 1))
+	done &&
+	tui_wait "$1" "$TITLE"
+}
+
+# order_changes NAME BEFORE: true once the order of the rows is not BEFORE,
+# false if it stays so for 1 s (a key that need not change it).
+order_changes () {
+	_i=0
+	while tui_screen "$1" "$1.screen"
+	do
+		test "$(order "$1")" != "$2" && return 0
+		test $_i -ge 20 && return 1
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
 # wait_status_line NAME: until the last line of the screen has something.
 wait_status_line () {
 	_i=0
@@ -306,11 +338,9 @@ test_expect_success 'flat view (f, F), sort column (s), back to the tree (t)' '
 	for i in 1 2 3 4 5 6 7 8
 	do
 		tui_keys fl s &&
-		tui_screen fl fl.screen &&
-		if test "$(order fl)" != "$before"; then
+		if order_changes fl "$before"; then
 			changed=t && break
-		fi &&
-		sleep 0.1 || exit 1
+		fi || exit 1
 	done &&
 	{ test -n "$changed" || { echo "s never changed the order of the rows: $before"; false; }; } &&
 	tui_keys fl t && tui_wait fl "view: tree" && has_row fl parse_expr &&
@@ -354,10 +384,7 @@ test_expect_success 'metric switch (m) names the metric in the title bar, and cy
 	for i in 1 2 3 4 5 6
 	do
 		test "$(metric me)" = "$m0" && break
-		tui_keys me m &&
-		tui_wait me "metric: [a-z]" &&
-		sleep 0.2 &&
-		tui_screen me me.screen &&
+		press me m &&
 		seen="$seen$(metric me) " || exit 1
 	done &&
 	test "$(metric me)" = "$m0" &&
@@ -373,10 +400,7 @@ test_expect_success 'thread switch (T): one thread, its own tree, back to all' '
 	found= &&
 	for i in 1 2 3
 	do
-		tui_keys th T &&
-		tui_wait th "thread: (main|helper|all)" &&
-		sleep 0.2 &&
-		tui_screen th th.screen &&
+		press th T &&
 		if title th | grep -q "thread: helper"; then
 			found=t && break
 		fi || exit 1
@@ -387,7 +411,7 @@ test_expect_success 'thread switch (T): one thread, its own tree, back to all' '
 	for i in 1 2 3
 	do
 		title th | grep -q "thread: all (2)" && break
-		tui_keys th T && sleep 0.2 && tui_screen th th.screen || exit 1
+		press th T || exit 1
 	done &&
 	tui_wait th "thread: all \(2\)" && tui_wait_row th parse_expr
 '
