@@ -274,12 +274,13 @@ test:
 	@$(MAKE) --no-print-directory tests
 	@CALLPROF_BUILD=$(CURDIR)/$(B) tests/run-all --quick
 
-bench: all
+bench: all $(B)/tests/mkprofile
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/attach --write-doc
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/tui --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/truth
 
 # ---- demo: a fresh Debian machine to a call tree in one command ----
