@@ -441,6 +441,35 @@ test_expect_success 'help screen (?) lists the keys, any key leaves it' '
 	title_has he "view: tree"
 '
 
+test_expect_success 'source lines (L) of the selected function, and back' '
+	open ln &&
+	tui_keys ln / s c a n _ d i g i t s Enter &&
+	tui_wait ln "match 1/1" &&
+	tui_keys ln L &&
+	tui_wait ln "^scan_digits: [0-9]* samples" &&
+	capture ln 07-lines &&
+	tui_keys ln q &&
+	tui_wait_row ln parse_expr &&
+	title_has ln "view: tree"
+'
+
+test_expect_success 'diff mode: two files browse the diff with the same keys' '
+	callprof record -o p2.cprof -- ./t-tui 2>record2.err &&
+	tui_start df 120 40 p.cprof p2.cprof &&
+	tui_wait df "callprof tui: diff p\.cprof -> p2\.cprof" &&
+	tui_wait_row df parse_expr &&
+	capture df 08-diff &&
+	tui_keys df / r o w s Enter &&
+	tui_wait df "match 1/2" &&
+	tui_keys df f &&
+	tui_wait df "view: flat" &&
+	tui_keys df t &&
+	tui_wait df "view: tree" &&
+	tui_keys df q &&
+	tui_wait_exit df &&
+	test "$(cat df.status)" = 0
+'
+
 test_expect_success 'UTF-8 function name drawn whole and aligned' '
 	open ut &&
 	tui_keys ut g "*" && tui_wait_row ut "grüße" &&
