@@ -99,20 +99,11 @@ static int read_status(pid_t pid, struct proc_facts *pf)
 /* State, parent and flags from /proc/PID/stat (the comm may hold ')' and spaces). */
 static int read_stat(pid_t pid, char *state, pid_t *ppid, unsigned long *flags)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024];
+	const char *p = cp_proc_stat(pid, buf, sizeof(buf));
 	long pp;
-	int n;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = (int)fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n > 0 ? n : 0] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %ld %*d %*d %*d %*d %lu", state, &pp, flags) != 3)
+	if (!p || sscanf(p, " %c %ld %*d %*d %*d %*d %lu", state, &pp, flags) != 3)
 		return -1;
 	*ppid = (pid_t)pp;
 	return 0;

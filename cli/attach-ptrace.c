@@ -1684,21 +1684,10 @@ static void print_log(struct attach *a)
  */
 static int process_stopped(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char buf[512];
+	const char *p = cp_proc_stat(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'T';
+	return p && p[0] == ' ' && p[1] == 'T';
 }
 
 int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_opts *o,

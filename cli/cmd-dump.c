@@ -49,21 +49,10 @@ static int watches(long w, pid_t pid)
 /* When process w started (/proc/W/stat field 22, clock ticks since boot); 0 if unknown. */
 static unsigned long long start_time(long w)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024];
+	const char *p = cp_proc_stat(w, buf, sizeof(buf));
 	unsigned long long v = 0;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", w);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* after the name, which may hold anything */
 	for (int field = 2; p && *p && field < 22; p++)
 		if (*p == ' ')
 			field++;

@@ -857,3 +857,23 @@ int cp_pidfd_targets(long pid, long *out, int max)
 		closedir(d);
 	return n;
 }
+
+const char *cp_proc_stat(long pid, char *buf, size_t size)
+{
+	char path[64];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p ? p + 1 : NULL;
+}

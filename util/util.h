@@ -251,6 +251,13 @@ void cp_signals__restore_for_exec(void);
  */
 int cp_pidfd_targets(long pid, long *out, int max);
 
+/*
+ * /proc/PID/stat read into buf (size bytes): a pointer just past the
+ * process name's closing ')' (the name may hold spaces and ')'), that is
+ * at " STATE PPID ...", or NULL when it cannot be read.
+ */
+const char *cp_proc_stat(long pid, char *buf, size_t size);
+
 /* Flush and close stdout, failing on a write error (git's run_builtin). */
 int cp_finish_stdout(void);
 
