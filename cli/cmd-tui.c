@@ -5,6 +5,7 @@
  * model and maps keys to it (docs/callprof-tui.1.md lists them).
  */
 #include <curses.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <locale.h>
 #include <signal.h>
@@ -70,6 +71,44 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+/*
+ * The next key from the terminal; every wait for one goes through here.
+ *
+ * CALLPROF_TEST_TUI_KEYS=FILE, for tests only: before each wait, the number of keys read so far
+ * (resize events not counted) is written to FILE (through FILE.tmp and a rename, so that a
+ * reader never sees half a number).  A test that has sent N keys and finds N in FILE knows that
+ * the program has handled them all and written the screen they lead to: the screen it then
+ * captures is not one caught in the middle of a redraw or before a key arrived.
+ */
+static int read_key(void)
+{
+	static const char *path;
+	static int looked;
+	static unsigned long keys;
+	int ch;
+
+	if (!looked) {
+		looked = 1;
+		path = getenv("CALLPROF_TEST_TUI_KEYS");
+	}
+	if (path && *path) {
+		char tmp[4096], num[32];
+		int fd, len = snprintf(num, sizeof(num), "%lu\n", keys);
+
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) < sizeof(tmp) &&
+		    (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) >= 0) {
+			int ok = write(fd, num, (size_t)len) == len;
+
+			if (close(fd) == 0 && ok)
+				rename(tmp, path);
+		}
+	}
+	ch = getch();
+	if (ch != ERR && ch != KEY_RESIZE)
+		keys++;
+	return ch;
 }
 
 /* pattern matching exactly name: a glob, or an extended regex with --regex. */
@@ -667,7 +706,7 @@ static void search_prompt(struct app *a)
 		addch('/');
 		put_text(pat, COLS - 1);
 		refresh();
-		ch = getch();
+		ch = read_key();
 		if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
 			break;
 		if (ch == 27 || ch == 3 || ch == 7) { /* Esc, Ctrl-C, Ctrl-G */
@@ -1015,7 +1054,7 @@ static int run(struct app *a)
 			draw_page(a);
 		else
 			draw(a);
-		ch = getch();
+		ch = read_key();
 		if (ch == ERR)
 			continue;
 		if (key(a, ch))

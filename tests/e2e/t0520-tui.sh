@@ -260,6 +260,22 @@ test_expect_success 'open: title bar, status line, the hot path expanded' '
 # what the next expand or collapse changes: a move that did not happen
 # would expand or collapse another row.  checksum is on one row while
 # blit_rows is collapsed, on two once it is expanded.
+# Every screen the cases look at is captured once the program has read all
+# the keys sent (tui-lib.sh): the count it keeps must be the keys, each
+# named key (an escape sequence) one, each byte typed one.
+test_expect_success 'the keys read are counted for the screen captures' '
+	open kc &&
+	test "$(cat kc.keys-read)" = 0 &&
+	tui_keys kc j k NPage Up && tui_settle_ kc &&
+	test "$(cat kc.keys-read)" = 4 &&
+	tui_keys kc / && tui_type kc "grüße" && tui_settle_ kc &&
+	test "$(cat kc.keys-read)" = 12 &&
+	tui_keys kc Enter && tui_wait kc "match 1/1" &&
+	test "$(cat kc.keys-read)" = 13 &&
+	tui_keys kc q && tui_wait_exit kc &&
+	test "$(cat kc.status)" = 0
+'
+
 test_expect_success 'expand and collapse: arrows, vi keys, +/-, Enter' '
 	open ec &&
 	tui_keys ec / && tui_type ec render_frame && tui_keys ec Enter && tui_wait ec "match 1/1" &&

@@ -4,9 +4,12 @@
 #
 #   tui_start NAME COLS ROWS ARGS...   run "callprof tui ARGS..." in a new
 #                                      detached tmux session NAME of COLS x ROWS
-#   tui_keys NAME KEYS...              tmux send-keys (key names: Up, Enter, C-c)
+#   tui_keys NAME KEYS...              tmux send-keys (key names: Up, Enter, C-c),
+#                                      one key per argument
 #   tui_type NAME TEXT                 send TEXT literally (send-keys -l)
-#   tui_screen NAME FILE               the screen as text into FILE (capture-pane -p)
+#   tui_screen NAME FILE               the screen as text into FILE (capture-pane -p),
+#                                      once the program has read every key sent
+#                                      (at most 10 s)
 #   tui_screen_joined NAME FILE        the same with lines the terminal wrapped
 #                                      joined again (-J): a line longer than the
 #                                      pane is one the program overflowed
@@ -31,6 +34,16 @@
 # stderr (NAME.stty-before, NAME.stty-after, NAME.status, NAME.stderr), then
 # prints "tui-exited status=N" and waits, so the pane stays to be captured.
 # The program runs with TERM=xterm-256color and LANG=LC_ALL=C.UTF-8.
+#
+# A screen is only worth looking at once the program has handled every key
+# sent to it: before, it may show the state before a key, or one caught in
+# the middle of a redraw (a slow, sanitized program on a loaded machine
+# writes a screen in pieces).  So the program runs with
+# CALLPROF_TEST_TUI_KEYS=NAME.keys-read, where it writes how many keys it has
+# read each time it waits for the next one (after drawing), and every key
+# sent is counted in NAME.keys-sent; tui_screen captures once the two agree.
+# What is left, tmux not yet having shown all the program wrote, is what
+# tui_poll_'s two equal captures in a row are for.
 #
 # The files go to the current directory (the test's trash directory).
 
@@ -69,13 +82,16 @@ tui_start () {
 	do
 		_tui_cmd="$_tui_cmd $(tui_quote_ "$_tui_a")"
 	done &&
-	rm -f "$_tui_name.status" "$_tui_name.stty-before" "$_tui_name.stty-after" "$_tui_name.stderr" &&
+	rm -f "$_tui_name.status" "$_tui_name.stty-before" "$_tui_name.stty-after" "$_tui_name.stderr" \
+		"$_tui_name.keys-read" &&
+	echo 0 >"$_tui_name.keys-sent" &&
 	_tui_dir=$(pwd) &&
 	cat >"$_tui_name.run" <<-EOF &&
 	cd $(tui_quote_ "$_tui_dir") || exit 1
 	PATH=$(tui_quote_ "$PATH")
 	TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
-	export PATH TERM LANG LC_ALL
+	CALLPROF_TEST_TUI_KEYS=$(tui_quote_ "$_tui_dir/$_tui_name.keys-read")
+	export PATH TERM LANG LC_ALL CALLPROF_TEST_TUI_KEYS
 	unset LANGUAGE
 	stty -g >$_tui_name.stty-before
 	( $_tui_cmd ) 2>$_tui_name.stderr
@@ -93,21 +109,48 @@ tui_start () {
 	return 0
 }
 
+# tui_sent_ NAME N: N more keys were sent to NAME.
+tui_sent_ () {
+	echo $(($(cat "$1.keys-sent") + $2)) >"$1.keys-sent.tmp" &&
+	mv "$1.keys-sent.tmp" "$1.keys-sent"
+}
+
 tui_keys () {
 	_tui_name=$1 &&
 	shift &&
-	tui_tmux send-keys -t "$_tui_name" "$@"
+	tui_tmux send-keys -t "$_tui_name" "$@" &&
+	tui_sent_ "$_tui_name" $#
 }
 
+# Each byte of TEXT is a key to the program (curses' getch).
 tui_type () {
-	tui_tmux send-keys -t "$1" -l "$2"
+	tui_tmux send-keys -t "$1" -l "$2" &&
+	tui_sent_ "$1" "$(printf '%s' "$2" | LC_ALL=C wc -c)"
+}
+
+# tui_settle_ NAME: until the program in NAME has read every key sent to it
+# and waits for the next, or has ended (10 s; then on regardless, and the
+# caller's check fails on what the screen shows).
+tui_settle_ () {
+	_tui_j=0
+	until test "$(cat "$1.keys-read" 2>/dev/null)" = "$(cat "$1.keys-sent" 2>/dev/null)" ||
+		test -f "$1.status" || test $_tui_j -ge $((TUI_WAIT_STEPS * 5))
+	do
+		sleep 0.01
+		_tui_j=$((_tui_j + 1))
+	done
+	test $_tui_j -lt $((TUI_WAIT_STEPS * 5)) ||
+		echo "tui: callprof tui in $1 read $(cat "$1.keys-read" 2>/dev/null || echo no) of the $(cat "$1.keys-sent") keys sent in 10 s"
+	return 0
 }
 
 tui_screen () {
+	tui_settle_ "$1" &&
 	tui_tmux capture-pane -p -t "$1" >"$2"
 }
 
 tui_screen_joined () {
+	tui_settle_ "$1" &&
 	tui_tmux capture-pane -p -J -t "$1" >"$2"
 }
 
