@@ -217,9 +217,8 @@ static int show(struct app *a)
 	cp_tui__release(&a->t);
 	*order = a->metric;
 	if (cp_tui__init(&a->t, current(a), a->thread < 0 ? 0 : (uint32_t)a->thread, a->metric,
-			 sorted))
+			 sorted, a->thread < 0 && a->diff ? a->side : NULL))
 		return -1;
-	a->t.side = a->thread < 0 && a->diff ? a->side : NULL;
 	return 0;
 }
 
@@ -319,7 +318,8 @@ static const char *view_name(const struct app *a, char *buf, size_t size)
 
 	switch (t->view) {
 	case CP_TUI_FLAT:
-		snprintf(buf, size, "flat (sort: %s)", sorts[t->sort]);
+		snprintf(buf, size, "flat (sort: %s%s)", sorts[t->sort],
+			 t->side && t->sort != CP_TUI_SORT_NAME ? " change" : "");
 		break;
 	case CP_TUI_CALLERS:
 		snprintf(buf, size, "callers of %s", fn ? fn : "?");
@@ -328,7 +328,7 @@ static const char *view_name(const struct app *a, char *buf, size_t size)
 		snprintf(buf, size, "callees of %s", fn ? fn : "?");
 		break;
 	default:
-		snprintf(buf, size, "tree");
+		snprintf(buf, size, "%s", t->side ? "tree, largest change first" : "tree");
 		break;
 	}
 	return buf;

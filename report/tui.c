@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/internal.h"
 #include "report/report.h"
 #include "report/tui.h"
 #include "util/util.h"
@@ -108,31 +109,107 @@ static void free_search(struct cp_tui *t)
 	t->cur_match = CP_NONE;
 }
 
+/* Diff mode: how much m changed at node i of t's tree, |B - A|. */
+static uint64_t change_at(const struct cp_tui *t, uint32_t i, enum cp_metric m)
+{
+	uint64_t b = cp_rnode__metric(&tree_of(t)->n[i], m), a = cp_figures__metric(&t->side[i], m);
+
+	return b > a ? b - a : a - b;
+}
+
+/* qsort_r order of sibling node indexes in diff mode: the largest change of m first, then the
+ * larger B, then the report's order (name, address, call site). */
+struct diff_order {
+	const struct cp_tui *t;
+	enum cp_metric m;
+};
+
+static int cmp_change(const void *pa, const void *pb, void *arg)
+{
+	const struct diff_order *o = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	uint64_t ca = change_at(o->t, a, o->m), cb = change_at(o->t, b, o->m);
+
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	return cp_rnode_cmp(o->t->rp, &tree_of(o->t)->n[a], &tree_of(o->t)->n[b],
+			    (enum cp_sort_key)o->m);
+}
+
+/*
+ * Order every context's children by m: by its value (the profile's own order), or in diff mode
+ * by its change, so that the first child is the one that moved most.  0, or -1 out of memory
+ * (the order is then partly changed, every list still whole).
+ */
+static int order_children(struct cp_tui *t, enum cp_metric m)
+{
+	struct cp_rtree *tr = &t->rp->trees[t->tree];
+	struct diff_order o = { t, m };
+	uint32_t *kids = NULL, nk, alloc = 0;
+
+	if (!t->side) {
+		cp_report_profile__sort(t->rp, (enum cp_sort_key)m);
+		return 0;
+	}
+	for (uint32_t i = 0; i < tr->nn; i++) {
+		nk = 0;
+		for (uint32_t c = tr->n[i].first_child; c != CP_NONE; c = tr->n[c].next) {
+			if (nk == alloc) {
+				uint32_t na = alloc ? 2 * alloc : 64;
+				uint32_t *k = realloc(kids, na * sizeof(*kids));
+
+				if (!k) {
+					free(kids);
+					return -1;
+				}
+				kids = k;
+				alloc = na;
+			}
+			kids[nk++] = c;
+		}
+		if (nk < 2)
+			continue;
+		qsort_r(kids, nk, sizeof(*kids), cmp_change, &o);
+		tr->n[i].first_child = kids[0];
+		for (uint32_t k = 0; k + 1 < nk; k++)
+			tr->n[kids[k]].next = kids[k + 1];
+		tr->n[kids[nk - 1]].next = CP_NONE;
+	}
+	free(kids);
+	return 0;
+}
+
 int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, enum cp_metric m,
-		 int sorted)
+		 int sorted, const struct cp_figures *side)
 {
 	const struct cp_rnode *n;
 	uint32_t x;
 
 	memset(t, 0, sizeof(*t));
 	t->rp = rp;
+	t->side = side;
 	t->tree = tree;
 	t->metric = m;
 	t->cur_match = CP_NONE;
 	t->subject = CP_NONE;
-	if (!sorted)
-		cp_report_profile__sort(rp, (enum cp_sort_key)m);
+	if ((!sorted || side) && order_children(t, m))
+		return -1;
 	t->open = calloc(tree_of(t)->nn ? tree_of(t)->nn : 1, 1);
 	if (!t->open)
 		return -1;
-	/* The hottest path: the largest child by m, down to a leaf. */
+	/*
+	 * The hottest path: the largest child by m, down to a leaf.  In diff mode the path to the
+	 * largest change: the first child (ordered so), down to where nothing below changed.
+	 */
 	n = tree_of(t)->n;
 	x = ROOT;
 	while (tree_of(t)->nn && n[x].first_child != CP_NONE) {
 		uint32_t c, best = n[x].first_child;
 
+		if (side && !change_at(t, best, m))
+			break;
 		t->open[x] = 1;
-		for (c = n[best].next; c != CP_NONE; c = n[c].next)
+		for (c = n[best].next; !side && c != CP_NONE; c = n[c].next)
 			if (cp_rnode__metric(&n[c], m) > cp_rnode__metric(&n[best], m))
 				best = c;
 		x = best;
@@ -154,28 +231,37 @@ void cp_tui__release(struct cp_tui *t)
 static int cmp_fnrow(const struct cp_tui *t, const struct cp_tui_fnrow *a,
 		     const struct cp_tui_fnrow *b)
 {
-	enum cp_metric m = t->metric;
-	uint64_t va = 0, vb = 0;
+	enum cp_metric m = t->metric, key = CP_METRIC_NR;
+	uint64_t va, vb;
 	const char *na, *nb;
 
 	switch (t->view == CP_TUI_FLAT ? t->sort : CP_TUI_SORT_INCL) {
 	case CP_TUI_SORT_INCL:
-		va = cp_figures__metric(&a->fig, cp_metric__inclusive(m));
-		vb = cp_figures__metric(&b->fig, cp_metric__inclusive(m));
+		key = cp_metric__inclusive(m);
 		break;
 	case CP_TUI_SORT_SELF:
-		va = cp_figures__metric(&a->fig, cp_metric__exclusive(m));
-		vb = cp_figures__metric(&b->fig, cp_metric__exclusive(m));
+		key = cp_metric__exclusive(m);
 		break;
 	case CP_TUI_SORT_CALLS:
-		va = a->fig.calls;
-		vb = b->fig.calls;
+		key = CP_METRIC_CALLS;
 		break;
 	default:
 		break;
 	}
-	if (va != vb)
-		return va > vb ? -1 : 1;
+	if (key != CP_METRIC_NR) {
+		va = cp_figures__metric(&a->fig, key);
+		vb = cp_figures__metric(&b->fig, key);
+		if (t->side) { /* diff mode: by change first, then as otherwise */
+			uint64_t sa = cp_figures__metric(&a->side, key);
+			uint64_t sb = cp_figures__metric(&b->side, key);
+			uint64_t ca = va > sa ? va - sa : sa - va, cb = vb > sb ? vb - sb : sb - vb;
+
+			if (ca != cb)
+				return ca > cb ? -1 : 1;
+		}
+		if (va != vb)
+			return va > vb ? -1 : 1;
+	}
 	na = t->rp->fns[a->fn].name ? t->rp->fns[a->fn].name : "";
 	nb = t->rp->fns[b->fn].name ? t->rp->fns[b->fn].name : "";
 	return strcmp(na, nb);
@@ -198,8 +284,7 @@ int cp_tui__set_metric(struct cp_tui *t, enum cp_metric m)
 	uint32_t r;
 
 	t->metric = m;
-	cp_report_profile__sort(t->rp, (enum cp_sort_key)m);
-	if (tree_of(t)->nn && rebuild(t))
+	if (order_children(t, m) || (tree_of(t)->nn && rebuild(t)))
 		return -1;
 	r = node == CP_NONE ? CP_NONE : find_row(t, 0, node);
 	if (t->view == CP_TUI_TREE)

@@ -69,9 +69,14 @@ struct cp_tui {
  * in place unless sorted says it is ordered by m already, as a freshly
  * loaded profile is by total), its hottest path expanded: from the root, the child with the
  * largest value of m, down to a leaf.  0, or -1 out of memory.
+ *
+ * Diff mode: side is not NULL, rp is cp_tui__diff_profile's (B's figures) and side A's, per
+ * node.  Then children are ordered by how much m changed, |B - A| (the larger B, then the name
+ * on a tie; sorted is not looked at), the lists' rows likewise, and the path opened is the
+ * one to the largest change, down to where nothing below changed.
  */
 int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, enum cp_metric m,
-		 int sorted);
+		 int sorted, const struct cp_figures *side);
 void cp_tui__release(struct cp_tui *t);
 /* Change the metric: re-sorts, keeps what is expanded and the selected context. */
 int cp_tui__set_metric(struct cp_tui *t, enum cp_metric m);

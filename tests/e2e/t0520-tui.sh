@@ -473,14 +473,17 @@ test_expect_success 'diff mode: two files browse the diff with the same keys' '
 	callprof record -o p2.cprof -- ./t-tui 2>record2.err &&
 	tui_start df 120 40 p.cprof p2.cprof &&
 	tui_wait df "callprof tui: diff p\.cprof -> p2\.cprof" &&
-	tui_wait_row df parse_expr &&
+	tui_wait_row df main && tui_wait_row df helper_main &&
 	capture df 08-diff &&
+	title_has df "view: tree, largest change first" &&
 	tui_keys df / r o w s Enter &&
 	tui_wait df "match 1/2" &&
 	tui_keys df f &&
-	tui_wait df "view: flat" &&
+	tui_wait df "view: flat \(sort: inclusive change\)" &&
+	tui_keys df s &&
+	tui_wait df "view: flat \(sort: self change\)" &&
 	tui_keys df t &&
-	tui_wait df "view: tree" &&
+	tui_wait df "view: tree, largest change first" &&
 	tui_keys df q &&
 	tui_wait_exit df &&
 	test "$(cat df.status)" = 0

@@ -117,7 +117,7 @@ TEST(tui_opens_the_hottest_path)
 	struct cp_report_profile *rp = load(CP_THREADS_MERGED);
 	struct cp_tui t;
 
-	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1, NULL), 0);
 	/* M, its hottest child G, G's hottest child B (400 > A's 300); C under M stays shut. */
 	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 C1");
 	CHECK(cp_tui__is_open(&t, 0));
@@ -134,7 +134,7 @@ TEST(tui_expand_and_collapse_splice_rows)
 	struct cp_report_profile *rp = load(CP_THREADS_MERGED);
 	struct cp_tui t;
 
-	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1, NULL), 0);
 	t.sel = row_of(&t, "C1");
 	cp_tui__collapse(&t, row_of(&t, "G2"));
 	CHECK_STR(rows(&t), "M1 G2 A2 C2 C1");
@@ -167,7 +167,7 @@ TEST(tui_reveal_and_search)
 	struct cp_tui t;
 	uint32_t r;
 
-	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1, NULL), 0);
 	/* the name of G holds its offset 0x200, B's 0x400 */
 	CHECK(strstr(rp->fns[cp_tui__fn(&t, 1)].name, "200") != NULL);
 	CHECK_EQ(cp_tui__search(&t, "200"), 2);
@@ -224,7 +224,7 @@ TEST(tui_flat_callers_callees)
 	struct cp_report_profile *rp = load(CP_THREADS_MERGED);
 	struct cp_tui t;
 
-	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1, NULL), 0);
 	CHECK_EQ(cp_tui__flat(&t), 0);
 	CHECK_EQ(t.view, CP_TUI_FLAT);
 	/* by total: M 1900, G 1000 + 50 (not inside another G), A 900, C 600, B 400 */
@@ -265,10 +265,10 @@ TEST(tui_metric_and_threads)
 	struct cp_tui t;
 
 	CHECK_EQ(rp->ntrees, 2);
-	CHECK_EQ(cp_tui__init(&t, rp, 1, CP_METRIC_TOTAL, 1), 0);
+	CHECK_EQ(cp_tui__init(&t, rp, 1, CP_METRIC_TOTAL, 1, NULL), 0);
 	CHECK_STR(rows(&t), "C1");
 	cp_tui__release(&t);
-	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_CALLS, 0), 0);
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_CALLS, 0, NULL), 0);
 	/* by calls: under M, A (6) before G (2) and C (1); the hot path is M, A */
 	CHECK_STR(rows(&t), "M1 A2 G2 C2");
 	t.sel = 2;
@@ -311,7 +311,7 @@ TEST(tui_deep_chain_without_recursion)
 	rp = cp_report_profile__load_many(&path, 1, &o);
 	unlink(path);
 	CHECK(rp != NULL);
-	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1), 0);
+	CHECK_EQ(cp_tui__init(&t, rp, 0, CP_METRIC_TOTAL, 1, NULL), 0);
 	CHECK_EQ(cp_tui__nrows(&t), DEPTH);
 	cp_tui__collapse(&t, 0);
 	CHECK_EQ(cp_tui__nrows(&t), 1);
@@ -333,27 +333,46 @@ TEST(tui_diff_profile_matches_paths_by_name)
 	struct cp_figures *side, f;
 	struct cp_tui t;
 
-	/* B: the same profile less its worker thread's C, and M's A called twice as often */
+	/*
+	 * B: M's A called twice as often (its time the same), and M's C 300 ns slower (M and the
+	 * root with it).  By B's values M's children would be G 1000, A 600, C 500; by change C
+	 * (300) comes first.
+	 */
 	for (uint32_t i = 1; i < b->trees[0].nn; i++) {
 		struct cp_rnode *n = &b->trees[0].n[i];
 
 		if (b->fns[n->fn].addr == A && n->depth == 2)
 			n->calls *= 2;
+		if ((b->fns[n->fn].addr == C && n->depth == 2) || b->fns[n->fn].addr == M) {
+			n->total_ns += 300;
+			n->self_ns += b->fns[n->fn].addr == C ? 300 : 0;
+		}
 	}
+	b->trees[0].n[0].total_ns += 300;
 	d = cp_tui__diff_profile(a, b, &side);
 	CHECK(d != NULL);
 	/* one path per distinct name path: as many as either tree's contexts */
 	CHECK_EQ(d->trees[0].nn, a->trees[0].nn);
 	CHECK_EQ(d->nfns, 5);
-	CHECK_EQ(cp_tui__init(&t, d, 0, CP_METRIC_TOTAL, 0), 0);
-	t.side = side;
-	CHECK_STR(rows(&t), "M1 G2 B3 A3 A2 C2 C1");
+	/* The path to the largest change is open, down to C, below which nothing changed. */
+	CHECK_EQ(cp_tui__init(&t, d, 0, CP_METRIC_TOTAL, 0, side), 0);
+	CHECK_STR(rows(&t), "M1 C2 G2 A2 C1");
+	cp_tui__figures(&t, row_of(&t, "C2"), &f);
+	CHECK_EQ(f.total_ns, 500);
+	cp_tui__side_figures(&t, row_of(&t, "C2"), &f);
+	CHECK_EQ(f.total_ns, 200);
 	cp_tui__figures(&t, row_of(&t, "A2"), &f);
 	CHECK_EQ(f.calls, 12);
 	cp_tui__side_figures(&t, row_of(&t, "A2"), &f);
 	CHECK_EQ(f.calls, 6);
 	CHECK_EQ(f.total_ns, 600);
+	/* Calls: only A's changed; unchanged siblings by B's calls (C1's 3 before M's 1). */
+	CHECK_EQ(cp_tui__set_metric(&t, CP_METRIC_CALLS), 0);
+	CHECK_STR(rows(&t), "C1 M1 A2 G2 C2");
+	CHECK_EQ(cp_tui__set_metric(&t, CP_METRIC_TOTAL), 0);
+	/* The flat list likewise: M and C changed by 300 (M the larger in B), then by B's value. */
 	CHECK_EQ(cp_tui__flat(&t), 0);
+	CHECK_STR(rows(&t), "M1 C1 G1 A1 B1");
 	CHECK_EQ(fnrow(&t, A)->fig.calls, 16);
 	CHECK_EQ(fnrow(&t, A)->side.calls, 10);
 	cp_tui__release(&t);
