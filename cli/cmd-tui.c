@@ -396,6 +396,8 @@ static void draw(struct app *a)
 	struct cp_report_profile *rp = current(a);
 	enum cp_metric m = a->metric;
 	enum cp_metric incl = cp_metric__inclusive(m), excl = cp_metric__exclusive(m);
+	/* The flat list sorted by self: its percent, bar and diff columns are the self share. */
+	enum cp_metric shown = t->view == CP_TUI_FLAT && t->sort == CP_TUI_SORT_SELF ? excl : m;
 	int height = LINES - 3, time_cols = m == CP_METRIC_CALLS && rp->timed;
 	uint64_t whole = cp_tui__whole(t);
 	char buf[1024], vname[512];
@@ -433,12 +435,13 @@ static void draw(struct app *a)
 	/* header */
 	snprintf(buf, sizeof(buf), "%10s %10.10s %10.10s %7s  %-10s  %s", "calls",
 		 time_cols ? "total" : cp_metric__name(incl),
-		 time_cols ? "self" : cp_metric__name(excl), "percent", "", "name");
+		 time_cols ? "self" : cp_metric__name(excl), shown == m ? "percent" : "self %",
+		 "", "name");
 	if (a->diff) {
 		char la[32], lb[32];
 
-		snprintf(la, sizeof(la), "%s A", cp_metric__name(m));
-		snprintf(lb, sizeof(lb), "%s B", cp_metric__name(m));
+		snprintf(la, sizeof(la), "%s A", cp_metric__name(shown));
+		snprintf(lb, sizeof(lb), "%s B", cp_metric__name(shown));
 		snprintf(buf, sizeof(buf), "%10.10s %10.10s %11s %8s  %s", la, lb, "delta",
 			 "change", "name");
 	}
@@ -464,7 +467,7 @@ static void draw(struct app *a)
 			fmt_value(vi, sizeof(vi), cp_figures__metric(&f, incl), incl);
 			fmt_value(vs, sizeof(vs), cp_figures__metric(&f, excl), excl);
 		}
-		v = cp_figures__metric(&f, m);
+		v = cp_figures__metric(&f, shown);
 		pct = whole ? 100.0 * (double)v / (double)whole : 0.0;
 		bw = (int)(pct / 10.0 + 0.5);
 		if (bw > 10)
@@ -482,11 +485,11 @@ static void draw(struct app *a)
 			char sa[32], sb[32], sd[32], ch[16];
 
 			cp_tui__side_figures(t, r, &fa);
-			va = cp_figures__metric(&fa, m);
+			va = cp_figures__metric(&fa, shown);
 			vb = v;
-			fmt_value(sa, sizeof(sa), va, m);
-			fmt_value(sb, sizeof(sb), vb, m);
-			fmt_value(sd + 1, sizeof(sd) - 1, vb > va ? vb - va : va - vb, m);
+			fmt_value(sa, sizeof(sa), va, shown);
+			fmt_value(sb, sizeof(sb), vb, shown);
+			fmt_value(sd + 1, sizeof(sd) - 1, vb > va ? vb - va : va - vb, shown);
 			sd[0] = vb > va ? '+' : vb < va ? '-' : ' ';
 			if (!va && vb)
 				snprintf(ch, sizeof(ch), "new");

@@ -102,6 +102,22 @@ metric () {
 	title "$1" | sed -n 's/.*metric: \([A-Za-z-]*\).*/\1/p'
 }
 
+# header_has NAME TEXT: the column header (line 2) holds TEXT.
+header_has () {
+	sed -n 2p "$1.screen" | grep -qF -e "$2" || {
+		echo "the header of $1 does not hold \"$2\":"
+		tui_show "$1.screen"
+		return 1
+	}
+}
+
+# percent NAME FN: the percent column of FN's row, a whole number.
+percent () {
+	tui_body "$1.screen" | awk -v fn="$2" '''
+		{ for (i = 1; i <= NF; i++) if ($i == fn) { for (j = 1; j < i; j++)
+			if ($j ~ /%$/) { sub(/%$/, "", $j); printf "%d\n", $j; exit } } }'''
+}
+
 # capture NAME NN-what: keep NAME's current screen for people to look at.
 capture () {
 	tui_screen "$1" "$CAPTURES/$2.txt"
@@ -360,6 +376,23 @@ test_expect_success 'flat view (f, F), sort column (s), back to the tree (t)' '
 	done &&
 	{ test -n "$changed" || { echo "s never changed the order of the rows: $before"; false; }; } &&
 	tui_keys fl t && tui_wait fl "view: tree" && has_row fl parse_expr &&
+	# Sorted by inclusive, then by self: the first row and what the
+	# percent column is a share of follow the sort (which the list keeps
+	# while the tree shows).
+	tui_keys fl f && tui_wait fl "view: flat" &&
+	for i in 1 2 3 4
+	do
+		title_has fl "sort: inclusive\)" >/dev/null && break
+		tui_keys fl s && tui_wait fl "view: flat" || exit 1
+	done &&
+	tui_wait fl "view: flat \(sort: inclusive\)" &&
+	header_has fl " percent " &&
+	test "$(order fl | cut -d" " -f1)" = main &&
+	tui_keys fl s && tui_wait fl "view: flat \(sort: self\)" &&
+	header_has fl " self % " &&
+	test "$(order fl | cut -d" " -f1)" = scan_digits &&
+	test "$(percent fl scan_digits)" -ge 30 &&
+	test "$(percent fl main)" -le 5 &&
 	tui_keys fl F && tui_wait fl "view: flat" &&
 	tui_keys fl t && tui_wait fl "view: tree"
 '
