@@ -15,8 +15,11 @@ rows () {
 }
 
 # check_body LINES FN: the rows add up to the header's samples, and nearly
-# all are of lines of FN's body (the compilers give a few instructions at
-# the edges of an inlined body no line, or the caller's).
+# all that are of the program's code are of lines of FN's body (the
+# compilers give a few instructions at the edges of an inlined body no
+# line, or the caller's).  The kernel's row is no line of any function and
+# its share grows with the machine's load (page faults, a sanitizer's
+# shadow memory): 28% of the samples once on a loaded CI machine.
 check_body () {
 	set -- "$1" $(body "$2") "$2" &&
 	rows "$1" >rows.$4 &&
@@ -24,6 +27,7 @@ check_body () {
 	awk "{ s += \$1 } END { print s }" rows.$4 >got &&
 	test_cmp expect got &&
 	awk -v lo="$2" -v hi="$3" "
+		\$4 ~ /^\\[kernel/ { next }
 		{ all += \$1; split(\$4, a, \":\") }
 		a[1] == \"s-inlined.c\" && a[2] >= lo && a[2] <= hi && \$5 != \"(inlined\" { in_body += \$1 }
 		END { exit !(all > 0 && in_body * 10 >= all * 9) }" rows.$4
