@@ -64,10 +64,12 @@
 #include "util/util.h"
 
 /* The seed area, as runtime/internal.h lays it out (struct cp_attach_area). */
-#define ATTACH_MAGIC 0x3148434154545043ull
+#define ATTACH_MAGIC 0x3248434154545043ull
 #define AREA_T0 24	 /* t0_tsc, then t0_mono_ns */
 #define AREA_NTHREADS 40 /* uint32_t */
-#define AREA_THREADS 48	 /* struct {u32 tid, nframes, first, pad}[max_threads] */
+#define AREA_THREADS 48	 /* struct {u32 tid, nframes, first, taken; u64 run0, delay0}[max_threads] */
+#define SEED_THREAD 32	 /* its size */
+#define SEED_STILL 2	 /* taken: the stop made the thread's tree (enum cp_seed_taken) */
 #define CALL_TIMEOUT_MS 10000
 #define STEP_LIMIT 4096	     /* single steps to the next call or return */
 #define STACK_COPY (512 << 10) /* bytes of a thread's stack copied for unwinding */
@@ -131,6 +133,8 @@ struct attach {
 	char *copy;		 /* the runtime copy in it */
 	char *log;		 /* the runtime's warnings */
 	unsigned open_seeded;
+	uint32_t nseeded;	 /* entries of the seed area's thread table */
+	unsigned still;		 /* seeded threads that ran no hook in the window */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -1375,12 +1379,31 @@ static int write_dynsym(struct attach *a, const uint64_t *value)
 	return 0;
 }
 
+/* /proc/PID/task/TID/schedstat: CPU time and run-queue wait (ns); 0s if unreadable. */
+static void schedstat(pid_t pid, pid_t tid, uint64_t *run, uint64_t *delay)
+{
+	char path[64], buf[128];
+	unsigned long long r = 0, d = 0;
+	FILE *f;
+
+	*run = *delay = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%llu %llu", &r, &d) == 2) {
+		*run = r;
+		*delay = d;
+	}
+	fclose(f);
+}
+
 static int switch_on(struct attach *a, const char *comm, struct cp_attach_result *res)
 {
 	struct seed_frame *frames = xcalloc(MAX_FRAMES, sizeof(*frames));
 	struct cp_unwinder *u;
 	uint64_t maxth = mem_u64(a, a->area + 8), maxfr = mem_u64(a, a->area + 16);
-	uint64_t frames_at = a->area + AREA_THREADS + maxth * 16, next = 0, t0[2];
+	uint64_t frames_at = a->area + AREA_THREADS + maxth * SEED_THREAD, next = 0, t0[2];
 	uint32_t nseeded = 0;
 	const char *other;
 	struct timespec mono, held;
@@ -1411,7 +1434,10 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	qsort(a->th, a->nth, sizeof(*a->th), cmp_tid);
 	for (size_t i = 0; i < a->nth && nseeded < maxth; i++) {
 		struct thread *t = &a->th[i];
-		uint32_t rec[4];
+		struct {
+			uint32_t tid, nframes, first, taken;
+			uint64_t run0, delay0;
+		} rec;
 		int n;
 
 		if (t->gone)
@@ -1429,11 +1455,14 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 			continue;
 		for (int j = 0; j < n; j++)
 			mem_write(a, frames_at + (next + (uint64_t)j) * 24, &frames[j], 24);
-		rec[0] = (uint32_t)t->tid;
-		rec[1] = (uint32_t)n;
-		rec[2] = (uint32_t)next;
-		rec[3] = 0;
-		mem_write(a, a->area + AREA_THREADS + (uint64_t)nseeded * 16, rec, sizeof(rec));
+		memset(&rec, 0, sizeof(rec));
+		rec.tid = (uint32_t)t->tid;
+		rec.nframes = (uint32_t)n;
+		rec.first = (uint32_t)next;
+		/* Where the thread's time since now goes if it runs no hook (runtime/attach.c). */
+		schedstat(a->pid, t->tid, &rec.run0, &rec.delay0);
+		mem_write(a, a->area + AREA_THREADS + (uint64_t)nseeded * SEED_THREAD, &rec,
+			  sizeof(rec));
 		next += (uint64_t)n;
 		nseeded++;
 		a->open_seeded += (unsigned)n;
@@ -1458,6 +1487,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	t0[1] = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
 	mem_write(a, a->area + AREA_T0, t0, sizeof(t0));
 	mem_write(a, a->area + AREA_NTHREADS, &nseeded, sizeof(nseeded));
+	a->nseeded = nseeded;
 	release_all(a);
 	res->held_on = seconds_since(&held);
 	return 0;
@@ -1577,6 +1607,14 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 		return cp_error("attach: process %d (%s) did not return from writing its profile",
 				(int)a->pid, comm);
 	*wrote = (int64_t)ret > 0;
+	/* The threads the stop gave a tree: their seeds were taken by it, not by a hook. */
+	for (uint32_t i = 0; i < a->nseeded; i++) {
+		uint32_t taken = 0;
+
+		if (!mem_read(a, a->area + AREA_THREADS + (uint64_t)i * SEED_THREAD + 12, &taken,
+			      sizeof(taken)) && taken == SEED_STILL)
+			a->still++;
+	}
 	a->stopped = 1;
 	/*
 	 * The rings and trees go while no thread can be in our code: the
@@ -1781,6 +1819,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		if (r < 0)
 			goto out;
 		ended = r == 1;
+		res->still = a.still;
 	}
 	if (ended) {
 		res->ended = 1;

@@ -47,6 +47,8 @@ struct cp_attach_result {
 	double window;	     /* seconds the hooks were ours */
 	unsigned threads;    /* threads stopped at attach */
 	unsigned open;	     /* instrumented calls open at attach, seeded */
+	unsigned still;	     /* threads with calls open at attach that ran no hook in the
+			      * window: in the profile with those calls, as the stop made them */
 	int wrote;	     /* the profile was written (by the process or its watcher) */
 	double held_on;	     /* seconds every thread was stopped at the switch-on */
 };

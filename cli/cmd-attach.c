@@ -81,7 +81,7 @@ int cmd_attach(int argc, const char **argv)
 		   *duration = NULL, *dump_on = NULL;
 	const char **env = NULL;
 	size_t nenv = 0;
-	char *filter = NULL, *lib = NULL, *outabs = NULL;
+	char *filter = NULL, *lib = NULL, *outabs = NULL, still[160] = "";
 	struct cp_select sel = { 0 };
 	struct cp_attach_target t;
 	struct cp_attach_opts o = { 0 };
@@ -218,9 +218,14 @@ int cmd_attach(int argc, const char **argv)
 			 "written", (int)pid, t.comm, r.window);
 		goto out;
 	}
+	if (r.still)
+		snprintf(still, sizeof(still), "; %u thread%s ran no instrumented code in the window "
+			 "(blocked?): %s open calls are in the profile, timed from the attach", r.still,
+			 r.still == 1 ? "" : "s", r.still == 1 ? "its" : "their");
 	fprintf(stderr, "callprof: attached to %d (%s) for %.2f s: %u thread%s (all held %.1f ms to "
-		"switch), %u call%s open at attach; wrote %s\n", (int)pid, t.comm, r.window, r.threads,
-		r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open, r.open == 1 ? "" : "s", out);
+		"switch), %u call%s open at attach%s; wrote %s\n", (int)pid, t.comm, r.window,
+		r.threads, r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open, r.open == 1 ? "" : "s",
+		still, out);
 	ret = 0;
 out:
 	if (filter)

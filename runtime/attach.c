@@ -19,6 +19,10 @@
  * pushes them (cp_attach__seed_thread) as frames whose entry was not seen:
  * not counted as calls but as open_at_start, timed from the attach.
  *
+ * A thread that ran no hook in the whole window still has its seeds at the
+ * stop, which gives it a tree of them (still_threads), so that a thread
+ * blocked in a call throughout is in the profile.
+ *
  * Stop writes the profile and ends the session; the watcher ends itself
  * when it sees that.  The library stays loaded, inert (the GOT slots are
  * the C library's again): a thread may still be inside a hook when the
@@ -39,6 +43,15 @@
 __attribute__((visibility("default"))) const volatile char cp_attach_marker[16] = "CALLPROF-ATTACH0";
 
 struct cp_attach cp_attach;
+
+/* The layout cli/attach-ptrace.c writes and reads (AREA_THREADS, SEED_THREAD). */
+_Static_assert(__builtin_offsetof(struct cp_attach_area, t0_tsc) == 24 &&
+		       __builtin_offsetof(struct cp_attach_area, nthreads) == 40 &&
+		       __builtin_offsetof(struct cp_attach_area, threads) == 48 &&
+		       sizeof(struct cp_attach_seed_thread) == 32 &&
+		       __builtin_offsetof(struct cp_attach_seed_thread, taken) == 12 &&
+		       sizeof(struct cp_attach_seed_frame) == 24,
+	       "struct cp_attach_area: the tool's offsets (cli/attach-ptrace.c) must change with it");
 
 /* What the tool calls, by name (not in include/callprof.h: no program calls them). */
 CP_EXPORT long callprof_attach_start(const char *block, unsigned long len);
@@ -104,6 +117,8 @@ CP_EXPORT long callprof_attach_start(const char *block, unsigned long len)
 	return (long)a;
 }
 
+static void still_threads(void);
+
 /*
  * End the window: write the profile (unless no instrumented code ran) and
  * end the session.  1 if a profile was written, 0 if there was nothing to
@@ -115,6 +130,7 @@ CP_EXPORT long callprof_attach_stop(void)
 
 	if (!cp_attach.on || cp_session.state != CP_STATE_ON)
 		return -ESRCH;
+	still_threads();
 	ran = cp_session__ran_code();
 	cp_session__finish(0);
 	/* Threads that end from now on must not fold into a finished session. */
@@ -151,9 +167,9 @@ long callprof_attach_release(void)
 }
 
 /* Binary search of the tool's table (sorted by tid). */
-static const struct cp_attach_seed_thread *seeds_of(uint32_t tid)
+static struct cp_attach_seed_thread *seeds_of(uint32_t tid)
 {
-	const struct cp_attach_area *a = cp_attach.area;
+	struct cp_attach_area *a = cp_attach.area;
 	uint32_t lo = 0, hi = __atomic_load_n(&a->nthreads, __ATOMIC_ACQUIRE);
 
 	if (hi > a->max_threads)
@@ -176,21 +192,86 @@ static const struct cp_attach_seed_thread *seeds_of(uint32_t tid)
  * the tool found any.  Their start is the instant the tool let the
  * threads go on, in this session's ticks.
  */
-void cp_attach__seed_thread(struct cp_thread *t)
+/*
+ * Claim s's seeds for taker (enum cp_seed_taken): 1 if they are whole and
+ * nobody took them yet.  The thread and the stop may race for a thread
+ * that wakes just as the window ends: one of them gets them.
+ */
+static int claim(const struct cp_attach_area *a, struct cp_attach_seed_thread *s, uint32_t taker)
 {
-	const struct cp_attach_area *a = cp_attach.area;
-	const struct cp_attach_seed_thread *s;
-	uint64_t start;
+	uint32_t free_ = CP_SEED_FREE;
 
-	if (!a || !(s = seeds_of(t->tid)) || s->first > a->max_frames ||
-	    s->nframes > a->max_frames - s->first)
-		return;
-	start = cp_session.clock == CP_CLOCK_MONOTONIC ? a->t0_mono_ns : a->t0_tsc;
+	if (s->first > a->max_frames || s->nframes > a->max_frames - s->first)
+		return 0;
+	return __atomic_compare_exchange_n(&s->taken, &free_, taker, 0, __ATOMIC_ACQ_REL,
+					   __ATOMIC_RELAXED);
+}
+
+/* Push s's frames on t, timed from the attach. */
+static void push_seeds(struct cp_thread *t, const struct cp_attach_area *a,
+		       const struct cp_attach_seed_thread *s)
+{
+	uint64_t start = cp_session.clock == CP_CLOCK_MONOTONIC ? a->t0_mono_ns : a->t0_tsc;
+
 	for (uint32_t i = 0; i < s->nframes; i++) {
 		const struct cp_attach_seed_frame *f = &a->frames[s->first + i];
 
 		cp_hooks__seed(t, (uintptr_t)f->fn, (uintptr_t)f->site, (uintptr_t)f->sp, start);
 		__atomic_fetch_add(&cp_attach.seeded, 1, __ATOMIC_RELAXED);
+	}
+}
+
+void cp_attach__seed_thread(struct cp_thread *t)
+{
+	const struct cp_attach_area *a = cp_attach.area;
+	struct cp_attach_seed_thread *s;
+
+	if (a && (s = seeds_of(t->tid)) && claim(a, s, CP_SEED_RAN))
+		push_seeds(t, a, s);
+}
+
+/*
+ * At the stop: the threads that had calls open at attach and ran no hook
+ * since (blocked the whole window, in a lock, a read, a sleep; or busy in
+ * code that is not instrumented) would be missing from the profile, yet a
+ * thread stuck in a call is often what one attaches to find.  Each gets a
+ * tree of its own made of its open calls, as its first hook would have
+ * made it: open at attach, no calls, timed from the attach to the dump;
+ * the dump splits that time into CPU, wait and inactive by the scheduler's
+ * counts since the attach (flush.c).  The thread still runs, untouched:
+ * only its record is ours.
+ */
+static void still_threads(void)
+{
+	const struct cp_attach_area *a = cp_attach.area;
+	uint32_t n = a ? __atomic_load_n(&a->nthreads, __ATOMIC_ACQUIRE) : 0;
+	uint64_t start;
+
+	if (!a || n > a->max_threads || cp_hook_mode == CP_MODE_COVERAGE)
+		return;
+	start = cp_session.clock == CP_CLOCK_MONOTONIC ? a->t0_mono_ns : a->t0_tsc;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cp_attach_seed_thread *s = &cp_attach.area->threads[i];
+		struct cp_thread *t;
+
+		if (!s->nframes || !claim(a, s, CP_SEED_STILL))
+			continue;
+		t = cp_thread__new();
+		if (!t) {
+			__atomic_fetch_add(&cp_session.threads_lost, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		t->tid = s->tid;
+		t->still = 1;
+		t->perf.cpu0_ns = s->run0_ns;
+		t->delay0_ns = s->delay0_ns;
+		t->start_ticks = start;
+		t->cct.top->start = start;
+		t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
+		if (cp_filter.start)
+			cp_hooks__mute_start(t);
+		push_seeds(t, a, s);
+		cp_thread__register(t);
 	}
 }
 

@@ -288,12 +288,16 @@ static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, 
 	int have_sched;
 
 	memset(late, 0, sizeof(*late));
-	if (!d->offcpu || !t->perf.page || (t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) ||
-	    d->how == CP_FLUSH_KILLED || now <= t->start_ticks)
+	if (!d->offcpu || (!t->perf.page && !t->still) ||
+	    (t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) || d->how == CP_FLUSH_KILLED ||
+	    now <= t->start_ticks)
 		return;
 	have_sched = !read_schedstat(in_watcher(d->how) ? cp_session.pid : 0, t->tid, &run, &delay);
-	if (in_watcher(d->how) && !have_sched)
+	if ((in_watcher(d->how) || t->still) && !have_sched)
 		return;
+	/* attach's still thread: its run-queue wait since the attach, not since it began */
+	if (t->still)
+		delay = delay > t->delay0_ns ? delay - t->delay0_ns : 0;
 	cpu = thread_cpu(d, t);
 	wall = ticks_to_ns(d, now - t->start_ticks);
 	/* What the tree holds (ns while the program runs, see offcpu.c). */

@@ -194,6 +194,14 @@ struct cp_thread {
 	uint32_t mute_kind;	     /* enum cp_mute_kind */
 	uint64_t unrecorded[CP_MUTE_KINDS]; /* calls not recorded, per enum cp_mute_kind */
 	int unfiltered;		     /* calibration's private state: no selection applies */
+	/*
+	 * attach: a thread that ran no hook in the window, its tree made by
+	 * the stop from its seeds.  No perf events: its time off CPU comes
+	 * from the scheduler's counts since the attach (delay0_ns, and
+	 * perf.cpu0_ns), at the dump (flush.c late_offcpu).
+	 */
+	int still;
+	uint64_t delay0_ns;
 	struct cp_perf perf;	 /* perf events of the thread: off-CPU time, samples */
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
@@ -503,6 +511,8 @@ CP_HIDDEN uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns);
 /* thread.c */
 CP_HIDDEN struct cp_thread *cp_thread__setup(void);
 CP_HIDDEN struct cp_thread *cp_thread__new(void);
+/* Publish state from cp_thread__new() in the registry (the dump writes it). */
+CP_HIDDEN void cp_thread__register(struct cp_thread *t);
 CP_HIDDEN void cp_thread__free(struct cp_thread *t);
 /*
  * cp_cct__child() for t (cct.h); the process's first lookup starts the
@@ -651,7 +661,7 @@ CP_HIDDEN void cp_modules__reset_lock(void);
  * /proc/PID/mem while the threads are stopped: its layout is shared with
  * cli/attach-ptrace.c, which checks magic.
  */
-#define CP_ATTACH_MAGIC 0x3148434154545043ull /* "CPTTACH1" */
+#define CP_ATTACH_MAGIC 0x3248434154545043ull /* "CPTTACH2" */
 #define CP_ATTACH_MAX_THREADS 8192
 #define CP_ATTACH_MAX_FRAMES 131072
 struct cp_attach_seed_frame {
@@ -663,7 +673,20 @@ struct cp_attach_seed_thread {
 	uint32_t tid;
 	uint32_t nframes; /* open instrumented calls, outermost first */
 	uint32_t first;	  /* index of the outermost in frames[] */
-	uint32_t pad;
+	uint32_t taken;	  /* enum cp_seed_taken, claimed by the runtime */
+	uint64_t run0_ns, delay0_ns; /* its schedstat at attach: CPU time, run-queue wait */
+};
+/*
+ * Who took a thread's seeds: the thread itself, at its first hook in the
+ * window, or the stop, for a thread that ran no hook in the whole window
+ * (blocked, or busy in code that is not instrumented): the stop gives it a
+ * tree of its open calls, timed from the attach (attach.c).  The tool reads
+ * this back to say how many there were.
+ */
+enum cp_seed_taken {
+	CP_SEED_FREE = 0,
+	CP_SEED_RAN = 1,
+	CP_SEED_STILL = 2,
 };
 struct cp_attach_area {
 	uint64_t magic;

@@ -337,7 +337,8 @@ static int thread_ran_code(const struct cp_thread *t)
 {
 	uint32_t nn = __atomic_load_n(&t->cct.nnodes, __ATOMIC_ACQUIRE), id = 1;
 
-	if (t->cct.lost.calls || t->lost_events || t->unpaired_exits)
+	/* attach: a thread whose calls were open throughout the window (attach.c) */
+	if (t->cct.lost.calls || t->lost_events || t->unpaired_exits || t->still)
 		return 1;
 	for (int k = 0; k < CP_MUTE_KINDS; k++)
 		if (t->unrecorded[k])

@@ -110,6 +110,11 @@ static void register_thread(struct cp_thread *t)
 					      __ATOMIC_RELAXED));
 }
 
+void cp_thread__register(struct cp_thread *t)
+{
+	register_thread(t);
+}
+
 /*
  * Allocate and initialise thread state without publishing it: the caller
  * registers it (a real thread) or uses it privately (calibration).

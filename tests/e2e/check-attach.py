@@ -22,6 +22,11 @@ instrumented function).
       marked open_at_attach (a count, at least 1) and has 0 calls (PATH is made no call of in the
       window: a node of a frame open at attach may also count the calls
       made on the same path in the window, such as read_command's)
+  check-attach.py still FILE.json PATH SECONDS
+      the node at PATH was open the whole window of SECONDS and its thread
+      ran no hook in it (blocked): marked open_at_attach, 0 calls, its
+      time at least 0.7 x SECONDS and at most SECONDS + 1, and at least 0.7
+      of that time off CPU (wait and inactive), not CPU
   check-attach.py listed FILE.json FUNCTION...
       each FUNCTION has a node (coverage: no counts)
 
@@ -137,6 +142,25 @@ def main(argv):
             if n.get("calls"):
                 bad.append("%s: %d calls, want 0 (entered before the attach)"
                            % (want, n["calls"]))
+    elif cmd == "still":
+        want, secs = argv[3], float(argv[4])
+        found = [n for path, n in nodes if path == want]
+        if not found:
+            bad.append("no node at %s; paths: %s" % (want, sorted({p for p, _ in nodes})))
+        for n in found:
+            total, wait, inactive = (n.get("total_ns", 0), n.get("wait_ns", 0),
+                                     n.get("inactive_ns", 0))
+            print("%s: open_at_attach %s, calls %s, total %d ns, wait %d ns, inactive %d ns"
+                  % (want, n.get("open_at_attach"), n.get("calls"), total, wait, inactive))
+            if not (isinstance(n.get("open_at_attach"), int) and n.get("open_at_attach") >= 1):
+                bad.append("%s: not marked open_at_attach" % want)
+            if n.get("calls"):
+                bad.append("%s: %d calls, want 0" % (want, n["calls"]))
+            if not 0.7 * secs * 1e9 <= total <= (secs + 1) * 1e9:
+                bad.append("%s: %d ns, want the window's %.1f s" % (want, total, secs))
+            if wait + inactive < 0.7 * total:
+                bad.append("%s: %d ns of its %d ns off CPU, want most of it (blocked)"
+                           % (want, wait + inactive, total))
     elif cmd == "listed":
         for f in argv[3:]:
             print("%s: %s" % (f, "listed" if f in calls else "missing"))

@@ -424,7 +424,36 @@ test_expect_success 'after the detach the server serves on, untraced, at glibc'"
 	! grep -q "^State:	[tT]" /proc/$pid/status
 '
 
+# A thread blocked in a call for the whole window runs no hook, yet is what
+# one may attach to find: the stop gives it a tree of its open calls, timed
+# from the attach, its time off CPU.  So is main, blocked in pthread_join.
+still_window () {
+	_sw=$1 &&
+	shift &&
+	srv_cmd s "slow 60000" >"$_sw.slow" &&
+	grep "^slow started$" "$_sw.slow" &&
+	attach_bg "$_sw" -o "$_sw.cprof" --duration 1 "$@" "$(cat s.pid)" &&
+	attach_wait "$_sw" 30 &&
+	expect_status "$_sw.astatus" 0 &&
+	srv_cmd s release >"$_sw.release" &&
+	grep "^released$" "$_sw.release" &&
+	grep "threads ran no instrumented code in the window" "$_sw.aerr" &&
+	callprof export -f json "$_sw.cprof" >"$_sw.json" &&
+	$CHECK still "$_sw.json" "worker_main;worker_loop;handle_slow" 1 &&
+	$CHECK still "$_sw.json" main 1 &&
+	callprof report --min-percent=0 "$_sw.cprof" >"$_sw.report" &&
+	grep "handle_slow (open at attach)" "$_sw.report"
+}
+
+test_expect_success 'a thread blocked through the whole window is in the profile, off CPU' '
+	still_window w4
+'
+
 if test -n "$full"; then
+test_expect_success 'the same in timing mode (--time=clock)' '
+	still_window w4c --time=clock
+'
+
 test_expect_success 'a second attach (--duration 1) gives exact counts again' '
 	attach_window s w2 500 --duration 1 &&
 	exact w2 &&
