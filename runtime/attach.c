@@ -188,11 +188,6 @@ static struct cp_attach_seed_thread *seeds_of(uint32_t tid)
 }
 
 /*
- * t's first hook since the attach: push the calls it had open then, if
- * the tool found any.  Their start is the instant the tool let the
- * threads go on, in this session's ticks.
- */
-/*
  * Claim s's seeds for taker (enum cp_seed_taken): 1 if they are whole and
  * nobody took them yet.  The thread and the stop may race for a thread
  * that wakes just as the window ends: one of them gets them.
@@ -221,6 +216,11 @@ static void push_seeds(struct cp_thread *t, const struct cp_attach_area *a,
 	}
 }
 
+/*
+ * t's first hook since the attach: push the calls it had open then, if
+ * the tool found any.  Their start is the instant the tool let the
+ * threads go on, in this session's ticks.
+ */
 void cp_attach__seed_thread(struct cp_thread *t)
 {
 	const struct cp_attach_area *a = cp_attach.area;
@@ -228,6 +228,20 @@ void cp_attach__seed_thread(struct cp_thread *t)
 
 	if (a && (s = seeds_of(t->tid)) && claim(a, s, CP_SEED_RAN))
 		push_seeds(t, a, s);
+}
+
+/*
+ * Is thread tid of this process alive?  One that ended in the window
+ * without a hook (cancelled in a blocking call) is not a still thread: its
+ * time is not known.
+ */
+static int task_alive(uint32_t tid)
+{
+	char path[48] = "/proc/self/task/";
+	size_t len = strlen(path);
+
+	cp_put_dec(path, sizeof(path), &len, tid);
+	return access(path, F_OK) == 0;
 }
 
 /*
@@ -254,7 +268,7 @@ static void still_threads(void)
 		struct cp_attach_seed_thread *s = &cp_attach.area->threads[i];
 		struct cp_thread *t;
 
-		if (!s->nframes || !claim(a, s, CP_SEED_STILL))
+		if (!s->nframes || !task_alive(s->tid) || !claim(a, s, CP_SEED_STILL))
 			continue;
 		t = cp_thread__new();
 		if (!t) {
