@@ -164,6 +164,12 @@ static inline uint64_t cp_sort_value(enum cp_sort_key key, uint64_t calls, uint6
 	return cp_metric__exclusive((enum cp_metric)key) == (enum cp_metric)key ? self_ns : total_ns;
 }
 
+/*
+ * Put every node's children of t in the order of cmp (a qsort_r comparator
+ * of node indexes of t, given arg), relinking first_child and next.
+ */
+void cp_rtree__sort_children(struct cp_rtree *t, int (*cmp)(const void *, const void *, void *),
+			     void *arg);
 /* Order of two nodes by key, ties by name, address, call site. */
 int cp_rnode_cmp(const struct cp_report_profile *rp, const struct cp_rnode *a,
 		 const struct cp_rnode *b, enum cp_sort_key key);

@@ -1139,33 +1139,38 @@ static int cmp_idx(const void *pa, const void *pb, void *arg)
 	return cp_rnode_cmp(o->rp, &o->tree->n[*a], &o->tree->n[*b], o->key);
 }
 
-void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key)
+void cp_rtree__sort_children(struct cp_rtree *t, int (*cmp)(const void *, const void *, void *),
+			     void *arg)
 {
 	uint32_t *kids = NULL;
 	size_t alloc = 0;
+
+	for (uint32_t i = 0; i < t->nn; i++) {
+		uint32_t nk = 0;
+
+		for (uint32_t c = t->n[i].first_child; c != CP_NONE; c = t->n[c].next) {
+			ALLOC_GROW(kids, nk + 1, alloc);
+			kids[nk++] = c;
+		}
+		if (nk < 2)
+			continue;
+		qsort_r(kids, nk, sizeof(*kids), cmp, arg);
+		t->n[i].first_child = kids[0];
+		for (uint32_t k = 0; k + 1 < nk; k++)
+			t->n[kids[k]].next = kids[k + 1];
+		t->n[kids[nk - 1]].next = CP_NONE;
+	}
+	free(kids);
+}
+
+void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key)
+{
 	struct sibling_order order = { .rp = rp, .key = key };
 
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
-		struct cp_rtree *t = &rp->trees[ti];
-
-		order.tree = t;
-		for (uint32_t i = 0; i < t->nn; i++) {
-			uint32_t nk = 0;
-
-			for (uint32_t c = t->n[i].first_child; c != CP_NONE; c = t->n[c].next) {
-				ALLOC_GROW(kids, nk + 1, alloc);
-				kids[nk++] = c;
-			}
-			if (nk < 2)
-				continue;
-			qsort_r(kids, nk, sizeof(*kids), cmp_idx, &order);
-			t->n[i].first_child = kids[0];
-			for (uint32_t k = 0; k + 1 < nk; k++)
-				t->n[kids[k]].next = kids[k + 1];
-			t->n[kids[nk - 1]].next = CP_NONE;
-		}
+		order.tree = &rp->trees[ti];
+		cp_rtree__sort_children(&rp->trees[ti], cmp_idx, &order);
 	}
-	free(kids);
 }
 
 static struct cp_symbolizer *part_sym(struct cp_report_profile *rp, uint32_t part)

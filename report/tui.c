@@ -138,45 +138,16 @@ static int cmp_change(const void *pa, const void *pb, void *arg)
 
 /*
  * Order every context's children by m: by its value (the profile's own order), or in diff mode
- * by its change, so that the first child is the one that moved most.  0, or -1 out of memory
- * (the order is then partly changed, every list still whole).
+ * by its change, so that the first child is the one that moved most.
  */
-static int order_children(struct cp_tui *t, enum cp_metric m)
+static void order_children(struct cp_tui *t, enum cp_metric m)
 {
-	struct cp_rtree *tr = &t->rp->trees[t->tree];
 	struct diff_order o = { t, m };
-	uint32_t *kids = NULL, nk, alloc = 0;
 
-	if (!t->side) {
+	if (t->side)
+		cp_rtree__sort_children(&t->rp->trees[t->tree], cmp_change, &o);
+	else
 		cp_report_profile__sort(t->rp, (enum cp_sort_key)m);
-		return 0;
-	}
-	for (uint32_t i = 0; i < tr->nn; i++) {
-		nk = 0;
-		for (uint32_t c = tr->n[i].first_child; c != CP_NONE; c = tr->n[c].next) {
-			if (nk == alloc) {
-				uint32_t na = alloc ? 2 * alloc : 64;
-				uint32_t *k = realloc(kids, na * sizeof(*kids));
-
-				if (!k) {
-					free(kids);
-					return -1;
-				}
-				kids = k;
-				alloc = na;
-			}
-			kids[nk++] = c;
-		}
-		if (nk < 2)
-			continue;
-		qsort_r(kids, nk, sizeof(*kids), cmp_change, &o);
-		tr->n[i].first_child = kids[0];
-		for (uint32_t k = 0; k + 1 < nk; k++)
-			tr->n[kids[k]].next = kids[k + 1];
-		tr->n[kids[nk - 1]].next = CP_NONE;
-	}
-	free(kids);
-	return 0;
 }
 
 int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, enum cp_metric m,
@@ -192,8 +163,8 @@ int cp_tui__init(struct cp_tui *t, struct cp_report_profile *rp, uint32_t tree, 
 	t->metric = m;
 	t->cur_match = CP_NONE;
 	t->subject = CP_NONE;
-	if ((!sorted || side) && order_children(t, m))
-		return -1;
+	if (!sorted || side)
+		order_children(t, m);
 	t->open = calloc(tree_of(t)->nn ? tree_of(t)->nn : 1, 1);
 	if (!t->open)
 		return -1;
@@ -284,7 +255,8 @@ int cp_tui__set_metric(struct cp_tui *t, enum cp_metric m)
 	uint32_t r;
 
 	t->metric = m;
-	if (order_children(t, m) || (tree_of(t)->nn && rebuild(t)))
+	order_children(t, m);
+	if (tree_of(t)->nn && rebuild(t))
 		return -1;
 	r = node == CP_NONE ? CP_NONE : find_row(t, 0, node);
 	if (t->view == CP_TUI_TREE)
