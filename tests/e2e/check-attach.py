@@ -25,7 +25,8 @@ instrumented function).
   check-attach.py still FILE.json PATH SECONDS
       the node at PATH was open the whole window of SECONDS and its thread
       ran no hook in it (blocked): marked open_at_attach, 0 calls, its
-      time at least 0.7 x SECONDS and at most SECONDS + 1, and at least 0.7
+      time at least 0.7 x SECONDS and at most SECONDS + 5 (the switch back
+      on a loaded machine takes its share), and at least 0.7
       of that time off CPU (wait and inactive), not CPU
   check-attach.py listed FILE.json FUNCTION...
       each FUNCTION has a node (coverage: no counts)
@@ -156,7 +157,7 @@ def main(argv):
                 bad.append("%s: not marked open_at_attach" % want)
             if n.get("calls"):
                 bad.append("%s: %d calls, want 0" % (want, n["calls"]))
-            if not 0.7 * secs * 1e9 <= total <= (secs + 1) * 1e9:
+            if not 0.7 * secs * 1e9 <= total <= (secs + 5) * 1e9:
                 bad.append("%s: %d ns, want the window's %.1f s" % (want, total, secs))
             if wait + inactive < 0.7 * total:
                 bad.append("%s: %d ns of its %d ns off CPU, want most of it (blocked)"
