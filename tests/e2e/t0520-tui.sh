@@ -130,21 +130,43 @@ order () {
 	tr '\n' ' '
 }
 
+# retry TRIES CHECK ARGS...: run CHECK until it succeeds, TRIES times at
+# most, 50 ms apart; quietly but for the last try, whose output says why.
+retry () {
+	_r_n=$1 &&
+	shift &&
+	_r_i=1 &&
+	while test $_r_i -lt "$_r_n"
+	do
+		"$@" >/dev/null && return 0
+		sleep 0.05
+		_r_i=$((_r_i + 1))
+	done &&
+	"$@"
+}
+
+# count_is NAME FN N: exactly N rows of NAME's screen show FN.
+count_is () {
+	tui_screen "$1" "$1.screen" &&
+	test "$(tui_rows "$1.screen" "$2")" = "$3" || {
+		echo "$1: $(tui_rows "$1.screen" "$2") rows show $2, wanted $3:"
+		tui_show "$1.screen"
+		return 1
+	}
+}
+
 # wait_count NAME FN N: until exactly N rows show FN (10 s).
 wait_count () {
-	_i=0
-	while :
-	do
-		tui_screen "$1" "$1.screen" &&
-		test "$(tui_rows "$1.screen" "$2")" = "$3" && return 0
-		if test $_i -ge 200; then
-			echo "$1: $(tui_rows "$1.screen" "$2") rows show $2, wanted $3:"
-			tui_show "$1.screen"
-			return 1
-		fi
-		sleep 0.05
-		_i=$((_i + 1))
-	done
+	retry 201 count_is "$@"
+}
+
+# title_is_not NAME OLD: NAME's title bar is no longer OLD.
+title_is_not () {
+	tui_screen "$1" "$1.screen" &&
+	test "$(title "$1")" != "$2" || {
+		echo "$1: the title bar stays $2"
+		return 1
+	}
 }
 
 # press NAME KEY: send KEY, until the title bar changes (10 s).
@@ -152,60 +174,40 @@ press () {
 	tui_screen "$1" "$1.screen" &&
 	_old=$(title "$1") &&
 	tui_keys "$1" "$2" &&
-	_i=0 &&
-	while tui_screen "$1" "$1.screen" && test "$(title "$1")" = "$_old"
-	do
-		if test $_i -ge 200; then
-			echo "$1: key $2 did not change the title bar: $_old"
-			return 1
-		fi
-		sleep 0.05
-		_i=$((_i + 1))
-	done &&
+	retry 201 title_is_not "$1" "$_old" &&
 	tui_wait "$1" "$TITLE"
+}
+
+# order_is_not NAME BEFORE: the order of NAME's rows is not BEFORE.
+order_is_not () {
+	tui_screen "$1" "$1.screen" &&
+	test "$(order "$1")" != "$2"
 }
 
 # order_changes NAME BEFORE: true once the order of the rows is not BEFORE,
 # false if it stays so for 1 s (a key that need not change it).
 order_changes () {
-	_i=0
-	while tui_screen "$1" "$1.screen"
-	do
-		test "$(order "$1")" != "$2" && return 0
-		test $_i -ge 20 && return 1
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
+	retry 21 order_is_not "$@"
+}
+
+# status_line NAME: the last line of NAME's screen has something.
+status_line () {
+	tui_screen "$1" "$1.screen" &&
+	test -n "$(tail -n 1 "$1.screen" | tr -d " ")" || {
+		echo "$1: no status line on the last line:"
+		tui_show "$1.screen"
+		return 1
+	}
 }
 
 # wait_status_line NAME: until the last line of the screen has something.
 wait_status_line () {
-	_i=0
-	while tui_screen "$1" "$1.screen" && test -z "$(tail -n 1 "$1.screen" | tr -d " ")"
-	do
-		if test $_i -ge 200; then
-			echo "$1: no status line on the last line:"
-			tui_show "$1.screen"
-			return 1
-		fi
-		sleep 0.05
-		_i=$((_i + 1))
-	done
+	retry 201 status_line "$1"
 }
 
 # wait_fits NAME COLS ROWS: until the screen fits (redrawn after a resize).
 wait_fits () {
-	_i=0
-	until fits "$@" >/dev/null
-	do
-		if test $_i -ge 200; then
-			fits "$@"
-			return 1
-		fi
-		sleep 0.05
-		_i=$((_i + 1))
-	done
+	retry 201 fits "$@"
 }
 
 # fits NAME COLS ROWS: the screen is ROWS lines, none wider than COLS once
