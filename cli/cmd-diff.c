@@ -60,8 +60,7 @@ int cmd_diff(int argc, const char **argv)
 		{ CP_OPT_LIST, 0, "fail-if", &fail_if, "COND",
 		  "exit 3 if COND holds: calls-changed, paths-changed, METRIC>+N[%|UNIT], "
 		  "METRIC<-N[%|UNIT] (METRIC as in --fields)" },
-		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
-		  "raw times: do not subtract the calibrated hook overhead" },
+		CP_NO_COMPENSATE_OPTION(no_compensate),
 		CP_SYMBOL_OPTIONS(so),
 		{ CP_OPT_END },
 	};

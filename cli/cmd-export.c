@@ -349,8 +349,7 @@ int cmd_export(int argc, const char **argv)
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
 		  "fold contexts below P% of their thread's weight (-m's, or the profile's: total or "
 		  "cpu) into their caller (default 0)" },
-		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
-		  "raw times: do not subtract the calibrated hook overhead" },
+		CP_NO_COMPENSATE_OPTION(no_compensate),
 		CP_MANGLED_OPTION(so),
 		CP_SYMBOL_OPTIONS(so),
 		CP_PID_OPTION(so),

@@ -93,12 +93,10 @@ int cmd_report(int argc, const char **argv)
 		  "name: calls, self, total, cpu, wait, inactive, samples, self-cpu, self-wait, "
 		  "self-inactive, self-samples, name; by default the profile's weight (total, or cpu "
 		  "where threads were off CPU much of the time)" },
-		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
-		  "raw times: do not subtract the calibrated hook overhead" },
+		CP_NO_COMPENSATE_OPTION(no_compensate),
 		{ CP_OPT_FLAG, 0, "srcline", &srcline, NULL,
 		  "show the file:line each context was called from (the site column)" },
-		{ CP_OPT_FLAG, 0, "addresses", &addresses, NULL,
-		  "show MODULE+0xOFFSET next to every function name" },
+		CP_ADDRESSES_OPTION(addresses),
 		CP_MANGLED_OPTION(so),
 		{ CP_OPT_STRING, 0, "name-width", &name_width, "N",
 		  "shorten longer names to N characters (templates first)" },

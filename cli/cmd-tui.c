@@ -1084,10 +1084,8 @@ int cmd_tui(int argc, const char **argv)
 		  "the metric to start with: total, self, cpu, wait, inactive, calls; by default "
 		  "the profile's weight (total, or cpu where threads were off CPU much of the "
 		  "time)" },
-		{ CP_OPT_FLAG, 0, "no-compensate", &no_compensate, NULL,
-		  "raw times: do not subtract the calibrated hook overhead" },
-		{ CP_OPT_FLAG, 0, "addresses", &addresses, NULL,
-		  "show MODULE+0xOFFSET next to every function name" },
+		CP_NO_COMPENSATE_OPTION(no_compensate),
+		CP_ADDRESSES_OPTION(addresses),
 		CP_MANGLED_OPTION(so),
 		CP_SYMBOL_OPTIONS(so),
 		CP_PID_OPTION(so),

@@ -62,6 +62,16 @@ struct cp_symbol_options {
 #define CP_MANGLED_OPTION(so)                                                                      \
 	{ CP_OPT_FLAG, 0, "mangled", &(so).mangled, NULL, "raw C++ symbol names, not demangled" }
 
+/* The --no-compensate entry, for the commands that show one profile's times or two. */
+#define CP_NO_COMPENSATE_OPTION(var)                                                               \
+	{ CP_OPT_FLAG, 0, "no-compensate", &(var), NULL,                                           \
+	  "raw times: do not subtract the calibrated hook overhead" }
+
+/* The --addresses entry, for the commands that show names on a screen. */
+#define CP_ADDRESSES_OPTION(var)                                                                   \
+	{ CP_OPT_FLAG, 0, "addresses", &(var), NULL,                                               \
+	  "show MODULE+0xOFFSET next to every function name" }
+
 /* The --pid entry, for the commands that load several profiles as one. */
 #define CP_PID_OPTION(so)                                                                          \
 	{ CP_OPT_STRING, 0, "pid", &(so).pid, "PID", "of several profiles, only those of process PID" }
