@@ -179,7 +179,7 @@ $(B)/callprof: $(CLI_OBJS) $(B)/libcptool.a | check-deps
 # ---- tests ----
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(B)/tests/%,$(filter-out tests/unit/unittest.c,$(wildcard tests/unit/test-*.c)))
 
-$(B)/tests/test-%: tests/unit/test-%.c tests/unit/unittest.c tests/unit/unittest.h tests/unit/rtree.h $(B)/libcptool.a
+$(B)/tests/test-%: tests/unit/test-%.c tests/unit/unittest.c tests/unit/unittest.h tests/unit/rtree.h tests/unit/profiles.h $(B)/libcptool.a
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< tests/unit/unittest.c $(B)/libcptool.a $(DW_LIBS) $(EXPORT_LIBS) -lstdc++ -lm
 

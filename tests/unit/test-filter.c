@@ -5,75 +5,17 @@
  * recursion is filtered without recursing or going quadratic.
  *
  * One tick is one nanosecond and nothing is compensated, so every
- * expected value is worked out by hand from make_profile().
+ * expected value is worked out by hand from cp_test__mgabc_profile()
+ * (tests/unit/profiles.h).
  */
 #include <time.h>
 #include <unistd.h>
 
 #include "format/format.h"
 #include "report/report.h"
+#include "tests/unit/profiles.h"
 #include "tests/unit/rtree.h"
 #include "tests/unit/unittest.h"
-
-static struct cp_writer w;
-
-#define M 0x100
-#define G 0x200
-#define A 0x300
-#define B 0x400
-#define C 0x500
-
-/*
- * Thread "main" (tid 1):
- *   root             ticks 2000
- *     M              calls 1, ticks 1900                self 100
- *       G            calls 2, ticks 1000, wait 30       self 300
- *         A          calls 4, ticks 300, min 50, max 100
- *         B          calls 1, ticks 400
- *       A            calls 6, ticks 600, min 20, max 200
- *       C            calls 1, ticks 200                 self 150
- *         G          calls 1, ticks 50, wait 7, vol 1
- * Thread "worker" (tid 2):
- *   root             ticks 500
- *     C              calls 3, ticks 400
- */
-static void make_profile(const char *path)
-{
-	struct cp_meta meta = { 0 };
-	struct cp_thread_rec th[2] = { 0 };
-	struct cp_node_rec n[10] = { 0 };
-
-	CHECK_EQ(cp_writer__begin(&w, path), 0);
-	meta.clock = CP_CLOCK_MONOTONIC;
-	meta.ticks_per_sec = 1000000000u;
-	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
-	cp_writer__put(&w, &meta, sizeof(meta));
-	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 2000 };
-	n[1] = (struct cp_node_rec){ .fn = M, .parent = 0, .calls = 1, .ticks = 1900,
-				     .min_ticks = 1900, .max_ticks = 1900 };
-	n[2] = (struct cp_node_rec){ .fn = G, .parent = 1, .calls = 2, .ticks = 1000,
-				     .wait_ticks = 30 };
-	n[3] = (struct cp_node_rec){ .fn = A, .parent = 2, .calls = 4, .ticks = 300,
-				     .min_ticks = 50, .max_ticks = 100 };
-	n[4] = (struct cp_node_rec){ .fn = B, .parent = 2, .calls = 1, .ticks = 400,
-				     .min_ticks = 400, .max_ticks = 400 };
-	n[5] = (struct cp_node_rec){ .fn = A, .parent = 1, .calls = 6, .ticks = 600,
-				     .min_ticks = 20, .max_ticks = 200 };
-	n[6] = (struct cp_node_rec){ .fn = C, .parent = 1, .calls = 1, .ticks = 200 };
-	n[7] = (struct cp_node_rec){ .fn = G, .parent = 6, .calls = 1, .ticks = 50,
-				     .wait_ticks = 7, .switches_vol = 1 };
-	n[8] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 500 };
-	n[9] = (struct cp_node_rec){ .fn = C, .parent = 0, .calls = 3, .ticks = 400 };
-	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
-	cp_writer__put(&w, n, sizeof(n));
-	th[0] = (struct cp_thread_rec){ .tid = 1, .nnodes = 8, .nthreads = 1,
-					.name = cp_writer__string(&w, "main") };
-	th[1] = (struct cp_thread_rec){ .tid = 2, .first_node = 8, .nnodes = 2, .nthreads = 1,
-					.seq = 1, .name = cp_writer__string(&w, "worker") };
-	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th[0]));
-	cp_writer__put(&w, th, sizeof(th));
-	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
-}
 
 /* The profile with threads each, only main's tree, filtered by f. */
 static struct cp_report_profile *load_filtered(struct cp_view_filter *f)
@@ -83,7 +25,7 @@ static struct cp_report_profile *load_filtered(struct cp_view_filter *f)
 				    .select_threads = main_only };
 	struct cp_report_profile *rp;
 
-	make_profile(path);
+	cp_test__mgabc_profile(path);
 	rp = cp_report_profile__load_many(&path, 1, &o);
 	CHECK(rp != NULL);
 	CHECK_EQ(rp->ntrees, 1);
@@ -225,7 +167,7 @@ TEST(focus_matching_nothing_is_an_error)
 	struct cp_view_filter *f = filter(1, "nothing", 0);
 	struct cp_report_profile *rp;
 
-	make_profile(path);
+	cp_test__mgabc_profile(path);
 	rp = cp_report_profile__load_many(&path, 1, &o);
 	CHECK(rp != NULL);
 	CHECK_EQ(cp_view_filter__apply(f, rp), -1);
@@ -261,7 +203,7 @@ TEST(thread_selectors_pick_by_id_and_name)
 				    .select_threads = glob };
 	struct cp_report_profile *rp;
 
-	make_profile(path);
+	cp_test__mgabc_profile(path);
 	/* Merged: only the worker's paths add up. */
 	rp = cp_report_profile__load_many(&path, 1, &o);
 	CHECK(rp != NULL);
@@ -294,17 +236,12 @@ TEST(thread_selectors_pick_by_id_and_name)
 /* root -> main -> R x DEPTH (recursion) -> L; every R has self 1, L 5. */
 static void make_deep(const char *path)
 {
-	struct cp_meta meta = { 0 };
+	static const char *const names[1] = { "main" };
 	struct cp_thread_rec th = { .tid = 1, .nthreads = 1 };
 	uint32_t nn = DEPTH + 3;
 	struct cp_node_rec *n = calloc(nn, sizeof(*n));
 
 	CHECK(n != NULL);
-	CHECK_EQ(cp_writer__begin(&w, path), 0);
-	meta.clock = CP_CLOCK_MONOTONIC;
-	meta.ticks_per_sec = 1000000000u;
-	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
-	cp_writer__put(&w, &meta, sizeof(meta));
 	n[nn - 1] = (struct cp_node_rec){ .fn = 0x900, .parent = nn - 2, .calls = 1, .ticks = 5 };
 	for (uint32_t i = nn - 1; i-- > 0;) {
 		n[i].fn = i == 0 ? 0 : i == 1 ? M : 0x800;
@@ -312,13 +249,8 @@ static void make_deep(const char *path)
 		n[i].calls = 1;
 		n[i].ticks = n[i + 1].ticks + 1;
 	}
-	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
-	cp_writer__put(&w, n, nn * sizeof(n[0]));
 	th.nnodes = nn;
-	th.name = cp_writer__string(&w, "main");
-	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
-	cp_writer__put(&w, &th, sizeof(th));
-	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+	cp_test__write_profile(path, NULL, n, nn, &th, names, 1);
 	free(n);
 }
 

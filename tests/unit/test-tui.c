@@ -4,67 +4,16 @@
  * (spliced in and out, in the order the report prints), the hottest path
  * opened at start, the flat, callers and callees lists with their sums,
  * search and reveal, and a 200000-deep chain handled without recursion.
+ * The profile is cp_test__mgabc_profile's (tests/unit/profiles.h, which
+ * draws its tree).
  */
 #include <unistd.h>
 
 #include "format/format.h"
 #include "report/report.h"
 #include "report/tui.h"
+#include "tests/unit/profiles.h"
 #include "tests/unit/unittest.h"
-
-static struct cp_writer w;
-
-#define M 0x100
-#define G 0x200
-#define A 0x300
-#define B 0x400
-#define C 0x500
-
-/*
- * Thread "main" (tid 1):
- *   root             ticks 2000
- *     M              calls 1, ticks 1900
- *       G            calls 2, ticks 1000
- *         A          calls 4, ticks 300
- *         B          calls 1, ticks 400
- *       A            calls 6, ticks 600
- *       C            calls 1, ticks 200
- *         G          calls 1, ticks 50
- * Thread "worker" (tid 2):
- *   root             ticks 500
- *     C              calls 3, ticks 400
- */
-static void make_profile(const char *path)
-{
-	struct cp_meta meta = { 0 };
-	struct cp_thread_rec th[2] = { 0 };
-	struct cp_node_rec n[10] = { 0 };
-
-	CHECK_EQ(cp_writer__begin(&w, path), 0);
-	meta.clock = CP_CLOCK_MONOTONIC;
-	meta.ticks_per_sec = 1000000000u;
-	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
-	cp_writer__put(&w, &meta, sizeof(meta));
-	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 2000 };
-	n[1] = (struct cp_node_rec){ .fn = M, .parent = 0, .calls = 1, .ticks = 1900 };
-	n[2] = (struct cp_node_rec){ .fn = G, .parent = 1, .calls = 2, .ticks = 1000 };
-	n[3] = (struct cp_node_rec){ .fn = A, .parent = 2, .calls = 4, .ticks = 300 };
-	n[4] = (struct cp_node_rec){ .fn = B, .parent = 2, .calls = 1, .ticks = 400 };
-	n[5] = (struct cp_node_rec){ .fn = A, .parent = 1, .calls = 6, .ticks = 600 };
-	n[6] = (struct cp_node_rec){ .fn = C, .parent = 1, .calls = 1, .ticks = 200 };
-	n[7] = (struct cp_node_rec){ .fn = G, .parent = 6, .calls = 1, .ticks = 50 };
-	n[8] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 500 };
-	n[9] = (struct cp_node_rec){ .fn = C, .parent = 0, .calls = 3, .ticks = 400 };
-	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
-	cp_writer__put(&w, n, sizeof(n));
-	th[0] = (struct cp_thread_rec){ .tid = 1, .nnodes = 8, .nthreads = 1,
-					.name = cp_writer__string(&w, "main") };
-	th[1] = (struct cp_thread_rec){ .tid = 2, .first_node = 8, .nnodes = 2, .nthreads = 1,
-					.seq = 1, .name = cp_writer__string(&w, "worker") };
-	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th[0]));
-	cp_writer__put(&w, th, sizeof(th));
-	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
-}
 
 static struct cp_report_profile *load(enum cp_thread_mode mode)
 {
@@ -72,7 +21,7 @@ static struct cp_report_profile *load(enum cp_thread_mode mode)
 	struct cp_report_opts o = { .threads = mode, .no_compensate = 1, .no_files = 1 };
 	struct cp_report_profile *rp;
 
-	make_profile(path);
+	cp_test__mgabc_profile(path);
 	rp = cp_report_profile__load_many(&path, 1, &o);
 	CHECK(rp != NULL);
 	unlink(path);
@@ -282,31 +231,20 @@ TEST(tui_metric_and_threads)
 TEST(tui_deep_chain_without_recursion)
 {
 	enum { DEPTH = 200000 };
+	static const char *const names[1] = { "main" };
 	const char *path = "deep.cprof";
-	struct cp_meta meta = { 0 };
-	struct cp_thread_rec th = { 0 };
+	struct cp_thread_rec th = { .tid = 1, .nnodes = DEPTH + 1, .nthreads = 1 };
 	struct cp_node_rec *n = calloc(DEPTH + 1, sizeof(*n));
 	struct cp_report_opts o = { .no_compensate = 1, .no_files = 1 };
 	struct cp_report_profile *rp;
 	struct cp_tui t;
 
 	CHECK(n != NULL);
-	CHECK_EQ(cp_writer__begin(&w, path), 0);
-	meta.clock = CP_CLOCK_MONOTONIC;
-	meta.ticks_per_sec = 1000000000u;
-	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
-	cp_writer__put(&w, &meta, sizeof(meta));
 	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 10 * DEPTH };
 	for (uint32_t i = 1; i <= DEPTH; i++)
 		n[i] = (struct cp_node_rec){ .fn = 0x1000 + 16 * (i % 7), .parent = i - 1,
 					     .calls = 1, .ticks = 10 * (DEPTH - i + 1) };
-	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
-	cp_writer__put(&w, n, (DEPTH + 1) * sizeof(n[0]));
-	th = (struct cp_thread_rec){ .tid = 1, .nnodes = DEPTH + 1, .nthreads = 1,
-				     .name = cp_writer__string(&w, "main") };
-	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
-	cp_writer__put(&w, &th, sizeof(th));
-	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+	cp_test__write_profile(path, NULL, n, DEPTH + 1, &th, names, 1);
 	free(n);
 	rp = cp_report_profile__load_many(&path, 1, &o);
 	unlink(path);
