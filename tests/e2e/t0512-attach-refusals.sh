@@ -31,6 +31,16 @@ start_bg () {
 	echo "$bg_pid $(awk '{ print $22 }' /proc/$bg_pid/stat)" >>"$STARTED"
 }
 
+# start_target CMD...: start_bg CMD, which writes its pid to the file
+# "ready" once it is set up (CMD names that file), and wait for it; the pid
+# in $pid.
+start_target () {
+	rm -f ready &&
+	start_bg "$@" &&
+	wait_for ready &&
+	pid=$(cat ready)
+}
+
 # stop_bg PID...: kill the listed processes and unlist them.
 stop_bg () {
 	for _p
@@ -194,10 +204,7 @@ elif test "$(id -u)" = 0; then
 		stop_bg $pid
 	'
 	test_expect_success "a process of ours in another group" '
-		rm -f ready &&
-		start_bg setpriv --regid="$(id -g nobody)" --keep-groups ./t-attach-target ready &&
-		wait_for ready &&
-		pid=$(cat ready) &&
+		start_target setpriv --regid="$(id -g nobody)" --keep-groups ./t-attach-target ready &&
 		group=$(getent group "$(id -g nobody)" | cut -d: -f1) &&
 		expect_refusal $pid "process $pid (t-attach-target) runs as group $group, not your group root (a setgid program, or one that changed its group): callprof attaches only to processes whose user and group ids are all yours" &&
 		stop_bg $pid
@@ -250,10 +257,7 @@ test_expect_success 'a process another tracer traces' '
 # a file read instead of /proc/sys/kernel/yama/ptrace_scope.
 test_expect_success 'Yama ptrace_scope 3: nobody may attach, root neither' '
 	echo 3 >"$shared/yama" &&
-	rm -f ready &&
-	start_bg ./t-attach-target ready &&
-	wait_for ready &&
-	pid=$(cat ready) &&
+	start_target ./t-attach-target ready &&
 	expect_refusal $pid "process $pid (t-attach-target): ptrace is disabled on this machine (kernel.yama.ptrace_scope = 3, until the next boot), so callprof attach cannot work here; run the program under callprof record" \
 		env CALLPROF_TEST_YAMA="$shared/yama" &&
 	stop_bg $pid
@@ -284,10 +288,7 @@ fi
 
 if test "$(id -u)" = 0; then
 	test_expect_success 'Yama ptrace_scope 1 and 2 let root (CAP_SYS_PTRACE) through' '
-		rm -f ready &&
-		start_bg ./t-attach-target ready &&
-		wait_for ready &&
-		pid=$(cat ready) &&
+		start_target ./t-attach-target ready &&
 		echo 2 >"$shared/yama" &&
 		test_might_fail env CALLPROF_TEST_YAMA="$shared/yama" \
 			callprof attach --duration 0.2 -o y2.cprof $pid 2>err &&
@@ -341,20 +342,14 @@ fi
 if $CC $OPT -g -static -finstrument-functions -o t-static "$WORKLOADS/s-attach-target.c" \
 	-lpthread >static.err 2>&1; then
 	test_expect_success 'a statically linked process' '
-		rm -f ready &&
-		start_bg ./t-static ready &&
-		wait_for ready &&
-		pid=$(cat ready) &&
+		start_target ./t-static ready &&
 		expect_refusal $pid "process $pid (t-static) is statically linked: its calls of __cyg_profile_func_enter are not through a GOT slot that can be redirected; run it under callprof record (with libcallprof.a linked in)" &&
 		stop_bg $pid
 	'
 	test_expect_success 'static with libcallprof.a linked in: it records itself' '
 		$CC $OPT -g -static -finstrument-functions -o t-static-rt \
 			"$WORKLOADS/s-attach-target.c" "$CALLPROF_BUILD/libcallprof.a" -lpthread &&
-		rm -f ready &&
-		start_bg env CALLPROF_OUT="$PWD/static-rt.cprof" ./t-static-rt ready &&
-		wait_for ready &&
-		pid=$(cat ready) &&
+		start_target env CALLPROF_OUT="$PWD/static-rt.cprof" ./t-static-rt ready &&
 		expect_refusal $pid "process $pid (t-static-rt) records itself: t-static-rt has the callprof runtime linked in (libcallprof.a), and writes its profile when it exits" &&
 		stop_bg $pid
 	'
@@ -363,19 +358,13 @@ else
 fi
 
 test_expect_success 'a program not built with -finstrument-functions' '
-	rm -f ready &&
-	start_bg ./t-plain ready &&
-	wait_for ready &&
-	pid=$(cat ready) &&
+	start_target ./t-plain ready &&
 	expect_refusal $pid "process $pid (t-plain) was not built with -finstrument-functions: neither t-plain nor a library it loaded calls __cyg_profile_func_enter; rebuild it with callprof cc, or profile it as it is with callprof record --sample" &&
 	stop_bg $pid
 '
 
 test_expect_success 'not instrumented, but an instrumented library it loaded is: accepted' '
-	rm -f ready &&
-	start_bg ./t-plain ready dlopen "$PWD/libattachlib.so" &&
-	wait_for ready &&
-	pid=$(cat ready) &&
+	start_target ./t-plain ready dlopen "$PWD/libattachlib.so" &&
 	test_might_fail callprof attach --duration 0.2 -o lib.cprof $pid 2>err &&
 	cat err &&
 	no_refusal err &&
@@ -385,10 +374,7 @@ test_expect_success 'not instrumented, but an instrumented library it loaded is:
 if test "$(id -u)" = 0; then
 	test_expect_success 'the instrumented library was replaced on disk: read as mapped (root)' '
 		cp libattachlib.so libgone.so &&
-		rm -f ready &&
-		start_bg ./t-plain ready dlopen "$PWD/libgone.so" &&
-		wait_for ready &&
-		pid=$(cat ready) &&
+		start_target ./t-plain ready dlopen "$PWD/libgone.so" &&
 		rm libgone.so &&
 		grep -q "libgone.so (deleted)" /proc/$pid/maps &&
 		test_might_fail callprof attach --duration 0.2 -o gone.cprof $pid 2>err &&
@@ -426,20 +412,14 @@ test_expect_success 'a process callprof record records' '
 test_expect_success 'a program with libcallprof.a linked in records itself' '
 	$CC $OPT -g -finstrument-functions -o t-linked "$WORKLOADS/s-attach-target.c" \
 		"$CALLPROF_BUILD/libcallprof.a" -lpthread -ldl &&
-	rm -f ready &&
-	start_bg env CALLPROF_OUT="$PWD/linked.cprof" ./t-linked ready &&
-	wait_for ready &&
-	pid=$(cat ready) &&
+	start_target env CALLPROF_OUT="$PWD/linked.cprof" ./t-linked ready &&
 	expect_refusal $pid "process $pid (t-linked) records itself: t-linked has the callprof runtime linked in (libcallprof.a), and writes its profile when it exits" &&
 	stop_bg $pid
 '
 
 test_expect_success 'the runtime copy of an attach that has ended is no refusal' '
 	cp "$CALLPROF_BUILD/libcallprof.so" callprof-attach-12345.so &&
-	rm -f ready &&
-	start_bg ./t-attach-target ready dlopen "$PWD/callprof-attach-12345.so" &&
-	wait_for ready &&
-	pid=$(cat ready) &&
+	start_target ./t-attach-target ready dlopen "$PWD/callprof-attach-12345.so" &&
 	grep -q callprof-attach-12345.so /proc/$pid/maps &&
 	test_might_fail callprof attach --duration 0.2 -o copy.cprof $pid 2>err &&
 	cat err &&
@@ -448,10 +428,7 @@ test_expect_success 'the runtime copy of an attach that has ended is no refusal'
 '
 
 test_expect_success 'an instrumented dynamic program passes the checks, twice in a row' '
-	rm -f ready &&
-	start_bg ./t-attach-target ready &&
-	wait_for ready &&
-	pid=$(cat ready) &&
+	start_target ./t-attach-target ready &&
 	test_might_fail callprof attach --duration 0.2 -o ok.cprof $pid 2>err &&
 	cat err &&
 	no_refusal err &&
