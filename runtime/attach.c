@@ -278,7 +278,7 @@ static void still_threads(void)
 		t->tid = s->tid;
 		t->still = 1;
 		t->perf.cpu0_ns = s->run0_ns;
-		t->delay0_ns = s->delay0_ns;
+		t->perf.delay0_ns = s->delay0_ns;
 		t->start_ticks = start;
 		t->cct.top->start = start;
 		t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);

@@ -98,13 +98,7 @@ static void read_comm(pid_t pid, uint32_t tid, char name[16])
 	name[n] = '\0';
 }
 
-/*
- * What the scheduler says of a live thread (of process pid, 0: ours), in
- * ns since it began: *run on a CPU, *delay runnable but waiting for one
- * (/proc/.../schedstat, "RUN DELAY SLICES").  -1 where the kernel does not
- * say (no CONFIG_SCHED_INFO, the thread is gone).
- */
-static int read_schedstat(pid_t pid, uint32_t tid, uint64_t *run, uint64_t *delay)
+int cp_schedstat(pid_t pid, uint32_t tid, uint64_t *run, uint64_t *delay)
 {
 	char buf[96];
 	int fd = open_task_file(pid, tid, "schedstat");
@@ -247,7 +241,7 @@ static uint64_t thread_cpu(const struct dump *d, const struct cp_thread *t)
 	if ((t->flags & CP_THREAD_EXITED) || d->how == CP_FLUSH_KILLED)
 		return t->perf.cpu_ns;
 	if (d->how == CP_FLUSH_WATCH)
-		return read_schedstat(cp_session.pid, t->tid, &run, &delay) ? 0
+		return cp_schedstat(cp_session.pid, t->tid, &run, &delay) ? 0
 									   : cp_offcpu__cpu_since_start(t, run);
 	return cp_offcpu__cpu_since_start(t, t == cp_self ? d->self_cpu
 							 : cp_offcpu__thread_cpu_ns(t->tid));
@@ -292,12 +286,11 @@ static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, 
 	    (t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) || d->how == CP_FLUSH_KILLED ||
 	    now <= t->start_ticks)
 		return;
-	have_sched = !read_schedstat(in_watcher(d->how) ? cp_session.pid : 0, t->tid, &run, &delay);
+	have_sched = !cp_schedstat(in_watcher(d->how) ? cp_session.pid : 0, t->tid, &run, &delay);
 	if ((in_watcher(d->how) || t->still) && !have_sched)
 		return;
-	/* attach's still thread: its run-queue wait since the attach, not since it began */
-	if (t->still)
-		delay = delay > t->delay0_ns ? delay - t->delay0_ns : 0;
+	/* Its wait since the tracking began, not since the thread did (an attached server's: hours). */
+	delay = cp_sub_sat(delay, t->perf.delay0_ns);
 	cpu = thread_cpu(d, t);
 	wall = ticks_to_ns(d, now - t->start_ticks);
 	/* What the tree holds (ns while the program runs, see offcpu.c). */

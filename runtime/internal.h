@@ -108,6 +108,9 @@ struct cp_perf {
 	struct cp_lines *lines;		   /* (node, ip) -> samples, or NULL */
 	uint64_t nlines;		   /* slots used */
 	uint64_t cpu0_ns;		   /* the thread's CPU clock at set-up */
+	uint64_t delay0_ns;		   /* its run-queue wait at set-up (schedstat), 0 if
+					    * unknown: where the dump's split of time it did not
+					    * see starts (flush.c late_offcpu) */
 	uint64_t cpu_ns;		   /* its CPU time, once it has ended */
 };
 
@@ -197,11 +200,11 @@ struct cp_thread {
 	/*
 	 * attach: a thread that ran no hook in the window, its tree made by
 	 * the stop from its seeds.  No perf events: its time off CPU comes
-	 * from the scheduler's counts since the attach (delay0_ns, and
-	 * perf.cpu0_ns), at the dump (flush.c late_offcpu).
+	 * from the scheduler's counts since the attach (perf.cpu0_ns and
+	 * perf.delay0_ns are the tool's, read then), at the dump (flush.c
+	 * late_offcpu).
 	 */
 	int still;
-	uint64_t delay0_ns;
 	struct cp_perf perf;	 /* perf events of the thread: off-CPU time, samples */
 	struct cp_thread *next;	 /* registry link, newest first */
 	uintptr_t seen[CP_SEEN_SLOTS]; /* coverage mode only: functions recorded */
@@ -601,6 +604,15 @@ static inline void cp_offcpu__check_at(struct cp_thread *t, uint64_t end_ticks)
 		cp_offcpu__drain_at(t, end_ticks);
 }
 CP_HIDDEN uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid);
+/*
+ * What the scheduler says of a live thread (of process pid, 0: ours), in
+ * ns since it began: *run on a CPU, *delay runnable but waiting for one
+ * (/proc/.../schedstat, "RUN DELAY SLICES").  -1 where the kernel does not
+ * say (no CONFIG_SCHED_INFO, the thread is gone).  flush.c.
+ */
+CP_HIDDEN int cp_schedstat(pid_t pid, uint32_t tid, uint64_t *run, uint64_t *delay);
+/* t's CPU clock and run-queue wait now, where its off-CPU accounting starts. */
+CP_HIDDEN void cp_offcpu__baseline(struct cp_thread *t);
 /* CPU time t used since its set-up, given its CPU clock now_ns. */
 static inline uint64_t cp_offcpu__cpu_since_start(const struct cp_thread *t, uint64_t now_ns)
 {

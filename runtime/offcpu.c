@@ -454,6 +454,20 @@ static void charge(struct cp_node *n, uint64_t ns, int preempted, uint32_t switc
  * by the kernel's tid (as pthread_getcpuclockid does), so that no pthread_t
  * of a thread that may be gone is touched.  0 if it cannot be read.
  */
+/*
+ * The run-queue wait is read only where its events are open: the dump's
+ * late_offcpu splits nothing for a thread without them (counting mode,
+ * --no-offcpu, perf_event_open refused).
+ */
+void cp_offcpu__baseline(struct cp_thread *t)
+{
+	uint64_t run;
+
+	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	if (!t->perf.page || cp_schedstat(0, t->tid, &run, &t->perf.delay0_ns))
+		t->perf.delay0_ns = 0;
+}
+
 uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid)
 {
 	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */

@@ -207,7 +207,7 @@ struct cp_thread *cp_thread__setup(void)
 	 * the watcher's spawn is kept out of the frames' time.
 	 */
 	cp_offcpu__thread_start(t);
-	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	cp_offcpu__baseline(t);
 	t->start_ticks = cp_ticks();
 	t->cct.top->start = t->start_ticks;
 	if (cp_filter.start)
@@ -516,7 +516,7 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 	memset(t->unrecorded, 0, sizeof(t->unrecorded));
 	t->flags &= ~CP_THREAD_TRUNCATED;
 	t->next = NULL;
-	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	cp_offcpu__baseline(t);
 	register_thread(t);
 }
 

@@ -28,6 +28,9 @@ instrumented function).
       time at least 0.7 x SECONDS and at most SECONDS + 5 (the switch back
       on a loaded machine takes its share), and at least 0.7
       of that time off CPU (wait and inactive), not CPU
+  check-attach.py blocked FILE.json PATH SECONDS
+      the node at PATH holds at least SECONDS of wait (blocked), and its
+      inactive time (runnable, waiting for a CPU) is at most a fifth of that
   check-attach.py listed FILE.json FUNCTION...
       each FUNCTION has a node (coverage: no counts)
 
@@ -162,6 +165,19 @@ def main(argv):
             if wait + inactive < 0.7 * total:
                 bad.append("%s: %d ns of its %d ns off CPU, want most of it (blocked)"
                            % (want, wait + inactive, total))
+    elif cmd == "blocked":
+        want, secs = argv[3], float(argv[4])
+        found = [n for path, n in nodes if path == want]
+        if not found:
+            bad.append("no node at %s; paths: %s" % (want, sorted({p for p, _ in nodes})))
+        for n in found:
+            wait, inactive = n.get("wait_ns", 0), n.get("inactive_ns", 0)
+            print("%s: wait %d ns, inactive %d ns" % (want, wait, inactive))
+            if wait < secs * 1e9:
+                bad.append("%s: %d ns of wait, want at least %.1f s" % (want, wait, secs))
+            if 5 * inactive > wait:
+                bad.append("%s: %d ns inactive beside %d ns of wait: the run-queue wait "
+                           "from before the attach?" % (want, inactive, wait))
     elif cmd == "listed":
         for f in argv[3:]:
             print("%s: %s" % (f, "listed" if f in calls else "missing"))

@@ -454,6 +454,36 @@ test_expect_success 'the same in timing mode (--time=clock)' '
 	still_window w4c --time=clock
 '
 
+# The split of a thread's time off CPU that no hook saw (blocked at the
+# end of the window) takes the scheduler's run-queue wait since the
+# thread's tracking began.  Counted since the thread began, a server's
+# run-queue wait from before the attach came out as inactive time.  The
+# reader gets some (a spin on one CPU beside a busy loop) before the
+# attach, then in the window answers the attach's stats and blocks in read
+# until the end.
+test_expect_success 'a thread blocked at the end: wait, not the run-queue wait from before the attach' '
+	srv_start d &&
+	pid=$(cat d.pid) &&
+	taskset -a -p 1 $pid >/dev/null &&
+	{ taskset 1 sh -c "while :; do :; done" & } &&
+	hog=$! &&
+	srv_cmd d "spin 600" >d.spin &&
+	kill $hog &&
+	delay=0 &&
+	for f in /proc/$pid/task/*/schedstat
+	do
+		delay=$((delay + $(cut -d" " -f2 "$f")))
+	done &&
+	{ test $delay -ge 100000000 || { echo "only $delay ns of run-queue wait before the attach"; false; }; } &&
+	attach_bg d1 -o d1.cprof --duration 1.5 $pid &&
+	window_open d d1 d1.A &&
+	attach_wait d1 30 &&
+	expect_status d1.astatus 0 &&
+	callprof export -f json d1.cprof >d1.json &&
+	$CHECK blocked d1.json "reader_main;read_command" 0.8 &&
+	srv_quit d
+'
+
 test_expect_success 'a second attach (--duration 1) gives exact counts again' '
 	attach_window s w2 500 --duration 1 &&
 	exact w2 &&
