@@ -458,17 +458,19 @@ test_expect_success 'the same in timing mode (--time=clock)' '
 # end of the window) takes the scheduler's run-queue wait since the
 # thread's tracking began.  Counted since the thread began, a server's
 # run-queue wait from before the attach came out as inactive time.  The
-# reader gets some (a spin on one CPU beside a busy loop) before the
+# reader gets some (a spin on one CPU, the first this test may use, beside
+# a busy loop, which ends with this script if not before) before the
 # attach, then in the window answers the attach's stats and blocks in read
 # until the end.
 test_expect_success 'a thread blocked at the end: wait, not the run-queue wait from before the attach' '
 	srv_start d &&
 	pid=$(cat d.pid) &&
-	taskset -a -p 1 $pid >/dev/null &&
-	{ taskset 1 sh -c "while :; do :; done" & } &&
-	hog=$! &&
+	cpu=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*\([0-9]*\).*/\1/p" /proc/self/status) &&
+	taskset -a -c -p "$cpu" $pid >/dev/null &&
+	{ taskset -c "$cpu" sh -c "while kill -0 \$PPID 2>/dev/null; do :; done" & } &&
+	echo $! >hog.pid &&
 	srv_cmd d "spin 600" >d.spin &&
-	kill $hog &&
+	kill "$(cat hog.pid)" &&
 	delay=0 &&
 	for f in /proc/$pid/task/*/schedstat
 	do
