@@ -40,8 +40,9 @@ test_expect_success 'a run too short for its samples says so, once' '
 	test_line_count = 2 err
 '
 
-# t-spin burns some 100-250 ms of CPU: hundreds of samples, nearly all the
-# program's own (the hooks run a few times only).
+# t-spin burns 125 ms of its CPU time (measured by its CPU clock, whatever
+# the machine's speed): some 500 samples, nearly all the program's own (the
+# hooks run a few times only).
 test_expect_success 'a longer run: the samples and the profiler share on the summary line' '
 	callprof record -o spin.cprof -- ./t-spin 2>err &&
 	test "$(mode_of spin.cprof)" = 4 &&

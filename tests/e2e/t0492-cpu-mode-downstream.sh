@@ -56,7 +56,7 @@ test_expect_success 'setup: cpu-mode recordings of a spinning program and of one
 	build_workload s-spin.c &&
 	build_workload s-callsites.c &&
 	cpu_record s.cprof ./t-spin >out 2>err &&
-	cpu_record s2.cprof ./t-spin 24000000 >out 2>err &&
+	cpu_record s2.cprof ./t-spin 50ms >out 2>err &&
 	cpu_record p.cprof ./t-callsites 30 2 >out 2>err &&
 	callprof export -f json -o s.json s.cprof &&
 	callprof export -f json -o p.json p.cprof &&

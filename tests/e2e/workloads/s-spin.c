@@ -10,24 +10,33 @@
  * in speed by 2x on one machine from their alignment alone.  The loop is a
  * serial xorshift chain that -O2 can neither vectorise nor fold.
  *
- * SPIN_ITERS makes spin1 take some 20-50 ms at -O0 and at -O2 (calibrated
- * on a 2-core test machine); the whole run stays under half a second.
- * An argument overrides the count (for calibration).
+ * The work is measured in the thread's own CPU time, not in iterations:
+ * a count tuned on one machine runs 2x shorter on the next, and whatever a
+ * test expects of a length of time (enough samples, a full sample ring)
+ * would hold on one machine only.  CPU time is also what load cannot
+ * stretch: preemption adds to the clock, not to it.
  *
- *   t-spin N P   each burns its work in P pieces, each followed by a call
- *                of tick(), which does nothing but run the hooks: in cpu
- *                mode they drain the thread's sample ring, which a stretch
- *                of over 0.2 s without a hook overflows.  Adds the paths
- *                main;run;spin1;tick and main;run;spin4;tick, P calls each.
+ *   t-spin         spin1 burns 25 ms of CPU time, spin4 100 ms
+ *   t-spin Nms     spin1 burns N ms, spin4 4N ms
+ *   t-spin N       spin1 burns N iterations, spin4 4N (a fixed amount of
+ *                  work, whatever it costs here)
+ *   t-spin W P     each burns its work in P pieces, each followed by a call
+ *                  of tick(), which does nothing but run the hooks: in cpu
+ *                  mode they drain the thread's sample ring, which a stretch
+ *                  of over 0.2 s without a hook overflows (at the default
+ *                  rate).  Adds the paths main;run;spin1;tick and
+ *                  main;run;spin4;tick, P calls each.
  */
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include "workload.h"
 
-#if defined(__clang__) && !defined(__OPTIMIZE__)
-#define SPIN_ITERS 4000000L	/* clang -O0 keeps x in memory: 4x slower */
-#else
-#define SPIN_ITERS 12000000L
-#endif
+/* The default work: spin1's CPU time, in ms. */
+#define SPIN_MS 25
+
+/* Iterations between two looks at the CPU clock: well under 1 ms. */
+#define CHUNK 20000L
 
 volatile long sink;
 
@@ -44,6 +53,30 @@ __attribute__((noinline, no_instrument_function)) static void burn(long n)
 }
 
 static long pieces = 1;
+static int timed; /* the work is nanoseconds of CPU time, not iterations */
+
+__attribute__((no_instrument_function)) static long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* n iterations, or (timed) n ns of this thread's CPU time; no hook meanwhile. */
+__attribute__((no_instrument_function)) static void work(long n)
+{
+	long long end;
+
+	if (!timed) {
+		burn(n);
+		return;
+	}
+	end = cpu_ns() + n;
+	do
+		burn(CHUNK);
+	while (cpu_ns() < end);
+}
 
 NOINLINE void tick(void)
 {
@@ -54,11 +87,11 @@ NOINLINE void tick(void)
 __attribute__((no_instrument_function)) static void burn_pieces(long n)
 {
 	if (pieces == 1) {
-		burn(n);
+		work(n);
 		return;
 	}
 	for (long i = 0; i < pieces; i++) {
-		burn(n / pieces);
+		work(n / pieces);
 		tick();
 	}
 }
@@ -81,9 +114,19 @@ NOINLINE void run(long n)
 
 int main(int argc, char **argv)
 {
+	long n = SPIN_MS * 1000000L;
+	char *end;
+
+	timed = 1;
 	/* strtol, not atol: glibc's inline atol would get hooks of its own. */
+	if (argc > 1) {
+		n = strtol(argv[1], &end, 10);
+		timed = !strcmp(end, "ms");
+		if (timed)
+			n *= 1000000L;
+	}
 	if (argc > 2 && strtol(argv[2], NULL, 10) > 0)
 		pieces = strtol(argv[2], NULL, 10);
-	run(argc > 1 ? strtol(argv[1], NULL, 10) : SPIN_ITERS);
+	run(n);
 	return 0;
 }
