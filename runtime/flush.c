@@ -775,10 +775,12 @@ int cp_flush(const char *path, int how)
 
 	/* One snapshot of the registry: threads starting now are pushed in
 	 * front of head and simply not part of this profile.  Recycled states
-	 * waiting for a thread (nthreads 0) are left out. */
+	 * waiting for a thread (nthreads 0) are left out; one may be taken
+	 * by a new thread meanwhile (reuse() does not wait for the fold
+	 * lock), so room is made for every state, live or not. */
 	head = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE);
 	for (t = head; t; t = t->next)
-		nt += __atomic_load_n(&t->nthreads, __ATOMIC_ACQUIRE) != 0;
+		nt++;
 	/* ts[nt + 1], open[nt + 1], then the node counts nnodes[nt], nside[nt] */
 	bytes = (((size_t)nt + 1) * 2 * sizeof(void *) + (size_t)nt * 2 * sizeof(uint32_t) + 4095) &
 		~(size_t)4095;
@@ -798,7 +800,7 @@ int cp_flush(const char *path, int how)
 		ts[--i] = t;
 		d.nnodes[i] = __atomic_load_n(&t->cct.nnodes, __ATOMIC_ACQUIRE);
 	}
-	if (i) { /* the registry changed under the watcher: the threads found are enough */
+	if (i) { /* free states, or the registry changed under the watcher: the threads found */
 		memmove(ts, ts + i, (nt - i) * sizeof(*ts));
 		memmove(d.nnodes, d.nnodes + i, (nt - i) * sizeof(*d.nnodes));
 		nt -= i;

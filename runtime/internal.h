@@ -268,6 +268,8 @@ struct cp_session {
 	uint32_t threads_exited;   /* exited threads kept with trees of their own */
 	pthread_mutex_t fold_lock; /* folding exited threads, recycling, the dump */
 	struct cp_thread *free;	   /* recycled thread states, ready for new threads */
+	pthread_mutex_t free_lock; /* the free list's pops and pushes: held for a few
+				    * instructions, with every signal blocked */
 	struct cp_thread *agg[CP_MAX_AGGREGATES]; /* folded exited threads, per name */
 	int forked;		   /* this process is a fork child */
 	int owns_out;		   /* writes CALLPROF_OUT itself (not OUT.PID) */

@@ -31,7 +31,8 @@
 
 #include "runtime/internal.h"
 
-struct cp_session cp_session = { .fold_lock = PTHREAD_MUTEX_INITIALIZER };
+struct cp_session cp_session = { .fold_lock = PTHREAD_MUTEX_INITIALIZER,
+				 .free_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /*
  * The base path, CALLPROF_OUT or ./callprof.out, resolved once at start-up:
@@ -195,6 +196,7 @@ static void atfork_child(void)
 	cp_watch__fork_child();
 	cp_gate__open(); /* after the data pages were shared afresh */
 	pthread_mutex_init(&cp_session.fold_lock, NULL);
+	pthread_mutex_init(&cp_session.free_lock, NULL); /* another thread may have held it */
 	cp_api__fork_child();
 	cp_session.api_used = 0; /* the parent's calls of the API are not the child's */
 	cp_modules__reset_lock();

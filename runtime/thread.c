@@ -147,26 +147,52 @@ void cp_thread__free(struct cp_thread *t)
 }
 
 /*
- * A recycled state for a new thread, if one is free and the lock is to be
- * had at once (setup may run in a signal handler that interrupted a holder
- * of the lock: it must not wait).
+ * The free list has a lock of its own, taken with every signal blocked
+ * (a handler's hooks that set up a state cannot interrupt a holder in its
+ * own thread) and held for a pop or a push only: a new thread waits for
+ * it, never for the fold lock, which a fold or a dump holds for long and
+ * which a thread may hold when a signal handler's hooks set it up.  A new
+ * thread that could not wait (the old trylock of the fold lock) took a
+ * fresh state whenever the lock was busy: with many threads ending as many
+ * start, states piled up with the number of threads, not with the threads
+ * alive at once (t0210: 33 MB after 2,000 threads, 57 MB after 10,000).
  */
+static void free_list_lock(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	pthread_mutex_lock(&cp_session.free_lock);
+}
+
+static void free_list_unlock(const sigset_t *old)
+{
+	pthread_mutex_unlock(&cp_session.free_lock);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* A recycled state for a new thread, if one is free. */
 static struct cp_thread *reuse(void)
 {
-	struct cp_thread *t = NULL;
+	struct cp_thread *t;
+	sigset_t old;
 
 	/* A peek without the lock, to spare it when nothing is free. */
-	if (!__atomic_load_n(&cp_session.free, __ATOMIC_RELAXED) || cp_thread__fold_trylock())
+	if (!__atomic_load_n(&cp_session.free, __ATOMIC_RELAXED))
 		return NULL;
+	free_list_lock(&old);
 	t = cp_session.free;
 	if (t) {
 		__atomic_store_n(&cp_session.free, t->next_free, __ATOMIC_RELAXED);
 		t->next_free = NULL;
+	}
+	free_list_unlock(&old);
+	if (t) {
 		t->start_ticks = cp_ticks();
 		t->cct.top->start = t->start_ticks;
 		__atomic_store_n(&t->nthreads, 1, __ATOMIC_RELEASE);
 	}
-	cp_thread__fold_unlock();
 	return t;
 }
 
@@ -416,16 +442,21 @@ static void reset_tree(struct cp_thread *t)
 	t->ctx_current = NULL;
 }
 
-/* Empty t (and its side tree) and put it on the free list (under the fold lock). */
+/*
+ * Empty t (and its side tree) and put it on the free list (under the fold
+ * lock, with every signal blocked).
+ */
 static void recycle(struct cp_thread *t)
 {
 	__atomic_store_n(&t->nthreads, 0, __ATOMIC_RELEASE); /* the dump skips it from now */
 	reset_tree(t);
 	if (t->side)
 		reset_tree(t->side);
+	pthread_mutex_lock(&cp_session.free_lock);
 	t->next_free = cp_session.free;
 	/* Atomic: reuse() peeks at the list without the lock. */
 	__atomic_store_n(&cp_session.free, t, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&cp_session.free_lock);
 }
 
 /*
