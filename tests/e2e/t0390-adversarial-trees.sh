@@ -3,17 +3,26 @@ test_description='adversarial but valid profiles: every command finishes, withou
 . "$(dirname "$0")/lib.sh"
 
 # Profiles made by tests/mkprofile from generated descriptions: a chain of
-# 1,000,000 nested contexts (the C stack would not survive recursion over
-# it), 300,000 siblings under one root, 100,000 threads each with a name of
-# its own (labels were once made by comparing every pair of names), and
-# 100,000 named regions whose ids run backwards (a lookup by walking would
-# make loading quadratic).  Each command must finish under a generous timeout
-# and exit 0; durations are not asserted.
+# 100,000 nested contexts, 100,000 siblings under one root, 100,000 threads
+# each with a name of its own (labels were once made by comparing every
+# pair of names), and 100,000 named regions whose ids run backwards (a
+# lookup by walking would make loading quadratic): quadratic work is some
+# 10^10 steps.  Each command must finish under a generous timeout and exit
+# 0; durations are not asserted.
+#
+# The commands run with a stack of 1 MB (ulimit -s): recursion over the
+# chain would take 100,000 frames, 1.6 MB at the least (16 bytes, a return
+# address and alignment), and die.  A small stack makes a short chain as
+# hostile as a long one: the chain was once 1,000,000 contexts and the
+# siblings 300,000, which cost this script over two minutes of CPU time,
+# and four under ASan (600 s and more on a loaded machine: its timeout),
+# mostly in printing a million lines per command.
 #
 # folded, pprof and plist write one line or sample per calling context
 # with its whole path: their output is the sum of all depths, quadratic in
 # a chain by definition (docs/limitations.md), so they get a chain of
-# 2,000 instead.
+# 2,000 instead.  Per-thread callgrind writes a file per thread: 10,000
+# threads for it, not 100,000 (the file system's cost, not callprof's).
 
 mkprofile () {
 	"$CALLPROF_BUILD/tests/mkprofile" "$@"
@@ -24,7 +33,7 @@ run () {
 	_f=$1 &&
 	shift &&
 	echo "callprof $* $_f" &&
-	timeout 600 "$CALLPROF_BUILD/callprof" "$@" "$_f" >out 2>err
+	(ulimit -s 1024 && exec timeout 600 "$CALLPROF_BUILD/callprof" "$@" "$_f") >out 2>err
 	_status=$?
 	test $_status = 124 && echo "timed out: callprof $* $_f"
 	test $_status -gt 128 && echo "died by signal $((_status - 128)): callprof $* $_f"
@@ -39,22 +48,28 @@ chain () {
 	}'
 }
 
+# threads N: N threads, each with a name of its own.
+threads () {
+	awk -v n="$1" 'BEGIN {
+		print "meta"
+		for (t = 0; t < n; t++) {
+			printf "thread tid=%d name=t%d\n", t + 1, t
+			print "node calls=1 ticks=10"
+			printf "node parent=0 fn=%d calls=1 ticks=5\n", 4096 + 16 * (t % 100)
+		}
+	}'
+}
+
 test_expect_success 'setup: the adversarial profiles' '
-	chain 1000000 | mkprofile deep.cprof &&
+	chain 100000 | mkprofile deep.cprof &&
 	chain 2000 | mkprofile chain2k.cprof &&
 	awk "BEGIN {
 		print \"meta\"; print \"thread\"; print \"node calls=1 ticks=1000000\"
-		for (i = 0; i < 300000; i++)
+		for (i = 0; i < 100000; i++)
 			printf \"node parent=0 fn=%d calls=1 ticks=1\n\", 4096 + 16 * i
 	}" | mkprofile wide.cprof &&
-	awk "BEGIN {
-		print \"meta\"
-		for (t = 0; t < 100000; t++) {
-			printf \"thread tid=%d name=t%d\n\", t + 1, t
-			print \"node calls=1 ticks=10\"
-			printf \"node parent=0 fn=%d calls=1 ticks=5\n\", 4096 + 16 * (t % 100)
-		}
-	}" | mkprofile threads.cprof &&
+	threads 100000 | mkprofile threads.cprof &&
+	threads 10000 | mkprofile threads10k.cprof &&
 	awk "BEGIN {
 		print \"meta\"
 		for (i = 0; i < 100000; i++)
@@ -83,7 +98,12 @@ do
 		do
 			run $f.cprof export -f \$fmt -o out.\$fmt || return 1
 		done &&
-		run $f.cprof export -f callgrind --threads=each -o cg &&
+		if test $f = threads
+		then
+			run threads10k.cprof export -f callgrind --threads=each -o cg
+		else
+			run $f.cprof export -f callgrind --threads=each -o cg
+		fi &&
 		rm -f out.* cg-*
 	"
 	test_expect_success "$f: diff with itself and merge finish" "
