@@ -200,10 +200,9 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 			const char *file;
 			int line;
 			uint64_t site = s == CP_NONE ? n->site : t->sites[s].site;
-			uint32_t part_of = s == CP_NONE ? n->part : t->sites[s].part;
 
 			ALLOC_GROW(e, ne + 1, alloc);
-			cp_report_profile__site_where(rp, site, part_of, &file, &line);
+			cp_report_profile__site_where(rp, site, &file, &line);
 			e[ne].caller = p->fn;
 			e[ne].callee = n->fn;
 			e[ne].line = line;
@@ -313,7 +312,7 @@ int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp)
 {
 	struct cp_fn_where *where = xcalloc(rp->nfns + 1, sizeof(*where));
 	struct names nm = { 0 };
-	const struct cp_profile_file *pf = rp->nparts ? rp->parts[0]->pf : rp->pf;
+	const struct cp_profile_file *pf = rp->nfiles ? rp->first->pf : rp->pf;
 
 	for (uint32_t f = 0; f < rp->nfns; f++)
 		cp_report_profile__fn_where(rp, f, &where[f]);

@@ -191,15 +191,13 @@ static void add_kept(struct cp_rtree *nt, uint32_t id, const struct cp_rtree *t,
 
 	/* Sites first: cp_rtree__add_site tells a node's first site by its counts. */
 	if (s->sites == CP_NONE)
-		cp_rtree__add_site(nt, id, s->site, s->part, s->calls, s->total_ns, s->overhead_ns);
+		cp_rtree__add_site(nt, id, s->site, s->calls, s->total_ns, s->overhead_ns, 0);
 	for (uint32_t k = s->sites; k != CP_NONE; k = t->sites[k].next) {
 		const struct cp_rsite *e = &t->sites[k];
 
-		cp_rtree__add_site(nt, id, e->site, e->part, e->calls, e->total_ns, e->overhead_ns);
+		cp_rtree__add_site(nt, id, e->site, e->calls, e->total_ns, e->overhead_ns, 1);
 	}
 	d = &nt->n[id];
-	if (!d->site && s->site)
-		d->part = s->part;
 	/* Calls, min, max, site and the exclusive off-CPU figures... */
 	cp_rnode__add_counts(d, s);
 	/* ...and the exclusive times it leaves out. */
@@ -344,11 +342,17 @@ static void focus_actions(const struct cp_rtree *t, const uint32_t *match, uint8
 		CP_ADD_SAT(st->all, t->n[0].total_ns);
 }
 
-/* node_map follows the contexts of tree ti to their new nodes. */
+/*
+ * node_map (several files: their sampled lines) follows the contexts of
+ * tree ti to their new nodes.
+ */
 static void remap_nodes(struct cp_report_profile *rp, uint32_t ti, const uint32_t *map)
 {
 	const struct cp_profile_file *pf = rp->pf;
 
+	for (uint32_t i = 0; i < rp->nlines; i++)
+		if (rp->lines[i].tree == ti && rp->lines[i].node != CP_NONE)
+			rp->lines[i].node = map[rp->lines[i].node];
 	if (!rp->node_map || !rp->thread_tree)
 		return;
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
@@ -434,7 +438,7 @@ void cp_view_filter__set_weight(struct cp_view_filter *f, enum cp_metric weight)
 int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profile *rp)
 {
 	uint64_t *focus_hits, *hide_hits;
-	struct pass_stats st = { 0 }, ignored = { 0 };
+	struct pass_stats st = { 0 };
 	struct strbuf sb = STRBUF_INIT;
 	int ret = 0;
 
@@ -450,10 +454,6 @@ int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profi
 			goto out;
 		}
 	}
-	/* --lines reads the parts of several files: they get the same filters. */
-	for (uint32_t p = 0; p < rp->nparts; p++)
-		filter_profile(f, rp->parts[p], NULL, NULL, &ignored);
-
 	if (rp->filters)
 		strbuf_addstr(&sb, rp->filters);
 	if (f->focus.n) {

@@ -287,7 +287,7 @@ static void add_line_edges(struct cp_report_profile *rp, const struct cp_rtree *
 	int split = 0;
 
 	for (uint32_t k = c->sites; k != CP_NONE && !split; k = t->sites[k].next) {
-		const char *w = cp_site_str_at(rp, t->sites[k].site, t->sites[k].part);
+		const char *w = cp_site_str_at(rp, t->sites[k].site);
 
 		if (k == c->sites)
 			one = w ? xstrdup(w) : NULL;
@@ -304,7 +304,7 @@ static void add_line_edges(struct cp_report_profile *rp, const struct cp_rtree *
 	free((char *)one);
 	for (uint32_t k = c->sites; k != CP_NONE; k = t->sites[k].next) {
 		const struct cp_rsite *s = &t->sites[k];
-		struct cp_agg *a = line_edge(le, peer, cp_site_str_at(rp, s->site, s->part));
+		struct cp_agg *a = line_edge(le, peer, cp_site_str_at(rp, s->site));
 
 		a->calls = s->calls;
 		a->total_ns = s->total_ns;

@@ -233,7 +233,7 @@ struct page_fns {
 
 static uint64_t fn_key(const struct cp_rfn *f)
 {
-	return f->addr ^ ((uint64_t)f->part << 40) ^ ((uint64_t)f->flags << 60);
+	return f->addr ^ ((uint64_t)f->flags << 60);
 }
 
 static void page_fns__init(struct page_fns *pf, struct cp_report_profile *rp,

@@ -225,12 +225,13 @@ void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src);
 
 /*
  * Before src's counts are added into node id of t: record that they came
- * from call site `site` (of merged part `part`), starting the node's list
- * of sites when it meets a second one.  Calls with no calls and no time
- * leave no trace.
+ * from call site `site`, starting the node's list of sites when it meets a
+ * second one.  Calls with no calls and no time leave no trace.  several:
+ * src has a list of sites, each added before its counts are (the node's
+ * counts cannot tell its first site then): the node gets a list at once.
  */
-void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t part,
-			uint64_t calls, uint64_t total_ns, uint64_t overhead_ns);
+void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint64_t calls,
+			uint64_t total_ns, uint64_t overhead_ns, int several);
 
 /*
  * Add src's trouble counters (lost calls, events, signals, threads,
@@ -296,6 +297,6 @@ size_t cp_fn_name_bare_len(const char *name);
 
 /* "file:line" for a call site (static buffer), or NULL. */
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n);
-const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t part);
+const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site);
 
 #endif /* CP_REPORT_INTERNAL_H */

@@ -48,22 +48,21 @@ static const char *clock_name(uint32_t clock)
 	       clock == CP_CLOCK_MONOTONIC ? "monotonic" : "none";
 }
 
-/* One recorded process: its META facts. */
-static void process(struct cp_json *j, const struct cp_profile_file *pf)
+/* One recorded process: its file, META facts and command line. */
+static void process(struct cp_json *j, const char *file, const struct cp_meta *m, uint32_t argc,
+		    const char *const *argv, const char *exe, const char *hostname)
 {
-	const struct cp_meta *m = &pf->meta;
-
 	cp_json__obj(j);
-	cp_json__key_str(j, "file", pf->path);
+	cp_json__key_str(j, "file", file);
 	cp_json__key_u64(j, "pid", m->pid);
 	cp_json__key_u64(j, "ppid", m->ppid);
 	cp_json__key(j, "command");
 	cp_json__arr(j);
-	for (uint32_t i = 0; i < pf->argc; i++)
-		cp_json__str(j, pf->argv[i]);
+	for (uint32_t i = 0; i < argc; i++)
+		cp_json__str(j, argv[i]);
 	cp_json__end_arr(j);
-	cp_json__key_str(j, "executable", cp_profile_file__str(pf, m->exe));
-	cp_json__key_str(j, "hostname", cp_profile_file__str(pf, m->hostname));
+	cp_json__key_str(j, "executable", exe);
+	cp_json__key_str(j, "hostname", hostname);
 	cp_json__key_str(j, "mode", mode_name(m->mode));
 	cp_json__key_str(j, "clock", clock_name(m->clock));
 	cp_json__key_u64(j, "ticks_per_second", m->ticks_per_sec);
@@ -113,7 +112,7 @@ static void file_line(struct cp_json *j, const char *file, int line)
 }
 
 /* A call site as an object left open, for the caller to add to and close. */
-static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t addr, uint32_t part)
+static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t addr)
 {
 	const char *file;
 	int line;
@@ -125,7 +124,7 @@ static void site_open(struct cp_json *j, struct cp_report_profile *rp, uint64_t 
 	} else {
 		cp_json__key(j, "address");
 		cp_json__hex(j, addr);
-		cp_report_profile__site_where(rp, addr, part, &file, &line);
+		cp_report_profile__site_where(rp, addr, &file, &line);
 		file_line(j, file, line);
 	}
 }
@@ -135,11 +134,16 @@ void cp_export_json_processes(struct cp_json *j, const struct cp_report_profile 
 {
 	cp_json__key(j, "processes");
 	cp_json__arr(j);
-	if (rp->nparts)
-		for (uint32_t i = 0; i < rp->nparts; i++)
-			process(j, rp->parts[i]->pf);
-	else
-		process(j, rp->pf);
+	for (uint32_t i = 0; i < rp->nfiles; i++) {
+		const struct cp_rprocess *pr = &rp->procs[i];
+
+		process(j, pr->file, &pr->meta, pr->argc, (const char *const *)pr->argv, pr->exe,
+			pr->hostname);
+	}
+	if (!rp->nfiles)
+		process(j, rp->pf->path, &rp->pf->meta, rp->pf->argc, rp->pf->argv,
+			cp_profile_file__str(rp->pf, rp->pf->meta.exe),
+			cp_profile_file__str(rp->pf, rp->pf->meta.hostname));
 	cp_json__end_arr(j);
 }
 
@@ -386,7 +390,7 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 	}
 	if (i && n->sites == CP_NONE && n->site) {
 		cp_json__key(j, "site");
-		site_open(j, rp, n->site, n->part);
+		site_open(j, rp, n->site);
 		cp_json__end_obj(j);
 	}
 	if (n->sites != CP_NONE) {
@@ -395,7 +399,7 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 		for (uint32_t k = n->sites; k != CP_NONE; k = t->sites[k].next) {
 			const struct cp_rsite *s = &t->sites[k];
 
-			site_open(j, rp, s->site, s->part);
+			site_open(j, rp, s->site);
 			cp_json__key_u64(j, "calls", s->calls);
 			if (rp->timed && !rp->cpu_sampled) {
 				cp_json__key_u64(j, "total_ns", s->total_ns);
@@ -419,7 +423,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	struct cp_json *j = cp_json__new(fp, 0);
 	struct node_lines nl = { 0 };
 
-	if (rp->pf->nlines && !rp->nparts)
+	if (rp->pf->nlines && !rp->nfiles)
 		node_lines__init(&nl, rp);
 	cp_json__obj(j);
 	cp_json__key_u64(j, "callprof_json", JSON_VERSION);
@@ -478,7 +482,7 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 		cp_json__key(j, "nodes");
 		cp_json__arr(j);
 		for (uint32_t i = 0; i < t->nn; i++)
-			node(j, rp, t, i, rp->pf->nlines && !rp->nparts ? &nl : NULL, ti);
+			node(j, rp, t, i, rp->pf->nlines && !rp->nfiles ? &nl : NULL, ti);
 		cp_json__end_arr(j);
 		cp_json__end_obj(j);
 	}

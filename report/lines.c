@@ -102,95 +102,119 @@ static void add_into(struct line_table *t, const char *name)
 }
 
 /*
- * Add the samples of FN into tables[first..], one per tree of p (or all
- * into tables[first] with threads merged): those of FN's contexts, and
- * those of any context that lie in a copy of FN inlined into another
- * function (DWARF's inline records: the lines of an inlined body are the
- * inlined function's).  *fn_seen is set when FN is found in p.
+ * Add the samples at ip of context n (in tree ti, or all into tables[0]
+ * with threads merged) to FN's table if they are FN's: those of FN's
+ * contexts, and those of any context that lie in a copy of FN inlined
+ * into another function (DWARF's inline records: the lines of an inlined
+ * body are the inlined function's).  *fn_seen is set when FN is found;
+ * ctx (distinct per context) counts the contexts with samples.
  */
-static void add_part(struct cp_report_profile *p, const char *fn, struct line_table *tables,
-		     uint32_t first, int *fn_seen)
+static void add_sample(struct cp_report_profile *rp, const char *fn, struct line_table *tables,
+		       uint32_t ti, const struct cp_rnode *n, uint64_t ip, uint64_t samples,
+		       uint64_t ns, struct cp_u64map *counted, uint64_t ctx, int *fn_seen)
 {
-	const struct cp_profile_file *pf = p->pf;
-	uint64_t period = pf->meta.sample_period_ns;
-	char *counted = xcalloc(pf->nnodes ? pf->nnodes : 1, 1); /* contexts counted */
+	struct line_table *t = &tables[rp->threads == CP_THREADS_EACH ? ti : 0];
+	const char *in = "?", *file, *module, *const *inl = NULL;
+	struct line_row *r;
+	int line, ninl = 0, pos = -1, own;
+	char *what;
 
-	for (uint32_t ti = 0; ti < p->ntrees && !*fn_seen; ti++)
-		for (uint32_t i = 1; i < p->trees[ti].nn; i++)
-			if (cp_fn_name_matches(cp_rnode__name(p, &p->trees[ti].n[i]), fn))
+	if (n->fn == CP_NONE)
+		return;
+	own = cp_fn_name_matches(cp_rnode__name(rp, n), fn);
+	if (ip >= CP_IP_PSEUDO_LIMIT || rp->pf->meta.mode != CP_MODE_CPU) {
+		in = cp_symbolizer__fn_name(rp->sym, ip);
+		ninl = cp_symbolizer__inlined(rp->sym, ip, &inl);
+		/* FN's place in the chain: the function holding ip (0), or inlined. */
+		if (is_fn(in, fn))
+			pos = 0;
+		for (int i = 0; pos < 0 && i < ninl; i++)
+			if (is_fn(inl[i], fn))
+				pos = i + 1;
+	}
+	if (!own && pos <= 0)
+		return;
+	if (pos > 0)
+		*fn_seen = 1;
+	line = 0;
+	file = NULL;
+	if (rp->pf->meta.mode == CP_MODE_CPU && ip < CP_IP_PSEUDO_LIMIT) {
+		what = xstrdup(ip == CP_IP_KERNEL ? "[kernel: system calls, page faults]" :
+			       "[address unknown: a full ring, or not yet read at the dump]");
+	} else if (pos < 0) {
+		module = cp_symbolizer__module(rp->sym, ip, NULL);
+		if (module && strrchr(module, '/'))
+			module = strrchr(module, '/') + 1;
+		what = module ? xstrfmt("in %s (%s)", in, module) : xstrfmt("in %s", in);
+	} else if (!cp_symbolizer__line(rp->sym, ip, &file, &line)) {
+		const char *base = strrchr(file, '/');
+
+		/* A line of a function inlined into FN (or into FN's inlined copy). */
+		if (pos < ninl)
+			what = xstrfmt("%s:%d (inlined %s)", base ? base + 1 : file, line,
+				       inl[ninl - 1]);
+		else
+			what = xstrfmt("%s:%d", base ? base + 1 : file, line);
+	} else if (pos < ninl) {
+		what = xstrfmt("(no line information) (inlined %s)", inl[ninl - 1]);
+	} else {
+		what = xstrdup("(no line information)");
+	}
+	if (pos > 0)
+		add_into(t, in);
+	r = table_row(t, what);
+	free(what);
+	r->file = file;
+	r->line = line;
+	r->inlined = pos >= 0 && pos < ninl;
+	r->samples += samples;
+	r->ns += ns;
+	t->samples += samples;
+	t->ns += ns;
+	if (cp_u64map__get(counted, ctx) == CP_U64MAP_NONE) {
+		cp_u64map__get_or_add(counted, ctx, 0);
+		t->contexts++;
+	}
+}
+
+/*
+ * Add rp's samples of FN into tables (one per tree, or one with threads
+ * merged): one file's (LINES, per context of the file; the profiler's own
+ * samples are in no context's time), or several files' (rp->lines, at
+ * their common addresses, the profiler's samples left out already).
+ */
+static void add_samples(struct cp_report_profile *rp, const char *fn, struct line_table *tables,
+			int *fn_seen)
+{
+	const struct cp_profile_file *pf = rp->pf;
+	uint64_t period = pf->meta.sample_period_ns;
+	struct cp_u64map counted; /* contexts with samples */
+
+	cp_u64map__init(&counted, 64);
+	for (uint32_t ti = 0; ti < rp->ntrees && !*fn_seen; ti++)
+		for (uint32_t i = 1; i < rp->trees[ti].nn; i++)
+			if (cp_fn_name_matches(cp_rnode__name(rp, &rp->trees[ti].n[i]), fn))
 				*fn_seen = 1;
-	for (uint32_t k = 0; k < pf->nlines; k++) {
+	for (uint32_t k = 0; rp->nfiles && k < rp->nlines; k++) {
+		const struct cp_rline *l = &rp->lines[k];
+
+		if (l->node != CP_NONE) /* else left out by a filter */
+			add_sample(rp, fn, tables, l->tree, &rp->trees[l->tree].n[l->node], l->ip,
+				   l->samples, l->ns, &counted, (uint64_t)l->tree << 32 | l->node,
+				   fn_seen);
+	}
+	for (uint32_t k = 0; !rp->nfiles && k < pf->nlines; k++) {
 		const struct cp_line_rec *l = &pf->lines[k];
-		uint32_t ti = tree_of(p, l->node), id = p->node_map[l->node];
-		const struct cp_rnode *n;
-		struct line_table *t;
-		const char *in = "?", *file, *module, *const *inl = NULL;
-		struct line_row *r;
-		int line, ninl = 0, pos = -1, own;
-		char *what;
+		uint32_t ti = tree_of(rp, l->node), id = rp->node_map[l->node];
 
 		if (ti == CP_NONE || id == CP_NONE) /* left out by --threads or a filter */
 			continue;
-		n = &p->trees[ti].n[id];
-		t = &tables[first + (p->threads == CP_THREADS_EACH ? ti : 0)];
-		if (n->fn == CP_NONE)
-			continue;
-		own = cp_fn_name_matches(cp_rnode__name(p, n), fn);
-		if (cp_report_profile__profilers_ip(p, l->ip))
+		if (cp_report_profile__profilers_ip(rp, l->ip))
 			continue; /* the profiler's share: in no context's time */
-		if (l->ip >= CP_IP_PSEUDO_LIMIT || pf->meta.mode != CP_MODE_CPU) {
-			in = cp_symbolizer__fn_name(p->sym, l->ip);
-			ninl = cp_symbolizer__inlined(p->sym, l->ip, &inl);
-			/* FN's place in the chain: the function holding ip (0), or inlined. */
-			if (is_fn(in, fn))
-				pos = 0;
-			for (int i = 0; pos < 0 && i < ninl; i++)
-				if (is_fn(inl[i], fn))
-					pos = i + 1;
-		}
-		if (!own && pos <= 0)
-			continue;
-		if (pos > 0)
-			*fn_seen = 1;
-		line = 0;
-		file = NULL;
-		if (pf->meta.mode == CP_MODE_CPU && l->ip < CP_IP_PSEUDO_LIMIT) {
-			what = xstrdup(l->ip == CP_IP_KERNEL ? "[kernel: system calls, page faults]" :
-				       "[address unknown: a full ring, or not yet read at the dump]");
-		} else if (pos < 0) {
-			module = cp_symbolizer__module(p->sym, l->ip, NULL);
-			if (module && strrchr(module, '/'))
-				module = strrchr(module, '/') + 1;
-			what = module ? xstrfmt("in %s (%s)", in, module) : xstrfmt("in %s", in);
-		} else if (!cp_symbolizer__line(p->sym, l->ip, &file, &line)) {
-			const char *base = strrchr(file, '/');
-
-			/* A line of a function inlined into FN (or into FN's inlined copy). */
-			if (pos < ninl)
-				what = xstrfmt("%s:%d (inlined %s)", base ? base + 1 : file, line,
-					       inl[ninl - 1]);
-			else
-				what = xstrfmt("%s:%d", base ? base + 1 : file, line);
-		} else if (pos < ninl) {
-			what = xstrfmt("(no line information) (inlined %s)", inl[ninl - 1]);
-		} else {
-			what = xstrdup("(no line information)");
-		}
-		if (pos > 0)
-			add_into(t, in);
-		r = table_row(t, what);
-		free(what);
-		r->file = file;
-		r->line = line;
-		r->inlined = pos >= 0 && pos < ninl;
-		r->samples += l->samples;
-		r->ns += l->samples * period;
-		t->samples += l->samples;
-		t->ns += l->samples * period;
-		if (!counted[l->node]++)
-			t->contexts++;
+		add_sample(rp, fn, tables, ti, &rp->trees[ti].n[id], l->ip, l->samples,
+			   l->samples * period, &counted, l->node, fn_seen);
 	}
-	free(counted);
+	cp_u64map__release(&counted);
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -315,24 +339,16 @@ static void print_table(struct line_table *t, const char *fn, struct sources *sr
 
 int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
 {
-	struct cp_report_profile *one[1] = { rp }, **parts = rp->nparts ? rp->parts : one;
-	uint32_t nparts = rp->nparts ? rp->nparts : 1, ntables = 0, nlines = 0;
+	uint32_t ntables = rp->threads == CP_THREADS_EACH ? rp->ntrees : 0;
 	struct line_table *tables;
 	struct sources src = { .no_files = rp->no_files };
 	int fn_seen = 0;
 
-	for (uint32_t p = 0; p < nparts; p++) {
-		nlines += parts[p]->pf->nlines;
-		ntables += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
-	}
-	if (!nlines)
+	if (!(rp->nfiles ? rp->nlines : rp->pf->nlines))
 		return cp_error("profile '%s' has no sampled lines: record with --sample",
 			     rp->pf->path);
 	tables = xcalloc(ntables ? ntables : 1, sizeof(*tables));
-	for (uint32_t p = 0, first = 0; p < nparts; p++) {
-		add_part(parts[p], o->function, tables, first, &fn_seen);
-		first += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
-	}
+	add_samples(rp, o->function, tables, &fn_seen);
 	if (fn_seen) {
 		int shown = 0;
 

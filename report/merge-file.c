@@ -338,13 +338,13 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		c = &m->cur[id];
 		map[i] = id;
 		if (s->sites == CP_NONE)
-			cp_rtree__add_site(t, id, merge__site(m, p, s->site, r, pf->nmaps), 0,
-					   s->calls, s->total_ns, s->overhead_ns);
+			cp_rtree__add_site(t, id, merge__site(m, p, s->site, r, pf->nmaps),
+					   s->calls, s->total_ns, s->overhead_ns, 0);
 		for (uint32_t k = s->sites; k != CP_NONE; k = src->sites[k].next) {
 			const struct cp_rsite *e = &src->sites[k];
 
-			cp_rtree__add_site(t, id, merge__site(m, p, e->site, r, pf->nmaps), 0,
-					   e->calls, e->total_ns, e->overhead_ns);
+			cp_rtree__add_site(t, id, merge__site(m, p, e->site, r, pf->nmaps),
+					   e->calls, e->total_ns, e->overhead_ns, 1);
 		}
 		add.site = t->n[id].site;
 		cp_rnode__add_counts(&t->n[id], &add);
@@ -722,6 +722,14 @@ int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
 	o.threads = CP_THREADS_MERGED;
 	o.unnamed = 1;
 	o.addresses = 0;
+	/* The inputs' symbolizers share their modules' files: one program's are read once. */
+	o.images = cp_sym_images__new(&(struct cp_symbolizer_opts){
+		.debug_dirs = opts->debug_dirs,
+		.symfs = opts->symfs,
+		.mangled = opts->mangled,
+		.no_files = opts->no_files,
+		.quiet = opts->no_files,
+	});
 	m.rp = xcalloc(1, sizeof(*m.rp));
 	m.rp->ntrees = 1;
 	m.rp->trees = t = xcalloc(1, sizeof(*t));
@@ -790,6 +798,7 @@ int cp_merge_files(const char *const *paths, uint32_t n, const char *out,
 out:
 	if (ret && show_progress && shown >= 0)
 		fprintf(stderr, "\n");
+	cp_sym_images__free(o.images);
 	cp_strtab__release(&m.str);
 	free(m.str_off);
 	cp_u64map__release(&m.fn_at);

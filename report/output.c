@@ -542,10 +542,10 @@ void cp_tree_header(const struct cp_report_profile *rp, const struct cp_rtree *t
 
 const char *cp_site_str(struct cp_report_profile *rp, const struct cp_rnode *n)
 {
-	return cp_site_str_at(rp, n->site, n->part);
+	return cp_site_str_at(rp, n->site);
 }
 
-const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t part)
+const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site)
 {
 	static char buf[4096];
 	const char *file, *base;
@@ -553,7 +553,7 @@ const char *cp_site_str_at(struct cp_report_profile *rp, uint64_t site, uint32_t
 
 	if (site == CP_SITE_INLINED)
 		return "(inlined)";
-	cp_report_profile__site_where(rp, site, part, &file, &line);
+	cp_report_profile__site_where(rp, site, &file, &line);
 	if (!file)
 		return NULL;
 	base = strrchr(file, '/');
@@ -613,17 +613,9 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 	const struct cp_meta *m = &pf->meta;
 	const struct cp_sample_shares *s = &rp->shares;
 	uint64_t program = s->program + s->kernel + s->lost, all = program + s->runtime;
-	uint32_t unsampled = 0;
+	uint32_t unsampled = rp->unsampled;
 	char period[32];
 
-	/* Several files: the summary's nthreads counts all parts' threads. */
-	for (uint32_t p = 0; p < (rp->nparts ? rp->nparts : 1); p++) {
-		const struct cp_profile_file *f = rp->nparts ? rp->parts[p]->pf : pf;
-
-		for (uint32_t i = 0; i < f->nthreads; i++)
-			if (f->threads[i].flags & CP_THREAD_UNSAMPLED)
-				unsampled += f->threads[i].nthreads;
-	}
 	cp_fmt_ns(period, sizeof(period), rp->period_ns);
 	fprintf(fp, "# time: CPU time sampled at %u Hz (one sample per %s of CPU time) on the exact "
 		    "call tree: %" PRIu64 " samples, %.1f%% of them in the kernel (charged to the "
@@ -790,12 +782,12 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			    "%u thread%s, %" PRIu64 " calls, %" PRIu64 " call paths\n", pf->ninputs,
 			count_hosts(pf), count_hosts(pf) == 1 ? "" : "s", date, nthreads,
 			nthreads == 1 ? "" : "s", rp->calls, rp->paths);
-	} else if (rp->nparts) {
-		fprintf(fp, "\n# %u processes merged (pid", rp->nparts);
-		for (uint32_t i = 0; i < rp->nparts && i < 8; i++)
-			fprintf(fp, "%s%u", i ? ", " : " ", rp->parts[i]->pf->meta.pid);
+	} else if (rp->nfiles) {
+		fprintf(fp, "\n# %u processes merged (pid", rp->nfiles);
+		for (uint32_t i = 0; i < rp->nfiles && i < 8; i++)
+			fprintf(fp, "%s%u", i ? ", " : " ", rp->procs[i].meta.pid);
 		fprintf(fp, "%s), first started %s, %u thread%s, %" PRIu64 " calls, %" PRIu64
-			    " call paths\n", rp->nparts > 8 ? ", ..." : "", date, nthreads,
+			    " call paths\n", rp->nfiles > 8 ? ", ..." : "", date, nthreads,
 			nthreads == 1 ? "" : "s", rp->calls, rp->paths);
 	} else {
 		fprintf(fp, "\n# pid %u, started %s, ran %s, %u thread%s, %" PRIu64 " %s, %" PRIu64

@@ -25,6 +25,7 @@
 #include "format/format.h"
 #include "report/internal.h"
 #include "report/report.h"
+#include "symbolize/symbolize.h"
 #include "util/util.h"
 #include "profile.pb-c.h"
 
@@ -80,24 +81,33 @@ static void hex(char *buf, const uint8_t *b, uint32_t n)
 	buf[2 * n] = '\0';
 }
 
-/* Mappings: one per module of each recorded process. */
+/*
+ * Mappings: one per module of the recorded process, or of several files
+ * one per module file, at its range of their common address space.
+ */
 static void add_mappings(struct cp_report_profile *rp, Profile *p, struct cp_strtab *st)
 {
-	uint32_t nparts = rp->nparts ? rp->nparts : 1, total = 0;
+	const struct cp_profile_file *pf = rp->pf;
+	uint32_t total = rp->nfiles ? cp_sym_images__count(rp->images) : pf->nmodules;
+	char id[2 * 32 + 1];
 
-	for (uint32_t k = 0; k < nparts; k++)
-		total += (rp->nparts ? rp->parts[k]->pf : rp->pf)->nmodules;
 	p->mapping = xcalloc(total ? total : 1, sizeof(*p->mapping));
-	for (uint32_t k = 0; k < nparts; k++) {
-		const struct cp_profile_file *pf = rp->nparts ? rp->parts[k]->pf : rp->pf;
+	for (uint32_t i = 0; i < total; i++) {
+		Mapping *mp = xmalloc(sizeof(*mp));
 
-		for (uint32_t i = 0; i < pf->nmodules; i++) {
+		perftools__profiles__mapping__init(mp);
+		mp->id = p->n_mapping + 1;
+		if (rp->nfiles) {
+			const uint8_t *bid;
+			uint32_t bid_size;
+			const char *path = cp_sym_images__module(rp->images, i, &bid, &bid_size,
+								 &mp->memory_start, &mp->memory_limit);
+
+			mp->filename = intern(st, path);
+			hex(id, bid, bid_size);
+		} else {
 			const struct cp_module *m = &pf->modules[i];
-			Mapping *mp = xmalloc(sizeof(*mp));
-			char id[2 * 32 + 1];
 
-			perftools__profiles__mapping__init(mp);
-			mp->id = p->n_mapping + 1;
 			for (uint32_t j = 0; j < m->nmaps; j++) {
 				const struct cp_map *mm = &pf->maps[m->first_map + j];
 
@@ -110,33 +120,36 @@ static void add_mappings(struct cp_report_profile *rp, Profile *p, struct cp_str
 			}
 			mp->filename = intern(st, cp_profile_file__str(pf, m->path));
 			hex(id, m->build_id, m->build_id_size);
-			mp->build_id = intern(st, id);
-			mp->has_functions = 1;
-			p->mapping[p->n_mapping++] = mp;
 		}
+		mp->build_id = intern(st, id);
+		mp->has_functions = 1;
+		p->mapping[p->n_mapping++] = mp;
 	}
 }
 
-/* The mapping holding fn's address in its part: 0 if none. */
-static uint64_t mapping_of(struct cp_report_profile *rp, uint32_t fn)
+/* The mapping holding fn's address: 0 if none. */
+static uint64_t mapping_of(struct cp_report_profile *rp, Profile *p, uint32_t fn)
 {
 	const struct cp_rfn *f = &rp->fns[fn];
-	uint64_t id = 1;
+	const struct cp_profile_file *pf = rp->pf;
 
-	for (uint32_t k = 0; k < (rp->nparts ? rp->nparts : 1); k++) {
-		const struct cp_profile_file *pf = rp->nparts ? rp->parts[k]->pf : rp->pf;
+	if (f->flags & CP_RFN_PSEUDO)
+		return 0;
+	if (rp->nfiles) {
+		for (size_t i = 0; i < p->n_mapping; i++)
+			if (f->addr >= p->mapping[i]->memory_start &&
+			    f->addr < p->mapping[i]->memory_limit)
+				return i + 1;
+		return 0;
+	}
+	for (uint32_t i = 0; i < pf->nmodules; i++) {
+		const struct cp_module *m = &pf->modules[i];
 
-		for (uint32_t i = 0; i < pf->nmodules; i++, id++) {
-			const struct cp_module *m = &pf->modules[i];
+		for (uint32_t j = 0; j < m->nmaps; j++) {
+			const struct cp_map *mm = &pf->maps[m->first_map + j];
 
-			if (k != f->part || (f->flags & CP_RFN_PSEUDO))
-				continue;
-			for (uint32_t j = 0; j < m->nmaps; j++) {
-				const struct cp_map *mm = &pf->maps[m->first_map + j];
-
-				if (f->addr >= mm->start && f->addr < mm->end)
-					return id;
-			}
+			if (f->addr >= mm->start && f->addr < mm->end)
+				return i + 1;
 		}
 	}
 	return 0;
@@ -228,7 +241,7 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 		line_ptrs[f] = &lines[f];
 		perftools__profiles__location__init(&locs[f]);
 		locs[f].id = f + 1;
-		locs[f].mapping_id = mapping_of(rp, f);
+		locs[f].mapping_id = mapping_of(rp, &p, f);
 		locs[f].address = (rp->fns[f].flags & CP_RFN_PSEUDO) ? 0 : rp->fns[f].addr;
 		locs[f].n_line = 1;
 		locs[f].line = &line_ptrs[f];

@@ -50,7 +50,7 @@ uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn)
 	return t->nn++;
 }
 
-static uint32_t new_site(struct cp_rtree *t, uint64_t site, uint32_t part, uint64_t calls,
+static uint32_t new_site(struct cp_rtree *t, uint64_t site, uint64_t calls,
 			 uint64_t total_ns, uint64_t overhead_ns, uint32_t next)
 {
 	struct cp_rsite *s;
@@ -58,7 +58,6 @@ static uint32_t new_site(struct cp_rtree *t, uint64_t site, uint32_t part, uint6
 	ALLOC_GROW(t->sites, t->nsites + 1, t->sites_alloc);
 	s = &t->sites[t->nsites];
 	s->site = site;
-	s->part = part;
 	s->calls = calls;
 	s->total_ns = total_ns;
 	s->overhead_ns = overhead_ns;
@@ -66,8 +65,8 @@ static uint32_t new_site(struct cp_rtree *t, uint64_t site, uint32_t part, uint6
 	return t->nsites++;
 }
 
-void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t part,
-			uint64_t calls, uint64_t total_ns, uint64_t overhead_ns)
+void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint64_t calls,
+			uint64_t total_ns, uint64_t overhead_ns, int several)
 {
 	struct cp_rnode *n = &t->n[id];
 	uint32_t k, last;
@@ -75,20 +74,24 @@ void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t
 	if (!calls && !total_ns)
 		return;
 	if (n->sites == CP_NONE) {
-		if (!n->calls && !n->total_ns) {
+		if (!n->calls && !n->total_ns && !several) {
 			n->site = site; /* the first site with calls */
-			n->part = part;
 			return;
 		}
-		if (n->site == site && n->part == part)
+		if (n->site == site && !several)
 			return;
-		n->sites = new_site(t, n->site, n->part, n->calls, n->total_ns, n->overhead_ns,
-				    CP_NONE);
+		if (!n->calls && !n->total_ns) {
+			/* The first of several sites, before any count: a list of its own. */
+			n->site = site;
+			n->sites = new_site(t, site, calls, total_ns, overhead_ns, CP_NONE);
+			return;
+		}
+		n->sites = new_site(t, n->site, n->calls, n->total_ns, n->overhead_ns, CP_NONE);
 	}
 	for (k = n->sites;; k = t->sites[k].next) {
 		struct cp_rsite *s = &t->sites[k];
 
-		if (s->site == site && s->part == part) {
+		if (s->site == site) {
 			CP_ADD_SAT(s->calls, calls);
 			CP_ADD_SAT(s->total_ns, total_ns);
 			CP_ADD_SAT(s->overhead_ns, overhead_ns);
@@ -99,7 +102,7 @@ void cp_rtree__add_site(struct cp_rtree *t, uint32_t id, uint64_t site, uint32_t
 	}
 	/* new_site() may move sites[]: link the new one in after. */
 	last = k;
-	k = new_site(t, site, part, calls, total_ns, overhead_ns, CP_NONE);
+	k = new_site(t, site, calls, total_ns, overhead_ns, CP_NONE);
 	t->sites[last].next = k;
 }
 
@@ -441,7 +444,7 @@ static void add_thread(struct cp_report_profile *rp, struct cp_rtree *t, struct 
 
 			id = context(rp, t, ctx, fnmap, parent, r->fn, r->flags);
 			/* Sampled time is per context, not per call site. */
-			cp_rtree__add_site(t, id, r->site, 0, src.calls, cs ? 0 : src.total_ns, 0);
+			cp_rtree__add_site(t, id, r->site, src.calls, cs ? 0 : src.total_ns, 0, 0);
 		}
 		cp_rnode__add_counts(&t->n[id], &src);
 		map[k] = id;
@@ -961,6 +964,7 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	so.mangled = opts->mangled;
 	so.no_files = opts->no_files;
 	so.quiet = opts->no_files; /* nothing to warn about */
+	so.images = opts->images;
 	rp->sym = cp_symbolizer__new(pf, &so);
 	if (!rp->sym)
 		cp_die("out of memory setting up symbols");
@@ -1015,6 +1019,9 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	tell_apart(rp);
 	free(cs.own);
 	free(cs.foreign);
+	for (uint32_t i = 0; i < pf->nthreads; i++)
+		if (pf->threads[i].flags & CP_THREAD_UNSAMPLED)
+			rp->unsampled += pf->threads[i].nthreads;
 	rp->timed = pf->meta.clock != CP_CLOCK_NONE;
 	rp->sampled = pf->meta.mode == CP_MODE_SAMPLED;
 	rp->split = rp->timed && (pf->meta.switches == CP_SWITCHES_ON ||
@@ -1080,11 +1087,23 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 		free(rp->names[i]);
 	free(rp->names);
 	free(rp->filters);
-	if (rp->nparts) {
-		/* pf is a summary copy; the data, names and symbols belong to the parts. */
-		for (uint32_t i = 0; i < rp->nparts; i++)
-			cp_report_profile__free(rp->parts[i]);
-		free(rp->parts);
+	if (rp->nfiles) {
+		/* pf is a summary copy: its arrays are the first file's. */
+		cp_report_profile__free(rp->first);
+		for (uint32_t i = 0; i < rp->nfiles; i++) {
+			struct cp_rprocess *pr = &rp->procs[i];
+
+			free(pr->file);
+			for (uint32_t k = 0; k < pr->argc; k++)
+				free(pr->argv[k]);
+			free(pr->argv);
+			free(pr->exe);
+			free(pr->hostname);
+		}
+		free(rp->procs);
+		free(rp->lines);
+		cp_symbolizer__free(rp->sym);
+		cp_sym_images__free(rp->images);
 		free(rp->pf->path);
 		free(rp->pf);
 		free(rp);
@@ -1097,6 +1116,7 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 			free(rp->thread_labels[i]);
 	free(rp->thread_labels);
 	cp_symbolizer__free(rp->sym);
+	cp_sym_images__free(rp->images); /* after its symbolizer */
 	cp_profile_file__free(rp->pf);
 	free(rp);
 }
@@ -1173,16 +1193,11 @@ void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key)
 	}
 }
 
-static struct cp_symbolizer *part_sym(struct cp_report_profile *rp, uint32_t part)
-{
-	return rp->nparts ? rp->parts[part]->sym : rp->sym;
-}
-
 void cp_report_profile__fn_where(struct cp_report_profile *rp, uint32_t fn,
 				 struct cp_fn_where *w)
 {
 	const struct cp_rfn *f = &rp->fns[fn];
-	struct cp_symbolizer *sym = part_sym(rp, f->part);
+	struct cp_symbolizer *sym = rp->sym;
 
 	memset(w, 0, sizeof(*w));
 	if (f->flags & CP_RFN_PSEUDO)
@@ -1194,13 +1209,13 @@ void cp_report_profile__fn_where(struct cp_report_profile *rp, uint32_t fn,
 	}
 }
 
-void cp_report_profile__site_where(struct cp_report_profile *rp, uint64_t site, uint32_t part,
+void cp_report_profile__site_where(struct cp_report_profile *rp, uint64_t site,
 				   const char **file, int *line)
 {
 	*file = NULL;
 	*line = 0;
 	if (site && site != CP_SITE_INLINED &&
-	    cp_symbolizer__site(part_sym(rp, part), site, file, line)) {
+	    cp_symbolizer__site(rp->sym, site, file, line)) {
 		*file = NULL;
 		*line = 0;
 	}

@@ -19,6 +19,7 @@
 
 struct cp_profile_file;
 struct cp_symbolizer;
+struct cp_sym_images;
 
 #define CP_NONE UINT32_MAX
 
@@ -37,8 +38,8 @@ struct cp_rnode {
 	uint32_t first_child; /* CP_NONE if a leaf */
 	uint32_t next;	      /* next sibling, CP_NONE if last */
 	uint32_t depth;	      /* root 0, top-level functions 1 */
-	uint32_t part;	      /* merged profiles: the part whose symbolizer knows site */
-	uint64_t site;	      /* a call site (return address) of this context */
+	uint64_t site;	      /* a call site (return address) of this context; of
+			       * several files, its address in their common space */
 	uint64_t calls;	      /* times entered */
 	uint64_t open_at_start; /* calls open when callprof attach began: entered
 				 * before the window, not in calls (their time
@@ -90,7 +91,6 @@ struct cp_rsite {
 	uint64_t calls;	      /* calls from there */
 	uint64_t total_ns;    /* their inclusive time */
 	uint64_t overhead_ns; /* compensation taken off total_ns */
-	uint32_t part;	      /* merged profiles: the part whose symbolizer knows site */
 	uint32_t next;	      /* the context's next site, CP_NONE after the last */
 };
 
@@ -152,9 +152,9 @@ static inline uint64_t cp_rnode__self_cpu(const struct cp_rnode *n)
 }
 
 struct cp_rfn {
-	uint64_t addr;	    /* entry address in the profiled process */
-	const char *name;   /* symbolizer-owned */
-	uint32_t part;	    /* merged profiles: the part whose symbolizer knows addr */
+	uint64_t addr;	    /* entry address in the profiled process (of several
+			     * files: in their common space, cp_symbolizer__common_addr) */
+	const char *name;   /* symbolizer-owned (of several files: the profile's) */
 	uint32_t flags;	    /* CP_RFN_*: not a function, but ... */
 };
 
@@ -188,6 +188,32 @@ struct cp_report_opts {
 	const char *const *select_threads;
 	int no_files;		       /* read no file but the profile: no ELF, DWARF or
 					* source (names MODULE+0xOFFSET; the fuzzers) */
+	struct cp_sym_images *images;  /* load modules into this set (load_many), or NULL */
+};
+
+/*
+ * One file of several (load_many): what the banner and json's "processes"
+ * say of it, copied, since the file itself is not kept.
+ */
+struct cp_rprocess {
+	char *file;	     /* its path */
+	struct cp_meta meta; /* its META */
+	char **argv;	     /* its command line, argc entries */
+	uint32_t argc;
+	char *exe;	     /* the executable, or NULL */
+	char *hostname;	     /* the machine, or NULL */
+};
+
+/*
+ * Several files' sampled addresses (LINES), per context of the merged
+ * trees, for report --lines: samples at ip (in the files' common address
+ * space, or a CP_IP_* pseudo address) in node of tree.
+ */
+struct cp_rline {
+	uint32_t tree, node;
+	uint64_t ip;
+	uint64_t samples;
+	uint64_t ns;	     /* their time: each file's samples times its period */
 };
 
 struct cp_report_profile {
@@ -232,9 +258,22 @@ struct cp_report_profile {
 	uint64_t excluded_calls;     /* calls of excluded functions (record --exclude) */
 	uint64_t raw_ns;	     /* all roots' raw totals */
 	uint64_t subtracted_ns;	     /* how much compensation took off them */
-	/* Merged from several files (load_many): pf is a summary, sym part 0's. */
-	struct cp_report_profile **parts;
-	uint32_t nparts;
+	uint32_t unsampled;	     /* threads without CPU time (perf_event_open refused) */
+	/*
+	 * Several files (load_many), folded in one at a time: memory grows with
+	 * the distinct call paths, functions and modules, not with the files.
+	 * pf is a summary of them that points into the first file's arrays;
+	 * sym answers for their common address space, where the functions'
+	 * addresses, the call sites and lines[] lie.
+	 */
+	uint32_t nfiles;		/* how many (0: one file) */
+	struct cp_report_profile *first; /* the first, kept for pf */
+	struct cp_rprocess *procs;	/* each file's facts, nfiles of them */
+	struct cp_rline *lines;		/* sampled addresses, merged */
+	uint32_t nlines;
+	size_t lines_alloc;
+	struct cp_sym_images *images;	/* the module files sym and the files' symbolizers
+					 * share, owned (also of one file from load_many) */
 	uint32_t fns_alloc, trees_alloc;
 	char **names;		     /* "NAME (FILE)" names made to tell same-named
 				      * functions apart, owned */
@@ -598,7 +637,7 @@ struct cp_fn_where {
 void cp_report_profile__fn_where(struct cp_report_profile *rp, uint32_t fn,
 				 struct cp_fn_where *w);
 /* Call site as file and line (*file NULL if unknown); CP_SITE_INLINED gives NULL. */
-void cp_report_profile__site_where(struct cp_report_profile *rp, uint64_t site, uint32_t part,
+void cp_report_profile__site_where(struct cp_report_profile *rp, uint64_t site,
 				   const char **file, int *line);
 
 /* Check the field list for a view before loading anything: 0 or cp_error(). */

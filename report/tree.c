@@ -64,7 +64,7 @@ static uint32_t site_rows(struct cp_report_profile *rp, const struct cp_rtree *t
 
 	for (uint32_t i = n->sites; i != CP_NONE; i = t->sites[i].next) {
 		const struct cp_rsite *s = &t->sites[i];
-		const char *where = cp_site_str_at(rp, s->site, s->part);
+		const char *where = cp_site_str_at(rp, s->site);
 		uint32_t j;
 
 		for (j = 0; where && j < k; j++)

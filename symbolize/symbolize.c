@@ -19,6 +19,15 @@
  * Addresses are translated from the profiled process to the Dwfl's address
  * space through the ELF virtual address (addr - load_bias + dwfl bias), so
  * ET_EXEC files, whose base elfutils ignores, come out right as well.
+ *
+ * A module's loaded state (its Dwfl, symbol index, DWARF indexes) is kept
+ * in a set of images (struct cp_sym_images), one per file and build-id; a
+ * symbolizer holds only its profile's load biases and its result caches.
+ * Symbolizers made with one set share its images: the profiles of many
+ * processes of one program load its files once (report of many files).
+ * The set also gives each image a range of one common address space
+ * (cp_symbolizer__common_addr), where equal code of different processes
+ * has one address.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,18 +74,27 @@ struct sym_die_range {
 	Dwarf_Die die;	  /* valid while the module's Dwarf is */
 };
 
+/* Module k of a set starts here in the common address space; 2^36 bytes each. */
+#define COMMON_BASE (1ull << 48)
+#define COMMON_SHIFT 36
+
 enum sym_module_state {
 	SYM_MODULE_NEW,	    /* not looked at yet */
 	SYM_MODULE_OK,	    /* reported to its Dwfl, build-id matches */
 	SYM_MODULE_UNNAMED, /* missing, unreadable or a different build: MODULE+0xOFF */
 };
 
+/* A module's file as loaded: an image of a set, shared by its symbolizers. */
 struct sym_module {
-	struct cp_symbolizer *sym;   /* the owner, for the debug-file callback */
-	const struct cp_module *rec; /* as recorded in the profile */
-	const char *path;	     /* recorded path, "" when none */
+	struct cp_sym_images *set;   /* the owner: options, callbacks, strings */
+	uint32_t index;		     /* in set->mods: its range of the common space */
+	char *path;		     /* recorded path, "" when none */
 	char *file;		     /* where it is looked for: path, or under --symfs */
 	const char *base;	     /* basename of path for fallback names */
+	uint8_t build_id[32];	     /* as recorded (what the file must have) */
+	uint32_t build_id_size;	     /* its bytes; 0: none recorded */
+	uint64_t load_bias;	     /* the first user's, given to its Dwfl as base */
+	int main_program;	     /* module 0 of a profile: main found from _start */
 	enum sym_module_state state; /* how far loading got */
 	Dwfl *dwfl;		     /* this module's session, NULL unless OK */
 	Dwfl_Module *mod;	     /* the module inside it */
@@ -96,11 +114,18 @@ struct sym_module {
 	uint64_t main_vaddr;	     /* main's ELF address, decoded from _start */
 };
 
+/* A module of one symbolizer's profile: its image, where the process had it. */
+struct sym_use {
+	struct sym_module *m; /* the image */
+	uint64_t load_bias;   /* runtime address minus ELF vaddr in this process */
+	int first;	      /* module 0: the main program */
+};
+
 /* A PT_LOAD range of a module, for address -> module lookups. */
 struct sym_range {
 	uint64_t start;	 /* first runtime address */
 	uint64_t end;	 /* one past the last */
-	uint32_t module; /* index into sym->modules */
+	uint32_t module; /* index into sym->uses */
 };
 
 /*
@@ -120,16 +145,30 @@ struct sym_cache {
 	size_t used;		      /* occupied slots */
 };
 
+/*
+ * The images: one per (recorded path, build-id), and what loading them
+ * needs.  A symbolizer without opts->images has one of its own.
+ */
+struct cp_sym_images {
+	int quiet;		  /* opts->quiet */
+	int mangled;		  /* opts->mangled */
+	int no_files;		  /* opts->no_files */
+	char *symfs;		  /* opts->symfs made absolute, or NULL */
+	char *debuginfo_path;	  /* see symbolizer__debug_path() */
+	Dwfl_Callbacks callbacks; /* shared by all sessions, uses debuginfo_path */
+	struct sym_module **mods; /* the images, by index */
+	uint32_t nmods, mods_alloc;
+	struct cp_u64map by_key;  /* hash of path and build-id to the first such image */
+	char **owned;		  /* strings the images' entries point to */
+	size_t nowned, owned_alloc;
+};
+
 struct cp_symbolizer {
-	const struct cp_profile_file *pf; /* borrowed, outlives us */
-	int quiet;			  /* opts->quiet */
-	int mangled;			  /* opts->mangled */
-	int no_files;			  /* opts->no_files */
-	char *symfs;			  /* opts->symfs made absolute, or NULL */
-	char *debuginfo_path;		  /* see symbolizer__debug_path() */
-	Dwfl_Callbacks callbacks;	  /* shared by all sessions, uses debuginfo_path */
-	struct sym_module *modules;	  /* one per pf->modules[] */
-	uint32_t nmodules;		  /* entries in modules */
+	const struct cp_profile_file *pf; /* borrowed, outlives us; NULL: the common space */
+	struct cp_sym_images *set;	  /* the images, shared or (own_set) ours */
+	int own_set;			  /* set was made for us and goes with us */
+	struct sym_use *uses;		  /* one per pf->modules[] (common: per image) */
+	uint32_t nuses;			  /* entries in uses */
 	struct sym_range *ranges;	  /* all modules' maps, sorted by start */
 	size_t nranges;			  /* entries in ranges */
 	struct sym_cache names;		  /* fn_name results */
@@ -212,6 +251,14 @@ static const char *symbolizer__own(struct cp_symbolizer *sym, char *s)
 	return s;
 }
 
+/* Keep s as long as the images (a string an image's entries point to) and return it. */
+static const char *images__own(struct cp_sym_images *set, char *s)
+{
+	ALLOC_GROW(set->owned, set->nowned + 1, set->owned_alloc);
+	set->owned[set->nowned++] = s;
+	return s;
+}
+
 static void add_hex(struct strbuf *sb, const unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -285,7 +332,7 @@ static void symbolizer__add_ranges(struct cp_symbolizer *sym)
 	const struct cp_profile_file *pf = sym->pf;
 	size_t alloc = 0;
 
-	for (uint32_t i = 0; i < sym->nmodules; i++) {
+	for (uint32_t i = 0; i < sym->nuses; i++) {
 		const struct cp_module *rec = &pf->modules[i];
 		uint32_t first = rec->first_map, n = rec->nmaps;
 
@@ -309,9 +356,35 @@ static void symbolizer__add_ranges(struct cp_symbolizer *sym)
 		qsort(sym->ranges, sym->nranges, sizeof(*sym->ranges), sym_range__cmp);
 }
 
-static struct sym_module *symbolizer__find_module(struct cp_symbolizer *sym, uint64_t addr)
+/* The common space's module k as one of sym's (sym->pf NULL), set up on first use. */
+static struct sym_use *common_use(struct cp_symbolizer *sym, uint64_t addr)
+{
+	uint64_t k = (addr - COMMON_BASE) >> COMMON_SHIFT;
+
+	if (addr < COMMON_BASE || k >= sym->set->nmods)
+		return NULL;
+	if (k >= sym->nuses) {
+		uint32_t n = sym->set->nmods;
+
+		sym->uses = xrealloc(sym->uses, n * sizeof(*sym->uses));
+		for (uint32_t i = sym->nuses; i < n; i++)
+			sym->uses[i] = (struct sym_use){
+				.m = sym->set->mods[i],
+				.load_bias = COMMON_BASE + ((uint64_t)i << COMMON_SHIFT),
+				.first = sym->set->mods[i]->main_program,
+			};
+		sym->nuses = n;
+	}
+	sym->uses[k].first = sym->uses[k].m->main_program;
+	return &sym->uses[k];
+}
+
+static struct sym_use *symbolizer__find_module(struct cp_symbolizer *sym, uint64_t addr)
 {
 	size_t lo = 0, hi = sym->nranges;
+
+	if (!sym->pf)
+		return common_use(sym, addr);
 
 	/* Last range starting at or before addr. */
 	while (lo < hi) {
@@ -323,23 +396,22 @@ static struct sym_module *symbolizer__find_module(struct cp_symbolizer *sym, uin
 			hi = mid;
 	}
 	if (lo && addr < sym->ranges[lo - 1].end)
-		return &sym->modules[sym->ranges[lo - 1].module];
+		return &sym->uses[sym->ranges[lo - 1].module];
 	/* Overlapping ranges can hide the right one from the binary search. */
 	for (size_t i = 0; i < lo; i++)
 		if (addr >= sym->ranges[i].start && addr < sym->ranges[i].end)
-			return &sym->modules[sym->ranges[i].module];
+			return &sym->uses[sym->ranges[i].module];
 	return NULL;
 }
 
-static void sym_module__warn(struct cp_symbolizer *sym, struct sym_module *m, const char *fmt, ...)
-	CP_PRINTF(3, 4);
+static void sym_module__warn(struct sym_module *m, const char *fmt, ...) CP_PRINTF(2, 3);
 
-static void sym_module__warn(struct cp_symbolizer *sym, struct sym_module *m, const char *fmt, ...)
+static void sym_module__warn(struct sym_module *m, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
-	if (sym->quiet)
+	if (m->set->quiet)
 		return;
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
@@ -353,27 +425,25 @@ static void sym_module__warn(struct cp_symbolizer *sym, struct sym_module *m, co
  * confidently wrong names, so a build-id mismatch makes it unnamed.  A
  * profile without a build-id for the module has nothing to compare.
  */
-static int sym_module__check_build_id(struct cp_symbolizer *sym, struct sym_module *m)
+static int sym_module__check_build_id(struct sym_module *m)
 {
 	const unsigned char *bits = NULL;
 	GElf_Addr vaddr;
-	size_t want = m->rec->build_id_size;
+	size_t want = m->build_id_size;
 	int len;
 
-	if (want > sizeof(m->rec->build_id))
-		want = sizeof(m->rec->build_id);
 	if (!want)
 		return 0;
 	len = dwfl_module_build_id(m->mod, &bits, &vaddr);
-	if (len > 0 && (size_t)len == want && !memcmp(bits, m->rec->build_id, want))
+	if (len > 0 && (size_t)len == want && !memcmp(bits, m->build_id, want))
 		return 0;
 
-	if (!sym->quiet) {
+	if (!m->set->quiet) {
 		struct strbuf have = STRBUF_INIT, rec = STRBUF_INIT;
 
 		add_build_id(&have, bits, len);
-		add_hex(&rec, m->rec->build_id, want);
-		sym_module__warn(sym, m,
+		add_hex(&rec, m->build_id, want);
+		sym_module__warn(m,
 				 "'%s' changed since recording (build-id %s, profile has %s)",
 				 m->file, have.buf, rec.buf);
 		strbuf_release(&have);
@@ -383,8 +453,9 @@ static int sym_module__check_build_id(struct cp_symbolizer *sym, struct sym_modu
 }
 
 /* Report m to a Dwfl of its own on first use.  Returns 0 when usable. */
-static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
+static int sym_module__load(struct sym_module *m)
 {
+	struct cp_sym_images *set = m->set;
 	Dwarf_Addr bias = 0;
 	const char *why;
 	int fd;
@@ -392,7 +463,7 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 	if (m->state != SYM_MODULE_NEW)
 		return m->state == SYM_MODULE_OK ? 0 : -1;
 	m->state = SYM_MODULE_UNNAMED;
-	if (sym->no_files)
+	if (set->no_files)
 		return -1;
 
 	/*
@@ -401,7 +472,7 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 	 * FIFO there would block forever.
 	 */
 	fd = cp_open_regular(m->file, &why);
-	if (fd < 0 && errno == ENOENT && sym->symfs && strcmp(m->file, m->path)) {
+	if (fd < 0 && errno == ENOENT && set->symfs && strcmp(m->file, m->path)) {
 		/* Not copied under --symfs: this machine's file, if it is the same build. */
 		const char *saved = why;
 
@@ -413,13 +484,13 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 		why = saved;
 	}
 	if (fd < 0) {
-		sym_module__warn(sym, m, "cannot open '%s': %s", m->file, why);
+		sym_module__warn(m, "cannot open '%s': %s", m->file, why);
 		return -1;
 	}
-	m->dwfl = dwfl_begin(&sym->callbacks);
+	m->dwfl = dwfl_begin(&set->callbacks);
 	if (!m->dwfl) {
 		close(fd);
-		sym_module__warn(sym, m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
+		sym_module__warn(m, "cannot read '%s': %s", m->path, dwfl_errmsg(-1));
 		return -1;
 	}
 	/*
@@ -428,14 +499,14 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 	 * (false would place the first segment at base instead.)  elfutils
 	 * ignores base for ET_EXEC; dwfl_bias below absorbs that.
 	 */
-	m->mod = dwfl_report_elf(m->dwfl, m->base, m->file, fd, m->rec->load_bias, true);
+	m->mod = dwfl_report_elf(m->dwfl, m->base, m->file, fd, m->load_bias, true);
 	if (!m->mod) {
 		close(fd); /* consumed only on success */
-		sym_module__warn(sym, m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
+		sym_module__warn(m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
 		goto fail;
 	}
 	if (dwfl_report_end(m->dwfl, NULL, NULL)) {
-		sym_module__warn(sym, m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
+		sym_module__warn(m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
 		goto fail;
 	}
 	{
@@ -445,10 +516,10 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 		if (dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
 			*ud = m;
 	}
-	if (sym_module__check_build_id(sym, m))
+	if (sym_module__check_build_id(m))
 		goto fail;
 	if (!dwfl_module_getelf(m->mod, &bias)) {
-		sym_module__warn(sym, m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
+		sym_module__warn(m, "cannot read '%s': %s", m->file, dwfl_errmsg(-1));
 		goto fail;
 	}
 	m->dwfl_bias = bias;
@@ -462,9 +533,10 @@ fail:
 	return -1;
 }
 
-static uint64_t sym_module__dwfl_addr(const struct sym_module *m, uint64_t addr)
+/* addr of the process that had the module as u in the image's Dwfl. */
+static uint64_t sym_use__dwfl_addr(const struct sym_use *u, uint64_t addr)
 {
-	return addr - m->rec->load_bias + m->dwfl_bias;
+	return addr - u->load_bias + u->m->dwfl_bias;
 }
 
 static int sym_entry__cmp(const void *a, const void *b)
@@ -563,7 +635,7 @@ static void add_plt_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct pl
  * entries that only push and jump to the lazy resolver (with .plt.sec)
  * name nothing and are left alone.  Returns the new count.
  */
-static size_t add_plt(struct cp_symbolizer *sym, struct sym_module *m, size_t n, size_t *alloc)
+static size_t add_plt(struct sym_module *m, size_t n, size_t *alloc)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(m->mod, &bias);
@@ -615,7 +687,7 @@ static size_t add_plt(struct cp_symbolizer *sym, struct sym_module *m, size_t n,
 				m->syms[n] = (struct sym_entry){
 					.start = sh.sh_addr + off + bias,
 					.size = es,
-					.name = symbolizer__own(sym, xstrfmt("%s@plt", hit->target)),
+					.name = images__own(m->set, xstrfmt("%s@plt", hit->target)),
 					.rank = 3,
 				};
 				m->syms[n].len = (uint32_t)strlen(m->syms[n].name);
@@ -635,7 +707,7 @@ static size_t add_plt(struct cp_symbolizer *sym, struct sym_module *m, size_t n,
  * .gnu_debugdata's mini symtab when present), which is what names
  * stripped libraries' exported functions.
  */
-static void sym_module__index(struct cp_symbolizer *sym, struct sym_module *m)
+static void sym_module__index(struct sym_module *m)
 {
 	size_t alloc = 0, n = 0, out = 0;
 	uint64_t max_end = 0;
@@ -670,7 +742,7 @@ static void sym_module__index(struct cp_symbolizer *sym, struct sym_module *m)
 			.rank = sym_rank(s.st_info),
 		};
 	}
-	n = add_plt(sym, m, n, &alloc);
+	n = add_plt(m, n, &alloc);
 	if (!n)
 		return;
 	qsort(m->syms, n, sizeof(*m->syms), sym_entry__cmp);
@@ -731,7 +803,7 @@ static struct sym_entry *sym_module__lookup(struct sym_module *m, uint64_t d)
  * The name an entry is reported as: without a version suffix, and C++ names
  * demangled as c++filt prints them (cp_demangle: "_Z" names only).
  */
-static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry *e)
+static const char *sym_entry__shown(struct cp_sym_images *set, struct sym_entry *e)
 {
 	char *base = NULL, *dm;
 
@@ -744,12 +816,12 @@ static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry 
 		base[e->len] = '\0';
 		e->shown = base;
 	}
-	if (!sym->mangled && (dm = cp_demangle(e->shown))) {
+	if (!set->mangled && (dm = cp_demangle(e->shown))) {
 		free(base);
-		return e->shown = symbolizer__own(sym, dm);
+		return e->shown = images__own(set, dm);
 	}
 	if (base)
-		symbolizer__own(sym, base);
+		images__own(set, base);
 	return e->shown;
 }
 
@@ -806,46 +878,49 @@ static void sym_module__find_main(struct sym_module *m)
 }
 
 /* Whether addr is main of the main program (module 0), found from _start. */
-static int sym_module__is_main(struct cp_symbolizer *sym, struct sym_module *m, uint64_t addr)
+static int sym_use__is_main(const struct sym_use *u, uint64_t addr)
 {
-	if (m != &sym->modules[0])
+	struct sym_module *m = u->m;
+
+	if (!u->first)
 		return 0;
 	if (!m->main_found)
 		sym_module__find_main(m);
-	return m->main_found > 0 && addr - m->rec->load_bias == m->main_vaddr;
+	return m->main_found > 0 && addr - u->load_bias == m->main_vaddr;
 }
 
 static const char *symbolizer__resolve(struct cp_symbolizer *sym, uint64_t addr)
 {
-	struct sym_module *m = symbolizer__find_module(sym, addr);
+	struct sym_use *u = symbolizer__find_module(sym, addr);
+	struct sym_module *m = u ? u->m : NULL;
 
 	if (!m)
 		return symbolizer__own(sym, xstrfmt("[unknown]+0x%" PRIx64, addr));
-	if (!sym_module__load(sym, m)) {
+	if (!sym_module__load(m)) {
 		struct sym_entry *e;
 
 		if (!m->indexed)
-			sym_module__index(sym, m);
-		e = sym_module__lookup(m, sym_module__dwfl_addr(m, addr));
+			sym_module__index(m);
+		e = sym_module__lookup(m, sym_use__dwfl_addr(u, addr));
 		if (e)
-			return sym_entry__shown(sym, e);
-		if (sym_module__is_main(sym, m, addr))
+			return sym_entry__shown(m->set, e);
+		if (sym_use__is_main(u, addr))
 			return "main";
 	}
-	return symbolizer__own(sym, xstrfmt("%s+0x%" PRIx64, m->base, addr - m->rec->load_bias));
+	return symbolizer__own(sym, xstrfmt("%s+0x%" PRIx64, m->base, addr - u->load_bias));
 }
 
 uint64_t cp_symbolizer__fn_entry(struct cp_symbolizer *sym, uint64_t ip)
 {
-	struct sym_module *m = symbolizer__find_module(sym, ip);
+	struct sym_use *u = symbolizer__find_module(sym, ip);
 	struct sym_entry *e;
 
-	if (!m || sym_module__load(sym, m))
+	if (!u || sym_module__load(u->m))
 		return 0;
-	if (!m->indexed)
-		sym_module__index(sym, m);
-	e = sym_module__lookup(m, sym_module__dwfl_addr(m, ip));
-	return e ? e->start - m->dwfl_bias + m->rec->load_bias : 0;
+	if (!u->m->indexed)
+		sym_module__index(u->m);
+	e = sym_module__lookup(u->m, sym_use__dwfl_addr(u, ip));
+	return e ? e->start - u->m->dwfl_bias + u->load_bias : 0;
 }
 
 static int sym_die_range__cmp(const void *a, const void *b)
@@ -1075,7 +1150,7 @@ static const char *die_fn_name(struct cp_symbolizer *sym, Dwarf_Die *die)
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
 	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at))
 		name = dwarf_formstring(&at);
-	if (name && !sym->mangled && (dm = cp_demangle(name)))
+	if (name && !sym->set->mangled && (dm = cp_demangle(name)))
 		return symbolizer__own(sym, dm);
 	if (!name && dwarf_attr_integrate(die, DW_AT_name, &at))
 		name = dwarf_formstring(&at);
@@ -1245,10 +1320,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	GElf_Addr vaddr;
 	int want_len = dwfl_module_build_id(mod, &want, &vaddr), fd;
 	/* Without m (not yet reported), elfutils' default path. */
-	char *bad = cp_debug_search_special(m ? m->sym->debuginfo_path : ":.debug:/usr/lib/debug",
+	char *bad = cp_debug_search_special(m ? m->set->debuginfo_path : ":.debug:/usr/lib/debug",
 					    file_name, debuglink_file, want, want_len);
 	if (bad) {
-		if (!m || !m->sym->quiet)
+		if (!m || !m->set->quiet)
 			cp_warning("debug file '%s' is not a regular file: no debug data searched for "
 				   "'%s'",
 				   bad, file_name);
@@ -1257,12 +1332,12 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	}
 	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					  debuglink_crc, debuginfo_file_name);
-	if (fd >= 0 || !m || m->sym->quiet || !file_name || want_len <= 0)
+	if (fd >= 0 || !m || m->set->quiet || !file_name || want_len <= 0)
 		return fd;
 	{
 		struct candidate_check c = { m, want, want_len };
 
-		for_each_debug_candidate(m->sym->debuginfo_path, file_name, debuglink_file, want,
+		for_each_debug_candidate(m->set->debuginfo_path, file_name, debuglink_file, want,
 					 want_len, check_candidate, &c);
 	}
 	return fd;
@@ -1293,6 +1368,124 @@ static void symbolizer__add_resolved(struct cp_symbolizer *sym)
 	}
 }
 
+/* ---- images ---- */
+
+struct cp_sym_images *cp_sym_images__new(const struct cp_symbolizer_opts *opts)
+{
+	struct cp_sym_images *set = xcalloc(1, sizeof(*set));
+
+	set->quiet = opts ? opts->quiet : 0;
+	set->mangled = opts ? opts->mangled : 0;
+	set->no_files = opts ? opts->no_files : 0;
+	if (opts && opts->symfs && *opts->symfs) {
+		set->symfs = realpath(opts->symfs, NULL);
+		if (!set->symfs)
+			set->symfs = xstrdup(opts->symfs); /* warned about per module */
+	}
+	set->debuginfo_path = symbolizer__debug_path(opts ? opts->debug_dirs : NULL, set->symfs);
+	set->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		/* Build-id, debuglink, the path above; debuginfod when configured. */
+		.find_debuginfo = find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &set->debuginfo_path,
+	};
+	cp_u64map__init(&set->by_key, 16);
+	return set;
+}
+
+void cp_sym_images__free(struct cp_sym_images *set)
+{
+	if (!set)
+		return;
+	for (uint32_t i = 0; i < set->nmods; i++) {
+		struct sym_module *m = set->mods[i];
+
+		if (m->dwfl)
+			dwfl_end(m->dwfl);
+		free(m->syms);
+		free(m->cus);
+		free(m->fns);
+		free(m->file);
+		free(m->path);
+		free(m);
+	}
+	free(set->mods);
+	cp_u64map__release(&set->by_key);
+	for (size_t i = 0; i < set->nowned; i++)
+		free(set->owned[i]);
+	free(set->owned);
+	free(set->symfs);
+	free(set->debuginfo_path);
+	free(set);
+}
+
+static int image_is(const struct sym_module *m, const char *path, const struct cp_module *rec,
+		    uint32_t idlen)
+{
+	return m->build_id_size == idlen && !memcmp(m->build_id, rec->build_id, idlen) &&
+	       !strcmp(m->path, path);
+}
+
+/* The image of the module recorded as rec (path), made if new; not loaded yet. */
+static struct sym_module *images__get(struct cp_sym_images *set, const char *path,
+				      const struct cp_module *rec)
+{
+	uint32_t idlen = rec->build_id_size < sizeof(rec->build_id) ? rec->build_id_size :
+								    (uint32_t)sizeof(rec->build_id);
+	uint64_t key = cp_str_hash(path);
+	uint32_t k;
+	struct sym_module *m;
+	const char *slash;
+
+	for (uint32_t i = 0; i < idlen; i++)
+		key = (key ^ rec->build_id[i]) * 0x100000001b3ull;
+	k = cp_u64map__get(&set->by_key, key);
+	if (k != CP_U64MAP_NONE && image_is(set->mods[k], path, rec, idlen))
+		return set->mods[k];
+	/* Another image with the same hash: look at them all. */
+	for (uint32_t i = 0; k != CP_U64MAP_NONE && i < set->nmods; i++)
+		if (image_is(set->mods[i], path, rec, idlen))
+			return set->mods[i];
+	m = xcalloc(1, sizeof(*m));
+	m->set = set;
+	m->index = set->nmods;
+	m->path = xstrdup(path);
+	m->file = set->symfs ? xstrfmt("%s%s%s", set->symfs, *m->path == '/' ? "" : "/", m->path)
+			     : xstrdup(m->path);
+	slash = strrchr(m->path, '/');
+	m->base = slash ? slash + 1 : m->path;
+	/* A fallback name needs something before the "+0x". */
+	if (!*m->base)
+		m->base = "[anon]";
+	memcpy(m->build_id, rec->build_id, idlen);
+	m->build_id_size = idlen;
+	m->load_bias = rec->load_bias;
+	ALLOC_GROW(set->mods, set->nmods + 1, set->mods_alloc);
+	set->mods[set->nmods++] = m;
+	if (k == CP_U64MAP_NONE)
+		cp_u64map__get_or_add(&set->by_key, key, m->index);
+	return m;
+}
+
+uint32_t cp_sym_images__count(const struct cp_sym_images *set)
+{
+	return set->nmods;
+}
+
+const char *cp_sym_images__module(const struct cp_sym_images *set, uint32_t k,
+				  const uint8_t **build_id, uint32_t *build_id_size,
+				  uint64_t *start, uint64_t *end)
+{
+	const struct sym_module *m = set->mods[k];
+
+	*build_id = m->build_id;
+	*build_id_size = m->build_id_size;
+	*start = COMMON_BASE + ((uint64_t)k << COMMON_SHIFT);
+	*end = *start + (1ull << COMMON_SHIFT);
+	return m->path;
+}
+
 /* ---- API ---- */
 
 struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
@@ -1301,40 +1494,22 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 	struct cp_symbolizer *sym = xcalloc(1, sizeof(*sym));
 
 	sym->pf = pf;
-	sym->quiet = opts ? opts->quiet : 0;
-	sym->mangled = opts ? opts->mangled : 0;
-	sym->no_files = opts ? opts->no_files : 0;
-	if (opts && opts->symfs && *opts->symfs) {
-		sym->symfs = realpath(opts->symfs, NULL);
-		if (!sym->symfs)
-			sym->symfs = xstrdup(opts->symfs); /* warned about per module */
+	sym->set = opts && opts->images ? opts->images : NULL;
+	if (!sym->set) {
+		sym->set = cp_sym_images__new(opts);
+		sym->own_set = 1;
 	}
-	sym->debuginfo_path = symbolizer__debug_path(opts ? opts->debug_dirs : NULL, sym->symfs);
-	sym->callbacks = (Dwfl_Callbacks){
-		.find_elf = dwfl_build_id_find_elf,
-		/* Build-id, debuglink, the path above; debuginfod when configured. */
-		.find_debuginfo = find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-		.debuginfo_path = &sym->debuginfo_path,
-	};
-
-	sym->nmodules = pf->modules ? pf->nmodules : 0;
-	sym->modules = xcalloc(sym->nmodules, sizeof(*sym->modules));
-	for (uint32_t i = 0; i < sym->nmodules; i++) {
-		struct sym_module *m = &sym->modules[i];
+	sym->nuses = pf->modules ? pf->nmodules : 0;
+	sym->uses = xcalloc(sym->nuses ? sym->nuses : 1, sizeof(*sym->uses));
+	for (uint32_t i = 0; i < sym->nuses; i++) {
 		const char *path = cp_profile_file__str(pf, pf->modules[i].path);
-		const char *slash;
+		struct sym_use *u = &sym->uses[i];
 
-		m->sym = sym;
-		m->rec = &pf->modules[i];
-		m->path = path ? path : "";
-		m->file = sym->symfs ? xstrfmt("%s%s%s", sym->symfs, *m->path == '/' ? "" : "/", m->path)
-				     : xstrdup(m->path);
-		slash = strrchr(m->path, '/');
-		m->base = slash ? slash + 1 : m->path;
-		/* A fallback name needs something before the "+0x". */
-		if (!*m->base)
-			m->base = "[anon]";
+		u->m = images__get(sym->set, path ? path : "", &pf->modules[i]);
+		u->load_bias = pf->modules[i].load_bias;
+		u->first = !i;
+		if (!i)
+			u->m->main_program = 1;
 	}
 	if (pf->maps)
 		symbolizer__add_ranges(sym);
@@ -1342,15 +1517,57 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 	return sym;
 }
 
+struct cp_symbolizer *cp_symbolizer__new_common(struct cp_sym_images *set)
+{
+	struct cp_symbolizer *sym = xcalloc(1, sizeof(*sym));
+
+	sym->set = set;
+	return sym;
+}
+
+uint64_t cp_symbolizer__common_addr(struct cp_symbolizer *sym, uint64_t addr)
+{
+	struct sym_use *u = sym->pf ? symbolizer__find_module(sym, addr) : NULL;
+	uint64_t off = u ? addr - u->load_bias : 0;
+
+	if (!u || off >> COMMON_SHIFT)
+		return addr;
+	return COMMON_BASE + ((uint64_t)u->m->index << COMMON_SHIFT) + off;
+}
+
+void cp_symbolizer__add_resolved_common(struct cp_symbolizer *common, struct cp_symbolizer *sym)
+{
+	const struct cp_profile_file *pf = sym->pf;
+
+	for (uint32_t i = 0; pf && i < pf->nsymbols; i++) {
+		const struct cp_symbol *y = &pf->symbols[i];
+		const char *file = cp_profile_file__str(pf, y->file), *name;
+		int line = file && *file && y->line <= INT_MAX ? (int)y->line : 0;
+		uint64_t a = cp_symbolizer__common_addr(sym, y->addr);
+		struct sym_cache *c = y->kind == CP_SYM_FUNCTION ? &common->fn_srcs : &common->sites;
+
+		if (!a || sym_cache__get(c, a))
+			continue; /* first come: the same code has the same names and lines */
+		file = line ? symbolizer__own(common, xstrdup(file)) : no_site;
+		if (y->kind == CP_SYM_FUNCTION) {
+			name = cp_profile_file__str(pf, y->name);
+			if (name)
+				sym_cache__put(&common->names, a, symbolizer__own(common, xstrdup(name)),
+					       0);
+		}
+		sym_cache__put(c, a, file, line);
+	}
+}
+
 const char *cp_symbolizer__fn_name_at(struct cp_symbolizer *sym, uint64_t addr)
 {
-	struct sym_module *m = symbolizer__find_module(sym, addr);
+	struct sym_use *u = symbolizer__find_module(sym, addr);
 	const char *name = cp_symbolizer__fn_name(sym, addr);
 
-	if (!m)
+	if (!u)
 		return name; /* already "[unknown]+0xADDR" */
-	return symbolizer__own(sym, xstrfmt("%s [%s+0x%" PRIx64 "]", name, m->base,
-					    addr - m->rec->load_bias));
+	return symbolizer__own(sym, xstrfmt("%s [%s+0x%" PRIx64 "]", name, u->m->base,
+					    addr - u->load_bias));
 }
 
 const char *cp_symbolizer__signal_name(struct cp_symbolizer *sym, uint64_t sig)
@@ -1367,17 +1584,10 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 {
 	if (!sym)
 		return;
-	for (uint32_t i = 0; i < sym->nmodules; i++) {
-		if (sym->modules[i].dwfl)
-			dwfl_end(sym->modules[i].dwfl);
-		free(sym->modules[i].syms);
-		free(sym->modules[i].cus);
-		free(sym->modules[i].fns);
-		free(sym->modules[i].file);
-	}
-	free(sym->modules);
+	if (sym->own_set)
+		cp_sym_images__free(sym->set);
+	free(sym->uses);
 	free(sym->ranges);
-	free(sym->symfs);
 	sym_cache__release(&sym->names);
 	sym_cache__release(&sym->sites);
 	sym_cache__release(&sym->fn_srcs);
@@ -1387,7 +1597,6 @@ void cp_symbolizer__free(struct cp_symbolizer *sym)
 	for (size_t i = 0; i < sym->nowned; i++)
 		free(sym->owned[i]);
 	free(sym->owned);
-	free(sym->debuginfo_path);
 	free(sym);
 }
 
@@ -1412,10 +1621,10 @@ static int line_at(struct cp_symbolizer *sym, struct sym_cache *c, uint64_t key,
 	int ln = 0;
 
 	if (!s) {
-		struct sym_module *m = symbolizer__find_module(sym, pc);
+		struct sym_use *u = symbolizer__find_module(sym, pc);
 
-		if (m && !sym_module__load(sym, m))
-			src = sym_module__line(m, sym_module__dwfl_addr(m, pc), &ln);
+		if (u && !sym_module__load(u->m))
+			src = sym_module__line(u->m, sym_use__dwfl_addr(u, pc), &ln);
 		/* Line 0 marks code with no source line (DWARF's "compiler-made"). */
 		if (!src || ln <= 0) {
 			src = no_site;
@@ -1451,15 +1660,16 @@ int cp_symbolizer__fn_src(struct cp_symbolizer *sym, uint64_t addr, const char *
 
 const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr)
 {
-	struct sym_module *m = symbolizer__find_module(sym, addr);
+	struct sym_use *u = symbolizer__find_module(sym, addr);
+	struct sym_module *m = u ? u->m : NULL;
 	Dwarf_Attribute attr;
 	Dwarf_Die *cu;
 	Dwarf_Addr bias;
 	uint64_t d;
 
-	if (!m || sym_module__load(sym, m))
+	if (!m || sym_module__load(m))
 		return NULL;
-	d = sym_module__dwfl_addr(m, addr);
+	d = sym_use__dwfl_addr(u, addr);
 	cu = dwfl_module_addrdie(m->mod, d, &bias);
 	if (!cu) {
 		/* No .debug_aranges (clang): the module's own index of its CUs. */
@@ -1479,18 +1689,19 @@ const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr)
  */
 static size_t symbolizer__scopes(struct cp_symbolizer *sym, uint64_t ip, Dwarf_Die **path)
 {
-	struct sym_module *m = symbolizer__find_module(sym, ip);
+	struct sym_use *u = symbolizer__find_module(sym, ip);
+	struct sym_module *m = u ? u->m : NULL;
 	Dwarf_Die *fn;
 	uint64_t a;
 	size_t alloc = 0;
 
 	*path = NULL;
 	/* A merged profile carries its names and lines (SYMBOLS), not its DWARF. */
-	if (sym->pf->nsymbols || !m || sym_module__load(sym, m))
+	if ((sym->pf && sym->pf->nsymbols) || !m || sym_module__load(m))
 		return 0;
 	if (!m->fns_indexed)
 		sym_module__index_fns(m);
-	a = sym_module__dwfl_addr(m, ip) - m->dw_bias;
+	a = sym_use__dwfl_addr(u, ip) - m->dw_bias;
 	fn = sym_module__fn_die(m, a);
 	if (!fn)
 		return 0;
@@ -1561,11 +1772,11 @@ int cp_symbolizer__fn_decl(struct cp_symbolizer *sym, uint64_t addr, const char 
 
 const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint64_t *offset)
 {
-	struct sym_module *m = symbolizer__find_module(sym, addr);
+	struct sym_use *u = symbolizer__find_module(sym, addr);
 
-	if (!m)
+	if (!u)
 		return NULL;
 	if (offset)
-		*offset = addr - m->rec->load_bias;
-	return m->path;
+		*offset = addr - u->load_bias;
+	return u->m->path;
 }

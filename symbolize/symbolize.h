@@ -37,6 +37,7 @@
 
 struct cp_profile_file;
 struct cp_symbolizer;
+struct cp_sym_images;
 
 struct cp_symbolizer_opts {
 	const char *const *debug_dirs; /* extra debug-file roots, NULL-terminated, or NULL */
@@ -45,7 +46,38 @@ struct cp_symbolizer_opts {
 	int mangled;		       /* raw symbol names, no demangling */
 	int no_files;		       /* open no file (not even debuginfod's): only the
 					* profile's own names, the rest MODULE+0xOFFSET */
+	/*
+	 * Load modules into this set of images (NULL: one of the symbolizer's
+	 * own), whose options then stand for the ones above: symbolizers of
+	 * one set load each file (path and build-id) once and share it.
+	 */
+	struct cp_sym_images *images;
 };
+
+/*
+ * A set of loaded module files (images), one per recorded path and
+ * build-id, for the symbolizers made with it (opts->images): the profiles
+ * of many processes of one program open, index and warn about its files
+ * once.  It also lays the images out in one common address space, image k
+ * at its own range: an address of any of its symbolizers' processes has
+ * one there (cp_symbolizer__common_addr), equal for equal code, and
+ * cp_symbolizer__new_common answers for those.  The options (all but
+ * images) are the set's; it outlives every symbolizer made with it.
+ */
+struct cp_sym_images *cp_sym_images__new(const struct cp_symbolizer_opts *opts);
+void cp_sym_images__free(struct cp_sym_images *set);
+
+/* The images made so far; those come first in the common space's order. */
+uint32_t cp_sym_images__count(const struct cp_sym_images *set);
+
+/*
+ * Image k (below cp_sym_images__count): its recorded path, its build-id
+ * (*build_id_size bytes, 0 if none) and its range [*start, *end) of the
+ * common space.
+ */
+const char *cp_sym_images__module(const struct cp_sym_images *set, uint32_t k,
+				  const uint8_t **build_id, uint32_t *build_id_size,
+				  uint64_t *start, uint64_t *end);
 
 /*
  * Set up symbolisation for the modules recorded in pf (pf must outlive the
@@ -56,6 +88,30 @@ struct cp_symbolizer_opts {
 struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 					 const struct cp_symbolizer_opts *opts);
 void cp_symbolizer__free(struct cp_symbolizer *sym);
+
+/*
+ * A symbolizer of set's common address space, where every function answers
+ * as in the symbolizers of the set, at cp_symbolizer__common_addr()'s
+ * addresses.  Free it before the set.
+ */
+struct cp_symbolizer *cp_symbolizer__new_common(struct cp_sym_images *set);
+
+/*
+ * addr of sym's process in the common space of sym's set: the same
+ * offset in its module's range there.  An address in no recorded module
+ * (or beyond 2^36 bytes into it) stays as it is: the common space's
+ * modules lie above any user-space address (2^48 on), so none holds it,
+ * and it is named "[unknown]+0xADDR" there too.  A common symbolizer's
+ * addresses are their own.
+ */
+uint64_t cp_symbolizer__common_addr(struct cp_symbolizer *sym, uint64_t addr);
+
+/*
+ * The names and lines a merged profile carries (SYMBOLS) of sym's file,
+ * copied into common at their common addresses, where common has none
+ * yet: they answer there as in sym, binaries or not.
+ */
+void cp_symbolizer__add_resolved_common(struct cp_symbolizer *common, struct cp_symbolizer *sym);
 
 /* Name of the function at addr (see the naming rules above).  Never NULL. */
 const char *cp_symbolizer__fn_name(struct cp_symbolizer *sym, uint64_t addr);

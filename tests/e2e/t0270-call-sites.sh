@@ -124,4 +124,35 @@ test_expect_success 'an inlined function: its call site is not known, and is not
 	grep -q "^ *inlined (the line is not known)$" callees
 '
 
+# A context with several sites, added into an empty one (the first file
+# of callprof merge or of a report of several files, a context a --hide or
+# --focus keeps): its sites were once added before its counts, which left
+# only the last site, with every call.
+test_expect_success 'merge, several files and filters keep every call site of a context' '
+	cat >expect <<-\EOT &&
+	6 (3 call sites) leaf
+	1 s-callsites.c:37 @ leaf
+	2 s-callsites.c:39 @ leaf
+	3 s-callsites.c:41 @ leaf
+	EOT
+	callprof merge -q -o m.cprof p.cprof &&
+	callprof report --srcline --fields=calls,site,name --min-percent=0 --sort=name m.cprof >tree &&
+	rows leaf <tree >actual &&
+	test_cmp expect actual &&
+	callprof report --srcline --fields=calls,site,name --min-percent=0 --sort=name \
+		--hide="fib*" p.cprof >tree &&
+	rows leaf <tree >actual &&
+	test_cmp expect actual &&
+	callprof report --srcline --fields=calls,site,name --min-percent=0 --sort=name \
+		--focus=work p.cprof >tree &&
+	rows leaf <tree >actual &&
+	test_cmp expect actual &&
+	cp p.cprof q.cprof &&
+	callprof report --srcline --fields=calls,site,name --min-percent=0 --sort=name \
+		p.cprof q.cprof >tree &&
+	rows leaf <tree >actual &&
+	awk "{ \$1 = \$1 * 2; print }" expect >expect2 &&
+	test_cmp expect2 actual
+'
+
 test_done
