@@ -75,7 +75,7 @@ subtree_samples () {
 		if (p == want || index(p, want ";") == 1)
 			sum += substr($0, i + 1)
 	}
-	END { print sum + 0 }'
+	END { printf "%.0f\n", sum }'
 }
 
 # The default, sampled CPU time: burn()'"'"'s samples are a "burn" child of
@@ -138,7 +138,7 @@ test_expect_success 'spin, sampled CPU time, rings overflowing: the dropped samp
 		callprof export -f folded -m samples fspin$attempt.cprof >fspin$attempt.samples &&
 		s1=$(subtree_samples "main;run;spin1" <fspin$attempt.samples) &&
 		s4=$(subtree_samples "main;run;spin4" <fspin$attempt.samples) &&
-		rest=$(awk "!/^main;run;spin[14]/ { s += \$NF } END { print s + 0 }" fspin$attempt.samples) &&
+		rest=$(awk "!/^main;run;spin[14]/ { s += \$NF } END { printf \"%.0f\\n\", s }" fspin$attempt.samples) &&
 		echo "attempt $attempt: samples spin1 $s1, spin4 $s4, elsewhere $rest" &&
 		test "$s1" -ge 150 &&
 		test "$rest" -lt "$((s1 / 10))" || return 1

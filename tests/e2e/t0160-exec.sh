@@ -28,7 +28,7 @@ test_expect_success 'fork 5 children, one of which execs: every call in exactly 
 	do
 		callprof export -f folded -m calls "$f" || return 1
 	done >all &&
-	awk "/;work / { w += \$2 } /;after / { a += \$2 } END { print w, a }" all >sums &&
+	awk "/;work / { w += \$2 } /;after / { a += \$2 } END { printf \"%.0f %.0f\\n\", w, a }" all >sums &&
 	echo "15 1" >expect && test_cmp expect sums &&
 	grep "^callprof: other processes of the run wrote 6 profiles: " err
 '

@@ -12,7 +12,7 @@ test_expect_success 'under an address-space limit: recorded + lost = all calls, 
 		>out 2>err &&
 	grep -q "^callprof: out of memory: stopped recording new call paths" err &&
 	callprof export -f folded -m calls oom.cprof >folded &&
-	recorded=$(awk "{ n += \$NF } END { print n }" folded) &&
+	recorded=$(awk "{ n += \$NF } END { printf \"%.0f\\n\", n }" folded) &&
 	callprof report oom.cprof >report &&
 	lost=$(sed -n "s/^# warning: incomplete: \([0-9]*\) calls in unrecorded paths.*/\1/p" report) &&
 	echo "recorded $recorded, lost $lost" &&

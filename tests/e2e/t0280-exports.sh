@@ -5,7 +5,7 @@ test_description='export -f json, callgrind, speedscope, pprof, svg, plist: read
 # folded_sum [ARGS...] <folded: the sum of the values (optionally of the
 # lines starting with PREFIX;).
 folded_sum () {
-	awk -v pre="$1" 'pre == "" || index($0, pre ";") == 1 { s += $NF } END { print s + 0 }'
+	awk -v pre="$1" 'pre == "" || index($0, pre ";") == 1 { s += $NF } END { printf "%.0f\n", s }'
 }
 
 # The default recording (sampled CPU time) of a run long enough to be
@@ -165,7 +165,7 @@ test_expect_success 'speedscope: valid by the schema in the speedscope package, 
 	test_cmp expect got &&
 	# ... and one profile each for the cpu, wait and inactive parts of self,
 	test "$(grep -c ": \(cpu\|wait\|inactive\) " all)" = 3 &&
-	test "$(awk "/: (cpu|wait|inactive) / { s += \$NF } END { print s }" all)" = "$self" &&
+	test "$(awk "/: (cpu|wait|inactive) / { s += \$NF } END { printf \"%.0f\\n\", s }" all)" = "$self" &&
 	# ... and one for the samples the CPU time rests on.
 	echo "all threads: samples $samples" >expect &&
 	grep ": samples " all >got &&

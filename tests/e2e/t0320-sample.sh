@@ -214,7 +214,7 @@ then
 		awk -F";" "{ for (i = 1; i <= 4 && i <= NF; i++) if (\$i == \"main\") { print; next } }" xz.calls >main-paths &&
 		test -s main-paths &&
 		grep "^\([^;]*;\)\{0,3\}main;.*\(lzma_code\|liblzma\.so\.5[^;]*+0x[0-9a-f]*\)" main-paths >lzma &&
-		share=$(awk "{ n = \$NF } /main;[^;]*;lzma_code [0-9]*$/ { s += n } END { print s + 0 }" xz.calls) &&
+		share=$(awk "{ n = \$NF } /main;[^;]*;lzma_code [0-9]*$/ { s += n } END { printf \"%.0f\\n\", s }" xz.calls) &&
 		echo "lzma_code: $share samples" && test "$share" -gt 100
 	'
 

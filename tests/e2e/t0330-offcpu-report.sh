@@ -124,7 +124,7 @@ test_expect_success 'pprof: sample types cpu, wait, inactive; their sums are the
 	do
 		grep -q "^string_table: \"$t\"$" s.pb.txt || return 1
 	done &&
-	awk "/^sample \{/ { k = 0 } /^  value: / { s[k++] += \$2 } END { print s[2], s[3], s[4] }" \
+	awk "/^sample \{/ { k = 0 } /^  value: / { s[k++] += \$2 } END { printf \"%.0f %.0f %.0f\\n\", s[2], s[3], s[4] }" \
 		s.pb.txt >got &&
 	echo "630 640 80" >expect &&
 	test_cmp expect got

@@ -132,8 +132,8 @@ test_expect_success 'hide keeps the time: self moves to the caller, totals stay'
 	callprof export -f folded -m total paths.cprof >total-all &&
 	callprof export -f folded -m total --hide=right --hide=deep paths.cprof >total-hidden &&
 	test "$(folded_value main <total-all)" = "$(folded_value main <total-hidden)" &&
-	a=$(awk "{ s += \$NF } END { print s }" self-all) &&
-	b=$(awk "{ s += \$NF } END { print s }" self-hidden) &&
+	a=$(awk "{ s += \$NF } END { printf \"%.0f\\n\", s }" self-all) &&
+	b=$(awk "{ s += \$NF } END { printf \"%.0f\\n\", s }" self-hidden) &&
 	test "$a" = "$b" &&
 	check_time_relations self-hidden total-hidden
 '
@@ -174,8 +174,8 @@ test_expect_success 'export --min-percent folds small contexts, keeping the time
 		callprof export -f folded -m self --min-percent=0.001 $p.cprof >self-folded &&
 		callprof export -f folded -m total --min-percent=0.001 $p.cprof >total-folded &&
 		folded_value main <self-folded &&
-		a=$(awk "{ s += \$NF } END { print s }" self-all) &&
-		b=$(awk "{ s += \$NF } END { print s }" self-folded) &&
+		a=$(awk "{ s += \$NF } END { printf \"%.0f\\n\", s }" self-all) &&
+		b=$(awk "{ s += \$NF } END { printf \"%.0f\\n\", s }" self-folded) &&
 		test "$a" = "$b" &&
 		check_time_relations self-folded total-folded || return 1
 	done &&
@@ -189,8 +189,8 @@ test_expect_success 'export --min-percent folds small contexts, keeping the time
 	callprof export -f folded -m self pathsk.cprof >self-all &&
 	callprof export -f folded -m self --min-percent=$pct pathsk.cprof >self-folded &&
 	test $(wc -l <self-folded) -lt $(wc -l <self-all) &&
-	test "$(awk "{ s += \$NF } END { print s }" self-all)" = \
-		"$(awk "{ s += \$NF } END { print s }" self-folded)" &&
+	test "$(awk "{ s += \$NF } END { printf \"%.0f\\n\", s }" self-all)" = \
+		"$(awk "{ s += \$NF } END { printf \"%.0f\\n\", s }" self-folded)" &&
 	test_expect_code 129 callprof export -f folded --min-percent=101 paths.cprof 2>err &&
 	test_line_count = 1 err
 '

@@ -24,7 +24,7 @@ check_body () {
 	set -- "$1" $(body "$2") "$2" &&
 	rows "$1" >rows.$4 &&
 	sed -n "s/^$4: \([0-9]*\) samples .*/\1/p" "$1" >expect &&
-	awk "{ s += \$1 } END { print s }" rows.$4 >got &&
+	awk "{ s += \$1 } END { printf \"%.0f\\n\", s }" rows.$4 >got &&
 	test_cmp expect got &&
 	awk -v lo="$2" -v hi="$3" "
 		\$4 ~ /^\\[kernel/ { next }
@@ -65,8 +65,8 @@ test_expect_success 'the caller'"'"'s view marks the lines of the function inlin
 		END { exit bad || !n }" &&
 	callprof report --lines mix p.cprof | sed -n "s/^mix: \([0-9]*\) samples .*/\1/p" >all &&
 	callprof report --lines work p.cprof >work &&
-	rows again | awk "/[(]inlined mix[)]/ { s += \$1 } END { print s + 0 }" >a &&
-	rows work | awk "/[(]inlined mix[)]/ { s += \$1 } END { print s + 0 }" >w &&
+	rows again | awk "/[(]inlined mix[)]/ { s += \$1 } END { printf \"%.0f\\n\", s }" >a &&
+	rows work | awk "/[(]inlined mix[)]/ { s += \$1 } END { printf \"%.0f\\n\", s }" >w &&
 	echo $(($(cat a) + $(cat w))) >got &&
 	test_cmp all got
 '
