@@ -22,6 +22,10 @@
   check-offcpu.py share FILE.json FUNCTION FIELD MIN MAX
       FIELD (wait_ns, inactive_ns or cpu_ns) of FUNCTION's nodes, summed,
       over their total is within [MIN, MAX]
+  check-offcpu.py split FILE.json FUNCTION FIELD MIN MAX
+      the same over their time not preempted (total - inactive), for
+      FIELD wait_ns or cpu_ns: how long another process had the CPU is
+      the machine's load, which the split of the rest does not depend on
 
 Prints what it measured; exits 1 with the offending node otherwise.
 """
@@ -57,17 +61,23 @@ def sums(doc):
     print(f"{checked} nodes: wait + inactive (+ cpu) within total, self off-CPU within self")
 
 
-def share(doc, fn, field, lo, hi):
-    total = part = 0
+def share(doc, fn, field, lo, hi, active=False):
+    total = part = inactive = 0
     for name, n in nodes(doc):
         if name == fn:
             total += n["total_ns"]
+            inactive += n["inactive_ns"]
             part += n[field] if field != "cpu_ns" or "cpu_ns" in n else \
                 n["total_ns"] - n["wait_ns"] - n["inactive_ns"]
-    if not total:
-        sys.exit(f"{fn}: no time at all")
+    if active:
+        if field == "inactive_ns":
+            sys.exit("split: of the time not preempted, wait_ns or cpu_ns")
+        total -= inactive
+    if total <= 0:
+        sys.exit(f"{fn}: no time at all" + (f" (inactive {inactive} ns)" if active else ""))
     r = part / total
-    print(f"{fn}: {field} {part} of {total} ns = {r:.3f}")
+    print(f"{fn}: {field} {part} of {total} ns" +
+          (f" not preempted (inactive {inactive} ns)" if active else "") + f" = {r:.3f}")
     if not (float(lo) <= r <= float(hi)):
         sys.exit(f"{fn}: {field} share {r:.3f} not within [{lo}, {hi}]")
 
@@ -123,5 +133,7 @@ elif sys.argv[1] == "machine":
     machine(doc)
 elif sys.argv[1] == "share":
     share(doc, *sys.argv[3:7])
+elif sys.argv[1] == "split":
+    share(doc, *sys.argv[3:7], active=True)
 else:
-    sys.exit("usage: check-offcpu.py sums|kernel|machine|share FILE.json ...")
+    sys.exit("usage: check-offcpu.py sums|kernel|machine|share|split FILE.json ...")

@@ -113,7 +113,6 @@ test_expect_success 'record --dump-on=SIGUSR2: kill -USR2 writes a snapshot, the
 	{ callprof record --dump-on=SIGUSR2 -o s.cprof -- ./t-api serve ready >out 2>err & } &&
 	wait_for ready &&
 	pid=$(cat ready) &&
-	sleep 0.3 &&
 	kill -USR2 $pid &&
 	wait_for s.cprof.dump1 &&
 	kill -0 $pid &&
@@ -133,7 +132,6 @@ test_expect_success 'callprof dump PID: a snapshot of a running daemon, moved wi
 	{ callprof record -o d.cprof -- ./t-api serve ready >out 2>err & } &&
 	wait_for ready &&
 	pid=$(cat ready) &&
-	sleep 0.3 &&
 	callprof dump $pid >path &&
 	test_path_is_file "$(cat path)" &&
 	callprof dump -o snap.cprof $pid >path2 &&

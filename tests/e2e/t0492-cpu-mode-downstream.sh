@@ -48,7 +48,7 @@ check_cpu_json () {
 
 # folded_sum: the sum of a folded export's values.
 folded_sum () {
-	awk '{ s += $NF } END { print s + 0 }'
+	awk '{ s += $NF } END { printf "%.0f\n", s }'
 }
 
 
@@ -248,7 +248,7 @@ test_expect_success 'report --lines: the samples of a function'"'"'s contexts, a
 	callprof report --lines spin4 s.cprof >lines &&
 	sed -n "s/^spin4: \([0-9]*\) samples .*/\1/p" lines >got &&
 	test_cmp expect got &&
-	awk "/^ *[0-9]+ +[0-9.]+ / { s += \$1 } END { print s }" lines >got &&
+	awk "/^ *[0-9]+ +[0-9.]+ / { s += \$1 } END { printf \"%.0f\\n\", s }" lines >got &&
 	test_cmp expect got
 '
 
@@ -257,7 +257,7 @@ test_expect_success '--threads=each: per-thread trees keep the relations and add
 	callprof export -f json --threads=each -o each.json p.cprof &&
 	check_cpu_json each.json >roots.each &&
 	test $(wc -l <roots.each) = 3 &&
-	awk "{ s += \$1; t += \$2 } END { print s, t }" roots.each >got &&
+	awk "{ s += \$1; t += \$2 } END { printf \"%.0f %.0f\\n\", s, t }" roots.each >got &&
 	echo "$samples $total" >expect &&
 	test_cmp expect got &&
 	callprof report --threads=each p.cprof >rep &&
@@ -375,7 +375,6 @@ test_expect_success 'callprof dump PID of a cpu-mode process: a snapshot with it
 	{ cpu_record d.cprof ./t-api serve ready >out 2>err & } &&
 	wait_for ready &&
 	pid=$(cat ready) &&
-	sleep 0.3 &&
 	callprof dump -o snap.cprof $pid >path &&
 	touch stop &&
 	wait &&
@@ -389,7 +388,6 @@ test_expect_success 'record --dump-on of a sampled process: the watcher writes t
 	{ CALLPROF_DUMP_ON=12 cpu_record s.cprof ./t-api serve ready >out 2>err & } &&
 	wait_for ready &&
 	pid=$(cat ready) &&
-	sleep 0.3 &&
 	kill -USR2 $pid &&
 	wait_for s.cprof.dump1 &&
 	touch stop &&
@@ -406,7 +404,7 @@ test_expect_success 'callprof_reset() in a sampled program: the samples before i
 	test_cmp expect out &&
 	callprof export -f folded -m samples reset.cprof >samples &&
 	after=$(awk "/^main;burn_after /{ print \$NF }" samples) &&
-	before=$(awk "/^main;burn_before /{ s += \$NF } END { print s + 0 }" samples) &&
+	before=$(awk "/^main;burn_before /{ s += \$NF } END { printf \"%.0f\\n\", s }" samples) &&
 	echo "before $before after $after" &&
 	test "$after" -ge 100 &&
 	test "$before" -le 2

@@ -8,7 +8,9 @@
  *   t-api reset     5 calls of before(), a reset, 4 calls of after()
  *   t-api pause     calls while paused are not recorded, an open one goes on
  *   t-api reset-pause  3 calls of paused_fn() while paused, a reset, 2 more
- *   t-api serve F   a daemon: writes its pid to F, calls tick() every 10 ms
+ *   t-api serve F   a daemon: calls tick() every 10 ms, and writes its pid to F
+ *                   after the first (a snapshot taken once F is there holds a
+ *                   tick, however slowly the machine ran it)
  *                   until the file "stop" exists
  */
 #include <errno.h>
@@ -153,8 +155,10 @@ NOINLINE static void reset_pause(void)
 NOINLINE static void serve(const char *ready)
 {
 	struct timespec ms10 = { 0, 10000000 };
-	FILE *f = fopen(ready, "w");
+	FILE *f;
 
+	tick();
+	f = fopen(ready, "w");
 	if (f) {
 		fprintf(f, "%d\n", (int)getpid());
 		fclose(f);
