@@ -10,6 +10,9 @@ tests, read from `callprof export -f json` (merged threads).
       the self time (ns) of the context PATH (a;b;c), 0 if it is absent
   check-select.py total FILE.json PATH
       the total (inclusive) time (ns) of the context PATH, 0 if it is absent
+  check-select.py self-cpu FILE.json PATH, check-select.py cpu FILE.json PATH
+      the same on the CPU: less the time off it (waiting, or preempted while
+      another process ran: the machine's load), where it was measured
   check-select.py calls FILE.json
       the sum of calls over every context
 """
@@ -43,6 +46,11 @@ def main():
         print(sum(n["self_ns"] for p, n in contexts(doc) if p == sys.argv[3]))
     elif what == "total":
         print(sum(n["total_ns"] for p, n in contexts(doc) if p == sys.argv[3]))
+    elif what == "self-cpu":
+        print(sum(n.get("self_cpu_ns", n["self_ns"]) for p, n in contexts(doc)
+                  if p == sys.argv[3]))
+    elif what == "cpu":
+        print(sum(n.get("cpu_ns", n["total_ns"]) for p, n in contexts(doc) if p == sys.argv[3]))
     elif what == "calls":
         print(sum(n["calls"] for p, n in contexts(doc)))
     else:

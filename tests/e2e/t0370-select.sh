@@ -35,14 +35,16 @@ test_expect_success '--exclude: no node, callees under the caller, exact counts'
 
 # noisy spins; with it excluded, its self time is phase'"'"'s.  Each run
 # is compared with itself (shares of phase'"'"'s total), not the other run:
-# the machine is shared and one run may be twice as slow as the other.
+# the machine is shared and one run may be twice as slow as the other.  The
+# times are those on the CPU: a preemption that lands in one of phase'"'"'s
+# tiny calls would stretch it by the machine'"'"'s load.
 # check_exclude_shares ALL EXCLUDED: the two json exports.
 check_exclude_shares () {
-	noisy=$($SEL self $1 "main;phase;noisy") &&
-	before=$($SEL self $1 "main;phase") &&
-	total=$($SEL total $1 "main;phase") &&
-	after=$($SEL self $2 "main;phase") &&
-	total_ex=$($SEL total $2 "main;phase") &&
+	noisy=$($SEL self-cpu $1 "main;phase;noisy") &&
+	before=$($SEL self-cpu $1 "main;phase") &&
+	total=$($SEL cpu $1 "main;phase") &&
+	after=$($SEL self-cpu $2 "main;phase") &&
+	total_ex=$($SEL cpu $2 "main;phase") &&
 	echo "phase self $before + noisy self $noisy of $total -> $after of $total_ex" &&
 	test $total -gt 0 && test $total_ex -gt 0 &&
 	share=$(( 1000 * (before + noisy) / total )) &&
@@ -62,12 +64,13 @@ test_expect_success '--exclude, --time=clock: the excluded function'"'"'s time g
 '
 
 # Sampled CPU time: noisy'"'"'s samples are phase'"'"'s self samples once it is
-# excluded (not a row of its own).  120 million spins give phase some 300
-# to 1000 samples; each call of noisy stays under 0.2 s, which a stretch
-# without hooks needs to keep its samples in the ring.
+# excluded (not a row of its own).  Each of its two calls spins for 50 ms of
+# CPU time: some 400 samples in all at the default rate, whatever the
+# machine's speed, and each call stays well under the 0.2 s that a stretch
+# without hooks needs to fill the ring.
 test_expect_success '--exclude, sampled CPU time: the excluded function'"'"'s samples go to its caller'"'"'s self' '
-	callprof record -o alln.cprof ./t-select noisy 120000000 >alln.out 2>alln.err &&
-	callprof record -o exn.cprof --exclude noisy ./t-select noisy 120000000 >exn.out 2>exn.err &&
+	callprof record -o alln.cprof ./t-select noisy 50ms >alln.out 2>alln.err &&
+	callprof record -o exn.cprof --exclude noisy ./t-select noisy 50ms >exn.out 2>exn.err &&
 	callprof export -f json alln.cprof >alln.json &&
 	callprof export -f json exn.cprof >exn.json &&
 	$SEL paths exn.json >exn.paths &&

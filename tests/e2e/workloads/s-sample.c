@@ -11,8 +11,10 @@
  *                             in_parent (1 unit) and waits for it
  *   s-sample env              prints CALLPROF_SAMPLE, or "unset"
  *
- * A unit is a fixed number of dependent floating-point steps (about 0.1 s
- * at -O2), so the shares hold at any optimisation level.  Every function
+ * A unit is 0.1 s of the thread's CPU time (SCALE/10 of it with SCALE), in
+ * dependent floating-point steps: the shares hold at any optimisation level,
+ * and the samples a unit gets do not depend on the machine's speed (a
+ * count of steps gave a faster machine fewer).  Every function
  * uses its callee's result, so none ends in a tail call that would take
  * its frame off the stack, and crunch is no leaf, so that compilers keep
  * its frame pointer (gcc drops it in leaves even with
@@ -25,13 +27,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "workload.h"
 
 volatile long sink;
-static long unit = 30000000;
+static long long unit_ns = 100000000;
 
-/* Rarely called, but it makes crunch a caller, which keeps its frame pointer. */
+/* No hooks: the trees are those of the work alone. */
+__attribute__((no_instrument_function)) static long long cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Called once, but it makes crunch a caller, which keeps its frame pointer. */
 NOINLINE static void tick(void)
 {
 	sink++;
@@ -39,12 +51,14 @@ NOINLINE static void tick(void)
 
 NOINLINE static double crunch(long units)
 {
+	long long end = cpu_ns() + units * unit_ns;
 	double x = 1.0;
 
-	for (long i = 0; i < units * unit; i++) {
+	tick(); /* once: the exact trees of two runs are the same */
+	for (long i = 1;; i++) {
 		x = x * 1.0000001 + 0.5;
-		if (!(i & 0xfffff))
-			tick();
+		if (!(i & 0xfffff) && cpu_ns() >= end)
+			break;
 	}
 	return x;
 }
@@ -123,7 +137,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (scale)
-		unit = unit * atol(scale) / 10;
+		unit_ns = unit_ns * atol(scale) / 10;
 	if (!strcmp(what, "env")) {
 		const char *v = getenv("CALLPROF_SAMPLE");
 
