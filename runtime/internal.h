@@ -364,6 +364,12 @@ CP_HIDDEN uint32_t cp_filter__classify(uintptr_t fn);
 
 /* The exit of a start function's outermost frame is recognised by this bit in cp_frame.fn. */
 #define CP_FN_START_BIT (1ull << 63)
+/*
+ * A frame seeded by callprof attach (a call open at the attach, found by
+ * unwinding) has this bit in cp_frame.fn: its exit takes the slow path,
+ * which checks that it comes from the seeded frame's activation.
+ */
+#define CP_FN_SEED_BIT (1ull << 62)
 extern volatile int cp_paused CP_HIDDEN;
 /*
  * control.c: the process gate, one word on a page of its own that a child
