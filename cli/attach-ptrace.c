@@ -1287,6 +1287,7 @@ struct stand {
 	int kind;		    /* the hook's: 0 enter, 1 exit */
 	int tail;		    /* it was jumped to: the exiting function has no frame left */
 	int for_caller;		    /* a frame in a hook: the hook call is its caller frame's */
+	int innermost;		    /* fn not known: the hook is the innermost open call's */
 	uint64_t fn, site;	    /* the hook's arguments (this_fn, call_site; 0 if not known) */
 };
 
@@ -1507,6 +1508,11 @@ static void apply_hook(const struct stand *s, uint64_t site, uint64_t sp, int fi
 {
 	int at = *n - 1;
 
+	if (s->innermost && s->hook == HOOK_DONE && at >= first) {
+		if (s->kind == 1)
+			(*n)--; /* its exit ran; an enter that ran leaves it the innermost */
+		return;
+	}
 	if (s->hook == HOOK_NONE || !s->fn)
 		return;
 	if (s->tail) {
@@ -1588,8 +1594,19 @@ static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t,
 		} else if (fr[i].activation) {
 			stand_at(a, u, &fr[i], i + 1 < n ? &fr[i + 1] : NULL, &st[i]);
 		} else {
+			int k = call_kind(a, fr[i].pc);
+
 			memset(&st[i], 0, sizeof(st[i]));
 			st[i].code = fr[i].pc - 1;
+			/*
+			 * A hook calling something: the loader binding a lazy slot
+			 * (it may bind ours: taken for run), or a signal's frames.
+			 */
+			if (k >= 0) {
+				st[i].hook = HOOK_DONE;
+				st[i].kind = k;
+				st[i].innermost = 1;
+			}
 		}
 	}
 	if (getenv("CALLPROF_ATTACH_DEBUG"))
@@ -1607,10 +1624,10 @@ static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t,
 		if (m)
 			open_at(m, st[i].code, site, sp[i], f, &out, max);
 		/* A hook call in progress in this frame, or in the frame above (a signal's, in a hook). */
-		if (!st[i].for_caller)
-			apply_hook(&st[i], site, sp[i], first, f, &out, max);
 		if (i > 0 && st[i - 1].for_caller)
 			apply_hook(&st[i - 1], site, sp[i], first, f, &out, max);
+		else if (!st[i].for_caller)
+			apply_hook(&st[i], site, sp[i], first, f, &out, max);
 	}
 out:
 	free(fr);
