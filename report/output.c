@@ -368,8 +368,12 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		    (r->only_total && id == CP_F_PERCENT && f->weight != CP_METRIC_TOTAL) ||
 		    (r->sampled && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
 		    (r->cpu_sampled && (id == CP_F_MIN || id == CP_F_MAX)) ||
-		    /* Sampled in code without hooks: its calls were not counted. */
-		    (r->cpu_sampled && !r->calls && !r->label && (id == CP_F_CALLS || id == CP_F_AVG)) ||
+		    /*
+		     * Sampled in code without hooks: its calls were not counted
+		     * (one with calls open at attach has hooks: 0 calls began).
+		     */
+		    (r->cpu_sampled && !r->calls && !r->open_at_start && !r->label &&
+		     (id == CP_F_CALLS || id == CP_F_AVG)) ||
 		    /* No call began in the window (open at attach): nothing per call. */
 		    (!r->calls && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
 		    /* Known per context, not per call site. */

@@ -46,7 +46,10 @@ test_expect_success 'setup: an attached profile, the same without attach, a coun
 	mkprofile none.cprof <none.txt &&
 	sed -e "s/^meta .*/meta mode=1 clock=0 flags=32 pid=4243/" \
 		-e "s/ ticks=[0-9]*//" -e "s/ min=[0-9]*//" -e "s/ max=[0-9]*//" att.txt >count.txt &&
-	mkprofile count.cprof <count.txt
+	mkprofile count.cprof <count.txt &&
+	sed -e "s/^meta .*/meta mode=4 hz=1000 period=1000000 switches=1 flags=32 pid=4244/" \
+		att.txt >cpu.txt &&
+	mkprofile cpu.cprof <cpu.txt
 '
 
 test_expect_success 'the file: version 7, needs a version 7 reader only with calls open at attach' '
@@ -137,6 +140,16 @@ test_expect_success 'counting profile: a function with no call in the window sti
 	grep "^ *0 *1  main$" out &&
 	callprof report count.cprof >out &&
 	grep "^ *0  main (open at attach)$" out
+'
+
+# In a cpu-mode profile a row without calls is code without hooks, whose
+# calls were not counted ("-"); one with calls open at attach has hooks.
+test_expect_success 'cpu-mode profile: no call in the window but open at attach is 0 calls, not code without hooks' '
+	callprof report --fields=calls,open,name cpu.cprof >out &&
+	grep "^           0       1  main (open at attach)$" out &&
+	grep "^           0       1    a (open at attach)$" out &&
+	callprof report --flat --fields=calls,open,avg,name cpu.cprof >out &&
+	grep "^           0       1           -  main$" out
 '
 
 test_expect_success 'json: open_at_attach where not 0, attached in the process' '
