@@ -17,8 +17,9 @@
  *     before the GOT jump, which will then reach our hook); one stopped in
  *     an instrumented function's own code is stepped to its next call or
  *     return, so that whether that call is open is known.  Each thread's
- *     stack is unwound, and the instrumented calls open on it are written
- *     to the runtime's seed area.  Then every module's slots and the C
+ *     stack is unwound, and the calls of the hooks' world open on it (those
+ *     of functions inlined with their hooks too, found through DWARF) are
+ *     written to the runtime's seed area.  Then every module's slots and the C
  *     library's own .dynsym entries of the two hooks (so that a module
  *     loaded or a slot bound lazily later binds to our hooks too) are
  *     rewritten, all through /proc/PID/mem (which writes RELRO pages as
