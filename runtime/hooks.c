@@ -326,11 +326,9 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	if (!t) {
 		if (cp_session.state == CP_STATE_DONE)
 			goto out;
-		t = cp_thread__setup();
+		t = cp_thread__setup(); /* and its seeds, under callprof attach */
 		if (!t)
 			goto out;
-		if (cp_attach.area)
-			cp_attach__seed_thread(t);
 	} else if (!cp_gate__live()) {
 		goto out; /* a clone child: t is its parent's (control.c) */
 	}
@@ -409,9 +407,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	if (!t && cp_attach.area && cp_session.state == CP_STATE_ON) {
 		int saved_errno = errno;
 
-		t = cp_thread__setup();
-		if (t)
-			cp_attach__seed_thread(t);
+		t = cp_thread__setup(); /* and its seeds */
 		now = now_ticks();
 		errno = saved_errno;
 	}

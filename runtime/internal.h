@@ -518,6 +518,12 @@ CP_HIDDEN uint64_t cp_clock_ns(clockid_t id);
 CP_HIDDEN uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns);
 
 /* thread.c */
+/*
+ * The calling thread's state, set up on its first hook (and, under
+ * callprof attach, with the calls it had open pushed): cp_self.  NULL when
+ * it cannot be had, or for a hook of a signal handler that interrupted the
+ * set-up (its event is counted as lost once the state is there).
+ */
 CP_HIDDEN struct cp_thread *cp_thread__setup(void);
 CP_HIDDEN struct cp_thread *cp_thread__new(void);
 /* Publish state from cp_thread__new() in the registry (the dump writes it). */
