@@ -54,8 +54,8 @@ test_expect_success 'setup' '
 '
 
 test_expect_success 'a request to a watcher that goes stale is answered by the newer one' '
-	rm -f ready &&
-	{ callprof record -o g.cprof -- ./t-grow ready >rec.out 2>&1 & } &&
+	rm -f ready grown &&
+	{ callprof record -o g.cprof -- ./t-grow ready grown >rec.out 2>&1 & } &&
 	wait_for ready &&
 	pid=$(cat ready) &&
 	until_true test -n "$(watchers $pid)" &&
@@ -67,6 +67,8 @@ test_expect_success 'a request to a watcher that goes stale is answered by the n
 	until_true asked $w &&
 	kill -USR1 $pid &&
 	until_true one_more $pid $w &&
+	# the snapshot of a quiet program: one while threads end is another matter
+	until_true test -s grown &&
 	kill -CONT $w &&
 	rm stopped &&
 	until_true test -s dump.status &&
