@@ -686,11 +686,13 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 			    " call%s already open at attach\n", "AB"[s], rp->open_at_start,
 			rp->open_at_start == 1 ? " was" : "s were");
 	if (rp->cpu_sampled) {
-		const struct cp_sample_shares *sh = &rp->shares;
+		struct cp_sample_tally sh;
+
+		cp_report_profile__sample_tally(rp, &sh);
 
 		fprintf(fp, "# %c: CPU time sampled at %u Hz: %" PRIu64 " samples; times are "
 			    "sampled CPU time plus off-CPU time, '?' marks those on fewer than %d "
-			    "samples\n", "AB"[s], m->sample_hz, sh->program + sh->kernel + sh->lost,
+			    "samples\n", "AB"[s], m->sample_hz, sh.program,
 			CP_FEW_SAMPLES);
 	}
 	if (m->lost_calls || m->lost_events || m->unpaired_exits || m->nthreads_lost)
@@ -715,13 +717,15 @@ static void print_overhead(const struct cp_diff *d, FILE *fp)
 		if (!d->timed || share < CP_OVERHEAD_HIGH)
 			continue;
 		if (rp->cpu_sampled)
-			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the CPU time: left "
+			fprintf(fp, "# warning: %c: callprof's hooks took %.1f%% of the %s: left "
 				    "out of the times, but they slowed the run %.1fx and changed it\n",
-				"AB"[s], 100.0 * share, 1 / (1 - share));
+				"AB"[s], 100.0 * share, cp_report_profile__overhead_base(rp),
+				1 / (1 - share));
 		else
-			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the clocked time: its "
+			fprintf(fp, "# warning: %c: callprof's hooks took %.1f%% of the %s: its "
 				    "times are what compensation left of it, a change between them may "
-				    "point the wrong way\n", "AB"[s], 100.0 * share);
+				    "point the wrong way\n", "AB"[s], 100.0 * share,
+				cp_report_profile__overhead_base(rp));
 	}
 	for (uint32_t k = 0; d->timed && k < d->np; k++)
 		marked += status_of(d, &d->p[k]) != CP_DIFF_SAME && marked_overhead(d, &d->p[k]);

@@ -976,7 +976,7 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	so.symfs = opts->symfs;
 	so.mangled = opts->mangled;
 	so.no_files = opts->no_files;
-	so.quiet = opts->no_files; /* nothing to warn about */
+	so.quiet = opts->no_files || opts->quiet; /* nothing to warn about, or not here */
 	rp->sym = cp_symbolizer__new(pf, &so);
 	if (!rp->sym)
 		cp_die("out of memory setting up symbols");

@@ -188,6 +188,8 @@ struct cp_report_opts {
 	const char *const *select_threads;
 	int no_files;		       /* read no file but the profile: no ELF, DWARF or
 					* source (names MODULE+0xOFFSET; the fuzzers) */
+	int quiet;		       /* no warnings about symbols (record's summary:
+					* report gives them) */
 };
 
 struct cp_report_profile {
@@ -269,8 +271,30 @@ static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)
 #define CP_OVERHEAD_COVERED 0.80      /* ... until they cover this much of it */
 #define CP_OVERHEAD_TINY 10	       /* own time below this many times its hooks' cost */
 
-/* The profiler's share of rp's run, 0 to 1; -1 where it is not known. */
+/*
+ * A cpu-mode profile's samples as every figure of them is printed (record's
+ * summary and verdict, report's banner, diff's header, the exports' time
+ * source): computed once, from rp->shares as loaded (the PLT stubs that
+ * jump to the hooks already counted as the profiler's).
+ */
+struct cp_sample_tally {
+	uint64_t program;  /* the program's CPU time: its code, the kernel's, lost */
+	uint64_t kernel;   /* of program: in the kernel on its behalf */
+	uint64_t lost;	   /* of program: at unknown addresses (a full ring) */
+	uint64_t profiler; /* callprof's own: its runtime and the stubs to the hooks */
+	double share;	   /* profiler / (program + profiler); 0 without samples */
+};
+void cp_report_profile__sample_tally(const struct cp_report_profile *rp,
+				     struct cp_sample_tally *t);
+
+/*
+ * The profiler's share of rp's run, 0 to 1; -1 where it is not known.  In
+ * cpu mode the tally's share (given CP_OVERHEAD_MIN_SAMPLES samples); with
+ * the clock, the compensation subtracted from the time on the CPU.
+ */
 double cp_report_profile__overhead_share(const struct cp_report_profile *rp);
+/* What that share is of, for its sentence: "CPU time", "clocked time on the CPU", ... */
+const char *cp_report_profile__overhead_base(const struct cp_report_profile *rp);
 
 struct cp_overhead_fn {
 	uint32_t fn;	 /* index into rp->fns */
