@@ -267,15 +267,8 @@ struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_
 	d->timed = a->timed && b->timed;
 	d->cpu[0] = a->cpu_sampled;
 	d->cpu[1] = b->cpu_sampled;
-	/*
-	 * CPU time where either side would weigh by it and both have it: an
-	 * idle pool's waiting changes say nothing of the work.
-	 */
-	d->weight = !d->timed ? CP_METRIC_CALLS : CP_METRIC_TOTAL;
-	if (d->timed && cp_metric__available(a, CP_METRIC_CPU) && cp_metric__available(b, CP_METRIC_CPU) &&
-	    (cp_report_profile__weight(a, NULL, 0) == CP_METRIC_CPU ||
-	     cp_report_profile__weight(b, NULL, 0) == CP_METRIC_CPU))
-		d->weight = CP_METRIC_CPU;
+	/* CPU time where both have it: preempted time is no change of the program's. */
+	d->weight = cp_report_profile__pair_weight(a, b);
 	add_profile(d, 0);
 	add_profile(d, 1);
 	rank_paths(d);
@@ -779,8 +772,8 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 			snprintf(ratio, sizeof(ratio), "-");
 			if (cpu[0])
 				snprintf(ratio, sizeof(ratio), "%.2fx", (double)cpu[1] / (double)cpu[0]);
-			fprintf(fp, "# cpu: %s -> %s (%s, %s); weight: CPU time (the threads were off "
-				    "CPU much of the time): it orders the paths and sets the floor; "
+			fprintf(fp, "# cpu: %s -> %s (%s, %s); weight: CPU time (blocked and "
+				    "preempted time left out): it orders the paths and sets the floor; "
 				    "--fields and --fail-if take any metric\n", a, b, buf, ratio);
 		}
 		cp_fmt_ns(a, sizeof(a), d->floor_ns);

@@ -1076,7 +1076,8 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 		rp->compensated = rp->subtracted_ns > 0; /* in each input */
 	}
 	if (!rp->unnamed)
-		cp_report_profile__sort(rp, CP_SORT_TOTAL);
+		cp_report_profile__sort(rp, (enum cp_sort_key)
+							   cp_report_profile__weight(rp, NULL, 0));
 	return rp;
 }
 

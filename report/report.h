@@ -488,17 +488,26 @@ void cp_metric__list(const struct cp_report_profile *rp, char *buf, size_t size)
 uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m);
 
 /*
- * The weight views use unless told otherwise: the inclusive metric their
- * percentages, order, pruning and flame widths follow.  CPU time where
- * the profile has it and elapsed time would mislead: several threads that
- * were off CPU much of the time (an idle worker pool would fill the
- * picture); else total (elapsed) time, a single thread's whatever the
- * load; calls without times.  If why is not
- * NULL it gets the reason, for the banner (or "" where there is nothing
- * to say).
+ * The weight every view and export uses unless told otherwise (the one
+ * place that decides it): the inclusive metric their percentages, order,
+ * pruning, flame widths, pprof's default sample type, callgrind's first
+ * event and folded's default value follow.  CPU time wherever the profile
+ * has it (sampled CPU time, or the off-CPU split), whatever the number of
+ * threads and the machine's load: blocked time is shown beside it,
+ * preempted time is never part of it.  Total (elapsed) time where off-CPU
+ * time was not measured; calls without times.  If why is not NULL it gets
+ * the banner's explanation (how much blocked and preempted time there was
+ * and how to weigh by it), or "" where there is nothing to say.
  */
 enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, char *why,
 					 size_t size);
+/*
+ * The weight of a comparison of a with b (diff, the tui's diff mode): the
+ * two profiles' weight where they agree (CPU time where both have it),
+ * else total time; calls where either has no times.
+ */
+enum cp_metric cp_report_profile__pair_weight(const struct cp_report_profile *a,
+					      const struct cp_report_profile *b);
 
 /*
  * min_percent's contexts are those below that share of their root's

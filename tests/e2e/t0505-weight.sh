@@ -1,6 +1,6 @@
 #!/bin/sh
 # matrix: cc-opt
-test_description='the weight: CPU time where idle threads would fill elapsed time; --sort, -m, diff --fields and --fail-if take every metric'
+test_description='the weight: CPU time wherever the profile has it, in every view and export; --sort, -m, diff --fields and --fail-if take every metric'
 . "$(dirname "$0")/lib.sh"
 
 # The first row of the tree below its column titles: its name.
@@ -21,7 +21,7 @@ test_expect_success 'setup: four pool threads idle while main crunches' '
 
 test_expect_success 'report: weighed by CPU time, and the banner says why and how to change it' '
 	callprof report p.cprof >tree &&
-	grep "^# weight: CPU time: the threads were off CPU [0-9]*% of their time (blocked [0-9]*%, preempted [0-9]*%); --sort=total weighs elapsed time$" tree &&
+	grep "^# weight: CPU time; the threads were also blocked [0-9.]*[mun]*s ([0-9]*% of their time: the wait column; --sort=wait weighs by it, --sort=total by elapsed time) and preempted [0-9.]*[mun]*s ([0-9]*%: the machine.s load, in no default weight)$" tree &&
 	grep -q "^# contexts below 0.5% of their tree'"'"'s cpu" tree &&
 	grep -q "^ *calls  *cpu  *self-cpu  *cpu%  *total  *wait  *inactive" tree &&
 	test "$(top_of_tree tree)" = main &&

@@ -485,8 +485,11 @@ TEST(measured_split_shows_in_default_columns_and_banner)
 	rp = load("s.cprof", CP_THREADS_MERGED, 1);
 	out = view(rp, cp_view_tree, NULL);
 	CHECK(strstr(out, "# off-CPU time measured: ") != NULL);
-	/* Off CPU half the time, in two threads: weighed by CPU time, and told so. */
-	CHECK(strstr(out, "# weight: CPU time: the threads were off CPU 51% of their time") != NULL);
+	/* Weighed by CPU time, told how much blocked and preempted time there was. */
+	CHECK(strstr(out, "# weight: CPU time; the threads were also blocked 690ns (46% of their "
+			  "time: the wait column; --sort=wait weighs by it, --sort=total by elapsed "
+			  "time) and preempted 80ns (5%: the machine's load, in no default weight)\n") !=
+	      NULL);
 	CHECK(strstr(out, "  calls         cpu    self-cpu     cpu%       total        wait    inactive") !=
 	      NULL);
 	CHECK(strstr(out, "cpu 730ns; the kernel counted 800ns) ==") != NULL); /* 1500 - 690 - 80 */
