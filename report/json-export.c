@@ -433,6 +433,8 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	cp_json__bool(j, rp->split);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
+	/* What the report weighs by (and the other exports first): cpu, total or calls. */
+	cp_json__key_str(j, "weight", cp_metric__name(cp_report_profile__weight(rp, NULL, 0)));
 	cp_export_json_time_source(j, rp);
 	cp_export_json_compensation(j, rp);
 

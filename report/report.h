@@ -559,7 +559,10 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 
 /* Exporters: write to fp; 0, or -1 after printing an error. */
-/* Folded values are exclusive: cpu, wait, inactive and samples are self's. */
+/*
+ * Folded values are exclusive (but for m total, the inclusive time asked
+ * for): cpu, wait, inactive and samples are self's.
+ */
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
 /*
  * Roughly how many bytes a per-path export (every context with its whole
@@ -572,11 +575,17 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
 uint64_t cp_export_path_bytes(const struct cp_report_profile *rp, uint64_t per_context,
 			      uint64_t per_frame, uint64_t name_factor);
 int cp_export_json(struct cp_report_profile *rp, FILE *fp);
-/* Tree number tree (one per thread with --threads=each, else the only one). */
-int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp);
+/*
+ * Tree number tree (one per thread with --threads=each, else the only one);
+ * weight: the event written first (callgrind_annotate's and KCachegrind's
+ * default).
+ */
+int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, enum cp_metric weight,
+			FILE *fp);
 /* weight: the profile speedscope opens first (its exclusive counterpart). */
 int cp_export_speedscope(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp);
-int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
+/* weight: the sample type written first and made the default (its exclusive part). */
+int cp_export_pprof(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp);
 /* PLIST's tab-delimited records (docs/plist-format.md). */
 int cp_export_plist(struct cp_report_profile *rp, FILE *fp);
 /* The colours of the SVG's frames. */
