@@ -339,6 +339,42 @@ TEST(clocked_metrics_add_up_over_random_trees)
 }
 
 /*
+ * The weight is CPU time wherever the profile has it, a single thread's
+ * too, however much of its time was preempted (issue 30, item 18); total
+ * time only without the off-CPU split; a comparison weighs by CPU time
+ * where both sides have it.
+ */
+TEST(weight_is_cpu_time_whatever_the_threads_and_the_load)
+{
+	struct cp_thread_rec th[1] = { { .nnodes = 2 } };
+	struct cp_node_rec n[2] = {
+		{ .parent = CP_NO_PARENT, .ticks = 1000 },
+		{ .fn = 0x100, .parent = 0, .calls = 1, .ticks = 900, .inactive_ticks = 600 },
+	};
+	struct cp_report_profile *one, *off, *two;
+	char why[512];
+
+	write_profile("one.cprof", (struct cp_meta){ .switches = CP_SWITCHES_ON }, th, 1, n, 2);
+	write_profile("off.cprof", (struct cp_meta){ .switches = 0 }, th, 1, n, 2);
+	make_split("two.cprof", CP_SWITCHES_ON);
+	one = load("one.cprof", CP_THREADS_MERGED, 1);
+	off = load("off.cprof", CP_THREADS_MERGED, 1);
+	two = load("two.cprof", CP_THREADS_MERGED, 1);
+	CHECK_EQ(cp_report_profile__weight(one, why, sizeof(why)), CP_METRIC_CPU);
+	CHECK(strstr(why, "the thread was also blocked 0ns (0% of its time") != NULL);
+	CHECK(strstr(why, "preempted 600ns (60%: the machine's load, in no default weight)") != NULL);
+	CHECK_EQ(cp_report_profile__weight(off, why, sizeof(why)), CP_METRIC_TOTAL);
+	CHECK_STR(why, "");
+	CHECK_EQ(cp_report_profile__weight(two, NULL, 0), CP_METRIC_CPU);
+	CHECK_EQ(cp_report_profile__pair_weight(one, two), CP_METRIC_CPU);
+	CHECK_EQ(cp_report_profile__pair_weight(one, off), CP_METRIC_TOTAL);
+	CHECK_EQ(cp_report_profile__pair_weight(off, off), CP_METRIC_TOTAL);
+	cp_report_profile__free(one);
+	cp_report_profile__free(off);
+	cp_report_profile__free(two);
+}
+
+/*
  * R inside R: the flat profile's total wait counts the outer activation
  * only (like its total), its self wait both.
  *   root -> P 0x100 (wait 10) -> R 0x300 ticks 400 (wait 100) -> R ticks 100 (wait 60)
