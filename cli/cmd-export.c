@@ -22,7 +22,8 @@
 enum export_flags {
 	EXPORT_METRIC = 1 << 0,	   /* -m: the weight (or folded's value) */
 	EXPORT_SVG_STYLE = 1 << 1, /* --icicle and --colors */
-	EXPORT_VALUE = 1 << 2,	   /* -m is the value written (self by default), not the weight */
+	EXPORT_VALUE = 1 << 2,	   /* -m is the value written (the weight's exclusive part by
+				    * default), not the weight */
 	EXPORT_PER_THREAD = 1 << 3, /* --threads=each: a file per tree, OUT-01, OUT-02, ... */
 	EXPORT_BOTH_MODES = 1 << 4, /* also the trees in the other --threads mode (a switch) */
 	EXPORT_WHOLE_PATHS = 1 << 5, /* implied by a path_cost: --max-size applies */
@@ -349,8 +350,8 @@ int cmd_export(int argc, const char **argv)
 		  "(thread ids, globs on names, comma-separated) keep only those threads" },
 		CP_FILTER_OPTIONS(fo),
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
-		  "fold contexts below P% of their thread's weight (-m's, or the profile's: total or "
-		  "cpu) into their caller (default 0)" },
+		  "fold contexts below P% of their thread's weight (-m's, or the profile's: cpu or "
+		  "total) into their caller (default 0)" },
 		CP_NO_COMPENSATE_OPTION(no_compensate),
 		CP_MANGLED_OPTION(so),
 		CP_SYMBOL_OPTIONS(so),

@@ -1089,8 +1089,7 @@ int cmd_tui(int argc, const char **argv)
 		CP_FILTER_OPTIONS(fo),
 		{ CP_OPT_STRING, 0, "sort", &sort, "METRIC",
 		  "the metric to start with: total, self, cpu, wait, inactive, calls; by default "
-		  "the profile's weight (total, or cpu where threads were off CPU much of the "
-		  "time)" },
+		  "the profile's weight (cpu wherever it has CPU time, else total)" },
 		CP_NO_COMPENSATE_OPTION(no_compensate),
 		CP_ADDRESSES_OPTION(addresses),
 		CP_MANGLED_OPTION(so),
