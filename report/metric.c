@@ -155,10 +155,14 @@ enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, cha
 		CP_ADD_SAT(inactive, root->inactive_ns);
 		threads += rp->trees[ti].nthreads;
 	}
-	if (!rp->split || !total) {
-		snprintf(why, size, "CPU time; --sort=total weighs elapsed time");
+	if (!rp->split) {
+		/* Sampled CPU time without the split: total is the same CPU time. */
+		snprintf(why, size, "CPU time (off-CPU time was not measured: no blocked or "
+			 "preempted time beside it)");
 		return CP_METRIC_CPU;
 	}
+	if (!total)
+		return CP_METRIC_CPU;
 	cp_fmt_ns(blocked, sizeof(blocked), wait);
 	cp_fmt_ns(preempted, sizeof(preempted), inactive);
 	snprintf(why, size, "CPU time; %s also blocked %s (%.0f%% of %s time: the wait column; "
