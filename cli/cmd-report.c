@@ -91,8 +91,8 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_STRING, 0, "sort", &sort, "KEY",
 		  "order by a metric (larger first; a time also sets what percentages are of) or by "
 		  "name: calls, self, total, cpu, wait, inactive, samples, self-cpu, self-wait, "
-		  "self-inactive, self-samples, name; by default the profile's weight (total, or cpu "
-		  "where threads were off CPU much of the time)" },
+		  "self-inactive, self-samples, name; by default the profile's weight (cpu wherever "
+		  "it has CPU time, else total)" },
 		CP_NO_COMPENSATE_OPTION(no_compensate),
 		{ CP_OPT_FLAG, 0, "srcline", &srcline, NULL,
 		  "show the file:line each context was called from (the site column)" },

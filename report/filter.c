@@ -423,7 +423,8 @@ static void filter_profile(const struct cp_view_filter *f, struct cp_report_prof
 	if (f->min_percent > 0 && rp->timed)
 		run_pass(f, rp, PASS_FOLD, NULL, st);
 	if (!rp->unnamed)
-		cp_report_profile__sort(rp, CP_SORT_TOTAL);
+		cp_report_profile__sort(rp, (enum cp_sort_key)
+							   cp_report_profile__weight(rp, NULL, 0));
 }
 
 void cp_view_filter__set_weight(struct cp_view_filter *f, enum cp_metric weight)
