@@ -285,6 +285,8 @@ struct cp_overhead {
 	uint32_t ntop;
 	/* DW_AT_producer of top[0]'s compile unit (cp_symbolizer__producer), or NULL */
 	const char *producer;
+	/* some of top[] were inlined by their compiler (cp_symbolizer__was_inlined) */
+	int inlined;
 };
 
 /*

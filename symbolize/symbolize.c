@@ -1472,6 +1472,26 @@ const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr)
 	return dwarf_formstring(&attr);
 }
 
+int cp_symbolizer__was_inlined(struct cp_symbolizer *sym, uint64_t addr)
+{
+	struct sym_module *m = symbolizer__find_module(sym, addr);
+	Dwarf_Attribute at;
+	Dwarf_Word inl;
+	Dwarf_Die *fn;
+
+	if (sym->pf->nsymbols || !m || sym_module__load(sym, m))
+		return -1;
+	if (!m->fns_indexed)
+		sym_module__index_fns(m);
+	fn = sym_module__fn_die(m, sym_module__dwfl_addr(m, addr) - m->dw_bias);
+	if (!fn)
+		return -1;
+	/* The out-of-line copy points to its abstract instance, which says. */
+	if (!dwarf_attr_integrate(fn, DW_AT_inline, &at) || dwarf_formudata(&at, &inl))
+		return 0;
+	return inl == DW_INL_inlined || inl == DW_INL_declared_inlined;
+}
+
 /*
  * The code DIEs holding ip, malloc'd into *path: its function's
  * subprogram, then the blocks and inlined subroutines inside it that hold

@@ -133,6 +133,13 @@ const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint
 const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr);
 
 /*
+ * Whether the compiler inlined the function whose entry is addr into some
+ * caller (DW_AT_inline of its abstract instance says "inlined"): 1, 0 when
+ * the debug information says it did not, -1 when there is none to say.
+ */
+int cp_symbolizer__was_inlined(struct cp_symbolizer *sym, uint64_t addr);
+
+/*
  * The first place libdwfl's standard debug-file search
  * (dwfl_standard_find_debuginfo, with this debuginfo_path) may open for
  * file_name's debug data that exists but is not a regular file, malloc'd;
