@@ -326,7 +326,8 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 		ntables += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
 	}
 	if (!nlines)
-		return cp_error("profile '%s' has no sampled lines: record with --sample",
+		return cp_error("profile '%s' has no sampled lines: record with --time=cpu (the "
+				"default) or --sample",
 			     rp->pf->path);
 	tables = xcalloc(ntables ? ntables : 1, sizeof(*tables));
 	for (uint32_t p = 0, first = 0; p < nparts; p++) {
