@@ -729,14 +729,28 @@ static struct sym_entry *sym_module__lookup(struct sym_module *m, uint64_t d)
 
 /*
  * The name an entry is reported as: without a version suffix, and C++ names
- * demangled as c++filt prints them (cp_demangle: "_Z" names only).
+ * demangled as c++filt prints them (cp_demangle: "_Z" names only), the
+ * target of a PLT stub too ("std::string::_M_append(char const*, unsigned
+ * long)@plt", as perf prints it).
  */
 static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry *e)
 {
 	char *base = NULL, *dm;
+	size_t len = strlen(e->name);
 
 	if (e->shown)
 		return e->shown;
+	if (!sym->mangled && len > 4 && !strcmp(e->name + len - 4, "@plt")) {
+		char *target = xstrfmt("%.*s", (int)(len - 4), e->name);
+
+		dm = cp_demangle(target);
+		free(target);
+		if (dm) {
+			e->shown = symbolizer__own(sym, xstrfmt("%s@plt", dm));
+			free(dm);
+			return e->shown;
+		}
+	}
 	e->shown = e->name;
 	if (e->name[e->len]) {
 		base = xmalloc(e->len + 1);
