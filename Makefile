@@ -97,7 +97,7 @@ SAMPLE_SRCS = sample/session.c sample/ring.c sample/tree.c
 REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
 	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
-	report/lines.c report/filter.c report/verdict.c report/tui.c
+	report/lines.c report/filter.c report/names.c report/verdict.c report/tui.c
 # The HTML report's page, CSS and script, built in by report/html/assets.S.
 HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \

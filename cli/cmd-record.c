@@ -938,7 +938,8 @@ int cmd_record(int argc, const char **argv)
 		  "with --sample: dwarf (default: unwind stack copies with CFI), "
 		  "fp (frame pointers)", call_graph_choices },
 		{ CP_OPT_LIST, 0, "include", &sel.include, "PATTERN",
-		  "record only functions whose name matches (glob on demangled names; repeatable)" },
+		  "record only the functions PATTERN names (a name, unqualified or without parameters, "
+		  "or a glob; repeatable)" },
 		{ CP_OPT_LIST, 0, "exclude", &sel.exclude, "PATTERN",
 		  "no node for matching functions: their time goes to the caller, their callees "
 		  "hang under it" },
