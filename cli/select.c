@@ -48,6 +48,7 @@ struct rule {
 struct rules {
 	struct rule *r;
 	size_t n;
+	struct cp_strtab names; /* every function name met, for suggestions */
 };
 
 static void add_rules(struct rules *rs, const char **pats, uint32_t kind, int regex)
@@ -135,6 +136,7 @@ static void match_symbol(const char *name, uint64_t value, uint64_t size, void *
 	struct search *s = arg;
 	char *dm = cp_demangle(name);
 
+	cp_strtab__add(&s->rs->names, dm ? dm : name);
 	for (size_t k = 0; k < s->rs->n; k++) {
 		struct rule *r = &s->rs->r[k];
 		enum cp_name_rank rank, raw;
@@ -278,14 +280,23 @@ int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 
 		if (r->kind == CP_FILTER_START)
 			strbuf_addf(&start, "%s%s", start.len ? ", " : "", r->text);
-		if (r->kind == CP_FILTER_EXCLUDE_MODULE)
+		if (r->kind == CP_FILTER_EXCLUDE_MODULE) {
 			r->matched = 1; /* decided in the process, when it is loaded */
-		else if (!r->matched && r->kind == CP_FILTER_START && !failed)
-			failed = cp_error("--start '%s' matches no function of %s or the instrumented "
-					  "libraries it links", r->text, prog);
-		else if (!r->matched)
-			cp_warning("%s '%s' matches no function of %s or the instrumented libraries it links",
-				cp_filter_option(r->kind), r->text, prog);
+		} else if (!r->matched) {
+			/* The closest names, as every option that names a function says them. */
+			char *close = r->pat ? cp_name_pattern__suggest(r->pat,
+					(const char *const *)rs.names.s, rs.names.n, 5) : NULL;
+
+			if (r->kind == CP_FILTER_START && !failed)
+				failed = cp_error("--start '%s' matches no function of %s or the "
+						  "instrumented libraries it links%s%s", r->text, prog,
+						  close ? "; the closest: " : "", close ? close : "");
+			else if (r->kind != CP_FILTER_START)
+				cp_warning("%s '%s' matches no function of %s or the instrumented "
+					   "libraries it links%s%s", cp_filter_option(r->kind), r->text,
+					   prog, close ? "; the closest: " : "", close ? close : "");
+			free(close);
+		}
 		strbuf_addf(&out, "rule %u %u %u %s\n", r->kind, r->is_regex ? CP_FILTER_REGEX : 0,
 			  r->matched, r->text);
 		cp_name_pattern__free(r->pat);
@@ -293,6 +304,7 @@ int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 			strbuf_release(&r->ranges[rank]);
 		free(r->ranges);
 	}
+	cp_strtab__release(&rs.names);
 	if (start.len)
 		strbuf_addf(&out, "start %s\n", start.buf);
 	if (failed) {

@@ -122,6 +122,11 @@ test_expect_success 'record --exclude, --include and --start: the same names' '
 	printf "%s\n" "1 main" "1 shapes::Circle::area() const" "1 shapes::Circle::grow(double)" \
 		"1 shapes::Circle::grow(int)" >expect &&
 	test_cmp expect actual &&
+	test_expect_code 1 callprof record --start Aera -o no.cprof -- ./t-cxx >out 2>err &&
+	test_path_is_missing no.cprof &&
+	grep -x "callprof: error: --start .Aera. matches no function of ./t-cxx or the instrumented libraries it links; the closest: shapes::Circle::area() const" err &&
+	callprof record --exclude grwo -o ex2.cprof -- ./t-cxx >/dev/null 2>err &&
+	grep "^callprof: warning: --exclude .grwo. matches no function of ./t-cxx or the instrumented libraries it links; the closest: shapes::Circle::grow(double), shapes::Circle::grow(int)\$" err &&
 	callprof record --start "grow(int)" -o st.cprof -- ./t-cxx >/dev/null &&
 	callprof report --flat --fields=calls,name st.cprof | rows | grep -v "^-" >actual &&
 	echo "1 shapes::Circle::grow(int)" >expect &&
