@@ -157,6 +157,16 @@ test_expect_success 'callprof cc build: each remedy of the cpu-mode verdict' '
 	test $(cat followed.cc) -ge 1
 '
 
+# The report's banner says the same in a note: no remedy of its own
+# (--exclude keeps the hooks: only the node goes), a pointer to record's.
+test_expect_success 'report: the note on a mostly-overhead run offers no remedy that keeps the hooks' '
+	callprof report cc.cprof >report &&
+	grep "^# note: most of the run.s CPU time was callprof.s own" report >note &&
+	! grep -e "--exclude" note &&
+	! grep -e "after-inlining" note &&
+	grep "OVERHEAD VERDICT" note
+'
+
 test_expect_success 'callprof cc build: each remedy of the clocked verdict' '
 	record_ok ccc t-cc --time=clock &&
 	grep "^callprof: the hooks took" ccc.err &&
