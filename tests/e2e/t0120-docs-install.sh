@@ -19,6 +19,21 @@ do
 	'
 done
 
+# (callprof cc has no options of its own.)
+for cmd in record report tui export merge diff dump attach
+do
+	test_expect_success "every option of callprof $cmd -h is in callprof-$cmd.1.md" '
+		callprof '$cmd' -h >help &&
+		grep -oE "^ +(-[a-zA-Z], )?--[a-z][a-z-]*" help | sed "s/.*--//" | sort -u >opts &&
+		test -s opts &&
+		while read -r o
+		do
+			grep -q -e "\\\\--$o\\b" -e "\`--$o\\b" "$TOP/docs/callprof-'$cmd'.1.md" ||
+			{ echo "--$o is not in the man page"; exit 1; }
+		done <opts
+	'
+done
+
 # libdw imports glibc's error(); a tool function of that name would be
 # exported from the executable and bound instead (LD_DEBUG=bindings).
 test_expect_success 'the callprof executable exports no function of its own' '
