@@ -20,7 +20,7 @@ flat () {
 vdso_named () {
 	flat "$1" >flat.out &&
 	grep -E -x -e "(-|[0-9]+) __vdso_(clock_gettime|gettimeofday)" flat.out &&
-	! grep "unknown" flat.out &&
+	! grep "\[unknown\]" flat.out &&
 	callprof report --flat --addresses --fields=calls,name "$1" >addr.out &&
 	grep -E "__vdso_(clock_gettime|gettimeofday) \[\[vdso\]\+0x[0-9a-f]+\]" addr.out
 }
@@ -44,7 +44,7 @@ test_expect_success 'record: the vDSO functions are named, under their caller, i
 	grep "<- read_clocks\$" callers &&
 	callprof report --lines read_clocks p.cprof >lines &&
 	grep -E "in __vdso_(clock_gettime|gettimeofday) \(\[vdso\]\)\$" lines &&
-	! grep unknown lines &&
+	! grep "\[unknown\]" lines &&
 	callprof export -f folded p.cprof >folded &&
 	grep -E "^main;read_clocks;__vdso_(clock_gettime|gettimeofday) [0-9]+\$" folded &&
 	callprof export -f json p.cprof >p.json &&
