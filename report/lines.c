@@ -360,6 +360,16 @@ static void candidates(struct cp_report_profile *const *parts, uint32_t nparts,
 	}
 }
 
+static void release_tables(struct line_table *tables, uint32_t ntables)
+{
+	for (uint32_t ti = 0; ti < ntables; ti++) {
+		cp_strtab__release(&tables[ti].keys);
+		cp_strtab__release(&tables[ti].into);
+		free(tables[ti].rows);
+		memset(&tables[ti], 0, sizeof(tables[ti]));
+	}
+}
+
 /* FN's tables (tables[ntables], cleared first), as add_part fills them. */
 static uint64_t fill_tables(struct cp_report_profile *rp, struct cp_report_profile *const *parts,
 			    uint32_t nparts, const char *fn, struct line_table *tables,
@@ -368,12 +378,7 @@ static uint64_t fill_tables(struct cp_report_profile *rp, struct cp_report_profi
 	uint64_t samples = 0;
 	int seen = 0;
 
-	for (uint32_t ti = 0; ti < ntables; ti++) {
-		cp_strtab__release(&tables[ti].keys);
-		cp_strtab__release(&tables[ti].into);
-		free(tables[ti].rows);
-		memset(&tables[ti], 0, sizeof(tables[ti]));
-	}
+	release_tables(tables, ntables);
 	for (uint32_t p = 0, first = 0; p < nparts; p++) {
 		add_part(parts[p], fn, tables, first, &seen);
 		first += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
@@ -457,7 +462,7 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 		if (!shown)
 			fprintf(fp, "%s: no samples\n", fn);
 	}
-	fill_tables(rp, parts, nparts, "", tables, ntables ? ntables : 1);
+	release_tables(tables, ntables ? ntables : 1);
 	free(tables);
 	free(named);
 	free(samples);

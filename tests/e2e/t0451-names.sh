@@ -98,18 +98,41 @@ test_expect_success '--focus and --hide in report and export: the same names' '
 	test_cmp expect actual
 '
 
+# A crafted cpu-mode profile of t-cxx (tests/mkprofile.c): main calls area
+# and grow(int); 20 samples of area's context and 5 of grow's were in the
+# kernel, 30 in area's code: [kernel] is a row under both.
+B=0x555555554000
 test_expect_success '[kernel] can be named: --callers, --focus, --hide' '
-	callprof report --flat --fields=calls,name long.cprof | rows >flat &&
-	grep -x -e "- \[kernel\]" flat &&
-	callprof report --callers "[kernel]" --fields=calls,name long.cprof | rows >actual &&
-	sed -n 1p actual | grep -x -e "- \[kernel\]" &&
-	grep -e "^- <- callprof_test::.*RegistryWithAVeryLongName<" actual &&
-	callprof export -f folded --focus "[kernel]" long.cprof >folded &&
-	grep -q ";\[kernel\] [1-9][0-9]*\$" folded &&
-	# the callers kept for it have no time of their own
-	! grep -v -e ";\[kernel\] [0-9]*\$" -e " 0\$" folded &&
-	callprof report --hide "[kernel]" --min-percent=0 --fields=calls,name long.cprof | rows >actual &&
-	! grep kernel actual
+	addr () { nm -C t-cxx | awk -v f="$1" "{ s = \$0; sub(/^[0-9a-f]* [tTwW] /, \"\", s); if (s == f) { print \"0x\" \$1; exit } }"; } &&
+	main=$(addr main) && area=$(addr "shapes::Circle::area() const") &&
+	grow=$(addr "shapes::Circle::grow(int)") &&
+	test -n "$main" && test -n "$area" && test -n "$grow" &&
+	cat >k.txt <<-EOT &&
+	meta mode=4 hz=1000 period=1000000 switches=1
+	cmd ./t-cxx
+	module $PWD/t-cxx bias=$B
+	thread tid=1 name=main
+	node
+	node parent=0 fn=$(printf 0x%x $((B + main))) calls=1
+	node parent=1 fn=$(printf 0x%x $((B + area))) calls=1
+	node parent=1 fn=$(printf 0x%x $((B + grow))) calls=1
+	line node=2 ip=0x0 samples=20
+	line node=2 ip=$(printf 0x%x $((B + area + 1))) samples=30
+	line node=3 ip=0x0 samples=5
+	EOT
+	"$CALLPROF_BUILD/tests/mkprofile" k.cprof <k.txt &&
+	callprof report --callers "[kernel]" --fields=calls,name k.cprof | rows >actual &&
+	printf "%s\n" "- [kernel]" "- <- shapes::Circle::area() const" "- <- shapes::Circle::grow(int)" >expect &&
+	test_cmp expect actual &&
+	callprof export -f folded --focus "[kernel]" k.cprof >folded &&
+	printf "%s\n" "main 0" "main;shapes::Circle::area() const 0" \
+		"main;shapes::Circle::area() const;[kernel] 20000000" \
+		"main;shapes::Circle::grow(int) 0" "main;shapes::Circle::grow(int);[kernel] 5000000" >expect &&
+	sort folded >actual &&
+	test_cmp expect actual &&
+	callprof report --hide "[kernel]" --min-percent=0 --fields=calls,name k.cprof | rows >actual &&
+	! grep kernel actual &&
+	grep -x "1 shapes::Circle::area() const" actual
 '
 
 test_expect_success 'record --exclude, --include and --start: the same names' '
