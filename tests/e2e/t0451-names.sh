@@ -86,7 +86,9 @@ test_expect_success '--lines: a member of a class template by its last parts' '
 '
 
 test_expect_success '--focus and --hide in report and export: the same names' '
-	callprof report --focus grow --min-percent=0 --fields=calls,name cxx.cprof | rows >actual &&
+	# (code without hooks sampled below grow, "-": the kernel, the loader)
+	callprof report --focus grow --min-percent=0 --fields=calls,name cxx.cprof | rows |
+		grep -v "^- " >actual &&
 	printf "%s\n" "1 main" "1 shapes::Circle::grow(double)" "1 shapes::Circle::grow(int)" >expect &&
 	test_cmp expect actual &&
 	callprof report --hide "Circle::grow" --min-percent=0 --fields=calls,name cxx.cprof | rows >actual &&
@@ -94,7 +96,7 @@ test_expect_success '--focus and --hide in report and export: the same names' '
 	grep -x "1 shapes::Circle::area() const" actual &&
 	callprof export -f folded -m calls --focus area cxx.cprof >folded &&
 	echo "main;shapes::Circle::area() const 1" >expect &&
-	grep -v "^main 1\$" folded >actual &&
+	grep -v -e "^main 1\$" -e " 0\$" folded >actual &&
 	test_cmp expect actual
 '
 
