@@ -415,7 +415,12 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 		fprintf(stderr, "  most of it in the calls of tiny functions: %s\n", fns.buf);
 	else
 		fprintf(stderr, "  no few functions stand out: the calls of many small ones add up\n");
-	/* What to do: leave those functions' hooks out, each compiler its way. */
+	/*
+	 * What to do: leave those functions' hooks out, each compiler its way.
+	 * Every line is a command to follow as it stands, and says only what
+	 * following it does (t0450 follows each): after-inlining helps only
+	 * where the compiler inlined them.
+	 */
 	if (list.len && prod == PRODUCER_GCC)
 		fprintf(stderr, "  remedy: rebuild with -finstrument-functions-exclude-function-list=%s\n",
 			list.buf);
@@ -426,12 +431,16 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 	else if (ov.ntop)
 		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild%s%s\n",
 			prod == PRODUCER_CLANG ? " (clang has no exclude list)" : "",
-			prod == PRODUCER_CLANG && flags_known && !after ?
-				", or use -finstrument-functions-after-inlining" : "");
-	if (prod == PRODUCER_GCC)
+			prod == PRODUCER_CLANG && flags_known && !after && ov.inlined ?
+				", or rebuild with -finstrument-functions-after-inlining instead of "
+				"-finstrument-functions (they were inlined)" : "");
+	if (prod == PRODUCER_GCC && ov.inlined)
 		fprintf(stderr, "  or build with clang -finstrument-functions-after-inlining, which "
-				"keeps inlined calls out (`callprof cc` does)\n");
-	if (!rp->cpu_sampled)
+				"keeps the hooks of inlined calls out (`callprof cc` does)\n");
+	/* Not what was used already: the same advice again would lead nowhere. */
+	if (!rp->cpu_sampled && !perf_refused && rp->pf->meta.budget)
+		fprintf(stderr, "  or record with --time=cpu (the hooks left out of the times)\n");
+	else if (!rp->cpu_sampled && !rp->pf->meta.budget)
 		fprintf(stderr, "  or record with %s--budget=5 (count-only calls that cost less than "
 				"their timing)\n", perf_refused ? "" : "--time=cpu (the hooks left out of "
 				"the times) or ");
@@ -931,7 +940,8 @@ int cmd_record(int argc, const char **argv)
 		  "with --sample: dwarf (default: unwind stack copies with CFI), "
 		  "fp (frame pointers)", call_graph_choices },
 		{ CP_OPT_LIST, 0, "include", &sel.include, "PATTERN",
-		  "record only functions whose name matches (glob on demangled names; repeatable)" },
+		  "record only the functions PATTERN names (a name, unqualified or without parameters, "
+		  "or a glob; repeatable)" },
 		{ CP_OPT_LIST, 0, "exclude", &sel.exclude, "PATTERN",
 		  "no node for matching functions: their time goes to the caller, their callees "
 		  "hang under it" },

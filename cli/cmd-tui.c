@@ -380,7 +380,7 @@ static void draw_help(void)
 		"  s                 flat view: next sort column (inclusive, self, calls, name)",
 		"  C                 callers of the selected function",
 		"  E                 callees of the selected function",
-		"  /                 search names (a substring; Enter)   n/N  next/previous match",
+		"  /                 search names (a part, or a glob; Enter)  n/N  next/previous",
 		"  x                 focus on the selected function      X    hide it",
 		"  u                 undo focus and hide",
 		"  m                 next metric     T              next thread (all, then each)",

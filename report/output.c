@@ -648,10 +648,15 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 			    "ring filled in a long call without hooks (placed at the address sampled "
 			    "just before), or could not be placed\n", m->samples_lost);
 	if (all >= 10 * CP_FEW_SAMPLES && s.profiler * 2 > all)
+		/*
+		 * No remedy of its own: --exclude keeps the hooks (only the node
+		 * goes), after-inlining helps only inlined calls.  Record's verdict
+		 * names the functions and what works for them.
+		 */
 		fprintf(fp, "# note: most of the run's CPU time was callprof's own: the program makes "
 			    "very many short calls; the times shown leave it out, but the run was slowed "
-			    "%.1fx (fewer hooks: --exclude the tiniest functions, or build with clang "
-			    "-finstrument-functions-after-inlining)\n",
+			    "%.1fx (record's overhead verdict names the functions whose calls cost it and "
+			    "how to leave their hooks out: callprof-record(1), OVERHEAD VERDICT)\n",
 			(double)all / (double)(program ? program : 1));
 	if (program < 100 * CP_FEW_SAMPLES)
 		fprintf(fp, "# note: only %" PRIu64 " samples: the times are rough (a time resting "

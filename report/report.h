@@ -309,6 +309,8 @@ struct cp_overhead {
 	uint32_t ntop;
 	/* DW_AT_producer of top[0]'s compile unit (cp_symbolizer__producer), or NULL */
 	const char *producer;
+	/* some of top[] were inlined by their compiler (cp_symbolizer__was_inlined) */
+	int inlined;
 };
 
 /*
@@ -530,6 +532,59 @@ enum cp_sort_key {
 void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key);
 
 /* Views: write to fp; return 0 or -1 after printing an error. */
+/*
+ * Naming functions (names.c; docs/callprof-report.1.md, NAMING FUNCTIONS):
+ * the one matcher of every option that names a function.  A pattern names
+ * a function by its name as shown, exactly or without " (FILE)"
+ * (CP_NAME_EXACT); without parameters, return type, clone suffix and
+ * template arguments (CP_NAME_NOPARAMS); by the last "::" parts of those
+ * (CP_NAME_SUFFIX: "Iter::Seek", "Seek"); or as a glob (or, with regex, an
+ * extended regex found in it) on any of those (CP_NAME_GLOB).  Of a set of
+ * names, a pattern names those of the best rank any reaches.
+ */
+enum cp_name_rank {
+	CP_NAME_NONE = 0,
+	CP_NAME_GLOB,
+	CP_NAME_SUFFIX,
+	CP_NAME_NOPARAMS,
+	CP_NAME_EXACT,
+};
+
+struct cp_name_pattern;
+
+/* text compiled; NULL (and regerror's words in err[size]) for a bad regex. */
+struct cp_name_pattern *cp_name_pattern__new(const char *text, int regex, char *err, size_t size);
+void cp_name_pattern__free(struct cp_name_pattern *p);
+const char *cp_name_pattern__text(const struct cp_name_pattern *p);
+/* How p names the function called name (NULL: none). */
+enum cp_name_rank cp_name_pattern__rank(const struct cp_name_pattern *p, const char *name);
+/*
+ * Of names[0..n) (NULL entries are none), those p names: hit[i] 1 for the
+ * names of the best rank any reaches, else 0.  Returns how many.
+ */
+uint32_t cp_name_pattern__select(const struct cp_name_pattern *p, const char *const *names,
+				 uint32_t n, uint8_t *hit);
+/*
+ * Up to max of names[0..n) closest to what p says (its words as a part of
+ * a name, or a few letters off), "a, b, c" (", ..." when there are more),
+ * malloc'd; NULL when none is close.
+ */
+char *cp_name_pattern__suggest(const struct cp_name_pattern *p, const char *const *names,
+			       uint32_t n, uint32_t max);
+/*
+ * The error line for a p that names none of names[0..n) in the profile at
+ * path: "no function named 'X' in profile 'P'; the closest: a, b".  -1.
+ */
+int cp_report_no_function(const struct cp_name_pattern *p, const char *const *names, uint32_t n,
+			  const char *path);
+/*
+ * The functions of rp's trees that text (a regex with regex) names, as
+ * indexes into rp->fns, malloc'd, *n of them; NULL after an error line
+ * (cp_report_no_function, or a bad regex) when it names none.
+ */
+uint32_t *cp_report_profile__name_fns(struct cp_report_profile *rp, const char *text, int regex,
+				      uint32_t *n);
+
 struct cp_view_opts {
 	double min_percent;	/* tree: hide nodes below this share of the root */
 	const char *fields;	/* comma list, NULL for the view's default */

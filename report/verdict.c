@@ -193,6 +193,9 @@ int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 	}
 	if (ov->ntop && !rp->no_files)
 		ov->producer = cp_symbolizer__producer(rp->sym, rp->fns[ov->top[0].fn].addr);
+	for (uint32_t k = 0; k < ov->ntop && !rp->no_files; k++)
+		if (cp_symbolizer__was_inlined(rp->sym, rp->fns[ov->top[k].fn].addr) > 0)
+			ov->inlined = 1;
 	free(order);
 	free(own);
 	free(calls);

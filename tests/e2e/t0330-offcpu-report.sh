@@ -296,7 +296,7 @@ test_expect_success 'report --lines: inside work by line with the source, outsid
 
 test_expect_success 'report --lines: no LINES, unknown function; json lines per node' '
 	test_must_fail callprof report --lines work s.cprof 2>err &&
-	echo "callprof: error: profile '"'"'s.cprof'"'"' has no sampled lines: record with --sample" >expect &&
+	echo "callprof: error: profile '"'"'s.cprof'"'"' has no sampled lines: record with --time=cpu (the default) or --sample" >expect &&
 	test_cmp expect err &&
 	test_must_fail callprof report --lines nosuch l.cprof 2>err &&
 	echo "callprof: error: no function named '"'"'nosuch'"'"' in profile '"'"'l.cprof'"'"'" >expect &&
