@@ -124,7 +124,7 @@ follow () {
 			record_ok $_r t-$_tag --time=cpu &&
 			callprof report $_r.cprof | grep "^# time: CPU time sampled" &&
 			{ ! grep "hooks took" $_r.err ||
-			  grep "^callprof: the hooks took [0-9]*% of the CPU time; the times shown leave it out" $_r.err; } &&
+			  grep "^callprof: the hooks took [0-9.]*% of the CPU time (the profiler's own share); the times shown leave it out" $_r.err; } &&
 			case "$_line" in
 			*" or --budget=5 (count-only calls that cost less than their timing)")
 				record_ok $_r-budget t-$_tag --time=clock --budget=5 &&
