@@ -77,7 +77,7 @@ CURSES_LIBS = $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
 PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
-RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
+RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/env.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
 	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
 RT_MODES = timing counting coverage cpu
 RT_MODE_cpu = 4

@@ -717,8 +717,20 @@ struct cp_attach {
 };
 extern struct cp_attach cp_attach CP_HIDDEN;
 CP_HIDDEN int cp_attach__loaded_by_tool(void);
-/* getenv, or in attach mode the tool's settings (the process's environment is not ours). */
+/*
+ * The runtime's setting name: as the process was started with it (env.c),
+ * or in attach mode the tool's (the process's environment is not ours).
+ */
 CP_HIDDEN const char *cp_getenv(const char *name);
+/*
+ * env.c: the runtime's variables (CALLPROF_*, LD_PRELOAD, LD_BIND_NOW) of
+ * the initial environment, copied once: cp_env__snapshot() takes the copy
+ * (the constructor, or the first reader), cp_env__get() reads one,
+ * cp_env__each() calls fn with each "NAME=VALUE".
+ */
+CP_HIDDEN void cp_env__snapshot(void);
+CP_HIDDEN const char *cp_env__get(const char *name);
+CP_HIDDEN void cp_env__each(void (*fn)(const char *var, void *arg), void *arg);
 CP_HIDDEN void cp_attach__seed_thread(struct cp_thread *t);
 /* In attach mode: a warning line goes to the tool's log (0), never to stderr; -1 otherwise. */
 CP_HIDDEN int cp_attach__log(const char *line, size_t len);

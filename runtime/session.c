@@ -319,6 +319,7 @@ __attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
 {
 	if (cp_attach__loaded_by_tool())
 		return; /* callprof attach starts it (attach.c) */
+	cp_env__snapshot(); /* before main can change the environment (env.c) */
 	if (cp_session.state == CP_STATE_NONE)
 		cp_session__init();
 	/* The main thread's tree starts now, before any instrumented code. */
