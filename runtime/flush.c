@@ -46,19 +46,14 @@ struct late {
 	uint64_t inactive;   /* ns preempted */
 };
 
+/* The command line as it was at start-up (session.c), not the process title of now. */
 static void write_cmdline(struct cp_writer *w)
 {
-	char buf[4096];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	const char *c = __atomic_load_n(&cp_session.cmdline, __ATOMIC_ACQUIRE);
 
 	cp_writer__section(w, CP_SEC_CMDLINE, 1);
-	if (fd < 0)
-		return;
-	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0)
-			cp_writer__put(w, buf, n);
-	close(fd);
+	if (c && cp_session.cmdline_len)
+		cp_writer__put(w, c, cp_session.cmdline_len);
 }
 
 /* Open /proc/{self,PID}/task/TID/LEAF (pid 0: ours) for reading; -1 on failure. */
@@ -840,10 +835,10 @@ int cp_flush(const char *path, int how)
 		offcpu_meta(&meta, ts, nt);
 	selection_meta(w, &meta, ts, nt);
 	{
-		char exe[4096];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		char exe[sizeof(cp_session.exe)];
 
-		exe[n > 0 ? n : 0] = '\0';
+		memcpy(exe, cp_session.exe, sizeof(exe)); /* as at start-up (session.c) */
+		exe[sizeof(exe) - 1] = '\0';
 		meta.exe = cp_writer__string(w, exe);
 	}
 	meta.hostname = cp_writer__string(w, uname(&un) ? "" : un.nodename);

@@ -292,6 +292,13 @@ struct cp_session {
 	pid_t watcher;		   /* this process's watcher (watch.c), 0 if none yet */
 	char status[CP_STATUS_PATH_MAX]; /* CALLPROF_STATUS, "" if none (session.c) */
 	int attached;		   /* started by callprof attach (runtime/attach.c) */
+	/*
+	 * The command line and executable as they were at start-up, not at the
+	 * dump: a program may write its process title over argv (session.c).
+	 */
+	char *cmdline;		   /* /proc/self/cmdline then (arena memory), or NULL */
+	uint64_t cmdline_len;	   /* its bytes */
+	char exe[4096];		   /* /proc/self/exe then, "" if unknown */
 };
 
 /*
@@ -562,6 +569,8 @@ CP_HIDDEN int cp_session__init(void);
 CP_HIDDEN int cp_session__ran_code(void);
 CP_HIDDEN void cp_session__before_exec(unsigned n);
 CP_HIDDEN void cp_session__finish(int dying);
+/* What a fork child keeps of the session's memory in the arena (watch.c). */
+CP_HIDDEN void cp_session__keep(void (*keep)(const void *p, size_t bytes));
 CP_HIDDEN void cp_warn_once(const char *msg);
 CP_HIDDEN void cp_warn(const char *msg);
 

@@ -132,6 +132,63 @@ static void set_out_path(void)
 	cp_put_dec(cp_session.out, sizeof(cp_session.out), &pos, pid);
 }
 
+/*
+ * The command line and executable, taken at start-up: the profile names
+ * what was run, not the process title the program may write over its
+ * argv later (a server showing "name host:port" in ps), nor an executable
+ * replaced or removed since.  Read from /proc twice: once for the size, once
+ * into arena memory, which the watcher sees too.  Under callprof attach the
+ * start-up is the attach: a title written before it is what there is.
+ */
+static ssize_t read_cmdline(char *buf, size_t cap)
+{
+	char scratch[4096];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t total = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		size_t want = buf ? cap - total : sizeof(scratch);
+
+		if (buf && !want)
+			break;
+		n = read(fd, buf ? buf + total : scratch, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		total += (size_t)n;
+	}
+	close(fd);
+	return (ssize_t)total;
+}
+
+static void take_command_line(void)
+{
+	ssize_t n, got;
+	char *buf;
+
+	n = readlink("/proc/self/exe", cp_session.exe, sizeof(cp_session.exe) - 1);
+	cp_session.exe[n > 0 ? n : 0] = '\0';
+	n = read_cmdline(NULL, 0);
+	if (n <= 0)
+		return;
+	buf = cp_arena__alloc((size_t)n);
+	if (!buf)
+		return;
+	got = read_cmdline(buf, (size_t)n);
+	cp_session.cmdline_len = got > 0 ? (uint64_t)got : 0;
+	__atomic_store_n(&cp_session.cmdline, buf, __ATOMIC_RELEASE);
+}
+
+void cp_session__keep(void (*keep)(const void *p, size_t bytes))
+{
+	if (cp_session.cmdline)
+		keep(cp_session.cmdline, cp_session.cmdline_len);
+}
+
 static void choose_clock(void)
 {
 	const char *want = cp_getenv("CALLPROF_CLOCK");
@@ -251,6 +308,7 @@ int cp_session__init(void)
 	resolve_out_base();
 	set_out_path();
 	read_status_path();
+	take_command_line();
 	cp_offcpu__init();
 	cp_filter__init();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;

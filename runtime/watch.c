@@ -492,6 +492,7 @@ static void add_keep(const void *p, size_t len)
 static void keep_all(void (*keep)(const void *, size_t), struct cp_thread *t)
 {
 	cp_modules__keep(keep);
+	cp_session__keep(keep);
 	cp_arena__keep(keep);
 	if (t)
 		cp_thread__keep(t, keep);
