@@ -662,6 +662,152 @@ static void reap_orphans(void)
 		;
 }
 
+/*
+ * Processes of the run that run on after the program ended (a daemon that
+ * forked and left its parent to exit): record returns, and they write
+ * their profiles (FILE.PID) when they end.  They are ours now (we are a
+ * child subreaper): our children and theirs that have the runtime mapped,
+ * and the programs our watchers wait for (those ran instrumented code).
+ */
+#define RUNNING_MAX 64
+
+struct running {
+	pid_t pid[RUNNING_MAX];
+	size_t n;	/* found, may exceed RUNNING_MAX (the rest are counted only) */
+};
+
+/* Does pid have the runtime mapped? */
+static int has_runtime(long pid)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libcallprof") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void add_running(struct running *r, long pid)
+{
+	for (size_t i = 0; i < r->n && i < RUNNING_MAX; i++)
+		if (r->pid[i] == pid)
+			return;
+	if (r->n < RUNNING_MAX)
+		r->pid[r->n] = (pid_t)pid;
+	r->n++;
+}
+
+/*
+ * pid, if it runs on with the runtime and an instrumented executable (an
+ * uninstrumented one, a shell or a sleep, writes nothing), and its
+ * descendants (depth levels more).
+ */
+static void add_tree(struct running *r, long pid, int depth)
+{
+	char path[64], buf[512], *p;
+	struct dirent *e;
+	DIR *d;
+
+	p = read_stat(pid, buf, sizeof(buf));
+	if (!p || p[2] == 'Z' || p[2] == 'X')
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	if (has_runtime(pid) && cp_elf_is_instrumented(path) == 1)
+		add_running(r, pid);
+	if (!depth)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		char children[4096], *s, *end;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(children, sizeof(children), "/proc/%ld/task/%s/children", pid, e->d_name);
+		f = fopen(children, "r");
+		s = f && fgets(children, sizeof(children), f) ? children : NULL;
+		if (f)
+			fclose(f);
+		for (long c; s && (c = strtol(s, &end, 10)) > 0; s = end)
+			add_tree(r, c, depth - 1);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void find_running(struct running *r, pid_t ended)
+{
+	pid_t self = getpid();
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	r->n = 0;
+	while (d && (e = readdir(d))) {
+		char buf[512], *p;
+		long pid = strtol(e->d_name, &p, 10), target;
+
+		if (pid <= 0 || *p || pid == ended)
+			continue;
+		p = read_stat(pid, buf, sizeof(buf));
+		if (!p || strtol(p + 4, NULL, 10) != self || p[2] == 'Z')
+			continue;
+		/* A watcher's program has run instrumented code: it writes. */
+		if (p - buf >= 15 && !strncmp(p - 15, "(callprof-watch", 15)) {
+			p = cp_pidfd_targets(pid, &target, 1) == 1 && target != ended ?
+				    read_stat(target, buf, sizeof(buf)) : NULL;
+			if (p && p[2] != 'Z' && p[2] != 'X')
+				add_running(r, target);
+			continue;
+		}
+		add_tree(r, pid, 3);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The name of process pid (its comm), control characters as '?', into name[cap]. */
+static void process_name(pid_t pid, char *name, size_t cap)
+{
+	char buf[512], *end = read_stat(pid, buf, sizeof(buf)), *start = strchr(buf, '(');
+	size_t n = 0;
+
+	if (end && start && start < end)
+		for (start++; start < end && n + 1 < cap; start++)
+			name[n++] = (unsigned char)*start < 0x20 || *start == 0x7f ? '?' : *start;
+	name[n] = '\0';
+}
+
+/*
+ * Say which processes of the run run on, what each will write and how to
+ * get a profile now: record does not wait for them.
+ */
+static void list_running(const char *shown, pid_t ended)
+{
+	struct running r;
+	struct strbuf text = STRBUF_INIT;
+
+	find_running(&r, ended);
+	if (!r.n)
+		return;
+	for (size_t i = 0; i < r.n && i < 3; i++) {
+		char name[64];
+
+		process_name(r.pid[i], name, sizeof(name));
+		strbuf_addf(&text, "%s %s (pid %d) will write %s.%d", i ? "," : "", name,
+			    (int)r.pid[i], shown, (int)r.pid[i]);
+	}
+	fprintf(stderr, "callprof: %zu process%s of the run %s on:%s%s; 'callprof dump PID' "
+			"writes a snapshot now\n", r.n, r.n == 1 ? "" : "es", r.n == 1 ? "runs" : "run",
+		text.buf, r.n > 3 ? ", ..." : "");
+	strbuf_release(&text);
+}
+
 static char *make_status_file(void)
 {
 	const char *dir = getenv("TMPDIR");
@@ -1102,6 +1248,7 @@ int cmd_record(int argc, const char **argv)
 	if (!not_started(status, outabs, have_before))
 		summarize(&ri, &rs, perf_refused);
 	list_other_profiles(ri.others, &others);
+	list_running(out, child_pid);
 	ret = exit_like(status);
 out:
 	strbuf_release(&others);
