@@ -632,6 +632,14 @@ static inline uint64_t cp_offcpu__cpu_since_start(const struct cp_thread *t, uin
 CP_HIDDEN void cp_interpose__init(void);
 
 /*
+ * guard.c (shared library only): the runtime's memory is its own.  Is the
+ * caller (a return address) the runtime's own code?  syscall(2) of the
+ * program: 1 and *ret if nr was a call on memory that guard.c handled.
+ */
+CP_HIDDEN int cp_guard__from_runtime(const void *ret);
+CP_HIDDEN int cp_guard__syscall(long nr, const long *a, long *ret);
+
+/*
  * libcalls.c (shared library only; no-ops in interpose-none.c): calls from
  * instrumented code into uninstrumented libraries, through per-slot
  * trampolines (CALLPROF_LIBCALLS=1).  abandon_below: control went to the

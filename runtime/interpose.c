@@ -263,6 +263,31 @@ CP_INTERPOSE_CALL int dlclose(void *handle)
 	return ret;
 }
 
+/*
+ * syscall(2): the calls the runtime must see whichever way the program
+ * makes them (guard.c: memory).  The rest, and the runtime's own, go to
+ * the C library's as they are.  Six arguments are passed on whatever the
+ * call takes, as the C library's syscall does.
+ */
+typedef long (*syscall_fn)(long, ...);
+
+static syscall_fn real_syscall;
+
+CP_INTERPOSE_CALL long syscall(long nr, ...)
+{
+	syscall_fn next = CP_NEXT(real_syscall, "syscall");
+	long a[6], ret;
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!cp_guard__from_runtime(__builtin_return_address(0)) && cp_guard__syscall(nr, a, &ret))
+		return ret;
+	return next(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 /* Locking all memory would fault in the whole arena: trim it first (arena.c). */
 typedef int (*mlockall_fn)(int);
 
