@@ -107,7 +107,7 @@ CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 # Only a preloaded runtime can interpose libc (longjmp, exec, signals, contexts); the archives get a stub.
-RT_SO_OBJS = $(B)/rt/runtime/creds.o $(B)/rt/runtime/guard.o $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
+RT_SO_OBJS = $(B)/rt/runtime/creds.o $(B)/rt/runtime/guard.o $(B)/rt/runtime/interpose.o $(B)/rt/runtime/seccomp.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
 	$(B)/rt/runtime/watch.o $(B)/rt/runtime/libcalls.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(SAMPLE_SRCS) $(REPORT_SRCS))) \

@@ -242,6 +242,7 @@ struct run_status {
 	int watch_errno; /* the watcher could not write (it has no stderr) */
 	int rights;	 /* the watcher could not tell the program's rights */
 	int empty;	 /* the program ran no instrumented code: it wrote nothing */
+	int seccomp;	 /* it exec'd under a seccomp filter of its own: the new image did not record */
 };
 
 /* What summarize() needs to know of the run besides the profile. */
@@ -319,7 +320,10 @@ static int summarize_cpu(const struct cp_profile_file *pf, const char *shown, ui
 	fprintf(stderr, "%s\n", note);
 	if (!calls)
 		warn_no_calls(pf);
-	if (unsampled)
+	if (unsampled && (pf->meta.flags & CP_META_FILTERED))
+		cp_warning("no CPU time for %u thread%s: the program's seccomp filter forbids "
+			   "perf_event_open", unsampled, unsampled == 1 ? "" : "s");
+	else if (unsampled)
 		cp_warning("no CPU time for %u thread%s: perf_event_open: %s (--time=clock times "
 			   "each call with the clock instead)", unsampled, unsampled == 1 ? "" : "s",
 			   strerror((int)pf->meta.switch_errno));
@@ -495,6 +499,10 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 			return;
 		if (rs && rs->empty)
 			summarize_empty(ri);
+		else if (rs && rs->seccomp)
+			cp_warning("no profile written to '%s': the program exec'd under a seccomp filter it "
+				   "had installed, which callprof cannot read there, so the new image "
+				   "recorded nothing", shown);
 		else if (rs && rs->watch_errno)
 			cp_error("no profile written to '%s': the program was killed and its watcher "
 				 "could not write it: %s", shown, strerror(rs->watch_errno));
@@ -550,10 +558,12 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 		cp_warning("no wait/inactive split: perf_event_open refused: %s "
 			"(see callprof-record(1), OFF-CPU TIME)", strerror((int)pf->meta.switch_errno));
 	else if (pf->meta.switches == CP_SWITCHES_PARTIAL)
-		cp_warning("no wait/inactive split for %u thread%s: perf_event_open or its ring "
-			"failed: %s", pf->meta.switch_threads_failed,
+		cp_warning("no wait/inactive split for %u thread%s: %s%s", pf->meta.switch_threads_failed,
 			pf->meta.switch_threads_failed == 1 ? "" : "s",
-			strerror((int)pf->meta.switch_errno));
+			pf->meta.flags & CP_META_FILTERED ? "the program's seccomp filter forbids "
+							      "perf_event_open" :
+							      "perf_event_open or its ring failed: ",
+			pf->meta.flags & CP_META_FILTERED ? "" : strerror((int)pf->meta.switch_errno));
 	verdict = pf->meta.mode == CP_MODE_TIMING && clock_overhead_possible(pf, calls, ri->wall_ns);
 incomplete:
 	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
@@ -844,6 +854,8 @@ static void read_status_file(const char *path, struct run_status *rs)
 			rs->rights = 1;
 		else if (!strcmp(what, "empty"))
 			rs->empty = 1;
+		else if (!strcmp(what, "seccomp"))
+			rs->seccomp = 1;
 	}
 	if (f)
 		fclose(f);

@@ -265,17 +265,23 @@ CP_INTERPOSE_CALL int dlclose(void *handle)
 
 /*
  * syscall(2): the calls the runtime must see whichever way the program
- * makes them (guard.c: memory).  The rest, and the runtime's own, go to
- * the C library's as they are.  Six arguments are passed on whatever the
- * call takes, as the C library's syscall does.
+ * makes them (guard.c: memory; seccomp.c: filters).  The rest, and the
+ * runtime's own, go to the C library's as they are.  Six arguments are
+ * passed on whatever the call takes, as the C library's syscall does.
  */
 typedef long (*syscall_fn)(long, ...);
 
 static syscall_fn real_syscall;
 
-CP_INTERPOSE_CALL long syscall(long nr, ...)
+long cp_interpose__real_syscall(long nr, const long *a)
 {
 	syscall_fn next = CP_NEXT(real_syscall, "syscall");
+
+	return next(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+CP_INTERPOSE_CALL long syscall(long nr, ...)
+{
 	long a[6], ret;
 	va_list ap;
 
@@ -283,9 +289,10 @@ CP_INTERPOSE_CALL long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (!cp_guard__from_runtime(__builtin_return_address(0)) && cp_guard__syscall(nr, a, &ret))
+	if (!cp_guard__from_runtime(__builtin_return_address(0)) &&
+	    (cp_guard__syscall(nr, a, &ret) || cp_seccomp__syscall(nr, a, &ret)))
 		return ret;
-	return next(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return cp_interpose__real_syscall(nr, a);
 }
 
 /* Locking all memory would fault in the whole arena: trim it first (arena.c). */
@@ -301,7 +308,7 @@ CP_INTERPOSE_CALL int mlockall(int flags)
 		errno = ENOSYS;
 		return -1;
 	}
-	if (flags & MCL_CURRENT)
+	if ((flags & MCL_CURRENT) && cp_sys__may(CP_SYS_MEMORY))
 		cp_arena__trim();
 	return next(flags);
 }
@@ -344,6 +351,7 @@ CP_INTERPOSE_CALL int pthread_setname_np(pthread_t thread, const char *name)
 /* ---- exec and spawn ---- */
 
 #define EXEC_COUNT "CALLPROF_EXEC_COUNT="
+#define SECCOMP_VAR "CALLPROF_SECCOMP=1"
 
 /*
  * The environment a new program gets.  A program may give its child an
@@ -451,9 +459,11 @@ static void child_env__init(struct child_env *c, char *const envp[], const char 
 	while (envp && envp[nenv])
 		nenv++;
 	cp_env__each(count_var, &nvars);
-	c->cap = nenv + nvars + 1;
+	c->cap = nenv + nvars + 2;
 	if (c->cap + 1 <= ENV_ON_STACK) {
 		c->env = stack;
+	} else if (!cp_sys__may(CP_SYS_MEMORY)) {
+		return; /* a filter forbids the mapping: envp goes as it is */
 	} else {
 		c->map_bytes = (c->cap + 1) * sizeof(char *);
 		c->env = mmap(NULL, c->map_bytes, PROT_READ | PROT_WRITE,
@@ -470,6 +480,11 @@ static void child_env__init(struct child_env *c, char *const envp[], const char 
 	if (count)
 		c->env[c->n++] = (char *)count;
 	c->env[c->n] = NULL;
+	/* A seccomp filter survives exec: the new image must not start (seccomp.c). */
+	if (cp_seccomp__known() && !env_lookup(c->env, SECCOMP_VAR)) {
+		c->env[c->n++] = (char *)SECCOMP_VAR;
+		c->env[c->n] = NULL;
+	}
 }
 
 /* What to pass to the real call. */
@@ -524,9 +539,13 @@ static void before_exec(struct child_env *c, char *const envp[], char *count_var
 	size_t pos = sizeof(EXEC_COUNT) - 1;
 	int saved_errno = errno;
 
-	if (getpid() == cp_session.pid) {
+	/* getpid() is a system call the program's seccomp filter may forbid, writing too. */
+	if (cp_sys__may(CP_SYS_WRITE) && getpid() == cp_session.pid) {
 		cp_session.exec_pending = 1; /* the watcher has nothing to write from here on */
 		cp_session__before_exec(n);
+		/* The new image will not start (seccomp.c): record says why there is no profile. */
+		if (cp_seccomp__known())
+			cp_status__failed(-2, "seccomp", 0);
 	}
 	memcpy(count_var, EXEC_COUNT, pos);
 	cp_put_dec(count_var, 32, &pos, n);
@@ -541,7 +560,7 @@ static int after_failed_exec(struct child_env *c)
 	int saved_errno = errno;
 
 	child_env__release(c);
-	if (getpid() == cp_session.pid)
+	if (cp_sys__may(CP_SYS_WRITE) && getpid() == cp_session.pid)
 		cp_session.exec_pending = 0; /* still this image: the watcher is back on duty */
 	errno = saved_errno;
 	return -1;

@@ -32,6 +32,9 @@
 #include "runtime/internal.h"
 
 struct cp_session cp_session = { .fold_lock = PTHREAD_MUTEX_INITIALIZER };
+uint32_t cp_sys_denied;
+uint32_t cp_sys_inflight;
+__thread int cp_watcher_self __attribute__((tls_model("initial-exec")));
 
 /*
  * The base path, CALLPROF_OUT or ./callprof.out, resolved once at start-up:
@@ -78,7 +81,7 @@ static void read_status_path(void)
 
 int cp_status__open(void)
 {
-	if (!cp_session.status[0] || !cp_session.owns_out)
+	if (!cp_session.status[0] || !cp_session.owns_out || !cp_sys__may(CP_SYS_WRITE))
 		return -1;
 	return open(cp_session.status, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 }
@@ -89,10 +92,12 @@ void cp_status__failed(int fd, const char *what, int err)
 	char line[64];
 	size_t pos = strlen(what);
 
+	if (!cp_sys__begin(CP_SYS_WRITE))
+		goto out;
 	if (close_it)
 		fd = cp_status__open();
 	if (fd < 0 || pos > 32)
-		goto out;
+		goto out_end;
 	memcpy(line, what, pos);
 	line[pos++] = ' ';
 	cp_put_dec(line, sizeof(line) - 2, &pos, (unsigned long)(err < 0 ? -err : err));
@@ -101,6 +106,8 @@ void cp_status__failed(int fd, const char *what, int err)
 	}
 	if (close_it)
 		close(fd);
+out_end:
+	cp_sys__end();
 out:
 	errno = saved_errno;
 }
@@ -223,8 +230,13 @@ static void atfork_prepare(void)
 {
 	sigset_t all;
 
-	/* After callprof attach detached, this copy of the runtime is inert. */
-	fork_skipped = cp_attach.on && cp_session.state != CP_STATE_ON;
+	/*
+	 * After callprof attach detached, this copy of the runtime is inert.
+	 * Under a seccomp filter that forbids the calls the handlers make, the
+	 * child records nothing (its gate stays shut, control.c) and touches
+	 * none of the memory it shares with us.
+	 */
+	fork_skipped = (cp_attach.on && cp_session.state != CP_STATE_ON) || !cp_sys__may(CP_SYS_FORK);
 	if (fork_skipped)
 		return;
 
@@ -297,6 +309,19 @@ int cp_session__init(void)
 		errno = saved_errno;
 		return -EPERM;
 	}
+	/*
+	 * A seccomp filter is in force that this image cannot read: one the
+	 * program installed before the runtime started, or one an earlier
+	 * image installed before it exec'd us (CALLPROF_SECCOMP, interpose.c).
+	 * Starting makes calls it may forbid: stay off, silently (even a line
+	 * on stderr may be forbidden).
+	 */
+	if (!cp_sys__may(CP_SYS_START) || cp_getenv("CALLPROF_SECCOMP")) {
+		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&cp_session.state, CP_STATE_DONE, __ATOMIC_RELEASE);
+		errno = saved_errno;
+		return -EPERM;
+	}
 	cp_watch__init(); /* first: it makes our data pages shared */
 	cp_gate__open();  /* then: the gate's page must be private */
 	choose_clock();
@@ -329,12 +354,18 @@ int cp_session__init(void)
 	return 0;
 }
 
-/* Never a SIGPIPE or SIGXFSZ for the program: a line that cannot be written is lost. */
+/*
+ * Never a SIGPIPE or SIGXFSZ for the program: a line that cannot be written
+ * is lost; so is one the program's seccomp filter forbids.
+ */
 static void write_stderr(const char *s)
 {
 	if (!cp_attach__log(s, strlen(s)))
 		return; /* attached: the program's stderr is not ours */
-	cp_write_all(2, s, strlen(s));
+	if (cp_sys__begin(CP_SYS_WARN)) {
+		cp_write_all(2, s, strlen(s));
+		cp_sys__end();
+	}
 }
 
 /* One line on stderr, prefixed "callprof: ". */
@@ -481,6 +512,15 @@ void cp_session__finish(int dying)
 	int saved_errno = errno;
 	int expected = CP_STATE_ON;
 
+	/*
+	 * The program's seccomp filter forbids writing (even getpid, below,
+	 * may be forbidden): the watcher writes the profile once the program
+	 * has ended, seeing it did not (seccomp.c set cp_session.handed).
+	 */
+	if (!cp_sys__may(CP_SYS_WRITE)) {
+		__atomic_store_n(&cp_session.ended, dying ? 2 : 1, __ATOMIC_RELEASE);
+		goto out;
+	}
 	if (getpid() != cp_session.pid)
 		goto out; /* a vfork child: the memory is its parent's */
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
@@ -498,6 +538,21 @@ void cp_session__finish(int dying)
 	}
 out:
 	errno = saved_errno;
+}
+
+/*
+ * Stop recording for good, writing nothing now: the program's seccomp
+ * filter forbids the memory recording needs.  The gate shuts (control.c),
+ * so no hook records from here on, and no new thread is set up; the
+ * profile so far is the watcher's to write at the end (cp_session.handed).
+ */
+void cp_session__stop(void)
+{
+	int expected = CP_STATE_ON;
+
+	__atomic_fetch_and(&cp_gate_page.word, ~CP_GATE_LIVE, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_RELAXED);
 }
 
 __attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)
