@@ -242,7 +242,7 @@ struct run_status {
 	int watch_errno; /* the watcher could not write (it has no stderr) */
 	int rights;	 /* the watcher could not tell the program's rights */
 	int empty;	 /* the program ran no instrumented code: it wrote nothing */
-	int seccomp;	 /* it exec'd under a seccomp filter of its own: the new image did not record */
+	int seccomp;	 /* it exec'd under a seccomp filter that kept the new image from recording */
 };
 
 /* What summarize() needs to know of the run besides the profile. */
@@ -500,9 +500,9 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 		if (rs && rs->empty)
 			summarize_empty(ri);
 		else if (rs && rs->seccomp)
-			cp_warning("no profile written to '%s': the program exec'd under a seccomp filter it "
-				   "had installed, which callprof cannot read there, so the new image "
-				   "recorded nothing", shown);
+			cp_warning("no profile written to '%s': the program exec'd under a seccomp filter "
+				   "that forbids what callprof needs to start, so the new image recorded "
+				   "nothing", shown);
 		else if (rs && rs->watch_errno)
 			cp_error("no profile written to '%s': the program was killed and its watcher "
 				 "could not write it: %s", shown, strerror(rs->watch_errno));

@@ -457,6 +457,7 @@ static inline void cp_sys__end(void)
  */
 CP_HIDDEN int cp_seccomp__syscall(long nr, const long *a, long *ret);
 CP_HIDDEN int cp_seccomp__known(void);
+CP_HIDDEN void cp_seccomp__inherit(const char *mask);
 /* interpose.c: the C library's syscall(2) with these six arguments. */
 CP_HIDDEN long cp_interpose__real_syscall(long nr, const long *a);
 CP_HIDDEN void cp_hooks__mute_start(struct cp_thread *t);

@@ -37,6 +37,12 @@ int cp_seccomp__known(void)
 	return 0;
 }
 
+/* A static runtime cannot read filters: under one an earlier image saw, it does not start. */
+void cp_seccomp__inherit(const char *mask)
+{
+	cp_sys_denied = ~0u;
+}
+
 void cp_watch__init(void)
 {
 }

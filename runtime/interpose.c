@@ -351,7 +351,7 @@ CP_INTERPOSE_CALL int pthread_setname_np(pthread_t thread, const char *name)
 /* ---- exec and spawn ---- */
 
 #define EXEC_COUNT "CALLPROF_EXEC_COUNT="
-#define SECCOMP_VAR "CALLPROF_SECCOMP=1"
+#define SECCOMP_VAR "CALLPROF_SECCOMP="
 
 /*
  * The environment a new program gets.  A program may give its child an
@@ -377,6 +377,8 @@ struct child_env {
 	size_t map_bytes;    /* env is a mapping of this size (0: the caller's stack) */
 	char *const *envp;   /* what the program passed */
 	const char *count;   /* CALLPROF_EXEC_COUNT=N to set, or NULL */
+	const char *seccomp; /* CALLPROF_SECCOMP=MASK to set, or NULL (seccomp.c) */
+	char seccomp_var[32];
 	int foreign_preload; /* the program's LD_PRELOAD does not load this runtime */
 };
 
@@ -422,7 +424,8 @@ static void add_missing(const char *var, void *arg)
 	struct child_env *c = arg;
 	const char *have;
 
-	if (!strncmp(var, EXEC_COUNT, sizeof(EXEC_COUNT) - 1) && c->count)
+	if ((!strncmp(var, EXEC_COUNT, sizeof(EXEC_COUNT) - 1) && c->count) ||
+	    (!strncmp(var, SECCOMP_VAR, sizeof(SECCOMP_VAR) - 1) && c->seccomp))
 		return; /* set below */
 	have = env_lookup(c->envp, var);
 	if (!have) {
@@ -456,6 +459,17 @@ static void child_env__init(struct child_env *c, char *const envp[], const char 
 	memset(c, 0, sizeof(*c));
 	c->envp = envp;
 	c->count = count;
+	if (cp_seccomp__known()) {
+		static const char hex[] = "0123456789abcdef";
+		uint32_t m = __atomic_load_n(&cp_sys_denied, __ATOMIC_RELAXED);
+		size_t pos = sizeof(SECCOMP_VAR) - 1;
+
+		memcpy(c->seccomp_var, SECCOMP_VAR, pos);
+		for (int shift = 28; shift >= 0; shift -= 4)
+			c->seccomp_var[pos++] = hex[(m >> shift) & 15];
+		c->seccomp_var[pos] = '\0';
+		c->seccomp = c->seccomp_var;
+	}
 	while (envp && envp[nenv])
 		nenv++;
 	cp_env__each(count_var, &nvars);
@@ -474,17 +488,16 @@ static void child_env__init(struct child_env *c, char *const envp[], const char 
 		}
 	}
 	for (size_t i = 0; i < nenv; i++)
-		if (!count || strncmp(envp[i], EXEC_COUNT, sizeof(EXEC_COUNT) - 1))
+		if ((!count || strncmp(envp[i], EXEC_COUNT, sizeof(EXEC_COUNT) - 1)) &&
+		    (!c->seccomp || strncmp(envp[i], SECCOMP_VAR, sizeof(SECCOMP_VAR) - 1)))
 			c->env[c->n++] = envp[i];
 	cp_env__each(add_missing, c);
 	if (count)
 		c->env[c->n++] = (char *)count;
+	/* A seccomp filter survives exec: the new image does without what it forbids. */
+	if (c->seccomp)
+		c->env[c->n++] = (char *)c->seccomp;
 	c->env[c->n] = NULL;
-	/* A seccomp filter survives exec: the new image must not start (seccomp.c). */
-	if (cp_seccomp__known() && !env_lookup(c->env, SECCOMP_VAR)) {
-		c->env[c->n++] = (char *)SECCOMP_VAR;
-		c->env[c->n] = NULL;
-	}
 }
 
 /* What to pass to the real call. */
@@ -544,7 +557,7 @@ static void before_exec(struct child_env *c, char *const envp[], char *count_var
 		cp_session.exec_pending = 1; /* the watcher has nothing to write from here on */
 		cp_session__before_exec(n);
 		/* The new image will not start (seccomp.c): record says why there is no profile. */
-		if (cp_seccomp__known())
+		if (!cp_sys__may(CP_SYS_START))
 			cp_status__failed(-2, "seccomp", 0);
 	}
 	memcpy(count_var, EXEC_COUNT, pos);

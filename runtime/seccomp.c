@@ -92,6 +92,8 @@ struct filter {
 	int live; /* installed (or being installed); 0: the install failed */
 };
 
+static uint32_t inherited; /* what filters of an earlier image forbid (cp_seccomp__inherit) */
+
 static struct {
 	int lock;
 	uint32_t n;
@@ -341,6 +343,23 @@ static const struct call calls[] = {
 	{ CP_SYS_FORK, SYS_getpid, { 0 } },
 	{ CP_SYS_FORK, SYS_getppid, { 0 } },
 	{ CP_SYS_FORK, SYS_gettid, { 0 } },
+	/*
+	 * the start of a new image under a filter inherited through exec
+	 * (session.c): no watcher, no libcalls, catchers only with RERAISE
+	 */
+	{ CP_SYS_START, SYS_openat, { CWD, U, O_RDONLY | O_CLOEXEC } },
+	{ CP_SYS_START, SYS_read, { U, U, U } },
+	{ CP_SYS_START, SYS_close, { U } },
+	{ CP_SYS_START, SYS_newfstatat, { CWD, U, U, 0 } },
+	{ CP_SYS_START, SYS_newfstatat, { U, U, U, AT_EMPTY_PATH } },
+	{ CP_SYS_START, SYS_mmap, { 0, U, RW, ANON_PRIVATE, NO_FD, 0 } },
+	{ CP_SYS_START, SYS_mmap, { U, U, RW, ANON_PRIVATE | MAP_FIXED, NO_FD, 0 } },
+	{ CP_SYS_START, SYS_madvise, { U, U, MADV_WIPEONFORK } },
+	{ CP_SYS_START, SYS_getpid, { 0 } },
+	{ CP_SYS_START, SYS_getppid, { 0 } },
+	{ CP_SYS_START, SYS_readlink, { U, U, U } },
+	{ CP_SYS_START, SYS_getcwd, { U, U } },
+	{ CP_SYS_START, SYS_munmap, { U, U } },
 	/* our own bookkeeping here: copies of filters */
 	{ CP_SYS_READ_SELF, SYS_getpid, { 0 } },
 	{ CP_SYS_READ_SELF, SYS_process_vm_readv, { U, U, 1, U, 1, 0 } },
@@ -359,9 +378,9 @@ static uint32_t denied_by(uint32_t n, int strict)
 		if (!(denied & bit) && !allows(n, strict, calls[i].nr, calls[i].args))
 			denied |= bit;
 	}
-	/* A watcher, or a start, under a filter: it would inherit it (see above). */
+	/* A watcher under a filter: it would inherit it (see above). */
 	if (n || strict)
-		denied |= 1u << CP_SYS_WATCH | 1u << CP_SYS_START;
+		denied |= 1u << CP_SYS_WATCH;
 	/* The profile needs memory and the threads' facts; so does a fork child. */
 	if (denied & (1u << CP_SYS_MEMORY | 1u << CP_SYS_THREAD))
 		denied |= 1u << CP_SYS_WRITE | 1u << CP_SYS_FORK;
@@ -448,6 +467,10 @@ static void say_denied(uint32_t denied, uint32_t before)
 
 	if (denied & ~(1u << CP_SYS_WATCH | 1u << CP_SYS_START))
 		__atomic_store_n(&cp_session.filtered, 1, __ATOMIC_RELAXED);
+	if ((denied & (1u << CP_SYS_START)) && !(before & (1u << CP_SYS_START)) &&
+	    !(denied & (1u << CP_SYS_WARN)))
+		cp_warn("the program's seccomp filter forbids what callprof needs to start: programs "
+			"it runs from here are not profiled");
 	for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
 		uint32_t bit = 1u << said[i].activity;
 		size_t len = strlen(said[i].what);
@@ -519,7 +542,7 @@ static int before_install(int strict, const void *uprog, uint32_t *before)
 	} else {
 		filters.overflow = 1;
 	}
-	denied = denied_by(filters.n, filters.strict) | *before;
+	denied = denied_by(filters.n, filters.strict) | *before | inherited;
 	/* While the filters so far allow it: the catchers of fatal signals go. */
 	if ((denied & (1u << CP_SYS_RERAISE)) && !(*before & (1u << CP_SYS_RERAISE)))
 		cp_signals__give_back();
@@ -553,6 +576,7 @@ static void after_install(int slot, int strict, uint32_t before, int failed)
 		denied |= cp_sys_denied & (1u << CP_SYS_MEMORY | 1u << CP_SYS_RERAISE);
 		if (denied & (1u << CP_SYS_MEMORY))
 			denied |= 1u << CP_SYS_WRITE | 1u << CP_SYS_FORK;
+		denied |= inherited;
 		if (!(denied & (1u << CP_SYS_WRITE)))
 			__atomic_store_n(&cp_session.handed, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&cp_sys_denied, denied, __ATOMIC_SEQ_CST);
@@ -629,8 +653,35 @@ int cp_seccomp__syscall(long nr, const long *a, long *ret)
 	return 1;
 }
 
-/* Does a filter we saw hold (it survives exec: CALLPROF_SECCOMP)? */
+/* Does a filter we saw, or one an earlier image saw, hold (it survives exec: CALLPROF_SECCOMP)? */
 int cp_seccomp__known(void)
 {
-	return __atomic_load_n(&filters.n, __ATOMIC_ACQUIRE) || filters.strict || filters.overflow;
+	return __atomic_load_n(&filters.n, __ATOMIC_ACQUIRE) || filters.strict || filters.overflow ||
+	       inherited;
+}
+
+/*
+ * A new image: an earlier one of this process saw filters, which hold
+ * here too (they survive exec), and passed what they forbid in
+ * CALLPROF_SECCOMP (hex).  What they forbid is what they forbid us: the
+ * same runtime makes the same calls.
+ */
+void cp_seccomp__inherit(const char *mask)
+{
+	uint32_t m = 0;
+
+	for (; *mask; mask++) {
+		int d = *mask >= '0' && *mask <= '9' ? *mask - '0' :
+			*mask >= 'a' && *mask <= 'f' ? *mask - 'a' + 10 : -1;
+
+		if (d < 0) {
+			m = ~0u; /* not ours to read: everything forbidden */
+			break;
+		}
+		m = m << 4 | (uint32_t)d;
+	}
+	inherited = m | 1u << CP_SYS_WATCH;
+	__atomic_fetch_or(&cp_sys_denied, inherited, __ATOMIC_SEQ_CST);
+	if (inherited & ~(1u << CP_SYS_WATCH | 1u << CP_SYS_START))
+		cp_session.filtered = 1;
 }

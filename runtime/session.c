@@ -310,19 +310,22 @@ int cp_session__init(void)
 		return -EPERM;
 	}
 	/*
-	 * A seccomp filter is in force that this image cannot read: one the
-	 * program installed before the runtime started, or one an earlier
-	 * image installed before it exec'd us (CALLPROF_SECCOMP, interpose.c).
-	 * Starting makes calls it may forbid: stay off, silently (even a line
-	 * on stderr may be forbidden).
+	 * A seccomp filter is in force: one the program installed before the
+	 * runtime started, or one an earlier image of this process saw before
+	 * it exec'd us (CALLPROF_SECCOMP, interpose.c), with what it forbids.
+	 * If that is starting, stay off, silently (even a line on stderr may
+	 * be forbidden); else start without what it forbids.
 	 */
-	if (!cp_sys__may(CP_SYS_START) || cp_getenv("CALLPROF_SECCOMP")) {
+	if (cp_getenv("CALLPROF_SECCOMP"))
+		cp_seccomp__inherit(cp_getenv("CALLPROF_SECCOMP"));
+	if (!cp_sys__may(CP_SYS_START)) {
 		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&cp_session.state, CP_STATE_DONE, __ATOMIC_RELEASE);
 		errno = saved_errno;
 		return -EPERM;
 	}
-	cp_watch__init(); /* first: it makes our data pages shared */
+	if (cp_sys__may(CP_SYS_WATCH))
+		cp_watch__init(); /* first: it makes our data pages shared */
 	cp_gate__open();  /* then: the gate's page must be private */
 	choose_clock();
 	cp_session.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);
@@ -343,10 +346,10 @@ int cp_session__init(void)
 	 * crash or kill is the watcher's to write), and its GOT slots were
 	 * bound long ago (libcalls needs them bound at start).
 	 */
-	if (!cp_attach.on)
+	if (!cp_attach.on && cp_sys__may(CP_SYS_RERAISE))
 		cp_signals__init();
 	cp_modules__refresh(0);
-	if (!cp_attach.on)
+	if (!cp_attach.on && !cp_seccomp__known())
 		cp_libcalls__init(); /* after the module map: nothing it does must be in it */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	__atomic_store_n(&cp_session.state, CP_STATE_ON, __ATOMIC_RELEASE);

@@ -60,14 +60,27 @@ test_expect_success 'the filter forbids writing the profile: the watcher writes 
 	! grep "^callprof: the program" allowlist.err
 '
 
-test_expect_success 'exec under the filter: the new image does not start, record says why' '
+test_expect_success 'exec under the filter: the new image records without what it forbids' '
 	test_expect_code 3 ./t-seccomp kill-process exec >plain &&
 	test_expect_code 3 callprof record -o ex.cprof -- ./t-seccomp kill-process exec >out 2>err &&
 	cat err &&
 	test_cmp plain out &&
-	grep "^callprof: warning: no profile written to .ex.cprof.: the program exec.d under a seccomp filter" err &&
-	callprof export -f folded -m calls ex.cprof.exec1 >calls &&
-	grep "^main;work 1$" calls
+	callprof export -f folded -m calls ex.cprof.exec1 >old &&
+	grep "^main;work 1$" old &&
+	callprof export -f folded -m calls ex.cprof >new &&
+	printf "main 1\nmain;work 1\n" >expect &&
+	test_cmp expect new &&
+	grep "^callprof: warning: no CPU time for 1 thread: the program.s seccomp filter forbids perf_event_open$" err
+'
+
+test_expect_success 'exec under a filter that forbids starting: nothing recorded, record says why' '
+	test_expect_code 3 ./t-seccomp no-getcwd exec >plain &&
+	test_expect_code 3 callprof record -o nx.cprof -- ./t-seccomp no-getcwd exec >out 2>err &&
+	cat err &&
+	test_cmp plain out &&
+	grep "^callprof: the program.s seccomp filter forbids what callprof needs to start: programs it runs from here are not profiled$" err &&
+	grep "^callprof: warning: no profile written to .nx.cprof.: the program exec.d under a seccomp filter that forbids what callprof needs to start" err &&
+	test_path_is_file nx.cprof.exec1
 '
 
 test_expect_success 'a fatal signal under a filter that forbids raising it again: the same death' '

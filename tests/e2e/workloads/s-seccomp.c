@@ -11,6 +11,8 @@
  *   tsync         perf_event_open kills the process, for every thread
  *                 (syscall(SYS_seccomp), SECCOMP_FILTER_FLAG_TSYNC, as
  *                 libseccomp does it)
+ *   no-getcwd     getcwd kills the process (one of the calls the runtime
+ *                 makes when it starts in a new image)
  *   allowlist     only what this program itself does from then on (its
  *                 threads: memory, clone, futex, ...), write and fstat only
  *                 on stdout, sigaction only of the C library's SIGCANCEL;
@@ -71,7 +73,8 @@ static int install(const char *which)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		KILL,
 		LOAD(nr),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 strcmp(which, "no-getcwd") ? __NR_perf_event_open : __NR_getcwd, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, action),
 		ALLOW,
 	};
