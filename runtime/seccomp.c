@@ -44,8 +44,9 @@
  * runtime takes every filter to apply to every thread (it may do without
  * more than it needs to; it never makes a forbidden call).  Strict mode is
  * a filter that allows read, write, exit and rt_sigreturn.  A filter
- * survives exec: the exec wrappers tell the new image (CALLPROF_SECCOMP),
- * which then does not start.
+ * survives exec: the exec wrappers tell the new image what the filters
+ * forbid (CALLPROF_SECCOMP, the mask: the same runtime makes the same
+ * calls), which starts without it, or not at all if starting is among it.
  *
  * Not seen: a filter installed with an inline system call instruction
  * (not through the C library), one inherited from the process that
