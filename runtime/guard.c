@@ -64,9 +64,10 @@ static struct {
 
 static void image__find(void)
 {
-	const ElfW(Ehdr) *eh = &__ehdr_start;
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
-	uintptr_t base = (uintptr_t)eh;
+	uintptr_t base = (uintptr_t)&__ehdr_start;
+	/* Through an integer: the headers lie beyond the one object the linker names. */
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
 	int n = 0;
 
 	if (__atomic_load_n(&image.n, __ATOMIC_ACQUIRE))

@@ -8,6 +8,10 @@ test_description='children started with an environment of their own are profiled
 # runtime puts them back into a copy of that environment, so the child is
 # profiled and sees the rest of what it was given.
 
+# The children get an environment without ASAN_OPTIONS, and a sanitized
+# child with the runtime preloaded ahead of libasan refuses to start.
+workloads_without_asan 'the children run with an environment of their own, without ASAN_OPTIONS'
+
 test_expect_success 'setup' '
 	build_workload s-spawn.c
 '
