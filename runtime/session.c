@@ -19,7 +19,10 @@
  *   CALLPROF_SAMPLE    HZ: sample the running instruction per context (offcpu.c)
  *   CALLPROF_FILTER    record-time selection, written by `record` (filter.c)
  *   CALLPROF_LIBCALLS  "1": record calls into uninstrumented libraries (libcalls.c)
- * None of them is read in secure-execution mode (see cp_session__init).
+ *   CALLPROF_SECCOMP   set by an earlier image of this process that saw seccomp
+ *                      filters: what they forbid the runtime (seccomp.c)
+ * All are read as the process started with them (env.c).  None of them is
+ * read in secure-execution mode (see cp_session__init).
  */
 #include <errno.h>
 #include <fcntl.h>
