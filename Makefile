@@ -77,7 +77,7 @@ CURSES_LIBS = $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
 PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
-RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
+RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/env.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
 	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
 RT_MODES = timing counting coverage cpu
 RT_MODE_cpu = 4
@@ -107,7 +107,7 @@ CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 # Only a preloaded runtime can interpose libc (longjmp, exec, signals, contexts); the archives get a stub.
-RT_SO_OBJS = $(B)/rt/runtime/creds.o $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
+RT_SO_OBJS = $(B)/rt/runtime/creds.o $(B)/rt/runtime/guard.o $(B)/rt/runtime/interpose.o $(B)/rt/runtime/seccomp.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
 	$(B)/rt/runtime/watch.o $(B)/rt/runtime/libcalls.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(SAMPLE_SRCS) $(REPORT_SRCS))) \

@@ -242,6 +242,7 @@ struct run_status {
 	int watch_errno; /* the watcher could not write (it has no stderr) */
 	int rights;	 /* the watcher could not tell the program's rights */
 	int empty;	 /* the program ran no instrumented code: it wrote nothing */
+	int seccomp;	 /* it exec'd under a seccomp filter that kept the new image from recording */
 };
 
 /* What summarize() needs to know of the run besides the profile. */
@@ -318,7 +319,10 @@ static int summarize_cpu(const struct cp_report_profile *rp, const char *shown, 
 	fprintf(stderr, "%s\n", note);
 	if (!calls)
 		warn_no_calls(pf);
-	if (unsampled)
+	if (unsampled && (pf->meta.flags & CP_META_FILTERED))
+		cp_warning("no CPU time for %u thread%s: the program's seccomp filter forbids "
+			   "perf_event_open", unsampled, unsampled == 1 ? "" : "s");
+	else if (unsampled)
 		cp_warning("no CPU time for %u thread%s: perf_event_open: %s (--time=clock times "
 			   "each call with the clock instead)", unsampled, unsampled == 1 ? "" : "s",
 			   strerror((int)pf->meta.switch_errno));
@@ -500,6 +504,10 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 			return;
 		if (rs && rs->empty)
 			summarize_empty(ri);
+		else if (rs && rs->seccomp)
+			cp_warning("no profile written to '%s': the program exec'd under a seccomp filter "
+				   "that forbids what callprof needs to start, so the new image recorded "
+				   "nothing", shown);
 		else if (rs && rs->watch_errno)
 			cp_error("no profile written to '%s': the program was killed and its watcher "
 				 "could not write it: %s", shown, strerror(rs->watch_errno));
@@ -556,10 +564,12 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 		cp_warning("no wait/inactive split: perf_event_open refused: %s "
 			"(see callprof-record(1), OFF-CPU TIME)", strerror((int)pf->meta.switch_errno));
 	else if (pf->meta.switches == CP_SWITCHES_PARTIAL)
-		cp_warning("no wait/inactive split for %u thread%s: perf_event_open or its ring "
-			"failed: %s", pf->meta.switch_threads_failed,
+		cp_warning("no wait/inactive split for %u thread%s: %s%s", pf->meta.switch_threads_failed,
 			pf->meta.switch_threads_failed == 1 ? "" : "s",
-			strerror((int)pf->meta.switch_errno));
+			pf->meta.flags & CP_META_FILTERED ? "the program's seccomp filter forbids "
+							      "perf_event_open" :
+							      "perf_event_open or its ring failed: ",
+			pf->meta.flags & CP_META_FILTERED ? "" : strerror((int)pf->meta.switch_errno));
 	verdict = pf->meta.mode == CP_MODE_TIMING && clock_overhead_possible(pf, calls, ri->wall_ns);
 incomplete:
 	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
@@ -673,6 +683,152 @@ static void reap_orphans(void)
 		;
 }
 
+/*
+ * Processes of the run that run on after the program ended (a daemon that
+ * forked and left its parent to exit): record returns, and they write
+ * their profiles (FILE.PID) when they end.  They are ours now (we are a
+ * child subreaper): our children and theirs that have the runtime mapped,
+ * and the programs our watchers wait for (those ran instrumented code).
+ */
+#define RUNNING_MAX 64
+
+struct running {
+	pid_t pid[RUNNING_MAX];
+	size_t n;	/* found, may exceed RUNNING_MAX (the rest are counted only) */
+};
+
+/* Does pid have the runtime mapped? */
+static int has_runtime(long pid)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libcallprof") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void add_running(struct running *r, long pid)
+{
+	for (size_t i = 0; i < r->n && i < RUNNING_MAX; i++)
+		if (r->pid[i] == pid)
+			return;
+	if (r->n < RUNNING_MAX)
+		r->pid[r->n] = (pid_t)pid;
+	r->n++;
+}
+
+/*
+ * pid, if it runs on with the runtime and an instrumented executable (an
+ * uninstrumented one, a shell or a sleep, writes nothing), and its
+ * descendants (depth levels more).
+ */
+static void add_tree(struct running *r, long pid, int depth)
+{
+	char path[64], buf[512], *p;
+	struct dirent *e;
+	DIR *d;
+
+	p = read_stat(pid, buf, sizeof(buf));
+	if (!p || p[2] == 'Z' || p[2] == 'X')
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	if (has_runtime(pid) && cp_elf_is_instrumented(path) == 1)
+		add_running(r, pid);
+	if (!depth)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		char children[4096], *s, *end;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(children, sizeof(children), "/proc/%ld/task/%s/children", pid, e->d_name);
+		f = fopen(children, "r");
+		s = f && fgets(children, sizeof(children), f) ? children : NULL;
+		if (f)
+			fclose(f);
+		for (long c; s && (c = strtol(s, &end, 10)) > 0; s = end)
+			add_tree(r, c, depth - 1);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void find_running(struct running *r, pid_t ended)
+{
+	pid_t self = getpid();
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	r->n = 0;
+	while (d && (e = readdir(d))) {
+		char buf[512], *p;
+		long pid = strtol(e->d_name, &p, 10), target;
+
+		if (pid <= 0 || *p || pid == ended)
+			continue;
+		p = read_stat(pid, buf, sizeof(buf));
+		if (!p || strtol(p + 4, NULL, 10) != self || p[2] == 'Z')
+			continue;
+		/* A watcher's program has run instrumented code: it writes. */
+		if (p - buf >= 15 && !strncmp(p - 15, "(callprof-watch", 15)) {
+			p = cp_pidfd_targets(pid, &target, 1) == 1 && target != ended ?
+				    read_stat(target, buf, sizeof(buf)) : NULL;
+			if (p && p[2] != 'Z' && p[2] != 'X')
+				add_running(r, target);
+			continue;
+		}
+		add_tree(r, pid, 3);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The name of process pid (its comm), control characters as '?', into name[cap]. */
+static void process_name(pid_t pid, char *name, size_t cap)
+{
+	char buf[512], *end = read_stat(pid, buf, sizeof(buf)), *start = strchr(buf, '(');
+	size_t n = 0;
+
+	if (end && start && start < end)
+		for (start++; start < end && n + 1 < cap; start++)
+			name[n++] = (unsigned char)*start < 0x20 || *start == 0x7f ? '?' : *start;
+	name[n] = '\0';
+}
+
+/*
+ * Say which processes of the run run on, what each will write and how to
+ * get a profile now: record does not wait for them.
+ */
+static void list_running(const char *shown, pid_t ended)
+{
+	struct running r;
+	struct strbuf text = STRBUF_INIT;
+
+	find_running(&r, ended);
+	if (!r.n)
+		return;
+	for (size_t i = 0; i < r.n && i < 3; i++) {
+		char name[64];
+
+		process_name(r.pid[i], name, sizeof(name));
+		strbuf_addf(&text, "%s %s (pid %d) will write %s.%d", i ? "," : "", name,
+			    (int)r.pid[i], shown, (int)r.pid[i]);
+	}
+	fprintf(stderr, "callprof: %zu process%s of the run %s on:%s%s; 'callprof dump PID' "
+			"writes a snapshot now\n", r.n, r.n == 1 ? "" : "es", r.n == 1 ? "runs" : "run",
+		text.buf, r.n > 3 ? ", ..." : "");
+	strbuf_release(&text);
+}
+
 static char *make_status_file(void)
 {
 	const char *dir = getenv("TMPDIR");
@@ -709,6 +865,8 @@ static void read_status_file(const char *path, struct run_status *rs)
 			rs->rights = 1;
 		else if (!strcmp(what, "empty"))
 			rs->empty = 1;
+		else if (!strcmp(what, "seccomp"))
+			rs->seccomp = 1;
 	}
 	if (f)
 		fclose(f);
@@ -1114,6 +1272,7 @@ int cmd_record(int argc, const char **argv)
 	if (!not_started(status, outabs, have_before))
 		summarize(&ri, &rs, perf_refused);
 	list_other_profiles(ri.others, &others);
+	list_running(out, child_pid);
 	ret = exit_like(status);
 out:
 	strbuf_release(&others);

@@ -254,6 +254,12 @@ enum cp_meta_flags {
 				    * attach` loaded into a running process: calls
 				    * are those made in the window, frames open at
 				    * the attach are in nodes' open_at_start */
+	CP_META_FILTERED = 1 << 6, /* the program installed a seccomp filter that
+				    * forbade some of the runtime's system calls: what
+				    * went unrecorded is counted (threads not set up,
+				    * without CPU time or switches) */
+	CP_META_LEFT = 1 << 7,	   /* written by the watcher after the program ended
+				    * normally: its seccomp filter forbade writing it */
 };
 
 struct cp_module {

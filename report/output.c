@@ -880,11 +880,20 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if (m->lost_signals)
 		fprintf(fp, "# warning: %" PRIu64 " signal handler runs were not recorded: the signal "
 			    "arrived while a hook was running\n", m->lost_signals);
+	if (m->flags & CP_META_FILTERED)
+		fprintf(fp, "# the program's seccomp filter forbade system calls callprof makes: threads "
+			    "started after it have no CPU time or off-CPU split (or are not set up), "
+			    "as counted above\n");
+	if (m->flags & CP_META_LEFT)
+		fprintf(fp, "# the program's seccomp filter forbade writing the profile: callprof's "
+			    "watcher wrote it when the program had ended%s, calls still open then "
+			    "counted with time up to that moment\n",
+			m->flags & CP_META_ABNORMAL_END ? " (abnormally: fatal signal, abort or _exit)" : "");
 	if (m->flags & CP_META_KILLED)
 		fprintf(fp, "# the process was killed (SIGKILL or the like) and the profile written by "
 			    "callprof's watcher: calls still open then are counted with time up to that "
 			    "moment\n");
-	else if (m->flags & CP_META_ABNORMAL_END)
+	else if ((m->flags & CP_META_ABNORMAL_END) && !(m->flags & CP_META_LEFT))
 		fprintf(fp, "# the process ended abnormally (fatal signal, abort or _exit): calls "
 			    "still open then are counted with time up to that moment\n");
 	/* Last: what the figures above and the tree below leave out. */
