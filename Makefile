@@ -48,7 +48,7 @@ endif
 
 PKG_CONFIG ?= pkg-config
 DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev libyajl-dev \
-	libprotobuf-c-dev protobuf-c-compiler libncurses-dev
+	libprotobuf-c-dev protobuf-c-compiler libncurses-dev go-md2man
 
 # CI (which sets CI=true) treats warnings as errors, like git's DEVELOPER=1.
 ifeq ($(CI),true)
@@ -114,23 +114,24 @@ TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) 
 	$(B)/tool/gen/profile.pb-c.o $(B)/tool/report/html/assets.o
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
-# The man pages, made from docs/*.1.md by tools/md2man at build time, so
-# that `make install` always installs working ones (no pandoc needed).
+# The man pages, made from docs/*.1.md by go-md2man (Debian: go-md2man) at
+# build time, so that `make install` always installs working ones.  The
+# pages' pandoc title line ("% NAME(1) source | manual") becomes the
+# fields of .TH that go-md2man passes through.
 MAN_PAGES = $(patsubst docs/%.1.md,$(B)/man/%.1,$(wildcard docs/*.1.md))
+MD2MAN ?= go-md2man
 
 all: $(B)/callprof $(RT_LIBS) $(MAN_PAGES)
 
-$(B)/md2man: tools/md2man.c
+$(B)/man/%.1: docs/%.1.md | check-deps
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -o $@ $<
-
-$(B)/man/%.1: docs/%.1.md $(B)/md2man
-	@mkdir -p $(@D)
-	$(B)/md2man $< $@
+	sed '1s/^% \(.*\)(\([0-9]\)) \(.*\) | \(.*\)$$/% \1 \2 "" "\3" "\4"/' $< | $(MD2MAN) -out $@.tmp
+	@mv $@.tmp $@
 
 check-deps:
-	@$(PKG_CONFIG) --exists libdw yajl libprotobuf-c zlib ncursesw && command -v $(PROTOC_C) >/dev/null || { \
-	  echo "callprof: libdw (elfutils), yajl, protobuf-c, zlib or ncursesw development files, or protoc-c, not found."; \
+	@$(PKG_CONFIG) --exists libdw yajl libprotobuf-c zlib ncursesw && command -v $(PROTOC_C) >/dev/null && \
+	  command -v $(MD2MAN) >/dev/null || { \
+	  echo "callprof: libdw (elfutils), yajl, protobuf-c, zlib or ncursesw development files, protoc-c or go-md2man, not found."; \
 	  echo "  install them with: apt-get install -y $(DEB_DEPS)"; exit 1; }
 
 $(B)/rt/%.o: %.c runtime/internal.h runtime/cct.h format/format.h include/callprof.h

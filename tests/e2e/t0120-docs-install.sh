@@ -54,10 +54,10 @@ test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, m
 	! ls prefix/share/man/man1 | grep -v "\.1\$"
 '
 
-# The pages are made at build time (tools/md2man), whatever is installed:
+# The pages are made at build time (go-md2man), whatever is installed:
 # each is a man page that man renders, with its sections, its options in
 # bold and no markdown left over.
-test_expect_success 'the installed man pages render with man, pandoc or not' '
+test_expect_success 'the installed man pages render with man' '
 	for page in prefix/share/man/man1/*.1
 	do
 		name=$(basename "$page" .1) &&
