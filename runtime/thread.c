@@ -202,10 +202,14 @@ static struct cp_thread *setup(void)
 		cp_warn_once("cannot set up a thread (out of memory): its calls are not recorded");
 		return NULL;
 	}
-	t->tid = (uint32_t)gettid();
+	/* Facts of the thread, unless the program's seccomp filter forbids asking (seccomp.c). */
+	if (cp_sys__begin(CP_SYS_THREAD)) {
+		t->tid = (uint32_t)gettid();
+		if (cp_arena.on)
+			prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
+		cp_sys__end();
+	}
 	__atomic_store_n(&t->self, pthread_self(), __ATOMIC_RELAXED); /* pthread_setname_np reads it */
-	if (cp_arena.on)
-		prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	if (fresh)
 		register_thread(t);
@@ -485,7 +489,10 @@ void cp_thread__exited(void *arg)
 	t->end_ticks = cp_ticks();
 	t->perf.cpu_ns = cp_offcpu__cpu_since_start(t, cp_offcpu__thread_cpu_ns(t->tid));
 	cp_thread__close_open(t, t->end_ticks);
-	prctl(PR_GET_NAME, t->name);
+	if (cp_sys__begin(CP_SYS_THREAD)) {
+		prctl(PR_GET_NAME, t->name);
+		cp_sys__end();
+	}
 	t->flags |= CP_THREAD_EXITED;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* A muted thread stays muted for the hooks of later TLS destructors. */
@@ -500,6 +507,9 @@ void cp_thread__exited(void *arg)
 	 * state is muted the same way at its set-up.
 	 */
 	if (was == CP_MUTED && t->mute_kind != CP_MUTE_OUTSIDE_START)
+		goto out;
+	/* A seccomp filter that forbids what a fold does: the state stays as it is. */
+	if (!cp_sys__may(CP_SYS_SIGMASK) || !cp_sys__may(CP_SYS_MEMORY))
 		goto out;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -544,7 +554,7 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 		if (f->start != CP_UNTIMED)
 			f->start = now;
 	t->start_ticks = now;
-	t->tid = (uint32_t)gettid();
+	t->tid = cp_sys__may(CP_SYS_THREAD) ? (uint32_t)gettid() : 0;
 	__atomic_store_n(&t->self, pthread_self(), __ATOMIC_RELAXED); /* pthread_setname_np reads it */
 	t->seq = 0;
 	t->lost_events = t->unpaired_exits = t->open_frames = t->reconciled = 0;

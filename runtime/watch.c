@@ -303,6 +303,8 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 	sigset_t req;
 	int held = -1, ret, act_failed;
 
+	/* Not under the program's seccomp filters (started before any, internal.h). */
+	cp_watcher_self = 1;
 	setsid();
 	/* The gate's page is this process's own, emptied by the clone: calibration runs hooks. */
 	cp_gate = CP_GATE_LIVE;
@@ -357,7 +359,13 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 		if (!ret) {
 			cp_writer__tmp_name(tmp, sizeof(tmp), x->out, (unsigned long)x->pid);
 			unlink(tmp);
-			ret = cp_flush(x->out, CP_FLUSH_KILLED);
+			/*
+			 * Left to us by a program whose seccomp filter forbade
+			 * writing (seccomp.c), if it ended, not killed.
+			 */
+			ret = cp_flush(x->out, __atomic_load_n(&cp_session.handed, __ATOMIC_ACQUIRE) &&
+						       __atomic_load_n(&cp_session.ended, __ATOMIC_ACQUIRE) ?
+						       CP_FLUSH_LEFT : CP_FLUSH_KILLED);
 		}
 		if (ret)
 			cp_status__failed(x->statusfd, act_failed ? "rights" : "watch", -ret);
@@ -396,8 +404,9 @@ void cp_watch__spawn(void)
 	int subreaper = 0, status, saved_errno = errno;
 	long pid;
 
+	/* Under a seccomp filter a watcher would be under it too: none (seccomp.c). */
 	if (!__atomic_exchange_n(&cp_session.watch_pending, 0, __ATOMIC_ACQ_REL) || !w.ready ||
-	    getpid() != cp_session.pid)
+	    !cp_sys__may(CP_SYS_WATCH) || getpid() != cp_session.pid)
 		return;
 	/* A child subreaper would get the watcher as its child: it would see it. */
 	if (prctl(PR_GET_CHILD_SUBREAPER, &subreaper) || subreaper) {
@@ -453,7 +462,7 @@ out:
 /* The arena has a new piece: a watcher that sees it (from arena.c). */
 void cp_watch__spawn_again(void)
 {
-	if (!w.ready || getpid() != cp_session.pid)
+	if (!w.ready || !cp_sys__may(CP_SYS_WATCH) || getpid() != cp_session.pid)
 		return;
 	__atomic_store_n(&cp_session.watch_pending, 1, __ATOMIC_RELEASE);
 	cp_watch__spawn();
@@ -500,6 +509,7 @@ static void add_keep(const void *p, size_t len)
 static void keep_all(void (*keep)(const void *, size_t), struct cp_thread *t)
 {
 	cp_modules__keep(keep);
+	cp_session__keep(keep);
 	cp_arena__keep(keep);
 	if (t)
 		cp_thread__keep(t, keep);
