@@ -12,7 +12,9 @@
  * descriptor it holds open on the finished file, whose name we read in
  * /proc (and whose contents -o copies through it), or -errno.  The file is
  * complete when announced (the runtime writes a temporary and renames it),
- * so there is never a partial one.
+ * so there is never a partial one.  A watcher made stale by the program's
+ * memory growing answers -EAGAIN (or ends without an answer): the newest
+ * is asked then, in the same time.
  *
  * The watcher acts for the program and with its rights, so nothing it says
  * may make us act with more: run as root on another user's program, dump
@@ -215,24 +217,32 @@ static int has_runtime(pid_t pid)
 	return found;
 }
 
-/* Wait for the watcher's answer; returns it, or INT_MIN on timeout. */
-static int wait_answer(pid_t watcher, const sigset_t *set)
+#define WATCHER_GONE (INT_MIN + 1)
+
+/*
+ * Wait for the watcher's answer until end; returns it, INT_MIN on
+ * timeout, or WATCHER_GONE when the watcher ended without one.
+ */
+static int wait_answer(pid_t watcher, const sigset_t *set, const struct timespec *end)
 {
-	struct timespec end, now, left;
+	struct timespec now, left;
 	siginfo_t si;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += TIMEOUT_S;
 	for (;;) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		left.tv_sec = end.tv_sec - now.tv_sec;
-		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		left.tv_sec = end->tv_sec - now.tv_sec;
+		left.tv_nsec = end->tv_nsec - now.tv_nsec;
 		if (left.tv_nsec < 0)
 			left.tv_sec--, left.tv_nsec += 1000000000;
 		if (left.tv_sec < 0)
 			return INT_MIN;
+		/* A look every 100 ms whether it is still there. */
+		if (left.tv_sec || left.tv_nsec > 100000000)
+			left = (struct timespec){ 0, 100000000 };
 		if (sigtimedwait(set, &si, &left) < 0) {
-			if (errno == EINTR)
+			if (errno == EAGAIN && kill(watcher, 0) && errno == ESRCH)
+				return WATCHER_GONE;
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			return INT_MIN;
 		}
@@ -311,6 +321,7 @@ static int dump_process(int argc, const char **argv)
 	sigset_t set, old;
 	union sigval v;
 	pid_t pid, watcher;
+	struct timespec end;
 	uid_t prog_uid[4];
 	ssize_t n;
 	int answer, lent;
@@ -345,18 +356,34 @@ static int dump_process(int argc, const char **argv)
 	 * effective and saved ids stay root, to take it back).
 	 */
 	lent = !geteuid() && getuid() != prog_uid[0] && !setresuid(prog_uid[0], -1, -1);
-	if (sigqueue(watcher, SIGUSR2, v)) {
-		int e = errno;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += TIMEOUT_S;
+	/*
+	 * A watcher goes stale when the program's memory grows (a newer one
+	 * sees it all): it answers -EAGAIN, or ends; then the newest is asked.
+	 */
+	for (;;) {
+		if (sigqueue(watcher, SIGUSR2, v)) {
+			int e = errno;
 
-		if (lent && setresuid(0, -1, -1))
-			cp_die("cannot take back the real user id 0: %s", strerror(errno));
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (e == EPERM)
-			return cp_error("process %d: permission denied (run as its user)", (int)pid);
-		return cp_error("process %d: cannot ask its watcher %d: %s", (int)pid, (int)watcher,
-			     strerror(e));
+			if (lent && setresuid(0, -1, -1))
+				cp_die("cannot take back the real user id 0: %s", strerror(errno));
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			if (e == EPERM)
+				return cp_error("process %d: permission denied (run as its user)",
+						(int)pid);
+			return cp_error("process %d: cannot ask its watcher %d: %s", (int)pid,
+					(int)watcher, strerror(e));
+		}
+		answer = wait_answer(watcher, &set, &end);
+		if (answer != -EAGAIN && answer != WATCHER_GONE)
+			break;
+		watcher = find_watcher(pid);
+		if (!watcher) {
+			answer = -ESRCH;
+			break;
+		}
 	}
-	answer = wait_answer(watcher, &set);
 	if (lent && setresuid(0, -1, -1))
 		cp_die("cannot take back the real user id 0: %s", strerror(errno));
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -85,7 +85,7 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
 		  "tree: hide contexts below P% of the total (default 0.5)" },
 		{ CP_OPT_STRING, 0, "fields", &fields, "LIST",
-		  "columns: calls,total,self,percent,self-percent,avg,min,max,site,name; merged "
+		  "columns: calls,total,self,percent,self-percent,avg,min,max,site,open,name; merged "
 		  "profiles also calls-min,calls-max,calls-mean,total-min,total-max,total-mean; "
 		  "off-CPU time cpu,wait,inactive,self-cpu,self-wait,self-inactive,cpu-percent,"
 		  "switches-vol,switches-invol,self-switches-vol,self-switches-invol" },

@@ -203,14 +203,31 @@ static void flat_group(struct cp_report_profile *rp, const struct cp_rtree *t, u
 	free(active);
 }
 
+/*
+ * The default columns d, with open after calls where the profile has calls
+ * open at attach: a row adding up a function's contexts counts them there
+ * (its name stays the function's; the call tree marks the contexts).  A
+ * caller's row counts the function's calls from it that were open.
+ */
+static const char *with_open(const struct cp_report_profile *rp, const char *d)
+{
+	static char buf[320];
+
+	if (!rp->open_at_start || strncmp(d, "calls,", 6))
+		return d;
+	snprintf(buf, sizeof(buf), "calls,open,%s", d + 6);
+	return buf;
+}
+
 int cp_view_flat(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
 {
 	struct cp_fields f;
 	enum cp_metric w = cp_view_weight(rp, o);
 
 	if (cp_fields__parse(&f, o->fields,
-			     cp_default_fields(rp, FLAT_FIELDS,
-					       w == CP_METRIC_CPU ? CPU_FLAT_FIELDS : SPLIT_FLAT_FIELDS)))
+			     with_open(rp, cp_default_fields(rp, FLAT_FIELDS,
+							     w == CP_METRIC_CPU ? CPU_FLAT_FIELDS :
+										  SPLIT_FLAT_FIELDS))))
 		return -1;
 	cp_fields__apply_view(&f, o);
 	f.sampled = rp->sampled;
@@ -490,14 +507,6 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 			}
 		}
 	}
-	/*
-	 * A caller's row counts the function's calls from it: the calls open
-	 * at attach there are the function's, shown on its own line only.
-	 */
-	for (uint32_t i = 0; dir < 0 && i <= rp->nfns; i++)
-		peer[i].open_at_start = 0;
-	for (uint32_t i = 0; dir < 0 && i < le.n; i++)
-		le.e[i].open_at_start = 0;
 	if (by_line) {
 		merge_line_edges(&le);
 		for (uint32_t i = 0; i < le.n; i++)
@@ -562,8 +571,9 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 	enum cp_metric w = cp_view_weight(rp, o);
 
 	if (cp_fields__parse(&f, o->fields,
-			     cp_default_fields(rp, EDGE_FIELDS,
-					       w == CP_METRIC_CPU ? CPU_EDGE_FIELDS : NULL)))
+			     with_open(rp, cp_default_fields(rp, EDGE_FIELDS,
+							     w == CP_METRIC_CPU ? CPU_EDGE_FIELDS :
+										  NULL))))
 		return -1;
 	f.sampled = rp->sampled;
 	f.weight = w;

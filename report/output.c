@@ -48,6 +48,7 @@ static const struct {
 	[CP_F_SELF_SWITCHES_INVOL] = { "self-switches-invol", "self-prmt", 9 },
 	[CP_F_SAMPLES] = { "samples", "samples", 8 },
 	[CP_F_SELF_SAMPLES] = { "self-samples", "self-smp", 8 },
+	[CP_F_OPEN] = { "open", "open", 6 },
 	[CP_F_NAME] = { "name", "name", 0 },
 };
 
@@ -367,10 +368,16 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		    (r->only_total && id == CP_F_PERCENT && f->weight != CP_METRIC_TOTAL) ||
 		    (r->sampled && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
 		    (r->cpu_sampled && (id == CP_F_MIN || id == CP_F_MAX)) ||
-		    /* Sampled in code without hooks: its calls were not counted. */
-		    (r->cpu_sampled && !r->calls && !r->label && (id == CP_F_CALLS || id == CP_F_AVG)) ||
+		    /*
+		     * Sampled in code without hooks: its calls were not counted
+		     * (one with calls open at attach has hooks: 0 calls began).
+		     */
+		    (r->cpu_sampled && !r->calls && !r->open_at_start && !r->label &&
+		     (id == CP_F_CALLS || id == CP_F_AVG)) ||
 		    /* No call began in the window (open at attach): nothing per call. */
 		    (!r->calls && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
+		    /* Known per context, not per call site. */
+		    (r->only_total && id == CP_F_OPEN) ||
 		    (!r->cpu_sampled && (id == CP_F_SAMPLES || id == CP_F_SELF_SAMPLES))) {
 			fprintf(fp, "%*s  ", width(f, id), "-");
 			continue;
@@ -465,12 +472,16 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		case CP_F_SELF_SAMPLES:
 			snprintf(buf, sizeof(buf), "%" PRIu64, r->self_samples);
 			break;
+		case CP_F_OPEN:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->open_at_start);
+			break;
 		case CP_F_NAME: {
 			char shortened[1024], open[48];
 
 			fprintf(fp, "%*s%s%s%s\n", r->indent, "", r->prefix ? r->prefix : "",
 				shorten(r->name, f->name_width, shortened, sizeof(shortened)),
-				cp_open_mark(open, sizeof(open), r->open_at_start));
+				cp_open_mark(open, sizeof(open),
+					     r->open_mark ? r->open_at_start : 0));
 			continue;
 		}
 		}
@@ -815,9 +826,9 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if ((m->flags & CP_META_ATTACHED) || rp->open_at_start) {
 		fprintf(fp, "# attached: counts are the calls made in the window");
 		if (rp->open_at_start)
-			fprintf(fp, "; %" PRIu64 " call%s already open at attach (marked \"open at "
-				    "attach\")", rp->open_at_start,
-				rp->open_at_start == 1 ? " was" : "s were");
+			fprintf(fp, "; %" PRIu64 " call%s already open at attach (their contexts "
+				    "marked \"open at attach\"; per function: the open column)",
+				rp->open_at_start, rp->open_at_start == 1 ? " was" : "s were");
 		fputc('\n', fp);
 	}
 	if (m->mode == CP_MODE_COUNTING)

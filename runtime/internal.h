@@ -376,6 +376,12 @@ CP_HIDDEN uint32_t cp_filter__classify(uintptr_t fn);
 
 /* The exit of a start function's outermost frame is recognised by this bit in cp_frame.fn. */
 #define CP_FN_START_BIT (1ull << 63)
+/*
+ * A frame seeded by callprof attach (a call open at the attach, found by
+ * unwinding) has this bit in cp_frame.fn: its exit takes the slow path,
+ * which checks that it comes from the seeded frame's activation.
+ */
+#define CP_FN_SEED_BIT (1ull << 62)
 extern volatile int cp_paused CP_HIDDEN;
 /*
  * control.c: the process gate, one word on a page of its own that a child
@@ -587,6 +593,12 @@ CP_HIDDEN uint64_t cp_clock_ns(clockid_t id);
 CP_HIDDEN uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns);
 
 /* thread.c */
+/*
+ * The calling thread's state, set up on its first hook (and, under
+ * callprof attach, with the calls it had open pushed): cp_self.  NULL when
+ * it cannot be had, or for a hook of a signal handler that interrupted the
+ * set-up (its event is counted as lost once the state is there).
+ */
 CP_HIDDEN struct cp_thread *cp_thread__setup(void);
 CP_HIDDEN struct cp_thread *cp_thread__new(void);
 /* Publish state from cp_thread__new() in the registry (the dump writes it). */

@@ -170,7 +170,19 @@ static struct cp_thread *reuse(void)
 	return t;
 }
 
-struct cp_thread *cp_thread__setup(void)
+/*
+ * Set while this thread's state is set up: a hook of a signal handler that
+ * interrupts the set-up finds cp_self still NULL, and would set up a second
+ * state (or wait for the fold lock the set-up holds).  The first, once
+ * published, would never see the second's calls, nor, under callprof
+ * attach, the thread's seeds, which the second took.  Such a hook's event
+ * is dropped instead, and counted (setup_dropped) in the state's lost
+ * events.
+ */
+static __thread uint32_t setting_up __attribute__((tls_model("initial-exec")));
+static __thread uint32_t setup_dropped __attribute__((tls_model("initial-exec")));
+
+static struct cp_thread *setup(void)
 {
 	struct cp_thread *t;
 	int fresh = 0;
@@ -201,9 +213,6 @@ struct cp_thread *cp_thread__setup(void)
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	if (fresh)
 		register_thread(t);
-	cp_self = t;
-	if (cp_session.have_key)
-		pthread_setspecific(cp_session.key, t);
 	/*
 	 * Opening the perf event can wait in the kernel for milliseconds (the
 	 * first event of its kind switches the scheduler's perf hooks on, and
@@ -216,6 +225,32 @@ struct cp_thread *cp_thread__setup(void)
 	t->cct.top->start = t->start_ticks;
 	if (cp_filter.start)
 		cp_hooks__mute_start(t);
+	/* callprof attach: the calls it had open then, under anything it records. */
+	if (cp_attach.area)
+		cp_attach__seed_thread(t);
+	return t;
+}
+
+struct cp_thread *cp_thread__setup(void)
+{
+	struct cp_thread *t;
+
+	if (setting_up) {
+		setup_dropped++;
+		return NULL;
+	}
+	setting_up = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t = setup();
+	if (t) {
+		t->lost_events += setup_dropped;
+		cp_self = t;
+		if (cp_session.have_key)
+			pthread_setspecific(cp_session.key, t);
+	}
+	setup_dropped = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	setting_up = 0;
 	return t;
 }
 

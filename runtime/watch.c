@@ -40,8 +40,10 @@
  * code (CP_FLUSH_WATCH: reads only, takes none of the program's locks), and
  * answers a request sent with sigqueue(CP_DUMP_REQUEST) by sigqueue to the
  * requester: the number of a descriptor it holds open on the snapshot (the
- * requester reads its name in /proc/WATCHER/fd), or -errno.  The program
- * itself forwards --dump-on's signal with kill() (signals.c).
+ * requester reads its name in /proc/WATCHER/fd), or -errno; a stale
+ * watcher answers a request it has before it ends (-EAGAIN: ask the newer
+ * one).  The program itself forwards --dump-on's signal with kill()
+ * (signals.c).
  *
  * `callprof record` is a child subreaper: the watchers are its children,
  * and record waits for those (named "callprof-watch") whose program ended
@@ -267,8 +269,10 @@ static void snapshot(struct watch_ctx *x, const struct signalfd_siginfo *si, int
 	if (__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) || cp_session.exec_pending ||
 	    cp_session.state != CP_STATE_ON)
 		ret = -ESRCH; /* ending: its own profile is being written */
-	else if (__atomic_load_n(&cp_arena.overflowed, __ATOMIC_ACQUIRE) || stale(x))
+	else if (__atomic_load_n(&cp_arena.overflowed, __ATOMIC_ACQUIRE))
 		ret = -ENOMEM; /* part of the tree is out of our sight */
+	else if (stale(x))
+		ret = -EAGAIN; /* out of our sight, in a newer watcher's: ask it */
 	else if ((ret = act_as_program(x)) == 0) {
 		cp_api__dump_path(x->out, path, sizeof(path));
 		ret = cp_flush(path, CP_FLUSH_WATCH);
@@ -321,13 +325,17 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 		 */
 		int n = poll(p, 2, stale(x) ? 0 : STALE_CHECK_MS);
 
-		if (stale(x) && !(n > 0 && p[0].revents))
-			syscall(SYS_exit_group, 0);
 		if (n > 0 && p[0].revents)
 			break;
-		/* A request answered first, even when ending (it says so: -ESRCH). */
+		/*
+		 * A request answered first, even when ending (it says so:
+		 * -ESRCH) or stale (-EAGAIN: `callprof dump` asks the newer one;
+		 * unanswered, it would wait for its whole timeout).
+		 */
 		if (n > 0 && p[1].revents && read(p[1].fd, &si, sizeof(si)) == sizeof(si))
 			snapshot(x, &si, &held);
+		if (stale(x))
+			syscall(SYS_exit_group, 0);
 		/* callprof attach ended its window: the program runs on without us. */
 		if (cp_attach.on && __atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE))
 			syscall(SYS_exit_group, 0);
