@@ -450,7 +450,7 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 			.symfs = opts->symfs,
 			.mangled = opts->mangled,
 			.no_files = opts->no_files,
-			.quiet = opts->no_files,
+			.quiet = opts->no_files || opts->quiet,
 		});
 	if (sel.sel && !*sel.sel)
 		sel.sel = NULL;
@@ -508,7 +508,8 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 	rp->filters = note;
 	rp->pf->path = xstrfmt("%s and %u more", rp->first->pf->path, kept - 1);
 	rp->split = rp->timed && measured(rp->pf->meta.switches);
-	cp_report_profile__sort(rp, CP_SORT_TOTAL);
+	cp_report_profile__sort(rp, (enum cp_sort_key)
+						   cp_report_profile__weight(rp, NULL, 0));
 	return rp;
 
 fail:

@@ -36,6 +36,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -94,6 +95,10 @@ struct sym_module {
 	uint8_t build_id[32];	     /* as recorded (what the file must have) */
 	uint32_t build_id_size;	     /* its bytes; 0: none recorded */
 	uint64_t load_bias;	     /* the first user's, given to its Dwfl as base */
+	int held;		     /* recorded as held in the profile (the vDSO,
+				      * which has no file): looked for nowhere */
+	void *image;		     /* that ELF image, copied; NULL if missing */
+	uint64_t image_size;	     /* its bytes */
 	int main_program;	     /* module 0 of a profile: main found from _start */
 	enum sym_module_state state; /* how far loading got */
 	Dwfl *dwfl;		     /* this module's session, NULL unless OK */
@@ -452,6 +457,35 @@ static int sym_module__check_build_id(struct sym_module *m)
 	return -1;
 }
 
+int cp_memory_fd(const void *data, uint64_t size, const char **why)
+{
+	const char *p = data;
+	int fd = memfd_create("callprof-image", MFD_CLOEXEC);
+
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	for (uint64_t done = 0; done < size;) {
+		ssize_t n = write(fd, p + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			*why = n < 0 ? strerror(errno) : "short write";
+			close(fd);
+			return -1;
+		}
+		done += (uint64_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		*why = strerror(errno);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Report m to a Dwfl of its own on first use.  Returns 0 when usable. */
 static int sym_module__load(struct sym_module *m)
 {
@@ -469,9 +503,17 @@ static int sym_module__load(struct sym_module *m)
 	/*
 	 * Opened here rather than by elfutils so the warning gets errno's
 	 * words, and only if regular: the path comes from the profile, and a
-	 * FIFO there would block forever.
+	 * FIFO there would block forever.  An image the profile holds (the
+	 * vDSO, which has no file) is given to elfutils as a memory file.
 	 */
-	fd = cp_open_regular(m->file, &why);
+	if (m->held && !m->image) {
+		fd = -1;
+		why = "no image in the profile";
+	} else if (m->held) {
+		fd = cp_memory_fd(m->image, m->image_size, &why);
+	} else {
+		fd = cp_open_regular(m->file, &why);
+	}
 	if (fd < 0 && errno == ENOENT && set->symfs && strcmp(m->file, m->path)) {
 		/* Not copied under --symfs: this machine's file, if it is the same build. */
 		const char *saved = why;
@@ -801,14 +843,28 @@ static struct sym_entry *sym_module__lookup(struct sym_module *m, uint64_t d)
 
 /*
  * The name an entry is reported as: without a version suffix, and C++ names
- * demangled as c++filt prints them (cp_demangle: "_Z" names only).
+ * demangled as c++filt prints them (cp_demangle: "_Z" names only), the
+ * target of a PLT stub too ("std::string::_M_append(char const*, unsigned
+ * long)@plt", as perf prints it).
  */
 static const char *sym_entry__shown(struct cp_sym_images *set, struct sym_entry *e)
 {
 	char *base = NULL, *dm;
+	size_t len = strlen(e->name);
 
 	if (e->shown)
 		return e->shown;
+	if (!set->mangled && len > 4 && !strcmp(e->name + len - 4, "@plt")) {
+		char *target = xstrfmt("%.*s", (int)(len - 4), e->name);
+
+		dm = cp_demangle(target);
+		free(target);
+		if (dm) {
+			e->shown = images__own(set, xstrfmt("%s@plt", dm));
+			free(dm);
+			return e->shown;
+		}
+	}
 	e->shown = e->name;
 	if (e->name[e->len]) {
 		base = xmalloc(e->len + 1);
@@ -1408,6 +1464,7 @@ void cp_sym_images__free(struct cp_sym_images *set)
 		free(m->fns);
 		free(m->file);
 		free(m->path);
+		free(m->image);
 		free(m);
 	}
 	free(set->mods);
@@ -1421,38 +1478,61 @@ void cp_sym_images__free(struct cp_sym_images *set)
 }
 
 static int image_is(const struct sym_module *m, const char *path, const struct cp_module *rec,
-		    uint32_t idlen)
+		    uint32_t idlen, const void *image, uint64_t image_size)
 {
+	int held = !!(rec->flags & CP_MODULE_IMAGE);
+
 	return m->build_id_size == idlen && !memcmp(m->build_id, rec->build_id, idlen) &&
-	       !strcmp(m->path, path);
+	       !strcmp(m->path, path) && m->held == held && !m->image == !image &&
+	       m->image_size == image_size && (!image || !memcmp(m->image, image, image_size));
 }
 
-/* The image of the module recorded as rec (path), made if new; not loaded yet. */
-static struct sym_module *images__get(struct cp_sym_images *set, const char *path,
-				      const struct cp_module *rec)
+/*
+ * The image of module i of pf, made if new; not loaded yet.  An ELF image
+ * the profile holds (the vDSO's) is copied: pf may go before the image is
+ * loaded (report of several files frees each file once folded in).
+ */
+static struct sym_module *images__get(struct cp_sym_images *set, const struct cp_profile_file *pf,
+				      uint32_t i)
 {
+	const struct cp_module *rec = &pf->modules[i];
+	const char *path = cp_profile_file__str(pf, rec->path);
+	uint64_t image_size = 0;
+	const void *image = rec->flags & CP_MODULE_IMAGE ?
+				    cp_profile_file__image(pf, i, &image_size) : NULL;
 	uint32_t idlen = rec->build_id_size < sizeof(rec->build_id) ? rec->build_id_size :
 								    (uint32_t)sizeof(rec->build_id);
-	uint64_t key = cp_str_hash(path);
+	uint64_t key;
 	uint32_t k;
 	struct sym_module *m;
 	const char *slash;
 
-	for (uint32_t i = 0; i < idlen; i++)
-		key = (key ^ rec->build_id[i]) * 0x100000001b3ull;
+	if (!path)
+		path = "";
+	key = cp_str_hash(path);
+	for (uint32_t b = 0; b < idlen; b++)
+		key = (key ^ rec->build_id[b]) * 0x100000001b3ull;
 	k = cp_u64map__get(&set->by_key, key);
-	if (k != CP_U64MAP_NONE && image_is(set->mods[k], path, rec, idlen))
+	if (k != CP_U64MAP_NONE && image_is(set->mods[k], path, rec, idlen, image, image_size))
 		return set->mods[k];
 	/* Another image with the same hash: look at them all. */
-	for (uint32_t i = 0; k != CP_U64MAP_NONE && i < set->nmods; i++)
-		if (image_is(set->mods[i], path, rec, idlen))
-			return set->mods[i];
+	for (uint32_t j = 0; k != CP_U64MAP_NONE && j < set->nmods; j++)
+		if (image_is(set->mods[j], path, rec, idlen, image, image_size))
+			return set->mods[j];
 	m = xcalloc(1, sizeof(*m));
 	m->set = set;
 	m->index = set->nmods;
 	m->path = xstrdup(path);
-	m->file = set->symfs ? xstrfmt("%s%s%s", set->symfs, *m->path == '/' ? "" : "/", m->path)
-			     : xstrdup(m->path);
+	m->held = !!(rec->flags & CP_MODULE_IMAGE);
+	if (image) {
+		m->image = xmalloc(image_size ? image_size : 1);
+		memcpy(m->image, image, image_size);
+		m->image_size = image_size;
+	}
+	/* An image the profile holds (the vDSO) is looked for nowhere. */
+	m->file = set->symfs && !m->held ?
+			  xstrfmt("%s%s%s", set->symfs, *m->path == '/' ? "" : "/", m->path) :
+			  xstrdup(m->path);
 	slash = strrchr(m->path, '/');
 	m->base = slash ? slash + 1 : m->path;
 	/* A fallback name needs something before the "+0x". */
@@ -1502,10 +1582,9 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 	sym->nuses = pf->modules ? pf->nmodules : 0;
 	sym->uses = xcalloc(sym->nuses ? sym->nuses : 1, sizeof(*sym->uses));
 	for (uint32_t i = 0; i < sym->nuses; i++) {
-		const char *path = cp_profile_file__str(pf, pf->modules[i].path);
 		struct sym_use *u = &sym->uses[i];
 
-		u->m = images__get(sym->set, path ? path : "", &pf->modules[i]);
+		u->m = images__get(sym->set, pf, i);
 		u->load_bias = pf->modules[i].load_bias;
 		u->first = !i;
 		if (!i)
@@ -1680,6 +1759,28 @@ const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr)
 	if (!cu || !dwarf_attr(cu, DW_AT_producer, &attr))
 		return NULL;
 	return dwarf_formstring(&attr);
+}
+
+int cp_symbolizer__was_inlined(struct cp_symbolizer *sym, uint64_t addr)
+{
+	struct sym_use *u = symbolizer__find_module(sym, addr);
+	struct sym_module *m = u ? u->m : NULL;
+	Dwarf_Attribute at;
+	Dwarf_Word inl;
+	Dwarf_Die *fn;
+
+	/* A merged profile carries its names and lines (SYMBOLS), not its DWARF. */
+	if ((sym->pf && sym->pf->nsymbols) || !m || sym_module__load(m))
+		return -1;
+	if (!m->fns_indexed)
+		sym_module__index_fns(m);
+	fn = sym_module__fn_die(m, sym_use__dwfl_addr(u, addr) - m->dw_bias);
+	if (!fn)
+		return -1;
+	/* The out-of-line copy points to its abstract instance, which says. */
+	if (!dwarf_attr_integrate(fn, DW_AT_inline, &at) || dwarf_formudata(&at, &inl))
+		return 0;
+	return inl == DW_INL_inlined || inl == DW_INL_declared_inlined;
 }
 
 /*
