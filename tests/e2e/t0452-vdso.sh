@@ -64,6 +64,18 @@ test_expect_success 'merge keeps the image: the merged profile names them too' '
 	vdso_named mm.cprof
 '
 
+# report of several files folds each in and frees it: the vDSO's image,
+# read once the first file is gone, must be the set of images' own copy.
+test_expect_success 'report of several files names them: the image outlives its file' '
+	callprof report --flat --fields=calls,name --min-percent=0 p.cprof q.cprof m.cprof |
+		grep -v "^#" | awk "\$1 ~ /^([0-9]+|-)\$/" | sed "s/^ *//; s/  */ /" >flat.out &&
+	grep -E -x -e "(-|[0-9]+) __vdso_(clock_gettime|gettimeofday)" flat.out &&
+	! grep "\[unknown\]" flat.out &&
+	callprof report --lines read_clocks p.cprof q.cprof >lines &&
+	grep -E "in __vdso_(clock_gettime|gettimeofday) \(\[vdso\]\)\$" lines &&
+	! grep "\[unknown\]" lines
+'
+
 test_expect_success 'record --sample of a program without hooks: named, and unwound through' '
 	callprof record --sample -o s.cprof -- ./u-vdso 300 2>err &&
 	vdso_named s.cprof &&
