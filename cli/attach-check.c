@@ -17,6 +17,7 @@
  * by the process and read back by the tool, and root lends the process no
  * rights, so callprof runs as the process's user.
  */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -67,13 +68,14 @@ struct mapped {
 	int exec;	      /* it has an executable mapping: a module */
 };
 
-static int read_status(pid_t pid, struct proc_facts *pf)
+/* /proc/WHICH/status: WHICH is "PID" or "PID/task/TID". */
+static int read_status_of(const char *which, struct proc_facts *pf)
 {
-	char path[64], *line = NULL;
+	char path[96], *line = NULL;
 	size_t cap = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%s/status", which);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -94,6 +96,14 @@ static int read_status(pid_t pid, struct proc_facts *pf)
 	free(line);
 	fclose(f);
 	return pf->tgid > 0 && pf->nuid == 4 && pf->ngid == 4 ? 0 : -1;
+}
+
+static int read_status(pid_t pid, struct proc_facts *pf)
+{
+	char which[32];
+
+	snprintf(which, sizeof(which), "%d", (int)pid);
+	return read_status_of(which, pf);
 }
 
 /* State, parent and flags from /proc/PID/stat (the comm may hold ')' and spaces). */
@@ -237,6 +247,34 @@ static int check_owner(const struct cp_attach_target *t, const struct proc_facts
 	return 0;
 }
 
+/* The tracer of a thread of pid that has one (its id in *tid), or 0. */
+static pid_t traced_thread(pid_t pid, pid_t *tid)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	pid_t found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && !found && (e = readdir(d))) {
+		struct proc_facts tf = { 0 };
+		char *end;
+		long v = strtol(e->d_name, &end, 10);
+
+		if (*end || v <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%d/task/%ld", (int)pid, v);
+		if (!read_status_of(path, &tf) && tf.tracer) {
+			found = tf.tracer;
+			*tid = (pid_t)v;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /*
  * What keeps a tracer out, in the kernel's order (__ptrace_may_access,
  * then Yama).  The files of /proc/PID (not the directory itself, which
@@ -264,6 +302,18 @@ static int check_tracing(const struct cp_attach_target *t, const struct proc_fac
 		return cp_error("attach: process %d (%s) is already traced by process %d (%s): a "
 				"process has one tracer at a time; detach or end that one (a debugger, "
 				"strace) first", (int)t->pid, t->comm, (int)pf->tracer, tcomm);
+	}
+	/* A tracer may hold some threads only (strace -p TID, a debugger's thread). */
+	{
+		pid_t tid, tracer = traced_thread(t->pid, &tid);
+
+		if (tracer) {
+			read_comm(tracer, tcomm, sizeof(tcomm));
+			return cp_error("attach: thread %d of process %d (%s) is traced by process %d "
+					"(%s): a thread has one tracer at a time; detach or end that one "
+					"(a debugger, strace) first", (int)tid, (int)t->pid, t->comm,
+					(int)tracer, tcomm);
+		}
 	}
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);

@@ -42,6 +42,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +72,7 @@
 #define SEED_THREAD 32	 /* its size */
 #define SEED_STILL 2	 /* taken: the stop made the thread's tree (enum cp_seed_taken) */
 #define CALL_TIMEOUT_MS 10000
+#define STOP_MS 3000 /* for every thread to stop */
 #define STEP_LIMIT 4096	     /* single steps to the next call or return */
 #define STACK_COPY (512 << 10) /* bytes of a thread's stack copied for unwinding */
 #define MAX_FRAMES 512
@@ -100,11 +102,13 @@ struct thread {
 	int sigs[8];	     /* signals that came while ours: delivered when let go */
 	int nsigs;
 	int dirty;	     /* regs must be written back */
+	int running;	     /* seized but not in a stop (asked to stop, or in our call) */
 	struct user_regs_struct regs;
 };
 
 struct attach {
 	pid_t pid;
+	const char *comm;     /* its name, for messages */
 	int mem;	      /* /proc/PID/mem, read-write */
 	struct mapping *maps;
 	size_t nmaps;
@@ -120,6 +124,7 @@ struct attach {
 	uint64_t rt_hook[2];	 /* our copy's enter and exit */
 	uint64_t rt_start, rt_stop, rt_release;
 	uint64_t rt_text_lo, rt_text_hi; /* our copy's code */
+	int on;			 /* the hooks' slots point at our copy */
 	int released;		 /* its rings and trees were given back */
 	struct cp_unwinder *u;	 /* at the end: whose frames are in our code */
 	int stopped;		 /* the runtime wrote the profile and stopped */
@@ -132,17 +137,89 @@ struct attach {
 	char *dir;		 /* our temporary directory */
 	char *copy;		 /* the runtime copy in it */
 	char *log;		 /* the runtime's warnings */
+	const char *out;	 /* the profile's path */
 	unsigned open_seeded;
 	uint32_t nseeded;	 /* entries of the seed area's thread table */
 	unsigned still;		 /* seeded threads that ran no hook in the window */
 };
 
-static volatile sig_atomic_t interrupted;
+/* ---- waiting ---- */
+
+/*
+ * Every wait of the engine is bounded and ends early when callprof is
+ * asked to stop (SIGINT, SIGTERM, SIGHUP, SIGQUIT).  Those four and
+ * SIGCHLD, which each stop of a thread we trace sends us, are blocked but
+ * inside ppoll (wait_mask), so that none comes between a check and the
+ * wait that follows it.  A wait that ends without what it waited for sets
+ * gave_up, which every phase checks: it then lets every thread go (each
+ * with its registers) and says what it waited for.
+ */
+static volatile sig_atomic_t stop_signal; /* the signal that asked callprof to stop, or 0 */
+static sigset_t wait_mask;		  /* our mask inside ppoll */
+static struct timespec deadline;	  /* of the phase in progress (CLOCK_MONOTONIC) */
+static int deadline_ms;			  /* its length, for the give-up line */
+static enum { GAVE_NOT, GAVE_TIME, GAVE_SIGNAL } gave_up;
+static int ending; /* the attach is ending: a request to stop is being honoured */
+static int quiet;  /* a retry that may fail: grab_all says nothing */
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	interrupted = 1;
+	if (sig != SIGCHLD)
+		stop_signal = sig;
+}
+
+/* The phase that starts now may wait ms milliseconds in all. */
+static void phase(int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	deadline_ms = ms;
+}
+
+/*
+ * Sleep until a signal comes (a thread's stop, a request to stop), at most
+ * until the deadline and at most max_ns: 0, or -1 once the deadline has
+ * passed or a stop was asked for (gave_up says which).
+ */
+static int nap(long max_ns)
+{
+	struct timespec now, left;
+
+	if (stop_signal && !ending) {
+		gave_up = GAVE_SIGNAL;
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left.tv_sec = deadline.tv_sec - now.tv_sec;
+	left.tv_nsec = deadline.tv_nsec - now.tv_nsec;
+	if (left.tv_nsec < 0) {
+		left.tv_sec--;
+		left.tv_nsec += 1000000000;
+	}
+	if (left.tv_sec < 0 || (left.tv_sec == 0 && left.tv_nsec == 0)) {
+		gave_up = GAVE_TIME;
+		return -1;
+	}
+	if (max_ns && (left.tv_sec > 0 || left.tv_nsec > max_ns)) {
+		left.tv_sec = 0;
+		left.tv_nsec = max_ns;
+	}
+	ppoll(NULL, 0, &left, &wait_mask);
+	return 0;
+}
+
+/* Is thread tid gone, or a zombie (whose end a wait may not report while others live)? */
+static int task_gone(pid_t tid)
+{
+	char buf[512];
+	const char *p = cp_proc_stat(tid, buf, sizeof(buf));
+
+	return !p || p[1] == 'Z' || p[1] == 'X';
 }
 
 /* ---- the process's memory ---- */
@@ -494,29 +571,93 @@ static int get_regs(struct thread *t)
 }
 
 /*
+ * A status of t's from waitpid: 1 one came (*st), 0 t is gone, -1 none
+ * came by the deadline or a stop was asked for (gave_up set; t runs on).
+ * A zombie is gone: a leader's end is not reported while its threads live.
+ */
+static int wait_thread(struct thread *t, int *st)
+{
+	for (;;) {
+		pid_t r = waitpid(t->tid, st, __WALL | WNOHANG);
+
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || task_gone(t->tid)) {
+			t->gone = 1;
+			return 0;
+		}
+		if (nap(0))
+			return -1;
+	}
+}
+
+/*
+ * t stopped for the trap of our single step: a signal-delivery stop of
+ * SIGTRAP, which the kernel would deliver, and kill the process with, if
+ * callprof died before resuming it.  It becomes an interrupt stop, which
+ * delivers nothing: asked to stop, continued without the signal, it stops
+ * again before running any instruction (the kernel takes the pending stop
+ * before any signal).  0 (last_stop still SIGTRAP), -1 as wait_stop.
+ */
+static int defuse_trap(struct thread *t)
+{
+	siginfo_t si;
+	int st, w;
+
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) || si.si_code != TRAP_TRACE)
+		return 0; /* not a step's: the program's own, kept by the caller */
+	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) || ptrace(PTRACE_CONT, t->tid, NULL, NULL))
+		return 0;
+	for (;;) {
+		w = wait_thread(t, &st);
+		if (w < 0)
+			t->running = 1;
+		if (w <= 0)
+			return -1;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->gone = 1;
+			return -1;
+		}
+		if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP)
+			return 0;
+		if (WIFSTOPPED(st)) {
+			/* not expected: a signal before the stop; its own stop keeps it safe */
+			t->last_stop = WSTOPSIG(st);
+			return 0;
+		}
+	}
+}
+
+/*
  * Wait for t's stop.  A signal that stops it first is kept for later.
- * 0 stopped, -1 gone.
+ * 0 stopped, -1 gone or not stopped in time (t->running, gave_up).
  */
 static int wait_stop(struct thread *t)
 {
 	for (;;) {
-		int st;
-		pid_t r = waitpid(t->tid, &st, __WALL);
+		int st, w = wait_thread(t, &st);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
+		if (w < 0)
+			t->running = 1; /* asked to stop, or stepped: it stops when it can */
+		if (w <= 0)
+			return -1;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			t->gone = 1;
 			return -1;
 		}
 		if (!WIFSTOPPED(st))
 			continue;
+		t->running = 0;
 		if ((st >> 16) == PTRACE_EVENT_STOP) {
 			t->last_stop = 0;
 			return 0;
 		}
 		/* A signal-delivery stop: the caller says whose signal it is. */
 		t->last_stop = WSTOPSIG(st);
+		if (t->last_stop == SIGTRAP)
+			return defuse_trap(t);
 		return 0;
 	}
 }
@@ -576,31 +717,142 @@ static void keep_syscall(struct attach *a, struct thread *t)
 	t->dirty = 1;
 }
 
-/* Seize and stop tid (new to us); 0, or -1 if it is gone. */
+/*
+ * Where a thread that does not stop is held, for the give-up line: in a
+ * vfork (the kernel holds the parent until its child runs a program or
+ * ends), or some other wait of the kernel's; "" if unknown.
+ */
+static const char *blocked_where(struct attach *a, pid_t tid)
+{
+	char path[64], buf[256];
+	unsigned long long nr = ~0ull, arg0 = 0, flags = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)a->pid, (int)tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu %llx", &nr, &arg0) < 1)
+			nr = ~0ull;
+		fclose(f);
+	}
+	if (nr == SYS_clone3)
+		mem_read(a, arg0, &flags, sizeof(flags)); /* struct clone_args: flags first */
+	else if (nr == SYS_clone)
+		flags = arg0;
+	if (nr == SYS_vfork || ((nr == SYS_clone || nr == SYS_clone3) && (flags & CLONE_VFORK)))
+		return " (it is in vfork: the kernel holds it until its child runs a program or ends)";
+	if (nr != ~0ull)
+		return " (it is held in the kernel, in a system call)";
+	return "";
+}
+
+/*
+ * The phase in progress ran out of time, or callprof was asked to stop:
+ * one line saying what it waited for (what: "thread N to stop", ...);
+ * -1.  The caller lets every thread go.
+ */
+static int give_up(struct attach *a, const char *what)
+{
+	if (quiet)
+		return -1;
+	if (gave_up == GAVE_SIGNAL)
+		return cp_error("attach: process %d (%s): callprof was asked to stop (SIG%s) while "
+				"waiting for %s: every thread let go", (int)a->pid, a->comm,
+				sigabbrev_np(stop_signal), what);
+	return cp_error("attach: process %d (%s): waited %.1f s for %s: every thread let go, "
+			"attach again later", (int)a->pid, a->comm, deadline_ms / 1000.0, what);
+}
+
+/*
+ * Why the kernel refused to let us trace thread tid (PTRACE_SEIZE: EPERM):
+ * 0 when it has ended (an ending thread is refused too), else -1 having
+ * said why in one line.  Never "try again": what refused us now will
+ * refuse us again.
+ */
+static int seize_refused(struct attach *a, pid_t tid)
+{
+	char path[64], line[256], tcomm[32] = "?";
+	unsigned uid[3] = { 0 }, gid[3] = { 0 };
+	int nuid = 0, ngid = 0;
+	long tracer = 0;
+	FILE *f;
+
+	if (task_gone(tid))
+		return 0;
+	if (quiet)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)a->pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			continue;
+		if (!strncmp(line, "Uid:", 4))
+			nuid = sscanf(line + 4, "%u %u %u", &uid[0], &uid[1], &uid[2]);
+		else if (!strncmp(line, "Gid:", 4))
+			ngid = sscanf(line + 4, "%u %u %u", &gid[0], &gid[1], &gid[2]);
+	}
+	fclose(f);
+	if (tracer > 0) {
+		snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(tcomm, sizeof(tcomm), f))
+				tcomm[strcspn(tcomm, "\n")] = '\0';
+			fclose(f);
+		}
+		return cp_error("attach: thread %d of process %d (%s) is traced by process %ld (%s): "
+				"a thread has one tracer at a time; attach again once that one is done",
+				(int)tid, (int)a->pid, a->comm, tracer, tcomm);
+	}
+	for (int i = 0; i < 3; i++)
+		if ((nuid == 3 && uid[i] != getuid()) || (ngid == 3 && gid[i] != getgid()))
+			return cp_error("attach: process %d (%s) no longer runs with your user and "
+					"group ids (it ran a setuid or setgid program, or changed "
+					"its ids): callprof may not trace it", (int)a->pid, a->comm);
+	return cp_error("attach: the kernel refused to let callprof trace thread %d of process %d "
+			"(%s): %s (it made itself undumpable, or a security module forbids it)",
+			(int)tid, (int)a->pid, a->comm, strerror(EPERM));
+}
+
+/*
+ * Seize tid (new to us) and ask it to stop; its stop is waited for by
+ * grab_all.  0, or -1 having said why (another tracer has it).  A thread
+ * that has ended is listed as gone, so that it is not tried again.
+ */
 static int grab(struct attach *a, pid_t tid)
 {
 	struct thread *t;
+	int refused = 0;
 
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
-		return errno == ESRCH ? -1 : -errno;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+		if (errno == EPERM && seize_refused(a, tid))
+			return -1;
+		refused = 1;
+	}
 	ALLOC_GROW(a->th, a->nth + 1, a->th_alloc);
 	t = &a->th[a->nth++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || wait_stop(t) || get_regs(t)) {
+	if (refused || ptrace(PTRACE_INTERRUPT, tid, NULL, NULL)) {
 		t->gone = 1;
-		return -1;
+		return 0;
 	}
-	keep_signal(t, t->last_stop);
-	keep_syscall(a, t);
+	t->running = 1;
 	return 0;
 }
 
-/* Stop every thread of the process, including those created meanwhile. */
+/*
+ * Stop every thread of the process, including those created meanwhile,
+ * within the phase's deadline.  0; 1 when the process has ended; -1
+ * having said why (another tracer, the deadline, a stop asked for: then
+ * the threads stay listed, the caller lets them go).
+ */
 static int grab_all(struct attach *a)
 {
 	char path[64];
-	int added;
+	int added, refused = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)a->pid);
 	do {
@@ -608,26 +860,51 @@ static int grab_all(struct attach *a)
 		struct dirent *e;
 
 		if (!d)
-			return -ESRCH;
+			return 1;
 		added = 0;
-		while ((e = readdir(d))) {
+		while (!refused && (e = readdir(d))) {
 			char *end;
 			long v = strtol(e->d_name, &end, 10);
 			pid_t tid = *end ? 0 : (pid_t)v;
-			int err;
 
 			if (tid <= 0 || thread_index(a, tid) >= 0)
 				continue;
-			err = grab(a, tid);
-			if (err < -1) {
-				closedir(d);
-				return err;
-			}
-			added = 1;
+			refused = grab(a, tid);
+			added = !refused;
 		}
 		closedir(d);
+		/*
+		 * Then their stops (also after a refusal: a thread must be
+		 * stopped to be let go); a thread created meanwhile is in the
+		 * next round.
+		 */
+		for (size_t i = 0; i < a->nth; i++) {
+			struct thread *t = &a->th[i];
+
+			if (!t->running || t->gone)
+				continue;
+			if (wait_stop(t)) {
+				char what[160];
+
+				if (t->gone)
+					continue;
+				if (refused)
+					return -1;
+				snprintf(what, sizeof(what), "thread %d to stop%s", (int)t->tid,
+					 blocked_where(a, t->tid));
+				return give_up(a, what);
+			}
+			if (get_regs(t)) {
+				t->gone = 1;
+				continue;
+			}
+			keep_signal(t, t->last_stop);
+			keep_syscall(a, t);
+		}
 	} while (added);
-	return 0;
+	if (refused)
+		return -1;
+	return kill(a->pid, 0) && errno == ESRCH ? 1 : 0;
 }
 
 /*
@@ -638,10 +915,25 @@ static int grab_all(struct attach *a)
  */
 static void release(struct attach *a, struct thread *t)
 {
-	int first = 0;
+	int first = 0, st;
 
 	if (t->gone)
 		return;
+	if (t->running) {
+		/*
+		 * Not stopped (a stop that did not come in time): it cannot be
+		 * detached until it stops; callprof's exit detaches it.
+		 */
+		if (waitpid(t->tid, &st, __WALL | WNOHANG) <= 0 || !WIFSTOPPED(st))
+			return;
+		t->running = 0;
+		t->last_stop = 0;
+		/* A signal of the program's (not a step's trap, not a system call stop) */
+		if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP && !(WSTOPSIG(st) & 0x80)) {
+			t->last_stop = WSTOPSIG(st);
+			keep_signal(t, t->last_stop);
+		}
+	}
 	if (t->dirty)
 		ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
 	if (t->nsigs && t->last_stop == t->sigs[0])
@@ -652,11 +944,21 @@ static void release(struct attach *a, struct thread *t)
 	t->gone = 1;
 }
 
+/*
+ * Let every thread go.  One that has not stopped yet cannot be: it stays
+ * listed, to be let go once it stops (the next grab_all waits for it, and
+ * callprof's exit lets it go in any case).
+ */
 static void release_all(struct attach *a)
 {
-	for (size_t i = 0; i < a->nth; i++)
+	size_t kept = 0;
+
+	for (size_t i = 0; i < a->nth; i++) {
 		release(a, &a->th[i]);
-	a->nth = 0;
+		if (a->th[i].running && !a->th[i].gone)
+			a->th[kept++] = a->th[i];
+	}
+	a->nth = kept;
 }
 
 /*
@@ -970,9 +1272,12 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	int err, best = -1;
 
 	/* One thread: the best candidate among those in a waiting system call. */
-	if (grab_all(a))
-		return cp_error("attach: cannot stop the threads of process %d (%s): %s", (int)a->pid,
-				comm, strerror(errno));
+	phase(STOP_MS);
+	err = grab_all(a);
+	if (err) {
+		release_all(a);
+		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
+	}
 	for (size_t i = 0; i < a->nth; i++) {
 		struct thread *c = &a->th[i];
 		int score;
@@ -1003,8 +1308,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 			a->tls_base = base;
 	}
 	if (make_copy(a, o->runtime)) {
-		release(a, t);
-		a->nth = 0;
+		release_all(a);
 		return -1;
 	}
 	args[0] = ~0ull;
@@ -1015,16 +1319,14 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 
 		if (a->dlerror_fn && !call(a, t, a->dlerror_fn, NULL, 0, NULL, 0, &ret))
 			why = read_string(a, ret);
-		release(a, t);
-		a->nth = 0;
+		release_all(a);
 		cp_error("attach: process %d (%s) could not load %s: %s", (int)a->pid, comm, a->copy,
 			 why ? why : "dlopen failed");
 		free(why);
 		return -1;
 	}
 	if (err) {
-		release(a, t);
-		a->nth = 0;
+		release_all(a);
 		return cp_error("attach: process %d (%s) %s while loading the runtime", (int)a->pid, comm,
 				err == -ESRCH ? "ended" : err == -EFAULT ? "faulted in callprof's call "
 				"(its state may be inconsistent)" : "could not be made to call dlopen");
@@ -1035,8 +1337,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	    !(a->rt_release = module_symbol(a, a->copy, "callprof_attach_release", NULL)) ||
 	    !(a->rt_hook[0] = module_symbol(a, a->copy, "__cyg_profile_func_enter", NULL)) ||
 	    !(a->rt_hook[1] = module_symbol(a, a->copy, "__cyg_profile_func_exit", NULL))) {
-		release(a, t);
-		a->nth = 0;
+		release_all(a);
 		return cp_error("attach: process %d (%s) loaded %s, but its symbols cannot be found",
 				(int)a->pid, comm, a->copy);
 	}
@@ -1065,8 +1366,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	args[1] = len;
 	err = call(a, t, a->rt_start, args, 2, block, len, &ret);
 	free(block);
-	release(a, t);
-	a->nth = 0;
+	release_all(a);
 	if (err)
 		return cp_error("attach: process %d (%s) %s while starting the runtime", (int)a->pid, comm,
 				err == -ESRCH ? "ended" : "did not return");
@@ -1368,12 +1668,19 @@ static int refuse_foreign(pid_t pid, const char *comm, const char *path)
 			path);
 }
 
-static int write_dynsym(struct attach *a, const uint64_t *value)
+/*
+ * Set the C library's .dynsym entries of the hooks to value[]: when
+ * restoring, only those that are ours (another attach's are not).
+ */
+static int write_dynsym(struct attach *a, const uint64_t *value, int restoring)
 {
 	for (int k = 0; k < 2; k++) {
 		uint64_t st = value[k] - a->libc_bias;
 
-		if (a->libc_sym[k] && mem_write(a, a->libc_sym[k], &st, 8))
+		if (!a->libc_sym[k] ||
+		    (restoring && mem_u64(a, a->libc_sym[k]) != a->rt_hook[k] - a->libc_bias))
+			continue;
+		if (mem_write(a, a->libc_sym[k], &st, 8))
 			return -1;
 	}
 	return 0;
@@ -1410,12 +1717,12 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &held);
+	phase(STOP_MS);
 	err = grab_all(a);
 	if (err) {
 		release_all(a);
 		free(frames);
-		return cp_error("attach: cannot stop the threads of process %d (%s): %s", (int)a->pid,
-				comm, strerror(-err));
+		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
 	}
 	if (read_modules(a)) {
 		release_all(a);
@@ -1475,13 +1782,14 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		if (!a->th[i].gone)
 			zero_tls(a, &a->th[i]);
 	}
-	if (write_dynsym(a, a->rt_hook) || redirect(a, (uint64_t[]){ a->libc_hook, a->libc_hook },
+	if (write_dynsym(a, a->rt_hook, 0) || redirect(a, (uint64_t[]){ a->libc_hook, a->libc_hook },
 						     a->rt_hook, 0) < 0) {
-		write_dynsym(a, a->libc_sym_old);
+		write_dynsym(a, a->libc_sym_old, 1);
 		redirect(a, a->rt_hook, (uint64_t[]){ a->libc_hook, a->libc_hook }, 1);
 		release_all(a);
 		return cp_error("attach: cannot write the GOT of process %d (%s)", (int)a->pid, comm);
 	}
+	a->on = 1;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	t0[0] = __rdtsc();
 	t0[1] = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
@@ -1576,12 +1884,19 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	struct thread *t;
 	int err;
 
+	phase(STOP_MS);
 	err = grab_all(a);
-	if (err == -ESRCH) {
+	if (err) {
 		release_all(a);
-		return 1; /* ended */
+		if (err > 0)
+			return 1; /* ended */
+		if (!a->on)
+			return -1;
+		return cp_error("attach: process %d (%s) goes on recording with callprof's hooks: "
+				"the window could not be closed; it writes %s when it ends",
+				(int)a->pid, comm, a->out);
 	}
-	if (read_modules(a) || write_dynsym(a, a->libc_sym_old) || redirect(a, a->rt_hook, libc, 1) < 0) {
+	if (read_modules(a) || write_dynsym(a, a->libc_sym_old, 1) || redirect(a, a->rt_hook, libc, 1) < 0) {
 		release_all(a);
 		return cp_error("attach: cannot restore the GOT of process %d (%s)", (int)a->pid, comm);
 	}
@@ -1594,13 +1909,12 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 		if (&a->th[i] != t)
 			release(a, &a->th[i]);
 	if (!t) {
-		a->nth = 0;
+		release_all(a);
 		return cp_error("attach: no thread of process %d (%s) can write the profile now",
 				(int)a->pid, comm);
 	}
 	err = call(a, t, a->rt_stop, NULL, 0, NULL, 0, &ret);
-	release(a, t);
-	a->nth = 0;
+	release_all(a);
 	if (err == -ESRCH)
 		return 1;
 	if (err)
@@ -1627,7 +1941,11 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 
 		if (attempt)
 			nanosleep(&ms, NULL); /* a thread in a hook leaves it soon */
-		if (grab_all(a)) {
+		phase(STOP_MS);
+		quiet = 1;
+		err = grab_all(a);
+		quiet = 0;
+		if (err) {
 			release_all(a);
 			break;
 		}
@@ -1653,15 +1971,28 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	return 0;
 }
 
+/*
+ * The window did not open (callprof was asked to stop, or the switch
+ * failed): the session the load started ends and writes nothing, so that
+ * the copy is inert (its fork handlers, for one, do nothing then).
+ */
+static void abandon(struct attach *a, const char *comm)
+{
+	int wrote = 0;
+
+	ending = 1;
+	switch_off(a, comm, &wrote);
+}
+
 /* ---- C. the window ---- */
 
 /* Wait for the end of the window: 0 at its end or on Ctrl-C, 1 when the process ended. */
-static int window(struct attach *a, int pidfd, double duration, const sigset_t *open_mask)
+static int window(struct attach *a, int pidfd, double duration)
 {
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!interrupted) {
+	while (!stop_signal) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
 		struct timespec ts, *tp = NULL;
 		int n;
@@ -1675,7 +2006,7 @@ static int window(struct attach *a, int pidfd, double duration, const sigset_t *
 			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 			tp = &ts;
 		}
-		n = ppoll(pidfd >= 0 ? &p : NULL, pidfd >= 0, tp, open_mask);
+		n = ppoll(pidfd >= 0 ? &p : NULL, pidfd >= 0, tp, &wait_mask);
 		if (n > 0 && (p.revents & (POLLIN | POLLHUP)))
 			return 1;
 		if (n < 0 && errno != EINTR)
@@ -1731,8 +2062,9 @@ static int process_stopped(pid_t pid)
 int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_opts *o,
 		   struct cp_attach_result *res)
 {
-	struct attach a = { .pid = tgt->pid, .mem = -1 };
-	struct sigaction sa, old_int, old_term, old_hup;
+	struct attach a = { .pid = tgt->pid, .comm = tgt->comm, .out = o->out, .mem = -1 };
+	static const int handled[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD };
+	struct sigaction sa, old_sa[ARRAY_SIZE(handled)];
 	sigset_t block, old_mask;
 	struct timespec t_on, t_real;
 	const char *libc;
@@ -1782,37 +2114,44 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	/* The process's end ends the window (polled without it: kernels before 5.3). */
 	pidfd = (int)syscall(SYS_pidfd_open, a.pid, 0);
 	/*
-	 * Ctrl-C and the like end the window, and only the window: one that
-	 * comes while the threads are ours waits, and ends the window as
-	 * soon as it opens.
+	 * Ctrl-C and the like end the attach at any phase, cleanly (see
+	 * nap); SIGCHLD wakes our waits for a thread's stop.  All are blocked
+	 * but while we wait.
 	 */
 	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
+	for (size_t i = 0; i < ARRAY_SIZE(handled); i++)
+		sigaddset(&block, handled[i]);
 	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	wait_mask = old_mask;
+	for (size_t i = 0; i < ARRAY_SIZE(handled); i++)
+		sigdelset(&wait_mask, handled[i]);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	sa.sa_handler = on_signal; /* no SA_RESTART: a signal ends ppoll at once */
+	for (size_t i = 0; i < ARRAY_SIZE(handled); i++)
+		sigaction(handled[i], &sa, &old_sa[i]);
+	stop_signal = 0;
+	gave_up = GAVE_NOT;
+	ending = 0;
 
 	if (load_runtime(&a, o, tgt->comm))
 		goto out;
-	clock_gettime(CLOCK_REALTIME, &t_real);
-	if (switch_on(&a, tgt->comm, res))
+	if (stop_signal) {
+		cp_error("attach: process %d (%s): callprof was asked to stop (SIG%s) before the "
+			 "window opened: nothing recorded", (int)a.pid, tgt->comm,
+			 sigabbrev_np(stop_signal));
+		abandon(&a, tgt->comm);
 		goto out;
+	}
+	clock_gettime(CLOCK_REALTIME, &t_real);
+	if (switch_on(&a, tgt->comm, res)) {
+		abandon(&a, tgt->comm);
+		goto out;
+	}
 	res->open = a.open_seeded;
 	clock_gettime(CLOCK_MONOTONIC, &t_on);
-	{
-		sigset_t open_mask = old_mask;
-
-		sigdelset(&open_mask, SIGINT);
-		sigdelset(&open_mask, SIGTERM);
-		sigdelset(&open_mask, SIGHUP);
-		ended = window(&a, pidfd, o->duration, &open_mask);
-	}
+	ended = window(&a, pidfd, o->duration);
 	res->window = seconds_since(&t_on);
+	ending = 1;
 	if (!ended) {
 		int r = switch_off(&a, tgt->comm, &res->wrote);
 
@@ -1831,16 +2170,15 @@ out:
 	release_all(&a);
 	cp_unwinder__free(a.u);
 	remove_copy(&a);
-	/* A Ctrl-C that came while the threads were ours was for the window: taken. */
+	/* A Ctrl-C that came after our last wait was for this attach: taken. */
 	{
 		struct timespec zero = { 0, 0 };
 
 		while (sigtimedwait(&block, NULL, &zero) > 0)
 			;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(handled); i++)
+		sigaction(handled[i], &old_sa[i], NULL);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (pidfd >= 0)
 		close(pidfd);
