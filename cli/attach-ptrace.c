@@ -48,9 +48,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -81,12 +83,15 @@
 struct mapping {
 	uint64_t start, end, pgoff;
 	char perms[5];
-	unsigned long inode;
-	char *path; /* NULL for anonymous memory */
+	unsigned long dev, inode; /* the mapped file (makedev), its inode */
+	char *path; /* NULL for anonymous memory; as the process sees it */
+	char *file; /* what callprof opens to read it (see read_maps) */
 };
 
 struct module {
-	char *path;
+	char *path;   /* as the process sees it */
+	char *file;   /* what callprof opens to read it */
+	unsigned long dev, inode;
 	uint64_t bias, lo, hi;	    /* load bias; the range its mappings cover */
 	uint64_t slots[2][MAX_SLOTS]; /* GOT slots of enter [0] and exit [1], process addresses */
 	int nslots[2];
@@ -134,9 +139,14 @@ struct attach {
 	struct cp_elf_tls_reloc tls[16];
 	int ntls;
 	uint64_t area;		 /* the seed area in the process */
-	char *dir;		 /* our temporary directory */
-	char *copy;		 /* the runtime copy in it */
-	char *log;		 /* the runtime's warnings */
+	char *copy;		 /* the runtime copy, as the process names it (/proc/OURPID/fd/N) */
+	int copy_fd;		 /* the copy (a memfd of ours) */
+	unsigned long copy_dev, copy_ino; /* its inode: how its mappings are told */
+	char *log;		 /* the runtime's warnings: its name for the process */
+	int log_fd;
+	char *status;		 /* why no profile was written ("write ERRNO", ...) */
+	int status_fd;
+	int write_errno;	 /* the stop could not write the profile: why */
 	const char *out;	 /* the profile's path */
 	unsigned open_seeded;
 	uint32_t nseeded;	 /* entries of the seed area's thread table */
@@ -250,12 +260,21 @@ static uint64_t mem_u64(struct attach *a, uint64_t addr)
 
 static void free_maps(struct attach *a)
 {
-	for (size_t i = 0; i < a->nmaps; i++)
+	for (size_t i = 0; i < a->nmaps; i++) {
 		free(a->maps[i].path);
+		free(a->maps[i].file);
+	}
 	FREE_AND_NULL(a->maps);
 	a->nmaps = 0;
 }
 
+/*
+ * The process's mappings.  Its files are read as it sees them: through
+ * its root (/proc/PID/root: another mount namespace, a chroot), a file
+ * replaced or deleted since it was mapped through map_files (the mapped
+ * inode itself; root only), and our runtime copy through our own
+ * descriptor.
+ */
 static int read_maps(struct attach *a)
 {
 	char path[64], line[PATH_MAX + 128];
@@ -269,16 +288,28 @@ static int read_maps(struct attach *a)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		struct mapping m = { 0 };
+		unsigned maj = 0, min = 0;
 		int off = 0;
+		size_t len;
 		char *p;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %*s %lu %n", &m.start, &m.end,
-			   m.perms, &m.pgoff, &m.inode, &off) < 5)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %lu %n", &m.start,
+			   &m.end, m.perms, &m.pgoff, &maj, &min, &m.inode, &off) < 7)
 			continue;
+		m.dev = makedev(maj, min);
 		p = line + off;
 		p[strcspn(p, "\n")] = '\0';
-		if (*p == '/')
+		if (*p == '/') {
 			m.path = xstrdup(p);
+			len = strlen(p);
+			if (a->copy_ino && m.inode == a->copy_ino && m.dev == a->copy_dev)
+				m.file = xstrfmt("/proc/self/fd/%d", a->copy_fd);
+			else if (len > 10 && !strcmp(p + len - 10, " (deleted)"))
+				m.file = xstrfmt("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)a->pid,
+						 m.start, m.end);
+			else
+				m.file = xstrfmt("/proc/%d/root%s", (int)a->pid, p);
+		}
 		ALLOC_GROW(a->maps, a->nmaps + 1, alloc);
 		a->maps[a->nmaps++] = m;
 	}
@@ -298,6 +329,7 @@ static void free_modules(struct attach *a)
 {
 	for (size_t i = 0; i < a->nmods; i++) {
 		free(a->mods[i].path);
+		free(a->mods[i].file);
 		free(a->mods[i].fns);
 	}
 	FREE_AND_NULL(a->mods);
@@ -340,24 +372,28 @@ static int read_modules(struct attach *a)
 
 		if (!mp->path)
 			continue;
+		/* One module a file: the same inode (copies of one name are not one module). */
 		for (j = 0; j < a->nmods; j++)
-			if (!strcmp(a->mods[j].path, mp->path))
+			if (a->mods[j].inode == mp->inode && a->mods[j].dev == mp->dev)
 				break;
 		if (j < a->nmods) {
 			if (mp->end > a->mods[j].hi)
 				a->mods[j].hi = mp->end;
 			continue;
 		}
-		if (cp_elf_info__read(mp->path, &info) ||
+		if (cp_elf_info__read(mp->file, &info) ||
 		    cp_load_bias(info.segs, info.nsegs, mp->start, mp->pgoff, &m.bias)) {
 			cp_elf_info__release(&info);
 			continue;
 		}
 		cp_elf_info__release(&info);
-		e = cp_elf__open(mp->path, NULL);
+		e = cp_elf__open(mp->file, NULL);
 		if (!e)
 			continue;
 		m.path = xstrdup(mp->path);
+		m.file = xstrdup(mp->file);
+		m.dev = mp->dev;
+		m.inode = mp->inode;
 		m.lo = mp->start;
 		m.hi = mp->end;
 		for (int k = 0; k < 2; k++) {
@@ -371,7 +407,7 @@ static int read_modules(struct attach *a)
 		cp_elf__for_each_function(e, add_fn, &m);
 		qsort(m.fns, m.nfns, sizeof(*m.fns), cmp_fn);
 		cp_elf__close(e);
-		m.runtime = a->copy && !strcmp(m.path, a->copy);
+		m.runtime = a->copy_ino && m.inode == a->copy_ino && m.dev == a->copy_dev;
 		{
 			static size_t alloc;
 
@@ -416,37 +452,41 @@ static int fn_of(struct attach *a, uint64_t addr, uint64_t *lo, uint64_t *hi)
 	return 0;
 }
 
-/* A symbol of the module at path (as mapped), in the process; 0 if none. */
-static uint64_t module_symbol(struct attach *a, const char *path, const char *name, uint64_t *entry)
+/* A symbol of module m, in the process; 0 if none. */
+static uint64_t module_symbol(struct module *m, const char *name, uint64_t *entry)
 {
-	struct cp_elf *e;
+	struct cp_elf *e = m ? cp_elf__open(m->file, NULL) : NULL;
 	uint64_t v = 0, ent = 0;
 
-	for (size_t i = 0; i < a->nmods; i++) {
-		if (strcmp(a->mods[i].path, path))
-			continue;
-		e = cp_elf__open(path, NULL);
-		if (!e)
-			return 0;
-		if (cp_elf__dynsym(e, name, &v, &ent)) {
-			cp_elf__close(e);
-			return 0;
-		}
+	if (!e)
+		return 0;
+	if (cp_elf__dynsym(e, name, &v, &ent)) {
 		cp_elf__close(e);
-		if (entry)
-			*entry = ent + a->mods[i].bias;
-		return v + a->mods[i].bias;
+		return 0;
 	}
-	return 0;
+	cp_elf__close(e);
+	if (entry)
+		*entry = ent + m->bias;
+	return v + m->bias;
 }
 
-static const char *libc_path(struct attach *a)
+/* Our runtime copy, as loaded; NULL if it is not. */
+static struct module *runtime_module(struct attach *a)
+{
+	for (size_t i = 0; i < a->nmods; i++)
+		if (a->mods[i].runtime)
+			return &a->mods[i];
+	return NULL;
+}
+
+/* The C library (libc.so.N), or NULL. */
+static struct module *libc_module(struct attach *a)
 {
 	for (size_t i = 0; i < a->nmods; i++) {
 		const char *b = strrchr(a->mods[i].path, '/');
 
 		if (b && !strncmp(b + 1, "libc.so.", 8))
-			return a->mods[i].path;
+			return &a->mods[i];
 	}
 	return NULL;
 }
@@ -663,8 +703,33 @@ static int wait_stop(struct thread *t)
 }
 
 /* A signal of the program's that came while the thread was ours: delivered when let go. */
+static pid_t traced_pid; /* the process attached to (for keep_signal) */
+
+/*
+ * Does the process ignore sig now (SigIgn)?  The kernel discards such a
+ * signal, but not for a thread we trace: we see it, and must drop it too.
+ * The runtime ignores SIGXFSZ and SIGPIPE around its writes, for one.
+ */
+static int ignored(int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)traced_pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigIgn: %llx", &mask) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
+}
+
 static void keep_signal(struct thread *t, int sig)
 {
+	if (sig <= 0 || ignored(sig))
+		return;
 	for (int i = 0; i < t->nsigs; i++)
 		if (t->sigs[i] == sig)
 			return; /* as the kernel does: one of each standard signal pends */
@@ -1111,35 +1176,59 @@ static int borrow_tls(struct attach *a, const char *runtime, int fd)
 	return 0;
 }
 
+/*
+ * A file of ours the process opens by name: a memfd, which the process
+ * reaches as /proc/OURPID/fd/N (*path).  Nothing of it is on disk, so
+ * nothing is left behind whenever callprof ends, SIGKILL included; what
+ * the process mapped stays mapped.  -1 if none can be made.
+ */
+static int tool_file(const char *name, unsigned flags, char **path)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | flags);
+
+	if (fd < 0 && errno == EINVAL && flags)
+		fd = memfd_create(name, MFD_CLOEXEC); /* MFD_EXEC: Linux 6.3 */
+	if (fd >= 0)
+		*path = xstrfmt("/proc/%d/fd/%d", (int)getpid(), fd);
+	return fd;
+}
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x10U
+#endif
+
+/*
+ * The runtime copy the process loads (a->copy: its name for it), the
+ * log its runtime writes its warnings to (a->log) and the status file
+ * where it says why a profile was not written (a->status).
+ */
 static int make_copy(struct attach *a, const char *runtime)
 {
-	char tmpl[] = "/tmp/callprof-attach.XXXXXX";
 	const char *base = strrchr(runtime, '/');
 	struct cp_elf_info info = { 0 };
 	struct cp_elf *e;
+	struct stat st;
 	uint64_t v = 0, off = 0;
 	int in, outfd, found = 0;
-	char buf[65536];
+	char buf[65536], *name;
 	ssize_t n;
 
-	if (!mkdtemp(tmpl))
-		return cp_error("attach: cannot make a directory in /tmp: %s", strerror(errno));
-	a->dir = xstrdup(tmpl);
 	/* "libcallprof-cpu.so" -> "callprof-attach-cpu.so": never taken for record's runtime */
 	base = base ? base + 1 : runtime;
 	if (!strncmp(base, "libcallprof", 11))
 		base += 11;
-	a->copy = xstrfmt("%s/callprof-attach%s%s", a->dir, *base == '-' ? "" : "-", base);
-	a->log = xstrfmt("%s/log", a->dir);
+	name = xstrfmt("callprof-attach%s%s", *base == '-' ? "" : "-", base);
+	a->copy_fd = outfd = tool_file(name, MFD_EXEC, &a->copy);
+	free(name);
+	a->log_fd = tool_file("callprof-attach-log", 0, &a->log);
+	a->status_fd = tool_file("callprof-attach-status", 0, &a->status);
+	if (outfd < 0 || a->log_fd < 0 || a->status_fd < 0 || fstat(outfd, &st))
+		return cp_error("attach: cannot make a memory file (memfd_create): %s", strerror(errno));
+	a->copy_dev = st.st_dev;
+	a->copy_ino = st.st_ino;
 	in = open(runtime, O_RDONLY | O_CLOEXEC);
-	outfd = open(a->copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0500);
-	if (in < 0 || outfd < 0) {
-		if (in >= 0)
-			close(in);
-		if (outfd >= 0)
-			close(outfd);
-		return cp_error("attach: cannot copy %s: %s", runtime, strerror(errno));
-	}
+	if (in < 0)
+		return cp_error("attach: cannot read %s: %s", runtime, strerror(errno));
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(outfd, buf, (size_t)n) != n)
 			n = -1;
@@ -1156,23 +1245,23 @@ static int make_copy(struct attach *a, const char *runtime)
 	cp_elf__close(e);
 	cp_elf_info__release(&info);
 	if (n < 0 || !found || pwrite(outfd, "1", 1, (off_t)(off + 15)) != 1 ||
-	    (a->tls_base && borrow_tls(a, runtime, outfd))) {
-		close(outfd);
+	    (a->tls_base && borrow_tls(a, runtime, outfd)))
 		return cp_error("attach: cannot prepare a copy of %s", runtime);
-	}
-	close(outfd);
-	close(open(a->log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
 	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 static void remove_copy(struct attach *a)
 {
-	if (a->copy)
-		unlink(a->copy);
-	if (a->log)
-		unlink(a->log);
-	if (a->dir)
-		rmdir(a->dir);
+	close_fd(&a->copy_fd);
+	close_fd(&a->log_fd);
+	close_fd(&a->status_fd);
 }
 
 static char *read_string(struct attach *a, uint64_t addr)
@@ -1190,7 +1279,7 @@ static char *read_string(struct attach *a, uint64_t addr)
 }
 
 /* The settings block: "NAME=VALUE\0"... */
-static char *env_block(const struct cp_attach_opts *o, const char *log, size_t *len)
+static char *env_block(const struct cp_attach_opts *o, const struct attach *a, size_t *len)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -1198,7 +1287,9 @@ static char *env_block(const struct cp_attach_opts *o, const char *log, size_t *
 		strbuf_addstr(&sb, *e);
 		strbuf_addch(&sb, '\0');
 	}
-	strbuf_addf(&sb, "CALLPROF_ATTACH_LOG=%s", log);
+	strbuf_addf(&sb, "CALLPROF_ATTACH_LOG=%s", a->log);
+	strbuf_addch(&sb, '\0');
+	strbuf_addf(&sb, "CALLPROF_STATUS=%s", a->status);
 	strbuf_addch(&sb, '\0');
 	*len = sb.len;
 	return strbuf_detach(&sb, NULL);
@@ -1225,7 +1316,7 @@ static int64_t find_donor(struct attach *a, const char *runtime, uint64_t *size)
 	for (size_t i = 0; i < a->nmaps && !fn; i++) {
 		const struct mapping *m = &a->maps[i];
 
-		if (!m->path || m->pgoff || !strstr(m->path, "/callprof-attach") ||
+		if (!m->path || m->pgoff || !strstr(m->path, "callprof-attach") ||
 		    mem_read(a, m->start, mem, sizeof(mem)))
 			continue;
 		for (size_t k = 0; k < ARRAY_SIZE(libs) && !fn; k++) {
@@ -1266,6 +1357,7 @@ static void zero_tls(struct attach *a, struct thread *t)
 static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const char *comm)
 {
 	struct thread *t = NULL;
+	struct module *rt;
 	uint64_t ret = 0, args[2];
 	char *block;
 	size_t len;
@@ -1331,12 +1423,12 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 				err == -ESRCH ? "ended" : err == -EFAULT ? "faulted in callprof's call "
 				"(its state may be inconsistent)" : "could not be made to call dlopen");
 	}
-	if (read_modules(a) ||
-	    !(a->rt_start = module_symbol(a, a->copy, "callprof_attach_start", NULL)) ||
-	    !(a->rt_stop = module_symbol(a, a->copy, "callprof_attach_stop", NULL)) ||
-	    !(a->rt_release = module_symbol(a, a->copy, "callprof_attach_release", NULL)) ||
-	    !(a->rt_hook[0] = module_symbol(a, a->copy, "__cyg_profile_func_enter", NULL)) ||
-	    !(a->rt_hook[1] = module_symbol(a, a->copy, "__cyg_profile_func_exit", NULL))) {
+	if (read_modules(a) || !(rt = runtime_module(a)) ||
+	    !(a->rt_start = module_symbol(rt, "callprof_attach_start", NULL)) ||
+	    !(a->rt_stop = module_symbol(rt, "callprof_attach_stop", NULL)) ||
+	    !(a->rt_release = module_symbol(rt, "callprof_attach_release", NULL)) ||
+	    !(a->rt_hook[0] = module_symbol(rt, "__cyg_profile_func_enter", NULL)) ||
+	    !(a->rt_hook[1] = module_symbol(rt, "__cyg_profile_func_exit", NULL))) {
 		release_all(a);
 		return cp_error("attach: process %d (%s) loaded %s, but its symbols cannot be found",
 				(int)a->pid, comm, a->copy);
@@ -1354,14 +1446,14 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	for (size_t i = 0; i < a->nmaps; i++) {
 		const struct mapping *m = &a->maps[i];
 
-		if (m->path && !strcmp(m->path, a->copy) && m->perms[2] == 'x') {
+		if (m->inode == a->copy_ino && m->dev == a->copy_dev && m->perms[2] == 'x') {
 			if (!a->rt_text_lo || m->start < a->rt_text_lo)
 				a->rt_text_lo = m->start;
 			if (m->end > a->rt_text_hi)
 				a->rt_text_hi = m->end;
 		}
 	}
-	block = env_block(o, a->log, &len);
+	block = env_block(o, a, &len);
 	args[0] = ~0ull;
 	args[1] = len;
 	err = call(a, t, a->rt_start, args, 2, block, len, &ret);
@@ -1658,7 +1750,7 @@ static int refuse_foreign(pid_t pid, const char *comm, const char *path)
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	if (!strncmp(base, "callprof-attach", 15))
+	if (strstr(base, "callprof-attach"))
 		return cp_error("attach: process %d (%s) is being recorded by another callprof attach "
 				"(or by one that was killed: it then records until it ends)", (int)pid, comm);
 	if (!strncmp(base, "libcallprof", 11))
@@ -1921,6 +2013,10 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 		return cp_error("attach: process %d (%s) did not return from writing its profile",
 				(int)a->pid, comm);
 	*wrote = (int64_t)ret > 0;
+	if ((int64_t)ret < 0 && (int64_t)ret > -4096 && (int64_t)ret != -ESRCH) {
+		*wrote = 1; /* it ran code, and could not write it: cmd_attach says why */
+		a->write_errno = (int)-(int64_t)ret;
+	}
 	/* The threads the stop gave a tree: their seeds were taken by it, not by a hook. */
 	for (uint32_t i = 0; i < a->nseeded; i++) {
 		uint32_t taken = 0;
@@ -2017,29 +2113,80 @@ static int window(struct attach *a, int pidfd, double duration)
 	return 0;
 }
 
-/* The process ended in the window: wait (a while) for its profile, written at exit or by its watcher. */
-static int wait_profile(const char *out, const struct timespec *since)
+/*
+ * What the process (or its watcher) said of its profile in the status
+ * file: "write ERRNO" (it could not write it), "empty 0" (no instrumented
+ * code ran), "watch ERRNO" and "rights 0" (its watcher could not write
+ * it, or would not); into res.  Whether anything was said.
+ */
+static int read_status(struct attach *a, struct cp_attach_result *res)
 {
-	for (int i = 0; i < 200; i++) {
-		struct stat st;
-		struct timespec ms = { 0, 50000000 };
+	char buf[512], what[16];
+	ssize_t n = a->status_fd >= 0 ? pread(a->status_fd, buf, sizeof(buf) - 1, 0) : -1;
+	int said = 0;
 
-		if (!stat(out, &st) && (st.st_mtim.tv_sec > since->tv_sec ||
-					(st.st_mtim.tv_sec == since->tv_sec &&
-					 st.st_mtim.tv_nsec >= since->tv_nsec)))
-			return 1;
-		nanosleep(&ms, NULL);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (char *p = buf; *p;) {
+		char *nl = strchr(p, '\n');
+		int e = 0;
+
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (sscanf(p, "%15s %d", what, &e) == 2) {
+			said = 1;
+			if (!strcmp(what, "write"))
+				res->write_errno = e ? e : EIO;
+			else if (!strcmp(what, "watch"))
+				res->watch_errno = e ? e : EIO;
+			else if (!strcmp(what, "rights"))
+				res->rights = 1;
+			else if (!strcmp(what, "empty"))
+				res->empty = 1;
+		}
+		p = nl + 1;
 	}
-	return 0;
+	return said;
 }
 
-static void print_log(struct attach *a)
+/*
+ * The process ended in the window: wait (at most 10 s) for its profile,
+ * written at its exit or by its watcher, or for word that there is none.
+ */
+static void wait_profile(struct attach *a, const char *out, const struct timespec *since,
+			 struct cp_attach_result *res)
 {
-	FILE *f = a->log ? fopen(a->log, "re") : NULL;
+	phase(10000);
+	do {
+		struct stat st;
+
+		if (read_status(a, res))
+			return;
+		if (!stat(out, &st) && (st.st_mtim.tv_sec > since->tv_sec ||
+					(st.st_mtim.tv_sec == since->tv_sec &&
+					 st.st_mtim.tv_nsec >= since->tv_nsec))) {
+			res->ran = 1;
+			return;
+		}
+	} while (!nap(50000000));
+}
+
+/*
+ * The runtime's warnings, each as "callprof: process PID: ...".  A failed
+ * write of the profile (write_failed) is said once, by cmd_attach's error.
+ */
+static void print_log(struct attach *a, int write_failed)
+{
+	FILE *f = a->log_fd >= 0 ? fdopen(dup(a->log_fd), "r") : NULL;
 	char line[1024];
 
 	while (f && fgets(line, sizeof(line), f)) {
 		const char *msg = strncmp(line, "callprof: ", 10) ? line : line + 10;
+
+		if (write_failed && !strncmp(msg, "cannot write profile '", 22))
+			continue;
 
 		fprintf(stderr, "callprof: process %d: %s", (int)a->pid, msg);
 	}
@@ -2062,12 +2209,13 @@ static int process_stopped(pid_t pid)
 int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_opts *o,
 		   struct cp_attach_result *res)
 {
-	struct attach a = { .pid = tgt->pid, .comm = tgt->comm, .out = o->out, .mem = -1 };
+	struct attach a = { .pid = tgt->pid, .comm = tgt->comm, .out = o->out, .mem = -1,
+			    .copy_fd = -1, .log_fd = -1, .status_fd = -1 };
 	static const int handled[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD };
 	struct sigaction sa, old_sa[ARRAY_SIZE(handled)];
 	sigset_t block, old_mask;
 	struct timespec t_on, t_real;
-	const char *libc;
+	struct module *libc;
 	char path[64];
 	int pidfd = -1, ret = -1, ended;
 
@@ -2079,22 +2227,20 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	a.mem = open(path, O_RDWR | O_CLOEXEC);
 	if (a.mem < 0)
 		return cp_error("attach: cannot open %s: %s", path, strerror(errno));
-	if (read_modules(&a) || !(libc = libc_path(&a))) {
+	if (read_modules(&a) || !(libc = libc_module(&a))) {
 		close(a.mem);
 		return cp_error("attach: process %d (%s) has no C library mapped", (int)a.pid, tgt->comm);
 	}
-	for (size_t i = 0; i < a.nmods; i++)
-		if (!strcmp(a.mods[i].path, libc))
-			a.libc_bias = a.mods[i].bias;
-	a.libc_hook = module_symbol(&a, libc, "__cyg_profile_func_enter", &a.libc_sym[0]);
-	if (module_symbol(&a, libc, "__cyg_profile_func_exit", &a.libc_sym[1]) != a.libc_hook)
+	a.libc_bias = libc->bias;
+	a.libc_hook = module_symbol(libc, "__cyg_profile_func_enter", &a.libc_sym[0]);
+	if (module_symbol(libc, "__cyg_profile_func_exit", &a.libc_sym[1]) != a.libc_hook)
 		a.libc_sym[1] = 0;
-	a.dlopen_fn = module_symbol(&a, libc, "dlopen", NULL);
-	a.dlerror_fn = module_symbol(&a, libc, "dlerror", NULL);
+	a.dlopen_fn = module_symbol(libc, "dlopen", NULL);
+	a.dlerror_fn = module_symbol(libc, "dlerror", NULL);
 	if (!a.libc_hook || !a.dlopen_fn) {
 		close(a.mem);
 		return cp_error("attach: the C library of process %d (%s), %s, has no %s", (int)a.pid,
-				tgt->comm, libc, a.libc_hook ? "dlopen (glibc 2.34 or later is needed)"
+				tgt->comm, libc->path, a.libc_hook ? "dlopen (glibc 2.34 or later is needed)"
 							     : "__cyg_profile_func_enter");
 	}
 	for (int k = 0; k < 2; k++) {
@@ -2132,6 +2278,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	stop_signal = 0;
 	gave_up = GAVE_NOT;
 	ending = 0;
+	traced_pid = a.pid;
 
 	if (load_runtime(&a, o, tgt->comm))
 		goto out;
@@ -2153,7 +2300,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	res->window = seconds_since(&t_on);
 	ending = 1;
 	if (!ended) {
-		int r = switch_off(&a, tgt->comm, &res->wrote);
+		int r = switch_off(&a, tgt->comm, &res->ran);
 
 		if (r < 0)
 			goto out;
@@ -2162,11 +2309,15 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	}
 	if (ended) {
 		res->ended = 1;
-		res->wrote = wait_profile(o->out, &t_real);
+		wait_profile(&a, o->out, &t_real, res);
+	} else {
+		read_status(&a, res);
+		if (a.write_errno)
+			res->write_errno = a.write_errno;
 	}
 	ret = 0;
 out:
-	print_log(&a);
+	print_log(&a, res->write_errno);
 	release_all(&a);
 	cp_unwinder__free(a.u);
 	remove_copy(&a);
@@ -2186,8 +2337,8 @@ out:
 	free_modules(&a);
 	free_maps(&a);
 	free(a.th);
-	free(a.dir);
 	free(a.copy);
 	free(a.log);
+	free(a.status);
 	return ret;
 }

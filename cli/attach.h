@@ -49,7 +49,12 @@ struct cp_attach_result {
 	unsigned open;	     /* instrumented calls open at attach, seeded */
 	unsigned still;	     /* threads with calls open at attach that ran no hook in the
 			      * window: in the profile with those calls, as the stop made them */
-	int wrote;	     /* the profile was written (by the process or its watcher) */
+	int ran;	     /* instrumented code ran: the process wrote, or tried to write,
+			      * a profile (the stop said so, or a file came after its end) */
+	int empty;	     /* the process said it ran no instrumented code */
+	int write_errno;     /* the process could not write its profile: why */
+	int watch_errno;     /* its watcher could not write it: why */
+	int rights;	     /* its watcher could not tell its rights, and wrote nothing */
 	double held_on;	     /* seconds every thread was stopped at the switch-on */
 };
 

@@ -561,7 +561,8 @@ CP_HIDDEN void cp_signals__init(void);
 CP_HIDDEN int cp_session__init(void);
 CP_HIDDEN int cp_session__ran_code(void);
 CP_HIDDEN void cp_session__before_exec(unsigned n);
-CP_HIDDEN void cp_session__finish(int dying);
+/* Write the profile once (see session.c): 0, or the write's -errno. */
+CP_HIDDEN int cp_session__finish(int dying);
 CP_HIDDEN void cp_warn_once(const char *msg);
 CP_HIDDEN void cp_warn(const char *msg);
 

@@ -66,6 +66,8 @@ static void resolve_out_base(void)
  * stderr), "watch" (the watcher, which has no stderr, could not write it),
  * "rights" (the watcher could not tell the program's credentials: it wrote
  * nothing).  Opened without O_CREAT: it is record's file or nothing.
+ * `callprof attach` passes one too: a descriptor of its own, named
+ * /proc/PID/fd/N, so that nothing of it stays on disk.
  */
 static void read_status_path(void)
 {
@@ -80,7 +82,9 @@ int cp_status__open(void)
 {
 	if (!cp_session.status[0] || !cp_session.owns_out)
 		return -1;
-	return open(cp_session.status, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* callprof attach names a descriptor of its own (/proc/PID/fd/N): a link to follow */
+	return open(cp_session.status, O_WRONLY | O_APPEND | (cp_attach.on ? 0 : O_NOFOLLOW) |
+					       O_CLOEXEC | O_NOCTTY);
 }
 
 void cp_status__failed(int fd, const char *what, int err)
@@ -417,10 +421,10 @@ void cp_session__before_exec(unsigned n)
  * is still writing (two threads crashing at once) waits for it, for a
  * bounded time, so the process does not die under a half-written file.
  */
-void cp_session__finish(int dying)
+int cp_session__finish(int dying)
 {
 	int saved_errno = errno;
-	int expected = CP_STATE_ON;
+	int expected = CP_STATE_ON, ret = 0;
 
 	if (getpid() != cp_session.pid)
 		goto out; /* a vfork child: the memory is its parent's */
@@ -429,7 +433,7 @@ void cp_session__finish(int dying)
 		if (!cp_session__ran_code())
 			cp_status__failed(-2, "empty", 0);
 		else
-			cp_flush(cp_session.out, dying);
+			ret = cp_flush(cp_session.out, dying);
 		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
 	} else if (dying && expected == CP_STATE_DONE) {
 		struct timespec ms = { 0, 1000000 };
@@ -439,6 +443,7 @@ void cp_session__finish(int dying)
 	}
 out:
 	errno = saved_errno;
+	return ret;
 }
 
 __attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)

@@ -97,7 +97,7 @@ attach_bounded () {
 one_line () {
 	test "$(cat "$1.astatus")" = 1 &&
 	test_line_count = 1 "$1.aerr" &&
-	grep -E "^callprof: error: attach: $2" "$1.aerr"
+	grep -E "^callprof: error: (attach: )?$2" "$1.aerr"
 }
 
 test_expect_success 'setup' '
@@ -152,5 +152,51 @@ test_expect_success 'a thread held by another tracer: one line naming it, the ta
 	untouched $pid &&
 	busy_done traced
 '
+
+# A4: success is said only of a profile seen written: complete, and this
+# attach's (the process's pid, recording since the attach).
+test_expect_success 'a profile the process cannot write (a file size limit): one line, exit 1' '
+	start_busy fsize &&
+	prlimit --pid $pid --fsize=2048:unlimited &&
+	attach_bounded fsize 60 --duration 0.3 -o fsize.cprof $pid &&
+	one_line fsize "process $pid \(t-attach-busy\) could not write its profile to fsize.cprof: File too large" &&
+	test_path_is_missing fsize.cprof &&
+	busy_done fsize
+'
+
+test_expect_success 'a profile written is said so, and an older one kept as FILE.old' '
+	start_busy ok &&
+	echo old >ok.cprof &&
+	: >ok.cprof &&
+	attach_bounded ok 60 --duration 0.3 -o ok.cprof $pid &&
+	test "$(cat ok.astatus)" = 0 &&
+	grep "^callprof: moved the previous ok.cprof to ok.cprof.old\$" ok.aerr &&
+	grep "^callprof: attached to $pid (t-attach-busy) for .*; wrote ok.cprof\$" ok.aerr &&
+	test_path_is_file ok.cprof.old &&
+	callprof report ok.cprof >/dev/null &&
+	busy_done ok
+'
+
+if test "$(id -u)" = 0 && id -u nobody >/dev/null 2>&1; then
+	test_expect_success 'the process drops to another user in the window: it cannot write, said in one line' '
+		mkdir -p rootdir &&
+		chmod 755 rootdir &&
+		start_busy drop setuid "$(id -u nobody)" &&
+		{ attach_bounded drop 60 --duration 1.5 -o rootdir/drop.cprof $pid & } &&
+		apid=$! &&
+		i=0 &&
+		while ! grep -q callprof-attach /proc/$pid/maps && test $i -lt 500
+		do
+			sleep 0.02 && i=$((i + 1))
+		done &&
+		touch drop.stop.uid &&
+		wait $apid &&
+		one_line drop "process $pid \(t-attach-busy\) could not write its profile to rootdir/drop.cprof: Permission denied" &&
+		test_path_is_missing rootdir/drop.cprof &&
+		busy_done drop
+	'
+else
+	test_skip 'the process drops to another user in the window' 'not root'
+fi
 
 test_done
