@@ -158,8 +158,8 @@ static const char *group_name(unsigned gid, char *buf, size_t cap)
 	return buf;
 }
 
-/* Is CAP_SYS_PTRACE in our effective set (Yama's exception)? */
-static int may_ptrace_any(void)
+/* Is capability bit in our effective set? */
+static int has_capability(int bit)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -172,7 +172,13 @@ static int may_ptrace_any(void)
 	free(line);
 	if (f)
 		fclose(f);
-	return found && (eff >> CAP_SYS_PTRACE_BIT & 1);
+	return found && (eff >> bit & 1);
+}
+
+/* Is CAP_SYS_PTRACE in our effective set (Yama's exception)? */
+static int may_ptrace_any(void)
+{
+	return has_capability(CAP_SYS_PTRACE_BIT);
 }
 
 /* Is pid our descendant (Yama scope 1's rule)? */
@@ -575,6 +581,133 @@ out:
 	return ret;
 }
 
+/* How many threads of pid have not ended (not zombies). */
+static int live_threads(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		char state;
+		pid_t parent;
+		unsigned long flags;
+		long v = strtol(e->d_name, NULL, 10);
+
+		if (v > 0 && !read_stat((pid_t)v, &state, &parent, &flags) && state != 'Z' &&
+		    state != 'X')
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Is the namespace of kind ns ("pid", "mnt") of process pid ours?  1 yes, 0 no, -1 unknown. */
+static int same_namespace(pid_t pid, const char *ns)
+{
+	char mine[64], theirs[64], path[64];
+	ssize_t a, b;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
+	a = readlink(path, mine, sizeof(mine));
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, ns);
+	b = readlink(path, theirs, sizeof(theirs));
+	if (a <= 0 || b <= 0)
+		return -1;
+	return a == b && !memcmp(mine, theirs, (size_t)a);
+}
+
+/*
+ * The process opens what callprof gives it (the runtime copy, the
+ * filters, the log) as /proc/CALLPROFPID/fd/N: it must see callprof's
+ * pid, so it must be in callprof's PID namespace.
+ */
+static int check_namespace(const struct cp_attach_target *t)
+{
+	if (same_namespace(t->pid, "pid") == 0)
+		return cp_error("attach: process %d (%s) runs in another PID namespace (a "
+				"container): it cannot open what callprof gives it; run callprof "
+				"attach inside that namespace (e.g. in the container)", (int)t->pid,
+				t->comm);
+	return 0;
+}
+
+int cp_attach__check_output(const struct cp_attach_target *t, const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *there;
+	struct stat ours, theirs;
+	int ret = 0;
+
+	if (same_namespace(t->pid, "mnt") != 0) {
+		free(dir);
+		return 0;
+	}
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	there = xstrfmt("/proc/%d/root%s", (int)t->pid, dir);
+	if (stat(dir, &ours) || stat(there, &theirs) || ours.st_dev != theirs.st_dev ||
+	    ours.st_ino != theirs.st_ino)
+		ret = cp_error("attach: process %d (%s) runs in another mount namespace, where %s is "
+			       "not the directory callprof sees: give -o a directory the process "
+			       "shares with you (its writes would go elsewhere)", (int)t->pid, t->comm,
+			       dir);
+	free(there);
+	free(dir);
+	return ret;
+}
+
+/* The bit of CAP_SYS_ADMIN in our effective capabilities (PTRACE_SECCOMP_GET_FILTER). */
+#define CAP_SYS_ADMIN_BIT 21
+
+/*
+ * Seccomp: a filter may kill the process for a system call of callprof's
+ * runtime (perf_event_open, clone for its watcher, ...).  The engine reads
+ * the filters and judges them (attach-seccomp.c); that needs
+ * CAP_SYS_ADMIN.  Strict mode allows nothing the runtime does.
+ */
+static int check_seccomp(const struct cp_attach_target *t)
+{
+	char path[64], line[256];
+	struct dirent *e;
+	DIR *d;
+	int mode = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		long v = strtol(e->d_name, NULL, 10);
+		FILE *f;
+
+		if (v <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)t->pid, v);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			int m;
+
+			if (sscanf(line, "Seccomp: %d", &m) == 1 && m > mode)
+				mode = m;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	if (mode == 1)
+		return cp_error("attach: process %d (%s) runs in seccomp strict mode: any system call "
+				"of callprof's runtime would kill it", (int)t->pid, t->comm);
+	if (mode == 2 && !has_capability(CAP_SYS_ADMIN_BIT))
+		return cp_error("attach: process %d (%s) runs under a seccomp filter, which callprof "
+				"can read only with CAP_SYS_ADMIN (as root): without it, it cannot tell "
+				"whether the filter kills the process for a system call of callprof's "
+				"runtime; run the program under callprof record", (int)t->pid, t->comm);
+	return 0;
+}
+
 int cp_attach__check(pid_t pid, struct cp_attach_target *t)
 {
 	struct proc_facts pf = { 0 };
@@ -594,13 +727,14 @@ int cp_attach__check(pid_t pid, struct cp_attach_target *t)
 		return cp_error("attach: %d is a thread of process %d (%s): attach to %d", (int)pid,
 				(int)pf.tgid, leader, (int)pf.tgid);
 	}
-	if (pf.state == 'Z' || pf.state == 'X')
+	/* A leader that ended (pthread_exit) while its threads run is a zombie of a live process. */
+	if ((pf.state == 'Z' || pf.state == 'X') && !live_threads(pid))
 		return cp_error("attach: process %d (%s) has ended (a zombie its parent has not "
 				"reaped): nothing to attach to", (int)pid, t->comm);
 	if (pf.flags & PF_KTHREAD)
 		return cp_error("attach: process %d (%s) is a kernel thread: it runs no program to "
 				"attach to", (int)pid, t->comm);
-	if (check_owner(t, &pf) || check_tracing(t, &pf))
+	if (check_owner(t, &pf) || check_tracing(t, &pf) || check_namespace(t))
 		return -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
@@ -609,5 +743,5 @@ int cp_attach__check(pid_t pid, struct cp_attach_target *t)
 		return cp_error("attach: process %d (%s): cannot read %s: %s", (int)pid, t->comm,
 				path, strerror(errno));
 	t->exe[n] = '\0';
-	return check_program(t);
+	return check_program(t) || check_seccomp(t) ? -1 : 0;
 }

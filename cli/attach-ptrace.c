@@ -98,7 +98,20 @@ struct module {
 	struct fnsym { uint64_t lo, hi; } *fns; /* function symbols, sorted, process addresses */
 	size_t nfns;
 	int runtime; /* our copy of the runtime: never redirected */
+	uint64_t islots[11][4];	/* GOT slots of the interposed functions (see interposed[]) */
+	int nislots[11];
 };
+
+/*
+ * Functions the runtime must see called (runtime/interpose.c), whose GOT
+ * slots point at our copy's during the window: the ends without
+ * destructors (a fork child that ends with _exit writes its profile), and
+ * the exec family (the image writes its profile before it is replaced).
+ */
+static const char *const interposed[] = { "_exit", "_Exit", "abort", "execve", "execv", "execvp",
+					  "execvpe", "execl", "execlp", "execle", "fexecve" };
+#define NIPOSE 11
+_Static_assert(ARRAY_SIZE(interposed) == NIPOSE, "interposed[] and NIPOSE");
 
 struct thread {
 	pid_t tid;
@@ -128,8 +141,12 @@ struct attach {
 	uint64_t dlopen_fn, dlerror_fn;
 	uint64_t rt_hook[2];	 /* our copy's enter and exit */
 	uint64_t rt_start, rt_stop, rt_release;
+	uint64_t rt_ipose[NIPOSE];	 /* our copy's interposers */
+	struct ipose_slot { uint64_t at, old; int k; } *isaved; /* slots we pointed at them */
+	size_t nisaved, isaved_alloc;
 	uint64_t rt_text_lo, rt_text_hi; /* our copy's code */
 	int on;			 /* the hooks' slots point at our copy */
+	int execd;		 /* it ran another program: none of our addresses holds */
 	int released;		 /* its rings and trees were given back */
 	struct cp_unwinder *u;	 /* at the end: whose frames are in our code */
 	int stopped;		 /* the runtime wrote the profile and stopped */
@@ -403,6 +420,13 @@ static int read_modules(struct attach *a)
 
 			for (int s = 0; s < n; s++)
 				m.slots[k][m.nslots[k]++] = offs[s] + m.bias;
+		}
+		for (int k = 0; k < NIPOSE; k++) {
+			uint64_t offs[4];
+
+			m.nislots[k] = cp_elf__symbol_slots(e, interposed[k], offs, 4);
+			for (int s = 0; s < m.nislots[k]; s++)
+				m.islots[k][s] = offs[s] + m.bias;
 		}
 		cp_elf__for_each_function(e, add_fn, &m);
 		qsort(m.fns, m.nfns, sizeof(*m.fns), cmp_fn);
@@ -780,6 +804,8 @@ static void keep_syscall(struct attach *a, struct thread *t)
 	t->regs.rax = t->regs.orig_rax;
 	t->regs.rip -= 2;
 	t->dirty = 1;
+	/* Now, not when let go: a callprof killed meanwhile leaves it right too. */
+	ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
 }
 
 /*
@@ -998,6 +1024,9 @@ static void release(struct attach *a, struct thread *t)
 			t->last_stop = WSTOPSIG(st);
 			keep_signal(t, t->last_stop);
 		}
+		/* A system call its stop ended with EINTR is run again, as at any stop of ours. */
+		if (!get_regs(t))
+			keep_syscall(a, t);
 	}
 	if (t->dirty)
 		ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
@@ -1433,6 +1462,8 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 		return cp_error("attach: process %d (%s) loaded %s, but its symbols cannot be found",
 				(int)a->pid, comm, a->copy);
 	}
+	for (int k = 0; k < NIPOSE; k++)
+		a->rt_ipose[k] = module_symbol(rt, interposed[k], NULL);
 	if (a->tls_base) {
 		/* Point the copy's TLS references at the borrowed block; fresh for this thread. */
 		for (size_t i = 0; i < a->nmods; i++)
@@ -1733,12 +1764,22 @@ static const char *foreign_hooks(struct attach *a)
 		for (int k = 0; k < 2; k++)
 			for (int s = 0; s < m->nslots[k]; s++) {
 				uint64_t v = mem_u64(a, m->slots[k][s]);
+				const struct mapping *mp;
 				struct module *owner;
 
 				if (m->runtime || v == a->libc_hook || (v >= m->lo && v < m->hi))
 					continue;
 				owner = module_of(a, v);
-				return owner ? owner->path : "an unknown module";
+				if (owner)
+					return owner->path;
+				/*
+				 * Mapped since we read the maps (the first check runs
+				 * with the process running: another attach's copy,
+				 * loaded meanwhile): as the maps say now.
+				 */
+				if (!read_maps(a) && (mp = mapping_of(a, v)) && mp->path)
+					return mp->path;
+				return "an unknown module";
 			}
 	}
 	return NULL;
@@ -1797,6 +1838,41 @@ static void schedstat(pid_t pid, pid_t tid, uint64_t *run, uint64_t *delay)
 	fclose(f);
 }
 
+/*
+ * Point the slots of the interposed functions at our copy's (at the
+ * switch), each one's value kept; a slot that cannot be written stays
+ * as it was (the process then runs without that interposer).
+ */
+static void interpose(struct attach *a)
+{
+	for (size_t i = 0; i < a->nmods; i++) {
+		struct module *m = &a->mods[i];
+
+		for (int k = 0; k < NIPOSE && !m->runtime; k++)
+			for (int s = 0; s < m->nislots[k] && a->rt_ipose[k]; s++) {
+				uint64_t v = mem_u64(a, m->islots[k][s]);
+
+				if (v == a->rt_ipose[k] ||
+				    mem_write(a, m->islots[k][s], &a->rt_ipose[k], 8))
+					continue;
+				ALLOC_GROW(a->isaved, a->nisaved + 1, a->isaved_alloc);
+				a->isaved[a->nisaved++] = (struct ipose_slot){ m->islots[k][s], v, k };
+			}
+	}
+}
+
+/* Put back what interpose() changed, where it is still ours. */
+static void unpose(struct attach *a)
+{
+	for (size_t i = 0; i < a->nisaved; i++) {
+		const struct ipose_slot *p = &a->isaved[i];
+
+		if (mem_u64(a, p->at) == a->rt_ipose[p->k])
+			mem_write(a, p->at, &p->old, 8);
+	}
+	a->nisaved = 0;
+}
+
 static int switch_on(struct attach *a, const char *comm, struct cp_attach_result *res)
 {
 	struct seed_frame *frames = xcalloc(MAX_FRAMES, sizeof(*frames));
@@ -1821,6 +1897,14 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		free(frames);
 		return cp_error("attach: cannot read the modules of process %d (%s)", (int)a->pid, comm);
 	}
+	/* It ran another program since the load: nothing of what we know holds. */
+	if (!runtime_module(a)) {
+		release_all(a);
+		free(frames);
+		a->execd = 1;
+		return cp_error("attach: process %d (%s) ran another program (exec) as callprof "
+				"attached: nothing recorded", (int)a->pid, comm);
+	}
 	other = foreign_hooks(a);
 	if (other) {
 		release_all(a);
@@ -1829,7 +1913,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	}
 	u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
-		cp_unwinder__add_module(u, a->mods[i].path, a->mods[i].bias);
+		cp_unwinder__add_module(u, a->mods[i].file, a->mods[i].bias);
 	qsort(a->th, a->nth, sizeof(*a->th), cmp_tid);
 	for (size_t i = 0; i < a->nth && nseeded < maxth; i++) {
 		struct thread *t = &a->th[i];
@@ -1882,6 +1966,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		return cp_error("attach: cannot write the GOT of process %d (%s)", (int)a->pid, comm);
 	}
 	a->on = 1;
+	interpose(a);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	t0[0] = __rdtsc();
 	t0[1] = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
@@ -1968,7 +2053,8 @@ static struct thread *pick_caller(struct attach *a)
 
 /*
  * Restore the slots, write the profile, give back the rings and trees.
- * 0 (*wrote set), 1 when the process ended meanwhile, -1 on error.
+ * 0 (*wrote set), 1 when the process ended meanwhile, 2 when it ran
+ * another program (exec), -1 on error.
  */
 static int switch_off(struct attach *a, const char *comm, int *wrote)
 {
@@ -1988,13 +2074,27 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 				"the window could not be closed; it writes %s when it ends",
 				(int)a->pid, comm, a->out);
 	}
-	if (read_modules(a) || write_dynsym(a, a->libc_sym_old, 1) || redirect(a, a->rt_hook, libc, 1) < 0) {
+	if (read_modules(a)) {
+		release_all(a);
+		return cp_error("attach: cannot read the modules of process %d (%s)", (int)a->pid, comm);
+	}
+	/*
+	 * Our copy is not mapped: the process ran another program (exec),
+	 * whose memory holds nothing of ours.  The old image wrote its
+	 * profile as it was replaced (our execve), or its watcher writes it.
+	 */
+	if (!runtime_module(a)) {
+		release_all(a);
+		return 2;
+	}
+	if (write_dynsym(a, a->libc_sym_old, 1) || redirect(a, a->rt_hook, libc, 1) < 0) {
 		release_all(a);
 		return cp_error("attach: cannot restore the GOT of process %d (%s)", (int)a->pid, comm);
 	}
+	unpose(a);
 	a->u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
-		cp_unwinder__add_module(a->u, a->mods[i].path, a->mods[i].bias);
+		cp_unwinder__add_module(a->u, a->mods[i].file, a->mods[i].bias);
 	/* The profile is written while the others run: what it needs may be theirs. */
 	t = pick_caller(a);
 	for (size_t i = 0; i < a->nth; i++)
@@ -2076,6 +2176,8 @@ static void abandon(struct attach *a, const char *comm)
 {
 	int wrote = 0;
 
+	if (a->execd)
+		return;
 	ending = 1;
 	switch_off(a, comm, &wrote);
 }
@@ -2305,6 +2407,18 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		if (r < 0)
 			goto out;
 		ended = r == 1;
+		if (r == 2) {
+			/* Its profile was written before the exec, if at all: nothing to wait for. */
+			char exe[64];
+			ssize_t n;
+
+			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)a.pid);
+			n = readlink(exe, res->execd, sizeof(res->execd) - 1);
+			res->execd[n > 0 ? n : 0] = '\0';
+			if (!res->execd[0])
+				snprintf(res->execd, sizeof(res->execd), "another program");
+			res->ran = 1;
+		}
 		res->still = a.still;
 	}
 	if (ended) {

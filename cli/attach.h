@@ -33,6 +33,13 @@ struct cp_attach_target {
  */
 int cp_attach__check(pid_t pid, struct cp_attach_target *t);
 
+/*
+ * Will the profile the process writes at path (absolute) be where callprof
+ * finds it?  In another mount namespace the directory must be the same
+ * one.  0, or -1 after one line on stderr.
+ */
+int cp_attach__check_output(const struct cp_attach_target *t, const char *path);
+
 /* What `callprof attach` asks for. */
 struct cp_attach_opts {
 	const char *runtime;	   /* path of the mode's runtime library */
@@ -55,6 +62,7 @@ struct cp_attach_result {
 	int write_errno;     /* the process could not write its profile: why */
 	int watch_errno;     /* its watcher could not write it: why */
 	int rights;	     /* its watcher could not tell its rights, and wrote nothing */
+	char execd[PATH_MAX]; /* the program the process ran (exec) in the window, or "" */
 	double held_on;	     /* seconds every thread was stopped at the switch-on */
 };
 

@@ -222,6 +222,8 @@ int cmd_attach(int argc, const char **argv)
 	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
 		goto out;
 	outabs = absolute(out);
+	if (cp_attach__check_output(&t, outabs))
+		goto out;
 	if (mode == AT_CPU && cp_probe_cpu_sampling(hz ? hz : CPU_DEFAULT_HZ, !no_offcpu)) {
 		cp_warning("CPU-time sampling unavailable: timing each call with the clock instead "
 			   "(--time=clock: times include the hooks' cost)");
@@ -278,6 +280,19 @@ int cmd_attach(int argc, const char **argv)
 		goto out;
 	if (r.ended)
 		fprintf(stderr, "callprof: process %d (%s) ended during the window\n", (int)pid, t.comm);
+	if (r.execd[0]) {
+		struct stat st;
+
+		fprintf(stderr, "callprof: process %d (%s) ran %s (exec) in the window, which ended "
+			"the recording: the profile is that of the calls until then\n", (int)pid,
+			t.comm, r.execd);
+		if (!r.write_errno && lstat(outabs, &st)) {
+			cp_error("process %d (%s) wrote no profile before the exec (it did not go through "
+				 "the C library's exec functions); callprof's watcher writes it to %s "
+				 "when process %d ends", (int)pid, t.comm, out, (int)pid);
+			goto out;
+		}
+	}
 	if (r.write_errno) {
 		cp_error("process %d (%s) could not write its profile to %s: %s", (int)pid, t.comm,
 			 out, strerror(r.write_errno));

@@ -16,7 +16,11 @@
  *
  * The exec family replaces the image: its profile is written first (as
  * PATH.execN, see cp_session__before_exec), and the new image inherits
- * CALLPROF_EXEC_COUNT so that its own execs are numbered on.
+ * CALLPROF_EXEC_COUNT so that its own execs are numbered on.  Under
+ * `callprof attach` these, and _exit, _Exit and abort, are reached through
+ * the GOT slots the tool points at this copy during the window: the image
+ * writes PATH itself (its window ends with the exec) and the new image
+ * gets the environment the program passed.
  *
  * _exit, _Exit and abort end the process without running destructors:
  * the profile is written first (cp_session__finish; never in a vfork
@@ -326,6 +330,11 @@ static char **before_exec(char *const envp[])
 		cp_session.exec_pending = 1; /* the watcher has nothing to write from here on */
 		cp_session__before_exec(n);
 	}
+	/* Attached: the new image runs without callprof, in the environment it was given. */
+	if (cp_attach.on) {
+		errno = saved_errno;
+		return NULL;
+	}
 	snprintf(count_var, sizeof(count_var), EXEC_COUNT "%u", n);
 	while (envp && envp[nenv])
 		nenv++;
@@ -354,7 +363,12 @@ static int after_failed_exec(char **env)
 
 #define CP_INTERPOSE_EXEC __attribute__((visibility("default"), no_instrument_function))
 
-CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const envp[])
+/*
+ * The wrappers call these, not execve and execvpe by name: under callprof
+ * attach the runtime is no global symbol, and a call through our PLT would
+ * reach the C library's, skipping before_exec.
+ */
+static CP_NOINSTR int exec_ve(const char *path, char *const argv[], char *const envp[])
 {
 	char **env = before_exec(envp);
 	execve_fn next = CP_NEXT(real_execve, "execve");
@@ -363,13 +377,23 @@ CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const e
 	return after_failed_exec(env);
 }
 
-CP_INTERPOSE_EXEC int execvpe(const char *file, char *const argv[], char *const envp[])
+static CP_NOINSTR int exec_vpe(const char *file, char *const argv[], char *const envp[])
 {
 	char **env = before_exec(envp);
 	execve_fn next = CP_NEXT(real_execvpe, "execvpe");
 
 	next(file, argv, env ? env : envp);
 	return after_failed_exec(env);
+}
+
+CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_ve(path, argv, envp);
+}
+
+CP_INTERPOSE_EXEC int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_vpe(file, argv, envp);
 }
 
 CP_INTERPOSE_EXEC int fexecve(int fd, char *const argv[], char *const envp[])
@@ -383,12 +407,12 @@ CP_INTERPOSE_EXEC int fexecve(int fd, char *const argv[], char *const envp[])
 
 CP_INTERPOSE_EXEC int execv(const char *path, char *const argv[])
 {
-	return execve(path, argv, environ);
+	return exec_ve(path, argv, environ);
 }
 
 CP_INTERPOSE_EXEC int execvp(const char *file, char *const argv[])
 {
-	return execvpe(file, argv, environ);
+	return exec_vpe(file, argv, environ);
 }
 
 /* The list forms: gather the arguments, then as above. */
@@ -421,9 +445,9 @@ static int exec_list(const char *target, int search, int with_env, const char *a
 	if (!argv)
 		return errno = ENOMEM, -1;
 	if (search)
-		execvpe(target, argv, envp);
+		exec_vpe(target, argv, envp);
 	else
-		execve(target, argv, envp);
+		exec_ve(target, argv, envp);
 	return after_failed_exec(argv);
 }
 

@@ -393,7 +393,8 @@ int cp_session__ran_code(void)
  * The image is about to be replaced by exec: write what it recorded to
  * PATH.execN (N counts the execs of this process, carried to the new image
  * in CALLPROF_EXEC_COUNT by the exec wrappers), and keep recording in case
- * the exec fails.  The new image writes PATH at its exit as usual.
+ * the exec fails.  The new image writes PATH at its exit as usual.  An
+ * attached image writes PATH and finishes: the new one records nothing.
  */
 void cp_session__before_exec(unsigned n)
 {
@@ -402,6 +403,11 @@ void cp_session__before_exec(unsigned n)
 
 	if (cp_session.state != CP_STATE_ON || !cp_session__ran_code())
 		return;
+	/* Attached: the window ends here, and its profile is PATH (the new image writes none). */
+	if (cp_attach.on) {
+		cp_session__finish(0);
+		return;
+	}
 	memcpy(path, cp_session.out, len);
 	memcpy(path + len, ".exec", 5);
 	len += 5;

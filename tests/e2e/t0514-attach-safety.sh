@@ -31,14 +31,15 @@ list_started () {
 
 # start_busy NAME [OPTION...]: start t-attach-busy (its pid in $pid, its
 # output in NAME.out and NAME.err, its status in NAME.status when it ends),
-# and wait until it is set up.
+# and wait until it is set up.  $BUSY_PREFIX, if set, is a command that
+# runs it.
 start_busy () {
 	_n=$1
 	shift
 	rm -f "$_n.ready" "$_n.stop" "$_n.status" &&
 	{
 		(
-			./t-attach-busy "$_n.ready" "$_n.stop" "$@" >"$_n.out" 2>"$_n.err"
+			${BUSY_PREFIX:-} ./t-attach-busy "$_n.ready" "$_n.stop" "$@" >"$_n.out" 2>"$_n.err"
 			echo $? >"$_n.status"
 		) </dev/null >/dev/null 2>&1 &
 	} &&
@@ -197,6 +198,104 @@ if test "$(id -u)" = 0 && id -u nobody >/dev/null 2>&1; then
 	'
 else
 	test_skip 'the process drops to another user in the window' 'not root'
+fi
+
+# attach_window_bg NAME ARGS...: callprof attach ARGS (in cpu mode) in
+# the background (bounded to 60 s, its pid in $apid); returns once the
+# window is open: the target ($pid) has a thread's sampling ring mapped,
+# which its first hook in the window maps.
+attach_window_bg () {
+	_n=$1
+	shift
+	{ attach_bounded "$_n" 60 "$@" & } &&
+	apid=$! &&
+	_i=0 &&
+	while ! grep -q perf_event /proc/$pid/maps && test $_i -lt 1000
+	do
+		sleep 0.02 && _i=$((_i + 1))
+	done &&
+	grep -q perf_event /proc/$pid/maps
+}
+
+# A6: what happens in the window is said, and the process keeps its ways.
+test_expect_success 'a fork child that ends with _exit in the window writes its profile' '
+	start_busy forked fork-exit forked.go &&
+	attach_window_bg forked --duration 1.5 -o forked.cprof $pid &&
+	touch forked.go &&
+	wait_for forked.go.child &&
+	wait $apid &&
+	test "$(cat forked.astatus)" = 0 &&
+	child=$(cat forked.go.child) &&
+	callprof export -f folded -m calls forked.cprof.$child >child.folded &&
+	grep "compute;fib" child.folded &&
+	busy_done forked
+'
+
+test_expect_success 'exec in the window: said, the profile until the exec written, exit 0' '
+	start_busy execd exec execd.go &&
+	attach_window_bg execd --duration 2 -o execd.cprof $pid &&
+	touch execd.go &&
+	wait $apid &&
+	test "$(cat execd.astatus)" = 0 &&
+	grep "^callprof: process $pid (t-attach-busy) ran [^ ]* (exec) in the window, which ended the recording" execd.aerr &&
+	grep "; wrote execd.cprof\$" execd.aerr &&
+	callprof export -f folded -m calls execd.cprof | grep "compute;fib" &&
+	busy_done execd
+'
+
+test_expect_success 'a main thread held in vfork: attach gives up in bounded time, saying so' '
+	start_busy vforked vfork-wait vforked.go &&
+	attach_bounded vforked 60 --duration 0.5 -o vforked.cprof $pid &&
+	one_line vforked "process $pid \(t-attach-busy\): waited 3.0 s for thread $pid to stop \(it is in vfork: the kernel holds it until its child runs a program or ends\): every thread let go, attach again later" &&
+	test_path_is_missing vforked.cprof &&
+	touch vforked.go &&
+	untouched $pid &&
+	busy_done vforked
+'
+
+test_expect_success 'Ctrl-C while a thread is held in vfork: the attach ends at once, saying so' '
+	start_busy vfint vfork-wait vfint.go &&
+	{ attach_bounded vfint 60 --duration 0.5 -o vfint.cprof $pid & } &&
+	apid=$! &&
+	sleep 1 &&
+	kill -INT $(pgrep -P $apid) &&
+	wait $apid &&
+	one_line vfint "process $pid \(t-attach-busy\): callprof was asked to stop \(SIGINT\) while waiting for thread $pid to stop" &&
+	touch vfint.go &&
+	untouched $pid &&
+	busy_done vfint
+'
+
+if test "$(id -u)" = 0 && unshare --mount true 2>/dev/null; then
+	test_expect_success 'another mount namespace: its modules read there, the profile where both see it' '
+		build_workload_lib s-lib.c libslib.so &&
+		mkdir -p private &&
+		printf "%s\n" "mount -t tmpfs none \"\$PWD/private\" && cp libslib.so private/ && exec \"\$@\"" >in-mntns.sh &&
+		BUSY_PREFIX="unshare --mount sh ./in-mntns.sh" &&
+		start_busy mntns lib "$PWD/private/libslib.so" &&
+		unset BUSY_PREFIX &&
+		test_path_is_missing private/libslib.so &&
+		attach_bounded mntns 60 --duration 0.5 -o "$PWD/private/x.cprof" $pid &&
+		one_line mntns "process $pid \(t-attach-busy\) runs in another mount namespace, where $PWD/private is not the directory callprof sees" &&
+		attach_bounded mntns2 60 --duration 0.5 -o mntns.cprof $pid &&
+		test "$(cat mntns2.astatus)" = 0 &&
+		# the library is the namespace'"'"'s only (report cannot name its functions)
+		callprof export -f folded -m calls mntns.cprof 2>/dev/null >mntns.folded &&
+		grep "^computer;libslib.so+0x[0-9a-f]*;libslib.so+0x[0-9a-f]* [1-9]" mntns.folded &&
+		busy_done mntns
+	'
+	test_expect_success 'another PID namespace: refused in one line' '
+		rm -f pidns.ready pidns.stop &&
+		{ (unshare --pid --fork --mount-proc ./t-attach-busy "$PWD/pidns.ready" "$PWD/pidns.stop" >pidns.out 2>pidns.err; echo $? >pidns.status) & } &&
+		wait_for pidns.ready &&
+		pid=$(pgrep -f "^./t-attach-busy $PWD/pidns.ready") &&
+		list_started $pid &&
+		attach_bounded pidns 60 --duration 0.5 -o pidns.cprof $pid &&
+		one_line pidns "process $pid \(t-attach-busy\) runs in another PID namespace \(a container\)" &&
+		busy_done pidns
+	'
+else
+	test_skip 'other namespaces' 'not root, or unshare --mount fails here'
 fi
 
 test_done

@@ -21,6 +21,14 @@
  *   setuid UID        the process drops to user UID when the file STOP.uid exists
  *   vfork-wait FILE   the main thread vforks a child that waits for FILE,
  *                     then runs true(1)
+ *   lib LIB           dlopen LIB (s-lib.c) first; the computing thread calls
+ *                     its slib_compute(10) each round, which must give 29524
+ *   fork-exit FILE    when FILE exists, the main thread forks a child that
+ *                     computes and ends with _exit(0); its pid goes to
+ *                     FILE.child
+ *   exec FILE         when FILE exists, the main thread runs sh(1) by execlp,
+ *                     which prints the "done" line 4 s later (the output is
+ *                     the same)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -45,6 +53,7 @@
 
 volatile long sink;
 static volatile int stopping;
+static long (*slib_compute)(int);
 static volatile long anomalies;
 static volatile int ids_changing; /* setresuid signals every thread (glibc's SIGSETXID) */
 static int pipefd[2];
@@ -92,8 +101,11 @@ NOINLINE static void nap(long ns)
 
 static void *computer(void *arg)
 {
-	while (!stopping)
+	while (!stopping) {
 		compute();
+		if (slib_compute && slib_compute(10) != 29524)
+			anomaly("slib_compute(10) is wrong", 0);
+	}
 	return arg;
 }
 
@@ -182,9 +194,9 @@ int main(int argc, char **argv)
 	void *(*kinds[])(void *) = { computer, sleeper, reader, poller };
 	pthread_t th[8];
 	char tmp[4096], uidfile[4096];
-	const char *slow = NULL, *vfork_file = NULL;
+	const char *slow = NULL, *vfork_file = NULL, *fork_file = NULL, *exec_file = NULL;
 	long setuid_to = -1, written = 0;
-	int nth = 0, no_threads = 0;
+	int nth = 0, no_threads = 0, status;
 	double t0;
 	FILE *f;
 
@@ -202,6 +214,17 @@ int main(int argc, char **argv)
 			setuid_to = strtol(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "vfork-wait") && i + 1 < argc) {
 			vfork_file = argv[++i];
+		} else if (!strcmp(argv[i], "fork-exit") && i + 1 < argc) {
+			fork_file = argv[++i];
+		} else if (!strcmp(argv[i], "exec") && i + 1 < argc) {
+			exec_file = argv[++i];
+		} else if (!strcmp(argv[i], "lib") && i + 1 < argc) {
+			void *h = dlopen(argv[++i], RTLD_NOW);
+
+			if (!h || !(slib_compute = (long (*)(int))dlsym(h, "slib_compute"))) {
+				fprintf(stderr, "dlopen: %s\n", dlerror());
+				return 2;
+			}
 		} else {
 			fprintf(stderr, "unknown option %s\n", argv[i]);
 			return 2;
@@ -248,6 +271,31 @@ int main(int argc, char **argv)
 			}
 			waitpid(child, NULL, 0);
 			vfork_file = NULL;
+		}
+		if (fork_file && !access(fork_file, F_OK)) {
+			pid_t child = fork();
+
+			if (!child) {
+				for (int i = 0; i < 100; i++)
+					compute();
+				_exit(0);
+			}
+			snprintf(tmp, sizeof(tmp), "%s.child", fork_file);
+			f = fopen(tmp, "w");
+			if (!f || fprintf(f, "%d\n", (int)child) < 0 || fclose(f))
+				anomaly("cannot write the child's pid", errno);
+			if (waitpid(child, &status, 0) != child || status)
+				anomaly("the child did not end with status 0", status);
+			fork_file = NULL;
+		}
+		if (exec_file && !access(exec_file, F_OK)) {
+			char line[64];
+
+			snprintf(line, sizeof(line), "done threads=%d anomalies=%ld", nth + 1, anomalies);
+			fflush(stdout);
+			execlp("sh", "sh", "-c", "sleep 4; echo \"$0\"", line, (char *)NULL);
+			anomaly("execlp failed", errno);
+			exec_file = NULL;
 		}
 		if (nth > 2 && write(pipefd[1], &c, 1) == 1)
 			written++;
