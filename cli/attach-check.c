@@ -35,6 +35,10 @@
 #include "symbolize/elffile.h"
 #include "util/util.h"
 
+/* The process's /proc directory to read its memory, maps and files through (cp_attach__proc). */
+static char procbuf[64];
+#define PROC(pid) cp_attach__proc(pid, procbuf, sizeof(procbuf))
+
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
 #define CAP_SYS_PTRACE_BIT 19
 
@@ -322,7 +326,7 @@ static int check_tracing(const struct cp_attach_target *t, const struct proc_fac
 		}
 	}
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
+	snprintf(path, sizeof(path), "%s/mem", PROC(t->pid));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		err = errno;
@@ -376,7 +380,7 @@ static struct mapped *read_maps(pid_t pid, size_t *n)
 	FILE *f;
 
 	*n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "%s/maps", PROC(pid));
 	f = fopen(path, "re");
 	if (!f)
 		return NULL;
@@ -432,9 +436,10 @@ static struct cp_elf *open_module(pid_t pid, const struct mapped *m)
 	struct cp_elf *e;
 
 	if (m->deleted)
-		path = xstrfmt("/proc/%d/map_files/%lx-%lx", (int)pid, m->start, m->end);
+		path = xstrfmt("%s/map_files/%lx-%lx", PROC(pid),
+			       m->start, m->end);
 	else
-		path = xstrfmt("/proc/%d/root%s", (int)pid, m->path);
+		path = xstrfmt("%s/root%s", PROC(pid), m->path);
 	e = cp_elf__open(path, NULL);
 	free(path);
 	return e;
@@ -455,7 +460,7 @@ static int exe_class(pid_t pid, int *cls, unsigned *machine)
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	snprintf(path, sizeof(path), "%s/exe", PROC(pid));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -495,7 +500,7 @@ static int check_program(const struct cp_attach_target *t)
 				(int)t->pid, t->comm, machine);
 #endif
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+	snprintf(path, sizeof(path), "%s/exe", PROC(t->pid));
 	exe = cp_elf__open(path, &st);
 	if (!exe)
 		return cp_error("attach: process %d (%s): cannot read its program %s: %s",
@@ -606,6 +611,33 @@ static int live_threads(pid_t pid)
 	return n;
 }
 
+const char *cp_attach__proc(pid_t pid, char *buf, size_t size)
+{
+	char path[64], state;
+	struct dirent *e;
+	pid_t parent;
+	unsigned long flags;
+	DIR *d;
+
+	snprintf(buf, size, "/proc/%d", (int)pid);
+	if (read_stat(pid, &state, &parent, &flags) || (state != 'Z' && state != 'X'))
+		return buf;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		long v = strtol(e->d_name, NULL, 10);
+
+		if (v > 0 && !read_stat((pid_t)v, &state, &parent, &flags) && state != 'Z' &&
+		    state != 'X') {
+			snprintf(buf, size, "/proc/%d/task/%ld", (int)pid, v);
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	return buf;
+}
+
 /* Is the namespace of kind ns ("pid", "mnt") of process pid ours?  1 yes, 0 no, -1 unknown. */
 static int same_namespace(pid_t pid, const char *ns)
 {
@@ -648,7 +680,7 @@ int cp_attach__check_output(const struct cp_attach_target *t, const char *path)
 	}
 	if (slash)
 		slash[slash == dir ? 1 : 0] = '\0';
-	there = xstrfmt("/proc/%d/root%s", (int)t->pid, dir);
+	there = xstrfmt("%s/root%s", PROC(t->pid), dir);
 	if (stat(dir, &ours) || stat(there, &theirs) || ours.st_dev != theirs.st_dev ||
 	    ours.st_ino != theirs.st_ino)
 		ret = cp_error("attach: process %d (%s) runs in another mount namespace, where %s is "
@@ -737,7 +769,7 @@ int cp_attach__check(pid_t pid, struct cp_attach_target *t)
 	if (check_owner(t, &pf) || check_tracing(t, &pf) || check_namespace(t))
 		return -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	snprintf(path, sizeof(path), "%s/exe", PROC(pid));
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	if (n < 0)
 		return cp_error("attach: process %d (%s): cannot read %s: %s", (int)pid, t->comm,

@@ -127,6 +127,7 @@ struct thread {
 struct attach {
 	pid_t pid;
 	const char *comm;     /* its name, for messages */
+	char proc[64];	      /* its /proc directory to read it through (cp_attach__proc) */
 	int mem;	      /* /proc/PID/mem, read-write */
 	struct mapping *maps;
 	size_t nmaps;
@@ -294,12 +295,13 @@ static void free_maps(struct attach *a)
  */
 static int read_maps(struct attach *a)
 {
-	char path[64], line[PATH_MAX + 128];
+	char path[96], line[PATH_MAX + 128];
 	size_t alloc = 0;
 	FILE *f;
 
 	free_maps(a);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)a->pid);
+	cp_attach__proc(a->pid, a->proc, sizeof(a->proc));
+	snprintf(path, sizeof(path), "%s/maps", a->proc);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -322,10 +324,10 @@ static int read_maps(struct attach *a)
 			if (a->copy_ino && m.inode == a->copy_ino && m.dev == a->copy_dev)
 				m.file = xstrfmt("/proc/self/fd/%d", a->copy_fd);
 			else if (len > 10 && !strcmp(p + len - 10, " (deleted)"))
-				m.file = xstrfmt("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)a->pid,
+				m.file = xstrfmt("%s/map_files/%" PRIx64 "-%" PRIx64, a->proc,
 						 m.start, m.end);
 			else
-				m.file = xstrfmt("/proc/%d/root%s", (int)a->pid, p);
+				m.file = xstrfmt("%s/root%s", a->proc, p);
 		}
 		ALLOC_GROW(a->maps, a->nmaps + 1, alloc);
 		a->maps[a->nmaps++] = m;
@@ -2318,14 +2320,14 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	sigset_t block, old_mask;
 	struct timespec t_on, t_real;
 	struct module *libc;
-	char path[64];
+	char path[96];
 	int pidfd = -1, ret = -1, ended;
 
 	memset(res, 0, sizeof(*res));
 	if (process_stopped(a.pid))
 		return cp_error("attach: process %d (%s) is stopped (job control): continue it "
 				"(kill -CONT %d) and attach again", (int)a.pid, tgt->comm, (int)a.pid);
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)a.pid);
+	snprintf(path, sizeof(path), "%s/mem", cp_attach__proc(a.pid, a.proc, sizeof(a.proc)));
 	a.mem = open(path, O_RDWR | O_CLOEXEC);
 	if (a.mem < 0)
 		return cp_error("attach: cannot open %s: %s", path, strerror(errno));
@@ -2409,10 +2411,10 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		ended = r == 1;
 		if (r == 2) {
 			/* Its profile was written before the exec, if at all: nothing to wait for. */
-			char exe[64];
+			char exe[96];
 			ssize_t n;
 
-			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)a.pid);
+			snprintf(exe, sizeof(exe), "%s/exe", cp_attach__proc(a.pid, a.proc, sizeof(a.proc)));
 			n = readlink(exe, res->execd, sizeof(res->execd) - 1);
 			res->execd[n > 0 ? n : 0] = '\0';
 			if (!res->execd[0])

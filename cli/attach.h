@@ -24,6 +24,14 @@ struct cp_attach_target {
 };
 
 /*
+ * The /proc directory to read process pid's memory, maps and files
+ * through: /proc/PID, or /proc/PID/task/TID of a live thread when its main
+ * thread has ended (pthread_exit: its own files then show no memory).
+ * Into buf; returns buf.
+ */
+const char *cp_attach__proc(pid_t pid, char *buf, size_t size);
+
+/*
  * Can PID be attached to?  0 and *t filled in, or -1 after one line on
  * stderr (cp_error) naming the process and what stands in the way: no such
  * process, another user's, ptrace forbidden (Yama, undumpable, traced by

@@ -266,6 +266,19 @@ test_expect_success 'Ctrl-C while a thread is held in vfork: the attach ends at 
 	busy_done vfint
 '
 
+test_expect_success 'a process whose main thread ended (pthread_exit): attached through a live thread' '
+	start_busy leader leader-exit &&
+	i=0 &&
+	while ! grep -q "^State:.*Z" /proc/$pid/status && test $i -lt 250
+	do
+		sleep 0.02 && i=$((i + 1))
+	done &&
+	attach_bounded leader 60 --duration 0.3 -o leader.cprof $pid &&
+	test "$(cat leader.astatus)" = 0 &&
+	grep "; wrote leader.cprof\$" leader.aerr &&
+	busy_done leader
+'
+
 if test "$(id -u)" = 0 && unshare --mount true 2>/dev/null; then
 	test_expect_success 'another mount namespace: its modules read there, the profile where both see it' '
 		build_workload_lib s-lib.c libslib.so &&

@@ -26,6 +26,8 @@
  *   fork-exit FILE    when FILE exists, the main thread forks a child that
  *                     computes and ends with _exit(0); its pid goes to
  *                     FILE.child
+ *   leader-exit       (last) the main thread ends with pthread_exit at once;
+ *                     another thread does all the above
  *   exec FILE         when FILE exists, the main thread runs sh(1) by execlp,
  *                     which prints the "done" line 4 s later (the output is
  *                     the same)
@@ -189,7 +191,7 @@ static void forbid(const int *nrs, int n)
 	}
 }
 
-int main(int argc, char **argv)
+static int busy_main(int argc, char **argv)
 {
 	void *(*kinds[])(void *) = { computer, sleeper, reader, poller };
 	pthread_t th[8];
@@ -315,4 +317,28 @@ int main(int argc, char **argv)
 	}
 	printf("done threads=%d anomalies=%ld\n", nth + 1, anomalies);
 	return anomalies ? 1 : 0;
+}
+
+static int boss_argc;
+static char **boss_argv;
+
+static void *boss(void *arg)
+{
+	exit(busy_main(boss_argc, boss_argv));
+	return arg;
+}
+
+/* The last option "leader-exit": the main thread ends (pthread_exit), another does its work. */
+int main(int argc, char **argv)
+{
+	pthread_t b;
+
+	if (argc > 3 && !strcmp(argv[argc - 1], "leader-exit")) {
+		boss_argc = argc - 1;
+		boss_argv = argv;
+		if (pthread_create(&b, NULL, boss, NULL))
+			return 2;
+		pthread_exit(NULL);
+	}
+	return busy_main(argc, argv);
 }
