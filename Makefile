@@ -48,7 +48,7 @@ endif
 
 PKG_CONFIG ?= pkg-config
 DEB_DEPS = gcc g++ clang make pkg-config libdw-dev libelf-dev zlib1g-dev libyajl-dev \
-	libprotobuf-c-dev protobuf-c-compiler libncurses-dev
+	libprotobuf-c-dev protobuf-c-compiler libncurses-dev go-md2man
 
 # CI (which sets CI=true) treats warnings as errors, like git's DEVELOPER=1.
 ifeq ($(CI),true)
@@ -77,7 +77,7 @@ CURSES_LIBS = $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null)
 PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
-RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
+RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/env.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
 	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
 RT_MODES = timing counting coverage cpu
 RT_MODE_cpu = 4
@@ -88,7 +88,7 @@ RT_MODE_coverage = 2
 rt_name = libcallprof$(if $(filter timing,$(1)),,-$(1))
 RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_name,$(m)).a)
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
-UTIL_SRCS = util/util.c util/strbuf.c
+UTIL_SRCS = util/util.c util/strbuf.c util/x86.c
 # symbolize/ is the tool's one home for elfutils (tools/check-layering):
 # the symbolizer, ELF file facts, the sampler's unwinder, the demangler.
 SYM_SRCS = symbolize/symbolize.c symbolize/elffile.c symbolize/unwind.c symbolize/demangle.c
@@ -97,7 +97,7 @@ SAMPLE_SRCS = sample/session.c sample/ring.c sample/tree.c
 REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
 	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
-	report/lines.c report/filter.c report/verdict.c report/tui.c
+	report/lines.c report/filter.c report/names.c report/verdict.c report/tui.c
 # The HTML report's page, CSS and script, built in by report/html/assets.S.
 HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
@@ -107,18 +107,31 @@ CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 # Only a preloaded runtime can interpose libc (longjmp, exec, signals, contexts); the archives get a stub.
-RT_SO_OBJS = $(B)/rt/runtime/creds.o $(B)/rt/runtime/interpose.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
+RT_SO_OBJS = $(B)/rt/runtime/creds.o $(B)/rt/runtime/guard.o $(B)/rt/runtime/interpose.o $(B)/rt/runtime/seccomp.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
 	$(B)/rt/runtime/watch.o $(B)/rt/runtime/libcalls.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(SAMPLE_SRCS) $(REPORT_SRCS))) \
 	$(B)/tool/gen/profile.pb-c.o $(B)/tool/report/html/assets.o
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
-all: $(B)/callprof $(RT_LIBS)
+# The man pages, made from docs/*.1.md by go-md2man (Debian: go-md2man) at
+# build time, so that `make install` always installs working ones.  The
+# pages' pandoc title line ("% NAME(1) source | manual") becomes the
+# fields of .TH that go-md2man passes through.
+MAN_PAGES = $(patsubst docs/%.1.md,$(B)/man/%.1,$(wildcard docs/*.1.md))
+MD2MAN ?= go-md2man
+
+all: $(B)/callprof $(RT_LIBS) $(MAN_PAGES)
+
+$(B)/man/%.1: docs/%.1.md | check-deps
+	@mkdir -p $(@D)
+	sed '1s/^% \(.*\)(\([0-9]\)) \(.*\) | \(.*\)$$/% \1 \2 "" "\3" "\4"/' $< | $(MD2MAN) -out $@.tmp
+	@mv $@.tmp $@
 
 check-deps:
-	@$(PKG_CONFIG) --exists libdw yajl libprotobuf-c zlib ncursesw && command -v $(PROTOC_C) >/dev/null || { \
-	  echo "callprof: libdw (elfutils), yajl, protobuf-c, zlib or ncursesw development files, or protoc-c, not found."; \
+	@$(PKG_CONFIG) --exists libdw yajl libprotobuf-c zlib ncursesw && command -v $(PROTOC_C) >/dev/null && \
+	  command -v $(MD2MAN) >/dev/null || { \
+	  echo "callprof: libdw (elfutils), yajl, protobuf-c, zlib or ncursesw development files, protoc-c or go-md2man, not found."; \
 	  echo "  install them with: apt-get install -y $(DEB_DEPS)"; exit 1; }
 
 $(B)/rt/%.o: %.c runtime/internal.h runtime/cct.h format/format.h include/callprof.h
@@ -304,12 +317,7 @@ install: all
 	install -m 644 include/callprof.h $(DESTDIR)$(INCDIR)/callprof.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' callprof.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/callprof.pc
-	for m in docs/*.1.md; do \
-	  n=$$(basename $$m .md); \
-	  if command -v pandoc >/dev/null; then \
-	    pandoc -s -t man $$m -o $(DESTDIR)$(MANDIR)/man1/$$n; \
-	  else install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/$$n.md; fi; \
-	done
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
 
 clean:
 	rm -rf build build-*

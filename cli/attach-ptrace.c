@@ -17,8 +17,9 @@
  *     before the GOT jump, which will then reach our hook); one stopped in
  *     an instrumented function's own code is stepped to its next call or
  *     return, so that whether that call is open is known.  Each thread's
- *     stack is unwound, and the instrumented calls open on it are written
- *     to the runtime's seed area.  Then every module's slots and the C
+ *     stack is unwound, and the calls of the hooks' world open on it (those
+ *     of functions inlined with their hooks too, found through DWARF) are
+ *     written to the runtime's seed area.  Then every module's slots and the C
  *     library's own .dynsym entries of the two hooks (so that a module
  *     loaded or a slot bound lazily later binds to our hooks too) are
  *     rewritten, all through /proc/PID/mem (which writes RELRO pages as
@@ -65,6 +66,7 @@
 #include "symbolize/unwind.h"
 #include "util/strbuf.h"
 #include "util/util.h"
+#include "util/x86.h"
 
 /* The seed area, as runtime/internal.h lays it out (struct cp_attach_area). */
 #define ATTACH_MAGIC 0x3248434154545043ull
@@ -95,7 +97,10 @@ struct module {
 	uint64_t bias, lo, hi;	    /* load bias; the range its mappings cover */
 	uint64_t slots[2][MAX_SLOTS]; /* GOT slots of enter [0] and exit [1], process addresses */
 	int nslots[2];
-	struct fnsym { uint64_t lo, hi; } *fns; /* function symbols, sorted, process addresses */
+	struct fnsym {
+		uint64_t lo, hi;
+		int part; /* a part split off a function (name.cold, name.part.N) */
+	} *fns; /* function symbols, sorted, process addresses */
 	size_t nfns;
 	int runtime; /* our copy of the runtime: never redirected */
 	uint64_t islots[11][4];	/* GOT slots of the interposed functions (see interposed[]) */
@@ -168,6 +173,8 @@ struct attach {
 	const char *out;	 /* the profile's path */
 	unsigned open_seeded;
 	uint32_t nseeded;	 /* entries of the seed area's thread table */
+	struct fnmodel **models; /* at the switch: the functions on the stacks, and their hooks */
+	size_t nmodels, models_alloc;
 	unsigned still;		 /* seeded threads that ran no hook in the window */
 };
 
@@ -360,12 +367,12 @@ static void add_fn(const char *name, uint64_t value, uint64_t size, void *arg)
 	struct module *m = arg;
 	static size_t alloc;
 
-	(void)name;
 	if (!m->nfns)
 		alloc = 0;
 	ALLOC_GROW(m->fns, m->nfns + 1, alloc);
 	m->fns[m->nfns].lo = value + m->bias;
 	m->fns[m->nfns].hi = value + m->bias + (size ? size : 1);
+	m->fns[m->nfns].part = name && (strstr(name, ".cold") || strstr(name, ".part."));
 	m->nfns++;
 }
 
@@ -454,14 +461,14 @@ static struct module *module_of(struct attach *a, uint64_t addr)
 	return NULL;
 }
 
-/* The function symbol holding addr: 0 and its range, or -1. */
-static int fn_of(struct attach *a, uint64_t addr, uint64_t *lo, uint64_t *hi)
+/* The function symbol holding addr, or NULL. */
+static const struct fnsym *fnsym_of(struct attach *a, uint64_t addr)
 {
 	struct module *m = module_of(a, addr);
 	size_t l = 0, h;
 
 	if (!m || !m->nfns)
-		return -1;
+		return NULL;
 	h = m->nfns;
 	while (h - l > 1) {
 		size_t mid = (l + h) / 2;
@@ -472,10 +479,8 @@ static int fn_of(struct attach *a, uint64_t addr, uint64_t *lo, uint64_t *hi)
 			h = mid;
 	}
 	if (m->fns[l].lo > addr || addr >= m->fns[l].hi)
-		return -1;
-	*lo = m->fns[l].lo;
-	*hi = m->fns[l].hi;
-	return 0;
+		return NULL;
+	return &m->fns[l];
 }
 
 /* A symbol of module m, in the process; 0 if none. */
@@ -586,39 +591,6 @@ static int call_kind(struct attach *a, uint64_t ra)
 		return slot_kind(a, ra + (int64_t)disp);
 	}
 	return -1;
-}
-
-/* Does the function [lo, hi) call the enter hook (is it instrumented)?  Cached. */
-static int instrumented(struct attach *a, uint64_t lo, uint64_t hi)
-{
-	static struct { uint64_t lo; int yes; } cache[4096];
-	unsigned slot = (unsigned)((lo >> 4) % 4096);
-	unsigned char *code;
-	size_t len = hi - lo;
-	int yes = 0;
-
-	if (cache[slot].lo == lo)
-		return cache[slot].yes;
-	if (len > (1 << 20))
-		len = 1 << 20;
-	code = xmalloc(len);
-	if (!mem_read(a, lo, code, len)) {
-		for (size_t i = 0; i + 5 <= len && !yes; i++) {
-			int32_t disp;
-
-			if (code[i] == 0xe8) {
-				memcpy(&disp, code + i + 1, 4);
-				yes = stub_kind(a, lo + i + 5 + (int64_t)disp) == 0;
-			} else if (code[i] == 0xff && i + 6 <= len && code[i + 1] == 0x15) {
-				memcpy(&disp, code + i + 2, 4);
-				yes = slot_kind(a, lo + i + 6 + (int64_t)disp) == 0;
-			}
-		}
-	}
-	free(code);
-	cache[slot].lo = lo;
-	cache[slot].yes = yes;
-	return yes;
 }
 
 /* ---- threads ---- */
@@ -1548,16 +1520,6 @@ static void emulate_ret(struct attach *a, struct thread *t)
 }
 
 /*
- * Where t's innermost instrumented call stands.  *ur gets the registers to
- * unwind from (t's own, or its caller's when t is at a function's first
- * instruction: a hook's PLT stub, or a function it was just stepped into,
- * which is not open), and the result says whether the function at ur's pc
- * is an open call: 1 yes, 0 no (its enter hook is still to come, or its
- * exit hook has run), -1 for "as any frame" (open when instrumented).  t
- * may be moved: past the C library's empty hook, or stepped to its next
- * call or return.
- */
-/*
  * Is t in a system call (blocked, or being restarted): stepping would run
  * it.  orig_rax alone is not enough: a thread at a signal handler's first
  * instruction still shows the call the signal interrupted.
@@ -1580,33 +1542,244 @@ static void pop_virtual(struct attach *a, const struct user_regs_struct *r, stru
 	ur->rsp = r->rsp + 8;
 }
 
-static int settle(struct attach *a, struct thread *t, struct user_regs_struct *ur)
+/* Is pc the C library's empty hook (its ret, after an endbr64 if it has one)? */
+static int at_libc_hook(struct attach *a, uint64_t pc)
 {
-	uint64_t lo, hi;
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	unsigned char b[4];
+
+	if (pc == a->libc_hook)
+		return 1;
+	return pc == a->libc_hook + 4 && !mem_read(a, a->libc_hook, b, 4) && !memcmp(b, endbr64, 4);
+}
+
+/* ---- which calls are open: functions, the functions inlined into them, their hooks ---- */
+
+/*
+ * A function's code and its hooks.  Its instances are the function and
+ * the functions inlined into it (DWARF's DW_TAG_inlined_subroutine): gcc
+ * keeps the -finstrument-functions hooks of a function it inlines, so one
+ * physical frame may hold several calls of the hooks' world, each
+ * bracketed by its enter and exit hook calls in the instance's own code;
+ * clang's -finstrument-functions-after-inlining gives only the function
+ * hooks.  An instance has hooks when a hook call lies in its code and not
+ * in an instance inlined into it (a part split off a function, name.cold,
+ * may hold only its exit); the function itself may have none (excluded
+ * from instrumentation) while an instance inlined into it has.  The
+ * hooks name each by its entry: the function's own out-of-line copy's
+ * (DWARF's origin), not a clone's (name.constprop.0) nor a part's.
+ * Without debug information the function is its symbol, named by its
+ * start, with hooks when it calls one.
+ */
+struct fnmodel {
+	const struct cp_unwind_fn *dw;	/* its instances: the unwinder's, or own_* */
+	struct cp_unwind_fn own_fn;
+	struct cp_unwind_inst own_inst;
+	struct cp_unwind_range own_range;
+	unsigned char *hooked;		/* per instance: has hooks */
+	int hook_calls;			/* its code calls a hook (a thread in it is stepped) */
+};
+
+static int inst_has(const struct cp_unwind_inst *in, uint64_t addr)
+{
+	for (uint32_t r = 0; r < in->nranges; r++)
+		if (addr >= in->ranges[r].lo && addr < in->ranges[r].hi)
+			return 1;
+	return 0;
+}
+
+/* The innermost instance of dw whose code holds addr; 0 (the function) if none inlined does. */
+static uint32_t innermost(const struct cp_unwind_fn *dw, uint64_t addr)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 1; i < dw->n; i++) /* parents come first: the last that holds it */
+		if (inst_has(&dw->inst[i], addr))
+			k = i;
+	return k;
+}
+
+/* Find the hook calls in m's code: which instances have hooks. */
+static void scan_hooks(struct attach *a, struct fnmodel *m)
+{
+	const struct cp_unwind_inst *f = &m->dw->inst[0];
+
+	for (uint32_t r = 0; r < f->nranges; r++) {
+		uint64_t lo = f->ranges[r].lo, len = f->ranges[r].hi - lo;
+		unsigned char *code;
+
+		if (len > (1 << 20))
+			len = 1 << 20;
+		code = xmalloc(len);
+		if (mem_read(a, lo, code, len)) {
+			free(code);
+			continue;
+		}
+		for (size_t i = 0; i + 5 <= len; i++) {
+			int32_t disp;
+			int k = -1, call = 1;
+
+			/* call or jmp rel32 to a hook's stub, call or jmp *disp32(%rip) through a slot */
+			if (code[i] == 0xe8 || code[i] == 0xe9) {
+				memcpy(&disp, code + i + 1, 4);
+				k = stub_kind(a, lo + i + 5 + (int64_t)disp);
+				call = code[i] == 0xe8;
+			} else if (code[i] == 0xff && i + 6 <= len &&
+				   (code[i + 1] == 0x15 || code[i + 1] == 0x25)) {
+				memcpy(&disp, code + i + 2, 4);
+				k = slot_kind(a, lo + i + 6 + (int64_t)disp);
+				call = code[i + 1] == 0x15;
+			}
+			if (k < 0 || (k == 0 && !call))
+				continue; /* an enter is never jumped to */
+			m->hook_calls = 1;
+			m->hooked[innermost(m->dw, lo + i)] = 1;
+		}
+		free(code);
+	}
+}
+
+/*
+ * The model of the function whose code holds addr; NULL if none is known.
+ * DWARF is read only where hooks may be: in a module that calls them, for
+ * a function whose symbol's code calls one, or a part split off another
+ * (name.cold) which may hold a call of the hooks' world without one.
+ * Every thread is held meanwhile: the C library's debug information is
+ * large, and has no hook calls.
+ */
+static struct fnmodel *model_of(struct attach *a, struct cp_unwinder *u, uint64_t addr)
+{
+	const struct module *mod = module_of(a, addr);
+	const struct fnsym *sym = fnsym_of(a, addr);
+	const struct cp_unwind_fn *dw = NULL;
+	struct fnmodel *m;
+
+	for (size_t i = 0; i < a->nmodels; i++)
+		if (inst_has(&a->models[i]->dw->inst[0], addr))
+			return a->models[i];
+	m = xcalloc(1, sizeof(*m));
+	if (sym) {
+		m->own_range = (struct cp_unwind_range){ sym->lo, sym->hi };
+		m->own_inst = (struct cp_unwind_inst){ .entry = sym->lo, .parent = -1, .nranges = 1,
+						       .ranges = &m->own_range };
+		m->own_fn = (struct cp_unwind_fn){ .n = 1, .inst = &m->own_inst };
+		m->dw = &m->own_fn;
+		m->hooked = xcalloc(1, 1);
+		scan_hooks(a, m);
+	}
+	if (mod && (mod->nslots[0] || mod->nslots[1]) && (!sym || sym->part || m->hook_calls))
+		dw = cp_unwinder__fn_dwarf(u, addr);
+	if (dw) {
+		free(m->hooked);
+		m->dw = dw;
+		m->hook_calls = 0;
+		m->hooked = xcalloc(dw->n, 1);
+		scan_hooks(a, m);
+	} else if (!sym) {
+		free(m);
+		return NULL;
+	}
+	ALLOC_GROW(a->models, a->nmodels + 1, a->models_alloc);
+	a->models[a->nmodels++] = m;
+	return m;
+}
+
+static void free_models(struct attach *a)
+{
+	for (size_t i = 0; i < a->nmodels; i++) {
+		free(a->models[i]->hooked);
+		free(a->models[i]);
+	}
+	FREE_AND_NULL(a->models);
+	a->nmodels = a->models_alloc = 0;
+}
+
+/*
+ * Where a thread, or a frame a signal interrupted, stands in its code: the
+ * calls of the hooks' world open there are the instances with hooks whose
+ * code holds the instruction at `code` (the instruction itself, or the
+ * call before a return address), adjusted by a hook call in progress.
+ */
+enum stand_hook {
+	HOOK_NONE,
+	HOOK_DONE, /* the C library's empty hook ran (or is returning): it counts as run */
+	HOOK_NEXT, /* the hook is the next thing to run, and will be ours */
+};
+
+struct stand {
+	struct user_regs_struct ur; /* registers to unwind from */
+	uint64_t code;		    /* the instruction whose instances are open; 0: none (it returned) */
+	enum stand_hook hook;
+	int kind;		    /* the hook's: 0 enter, 1 exit */
+	int tail;		    /* it was jumped to: the exiting function has no frame left */
+	int for_caller;		    /* a frame in a hook: the hook call is its caller frame's */
+	int innermost;		    /* fn not known: the hook is the innermost open call's */
+	uint64_t fn, site;	    /* the hook's arguments (this_fn, call_site; 0 if not known) */
+};
+
+/*
+ * s is at a hook call in progress, whose arguments are in r (the
+ * registers at the hook's first instruction); s->ur is its caller's
+ * already, at the return address.
+ */
+static void stand_hook(struct stand *s, const struct user_regs_struct *r, enum stand_hook hook,
+		       int kind, int tail)
+{
+	s->hook = hook;
+	s->kind = kind;
+	s->tail = tail;
+	s->fn = r->rdi;
+	s->site = r->rsi;
+	s->code = s->ur.rip - 1;
+}
+
+/*
+ * Where t's innermost call stands (s): t may be moved past the C
+ * library's empty hook, or stepped to its next call or return.  At a
+ * function's first instruction (a hook's PLT stub, or a function it was
+ * just stepped into, which is not open) s->ur is its caller's.
+ */
+static void settle(struct attach *a, struct cp_unwinder *u, struct thread *t, struct stand *s)
+{
+	struct fnmodel *m;
+	uint64_t ra;
 	int k;
 
-	*ur = t->regs;
-	if (t->regs.rip == a->libc_hook) {
+	memset(s, 0, sizeof(*s));
+	s->ur = t->regs;
+	s->code = t->regs.rip;
+	if (at_libc_hook(a, t->regs.rip)) {
 		/* In the C library's empty hook: finish it here. */
-		k = call_kind(a, mem_u64(a, t->regs.rsp));
+		struct user_regs_struct r = t->regs;
+
+		ra = mem_u64(a, t->regs.rsp);
+		k = call_kind(a, ra);
 		emulate_ret(a, t);
-		*ur = t->regs;
-		return k == 0 ? 1 : k == 1 ? 0 : -1;
+		s->ur = t->regs;
+		/* Jumped to (an exit at a function's end): that function is gone, its caller in its body. */
+		stand_hook(s, &r, k >= 0 ? HOOK_DONE : HOOK_NONE, k, 0);
+		return;
 	}
 	k = stub_kind(a, t->regs.rip);
 	if (k >= 0) {
-		/* Before the GOT jump, which will reach our hook: an exit's caller is open. */
-		pop_virtual(a, &t->regs, ur);
-		return k == 1;
+		/* Before the GOT jump, which will reach our hook. */
+		ra = mem_u64(a, t->regs.rsp);
+		pop_virtual(a, &t->regs, &s->ur);
+		stand_hook(s, &t->regs, HOOK_NEXT, k, call_kind(a, ra) != k);
+		return;
 	}
-	if (fn_of(a, t->regs.rip, &lo, &hi) || !instrumented(a, lo, hi))
-		return -1;
-	if (in_syscall(a, t))
-		return 1; /* a system call of its own: in its body (not to be stepped) */
+	m = model_of(a, u, t->regs.rip);
+	if (!m || !m->hook_calls)
+		return; /* in code without hooks: in its body, whatever it is */
+	if (in_syscall(a, t)) {
+		/* a system call of its own: in its body (not to be stepped) */
+		s->code = t->dirty ? t->regs.rip : t->regs.rip - 2;
+		return;
+	}
 	/*
-	 * In an instrumented function's own code: before its enter hook, after
-	 * its exit hook, or between.  Code before the enter and after the exit
-	 * is straight: step to the next call or return, which tells.
+	 * In code with hooks: before an enter hook, after an exit hook, or
+	 * between.  Code before the enter and after the exit is straight:
+	 * step to the next call or return, which tells.
 	 */
 	for (int i = 0; i < STEP_LIMIT; i++) {
 		uint64_t pc0 = t->regs.rip, sp0 = t->regs.rsp, top0 = mem_u64(a, sp0);
@@ -1615,33 +1788,119 @@ static int settle(struct attach *a, struct thread *t, struct user_regs_struct *u
 		if (!mem_read(a, pc0, insn, 2) && insn[0] == 0x0f && insn[1] == 0x05)
 			break; /* a system call of its own: in its body */
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) || wait_stop(t) || get_regs(t))
-			return -1;
+			break;
 		t->dirty = 0; /* its registers are its own again */
-		*ur = t->regs;
+		s->ur = t->regs;
+		s->code = t->regs.rip;
 		if (t->last_stop != SIGTRAP)
 			keep_signal(t, t->last_stop); /* not our step's trap: the program's */
 		if (t->regs.rsp == sp0 - 8) {
-			uint64_t ra = mem_u64(a, t->regs.rsp);
-
+			ra = mem_u64(a, t->regs.rsp);
 			if (ra > pc0 && ra <= pc0 + 16) {
 				/* It called something: its caller is at the return address. */
-				k = stub_kind(a, t->regs.rip);
-				if (t->regs.rip == a->libc_hook) {
+				struct user_regs_struct r = t->regs;
+
+				if (at_libc_hook(a, t->regs.rip)) {
 					k = call_kind(a, ra);
 					emulate_ret(a, t);
-					*ur = t->regs;
-					return k == 0; /* after the enter: open; the exit: closed */
+					s->ur = t->regs;
+					stand_hook(s, &r, k >= 0 ? HOOK_DONE : HOOK_NONE, k, 0);
+					return;
 				}
-				pop_virtual(a, &t->regs, ur);
-				if (k >= 0)
-					return k == 1; /* its hook, through the stub: ours next */
-				return 1; /* another function: it is in its body */
+				k = stub_kind(a, t->regs.rip);
+				pop_virtual(a, &t->regs, &s->ur);
+				/* its hook, through the stub: ours next; another function: in its body */
+				stand_hook(s, &r, k >= 0 ? HOOK_NEXT : HOOK_NONE, k, 0);
+				return;
 			}
 		}
-		if (t->regs.rsp == sp0 + 8 && t->regs.rip == top0)
-			return 1; /* it returned (closed): its caller is in its body */
+		if (t->regs.rsp == sp0 + 8 && t->regs.rip == top0) {
+			/* It returned (closed): its caller is in its body. */
+			s->code = t->regs.rip - 1;
+			return;
+		}
 	}
-	return 1;
+}
+
+/*
+ * Where a frame that a signal interrupted stands (a static settle: it
+ * cannot be stepped): at the C library's hook or a hook's stub, as for the
+ * innermost frame (f is the frame above it, its caller); else read
+ * forward from its pc to the first call, jump or return.  A call of a
+ * hook there is the hook of the innermost instance with hooks holding the
+ * call; a return: the function's exit hooks have run.  Code it cannot
+ * read it takes for the body.
+ */
+static void stand_at(struct attach *a, struct cp_unwinder *u, const struct cp_unwind_frame *f,
+		     const struct cp_unwind_frame *caller, struct stand *s)
+{
+	unsigned char code[256];
+	uint64_t pc = f->pc, ra = caller ? caller->pc : 0;
+	size_t len = sizeof(code), at = 0;
+	int libc = at_libc_hook(a, pc), k = -1, err;
+	struct fnmodel *m;
+
+	memset(s, 0, sizeof(*s));
+	s->code = pc;
+	if (libc || (k = stub_kind(a, pc)) >= 0) {
+		/* The frame above (its caller, or the jumper's caller) gets the adjustment. */
+		s->code = 0;
+		if (!f->have_args || !ra)
+			return;
+		s->for_caller = 1;
+		if (libc) {
+			k = call_kind(a, ra);
+			s->hook = k >= 0 ? HOOK_DONE : HOOK_NONE;
+		} else {
+			s->hook = HOOK_NEXT;
+			s->tail = call_kind(a, ra) != k;
+		}
+		s->kind = k;
+		s->fn = f->di;
+		s->site = f->si;
+		return;
+	}
+	m = model_of(a, u, pc);
+	if (!m || !m->hook_calls)
+		return;
+	while ((err = mem_read(a, pc, code, len)) && len > 16)
+		len /= 2; /* near the end of a mapping */
+	if (err)
+		return;
+	for (int n = 0; n < 64 && at < len; n++) {
+		struct cp_x86_insn in;
+		uint64_t ip = pc + at;
+
+		if (!cp_x86__decode(code + at, len - at, ip, &in))
+			return;
+		switch (in.flow) {
+		case CP_X86_NEXT:
+			at += in.len;
+			continue;
+		case CP_X86_RET:
+			s->code = 0; /* it returns: its exit hooks ran */
+			return;
+		case CP_X86_CALL:
+		case CP_X86_JMP:
+			k = in.has_target ? stub_kind(a, in.target) :
+			    in.has_slot	  ? slot_kind(a, in.slot) :
+					    -1;
+			if (k >= 0) {
+				const struct cp_unwind_fn *dw = m->dw;
+				uint32_t i = innermost(dw, ip);
+
+				while (i && !m->hooked[i])
+					i = (uint32_t)dw->inst[i].parent;
+				s->code = ip;
+				s->hook = HOOK_NEXT;
+				s->kind = k;
+				s->fn = m->hooked[i] ? dw->inst[i].entry : 0; /* 0: not known */
+			}
+			return;
+		default:
+			return;
+		}
+	}
 }
 
 struct seed_frame {
@@ -1649,72 +1908,157 @@ struct seed_frame {
 };
 
 /*
+ * Append the calls open at code (in m's function) to f (*n so far, at
+ * most max): the instances with hooks whose code holds it, outermost
+ * first, all with the physical frame's call site and stack address.
+ */
+static void open_at(const struct fnmodel *m, uint64_t code, uint64_t site, uint64_t sp,
+		    struct seed_frame *f, int *n, int max)
+{
+	for (uint32_t i = 0; i < m->dw->n && *n < max; i++) {
+		const struct cp_unwind_inst *in = &m->dw->inst[i];
+
+		if (m->hooked[i] && in->entry && inst_has(in, code))
+			f[(*n)++] = (struct seed_frame){ in->entry, site, sp };
+	}
+}
+
+/*
+ * Apply s's hook call in progress to the calls open in its frame,
+ * f[first .. *n): this_fn's call is the innermost open one when its enter
+ * has run or its exit is to come, else it is not open (nor anything
+ * inlined in it).  site and sp are the frame's.
+ */
+static void apply_hook(const struct stand *s, uint64_t site, uint64_t sp, int first,
+		       struct seed_frame *f, int *n, int max)
+{
+	int at = *n - 1;
+
+	if (s->innermost && s->hook == HOOK_DONE && at >= first) {
+		if (s->kind == 1)
+			(*n)--; /* its exit ran; an enter that ran leaves it the innermost */
+		return;
+	}
+	if (s->hook == HOOK_NONE || !s->fn)
+		return;
+	if (s->tail) {
+		/* A jumped-to exit: its function has no frame left, its caller is this one. */
+		if (s->kind == 1 && *n < max)
+			f[(*n)++] = (struct seed_frame){ s->fn, s->site ? s->site : site, sp };
+		return;
+	}
+	while (at >= first && f[at].fn != s->fn)
+		at--;
+	if (s->kind == 0 ? s->hook == HOOK_NEXT : s->hook == HOOK_DONE) {
+		/* Its enter still to come, or its exit run: not open. */
+		if (at >= first)
+			*n = at;
+		return;
+	}
+	if (at >= first)
+		*n = at + 1; /* what was inlined in it has returned */
+	else if (*n < max)
+		f[(*n)++] = (struct seed_frame){ s->fn, s->site ? s->site : site, sp };
+}
+
+/* For a developer: where frame i of t stands (CALLPROF_ATTACH_DEBUG). */
+static void debug_frame(const struct thread *t, int i, const struct cp_unwind_frame *f,
+			const struct stand *s)
+{
+	static const char *const hook[] = { "", " done", " next" };
+
+	fprintf(stderr, "callprof: attach debug: thread %d frame %d pc %#" PRIx64 "%s sp %#" PRIx64,
+		(int)t->tid, i, f->pc, f->activation ? " (activation)" : "", f->sp);
+	if (s->code)
+		fprintf(stderr, " open at %#" PRIx64, s->code);
+	if (s->hook != HOOK_NONE)
+		fprintf(stderr, ": %s%s of %#" PRIx64 "%s%s", s->kind ? "exit" : "enter",
+			hook[s->hook], s->fn, s->tail ? " (jumped to)" : "",
+			s->for_caller ? " (for its caller)" : "");
+	fputc('\n', stderr);
+}
+
+/*
  * The instrumented calls open on t, outermost first, into f[] (at most
- * max); returns how many.
+ * max); returns how many.  Each physical frame holds its function's call
+ * and those of the functions inlined into it where it stands; the
+ * innermost frame and any a signal interrupted may be inside a hook call.
  */
 static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t, struct seed_frame *f,
 		      int max)
 {
-	uint64_t pcs[MAX_FRAMES], lo, hi, sps[MAX_FRAMES];
-	struct user_regs_struct ur;
-	int inner = settle(a, t, &ur), n, complete = 0, out = 0;
-	const struct mapping *stk = mapping_of(a, ur.rsp);
+	struct cp_unwind_frame *fr = xcalloc(MAX_FRAMES, sizeof(*fr));
+	struct stand *st = xcalloc(MAX_FRAMES, sizeof(*st)), inner;
+	uint64_t *sp = xcalloc(MAX_FRAMES, sizeof(*sp));
 	struct cp_unwind_regs r;
+	const struct mapping *stk;
 	unsigned char *copy;
+	int n, complete = 0, out = 0;
 	size_t len;
 
+	settle(a, u, t, &inner);
+	stk = mapping_of(a, inner.ur.rsp);
 	if (!stk)
-		return 0;
-	len = stk->end - ur.rsp;
+		goto out;
+	len = stk->end - inner.ur.rsp;
 	if (len > STACK_COPY)
 		len = STACK_COPY;
 	copy = xmalloc(len);
-	if (mem_read(a, ur.rsp, copy, len)) {
+	if (mem_read(a, inner.ur.rsp, copy, len)) {
 		free(copy);
-		return 0;
+		goto out;
 	}
-	perf_regs(&ur, &r);
+	perf_regs(&inner.ur, &r);
 	r.stack = copy;
 	r.stack_size = len;
-	n = cp_unwinder__unwind(u, (uint32_t)t->tid, &r, pcs, MAX_FRAMES, &complete);
-	/*
-	 * Where each return address lies on the stack, searched upwards: the
-	 * hooks' frame of the call it returns from is below it (cp_frame.sp).
-	 */
-	{
-		size_t at = 0;
+	n = cp_unwinder__frames(u, (uint32_t)t->tid, &r, fr, MAX_FRAMES, &complete);
+	free(copy);
+	/* Where each frame stands: the innermost as settled, the others at their calls. */
+	for (int i = 0; i < n; i++) {
+		if (i == 0) {
+			st[0] = inner;
+		} else if (fr[i].activation) {
+			stand_at(a, u, &fr[i], i + 1 < n ? &fr[i + 1] : NULL, &st[i]);
+		} else {
+			int k = call_kind(a, fr[i].pc);
 
-		for (int i = 0; i < n; i++) {
-			sps[i] = 0;
-			if (i == 0)
-				continue;
-			for (; at + 8 <= len; at += 8) {
-				uint64_t v;
-
-				memcpy(&v, copy + at, 8);
-				if (v == pcs[i]) {
-					sps[i] = ur.rsp + at;
-					at += 8;
-					break;
-				}
+			memset(&st[i], 0, sizeof(st[i]));
+			st[i].code = fr[i].pc - 1;
+			/*
+			 * A hook calling something: the loader binding a lazy slot
+			 * (it may bind ours: taken for run), or a signal's frames.
+			 */
+			if (k >= 0) {
+				st[i].hook = HOOK_DONE;
+				st[i].kind = k;
+				st[i].innermost = 1;
 			}
 		}
 	}
-	free(copy);
+	if (getenv("CALLPROF_ATTACH_DEBUG"))
+		for (int i = 0; i < n; i++)
+			debug_frame(t, i, &fr[i], &st[i]);
+	/* Where a hook's frame would be in each: 16 below its stack pointer. */
+	for (int i = 0; i < n; i++)
+		sp[i] = fr[i].sp ? fr[i].sp - 16 : i ? sp[i - 1] + 8 : inner.ur.rsp - 16;
 	for (int i = n - 1; i >= 0 && out < max; i--) {
-		uint64_t pc = i ? pcs[i] - 1 : pcs[0];
-		int open;
+		/* What the hooks pass as call_site: the return address of the physical frame. */
+		uint64_t site = i + 1 < n ? fr[i + 1].pc : 0;
+		struct fnmodel *m = st[i].code ? model_of(a, u, st[i].code) : NULL;
+		int first = out;
 
-		if (fn_of(a, pc, &lo, &hi) || !instrumented(a, lo, hi))
-			continue;
-		open = i == 0 && inner >= 0 ? inner : 1;
-		if (!open)
-			continue;
-		f[out].fn = lo;
-		f[out].site = i + 1 < n ? pcs[i + 1] : 0;
-		f[out].sp = i + 1 < n && sps[i + 1] ? sps[i + 1] - 24 : ur.rsp - 64;
-		out++;
+		if (m)
+			open_at(m, st[i].code, site, sp[i], f, &out, max);
+		/* A hook call in progress in this frame, or in the frame above (a signal's, in a hook). */
+		if (i > 0 && st[i - 1].for_caller)
+			apply_hook(&st[i - 1], site, sp[i], first, f, &out, max);
+		else if (!st[i].for_caller)
+			apply_hook(&st[i], site, sp[i], first, f, &out, max);
 	}
+out:
+	free(fr);
+	free(st);
+	free(sp);
 	return out;
 }
 
@@ -1952,6 +2296,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		nseeded++;
 		a->open_seeded += (unsigned)n;
 	}
+	free_models(a);
 	cp_unwinder__free(u);
 	free(frames);
 	res->threads = 0;

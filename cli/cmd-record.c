@@ -242,6 +242,7 @@ struct run_status {
 	int watch_errno; /* the watcher could not write (it has no stderr) */
 	int rights;	 /* the watcher could not tell the program's rights */
 	int empty;	 /* the program ran no instrumented code: it wrote nothing */
+	int seccomp;	 /* it exec'd under a seccomp filter that kept the new image from recording */
 };
 
 /* What summarize() needs to know of the run besides the profile. */
@@ -298,37 +299,37 @@ static void warn_no_calls(const struct cp_profile_file *pf)
 
 /*
  * The CPU time of a cpu-mode profile: how many samples, and how much of it
- * callprof's own hooks took; warnings when the times cannot be trusted.
+ * callprof's own hooks took (report's figures: cp_report_profile__sample_tally
+ * of rp, the profile loaded); warnings when the times cannot be trusted.
  */
-static int summarize_cpu(const struct cp_profile_file *pf, const char *shown, uint32_t nthreads,
+static int summarize_cpu(const struct cp_report_profile *rp, const char *shown, uint32_t nthreads,
 			 uint64_t calls, uint64_t paths, const char *note)
 {
-	struct cp_sample_shares sh;
-	uint64_t program, all;
+	const struct cp_profile_file *pf = rp->pf;
+	struct cp_sample_tally sh;
 	uint32_t unsampled = unsampled_threads(pf);
 
-	cp_profile_file__sample_shares(pf, &sh);
-	/* The program's CPU time: its own code, the kernel's on its behalf, samples the ring lost. */
-	program = sh.program + sh.kernel + sh.lost;
-	all = program + sh.runtime;
+	cp_report_profile__sample_tally(rp, &sh);
 	fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
 			" call paths, CPU time from %" PRIu64 " samples at %u Hz",
-		shown, nthreads, nthreads == 1 ? "" : "s", calls, paths, all, pf->meta.sample_hz);
-	if (all)
-		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * (double)sh.runtime / (double)all);
+		shown, nthreads, nthreads == 1 ? "" : "s", calls, paths, sh.program,
+		pf->meta.sample_hz);
+	if (sh.program || sh.profiler)
+		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * sh.share);
 	fprintf(stderr, "%s\n", note);
 	if (!calls)
 		warn_no_calls(pf);
-	if (unsampled)
+	if (unsampled && (pf->meta.flags & CP_META_FILTERED))
+		cp_warning("no CPU time for %u thread%s: the program's seccomp filter forbids "
+			   "perf_event_open", unsampled, unsampled == 1 ? "" : "s");
+	else if (unsampled)
 		cp_warning("no CPU time for %u thread%s: perf_event_open: %s (--time=clock times "
 			   "each call with the clock instead)", unsampled, unsampled == 1 ? "" : "s",
 			   strerror((int)pf->meta.switch_errno));
-	if (calls && unsampled < nthreads && program < CPU_FEW_SAMPLES)
+	if (calls && unsampled < nthreads && sh.program < CPU_FEW_SAMPLES)
 		cp_warning("CPU times rest on only %" PRIu64 " sample%s: run longer or raise --sample",
-			   program, program == 1 ? "" : "s");
-	/* Worth a closer look (the PLT stubs' samples, which need symbols, add to it)? */
-	return all >= CP_OVERHEAD_MIN_SAMPLES &&
-	       (double)sh.runtime >= CP_OVERHEAD_HIGH / 2 * (double)all;
+			   sh.program, sh.program == 1 ? "" : "s");
+	return cp_report_profile__overhead_share(rp) >= CP_OVERHEAD_HIGH;
 }
 
 /*
@@ -382,18 +383,13 @@ static int list_has(const struct strbuf *list, const char *name)
  * them (docs/callprof-record.1.md, OVERHEAD VERDICT).  Says nothing when
  * the share is low or not known; never fails the run.
  */
-static void overhead_verdict(const char *path, int perf_refused)
+static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 {
-	struct cp_report_opts ro = { .threads = CP_THREADS_MERGED };
-	struct cp_report_profile *rp;
 	struct cp_overhead ov;
 	struct strbuf fns = STRBUF_INIT, list = STRBUF_INIT;
 	enum producer prod = PRODUCER_UNKNOWN;
 	int after = 0, flags_known = 0;
 
-	rp = cp_report_profile__load(path, &ro);
-	if (!rp)
-		return;
 	if (cp_report_overhead(rp, &ov) || ov.share < CP_OVERHEAD_HIGH)
 		goto out;
 	for (uint32_t k = 0; k < ov.ntop; k++) {
@@ -411,17 +407,24 @@ static void overhead_verdict(const char *path, int perf_refused)
 	}
 	prod = producer_of(ov.producer, &after, &flags_known);
 	if (rp->cpu_sampled)
-		fprintf(stderr, "callprof: the hooks took %.0f%% of the CPU time; the times shown leave "
-				"it out, but the run took at least %.1fx as long\n",
-			100.0 * ov.share, 1 / (1 - ov.share));
+		fprintf(stderr, "callprof: the hooks took %.1f%% of the %s (the profiler's own "
+				"share); the times shown leave it out, but the run took at least %.1fx as "
+				"long\n", 100.0 * ov.share, cp_report_profile__overhead_base(rp),
+			1 / (1 - ov.share));
 	else
-		fprintf(stderr, "callprof: the hooks took %.0f%% of the clocked time; the times shown "
-				"subtract an estimate of it ('~': mostly overhead)\n", 100.0 * ov.share);
+		fprintf(stderr, "callprof: the hooks took %.1f%% of the %s; the times shown subtract "
+				"an estimate of it ('~': mostly overhead)\n", 100.0 * ov.share,
+			cp_report_profile__overhead_base(rp));
 	if (ov.ntop)
 		fprintf(stderr, "  most of it in the calls of tiny functions: %s\n", fns.buf);
 	else
 		fprintf(stderr, "  no few functions stand out: the calls of many small ones add up\n");
-	/* What to do: leave those functions' hooks out, each compiler its way. */
+	/*
+	 * What to do: leave those functions' hooks out, each compiler its way.
+	 * Every line is a command to follow as it stands, and says only what
+	 * following it does (t0450 follows each): after-inlining helps only
+	 * where the compiler inlined them.
+	 */
 	if (list.len && prod == PRODUCER_GCC)
 		fprintf(stderr, "  remedy: rebuild with -finstrument-functions-exclude-function-list=%s\n",
 			list.buf);
@@ -432,19 +435,22 @@ static void overhead_verdict(const char *path, int perf_refused)
 	else if (ov.ntop)
 		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild%s%s\n",
 			prod == PRODUCER_CLANG ? " (clang has no exclude list)" : "",
-			prod == PRODUCER_CLANG && flags_known && !after ?
-				", or use -finstrument-functions-after-inlining" : "");
-	if (prod == PRODUCER_GCC)
+			prod == PRODUCER_CLANG && flags_known && !after && ov.inlined ?
+				", or rebuild with -finstrument-functions-after-inlining instead of "
+				"-finstrument-functions (they were inlined)" : "");
+	if (prod == PRODUCER_GCC && ov.inlined)
 		fprintf(stderr, "  or build with clang -finstrument-functions-after-inlining, which "
-				"keeps inlined calls out (`callprof cc` does)\n");
-	if (!rp->cpu_sampled)
+				"keeps the hooks of inlined calls out (`callprof cc` does)\n");
+	/* Not what was used already: the same advice again would lead nowhere. */
+	if (!rp->cpu_sampled && !perf_refused && rp->pf->meta.budget)
+		fprintf(stderr, "  or record with --time=cpu (the hooks left out of the times)\n");
+	else if (!rp->cpu_sampled && !rp->pf->meta.budget)
 		fprintf(stderr, "  or record with %s--budget=5 (count-only calls that cost less than "
 				"their timing)\n", perf_refused ? "" : "--time=cpu (the hooks left out of "
 				"the times) or ");
 out:
 	strbuf_release(&fns);
 	strbuf_release(&list);
-	cp_report_profile__free(rp);
 }
 
 /*
@@ -486,6 +492,9 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 	char err[1024], *note;
 	uint64_t calls = 0, paths = 0;
 	uint32_t nthreads = 0;
+	/* Loaded where record prints report's figures (cpu mode, the verdict). */
+	struct cp_report_opts ro = { .threads = CP_THREADS_MERGED, .quiet = 1 };
+	struct cp_report_profile *rp = NULL;
 
 	if (stat(path, &st) || (before && st.st_ino == before->st_ino &&
 				st.st_mtim.tv_sec == before->st_mtim.tv_sec &&
@@ -495,6 +504,10 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 			return;
 		if (rs && rs->empty)
 			summarize_empty(ri);
+		else if (rs && rs->seccomp)
+			cp_warning("no profile written to '%s': the program exec'd under a seccomp filter "
+				   "that forbids what callprof needs to start, so the new image recorded "
+				   "nothing", shown);
 		else if (rs && rs->watch_errno)
 			cp_error("no profile written to '%s': the program was killed and its watcher "
 				 "could not write it: %s", shown, strerror(rs->watch_errno));
@@ -539,7 +552,8 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 		goto out;
 	}
 	if (pf->meta.mode == CP_MODE_CPU) {
-		verdict = summarize_cpu(pf, shown, nthreads, calls, paths, note);
+		rp = cp_report_profile__from_file(pf, &ro); /* takes pf over */
+		verdict = summarize_cpu(rp, shown, nthreads, calls, paths, note);
 		goto incomplete;
 	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)
@@ -556,19 +570,26 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 		cp_warning("no wait/inactive split: perf_event_open refused: %s "
 			"(see callprof-record(1), OFF-CPU TIME)", strerror((int)pf->meta.switch_errno));
 	else if (pf->meta.switches == CP_SWITCHES_PARTIAL)
-		cp_warning("no wait/inactive split for %u thread%s: perf_event_open or its ring "
-			"failed: %s", pf->meta.switch_threads_failed,
+		cp_warning("no wait/inactive split for %u thread%s: %s%s", pf->meta.switch_threads_failed,
 			pf->meta.switch_threads_failed == 1 ? "" : "s",
-			strerror((int)pf->meta.switch_errno));
+			pf->meta.flags & CP_META_FILTERED ? "the program's seccomp filter forbids "
+							      "perf_event_open" :
+							      "perf_event_open or its ring failed: ",
+			pf->meta.flags & CP_META_FILTERED ? "" : strerror((int)pf->meta.switch_errno));
 	verdict = pf->meta.mode == CP_MODE_TIMING && clock_overhead_possible(pf, calls, ri->wall_ns);
 incomplete:
 	if (pf->meta.lost_calls || pf->meta.lost_events || pf->meta.nthreads_lost ||
 	    pf->meta.lost_signals)
 		cp_warning("the profile is incomplete; 'callprof report' says what was lost");
 out:
-	cp_profile_file__free(pf);
+	if (verdict && !rp)
+		rp = cp_report_profile__from_file(pf, &ro);
 	if (verdict)
-		overhead_verdict(path, perf_refused);
+		overhead_verdict(rp, perf_refused);
+	if (rp)
+		cp_report_profile__free(rp); /* and pf */
+	else
+		cp_profile_file__free(pf);
 	free(note);
 }
 
@@ -668,6 +689,152 @@ static void reap_orphans(void)
 		;
 }
 
+/*
+ * Processes of the run that run on after the program ended (a daemon that
+ * forked and left its parent to exit): record returns, and they write
+ * their profiles (FILE.PID) when they end.  They are ours now (we are a
+ * child subreaper): our children and theirs that have the runtime mapped,
+ * and the programs our watchers wait for (those ran instrumented code).
+ */
+#define RUNNING_MAX 64
+
+struct running {
+	pid_t pid[RUNNING_MAX];
+	size_t n;	/* found, may exceed RUNNING_MAX (the rest are counted only) */
+};
+
+/* Does pid have the runtime mapped? */
+static int has_runtime(long pid)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libcallprof") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void add_running(struct running *r, long pid)
+{
+	for (size_t i = 0; i < r->n && i < RUNNING_MAX; i++)
+		if (r->pid[i] == pid)
+			return;
+	if (r->n < RUNNING_MAX)
+		r->pid[r->n] = (pid_t)pid;
+	r->n++;
+}
+
+/*
+ * pid, if it runs on with the runtime and an instrumented executable (an
+ * uninstrumented one, a shell or a sleep, writes nothing), and its
+ * descendants (depth levels more).
+ */
+static void add_tree(struct running *r, long pid, int depth)
+{
+	char path[64], buf[512], *p;
+	struct dirent *e;
+	DIR *d;
+
+	p = read_stat(pid, buf, sizeof(buf));
+	if (!p || p[2] == 'Z' || p[2] == 'X')
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	if (has_runtime(pid) && cp_elf_is_instrumented(path) == 1)
+		add_running(r, pid);
+	if (!depth)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		char children[4096], *s, *end;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(children, sizeof(children), "/proc/%ld/task/%s/children", pid, e->d_name);
+		f = fopen(children, "r");
+		s = f && fgets(children, sizeof(children), f) ? children : NULL;
+		if (f)
+			fclose(f);
+		for (long c; s && (c = strtol(s, &end, 10)) > 0; s = end)
+			add_tree(r, c, depth - 1);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void find_running(struct running *r, pid_t ended)
+{
+	pid_t self = getpid();
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	r->n = 0;
+	while (d && (e = readdir(d))) {
+		char buf[512], *p;
+		long pid = strtol(e->d_name, &p, 10), target;
+
+		if (pid <= 0 || *p || pid == ended)
+			continue;
+		p = read_stat(pid, buf, sizeof(buf));
+		if (!p || strtol(p + 4, NULL, 10) != self || p[2] == 'Z')
+			continue;
+		/* A watcher's program has run instrumented code: it writes. */
+		if (p - buf >= 15 && !strncmp(p - 15, "(callprof-watch", 15)) {
+			p = cp_pidfd_targets(pid, &target, 1) == 1 && target != ended ?
+				    read_stat(target, buf, sizeof(buf)) : NULL;
+			if (p && p[2] != 'Z' && p[2] != 'X')
+				add_running(r, target);
+			continue;
+		}
+		add_tree(r, pid, 3);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The name of process pid (its comm), control characters as '?', into name[cap]. */
+static void process_name(pid_t pid, char *name, size_t cap)
+{
+	char buf[512], *end = read_stat(pid, buf, sizeof(buf)), *start = strchr(buf, '(');
+	size_t n = 0;
+
+	if (end && start && start < end)
+		for (start++; start < end && n + 1 < cap; start++)
+			name[n++] = (unsigned char)*start < 0x20 || *start == 0x7f ? '?' : *start;
+	name[n] = '\0';
+}
+
+/*
+ * Say which processes of the run run on, what each will write and how to
+ * get a profile now: record does not wait for them.
+ */
+static void list_running(const char *shown, pid_t ended)
+{
+	struct running r;
+	struct strbuf text = STRBUF_INIT;
+
+	find_running(&r, ended);
+	if (!r.n)
+		return;
+	for (size_t i = 0; i < r.n && i < 3; i++) {
+		char name[64];
+
+		process_name(r.pid[i], name, sizeof(name));
+		strbuf_addf(&text, "%s %s (pid %d) will write %s.%d", i ? "," : "", name,
+			    (int)r.pid[i], shown, (int)r.pid[i]);
+	}
+	fprintf(stderr, "callprof: %zu process%s of the run %s on:%s%s; 'callprof dump PID' "
+			"writes a snapshot now\n", r.n, r.n == 1 ? "" : "es", r.n == 1 ? "runs" : "run",
+		text.buf, r.n > 3 ? ", ..." : "");
+	strbuf_release(&text);
+}
+
 static char *make_status_file(void)
 {
 	const char *dir = getenv("TMPDIR");
@@ -704,6 +871,8 @@ static void read_status_file(const char *path, struct run_status *rs)
 			rs->rights = 1;
 		else if (!strcmp(what, "empty"))
 			rs->empty = 1;
+		else if (!strcmp(what, "seccomp"))
+			rs->seccomp = 1;
 	}
 	if (f)
 		fclose(f);
@@ -935,7 +1104,8 @@ int cmd_record(int argc, const char **argv)
 		  "with --sample: dwarf (default: unwind stack copies with CFI), "
 		  "fp (frame pointers)", call_graph_choices },
 		{ CP_OPT_LIST, 0, "include", &sel.include, "PATTERN",
-		  "record only functions whose name matches (glob on demangled names; repeatable)" },
+		  "record only the functions PATTERN names (a name, unqualified or without parameters, "
+		  "or a glob; repeatable)" },
 		{ CP_OPT_LIST, 0, "exclude", &sel.exclude, "PATTERN",
 		  "no node for matching functions: their time goes to the caller, their callees "
 		  "hang under it" },
@@ -1108,6 +1278,7 @@ int cmd_record(int argc, const char **argv)
 	if (!not_started(status, outabs, have_before))
 		summarize(&ri, &rs, perf_refused);
 	list_other_profiles(ri.others, &others);
+	list_running(out, child_pid);
 	ret = exit_like(status);
 out:
 	strbuf_release(&others);

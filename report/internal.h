@@ -40,6 +40,7 @@ enum cp_field {
 	CP_F_SELF_SWITCHES_INVOL,
 	CP_F_SAMPLES,	   /* sampled CPU time (cp_report_profile.cpu_sampled) */
 	CP_F_SELF_SAMPLES,
+	CP_F_OPEN,	   /* calls open at attach (callprof attach), not in calls */
 	CP_F_NAME,
 	CP_F_NR
 };
@@ -61,7 +62,9 @@ struct cp_fields {
 /* One row's values. */
 struct cp_row {
 	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
-	uint64_t open_at_start; /* calls open at attach (not in calls): marked after the name */
+	uint64_t open_at_start; /* calls open at attach (not in calls): the open column */
+	int open_mark;	   /* a context: its calls open at attach are also marked after its
+			    * name (never a function's row: the name is the function's) */
 	uint64_t wait_ns, inactive_ns;		/* inclusive off-CPU time */
 	uint64_t self_wait_ns, self_inactive_ns; /* exclusive */
 	uint64_t switches_vol, switches_invol;	/* inclusive */
@@ -140,9 +143,11 @@ static inline uint64_t cp_ns_from_double(double ns)
 /* Human-readable duration in a fixed width, e.g. "12.34ms". */
 void cp_fmt_ns(char *buf, size_t size, uint64_t ns);
 /*
- * The mark after the name of a context or function with n calls open when
- * callprof attach began (not in its calls): " (open at attach)" for one,
- * " (N open at attach)" for more, "" for none.
+ * The mark after the name of a context with n calls open when callprof
+ * attach began (not in its calls): " (open at attach)" for one, " (N open
+ * at attach)" for more, "" for none.  A context's only: a row that adds up
+ * a function's contexts (flat, callers, callees) shows them in the open
+ * column, and its name stays the function's.
  */
 const char *cp_open_mark(char *buf, size_t size, uint64_t n);
 

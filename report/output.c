@@ -48,6 +48,7 @@ static const struct {
 	[CP_F_SELF_SWITCHES_INVOL] = { "self-switches-invol", "self-prmt", 9 },
 	[CP_F_SAMPLES] = { "samples", "samples", 8 },
 	[CP_F_SELF_SAMPLES] = { "self-samples", "self-smp", 8 },
+	[CP_F_OPEN] = { "open", "open", 6 },
 	[CP_F_NAME] = { "name", "name", 0 },
 };
 
@@ -367,10 +368,16 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		    (r->only_total && id == CP_F_PERCENT && f->weight != CP_METRIC_TOTAL) ||
 		    (r->sampled && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
 		    (r->cpu_sampled && (id == CP_F_MIN || id == CP_F_MAX)) ||
-		    /* Sampled in code without hooks: its calls were not counted. */
-		    (r->cpu_sampled && !r->calls && !r->label && (id == CP_F_CALLS || id == CP_F_AVG)) ||
+		    /*
+		     * Sampled in code without hooks: its calls were not counted
+		     * (one with calls open at attach has hooks: 0 calls began).
+		     */
+		    (r->cpu_sampled && !r->calls && !r->open_at_start && !r->label &&
+		     (id == CP_F_CALLS || id == CP_F_AVG)) ||
 		    /* No call began in the window (open at attach): nothing per call. */
 		    (!r->calls && (id == CP_F_AVG || id == CP_F_MIN || id == CP_F_MAX)) ||
+		    /* Known per context, not per call site. */
+		    (r->only_total && id == CP_F_OPEN) ||
 		    (!r->cpu_sampled && (id == CP_F_SAMPLES || id == CP_F_SELF_SAMPLES))) {
 			fprintf(fp, "%*s  ", width(f, id), "-");
 			continue;
@@ -465,12 +472,16 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 		case CP_F_SELF_SAMPLES:
 			snprintf(buf, sizeof(buf), "%" PRIu64, r->self_samples);
 			break;
+		case CP_F_OPEN:
+			snprintf(buf, sizeof(buf), "%" PRIu64, r->open_at_start);
+			break;
 		case CP_F_NAME: {
 			char shortened[1024], open[48];
 
 			fprintf(fp, "%*s%s%s%s\n", r->indent, "", r->prefix ? r->prefix : "",
 				shorten(r->name, f->name_width, shortened, sizeof(shortened)),
-				cp_open_mark(open, sizeof(open), r->open_at_start));
+				cp_open_mark(open, sizeof(open),
+					     r->open_mark ? r->open_at_start : 0));
 			continue;
 		}
 		}
@@ -611,10 +622,14 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_meta *m = &pf->meta;
-	const struct cp_sample_shares *s = &rp->shares;
-	uint64_t program = s->program + s->kernel + s->lost, all = program + s->runtime;
+	struct cp_sample_tally s;
+	uint64_t program, all;
 	uint32_t unsampled = 0;
 	char period[32];
+
+	cp_report_profile__sample_tally(rp, &s);
+	program = s.program;
+	all = program + s.profiler;
 
 	/* Several files: the summary's nthreads counts all parts' threads. */
 	for (uint32_t p = 0; p < (rp->nparts ? rp->nparts : 1); p++) {
@@ -630,24 +645,29 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 		    "calling context); counts are exact; min and max per call are not measured "
 		    "(--time=clock)\n",
 		m->sample_hz, period, program,
-		program ? 100.0 * (double)s->kernel / (double)program : 0.0);
+		program ? 100.0 * (double)s.kernel / (double)program : 0.0);
 	fprintf(fp, "# profiler's own share: %.1f%% of the CPU time (samples in callprof's hooks), "
 		    "left out of every figure; '?' marks times resting on fewer than %d samples\n",
-		all ? 100.0 * (double)s->runtime / (double)all : 0.0, CP_FEW_SAMPLES);
-	if (s->lost)
+		100.0 * s.share, CP_FEW_SAMPLES);
+	if (s.lost)
 		fprintf(fp, "# %" PRIu64 " samples stand for CPU time at unknown addresses (a full "
 			    "ring, or a thread's latest samples at the dump): counted in their context's "
-			    "self time\n", s->lost);
+			    "self time\n", s.lost);
 	/* A share of a handful of samples is noise (record says the same from 100 on). */
 	if (m->samples_lost)
 		fprintf(fp, "# %" PRIu64 " samples were estimated from a thread's CPU clock after its "
 			    "ring filled in a long call without hooks (placed at the address sampled "
 			    "just before), or could not be placed\n", m->samples_lost);
-	if (all >= 10 * CP_FEW_SAMPLES && s->runtime * 2 > all)
+	if (all >= 10 * CP_FEW_SAMPLES && s.profiler * 2 > all)
+		/*
+		 * No remedy of its own: --exclude keeps the hooks (only the node
+		 * goes), after-inlining helps only inlined calls.  Record's verdict
+		 * names the functions and what works for them.
+		 */
 		fprintf(fp, "# note: most of the run's CPU time was callprof's own: the program makes "
 			    "very many short calls; the times shown leave it out, but the run was slowed "
-			    "%.1fx (fewer hooks: --exclude the tiniest functions, or build with clang "
-			    "-finstrument-functions-after-inlining)\n",
+			    "%.1fx (record's overhead verdict names the functions whose calls cost it and "
+			    "how to leave their hooks out: callprof-record(1), OVERHEAD VERDICT)\n",
 			(double)all / (double)(program ? program : 1));
 	if (program < 100 * CP_FEW_SAMPLES)
 		fprintf(fp, "# note: only %" PRIu64 " samples: the times are rough (a time resting "
@@ -806,9 +826,9 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if ((m->flags & CP_META_ATTACHED) || rp->open_at_start) {
 		fprintf(fp, "# attached: counts are the calls made in the window");
 		if (rp->open_at_start)
-			fprintf(fp, "; %" PRIu64 " call%s already open at attach (marked \"open at "
-				    "attach\")", rp->open_at_start,
-				rp->open_at_start == 1 ? " was" : "s were");
+			fprintf(fp, "; %" PRIu64 " call%s already open at attach (their contexts "
+				    "marked \"open at attach\"; per function: the open column)",
+				rp->open_at_start, rp->open_at_start == 1 ? " was" : "s were");
 		fputc('\n', fp);
 	}
 	if (m->mode == CP_MODE_COUNTING)
@@ -844,10 +864,11 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			cp_fmt_ns(sub, sizeof(sub), rp->subtracted_ns);
 			cp_fmt_ns(raw, sizeof(raw), rp->raw_ns);
 			fprintf(fp, "\n# overhead compensated: %s per call in the caller, %s in the "
-				    "callee; %s of %s subtracted (%.1f%%); '~' marks times that are mostly "
-				    "overhead; --no-compensate shows raw times\n",
-				out, in, sub, raw,
-				rp->raw_ns ? 100.0 * (double)rp->subtracted_ns / (double)rp->raw_ns : 0.0);
+				    "callee; %s of %s subtracted: the hooks took %.1f%% of the %s; '~' "
+				    "marks times that are mostly overhead; --no-compensate shows raw "
+				    "times\n", out, in, sub, raw,
+				100.0 * cp_report_profile__overhead_share(rp),
+				cp_report_profile__overhead_base(rp));
 		} else if (m->overhead_ticks || m->self_overhead_ticks) {
 			fprintf(fp, "; raw times: they include hook overhead of %s per call in the "
 				    "caller and %s in the callee\n", out, in);
@@ -870,11 +891,20 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if (m->lost_signals)
 		fprintf(fp, "# warning: %" PRIu64 " signal handler runs were not recorded: the signal "
 			    "arrived while a hook was running\n", m->lost_signals);
+	if (m->flags & CP_META_FILTERED)
+		fprintf(fp, "# the program's seccomp filter forbade system calls callprof makes: threads "
+			    "started after it have no CPU time or off-CPU split (or are not set up), "
+			    "as counted above\n");
+	if (m->flags & CP_META_LEFT)
+		fprintf(fp, "# the program's seccomp filter forbade writing the profile: callprof's "
+			    "watcher wrote it when the program had ended%s, calls still open then "
+			    "counted with time up to that moment\n",
+			m->flags & CP_META_ABNORMAL_END ? " (abnormally: fatal signal, abort or _exit)" : "");
 	if (m->flags & CP_META_KILLED)
 		fprintf(fp, "# the process was killed (SIGKILL or the like) and the profile written by "
 			    "callprof's watcher: calls still open then are counted with time up to that "
 			    "moment\n");
-	else if (m->flags & CP_META_ABNORMAL_END)
+	else if ((m->flags & CP_META_ABNORMAL_END) && !(m->flags & CP_META_LEFT))
 		fprintf(fp, "# the process ended abnormally (fatal signal, abort or _exit): calls "
 			    "still open then are counted with time up to that moment\n");
 	/* Last: what the figures above and the tree below leave out. */

@@ -105,6 +105,7 @@ static void print_node(struct cp_report_profile *rp, struct cp_rtree *t, uint32_
 
 	r.calls = n->calls;
 	r.open_at_start = n->open_at_start;
+	r.open_mark = 1;
 	r.total_ns = n->total_ns;
 	r.self_ns = n->self_ns;
 	r.min_ns = n->min_ns;

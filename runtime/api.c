@@ -110,7 +110,8 @@ static int insert(const char *name, uint32_t len, uint32_t h)
 	for (int tries = 0; __atomic_exchange_n(&insert_lock, 1, __ATOMIC_ACQUIRE); tries++) {
 		if (tries > 1000)
 			return -1; /* perhaps a handler interrupted the holder on this thread */
-		sched_yield();
+		if (cp_sys__may(CP_SYS_THREAD)) /* a seccomp filter may forbid it */
+			sched_yield();
 	}
 	id = find(name, len, h);
 	if (id >= 0)
@@ -207,8 +208,9 @@ void cp_api__dump_path(const char *base, char *path, size_t cap)
 
 static int recording(void)
 {
+	/* not a vfork child: the memory is its parent's (getpid() may be forbidden: seccomp.c) */
 	return __atomic_load_n(&cp_session.state, __ATOMIC_ACQUIRE) == CP_STATE_ON &&
-	       cp_gate__live() && getpid() == cp_session.pid; /* not a vfork child: the memory is its parent's */
+	       cp_gate__live() && cp_sys__may(CP_SYS_WRITE) && getpid() == cp_session.pid;
 }
 
 static CP_NOINSTR int dump(const char *path)

@@ -117,10 +117,18 @@ static int add_piece(uint32_t n, size_t bytes)
 	}
 	if (__atomic_load_n(&cp_arena.closed, __ATOMIC_ACQUIRE))
 		return 0;
+	/*
+	 * Under a seccomp filter no new watcher would see the new piece, and
+	 * the one there is would stop: if the program may not write its
+	 * profile itself, the watcher must go on seeing all of it.
+	 */
+	if (!cp_sys__may(CP_SYS_WATCH) && !cp_sys__may(CP_SYS_WRITE))
+		return 0;
 	if (size > PIECE_MAX)
 		size = PIECE_MAX;
-	/* Never more than a sixteenth of what the program may still map. */
-	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY && size > rl.rlim_cur / 16)
+	/* Never more than a sixteenth of what the program may still map (not asked under a filter). */
+	if (cp_sys__may(CP_SYS_WATCH) && !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    size > rl.rlim_cur / 16)
 		size = rl.rlim_cur / 16;
 	if (size < need)
 		size = PAGE_ROUND(need);
@@ -148,6 +156,8 @@ static int add_piece(uint32_t n, size_t bytes)
 void *cp_arena__alloc(size_t bytes)
 {
 	bytes = PAGE_ROUND(bytes);
+	if (!cp_sys__may(CP_SYS_MEMORY))
+		return NULL; /* the program's seccomp filter forbids mmap (seccomp.c) */
 	if (__atomic_load_n(&cp_arena.on, __ATOMIC_ACQUIRE)) {
 		for (;;) {
 			uint32_t n = __atomic_load_n(&cp_arena.npieces, __ATOMIC_ACQUIRE);
@@ -159,6 +169,9 @@ void *cp_arena__alloc(size_t bytes)
 			if (!add_piece(n, bytes))
 				break;
 		}
+		/* Private memory is out of the watcher's sight: not if it is to write (above). */
+		if (!cp_sys__may(CP_SYS_WRITE))
+			return NULL;
 		__atomic_store_n(&cp_arena.overflowed, 1, __ATOMIC_RELEASE);
 	}
 	return map_private(bytes);
@@ -183,6 +196,8 @@ int cp_arena__contains(const void *p)
 void cp_arena__free(void *p, size_t bytes)
 {
 	bytes = PAGE_ROUND(bytes);
+	if (!cp_sys__may(CP_SYS_MEMORY))
+		return; /* kept: the program's seccomp filter forbids giving it back */
 	if (cp_arena__contains(p))
 		madvise(p, bytes, MADV_REMOVE);
 	else

@@ -71,7 +71,7 @@ const char *cp_getenv(const char *name)
 	size_t len = strlen(name);
 
 	if (!cp_attach.on)
-		return getenv(name); /* NOLINT: the one place that reads the environment */
+		return cp_env__get(name); /* the environment the process started with (env.c) */
 	for (size_t i = 0; i < env_len;) {
 		const char *s = env_block + i;
 		size_t n = strnlen(s, env_len - i);
@@ -218,9 +218,11 @@ static void push_seeds(struct cp_thread *t, const struct cp_attach_area *a,
 }
 
 /*
- * t's first hook since the attach: push the calls it had open then, if
- * the tool found any.  Their start is the instant the tool let the
- * threads go on, in this session's ticks.
+ * t's first hook since the attach (cp_thread__setup, before t is published
+ * as cp_self: a signal handler's hook meanwhile is dropped, not recorded
+ * under no seeds): push the calls it had open then, if the tool found any.
+ * Their start is the instant the tool let the threads go on, in this
+ * session's ticks.
  */
 void cp_attach__seed_thread(struct cp_thread *t)
 {

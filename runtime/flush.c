@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -46,19 +47,14 @@ struct late {
 	uint64_t inactive;   /* ns preempted */
 };
 
+/* The command line as it was at start-up (session.c), not the process title of now. */
 static void write_cmdline(struct cp_writer *w)
 {
-	char buf[4096];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	const char *c = __atomic_load_n(&cp_session.cmdline, __ATOMIC_ACQUIRE);
 
 	cp_writer__section(w, CP_SEC_CMDLINE, 1);
-	if (fd < 0)
-		return;
-	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0)
-			cp_writer__put(w, buf, n);
-	close(fd);
+	if (c && cp_session.cmdline_len)
+		cp_writer__put(w, c, cp_session.cmdline_len);
 }
 
 /* Open /proc/{self,PID}/task/TID/LEAF (pid 0: ours) for reading; -1 on failure. */
@@ -66,6 +62,7 @@ static int open_task_file(pid_t pid, uint32_t tid, const char *leaf)
 {
 	char path[96] = "/proc/";
 	size_t pos = strlen(path), len = strlen(leaf);
+
 
 	if (pid)
 		cp_put_dec(path, sizeof(path) - 6, &pos, (unsigned long)pid);
@@ -84,13 +81,16 @@ static int open_task_file(pid_t pid, uint32_t tid, const char *leaf)
 /* The thread's name from /proc (any live thread of process pid, 0: ours). */
 static void read_comm(pid_t pid, uint32_t tid, char name[16])
 {
-	int fd = open_task_file(pid, tid, "comm");
+	int fd;
 	ssize_t n;
 
-	if (fd < 0)
-		return;
-	n = read(fd, name, 15);
-	close(fd);
+	if (!tid || !cp_sys__begin(CP_SYS_THREAD))
+		return; /* the program's seccomp filter forbids it */
+	fd = open_task_file(pid, tid, "comm");
+	n = fd < 0 ? -1 : read(fd, name, 15);
+	if (fd >= 0)
+		close(fd);
+	cp_sys__end();
 	if (n <= 0)
 		return;
 	if (name[n - 1] == '\n')
@@ -101,15 +101,18 @@ static void read_comm(pid_t pid, uint32_t tid, char name[16])
 int cp_schedstat(pid_t pid, uint32_t tid, uint64_t *run, uint64_t *delay)
 {
 	char buf[96];
-	int fd = open_task_file(pid, tid, "schedstat");
+	int fd;
 	ssize_t n;
 	const char *p = buf;
 	uint64_t v[2] = { 0, 0 };
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	if (!tid || !cp_sys__begin(CP_SYS_THREAD))
+		return -1; /* the program's seccomp filter forbids it */
+	fd = open_task_file(pid, tid, "schedstat");
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	cp_sys__end();
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
@@ -224,7 +227,13 @@ static uint64_t open_time(struct cp_thread *t, uint64_t *extra, uint32_t nnodes,
 /* The dump runs in the watcher: /proc/self and the thread clocks are not the program's. */
 static int in_watcher(int how)
 {
-	return how == CP_FLUSH_KILLED || how == CP_FLUSH_WATCH;
+	return how == CP_FLUSH_KILLED || how == CP_FLUSH_WATCH || how == CP_FLUSH_LEFT;
+}
+
+/* The watcher writes for a program that has ended: nothing of it can be asked. */
+static int program_gone(int how)
+{
+	return how == CP_FLUSH_KILLED || how == CP_FLUSH_LEFT;
 }
 
 /*
@@ -238,7 +247,7 @@ static uint64_t thread_cpu(const struct dump *d, const struct cp_thread *t)
 {
 	uint64_t run, delay;
 
-	if ((t->flags & CP_THREAD_EXITED) || d->how == CP_FLUSH_KILLED)
+	if ((t->flags & CP_THREAD_EXITED) || program_gone(d->how))
 		return t->perf.cpu_ns;
 	if (d->how == CP_FLUSH_WATCH)
 		return cp_schedstat(cp_session.pid, t->tid, &run, &delay) ? 0
@@ -283,7 +292,7 @@ static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, 
 
 	memset(late, 0, sizeof(*late));
 	if (!d->offcpu || (!t->perf.page && !t->still) ||
-	    (t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) || d->how == CP_FLUSH_KILLED ||
+	    (t->flags & (CP_THREAD_EXITED | CP_THREAD_AGGREGATE)) || program_gone(d->how) ||
 	    now <= t->start_ticks)
 		return;
 	have_sched = !cp_schedstat(in_watcher(d->how) ? cp_session.pid : 0, t->tid, &run, &delay);
@@ -504,7 +513,7 @@ static int write_threads(struct dump *d, struct cp_writer *w, struct cp_thread *
 		uint64_t end = t->end_ticks ? t->end_ticks : now;
 
 		memset(&r, 0, sizeof(r));
-		if ((t->flags & CP_THREAD_EXITED) || d->how == CP_FLUSH_KILLED)
+		if ((t->flags & CP_THREAD_EXITED) || program_gone(d->how))
 			memcpy(name, t->name, sizeof(name)); /* the watcher: /proc has no such thread */
 		else
 			read_comm(d->how == CP_FLUSH_WATCH ? cp_session.pid : 0, t->tid, name);
@@ -706,12 +715,8 @@ static void calibrate(struct cp_calibration *cal, int how)
 	*cal = watch_cal;
 }
 
-/*
- * Write the profile (or a snapshot, see CP_FLUSH_*) to path.  Returns 0 or
- * -errno; warns once on failure, except for snapshots, whose caller is
- * told.
- */
-int cp_flush(const char *path, int how)
+/* cp_flush(), once the program's seccomp filter is known to allow it. */
+static int flush(const char *path, int how)
 {
 	struct cp_writer *w = &writer;
 	struct cp_thread *self = how == CP_FLUSH_WATCH ? NULL : cp_self, **ts, *t, *head;
@@ -820,12 +825,17 @@ int cp_flush(const char *path, int how)
 	meta.start_realtime_ns = cp_session.real0_ns;
 	meta.duration_ns = elapsed;
 	meta.flags = cp_session.forked ? CP_META_FORKED : 0;
-	if (how == CP_FLUSH_DYING || how == CP_FLUSH_KILLED)
+	if (how == CP_FLUSH_DYING || how == CP_FLUSH_KILLED ||
+	    (how == CP_FLUSH_LEFT && cp_session.ended == 2))
 		meta.flags |= CP_META_ABNORMAL_END;
 	if (how == CP_FLUSH_KILLED)
 		meta.flags |= CP_META_KILLED;
 	if (snapshot)
 		meta.flags |= CP_META_SNAPSHOT;
+	if (cp_session.filtered)
+		meta.flags |= CP_META_FILTERED;
+	if (how == CP_FLUSH_LEFT)
+		meta.flags |= CP_META_LEFT;
 	if (cp_session.attached)
 		meta.flags |= CP_META_ATTACHED;
 	meta.nthreads_lost = cp_session.threads_lost;
@@ -840,10 +850,10 @@ int cp_flush(const char *path, int how)
 		offcpu_meta(&meta, ts, nt);
 	selection_meta(w, &meta, ts, nt);
 	{
-		char exe[4096];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		char exe[sizeof(cp_session.exe)];
 
-		exe[n > 0 ? n : 0] = '\0';
+		memcpy(exe, cp_session.exe, sizeof(exe)); /* as at start-up (session.c) */
+		exe[sizeof(exe) - 1] = '\0';
 		meta.exe = cp_writer__string(w, exe);
 	}
 	meta.hostname = cp_writer__string(w, uname(&un) ? "" : un.nodename);
@@ -851,6 +861,13 @@ int cp_flush(const char *path, int how)
 	cp_writer__put(w, &meta, sizeof(meta));
 	write_cmdline(w);
 	cp_modules__write(w);
+	/*
+	 * The vDSO has no file: its image, for the names of the samples that
+	 * fall in it (clock_gettime, gettimeofday).  Read, not called: a
+	 * dying or killed program's is as good.
+	 */
+	if (meta.sample_hz)
+		cp_writer__vdso(w, getauxval(AT_SYSINFO_EHDR));
 	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
 	for (i = 0; i < nt; i++) {
 		write_nodes(&d, w, ts[i], d.nnodes[i], now, &open[i]);
@@ -888,5 +905,22 @@ out:
 		self->busy = self_busy; /* a muted thread stays muted */
 	if (snapshot)
 		munmap(w, wbytes);
+	return ret;
+}
+
+/*
+ * Write the profile (or a snapshot, see CP_FLUSH_*) to path.  Returns 0 or
+ * -errno; warns once on failure, except for snapshots, whose caller is
+ * told.  -EPERM, silently, when the program's seccomp filter forbids what
+ * writing needs: its watcher writes at the end (seccomp.c).
+ */
+int cp_flush(const char *path, int how)
+{
+	int ret;
+
+	if (!cp_sys__begin(CP_SYS_WRITE))
+		return -EPERM;
+	ret = flush(path, how);
+	cp_sys__end();
 	return ret;
 }

@@ -326,11 +326,9 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	if (!t) {
 		if (cp_session.state == CP_STATE_DONE)
 			goto out;
-		t = cp_thread__setup();
+		t = cp_thread__setup(); /* and its seeds, under callprof attach */
 		if (!t)
 			goto out;
-		if (cp_attach.area)
-			cp_attach__seed_thread(t);
 	} else if (!cp_gate__live()) {
 		goto out; /* a clone child: t is its parent's (control.c) */
 	}
@@ -377,14 +375,30 @@ out:
 }
 
 /*
+ * May the exit of a call from site close frame f (its function's) and
+ * the frames above it?  A seeded frame (callprof attach) was rebuilt by
+ * unwinding, and a call the unwinding left out may have an older
+ * activation of its function on the stack: its exit must not take that
+ * one for its own, closing the calls between as if a longjmp had skipped
+ * them.  Both pass the hooks their return address (call_site): a seeded
+ * frame's is its node's (0 where the unwinding did not reach its caller).
+ */
+static inline CP_NOINSTR int may_close(const struct cp_frame *f, uintptr_t site)
+{
+	return !(f->fn & CP_FN_SEED_BIT) || !f->node->site || f->node->site == site;
+}
+
+/*
  * The exit does not match the innermost open call.  Either frames were
  * skipped (longjmp, an exception through code without exit hooks): then the
  * matching frame is further down and the frames above it are closed now;
- * or no open frame matches (the enter was not seen): count and ignore.
- * Also here: exits while muted, of excluded functions (they have no
- * frame), and of a start function's outermost frame.
+ * or no open frame matches (the enter was not seen, or a seeded frame is
+ * another call's: may_close): count and ignore.  Also here: exits while
+ * muted, of excluded functions (they have no frame), of a start
+ * function's outermost frame and of seeded frames.
  */
-static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_thread *t, uintptr_t fn)
+static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_thread *t, uintptr_t fn,
+								  uintptr_t site)
 {
 	uint64_t now = now_ticks();
 	struct cp_frame *f, *base;
@@ -393,9 +407,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	if (!t && cp_attach.area && cp_session.state == CP_STATE_ON) {
 		int saved_errno = errno;
 
-		t = cp_thread__setup();
-		if (t)
-			cp_attach__seed_thread(t);
+		t = cp_thread__setup(); /* and its seeds */
 		now = now_ticks();
 		errno = saved_errno;
 	}
@@ -418,9 +430,13 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 		t->busy = 0;
 		return;
 	}
-	for (f = t->cct.top; f > base && f->fn != fn && f->fn != (fn | CP_FN_START_BIT); f--)
-		;
-	if (f == base)
+	for (f = t->cct.top; f > base; f--) {
+		uintptr_t ffn = f->fn & ~(uintptr_t)CP_FN_SEED_BIT;
+
+		if (ffn == fn || ffn == (fn | CP_FN_START_BIT))
+			break;
+	}
+	if (f == base || !may_close(f, site))
 		t->unpaired_exits++;
 	else
 		pop_through(t, f, now);
@@ -474,12 +490,12 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	uint64_t now;
 
 	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t))) {
-		exit_slow(t, (uintptr_t)fn);
+		exit_slow(t, (uintptr_t)fn, (uintptr_t)site);
 		return;
 	}
 	f = t->cct.top;
 	if (unlikely(f->fn != (uintptr_t)fn)) {
-		exit_slow(t, (uintptr_t)fn);
+		exit_slow(t, (uintptr_t)fn, (uintptr_t)site);
 		return;
 	}
 #if CP_HOOK_MODE == HOOKS_TIMING
@@ -601,7 +617,8 @@ out:
 /*
  * A call that was open when callprof attach began (attach.c): entered as
  * any call, then its count moved to open_at_start, its start set to the
- * attach.  A marker (excluded function) or a muted thread pushes no frame.
+ * attach, and its frame marked seeded (CP_FN_SEED_BIT).  A marker
+ * (excluded function) or a muted thread pushes no frame.
  */
 void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp,
 		    uint64_t start)
@@ -609,9 +626,11 @@ void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t
 	struct cp_frame *before = t->cct.top;
 
 	enter_slow(t, fn, site, sp);
-	if (t->cct.top == before + 1 && t->cct.top->fn == fn && t->cct.top->node != &t->cct.lost) {
+	if (t->cct.top == before + 1 && (t->cct.top->fn & ~(uintptr_t)CP_FN_START_BIT) == fn &&
+	    t->cct.top->node != &t->cct.lost) {
 		struct cp_node *n = t->cct.top->node;
 
+		t->cct.top->fn |= CP_FN_SEED_BIT;
 		n->calls--;
 		n->open_at_start++;
 #if CP_HOOK_MODE == HOOKS_TIMING

@@ -292,6 +292,18 @@ struct cp_session {
 	pid_t watcher;		   /* this process's watcher (watch.c), 0 if none yet */
 	char status[CP_STATUS_PATH_MAX]; /* CALLPROF_STATUS, "" if none (session.c) */
 	int attached;		   /* started by callprof attach (runtime/attach.c) */
+	/*
+	 * The command line and executable as they were at start-up, not at the
+	 * dump: a program may write its process title over argv (session.c).
+	 */
+	char *cmdline;		   /* /proc/self/cmdline then (arena memory), or NULL */
+	uint64_t cmdline_len;	   /* its bytes */
+	char exe[4096];		   /* /proc/self/exe then, "" if unknown */
+	int filtered;		   /* a seccomp filter forbade some of our calls (seccomp.c) */
+	int handed;		   /* the filter forbids writing the profile: the watcher
+				    * writes it once the program has ended (CP_FLUSH_LEFT) */
+	int ended;		   /* handed, then how the program ended: 1 normally, 2
+				    * abnormally (fatal signal, abort, _exit); 0: killed */
 };
 
 /*
@@ -364,6 +376,12 @@ CP_HIDDEN uint32_t cp_filter__classify(uintptr_t fn);
 
 /* The exit of a start function's outermost frame is recognised by this bit in cp_frame.fn. */
 #define CP_FN_START_BIT (1ull << 63)
+/*
+ * A frame seeded by callprof attach (a call open at the attach, found by
+ * unwinding) has this bit in cp_frame.fn: its exit takes the slow path,
+ * which checks that it comes from the seeded frame's activation.
+ */
+#define CP_FN_SEED_BIT (1ull << 62)
 extern volatile int cp_paused CP_HIDDEN;
 /*
  * control.c: the process gate, one word on a page of its own that a child
@@ -385,6 +403,69 @@ static inline int cp_gate__live(void)
 	return cp_gate & CP_GATE_LIVE;
 }
 CP_HIDDEN void cp_gate__open(void);
+
+/*
+ * What the runtime does, by the system calls each activity makes
+ * (seccomp.c lists them).  A seccomp filter the program installs may forbid
+ * some: cp_sys_denied has a bit set for each, published before the filter
+ * goes live, and the runtime tests cp_sys__may() before such calls and
+ * does without (never in the hooks' fast paths: they make no calls).  The
+ * watcher is not under the program's filters (it was started before any,
+ * and never after one): cp_watcher_self, its own, lets it do everything.
+ * Always 0 in a static runtime (libcallprof.a), which sees no filter.
+ */
+enum cp_sys_activity {
+	CP_SYS_MEMORY,	  /* anonymous memory: states, trees, scratch space */
+	CP_SYS_PERF,	  /* a thread's perf event and its ring */
+	CP_SYS_THREAD,	  /* a thread's id, name, CPU clock, /proc/self/task files */
+	CP_SYS_SIGMASK,	  /* signals blocked around an exited thread's fold */
+	CP_SYS_WRITE,	  /* writing a profile, record's status file */
+	CP_SYS_WARN,	  /* a line on stderr */
+	CP_SYS_RERAISE,	  /* a caught fatal signal: SIG_DFL again and the signal sent again */
+	CP_SYS_FORWARD,	  /* --dump-on: the request sent to the watcher */
+	CP_SYS_FORK,	  /* the fork handlers (watch.c) */
+	CP_SYS_WATCH,	  /* starting a watcher */
+	CP_SYS_START,	  /* starting the session */
+	CP_SYS_READ_SELF, /* seccomp.c's own copies of the program's filters */
+	CP_SYS_KINDS
+};
+extern uint32_t cp_sys_denied CP_HIDDEN;
+extern __thread int cp_watcher_self CP_HIDDEN __attribute__((tls_model("initial-exec")));
+static inline int cp_sys__may(enum cp_sys_activity a)
+{
+	return !(__atomic_load_n(&cp_sys_denied, __ATOMIC_RELAXED) & (1u << a)) || cp_watcher_self;
+}
+/*
+ * The same for calls made between cp_sys__begin() (when it returns 1) and
+ * cp_sys__end(): a filter being installed waits until no thread is between
+ * them (seccomp.c), so a call allowed just before cannot meet it live.
+ */
+extern uint32_t cp_sys_inflight CP_HIDDEN;
+static inline int cp_sys__begin(enum cp_sys_activity a)
+{
+	if (cp_watcher_self)
+		return 1;
+	__atomic_fetch_add(&cp_sys_inflight, 1, __ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(&cp_sys_denied, __ATOMIC_SEQ_CST) & (1u << a)))
+		return 1;
+	__atomic_fetch_sub(&cp_sys_inflight, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+static inline void cp_sys__end(void)
+{
+	if (!cp_watcher_self)
+		__atomic_fetch_sub(&cp_sys_inflight, 1, __ATOMIC_RELEASE);
+}
+/*
+ * seccomp.c (shared library only): syscall(2) of the program that
+ * installs a filter (1 and *ret), and whether an exec must tell the new
+ * image that a filter is in force (CALLPROF_SECCOMP).
+ */
+CP_HIDDEN int cp_seccomp__syscall(long nr, const long *a, long *ret);
+CP_HIDDEN int cp_seccomp__known(void);
+CP_HIDDEN void cp_seccomp__inherit(const char *mask);
+/* interpose.c: the C library's syscall(2) with these six arguments. */
+CP_HIDDEN long cp_interpose__real_syscall(long nr, const long *a);
 CP_HIDDEN void cp_hooks__mute_start(struct cp_thread *t);
 CP_HIDDEN int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target);
 /* The last usable frame index of a stack of cap frames: --max-depth stops short of it. */
@@ -512,6 +593,12 @@ CP_HIDDEN uint64_t cp_clock_ns(clockid_t id);
 CP_HIDDEN uint64_t cp_clock_ticks_per_sec(uint64_t *elapsed_ns);
 
 /* thread.c */
+/*
+ * The calling thread's state, set up on its first hook (and, under
+ * callprof attach, with the calls it had open pushed): cp_self.  NULL when
+ * it cannot be had, or for a hook of a signal handler that interrupted the
+ * set-up (its event is counted as lost once the state is there).
+ */
 CP_HIDDEN struct cp_thread *cp_thread__setup(void);
 CP_HIDDEN struct cp_thread *cp_thread__new(void);
 /* Publish state from cp_thread__new() in the registry (the dump writes it). */
@@ -556,6 +643,8 @@ CP_HIDDEN void cp_hooks__signal_leave(int sig, uint64_t depth, struct cp_thread 
 
 /* signals.c (shared library only; a no-op in static links) */
 CP_HIDDEN void cp_signals__init(void);
+/* A filter forbids sending a caught fatal signal again: the catchers go (seccomp.c). */
+CP_HIDDEN void cp_signals__give_back(void);
 
 /* session.c */
 CP_HIDDEN int cp_session__init(void);
@@ -563,6 +652,13 @@ CP_HIDDEN int cp_session__ran_code(void);
 CP_HIDDEN void cp_session__before_exec(unsigned n);
 /* Write the profile once (see session.c): 0, or the write's -errno. */
 CP_HIDDEN int cp_session__finish(int dying);
+/*
+ * A filter forbids the memory calls recording needs: stop for good, the
+ * profile left as it stands for whoever may write it (seccomp.c).
+ */
+CP_HIDDEN void cp_session__stop(void);
+/* What a fork child keeps of the session's memory in the arena (watch.c). */
+CP_HIDDEN void cp_session__keep(void (*keep)(const void *p, size_t bytes));
 CP_HIDDEN void cp_warn_once(const char *msg);
 CP_HIDDEN void cp_warn(const char *msg);
 
@@ -624,6 +720,14 @@ static inline uint64_t cp_offcpu__cpu_since_start(const struct cp_thread *t, uin
 CP_HIDDEN void cp_interpose__init(void);
 
 /*
+ * guard.c (shared library only): the runtime's memory is its own.  Is the
+ * caller (a return address) the runtime's own code?  syscall(2) of the
+ * program: 1 and *ret if nr was a call on memory that guard.c handled.
+ */
+CP_HIDDEN int cp_guard__from_runtime(const void *ret);
+CP_HIDDEN int cp_guard__syscall(long nr, const long *a, long *ret);
+
+/*
  * libcalls.c (shared library only; no-ops in interpose-none.c): calls from
  * instrumented code into uninstrumented libraries, through per-slot
  * trampolines (CALLPROF_LIBCALLS=1).  abandon_below: control went to the
@@ -656,6 +760,8 @@ enum {
 	CP_FLUSH_KILLED = 2,
 	CP_FLUSH_SNAPSHOT = 3,
 	CP_FLUSH_WATCH = 4,
+	CP_FLUSH_LEFT = 5, /* by the watcher, as KILLED, for a program that ended
+			    * without writing it: its seccomp filter forbade that */
 };
 CP_HIDDEN int cp_flush(const char *path, int how);
 
@@ -718,8 +824,20 @@ struct cp_attach {
 };
 extern struct cp_attach cp_attach CP_HIDDEN;
 CP_HIDDEN int cp_attach__loaded_by_tool(void);
-/* getenv, or in attach mode the tool's settings (the process's environment is not ours). */
+/*
+ * The runtime's setting name: as the process was started with it (env.c),
+ * or in attach mode the tool's (the process's environment is not ours).
+ */
 CP_HIDDEN const char *cp_getenv(const char *name);
+/*
+ * env.c: the runtime's variables (CALLPROF_*, LD_PRELOAD, LD_BIND_NOW) of
+ * the initial environment, copied once: cp_env__snapshot() takes the copy
+ * (the constructor, or the first reader), cp_env__get() reads one,
+ * cp_env__each() calls fn with each "NAME=VALUE".
+ */
+CP_HIDDEN void cp_env__snapshot(void);
+CP_HIDDEN const char *cp_env__get(const char *name);
+CP_HIDDEN void cp_env__each(void (*fn)(const char *var, void *arg), void *arg);
 CP_HIDDEN void cp_attach__seed_thread(struct cp_thread *t);
 /* In attach mode: a warning line goes to the tool's log (0), never to stderr; -1 otherwise. */
 CP_HIDDEN int cp_attach__log(const char *line, size_t len);

@@ -34,6 +34,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +59,13 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 static execve_fn real_execve, real_execvpe;
 static fexecve_fn real_fexecve;
 
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]);
+
+static execveat_fn real_execveat;
+static spawn_fn real_spawn, real_spawnp;
+
 typedef void (*exit_fn)(int);
 typedef int (*dlclose_fn)(void *);
 
@@ -77,6 +85,9 @@ void cp_interpose__init(void)
 	RESOLVE(real_execve, "execve");
 	RESOLVE(real_execvpe, "execvpe");
 	RESOLVE(real_fexecve, "fexecve");
+	RESOLVE(real_execveat, "execveat");
+	RESOLVE(real_spawn, "posix_spawn");
+	RESOLVE(real_spawnp, "posix_spawnp");
 	RESOLVE(real_longjmp, "longjmp");
 	RESOLVE(real__longjmp, "_longjmp");
 	RESOLVE(real_siglongjmp, "siglongjmp");
@@ -256,6 +267,38 @@ CP_INTERPOSE_CALL int dlclose(void *handle)
 	return ret;
 }
 
+/*
+ * syscall(2): the calls the runtime must see whichever way the program
+ * makes them (guard.c: memory; seccomp.c: filters).  The rest, and the
+ * runtime's own, go to the C library's as they are.  Six arguments are
+ * passed on whatever the call takes, as the C library's syscall does.
+ */
+typedef long (*syscall_fn)(long, ...);
+
+static syscall_fn real_syscall;
+
+long cp_interpose__real_syscall(long nr, const long *a)
+{
+	syscall_fn next = CP_NEXT(real_syscall, "syscall");
+
+	return next(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+CP_INTERPOSE_CALL long syscall(long nr, ...)
+{
+	long a[6], ret;
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!cp_guard__from_runtime(__builtin_return_address(0)) &&
+	    (cp_guard__syscall(nr, a, &ret) || cp_seccomp__syscall(nr, a, &ret)))
+		return ret;
+	return cp_interpose__real_syscall(nr, a);
+}
+
 /* Locking all memory would fault in the whole arena: trim it first (arena.c). */
 typedef int (*mlockall_fn)(int);
 
@@ -269,7 +312,7 @@ CP_INTERPOSE_CALL int mlockall(int flags)
 		errno = ENOSYS;
 		return -1;
 	}
-	if (flags & MCL_CURRENT)
+	if ((flags & MCL_CURRENT) && cp_sys__may(CP_SYS_MEMORY))
 		cp_arena__trim();
 	return next(flags);
 }
@@ -309,59 +352,251 @@ CP_INTERPOSE_CALL int pthread_setname_np(pthread_t thread, const char *name)
 	return ret;
 }
 
-/* ---- exec ---- */
+/* ---- exec and spawn ---- */
 
 #define EXEC_COUNT "CALLPROF_EXEC_COUNT="
+#define SECCOMP_VAR "CALLPROF_SECCOMP="
 
 /*
- * Write the old image's profile, then return a copy of envp whose
- * CALLPROF_EXEC_COUNT is this exec's number (NULL: use envp as it is).
+ * The environment a new program gets.  A program may give its child an
+ * environment of its own (execve, execle, posix_spawn with an envp, a
+ * clean environment built from scratch): the runtime's variables, as this
+ * process was started with them (env.c: LD_PRELOAD, CALLPROF_*), are put
+ * back where envp lacks them, so that the child is profiled as a child
+ * started with environ would be.  A variable the program set to a value of
+ * its own stays as it is (a nested `callprof record` sets its own); if that
+ * is an LD_PRELOAD without our runtime, the child cannot be profiled and
+ * one warning says so, naming it.  The program's array is never changed:
+ * a new one is built, on the stack when it is small, else in a mapping of
+ * its own (never malloc: exec may be called in a vfork child, whose heap
+ * is its parent's).  A setuid or setgid child gets the variables too, and
+ * the loader drops LD_PRELOAD for it (secure execution), so it is not
+ * profiled (callprof-record(1), SECURITY).
  */
-static char **before_exec(char *const envp[])
+#define ENV_ON_STACK 256
+
+struct child_env {
+	char **env;	     /* the array to pass, NULL-terminated */
+	size_t n, cap;	     /* entries in it, room for */
+	size_t map_bytes;    /* env is a mapping of this size (0: the caller's stack) */
+	char *const *envp;   /* what the program passed */
+	const char *count;   /* CALLPROF_EXEC_COUNT=N to set, or NULL */
+	const char *seccomp; /* CALLPROF_SECCOMP=MASK to set, or NULL (seccomp.c) */
+	char seccomp_var[32];
+	int foreign_preload; /* the program's LD_PRELOAD does not load this runtime */
+};
+
+/* Does envp hold a variable named as var ("NAME=...")? Its entry, or NULL. */
+static const char *env_lookup(char *const envp[], const char *var)
 {
-	static char count_var[sizeof(EXEC_COUNT) + 12];
+	size_t len = strcspn(var, "=") + 1;
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], var, len))
+			return envp[i];
+	return NULL;
+}
+
+/* The path this runtime was loaded from, as the loader has it (LD_PRELOAD's entry). */
+static const char *runtime_path(void)
+{
+	Dl_info info;
+
+	if (!dladdr((void *)runtime_path, &info) || !info.dli_fname || !*info.dli_fname)
+		return NULL;
+	return info.dli_fname;
+}
+
+/* Is path one of the entries of the LD_PRELOAD value v (colon or blank separated)? */
+static int preload_has(const char *v, const char *path)
+{
+	size_t len = strlen(path);
+
+	while (*v) {
+		size_t n = strcspn(v, ": ");
+
+		if (n == len && !memcmp(v, path, len))
+			return 1;
+		v += n;
+		v += strspn(v, ": ");
+	}
+	return 0;
+}
+
+static void add_missing(const char *var, void *arg)
+{
+	struct child_env *c = arg;
+	const char *have;
+
+	if ((!strncmp(var, EXEC_COUNT, sizeof(EXEC_COUNT) - 1) && c->count) ||
+	    (!strncmp(var, SECCOMP_VAR, sizeof(SECCOMP_VAR) - 1) && c->seccomp))
+		return; /* set below */
+	have = env_lookup(c->envp, var);
+	if (!have) {
+		if (c->n < c->cap)
+			c->env[c->n++] = (char *)var;
+		return;
+	}
+	if (!strncmp(var, "LD_PRELOAD=", 11) && strcmp(have, var)) {
+		const char *self = runtime_path();
+
+		c->foreign_preload = self && preload_has(var + 11, self) && !preload_has(have + 11, self);
+	}
+}
+
+/* How many runtime variables there are (room for them in the new array). */
+static void count_var(const char *var, void *arg)
+{
+	(*(size_t *)arg)++;
+}
+
+/*
+ * Fill c: envp with the runtime's variables it lacks, and CALLPROF_EXEC_COUNT
+ * set to count (NULL: as it is).  stack[ENV_ON_STACK] is the caller's.  On
+ * failure (no memory) c->env is NULL and the program's envp goes as it is.
+ */
+static void child_env__init(struct child_env *c, char *const envp[], const char *count,
+			    char **stack)
+{
+	size_t nenv = 0, nvars = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->envp = envp;
+	c->count = count;
+	if (cp_seccomp__known()) {
+		static const char hex[] = "0123456789abcdef";
+		uint32_t m = __atomic_load_n(&cp_sys_denied, __ATOMIC_RELAXED);
+		size_t pos = sizeof(SECCOMP_VAR) - 1;
+
+		memcpy(c->seccomp_var, SECCOMP_VAR, pos);
+		for (int shift = 28; shift >= 0; shift -= 4)
+			c->seccomp_var[pos++] = hex[(m >> shift) & 15];
+		c->seccomp_var[pos] = '\0';
+		c->seccomp = c->seccomp_var;
+	}
+	while (envp && envp[nenv])
+		nenv++;
+	cp_env__each(count_var, &nvars);
+	c->cap = nenv + nvars + 2;
+	if (c->cap + 1 <= ENV_ON_STACK) {
+		c->env = stack;
+	} else if (!cp_sys__may(CP_SYS_MEMORY)) {
+		return; /* a filter forbids the mapping: envp goes as it is */
+	} else {
+		c->map_bytes = (c->cap + 1) * sizeof(char *);
+		c->env = mmap(NULL, c->map_bytes, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c->env == MAP_FAILED) {
+			c->env = NULL;
+			return;
+		}
+	}
+	for (size_t i = 0; i < nenv; i++)
+		if ((!count || strncmp(envp[i], EXEC_COUNT, sizeof(EXEC_COUNT) - 1)) &&
+		    (!c->seccomp || strncmp(envp[i], SECCOMP_VAR, sizeof(SECCOMP_VAR) - 1)))
+			c->env[c->n++] = envp[i];
+	cp_env__each(add_missing, c);
+	if (count)
+		c->env[c->n++] = (char *)count;
+	/* A seccomp filter survives exec: the new image does without what it forbids. */
+	if (c->seccomp)
+		c->env[c->n++] = (char *)c->seccomp;
+	c->env[c->n] = NULL;
+}
+
+/* What to pass to the real call. */
+static char *const *child_env__get(const struct child_env *c)
+{
+	return c->env ? c->env : c->envp;
+}
+
+static void child_env__release(struct child_env *c)
+{
+	if (c->map_bytes && c->env)
+		munmap(c->env, c->map_bytes);
+	c->env = NULL;
+}
+
+/*
+ * The child will not load the runtime: say so once, naming it (what the
+ * program ran: a path, a file name searched in PATH, or a descriptor).
+ */
+static void warn_unprofiled(const struct child_env *c, const char *what, int fd)
+{
+	static int warned;
+	char line[400] = "not profiling ";
+	size_t pos = strlen(line), len;
+
+	if (!c->foreign_preload || __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		return;
+	if (what) {
+		len = strnlen(what, 200);
+		memcpy(line + pos, what, len);
+		pos += len;
+	} else {
+		memcpy(line + pos, "descriptor ", 11);
+		pos += 11;
+		cp_put_dec(line, sizeof(line), &pos, (unsigned long)(fd < 0 ? 0 : fd));
+	}
+	len = strlen(": the program runs it with an LD_PRELOAD of its own");
+	memcpy(line + pos, ": the program runs it with an LD_PRELOAD of its own", len + 1);
+	cp_warn(line);
+}
+
+/*
+ * Before an exec: write the old image's profile (not in a vfork child: its
+ * memory is its parent's), then build the new image's environment, whose
+ * CALLPROF_EXEC_COUNT is this exec's number.  count_var[32] is the caller's.
+ */
+static void before_exec(struct child_env *c, char *const envp[], char *count_var, char **stack,
+			const char *what, int fd)
+{
 	const char *prev = cp_getenv("CALLPROF_EXEC_COUNT");
 	unsigned n = (prev ? (unsigned)strtoul(prev, NULL, 10) : 0) + 1;
-	size_t nenv = 0, k = 0;
-	char **env;
+	size_t pos = sizeof(EXEC_COUNT) - 1;
 	int saved_errno = errno;
 
-	if (getpid() == cp_session.pid) { /* not in a vfork child: its memory is the parent's */
+	/* getpid() is a system call the program's seccomp filter may forbid, writing too. */
+	if (cp_sys__may(CP_SYS_WRITE) && getpid() == cp_session.pid) {
 		cp_session.exec_pending = 1; /* the watcher has nothing to write from here on */
 		cp_session__before_exec(n);
+		/* The new image will not start (seccomp.c): record says why there is no profile. */
+		if (!cp_sys__may(CP_SYS_START))
+			cp_status__failed(-2, "seccomp", 0);
 	}
 	/* Attached: the new image runs without callprof, in the environment it was given. */
 	if (cp_attach.on) {
+		memset(c, 0, sizeof(*c));
+		c->envp = envp;
 		errno = saved_errno;
-		return NULL;
+		return;
 	}
-	snprintf(count_var, sizeof(count_var), EXEC_COUNT "%u", n);
-	while (envp && envp[nenv])
-		nenv++;
-	env = malloc((nenv + 2) * sizeof(*env));
-	if (env) {
-		for (size_t i = 0; i < nenv; i++)
-			if (strncmp(envp[i], EXEC_COUNT, sizeof(EXEC_COUNT) - 1))
-				env[k++] = envp[i];
-		env[k++] = count_var;
-		env[k] = NULL;
-	}
+	memcpy(count_var, EXEC_COUNT, pos);
+	cp_put_dec(count_var, 32, &pos, n);
+	count_var[pos] = '\0';
+	child_env__init(c, envp, count_var, stack);
+	warn_unprofiled(c, what, fd);
 	errno = saved_errno;
-	return env;
 }
 
-static int after_failed_exec(char **env)
+static int after_failed_exec(struct child_env *c)
 {
 	int saved_errno = errno;
 
-	free(env);
-	if (getpid() == cp_session.pid)
+	child_env__release(c);
+	if (cp_sys__may(CP_SYS_WRITE) && getpid() == cp_session.pid)
 		cp_session.exec_pending = 0; /* still this image: the watcher is back on duty */
 	errno = saved_errno;
 	return -1;
 }
 
 #define CP_INTERPOSE_EXEC __attribute__((visibility("default"), no_instrument_function))
+
+/* The locals of an exec wrapper: the new environment and its storage. */
+#define EXEC_LOCALS                                                                        \
+	struct child_env c_;                                                               \
+	char count_[32];                                                                   \
+	char *stack_[ENV_ON_STACK]
 
 /*
  * The wrappers call these, not execve and execvpe by name: under callprof
@@ -370,20 +605,22 @@ static int after_failed_exec(char **env)
  */
 static CP_NOINSTR int exec_ve(const char *path, char *const argv[], char *const envp[])
 {
-	char **env = before_exec(envp);
+	EXEC_LOCALS;
 	execve_fn next = CP_NEXT(real_execve, "execve");
 
-	next(path, argv, env ? env : envp);
-	return after_failed_exec(env);
+	before_exec(&c_, envp, count_, stack_, path, -1);
+	next(path, argv, child_env__get(&c_));
+	return after_failed_exec(&c_);
 }
 
 static CP_NOINSTR int exec_vpe(const char *file, char *const argv[], char *const envp[])
 {
-	char **env = before_exec(envp);
+	EXEC_LOCALS;
 	execve_fn next = CP_NEXT(real_execvpe, "execvpe");
 
-	next(file, argv, env ? env : envp);
-	return after_failed_exec(env);
+	before_exec(&c_, envp, count_, stack_, file, -1);
+	next(file, argv, child_env__get(&c_));
+	return after_failed_exec(&c_);
 }
 
 CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const envp[])
@@ -398,11 +635,27 @@ CP_INTERPOSE_EXEC int execvpe(const char *file, char *const argv[], char *const 
 
 CP_INTERPOSE_EXEC int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	char **env = before_exec(envp);
+	EXEC_LOCALS;
 	fexecve_fn next = CP_NEXT(real_fexecve, "fexecve");
 
-	next(fd, argv, env ? env : envp);
-	return after_failed_exec(env);
+	before_exec(&c_, envp, count_, stack_, NULL, fd);
+	next(fd, argv, child_env__get(&c_));
+	return after_failed_exec(&c_);
+}
+
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags);
+
+CP_INTERPOSE_EXEC int execveat(int dirfd, const char *path, char *const argv[],
+			       char *const envp[], int flags)
+{
+	EXEC_LOCALS;
+	execveat_fn next = CP_NEXT(real_execveat, "execveat");
+
+	if (!next)
+		return errno = ENOSYS, -1;
+	before_exec(&c_, envp, count_, stack_, *path ? path : NULL, dirfd);
+	next(dirfd, path, argv, child_env__get(&c_), flags);
+	return after_failed_exec(&c_);
 }
 
 CP_INTERPOSE_EXEC int execv(const char *path, char *const argv[])
@@ -416,7 +669,7 @@ CP_INTERPOSE_EXEC int execvp(const char *file, char *const argv[])
 }
 
 /* The list forms: gather the arguments, then as above. */
-static char **gather(const char *arg0, va_list ap, char ***envp)
+static char **gather(const char *arg0, va_list ap, char ***envp, size_t *bytes)
 {
 	va_list count;
 	size_t n = 1;
@@ -426,8 +679,10 @@ static char **gather(const char *arg0, va_list ap, char ***envp)
 	while (va_arg(count, char *))
 		n++;
 	va_end(count);
-	argv = malloc((n + 1) * sizeof(*argv));
-	if (!argv)
+	/* A mapping, not malloc: see child_env. */
+	*bytes = (n + 1) * sizeof(*argv);
+	argv = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (argv == MAP_FAILED)
 		return NULL;
 	argv[0] = (char *)arg0;
 	for (size_t i = 1; i <= n; i++)
@@ -440,7 +695,9 @@ static char **gather(const char *arg0, va_list ap, char ***envp)
 /* execl, execlp, execle: search PATH or not, an envp after the NULL or not. */
 static int exec_list(const char *target, int search, int with_env, const char *arg0, va_list ap)
 {
-	char **envp = environ, **argv = gather(arg0, ap, with_env ? &envp : NULL);
+	size_t bytes;
+	char **envp = environ, **argv = gather(arg0, ap, with_env ? &envp : NULL, &bytes);
+	int saved_errno;
 
 	if (!argv)
 		return errno = ENOMEM, -1;
@@ -448,7 +705,10 @@ static int exec_list(const char *target, int search, int with_env, const char *a
 		exec_vpe(target, argv, envp);
 	else
 		exec_ve(target, argv, envp);
-	return after_failed_exec(argv);
+	saved_errno = errno;
+	munmap(argv, bytes);
+	errno = saved_errno;
+	return -1;
 }
 
 CP_INTERPOSE_EXEC int execl(const char *path, const char *arg0, ...)
@@ -482,6 +742,45 @@ CP_INTERPOSE_EXEC int execle(const char *path, const char *arg0, ...)
 	ret = exec_list(path, 0, 1, arg0, ap);
 	va_end(ap);
 	return ret;
+}
+
+/*
+ * posix_spawn and posix_spawnp start a child without our exec wrappers
+ * (the C library execs from its own clone): its environment is made here.
+ * The caller's image goes on, so nothing is written and the child keeps
+ * the exec count it is given.
+ */
+static int spawn(spawn_fn *real, const char *name, pid_t *pid, const char *path,
+		 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		 char *const argv[], char *const envp[])
+{
+	struct child_env c;
+	char *stack[ENV_ON_STACK];
+	spawn_fn next = CP_NEXT(*real, name);
+	int ret, saved_errno = errno;
+
+	if (!next)
+		return ENOSYS;
+	child_env__init(&c, envp, NULL, stack);
+	warn_unprofiled(&c, path, -1);
+	errno = saved_errno;
+	ret = next(pid, path, fa, attr, argv, child_env__get(&c));
+	saved_errno = errno;
+	child_env__release(&c);
+	errno = saved_errno;
+	return ret;
+}
+
+CP_INTERPOSE_EXEC int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+				  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn(&real_spawn, "posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+CP_INTERPOSE_EXEC int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+				   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn(&real_spawnp, "posix_spawnp", pid, file, fa, attr, argv, envp);
 }
 
 #else

@@ -262,7 +262,10 @@ static __attribute__((noinline, cold)) struct lc_stack *stack_new(void)
 		if (__atomic_load_n(&spares[i], __ATOMIC_RELAXED))
 			st = __atomic_exchange_n(&spares[i], NULL, __ATOMIC_ACQUIRE);
 	if (!st) {
-		p = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		p = cp_sys__may(CP_SYS_MEMORY) ? /* a seccomp filter may forbid it (seccomp.c) */
+			    mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				 -1, 0) :
+			    MAP_FAILED;
 		if (p == MAP_FAILED) {
 			cp_warn_once("no memory for a library-call return stack: "
 				     "a thread's library calls are not recorded");

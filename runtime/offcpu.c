@@ -154,6 +154,10 @@ void cp_offcpu__thread_start(struct cp_thread *t)
 	t->sw_seen = 0;
 	if (!want_switches && !sample_hz)
 		return;
+	if (!cp_sys__begin(CP_SYS_PERF)) {
+		err = EPERM; /* the program's seccomp filter forbids it (seccomp.c) */
+		goto fail;
+	}
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
@@ -181,11 +185,13 @@ void cp_offcpu__thread_start(struct cp_thread *t)
 	fd = perf_open(&a);
 	if (fd < 0) {
 		err = errno;
+		cp_sys__end();
 		goto fail;
 	}
 	m = mmap(NULL, (1 + pages) * psz, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	err = errno;
 	close((int)fd);
+	cp_sys__end();
 	if (m == MAP_FAILED)
 		goto fail;
 	p->page = m;
@@ -226,7 +232,8 @@ void cp_offcpu__thread_end(struct cp_thread *t)
 	if (!p->page)
 		return;
 	cp_offcpu__check(t);
-	munmap(p->page, p->map_bytes);
+	if (cp_sys__may(CP_SYS_PERF))
+		munmap(p->page, p->map_bytes); /* else left mapped: a filter forbids it */
 	p->page = NULL;
 	p->sampled = 0;
 	t->sw_head = &cp_offcpu_still;
@@ -239,7 +246,8 @@ void cp_offcpu__after_fork(struct cp_thread *t)
 	struct cp_perf *p = &t->perf;
 
 	if (p->page) {
-		munmap(p->page, p->map_bytes);
+		if (cp_sys__may(CP_SYS_PERF))
+			munmap(p->page, p->map_bytes);
 		p->page = NULL;
 	}
 	cp_offcpu__clear_lines(p);
@@ -473,7 +481,14 @@ uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid)
 	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_SCHED | PERTHREAD */
 	struct timespec ts;
 
-	if (clock_gettime(id, &ts))
+	int ret;
+
+	/* A system call (the vDSO has no thread clocks): a filter may forbid it. */
+	if (!tid || !cp_sys__begin(CP_SYS_THREAD))
+		return 0;
+	ret = clock_gettime(id, &ts);
+	cp_sys__end();
+	if (ret)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -19,7 +19,10 @@
  *   CALLPROF_SAMPLE    HZ: sample the running instruction per context (offcpu.c)
  *   CALLPROF_FILTER    record-time selection, written by `record` (filter.c)
  *   CALLPROF_LIBCALLS  "1": record calls into uninstrumented libraries (libcalls.c)
- * None of them is read in secure-execution mode (see cp_session__init).
+ *   CALLPROF_SECCOMP   set by an earlier image of this process that saw seccomp
+ *                      filters: what they forbid the runtime (seccomp.c)
+ * All are read as the process started with them (env.c).  None of them is
+ * read in secure-execution mode (see cp_session__init).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +35,9 @@
 #include "runtime/internal.h"
 
 struct cp_session cp_session = { .fold_lock = PTHREAD_MUTEX_INITIALIZER };
+uint32_t cp_sys_denied;
+uint32_t cp_sys_inflight;
+__thread int cp_watcher_self __attribute__((tls_model("initial-exec")));
 
 /*
  * The base path, CALLPROF_OUT or ./callprof.out, resolved once at start-up:
@@ -80,7 +86,7 @@ static void read_status_path(void)
 
 int cp_status__open(void)
 {
-	if (!cp_session.status[0] || !cp_session.owns_out)
+	if (!cp_session.status[0] || !cp_session.owns_out || !cp_sys__may(CP_SYS_WRITE))
 		return -1;
 	/* callprof attach names a descriptor of its own (/proc/PID/fd/N): a link to follow */
 	return open(cp_session.status, O_WRONLY | O_APPEND | (cp_attach.on ? 0 : O_NOFOLLOW) |
@@ -93,10 +99,12 @@ void cp_status__failed(int fd, const char *what, int err)
 	char line[64];
 	size_t pos = strlen(what);
 
+	if (!cp_sys__begin(CP_SYS_WRITE))
+		goto out;
 	if (close_it)
 		fd = cp_status__open();
 	if (fd < 0 || pos > 32)
-		goto out;
+		goto out_end;
 	memcpy(line, what, pos);
 	line[pos++] = ' ';
 	cp_put_dec(line, sizeof(line) - 2, &pos, (unsigned long)(err < 0 ? -err : err));
@@ -105,6 +113,8 @@ void cp_status__failed(int fd, const char *what, int err)
 	}
 	if (close_it)
 		close(fd);
+out_end:
+	cp_sys__end();
 out:
 	errno = saved_errno;
 }
@@ -134,6 +144,63 @@ static void set_out_path(void)
 	cp_session.owns_out = 0;
 	cp_session.out[pos++] = '.';
 	cp_put_dec(cp_session.out, sizeof(cp_session.out), &pos, pid);
+}
+
+/*
+ * The command line and executable, taken at start-up: the profile names
+ * what was run, not the process title the program may write over its
+ * argv later (a server showing "name host:port" in ps), nor an executable
+ * replaced or removed since.  Read from /proc twice: once for the size, once
+ * into arena memory, which the watcher sees too.  Under callprof attach the
+ * start-up is the attach: a title written before it is what there is.
+ */
+static ssize_t read_cmdline(char *buf, size_t cap)
+{
+	char scratch[4096];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t total = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		size_t want = buf ? cap - total : sizeof(scratch);
+
+		if (buf && !want)
+			break;
+		n = read(fd, buf ? buf + total : scratch, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		total += (size_t)n;
+	}
+	close(fd);
+	return (ssize_t)total;
+}
+
+static void take_command_line(void)
+{
+	ssize_t n, got;
+	char *buf;
+
+	n = readlink("/proc/self/exe", cp_session.exe, sizeof(cp_session.exe) - 1);
+	cp_session.exe[n > 0 ? n : 0] = '\0';
+	n = read_cmdline(NULL, 0);
+	if (n <= 0)
+		return;
+	buf = cp_arena__alloc((size_t)n);
+	if (!buf)
+		return;
+	got = read_cmdline(buf, (size_t)n);
+	cp_session.cmdline_len = got > 0 ? (uint64_t)got : 0;
+	__atomic_store_n(&cp_session.cmdline, buf, __ATOMIC_RELEASE);
+}
+
+void cp_session__keep(void (*keep)(const void *p, size_t bytes))
+{
+	if (cp_session.cmdline)
+		keep(cp_session.cmdline, cp_session.cmdline_len);
 }
 
 static void choose_clock(void)
@@ -170,8 +237,13 @@ static void atfork_prepare(void)
 {
 	sigset_t all;
 
-	/* After callprof attach detached, this copy of the runtime is inert. */
-	fork_skipped = cp_attach.on && cp_session.state != CP_STATE_ON;
+	/*
+	 * After callprof attach detached, this copy of the runtime is inert.
+	 * Under a seccomp filter that forbids the calls the handlers make, the
+	 * child records nothing (its gate stays shut, control.c) and touches
+	 * none of the memory it shares with us.
+	 */
+	fork_skipped = (cp_attach.on && cp_session.state != CP_STATE_ON) || !cp_sys__may(CP_SYS_FORK);
 	if (fork_skipped)
 		return;
 
@@ -244,7 +316,23 @@ int cp_session__init(void)
 		errno = saved_errno;
 		return -EPERM;
 	}
-	cp_watch__init(); /* first: it makes our data pages shared */
+	/*
+	 * A seccomp filter is in force: one the program installed before the
+	 * runtime started, or one an earlier image of this process saw before
+	 * it exec'd us (CALLPROF_SECCOMP, interpose.c), with what it forbids.
+	 * If that is starting, stay off, silently (even a line on stderr may
+	 * be forbidden); else start without what it forbids.
+	 */
+	if (cp_getenv("CALLPROF_SECCOMP"))
+		cp_seccomp__inherit(cp_getenv("CALLPROF_SECCOMP"));
+	if (!cp_sys__may(CP_SYS_START)) {
+		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&cp_session.state, CP_STATE_DONE, __ATOMIC_RELEASE);
+		errno = saved_errno;
+		return -EPERM;
+	}
+	if (cp_sys__may(CP_SYS_WATCH))
+		cp_watch__init(); /* first: it makes our data pages shared */
 	cp_gate__open();  /* then: the gate's page must be private */
 	choose_clock();
 	cp_session.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);
@@ -255,6 +343,7 @@ int cp_session__init(void)
 	resolve_out_base();
 	set_out_path();
 	read_status_path();
+	take_command_line();
 	cp_offcpu__init();
 	cp_filter__init();
 	cp_session.have_key = pthread_key_create(&cp_session.key, cp_thread__exited) == 0;
@@ -264,10 +353,10 @@ int cp_session__init(void)
 	 * crash or kill is the watcher's to write), and its GOT slots were
 	 * bound long ago (libcalls needs them bound at start).
 	 */
-	if (!cp_attach.on)
+	if (!cp_attach.on && cp_sys__may(CP_SYS_RERAISE))
 		cp_signals__init();
 	cp_modules__refresh(0);
-	if (!cp_attach.on)
+	if (!cp_attach.on && !cp_seccomp__known())
 		cp_libcalls__init(); /* after the module map: nothing it does must be in it */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	__atomic_store_n(&cp_session.state, CP_STATE_ON, __ATOMIC_RELEASE);
@@ -275,12 +364,18 @@ int cp_session__init(void)
 	return 0;
 }
 
-/* Never a SIGPIPE or SIGXFSZ for the program: a line that cannot be written is lost. */
+/*
+ * Never a SIGPIPE or SIGXFSZ for the program: a line that cannot be written
+ * is lost; so is one the program's seccomp filter forbids.
+ */
 static void write_stderr(const char *s)
 {
 	if (!cp_attach__log(s, strlen(s)))
 		return; /* attached: the program's stderr is not ours */
-	cp_write_all(2, s, strlen(s));
+	if (cp_sys__begin(CP_SYS_WARN)) {
+		cp_write_all(2, s, strlen(s));
+		cp_sys__end();
+	}
 }
 
 /* One line on stderr, prefixed "callprof: ". */
@@ -323,6 +418,7 @@ __attribute__((constructor(101))) CP_NOINSTR static void cp_ctor(void)
 {
 	if (cp_attach__loaded_by_tool())
 		return; /* callprof attach starts it (attach.c) */
+	cp_env__snapshot(); /* before main can change the environment (env.c) */
 	if (cp_session.state == CP_STATE_NONE)
 		cp_session__init();
 	/* The main thread's tree starts now, before any instrumented code. */
@@ -432,6 +528,15 @@ int cp_session__finish(int dying)
 	int saved_errno = errno;
 	int expected = CP_STATE_ON, ret = 0;
 
+	/*
+	 * The program's seccomp filter forbids writing (even getpid, below,
+	 * may be forbidden): the watcher writes the profile once the program
+	 * has ended, seeing it did not (seccomp.c set cp_session.handed).
+	 */
+	if (!cp_sys__may(CP_SYS_WRITE)) {
+		__atomic_store_n(&cp_session.ended, dying ? 2 : 1, __ATOMIC_RELEASE);
+		goto out;
+	}
 	if (getpid() != cp_session.pid)
 		goto out; /* a vfork child: the memory is its parent's */
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
@@ -450,6 +555,21 @@ int cp_session__finish(int dying)
 out:
 	errno = saved_errno;
 	return ret;
+}
+
+/*
+ * Stop recording for good, writing nothing now: the program's seccomp
+ * filter forbids the memory recording needs.  The gate shuts (control.c),
+ * so no hook records from here on, and no new thread is set up; the
+ * profile so far is the watcher's to write at the end (cp_session.handed).
+ */
+void cp_session__stop(void)
+{
+	int expected = CP_STATE_ON;
+
+	__atomic_fetch_and(&cp_gate_page.word, ~CP_GATE_LIVE, __ATOMIC_RELEASE);
+	__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_RELAXED);
 }
 
 __attribute__((destructor(101))) CP_NOINSTR static void cp_dtor(void)

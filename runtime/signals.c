@@ -77,12 +77,20 @@ static int call_real(int sig, const struct sigaction *act, struct sigaction *old
 	return next(sig, act, old);
 }
 
-/* The process is dying of sig: write the profile, then let the signal do its work. */
+/*
+ * The process is dying of sig: write the profile, then let the signal do
+ * its work.  The catchers are installed with SA_RESETHAND, so the kernel
+ * has already put SIG_DFL back: a fault the handler returns to happens
+ * again and kills.  A seccomp filter installed since may forbid sending
+ * the signal again (seccomp.c gives the catchers back first when it can).
+ */
 static void die_of(int sig)
 {
 	struct sigaction dfl;
 
 	cp_session__finish(1);
+	if (!cp_sys__may(CP_SYS_RERAISE))
+		return;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	call_real(sig, &dfl, NULL);
@@ -96,7 +104,7 @@ static void forward_dump_request(void)
 	pid_t w = __atomic_load_n(&cp_session.watcher, __ATOMIC_ACQUIRE);
 	int saved_errno = errno;
 
-	if (w > 0 && getpid() == cp_session.pid)
+	if (w > 0 && cp_sys__may(CP_SYS_FORWARD) && getpid() == cp_session.pid)
 		kill(w, SIGUSR2);
 	errno = saved_errno;
 }
@@ -172,9 +180,13 @@ CP_INTERPOSE int sigaction(int sig, const struct sigaction *act, struct sigactio
 	}
 	h = (act->sa_flags & SA_SIGINFO) ? (void *)act->sa_sigaction : (void *)act->sa_handler;
 	k = *act;
-	if (is_dump_signal(sig) || (h != (void *)SIG_IGN && (h != (void *)SIG_DFL || is_fatal(sig)))) {
+	if (is_dump_signal(sig) || (h != (void *)SIG_IGN && h != (void *)SIG_DFL)) {
 		k.sa_sigaction = trampoline;
 		k.sa_flags |= SA_SIGINFO;
+	} else if (h == (void *)SIG_DFL && is_fatal(sig) && cp_sys__may(CP_SYS_RERAISE)) {
+		/* Caught to write the profile first (die_of): once, as SIG_DFL would act once. */
+		k.sa_sigaction = trampoline;
+		k.sa_flags |= SA_SIGINFO | SA_RESETHAND;
 	}
 	/* Handler first: the trampoline may run as soon as the kernel has it. */
 	actions[sig].flags = act->sa_flags;
@@ -270,10 +282,34 @@ void cp_signals__init(void)
 			actions[sig].flags = k.sa_flags;
 			actions[sig].valid = 1;
 			k.sa_sigaction = trampoline;
-			k.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+			k.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_RESETHAND;
 			sigemptyset(&k.sa_mask);
 			call_real(sig, &k, NULL);
 		}
+	}
+	errno = saved_errno;
+}
+
+/*
+ * A seccomp filter is about to forbid what die_of does (seccomp.c): the
+ * catchers of fatal signals the program leaves at SIG_DFL go, while the
+ * filters so far still allow it, so that such a signal ends the program
+ * as without callprof (its profile is then the watcher's to write).  A
+ * --dump-on signal keeps its trampoline, which forwards only if allowed.
+ */
+void cp_signals__give_back(void)
+{
+	int saved_errno = errno;
+
+	for (int sig = 1; sig < _NSIG; sig++) {
+		struct sigaction k;
+
+		if (!actions[sig].valid || actions[sig].handler != (void *)SIG_DFL ||
+		    is_dump_signal(sig) || call_real(sig, NULL, &k) || !ours(&k))
+			continue;
+		k.sa_handler = SIG_DFL;
+		k.sa_flags = actions[sig].flags & ~SA_SIGINFO;
+		call_real(sig, &k, NULL);
 	}
 	errno = saved_errno;
 }

@@ -170,7 +170,19 @@ static struct cp_thread *reuse(void)
 	return t;
 }
 
-struct cp_thread *cp_thread__setup(void)
+/*
+ * Set while this thread's state is set up: a hook of a signal handler that
+ * interrupts the set-up finds cp_self still NULL, and would set up a second
+ * state (or wait for the fold lock the set-up holds).  The first, once
+ * published, would never see the second's calls, nor, under callprof
+ * attach, the thread's seeds, which the second took.  Such a hook's event
+ * is dropped instead, and counted (setup_dropped) in the state's lost
+ * events.
+ */
+static __thread uint32_t setting_up __attribute__((tls_model("initial-exec")));
+static __thread uint32_t setup_dropped __attribute__((tls_model("initial-exec")));
+
+static struct cp_thread *setup(void)
 {
 	struct cp_thread *t;
 	int fresh = 0;
@@ -190,16 +202,17 @@ struct cp_thread *cp_thread__setup(void)
 		cp_warn_once("cannot set up a thread (out of memory): its calls are not recorded");
 		return NULL;
 	}
-	t->tid = (uint32_t)gettid();
+	/* Facts of the thread, unless the program's seccomp filter forbids asking (seccomp.c). */
+	if (cp_sys__begin(CP_SYS_THREAD)) {
+		t->tid = (uint32_t)gettid();
+		if (cp_arena.on)
+			prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
+		cp_sys__end();
+	}
 	__atomic_store_n(&t->self, pthread_self(), __ATOMIC_RELAXED); /* pthread_setname_np reads it */
-	if (cp_arena.on)
-		prctl(PR_GET_NAME, t->name); /* for a watcher, which cannot ask /proc later */
 	t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 	if (fresh)
 		register_thread(t);
-	cp_self = t;
-	if (cp_session.have_key)
-		pthread_setspecific(cp_session.key, t);
 	/*
 	 * Opening the perf event can wait in the kernel for milliseconds (the
 	 * first event of its kind switches the scheduler's perf hooks on, and
@@ -212,6 +225,32 @@ struct cp_thread *cp_thread__setup(void)
 	t->cct.top->start = t->start_ticks;
 	if (cp_filter.start)
 		cp_hooks__mute_start(t);
+	/* callprof attach: the calls it had open then, under anything it records. */
+	if (cp_attach.area)
+		cp_attach__seed_thread(t);
+	return t;
+}
+
+struct cp_thread *cp_thread__setup(void)
+{
+	struct cp_thread *t;
+
+	if (setting_up) {
+		setup_dropped++;
+		return NULL;
+	}
+	setting_up = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t = setup();
+	if (t) {
+		t->lost_events += setup_dropped;
+		cp_self = t;
+		if (cp_session.have_key)
+			pthread_setspecific(cp_session.key, t);
+	}
+	setup_dropped = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	setting_up = 0;
 	return t;
 }
 
@@ -450,7 +489,10 @@ void cp_thread__exited(void *arg)
 	t->end_ticks = cp_ticks();
 	t->perf.cpu_ns = cp_offcpu__cpu_since_start(t, cp_offcpu__thread_cpu_ns(t->tid));
 	cp_thread__close_open(t, t->end_ticks);
-	prctl(PR_GET_NAME, t->name);
+	if (cp_sys__begin(CP_SYS_THREAD)) {
+		prctl(PR_GET_NAME, t->name);
+		cp_sys__end();
+	}
 	t->flags |= CP_THREAD_EXITED;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* A muted thread stays muted for the hooks of later TLS destructors. */
@@ -465,6 +507,9 @@ void cp_thread__exited(void *arg)
 	 * state is muted the same way at its set-up.
 	 */
 	if (was == CP_MUTED && t->mute_kind != CP_MUTE_OUTSIDE_START)
+		goto out;
+	/* A seccomp filter that forbids what a fold does: the state stays as it is. */
+	if (!cp_sys__may(CP_SYS_SIGMASK) || !cp_sys__may(CP_SYS_MEMORY))
 		goto out;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -509,7 +554,7 @@ void cp_thread__reset_after_fork(struct cp_thread *t)
 		if (f->start != CP_UNTIMED)
 			f->start = now;
 	t->start_ticks = now;
-	t->tid = (uint32_t)gettid();
+	t->tid = cp_sys__may(CP_SYS_THREAD) ? (uint32_t)gettid() : 0;
 	__atomic_store_n(&t->self, pthread_self(), __ATOMIC_RELAXED); /* pthread_setname_np reads it */
 	t->seq = 0;
 	t->lost_events = t->unpaired_exits = t->open_frames = t->reconciled = 0;

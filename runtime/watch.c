@@ -40,8 +40,10 @@
  * code (CP_FLUSH_WATCH: reads only, takes none of the program's locks), and
  * answers a request sent with sigqueue(CP_DUMP_REQUEST) by sigqueue to the
  * requester: the number of a descriptor it holds open on the snapshot (the
- * requester reads its name in /proc/WATCHER/fd), or -errno.  The program
- * itself forwards --dump-on's signal with kill() (signals.c).
+ * requester reads its name in /proc/WATCHER/fd), or -errno; a stale
+ * watcher answers a request it has before it ends (-EAGAIN: ask the newer
+ * one).  The program itself forwards --dump-on's signal with kill()
+ * (signals.c).
  *
  * `callprof record` is a child subreaper: the watchers are its children,
  * and record waits for those (named "callprof-watch") whose program ended
@@ -267,8 +269,10 @@ static void snapshot(struct watch_ctx *x, const struct signalfd_siginfo *si, int
 	if (__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE) || cp_session.exec_pending ||
 	    cp_session.state != CP_STATE_ON)
 		ret = -ESRCH; /* ending: its own profile is being written */
-	else if (__atomic_load_n(&cp_arena.overflowed, __ATOMIC_ACQUIRE) || stale(x))
+	else if (__atomic_load_n(&cp_arena.overflowed, __ATOMIC_ACQUIRE))
 		ret = -ENOMEM; /* part of the tree is out of our sight */
+	else if (stale(x))
+		ret = -EAGAIN; /* out of our sight, in a newer watcher's: ask it */
 	else if ((ret = act_as_program(x)) == 0) {
 		cp_api__dump_path(x->out, path, sizeof(path));
 		ret = cp_flush(path, CP_FLUSH_WATCH);
@@ -299,6 +303,8 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 	sigset_t req;
 	int held = -1, ret, act_failed;
 
+	/* Not under the program's seccomp filters (started before any, internal.h). */
+	cp_watcher_self = 1;
 	setsid();
 	/* The gate's page is this process's own, emptied by the clone: calibration runs hooks. */
 	cp_gate = CP_GATE_LIVE;
@@ -319,13 +325,17 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 		 */
 		int n = poll(p, 2, stale(x) ? 0 : STALE_CHECK_MS);
 
-		if (stale(x) && !(n > 0 && p[0].revents))
-			syscall(SYS_exit_group, 0);
 		if (n > 0 && p[0].revents)
 			break;
-		/* A request answered first, even when ending (it says so: -ESRCH). */
+		/*
+		 * A request answered first, even when ending (it says so:
+		 * -ESRCH) or stale (-EAGAIN: `callprof dump` asks the newer one;
+		 * unanswered, it would wait for its whole timeout).
+		 */
 		if (n > 0 && p[1].revents && read(p[1].fd, &si, sizeof(si)) == sizeof(si))
 			snapshot(x, &si, &held);
+		if (stale(x))
+			syscall(SYS_exit_group, 0);
 		/* callprof attach ended its window: the program runs on without us. */
 		if (cp_attach.on && __atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE))
 			syscall(SYS_exit_group, 0);
@@ -349,7 +359,13 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 		if (!ret) {
 			cp_writer__tmp_name(tmp, sizeof(tmp), x->out, (unsigned long)x->pid);
 			unlink(tmp);
-			ret = cp_flush(x->out, CP_FLUSH_KILLED);
+			/*
+			 * Left to us by a program whose seccomp filter forbade
+			 * writing (seccomp.c), if it ended, not killed.
+			 */
+			ret = cp_flush(x->out, __atomic_load_n(&cp_session.handed, __ATOMIC_ACQUIRE) &&
+						       __atomic_load_n(&cp_session.ended, __ATOMIC_ACQUIRE) ?
+						       CP_FLUSH_LEFT : CP_FLUSH_KILLED);
 		}
 		if (ret)
 			cp_status__failed(x->statusfd, act_failed ? "rights" : "watch", -ret);
@@ -388,8 +404,9 @@ void cp_watch__spawn(void)
 	int subreaper = 0, status, saved_errno = errno;
 	long pid;
 
+	/* Under a seccomp filter a watcher would be under it too: none (seccomp.c). */
 	if (!__atomic_exchange_n(&cp_session.watch_pending, 0, __ATOMIC_ACQ_REL) || !w.ready ||
-	    getpid() != cp_session.pid)
+	    !cp_sys__may(CP_SYS_WATCH) || getpid() != cp_session.pid)
 		return;
 	/* A child subreaper would get the watcher as its child: it would see it. */
 	if (prctl(PR_GET_CHILD_SUBREAPER, &subreaper) || subreaper) {
@@ -445,7 +462,7 @@ out:
 /* The arena has a new piece: a watcher that sees it (from arena.c). */
 void cp_watch__spawn_again(void)
 {
-	if (!w.ready || getpid() != cp_session.pid)
+	if (!w.ready || !cp_sys__may(CP_SYS_WATCH) || getpid() != cp_session.pid)
 		return;
 	__atomic_store_n(&cp_session.watch_pending, 1, __ATOMIC_RELEASE);
 	cp_watch__spawn();
@@ -492,6 +509,7 @@ static void add_keep(const void *p, size_t len)
 static void keep_all(void (*keep)(const void *, size_t), struct cp_thread *t)
 {
 	cp_modules__keep(keep);
+	cp_session__keep(keep);
 	cp_arena__keep(keep);
 	if (t)
 		cp_thread__keep(t, keep);

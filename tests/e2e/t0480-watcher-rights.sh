@@ -52,7 +52,77 @@ test_expect_success 'an output only root may write: nothing written, one line sa
 	! grep "did not load the runtime" err
 '
 
+# callprof dump finds a program's watcher by the memory it shares with the
+# program, which no other process has: a process of another user that takes
+# a watcher's name and a pidfd on the program is not asked.  And what the
+# watcher (the program's, with the program's rights) answers does not make
+# root read or remove what the program could not.
+
+test_expect_success 'setup: a root program, fakes run as nobody' '
+	base=$(cat base) &&
+	build_workload s-api.c &&
+	build_workload s-fakewatch.c &&
+	cp t-fakewatch "$base/" && chmod 755 "$base/t-fakewatch" &&
+	echo secret >"$base/secret" && chmod 600 "$base/secret" &&
+	echo "do not remove" >"$base/victim" && chmod 644 "$base/victim"
+'
+
+test_expect_success 'a process named callprof-watch with a pidfd on the program is not its watcher' '
+	base=$(cat base) &&
+	rm -f ready stop &&
+	{ callprof record -o d.cprof -- ./t-api serve ready >out 2>err & } &&
+	wait_for ready &&
+	pid=$(cat ready) &&
+	{ setpriv --reuid=nobody --regid=nogroup --clear-groups "$base/t-fakewatch" outside $pid "$base/victim" >fake.out & } &&
+	echo $! >>pids &&
+	wait_for fake.out &&
+	callprof dump $pid >path 2>dump.err &&
+	cat dump.err &&
+	grep "/d\.cprof\.dump1$" path &&
+	callprof export -f folded -m calls "$(cat path)" >snap &&
+	grep "^main;serve;tick [1-9]" snap &&
+	test_path_is_file "$base/victim"
+'
+
+test_expect_success 'root dumps the program of another user: its watcher answers' '
+	base=$(cat base) &&
+	rm -f "$base/open/u.cprof"* &&
+	cp t-api "$base/" && chmod 755 "$base/t-api" &&
+	{ setpriv --reuid=nobody --regid=nogroup --clear-groups callprof record -o "$base/open/u.cprof" -- "$base/t-api" serve "$base/open/ready" >out 2>err & } &&
+	wait_for "$base/open/ready" &&
+	pid=$(cat "$base/open/ready") &&
+	(cd "$base/open" && callprof dump -o "$TRASH_DIRECTORY/u.cprof" $pid >"$TRASH_DIRECTORY/path") &&
+	echo "$TRASH_DIRECTORY/u.cprof" >expect &&
+	test_cmp expect path &&
+	callprof export -f folded -m calls u.cprof >snap &&
+	grep "^main;serve;tick [1-9]" snap &&
+	test "$(stat -c %u "$base/open/u.cprof.dump1")" = "$(id -u nobody)"
+'
+
+for file in secret victim
+do
+	test_expect_success "a hostile program answers with $file: not copied, not removed" '
+		base=$(cat base) &&
+		rm -f fake.out &&
+		{ setpriv --reuid=nobody --regid=nogroup --clear-groups callprof record -o "$base/open/h.cprof" -- "$base/t-fakewatch" inside "$base/$file" >fake.out 2>fake.err & } &&
+		wait_for fake.out &&
+		pid=$(sed -n "s/^ready \([0-9]*\) .*/\1/p" fake.out) &&
+		sed -n "s/^ready //p" fake.out >>pids &&
+		test_expect_code 1 callprof dump -o stolen.cprof $pid 2>dump.err &&
+		cat dump.err &&
+		grep "is not a regular file of the program.s user" dump.err &&
+		test_path_is_missing stolen.cprof &&
+		test_path_is_file "$base/$file"
+	'
+done
+
 test_expect_success 'cleanup' '
+	touch stop "$(cat base)/open/stop" &&
+	for pid in $(cat pids 2>/dev/null) $(sed -n "s/^ready [0-9]* //p" fake.out 2>/dev/null)
+	do
+		kill $pid 2>/dev/null
+	done &&
+	sleep 1 &&
 	rm -rf "$(cat base)"
 '
 

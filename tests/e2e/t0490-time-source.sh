@@ -155,7 +155,7 @@ test_expect_success 'perf refused after record'"'"'s check: the summary names th
 	callprof record -o late.cprof -- ./noperf ./t-nested 2>err &&
 	test "$(mode_of late.cprof)" = 4 &&
 	grep "^callprof: wrote late.cprof: 1 thread, 11 calls, 5 call paths, CPU time from 0 samples at 3989 Hz$" err &&
-	grep "^callprof: warning: no CPU time for 1 thread: perf_event_open: Operation not permitted" err &&
+	grep "^callprof: warning: no CPU time for 1 thread: the program.s seccomp filter forbids perf_event_open$" err &&
 	! grep "rest on only" err
 '
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='calls open at attach (format version 7): marked in every view, summed like calls, never in calls'
+test_description='calls open at attach (format version 7): a context'"'"'s mark, a function'"'"'s column, summed like calls, never in calls'
 . "$(dirname "$0")/lib.sh"
 
 # The profiles are crafted (tests/mkprofile) as `callprof attach` writes
@@ -46,12 +46,15 @@ test_expect_success 'setup: an attached profile, the same without attach, a coun
 	mkprofile none.cprof <none.txt &&
 	sed -e "s/^meta .*/meta mode=1 clock=0 flags=32 pid=4243/" \
 		-e "s/ ticks=[0-9]*//" -e "s/ min=[0-9]*//" -e "s/ max=[0-9]*//" att.txt >count.txt &&
-	mkprofile count.cprof <count.txt
+	mkprofile count.cprof <count.txt &&
+	sed -e "s/^meta .*/meta mode=4 hz=1000 period=1000000 switches=1 flags=32 pid=4244/" \
+		att.txt >cpu.txt &&
+	mkprofile cpu.cprof <cpu.txt
 '
 
-test_expect_success 'the file: version 7, needs a version 7 reader only with calls open at attach' '
+test_expect_success 'the file: version 7 or later, needs a version 7 reader only with calls open at attach' '
 	craft show att.cprof >show &&
-	grep "^version 7$" show &&
+	grep "^version $(sed -n "s/^#define CP_VERSION \([0-9][0-9]*\).*/\1/p" "$TOP_DIRECTORY/format/format.h")\$" show &&
 	grep "^min_reader 7$" show &&
 	grep "^meta_flags 32$" show &&
 	grep "^node 3 open 1$" show &&
@@ -64,7 +67,7 @@ test_expect_success 'the file: version 7, needs a version 7 reader only with cal
 
 test_expect_success 'report: the banner says counts are the window'"'"'s, and how many were open' '
 	callprof report att.cprof >out &&
-	grep "^# attached: counts are the calls made in the window; 5 calls were already open at attach (marked \"open at attach\")$" out &&
+	grep "^# attached: counts are the calls made in the window; 5 calls were already open at attach (their contexts marked \"open at attach\"; per function: the open column)$" out &&
 	grep "^# pid 4242, .* 2 threads, 11 calls, 6 call paths$" out &&
 	callprof report none.cprof >out &&
 	grep "^# attached: counts are the calls made in the window$" out &&
@@ -94,33 +97,59 @@ test_expect_success 'tree: open contexts marked, calls the window'"'"'s, no per-
 	! grep "attach" out
 '
 
-test_expect_success 'flat, callers, callees: function rows marked, callers leave it to the function' '
-	callprof report --flat --fields=calls,total,avg,name att.cprof >out &&
+# A function's row adds up its contexts: one open at attach does not rename
+# it (issue 30, A5: "readQueryFromClient (open at attach)" with 151,986 calls
+# in the flat profile, one of them open); the open column counts them.
+test_expect_success 'flat, callers, callees: function rows named as the function, their open calls in the open column' '
+	callprof report --flat --fields=calls,open,total,avg,name att.cprof >out &&
 	cat >expect <<-\EOF &&
-	       calls       total         avg  name
-	           2      1.800s    900.00ms  b (2 open at attach)
-	           2      2.900s      1.450s  a (2 open at attach)
-	           6    600.00ms    100.00ms  c
-	           1     50.00ms     50.00ms  d
-	           0      2.000s           -  main (open at attach)
+	       calls    open       total         avg  name
+	           2       2      1.800s    900.00ms  b
+	           2       2      2.900s      1.450s  a
+	           6       0    600.00ms    100.00ms  c
+	           1       0     50.00ms     50.00ms  d
+	           0       1      2.000s           -  main
 	EOF
 	test_cmp expect out &&
-	callprof report --callees main --fields=calls,avg,name att.cprof >out &&
-	grep "^           0           -  main (open at attach)$" out &&
-	grep "^           0           -    -> a (open at attach)$" out &&
-	grep "^           1     50.00ms    -> d$" out &&
-	callprof report --callers b --fields=calls,name att.cprof >out &&
-	grep "^           2  b (2 open at attach)$" out &&
-	grep "^           2    <- a$" out
+	callprof report --flat att.cprof >out &&
+	grep "^ *calls *open *self " out &&
+	grep "^ *2 *2 .*  b$" out &&
+	! grep -v "^#" out | grep "open at attach" &&
+	callprof report --flat plain.cprof >out &&
+	! grep " open " out &&
+	callprof report --callees main --fields=calls,open,avg,name att.cprof >out &&
+	grep "^           0       1           -  main$" out &&
+	grep "^           0       1           -    -> a$" out &&
+	grep "^           1       0     50.00ms    -> d$" out &&
+	callprof report --callers b --fields=calls,open,name att.cprof >out &&
+	grep "^           2       2  b$" out &&
+	grep "^           2       2    <- a$" out &&
+	callprof report --callers b --srcline att.cprof >out &&
+	! grep -v "^#" out | grep "open at attach" &&
+	callprof report --fields=calls,open,name att.cprof >out &&
+	grep "^           2       2      b (2 open at attach)$" out &&
+	grep "^           6       0        c$" out
 '
 
-test_expect_success 'counting profile: a function with no call in the window still shows, marked' '
+test_expect_success 'counting profile: a function with no call in the window still shows, its open call counted' '
 	callprof report --flat count.cprof >out &&
 	grep "^# attached: counts are the calls made in the window; 5 calls" out &&
-	grep "^ *0  main (open at attach)$" out &&
-	grep "^ *2  b (2 open at attach)$" out &&
+	grep "^ *0 *1  main$" out &&
+	grep "^ *2 *2  b$" out &&
 	callprof report --callers main count.cprof >out &&
+	grep "^ *0 *1  main$" out &&
+	callprof report count.cprof >out &&
 	grep "^ *0  main (open at attach)$" out
+'
+
+# In a cpu-mode profile a row without calls is code without hooks, whose
+# calls were not counted ("-"); one with calls open at attach has hooks.
+test_expect_success 'cpu-mode profile: no call in the window but open at attach is 0 calls, not code without hooks' '
+	callprof report --fields=calls,open,name cpu.cprof >out &&
+	grep "^           0       1  main (open at attach)$" out &&
+	grep "^           0       1    a (open at attach)$" out &&
+	callprof report --flat --fields=calls,open,avg,name cpu.cprof >out &&
+	grep "^           0       1           -  main$" out
 '
 
 test_expect_success 'json: open_at_attach where not 0, attached in the process' '
@@ -145,14 +174,17 @@ test_expect_success 'json: open_at_attach where not 0, attached in the process' 
 	grep -q "\"attached\": *false" plain.json
 '
 
-test_expect_success 'other exports: calls as counted, no division by a call count of 0' '
+test_expect_success 'other exports: calls as counted, no division by a call count of 0, plain names' '
 	for f in folded pprof callgrind speedscope plist svg html
 	do
 		callprof export -f $f -o att.$f att.cprof || return 1
 	done &&
 	grep -q "^main;a;b;c 600000000$" att.folded &&
 	grep -q "\"open\":\[" att.html &&
-	! grep -qiw "nan\|inf\|infinity" att.folded att.speedscope att.callgrind att.svg
+	! grep -qiw "nan\|inf\|infinity" att.folded att.speedscope att.callgrind att.svg &&
+	! grep -l "open at attach" att.folded att.callgrind att.speedscope att.plist att.svg &&
+	gzip -dc att.pprof >att.pb &&
+	! grep -a -q "open at attach" att.pb
 '
 
 test_expect_success 'merge and load of several: open at attach summed like calls' '

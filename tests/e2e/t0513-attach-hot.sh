@@ -50,7 +50,9 @@ test_expect_success 'twelve windows, each a whole tree: no seeded call twice, no
 	while test $i -lt 12
 	do
 		callprof attach --duration 0.1 --time=none -o hot$i.cprof "$target" 2>err$i &&
-		grep -q "^callprof: attached to $target (t-hotloop) for 0.1[0-9] s: " err$i &&
+		# the window lasts the duration at least (more on a loaded machine)
+		w=$(sed -n "s/^callprof: attached to $target (t-hotloop) for \([0-9.]*\) s: .*/\1/p" err$i) &&
+		awk -v w="$w" "BEGIN { exit !(w >= 0.1) }" &&
 		callprof report hot$i.cprof >rep$i &&
 		complete_enough rep$i &&
 		callprof export -f folded -m calls hot$i.cprof >f$i &&

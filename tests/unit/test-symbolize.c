@@ -4,7 +4,9 @@
  * PT_NOTE) and symbolises its own functions, libc's exported ones, aliases
  * chosen by the naming rules, call sites, and the fallback names for
  * missing, mismatched and garbage modules; then the plain-C ELF facts
- * (elffile.h) and the demangler (demangle.h) on the test's own file.
+ * (elffile.h) and the demangler (demangle.h) on the test's own file, and
+ * the unwinder's account of a function with another inlined into it
+ * (unwind.h).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -20,6 +22,7 @@
 #include "symbolize/demangle.h"
 #include "symbolize/elffile.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/unwind.h"
 #include "tests/unit/unittest.h"
 #include "util/strbuf.h"
 #include "util/util.h"
@@ -748,4 +751,69 @@ TEST(demangle_wrapper)
 	CHECK(cp_demangle("_Z") == NULL);
 	CHECK(cp_demangle("_Zgarbage!") == NULL);
 	CHECK(cp_demangle(NULL) == NULL);
+}
+
+/* ---- a function inlined into another (cp_unwinder__fn_dwarf) ---- */
+
+volatile int cp_inl_sink;
+
+static inline __attribute__((always_inline)) void cp_inl_inner(int x)
+{
+	cp_inl_sink += x;
+	cp_inl_sink *= x;
+}
+
+static noinline void cp_inl_outer(int x)
+{
+	cp_inl_sink = x;
+	cp_inl_inner(x + 1);
+	cp_inl_sink -= 3;
+}
+
+/* The address taken: an out-of-line copy exists, as the hooks' &fn makes one. */
+void (*volatile cp_inl_copy)(int) = cp_inl_inner;
+
+static int main_bias(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(uint64_t *)arg = info->dlpi_addr;
+	return 1; /* the first: the program */
+}
+
+TEST(unwinder_fn_dwarf_inlined_instance_and_its_own_copy)
+{
+	struct cp_unwinder *u = cp_unwinder__new();
+	uint64_t bias = 0, outer = (uintptr_t)cp_inl_outer, copy = (uintptr_t)cp_inl_copy;
+	const struct cp_unwind_fn *f, *again;
+	int found = 0;
+
+	dl_iterate_phdr(main_bias, &bias);
+	CHECK_EQ(cp_unwinder__add_module(u, "/proc/self/exe", bias), 0);
+	f = cp_unwinder__fn_dwarf(u, outer + 1);
+	CHECK(f != NULL);
+	CHECK_EQ(f->inst[0].entry, outer);
+	CHECK_EQ(f->inst[0].parent, -1);
+	CHECK(f->inst[0].nranges >= 1);
+	for (uint32_t i = 1; i < f->n; i++) {
+		const struct cp_unwind_inst *in = &f->inst[i];
+
+		if (in->entry != copy)
+			continue;
+		found++;
+		CHECK_EQ(in->parent, 0);
+		CHECK(in->nranges >= 1);
+		/* its code is part of the function's */
+		for (uint32_t r = 0; r < in->nranges; r++)
+			CHECK(in->ranges[r].lo >= outer && in->ranges[r].hi <= f->inst[0].ranges[0].hi);
+	}
+	CHECK_EQ(found, 1);
+	/* Cached: any address of the function gives the same account. */
+	again = cp_unwinder__fn_dwarf(u, f->inst[0].ranges[0].hi - 1);
+	CHECK(again == f);
+	/* The copy is a function of its own, with no instance inlined into it. */
+	f = cp_unwinder__fn_dwarf(u, copy);
+	CHECK(f != NULL);
+	CHECK_EQ(f->inst[0].entry, copy);
+	CHECK_EQ(f->n, 1);
+	cp_unwinder__free(u);
 }

@@ -1,5 +1,6 @@
 /*
- * test-util.c - util/: cp_find_program finds what execvp runs.
+ * test-util.c - util/: cp_find_program finds what execvp runs; cp_x86__decode
+ * measures the instructions of prologues and epilogues.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "tests/unit/unittest.h"
 #include "util/strbuf.h"
 #include "util/util.h"
+#include "util/x86.h"
 
 /* A fresh directory holding an executable "prog" and a plain file "data". */
 static void make_dir(char *dir)
@@ -174,4 +176,77 @@ TEST(columns_parse_names_the_unknown_column_and_the_known_ones)
 	if (fp)
 		fclose(fp);
 	unlink(path);
+}
+
+/* One instruction: its bytes, length and flow, at address 0x1000. */
+struct insn_case {
+	const char *what;
+	unsigned char b[15];
+	unsigned len;
+	enum cp_x86_flow flow;
+	uint64_t where; /* target or slot, when the instruction has one */
+};
+
+TEST(x86_decode_measures_prologue_and_epilogue_instructions)
+{
+	static const struct insn_case c[] = {
+		{ "push %r14", { 0x41, 0x56 }, 2, CP_X86_NEXT, 0 },
+		{ "push %rbx", { 0x53 }, 1, CP_X86_NEXT, 0 },
+		{ "lea -0x8(%rip),%rbx", { 0x48, 0x8d, 0x1d, 0xf8, 0xff, 0xff, 0xff }, 7, CP_X86_NEXT, 0 },
+		{ "mov 0x8(%rsp),%rsi", { 0x48, 0x8b, 0x74, 0x24, 0x08 }, 5, CP_X86_NEXT, 0 },
+		{ "sub $0x18,%rsp", { 0x48, 0x83, 0xec, 0x18 }, 4, CP_X86_NEXT, 0 },
+		{ "sub $0x1000,%rsp", { 0x48, 0x81, 0xec, 0x00, 0x10, 0, 0 }, 7, CP_X86_NEXT, 0 },
+		{ "mov %fs:0x28,%rax", { 0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0 }, 9, CP_X86_NEXT, 0 },
+		{ "movabs $imm64,%rdi", { 0x48, 0xbf, 1, 2, 3, 4, 5, 6, 7, 8 }, 10, CP_X86_NEXT, 0 },
+		{ "mov $imm32,%edi", { 0xbf, 1, 2, 3, 4 }, 5, CP_X86_NEXT, 0 },
+		{ "movw $imm16,(%rax)", { 0x66, 0xc7, 0x00, 1, 2 }, 5, CP_X86_NEXT, 0 },
+		{ "lock addq $0x1,(%rax,%rbx,1)", { 0xf0, 0x48, 0x83, 0x04, 0x18, 0x01 }, 6, CP_X86_NEXT, 0 },
+		{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, CP_X86_NEXT, 0 },
+		{ "nopw %cs:0x0(%rax,%rax,1)", { 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 10,
+		  CP_X86_NEXT, 0 },
+		{ "movaps %xmm6,0x10(%rsp)", { 0x0f, 0x29, 0x74, 0x24, 0x10 }, 5, CP_X86_NEXT, 0 },
+		{ "pshufd $0x0,%xmm0,%xmm1", { 0x66, 0x0f, 0x70, 0xc8, 0x00 }, 5, CP_X86_NEXT, 0 },
+		{ "test $0x1,%al (f6 /0 ib)", { 0xf6, 0xc0, 0x01 }, 3, CP_X86_NEXT, 0 },
+		{ "not %eax (f7 /2)", { 0xf7, 0xd0 }, 2, CP_X86_NEXT, 0 },
+		{ "call rel32", { 0xe8, 0xfb, 0xff, 0xff, 0xff }, 5, CP_X86_CALL, 0x1000 },
+		{ "jmp rel32", { 0xe9, 0x10, 0, 0, 0 }, 5, CP_X86_JMP, 0x1015 },
+		{ "jmp rel8", { 0xeb, 0xfe }, 2, CP_X86_JMP, 0x1000 },
+		{ "bnd jmp *0x2f92(%rip)", { 0xf2, 0xff, 0x25, 0x92, 0x2f, 0, 0 }, 7, CP_X86_JMP, 0x3f99 },
+		{ "call *0x10(%rip)", { 0xff, 0x15, 0x10, 0, 0, 0 }, 6, CP_X86_CALL, 0x1016 },
+		{ "call *%rax", { 0xff, 0xd0 }, 2, CP_X86_CALL, 0 },
+		{ "jne rel32", { 0x0f, 0x85, 0, 1, 0, 0 }, 6, CP_X86_JCC, 0x1106 },
+		{ "je rel8", { 0x74, 0x02 }, 2, CP_X86_JCC, 0x1004 },
+		{ "ret", { 0xc3 }, 1, CP_X86_RET, 0 },
+		{ "leave", { 0xc9 }, 1, CP_X86_NEXT, 0 },
+		{ "syscall", { 0x0f, 0x05 }, 2, CP_X86_SYSCALL, 0 },
+		{ "ud2", { 0x0f, 0x0b }, 2, CP_X86_STOP, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct cp_x86_insn in;
+		unsigned len = cp_x86__decode(c[i].b, sizeof(c[i].b), 0x1000, &in);
+
+		if (len != c[i].len || in.flow != c[i].flow)
+			cp_test__fail(__FILE__, __LINE__, "%s: length %u flow %d, want %u and %d",
+				      c[i].what, len, (int)in.flow, c[i].len, (int)c[i].flow);
+		if (c[i].where && (in.has_target ? in.target : in.slot) != c[i].where)
+			cp_test__fail(__FILE__, __LINE__, "%s: target %#" PRIx64 ", want %#" PRIx64,
+				      c[i].what, in.has_target ? in.target : in.slot, c[i].where);
+	}
+}
+
+TEST(x86_decode_refuses_what_it_does_not_know_or_cannot_read_whole)
+{
+	static const unsigned char vex[] = { 0xc5, 0xf8, 0x77 }, evex[] = { 0x62, 0xf1, 0x7c, 0x48,
+										 0x10, 0x00 };
+	static const unsigned char cut[] = { 0x48, 0x8b, 0x74, 0x24 }, prefixes[15] = {
+		0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66
+	};
+	struct cp_x86_insn in;
+
+	CHECK_EQ(cp_x86__decode(vex, sizeof(vex), 0, &in), 0);	 /* vzeroupper */
+	CHECK_EQ(cp_x86__decode(evex, sizeof(evex), 0, &in), 0); /* vmovups (EVEX) */
+	CHECK_EQ(cp_x86__decode(cut, sizeof(cut), 0, &in), 0);	 /* mov 0x8(%rsp),%rsi, cut short */
+	CHECK_EQ(cp_x86__decode(prefixes, sizeof(prefixes), 0, &in), 0);
+	CHECK_EQ(cp_x86__decode(cut, 0, 0, &in), 0);
 }
