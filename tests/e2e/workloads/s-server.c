@@ -193,6 +193,7 @@ NOINSTR static void scan_relocs(uintptr_t base, const ElfW(Rela) *r, size_t size
 		const char *name;
 		void *value;
 		Dl_info info;
+		struct link_map *lm;
 
 		if (!sym)
 			continue;
@@ -201,9 +202,10 @@ NOINSTR static void scan_relocs(uintptr_t base, const ElfW(Rela) *r, size_t size
 			continue;
 		s->slots++;
 		value = *(void **)(base + r[i].r_offset);
-		if (!dladdr(value, &info) || !info.dli_fname)
+		if (!dladdr1(value, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fname)
 			continue;
-		if (strstr(info.dli_fname, "callprof"))
+		/* callprof's runtime, by what only it has (an attached copy's name is /proc/PID/fd/N) */
+		if (dlsym(lm, "callprof_attach_start"))
 			s->callprof++;
 		else if (strstr(info.dli_fname, "/libc.so") || !strncmp(info.dli_fname, "libc.so", 7))
 			s->glibc++;
