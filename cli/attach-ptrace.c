@@ -257,6 +257,30 @@ static int task_gone(pid_t tid)
 	return !p || p[1] == 'Z' || p[1] == 'X';
 }
 
+/*
+ * Has the process ended (killed meanwhile, say)?  Its maps are then empty,
+ * which must not be taken for an exec: no thread of it is alive.
+ */
+static int process_ended(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int live = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 1;
+	while (!live && (e = readdir(d))) {
+		long tid = strtol(e->d_name, NULL, 10);
+
+		live = tid > 0 && !task_gone((pid_t)tid);
+	}
+	closedir(d);
+	return !live;
+}
+
 /* ---- the process's memory ---- */
 
 static int mem_read(struct attach *a, uint64_t addr, void *buf, size_t len)
@@ -2238,15 +2262,16 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		free(frames);
 		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
 	}
-	if (read_modules(a)) {
+	/* It ended, or ran another program since the load: nothing of what we know holds. */
+	err = read_modules(a);
+	if (err || !runtime_module(a)) {
 		release_all(a);
 		free(frames);
-		return cp_error("attach: cannot read the modules of process %d (%s)", (int)a->pid, comm);
-	}
-	/* It ran another program since the load: nothing of what we know holds. */
-	if (!runtime_module(a)) {
-		release_all(a);
-		free(frames);
+		if (process_ended(a->pid))
+			return cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
+		if (err)
+			return cp_error("attach: cannot read the modules of process %d (%s)",
+					(int)a->pid, comm);
 		a->execd = 1;
 		return cp_error("attach: process %d (%s) ran another program (exec) as callprof "
 				"attached: nothing recorded", (int)a->pid, comm);
@@ -2421,17 +2446,20 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 				"the window could not be closed; it writes %s when it ends",
 				(int)a->pid, comm, a->out);
 	}
-	if (read_modules(a)) {
-		release_all(a);
-		return cp_error("attach: cannot read the modules of process %d (%s)", (int)a->pid, comm);
-	}
 	/*
-	 * Our copy is not mapped: the process ran another program (exec),
-	 * whose memory holds nothing of ours.  The old image wrote its
-	 * profile as it was replaced (our execve), or its watcher writes it.
+	 * Our copy is not mapped: the process ended (killed meanwhile: a
+	 * zombie has no maps), or it ran another program (exec), whose memory
+	 * holds nothing of ours.  The old image wrote its profile as it was
+	 * replaced (our execve), or its watcher writes it.
 	 */
-	if (!runtime_module(a)) {
+	err = read_modules(a);
+	if (err || !runtime_module(a)) {
 		release_all(a);
+		if (process_ended(a->pid))
+			return 1;
+		if (err)
+			return cp_error("attach: cannot read the modules of process %d (%s)",
+					(int)a->pid, comm);
 		return 2;
 	}
 	if (write_dynsym(a, a->libc_sym_old, 1) || redirect(a, a->rt_hook, libc, 1) < 0) {

@@ -308,13 +308,17 @@ static int copy_file(const char *src, const char *name, const char *dst, const u
  * complete profile of process pid and, with at_name, still at path (not
  * removed or replaced since).  0, or cp_error()'s -1 having said why.
  */
-static int check_snapshot(pid_t pid, const char *fdlink, const char *path, int at_name)
+static int check_snapshot(pid_t pid, const char *fdlink, const char *path, int at_name,
+			  const uid_t prog[4])
 {
 	struct cp_profile_file *pf;
 	struct stat st, named;
 	char err[1024];
 	uint32_t wrote;
 
+	/* Read only what the program could have written (see copy_file): never with our rights. */
+	if (stat(fdlink, &st) || !S_ISREG(st.st_mode) || !program_uid(prog, st.st_uid))
+		return cp_error("the snapshot '%s' is not a regular file of the program's user", path);
 	pf = cp_profile_file__open(fdlink, err, sizeof(err), NULL);
 	if (!pf)
 		return cp_error("process %d: its snapshot %s is not usable: %s", (int)pid, path, err);
@@ -428,7 +432,7 @@ static int dump_process(int argc, const char **argv)
 			     strerror(errno));
 	path[n] = '\0';
 	/* Said only once seen: a complete profile, this process's, still at the name given. */
-	if (check_snapshot(pid, fdlink, path, !out))
+	if (check_snapshot(pid, fdlink, path, !out, prog_uid))
 		return -1;
 	if (!out) {
 		print_name(path);
