@@ -698,8 +698,8 @@ int cp_attach__check_output(const struct cp_attach_target *t, const char *path)
 /*
  * Seccomp: a filter may kill the process for a system call of callprof's
  * runtime (perf_event_open, clone for its watcher, ...).  The engine reads
- * the filters and judges them (attach-seccomp.c); that needs
- * CAP_SYS_ADMIN.  Strict mode allows nothing the runtime does.
+ * the filters and judges them once it holds the threads (attach-ptrace.c,
+ * judge_filters); that needs CAP_SYS_ADMIN.  Strict mode allows nothing the runtime does.
  */
 static int check_seccomp(const struct cp_attach_target *t)
 {

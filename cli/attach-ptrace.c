@@ -42,6 +42,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -62,6 +65,7 @@
 #include <x86intrin.h>
 
 #include "cli/attach.h"
+#include "runtime/cbpf.h"
 #include "symbolize/elffile.h"
 #include "symbolize/unwind.h"
 #include "util/strbuf.h"
@@ -77,6 +81,7 @@
 #define SEED_STILL 2	 /* taken: the stop made the thread's tree (enum cp_seed_taken) */
 #define CALL_TIMEOUT_MS 10000
 #define STOP_MS 3000 /* for every thread to stop */
+#define LOAD_WAIT_MS 3000 /* for another thread to release the dynamic loader's lock */
 #define STEP_LIMIT 4096	     /* single steps to the next call or return */
 #define STACK_COPY (512 << 10) /* bytes of a thread's stack copied for unwinding */
 #define MAX_FRAMES 512
@@ -153,6 +158,7 @@ struct attach {
 	uint64_t rt_text_lo, rt_text_hi; /* our copy's code */
 	int on;			 /* the hooks' slots point at our copy */
 	int execd;		 /* it ran another program: none of our addresses holds */
+	int loading;		 /* call() runs dlopen: it may give up a wait for the loader's lock */
 	int released;		 /* its rings and trees were given back */
 	struct cp_unwinder *u;	 /* at the end: whose frames are in our code */
 	int stopped;		 /* the runtime wrote the profile and stopped */
@@ -1054,6 +1060,84 @@ static void release_all(struct attach *a)
 }
 
 /*
+ * Is t waiting, in our dlopen, for a lock of the dynamic loader that
+ * another thread holds (a library being loaded: a slow constructor), and
+ * holding none of them itself?  Then giving the call up changes nothing
+ * the process relies on: dlopen takes the loader's lock before it does
+ * anything else.  It has only cleared the thread's last dlerror and left
+ * its catch frame in the loader's per-thread variable, which is read when
+ * the loader signals an error: in a later dlopen of the thread, whose own
+ * frame replaces it; outside one (a lazy binding that fails, fatal anyway)
+ * the loader would jump to that stale frame instead of printing "symbol
+ * lookup error" (docs/limitations.md).  t is stopped.  Held: a recursive mutex in the loader's data
+ * whose owner is t (glibc's pthread_mutex_t: lock, count, owner, nusers,
+ * kind); found, or anything unclear, and t is not given up.
+ */
+static int waiting_for_loader(struct attach *a, struct thread *t)
+{
+	struct user_regs_struct r;
+	int in_loader = 0;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) || (long)r.orig_rax != SYS_futex)
+		return 0;
+	for (size_t i = 0; i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+		const char *base = m->path ? strrchr(m->path, '/') : NULL;
+		uint32_t *w;
+		size_t len = m->end - m->start;
+
+		if (!base || strncmp(base + 1, "ld-linux", 8) || m->perms[1] != 'w')
+			continue;
+		if (r.rdi >= m->start && r.rdi < m->end)
+			in_loader = 1;
+		if (len > (1u << 20))
+			return 0;
+		w = xmalloc(len);
+		if (mem_read(a, m->start, w, len)) {
+			free(w);
+			return 0;
+		}
+		for (size_t k = 0; k + 5 <= len / 4; k++)
+			if (w[k + 2] == (uint32_t)t->tid && w[k + 1] >= 1 && (w[k + 4] & 0x7f) == 1) {
+				free(w);
+				return 0; /* it holds one */
+			}
+		free(w);
+	}
+	return in_loader;
+}
+
+/*
+ * call()'s dlopen has waited LOAD_WAIT_MS, or a stop was asked for: if t
+ * waits for the loader's lock (waiting_for_loader), stop it and give the
+ * call up (its registers back: the caller restores them).  1 if given up.
+ */
+static int give_up_load(struct attach *a, struct thread *t)
+{
+	int st, up = 0;
+
+	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL))
+		return 0;
+	for (;;) {
+		pid_t w = waitpid(t->tid, &st, __WALL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 || !WIFSTOPPED(st))
+			return 0; /* gone: call() sees it */
+		if ((st >> 16) == PTRACE_EVENT_STOP)
+			break;
+		keep_signal(t, WSTOPSIG(st)); /* the program's: kept, the wait goes on */
+		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+	}
+	if (read_maps(a) == 0)
+		up = waiting_for_loader(a, t);
+	if (!up)
+		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+	return up;
+}
+
+/*
  * Make stopped thread t call fn(args) and return its result in *ret.  It
  * runs on its own stack, below the red zone; data[len] (a string, the
  * settings) is copied there first and its address is passed where an
@@ -1099,6 +1183,19 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 		}
 		if (w == 0) {
 			struct timespec ms = { 0, 200000 };
+			long ms_in;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			ms_in = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+			/* Another thread loads a library: give up in bounded time, or when asked. */
+			if (a->loading && (stop_signal || ms_in > LOAD_WAIT_MS) &&
+			    ms_in / 100 != a->loading - 1) {
+				a->loading = (int)(ms_in / 100) + 1; /* a look every 100 ms at most */
+				if (give_up_load(a, t)) {
+					err = stop_signal ? -EINTR : -ETIMEDOUT;
+					break;
+				}
+			}
 
 			/*
 			 * No giving up: the call returns to address 0, which only
@@ -1112,7 +1209,7 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 					   (int)a->pid, CALL_TIMEOUT_MS / 1000);
 				slow = 1;
 			}
-			nanosleep(&ms, NULL);
+			ppoll(NULL, 0, &ms, &wait_mask); /* a request to stop is seen here */
 			continue;
 		}
 		if (!WIFSTOPPED(st))
@@ -1372,6 +1469,115 @@ static int64_t find_donor(struct attach *a, const char *runtime, uint64_t *size)
 	return fn;
 }
 
+/* ---- seccomp filters ---- */
+
+/*
+ * The system calls an attach makes the process make: the loader's (the
+ * runtime's copy opened, read, mapped, relocated), the runtime's (its
+ * memory, threads' set-up, signals, the profile written at the stop) and
+ * its watcher's (a child that inherits the filters).  perf marks those
+ * only CPU sampling and the wait/inactive split make.
+ */
+static const struct attach_call {
+	long nr;
+	const char *name;
+	int perf;
+} attach_calls[] = {
+#define C(n) { SYS_##n, #n, 0 }
+	C(read), C(pread64), C(write), C(pwrite64), C(openat), C(close), C(newfstatat), C(fstat),
+	C(lseek), C(mmap), C(mprotect), C(munmap), C(mremap), C(madvise), C(brk), C(futex),
+	C(rt_sigaction), C(rt_sigprocmask), C(rt_sigreturn), C(rt_sigqueueinfo), C(sigaltstack),
+	C(gettid), C(getpid), C(getppid), C(tgkill), C(kill), C(prctl), C(clock_gettime),
+	C(clock_nanosleep), C(nanosleep), C(sched_yield), C(clone), C(clone3), C(set_robust_list),
+	C(rseq), C(exit), C(exit_group), C(wait4), C(waitid), C(pipe2), C(poll), C(ppoll),
+	C(signalfd4), C(setsid), C(chdir), C(getcwd), C(dup), C(dup3), C(fcntl), C(readlink),
+	C(rename), C(unlink), C(uname), C(prlimit64), C(faccessat), C(access), C(sysinfo),
+#undef C
+	{ SYS_perf_event_open, "perf_event_open", 1 },
+	{ SYS_ioctl, "ioctl", 1 },
+};
+
+/*
+ * The first call of attach_calls that the filter insns[len] does not
+ * allow whatever its arguments and the calling address are (the runtime's
+ * arguments are not known here: a filter that looks at them is taken to
+ * forbid the call), or NULL.  perf: the perf calls are made.
+ */
+static const char *forbidden_call(const struct sock_filter *insns, uint32_t len, int perf)
+{
+	for (size_t i = 0; i < sizeof(attach_calls) / sizeof(attach_calls[0]); i++) {
+		const struct attach_call *c = &attach_calls[i];
+		struct seccomp_data d = { .nr = (int)c->nr, .arch = AUDIT_ARCH_X86_64 };
+		int depends = 0;
+		uint32_t action;
+
+		if (c->perf && !perf)
+			continue;
+		/* words 2 and up: the instruction pointer and the six arguments */
+		action = cp_cbpf__run(insns, len, &d, ~3u, &depends) & SECCOMP_RET_ACTION_FULL;
+		if (depends || (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG))
+			return c->name;
+	}
+	return NULL;
+}
+
+static int attach_perf_call(const char *name)
+{
+	for (size_t i = 0; i < sizeof(attach_calls) / sizeof(attach_calls[0]); i++)
+		if (attach_calls[i].name == name)
+			return attach_calls[i].perf;
+	return 0;
+}
+
+/*
+ * Would a seccomp filter of the process kill it (or trap, trace or fail
+ * one of its calls) for a system call the attach makes it make?  Its
+ * threads are held; every thread's filters are read (the kernel's copy:
+ * PTRACE_SECCOMP_GET_FILTER, which needs CAP_SYS_ADMIN, checked by
+ * attach-check.c) and judged.  0, or cp_error()'s -1 having said what the
+ * filter forbids and what to do.
+ */
+static int judge_filters(struct attach *a, const struct cp_attach_opts *o, const char *comm)
+{
+	for (size_t i = 0; i < a->nth; i++) {
+		const struct thread *t = &a->th[i];
+
+		if (t->gone)
+			continue;
+		for (unsigned long k = 0;; k++) {
+			long n = ptrace(PTRACE_SECCOMP_GET_FILTER, t->tid, (void *)k, NULL);
+			struct sock_filter *insns;
+			const char *bad;
+
+			if (n < 0 && (errno == ENOENT || (errno == EINVAL && !k)))
+				break; /* no more filters; none at all */
+			if (n <= 0 || n > BPF_MAXINSNS)
+				return cp_error("attach: process %d (%s) runs under a seccomp filter "
+						"callprof cannot read (%s): it cannot tell whether the "
+						"filter would kill the process; run the program under "
+						"callprof record", (int)a->pid, comm,
+						n < 0 ? strerror(errno) : "no instructions");
+			insns = xcalloc((size_t)n, sizeof(*insns));
+			if (ptrace(PTRACE_SECCOMP_GET_FILTER, t->tid, (void *)k, insns) != n) {
+				free(insns);
+				return cp_error("attach: process %d (%s): cannot read its seccomp "
+						"filter: %s", (int)a->pid, comm, strerror(errno));
+			}
+			bad = forbidden_call(insns, (uint32_t)n, o->perf);
+			free(insns);
+			if (bad)
+				return cp_error("attach: process %d (%s) runs under a seccomp filter that "
+						"forbids %s, which callprof's runtime needs%s", (int)a->pid,
+						comm, bad,
+						attach_perf_call(bad) ?
+						": attach with --time=none, or --no-offcpu with "
+						"--time=clock" :
+						"; run the program under callprof record");
+		}
+	}
+	return 0;
+}
+
 /* Zero t's instance of the borrowed TLS block: the state a fresh copy's threads start from. */
 static void zero_tls(struct attach *a, struct thread *t)
 {
@@ -1396,6 +1602,10 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	if (err) {
 		release_all(a);
 		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
+	}
+	if (judge_filters(a, o, comm)) {
+		release_all(a);
+		return -1;
 	}
 	for (size_t i = 0; i < a->nth; i++) {
 		struct thread *c = &a->th[i];
@@ -1432,7 +1642,9 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	}
 	args[0] = ~0ull;
 	args[1] = 2 /* RTLD_NOW */;
+	a->loading = 1;
 	err = call(a, t, a->dlopen_fn, args, 2, a->copy, strlen(a->copy) + 1, &ret);
+	a->loading = 0;
 	if (!err && !ret) {
 		char *why = NULL;
 
@@ -1443,6 +1655,17 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 			 why ? why : "dlopen failed");
 		free(why);
 		return -1;
+	}
+	if (err == -ETIMEDOUT || err == -EINTR) {
+		release_all(a);
+		if (err == -EINTR)
+			return cp_error("attach: process %d (%s): callprof was asked to stop (SIG%s) while "
+					"another thread of it held the dynamic loader's lock: nothing "
+					"loaded, every thread let go", (int)a->pid, comm,
+					sigabbrev_np(stop_signal));
+		return cp_error("attach: process %d (%s): another thread of it held the dynamic "
+				"loader's lock (a library being loaded) for %d s: nothing loaded, every "
+				"thread let go; try again later", (int)a->pid, comm, LOAD_WAIT_MS / 1000);
 	}
 	if (err) {
 		release_all(a);

@@ -54,6 +54,7 @@ struct cp_attach_opts {
 	const char *out;	   /* absolute path of the profile */
 	const char *const *env;	   /* "NAME=VALUE" settings for the runtime, NULL-terminated */
 	double duration;	   /* seconds; 0: until Ctrl-C or the process ends */
+	int perf;		   /* the runtime opens perf events (CPU samples, the off-CPU split) */
 };
 
 /* How the window ended. */

@@ -271,6 +271,7 @@ int cmd_attach(int argc, const char **argv)
 	if (hz)
 		push_env(&env, &nenv, xstrfmt("CALLPROF_SAMPLE=%u", hz));
 	o.runtime = lib;
+	o.perf = mode == AT_CPU || (mode == AT_TIMING && !no_offcpu);
 	o.out = outabs;
 	o.env = env;
 	/* What is at FILE now: the process's writer moves it to FILE.old when it writes FILE. */

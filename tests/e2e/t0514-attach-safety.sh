@@ -311,4 +311,65 @@ else
 	test_skip 'other namespaces' 'not root, or unshare --mount fails here'
 fi
 
+# A2: the tool probed perf events in its own process; a filter of the
+# target killed it.  The target's filters are read and judged (root here:
+# PTRACE_SECCOMP_GET_FILTER needs CAP_SYS_ADMIN).
+if test "$(id -u)" = 0; then
+	test_expect_success 'a seccomp filter that kills on perf_event_open: refused saying how, then --time=none' '
+		start_busy secp seccomp-perf &&
+		attach_bounded secp 60 --duration 0.5 -o secp.cprof $pid &&
+		one_line secp "process $pid \(t-attach-busy\) runs under a seccomp filter that forbids perf_event_open, which callprof.s runtime needs: attach with --time=none" &&
+		test_path_is_missing secp.cprof &&
+		untouched $pid &&
+		attach_bounded secn 60 --time=none --duration 0.5 -o secn.cprof $pid &&
+		test "$(cat secn.astatus)" = 0 &&
+		test_path_is_file secn.cprof &&
+		busy_done secp
+	'
+	test_expect_success 'a seccomp filter that kills on clone: refused (the watcher), the target unharmed' '
+		start_busy secc seccomp-clone &&
+		attach_bounded secc 60 --time=none --duration 0.5 -o secc.cprof $pid &&
+		one_line secc "process $pid \(t-attach-busy\) runs under a seccomp filter that forbids clone," &&
+		test_path_is_missing secc.cprof &&
+		untouched $pid &&
+		busy_done secc
+	'
+else
+	test_skip 'seccomp filters judged' 'not root: filters cannot be read (CAP_SYS_ADMIN)'
+fi
+
+# A3: another thread loads a library whose constructor holds the loader's
+# lock: the injected dlopen waited for ever, Ctrl-C ignored.
+test_expect_success 'the loader lock held by a slow constructor: attach gives up in bounded time' '
+	rm -f slow.go &&
+	SLOW_CTOR_UNTIL=$PWD/slow.go start_busy slow dlopen-slow "$PWD/libslowctor.so" &&
+	attach_bounded slow 60 --duration 0.5 -o slow.cprof $pid &&
+	one_line slow "process $pid \(t-attach-busy\): another thread of it held the dynamic loader.s lock \(a library being loaded\) for [0-9]* s: nothing loaded, every thread let go" &&
+	test_path_is_missing slow.cprof &&
+	untouched $pid &&
+	! grep -q "memfd:callprof-attach" /proc/$pid/maps &&
+	touch slow.go &&
+	busy_done slow
+'
+
+test_expect_success 'Ctrl-C while the loader lock is held: the attach ends at once, saying so' '
+	rm -f slowi.go &&
+	SLOW_CTOR_UNTIL=$PWD/slowi.go start_busy slowi dlopen-slow "$PWD/libslowctor.so" &&
+	{ env --default-signal=INT "$CALLPROF_BUILD/callprof" attach --duration 0.5 -o slowi.cprof $pid >slowi.aout 2>slowi.aerr & } &&
+	apid=$! &&
+	sleep 0.5 &&
+	kill -INT $apid &&
+	_i=0 &&
+	while kill -0 $apid 2>/dev/null && test $_i -lt 250
+	do
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	! kill -0 $apid 2>/dev/null &&
+	grep "asked to stop (SIGINT) while another thread of it held the dynamic loader.s lock: nothing loaded, every thread let go" slowi.aerr &&
+	untouched $pid &&
+	touch slowi.go &&
+	busy_done slowi
+'
+
 test_done
