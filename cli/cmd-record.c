@@ -529,6 +529,12 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 		free(note);
 		return;
 	}
+	/* Only the process record started writes FILE (the others FILE.PID): another's is not this run's. */
+	if (ri->pid > 0 && pf->meta.pid != (uint32_t)ri->pid) {
+		cp_error("'%s' is not this run's profile: process %" PRIu32 " wrote it, not %s (pid %ld)",
+			 shown, pf->meta.pid, ri->prog, (long)ri->pid);
+		goto out;
+	}
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
 		cp_report_count_thread(pf, i, &calls, &paths);
 		nthreads += pf->threads[i].nthreads;

@@ -177,6 +177,7 @@ NOINSTR static void send_reply(const char *line)
  */
 struct slot_scan {
 	int slots, glibc, callprof;
+	void *value[16]; /* the slots' values, named after dl_iterate_phdr (no dladdr inside it) */
 };
 
 NOINSTR static uintptr_t dyn_ptr(uintptr_t base, uintptr_t p)
@@ -192,7 +193,6 @@ NOINSTR static void scan_relocs(uintptr_t base, const ElfW(Rela) *r, size_t size
 		size_t sym = ELF64_R_SYM(r[i].r_info);
 		const char *name;
 		void *value;
-		Dl_info info;
 
 		if (!sym)
 			continue;
@@ -201,12 +201,8 @@ NOINSTR static void scan_relocs(uintptr_t base, const ElfW(Rela) *r, size_t size
 			continue;
 		s->slots++;
 		value = *(void **)(base + r[i].r_offset);
-		if (!dladdr(value, &info) || !info.dli_fname)
-			continue;
-		if (strstr(info.dli_fname, "callprof"))
-			s->callprof++;
-		else if (strstr(info.dli_fname, "/libc.so") || !strncmp(info.dli_fname, "libc.so", 7))
-			s->glibc++;
+		if (s->slots <= 16)
+			s->value[s->slots - 1] = value;
 	}
 }
 
@@ -250,6 +246,17 @@ NOINSTR static const char *hooks_state(int *slots)
 
 	dl_iterate_phdr(scan_main, &s);
 	*slots = s.slots;
+	for (int i = 0; i < s.slots && i < 16; i++) {
+		Dl_info info;
+
+		if (!dladdr(s.value[i], &info) || !info.dli_fname)
+			continue;
+		/* callprof attach loads its runtime copy as /proc/CALLPROFPID/fd/N */
+		if (strstr(info.dli_fname, "callprof") || !strncmp(info.dli_fname, "/proc/", 6))
+			s.callprof++;
+		else if (strstr(info.dli_fname, "/libc.so") || !strncmp(info.dli_fname, "libc.so", 7))
+			s.glibc++;
+	}
 	if (!s.slots)
 		return "none";
 	if (s.glibc == s.slots)
