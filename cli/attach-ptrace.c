@@ -2777,7 +2777,10 @@ static void abandon(struct attach *a, const char *comm)
 	if (a->execd)
 		return;
 	ending = 1;
+	/* Another tracer that refused the switch-on was named then: not again. */
+	quiet = 1;
 	switch_off(a, comm, &wrote);
+	quiet = 0;
 }
 
 /* ---- C. the window ---- */

@@ -357,6 +357,13 @@ test_expect_success 'Ctrl-C while the loader lock is held: the attach ends at on
 	SLOW_CTOR_UNTIL=$PWD/slowi.go start_busy slowi dlopen-slow "$PWD/libslowctor.so" &&
 	{ env --default-signal=INT "$CALLPROF_BUILD/callprof" attach --duration 0.5 -o slowi.cprof $pid >slowi.aout 2>slowi.aerr & } &&
 	apid=$! &&
+	_i=0 &&
+	# once it holds the threads (its signal handlers are set by then), and the load waits
+	while grep -q "^TracerPid:[[:space:]]*0\$" /proc/$pid/status && test $_i -lt 500
+	do
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
 	sleep 0.5 &&
 	kill -INT $apid &&
 	_i=0 &&
