@@ -5,9 +5,11 @@
  * model and maps keys to it (docs/callprof-tui.1.md lists them).
  */
 #include <curses.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <locale.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +75,15 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* Whether the terminal the keys come from has hung up or is no longer open. */
+static int terminal_gone(void)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+
+	return poll(&p, 1, 0) < 0 ? errno != EINTR :
+	       !!(p.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
 /*
  * The next key from the terminal; every wait for one goes through here.
  *
@@ -87,6 +98,7 @@ static int read_key(void)
 	static const char *path;
 	static int looked;
 	static unsigned long keys;
+	static int errs; /* ERR in a row */
 	int ch;
 
 	if (!looked) {
@@ -108,6 +120,15 @@ static int read_key(void)
 	ch = getch();
 	if (ch != ERR && ch != KEY_RESIZE)
 		keys++;
+	/*
+	 * getch waits for a key: ERR is a signal (stop_signal then says which)
+	 * or input that is gone (a closed window, a killed terminal emulator,
+	 * stdin at its end), which must end the browser, not leave it spinning.
+	 */
+	if (ch != ERR)
+		errs = 0;
+	else if ((terminal_gone() || ++errs >= 100) && !stop_signal)
+		stop_signal = SIGHUP;
 	return ch;
 }
 
@@ -186,12 +207,13 @@ static void free_profiles(struct app *a)
 static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
 {
 	struct cp_report_profile *pa, *pb, *rp;
+	struct cp_figures *side = NULL;
 
 	if (!a->diff || mode != CP_THREADS_MERGED)
 		return load_paths(a, a->paths, a->npaths, mode);
 	pa = load_paths(a, a->paths, 1, mode);
 	pb = pa ? load_paths(a, a->paths + 1, 1, mode) : NULL;
-	rp = pb ? cp_tui__diff_profile(pa, pb, &a->side) : NULL;
+	rp = pb ? cp_tui__diff_profile(pa, pb, &side) : NULL;
 	if (pb && !rp)
 		cp_error("tui: out of memory");
 	if (!rp) {
@@ -199,8 +221,10 @@ static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
 		cp_report_profile__free(pb);
 		return NULL;
 	}
+	/* Replaced only now: on failure the profiles shown stay whole. */
 	a->da = pa;
 	a->db = pb;
+	a->side = side;
 	return rp;
 }
 
@@ -710,6 +734,8 @@ static void search_prompt(struct app *a)
 		put_text(pat, COLS - 1);
 		refresh();
 		ch = read_key();
+		if (ch == ERR && stop_signal)
+			return;
 		if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
 			break;
 		if (ch == 27 || ch == 3 || ch == 7) { /* Esc, Ctrl-C, Ctrl-G */
