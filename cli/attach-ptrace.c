@@ -61,6 +61,7 @@
 #include "symbolize/elffile.h"
 #include "symbolize/unwind.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 /* The seed area, as runtime/internal.h lays it out (struct cp_attach_area). */
@@ -1710,7 +1711,10 @@ static void print_log(struct attach *a)
 	while (f && fgets(line, sizeof(line), f)) {
 		const char *msg = strncmp(line, "callprof: ", 10) ? line : line + 10;
 
-		fprintf(stderr, "callprof: process %d: %s", (int)a->pid, msg);
+		/* The target wrote it: its names and paths may hold anything. */
+		fprintf(stderr, "callprof: process %d: ", (int)a->pid);
+		cp_fput_visible(stderr, msg, strcspn(msg, "\n"));
+		fputc('\n', stderr);
 	}
 	if (f)
 		fclose(f);

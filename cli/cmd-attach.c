@@ -25,6 +25,7 @@
 #include "cli/options.h"
 #include "cli/select.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const char *const attach_usage[] = {
@@ -206,13 +207,15 @@ int cmd_attach(int argc, const char **argv)
 		if (rename(outabs, old))
 			cp_warning("cannot move the previous %s aside: %s", out, strerror(errno));
 		else
-			fprintf(stderr, "callprof: moved the previous %s to %s.old\n", out, out);
+			fprintf(stderr, "callprof: moved the previous %s to %s.old\n", cp_visible(out),
+				cp_visible(out));
 		free(old);
 	}
 	if (cp_attach__run(&t, &o, &r))
 		goto out;
 	if (r.ended)
-		fprintf(stderr, "callprof: process %d (%s) ended during the window\n", (int)pid, t.comm);
+		fprintf(stderr, "callprof: process %d (%s) ended during the window\n", (int)pid,
+			cp_visible(t.comm));
 	if (!r.wrote) {
 		cp_error("process %d (%s) ran no instrumented code in the %.2f s window: no profile "
 			 "written", (int)pid, t.comm, r.window);
@@ -223,9 +226,9 @@ int cmd_attach(int argc, const char **argv)
 			 "(blocked?): %s open calls are in the profile, timed from the attach", r.still,
 			 r.still == 1 ? "" : "s", r.still == 1 ? "its" : "their");
 	fprintf(stderr, "callprof: attached to %d (%s) for %.2f s: %u thread%s (all held %.1f ms to "
-		"switch), %u call%s open at attach%s; wrote %s\n", (int)pid, t.comm, r.window,
-		r.threads, r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open, r.open == 1 ? "" : "s",
-		still, out);
+		"switch), %u call%s open at attach%s; wrote %s\n", (int)pid, cp_visible(t.comm),
+		r.window, r.threads, r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open,
+		r.open == 1 ? "" : "s", still, cp_visible(out));
 	ret = 0;
 out:
 	if (filter)

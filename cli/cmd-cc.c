@@ -23,6 +23,7 @@
 
 #include "cli/builtin.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 extern char **environ;
@@ -336,7 +337,7 @@ int cmd_cc(int argc, const char **argv)
 
 	if (a.verbose || env_true("CALLPROF_VERBOSE")) {
 		for (int i = 0; i < nadded; i++)
-			strbuf_addf(&said, " %s", added[i]);
+			strbuf_addf(&said, " %s", cp_visible_arg(added[i]));
 		fprintf(stderr, "callprof %s: %s%s\n", label,
 			nadded ? "added" : "added nothing",
 			nadded ? said.buf :

@@ -24,6 +24,7 @@
 
 #include "cli/builtin.h"
 #include "cli/options.h"
+#include "util/text.h"
 #include "util/util.h"
 
 #define CP_DUMP_REQUEST 0x43505244 /* as runtime/internal.h: "CPRD" */
@@ -246,7 +247,7 @@ static int dump_process(int argc, const char **argv)
 			     strerror(errno));
 	path[n] = '\0';
 	if (!out) {
-		printf("%s\n", path);
+		printf("%s\n", cp_visible(path));
 		return 0;
 	}
 	/*
@@ -256,7 +257,7 @@ static int dump_process(int argc, const char **argv)
 	 */
 	if (copy_file(fdlink, path, out))
 		return -1;
-	printf("%s\n", out);
+	printf("%s\n", cp_visible(out));
 	return 0;
 }
 

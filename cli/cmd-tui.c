@@ -25,6 +25,7 @@
 #include "report/report.h"
 #include "report/tui.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const char *const tui_usage[] = {
@@ -291,7 +292,11 @@ static void stderr_end(FILE *tmp, int saved, char *msg, size_t size)
 
 /*
  * Write s at the cursor in at most cols columns (UTF-8 through the locale;
- * a byte that is no character shows as '?').  The columns used.
+ * a byte that is no character shows as '?').  The columns used.  Text
+ * from the profile (names, paths, labels) goes through cp_visible first,
+ * as report shows it (\x1b, \n, \xff for a byte that is no UTF-8); text
+ * already in that form (the lines page, a message caught from stderr) not
+ * again.
  */
 static int put_text(const char *s, int cols)
 {
@@ -346,10 +351,10 @@ static const char *view_name(const struct app *a, char *buf, size_t size)
 			 t->side && t->sort != CP_TUI_SORT_NAME ? " change" : "");
 		break;
 	case CP_TUI_CALLERS:
-		snprintf(buf, size, "callers of %s", fn ? fn : "?");
+		snprintf(buf, size, "callers of %s", fn ? cp_visible(fn) : "?");
 		break;
 	case CP_TUI_CALLEES:
-		snprintf(buf, size, "callees of %s", fn ? fn : "?");
+		snprintf(buf, size, "callees of %s", fn ? cp_visible(fn) : "?");
 		break;
 	default:
 		snprintf(buf, size, "%s", t->side ? "tree, largest change first" : "tree");
@@ -435,7 +440,8 @@ static void draw(struct app *a)
 	if (a->thread < 0)
 		snprintf(buf, sizeof(buf), "all (%u)", rp->ntrees ? rp->trees[0].nthreads : 0);
 	else
-		snprintf(buf, sizeof(buf), "%s (%d/%u)", rp->trees[a->thread].label, a->thread + 1,
+		snprintf(buf, sizeof(buf), "%s (%d/%u)", cp_visible(rp->trees[a->thread].label),
+			 a->thread + 1,
 			 rp->ntrees);
 	attron(A_REVERSE);
 	move(0, 0);
@@ -445,9 +451,10 @@ static void draw(struct app *a)
 		char files[1024];
 
 		if (a->diff)
-			snprintf(files, sizeof(files), "diff %s -> %s", a->paths[0], a->paths[1]);
+			snprintf(files, sizeof(files), "diff %s -> %s", cp_visible(a->paths[0]),
+				 cp_visible(a->paths[1]));
 		else
-			snprintf(files, sizeof(files), "%s", a->merged->pf->path);
+			snprintf(files, sizeof(files), "%s", cp_visible(a->merged->pf->path));
 		snprintf(title, sizeof(title), "callprof tui: %s  view: %s  metric: %s  thread: %s",
 			 files, view_name(a, vname, sizeof(vname)), cp_metric__name(m), buf);
 		int w = put_text(title, COLS);
@@ -552,7 +559,7 @@ static void draw(struct app *a)
 			addch(' ');
 			x += 2;
 		}
-		x += put_text(cp_tui__name(t, r), COLS - x);
+		x += put_text(cp_visible(cp_tui__name(t, r)), COLS - x);
 		if (r == t->sel)
 			for (; x < COLS; x++)
 				addch(' ');
@@ -633,7 +640,8 @@ static void next_thread(struct app *a)
 	else if (a->thread < 0)
 		snprintf(a->msg, sizeof(a->msg), "thread: all");
 	else
-		snprintf(a->msg, sizeof(a->msg), "thread: %s", a->each->trees[a->thread].label);
+		snprintf(a->msg, sizeof(a->msg), "thread: %s",
+			 cp_visible(a->each->trees[a->thread].label));
 }
 
 /* Reload with the browser's filters (x, X, u); back to all threads merged.  0 or -1. */
@@ -700,7 +708,8 @@ static void add_filter(struct app *a, int focus)
 	f[a->nfilters].pattern = exact_pattern(name, a->fo->regex);
 	a->nfilters++;
 	/* name is the profile's, which reload frees */
-	snprintf(a->msg, sizeof(a->msg), "%s %s (u undoes)", focus ? "focus on" : "hid", name);
+	snprintf(a->msg, sizeof(a->msg), "%s %s (u undoes)", focus ? "focus on" : "hid",
+		 cp_visible(name));
 	if (reload(a)) {
 		/* nothing left (hiding the only function): the filter goes again */
 		free(a->filters[--a->nfilters].pattern);
@@ -731,7 +740,7 @@ static void search_prompt(struct app *a)
 		move(LINES - 1, 0);
 		clrtoeol();
 		addch('/');
-		put_text(pat, COLS - 1);
+		put_text(cp_visible(pat), COLS - 1);
 		refresh();
 		ch = read_key();
 		if (ch == ERR && stop_signal)
@@ -763,12 +772,12 @@ static void search_prompt(struct app *a)
 		return;
 	}
 	if (!cp_tui__search(&a->t, pat)) {
-		snprintf(a->msg, sizeof(a->msg), "no match for '%s'", pat);
+		snprintf(a->msg, sizeof(a->msg), "no match for '%s'", cp_visible(pat));
 		return;
 	}
 	cp_tui__next_match(&a->t, 1);
 	snprintf(a->msg, sizeof(a->msg), "match %u/%u for '%s'", a->t.cur_match + 1,
-		 a->t.nmatches, pat);
+		 a->t.nmatches, cp_visible(pat));
 }
 
 static void move_sel(struct cp_tui *t, long delta)
@@ -1019,7 +1028,8 @@ static int key(struct app *a, int ch)
 		else if (ch == 'C' ? cp_tui__callers(t, fn) : cp_tui__callees(t, fn))
 			snprintf(a->msg, sizeof(a->msg), "out of memory");
 		else if (!t->nlist)
-			snprintf(a->msg, sizeof(a->msg), "%s has no %s", current(a)->fns[fn].name,
+			snprintf(a->msg, sizeof(a->msg), "%s has no %s",
+				 cp_visible(current(a)->fns[fn].name),
 				 ch == 'C' ? "callers" : "callees");
 		break;
 	case '/':
@@ -1031,7 +1041,7 @@ static int key(struct app *a, int ch)
 			snprintf(a->msg, sizeof(a->msg), t->pattern ? "no match" : "no search (/)");
 		else
 			snprintf(a->msg, sizeof(a->msg), "match %u/%u for '%s'", t->cur_match + 1,
-				 t->nmatches, t->pattern);
+				 t->nmatches, cp_visible(t->pattern));
 		break;
 	case 'x':
 	case 'X':

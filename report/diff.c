@@ -17,6 +17,7 @@
 #include "report/internal.h"
 #include "report/report.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 struct dpath {
@@ -516,7 +517,9 @@ static void path_str(const struct cp_diff *d, uint32_t k, struct strbuf *sb, uin
 	while (nruns) {
 		const struct dpath *q = &d->p[(*stack)[--nruns]];
 
-		strbuf_addf(sb, "%s%s", sb->len ? " > " : "", d->names.s[q->name]);
+		if (sb->len)
+			strbuf_addstr(sb, " > ");
+		strbuf_add_visible(sb, d->names.s[q->name], strlen(d->names.s[q->name]));
 		if (q->run > 1)
 			strbuf_addf(sb, "^%u", q->run);
 	}
@@ -678,7 +681,7 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 
 	fprintf(fp, "# %c: ", "AB"[s]);
 	for (uint32_t i = 0; i < pf->argc; i++)
-		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
+		fprintf(fp, "%s%s", i ? " " : "", cp_visible_arg(pf->argv[i]));
 	fprintf(fp, " (%s), %u thread%s, %" PRIu64 " calls, %" PRIu64 " call paths\n", mode_str(rp),
 		nthreads, nthreads == 1 ? "" : "s", rp->calls, rp->paths);
 	if ((m->flags & CP_META_ATTACHED) || rp->open_at_start)
@@ -738,8 +741,8 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 	uint32_t sampled = d->scount[0] + d->scount[1] + d->scount[2] + d->scount[3];
 	char buf[64], a[32], b[32];
 
-	fprintf(fp, "# callprof diff: A = %s (before), B = %s (after)\n", d->rp[0]->pf->path,
-		d->rp[1]->pf->path);
+	fprintf(fp, "# callprof diff: A = %s (before), B = %s (after)\n",
+		cp_visible(d->rp[0]->pf->path), cp_visible(d->rp[1]->pf->path));
 	print_side(d, 0, fp);
 	print_side(d, 1, fp);
 	fprintf(fp, "# call paths matched by function names, threads merged\n");
@@ -1060,7 +1063,7 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 	}
 	if (ignored)
 		fprintf(err, "callprof: fail-if '%s' left out %u call path%s: in A and in B, %s "
-			     "on too few samples ('?') or mostly hook overhead ('~')\n", c->text,
+			     "on too few samples ('?') or mostly hook overhead ('~')\n", cp_visible(c->text),
 			ignored, ignored == 1 ? "" : "s", ignored == 1 ? "its time rests" :
 			"their times rest");
 	if (!n)
@@ -1076,7 +1079,7 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 		fmt_delta_ns(delta, sizeof(delta), v);
 	fmt_ratio(ratio, sizeof(ratio), q, v);
 	fprintf(err, "callprof: fail-if '%s' holds for %u call path%s; worst: %s: %s %s -> %s (",
-		c->text, n, n == 1 ? "" : "s", path.buf, cp_metric__name(m), a, b);
+		cp_visible(c->text), n, n == 1 ? "" : "s", path.buf, cp_metric__name(m), a, b);
 	if (q->in != 3)
 		fprintf(err, "%s", ratio);
 	else if (!cp_metric__is_time(m))
