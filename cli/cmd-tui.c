@@ -490,7 +490,11 @@ static void draw(struct app *a)
 		uint32_t depth = cp_tui__depth(t, r);
 
 		cp_tui__figures(t, r, &f);
-		snprintf(calls, sizeof(calls), "%" PRIu64, f.calls);
+		/* Code without hooks sampled (cpu mode) has no count: "-", as report shows it. */
+		if (rp->cpu_sampled && !f.calls)
+			snprintf(calls, sizeof(calls), "-");
+		else
+			snprintf(calls, sizeof(calls), "%" PRIu64, f.calls);
 		if (time_cols) {
 			cp_fmt_ns(vi, sizeof(vi), f.total_ns);
 			cp_fmt_ns(vs, sizeof(vs), f.self_ns);

@@ -367,13 +367,20 @@ struct dcol {
 
 #define MAX_DCOLS (4 * CP_METRIC_NR + 2)
 
-#define TIMED_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,status,path"
+/*
+ * The default columns: the weight's change first (delta and ratio), then
+ * its two values, the calls' change, the status and the path, so that the
+ * path - whose last function is what changed - starts before column 100
+ * rather than at 170 (a wider table put it past a screen's width).  The
+ * other columns are a --fields away.
+ */
+#define TIMED_FIELDS "self-delta,self-ratio,self-a,self-b,calls-delta,total-delta,status,path"
 #define CALLS_FIELDS "calls-a,calls-b,calls-delta,status,path"
-/* A cpu-mode side: the self times' samples too. */
-#define CPU_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,self-samples-a,self-samples-b,status,path"
+/* A cpu-mode side: its times rest on samples, marked '?' where few. */
+#define CPU_FIELDS TIMED_FIELDS
 /* Weighed by CPU time (cp_diff__weight). */
-#define CPU_WEIGHT_FIELDS "calls-a,calls-b,calls-delta,self-cpu-a,self-cpu-b,self-cpu-delta,self-cpu-ratio,cpu-delta,status,path"
-#define CPU_WEIGHT_SAMPLED_FIELDS "calls-a,calls-b,calls-delta,self-cpu-a,self-cpu-b,self-cpu-delta,self-cpu-ratio,cpu-delta,self-samples-a,self-samples-b,status,path"
+#define CPU_WEIGHT_FIELDS "self-cpu-delta,self-cpu-ratio,self-cpu-a,self-cpu-b,calls-delta,cpu-delta,status,path"
+#define CPU_WEIGHT_SAMPLED_FIELDS CPU_WEIGHT_FIELDS
 
 struct dcols {
 	struct dcol c[MAX_DCOLS]; /* columns in order, the path last */
@@ -625,6 +632,14 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 		}
 		if (c->part == P_A || c->part == P_B ? !side_has(d, c->part == P_B, c->m) :
 		    !side_has(d, 0, c->m) || !side_has(d, 1, c->m)) {
+			fprintf(fp, "%*s  ", w, "-");
+			continue;
+		}
+		/* Code without hooks has no count: "-", as report and tui show it. */
+		if (c->m == CP_METRIC_CALLS &&
+		    (sampled_only(q) ||
+		     ((c->part == P_A || c->part == P_B) &&
+		      (q->in & ~q->counted & (c->part == P_B ? 2u : 1u))))) {
 			fprintf(fp, "%*s  ", w, "-");
 			continue;
 		}

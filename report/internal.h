@@ -143,9 +143,9 @@ size_t cp_text_width(const char *s);
  * name in at most width characters, for a column or a label (width <= 0:
  * never shortened): C++ template arguments become "<...>", then the last
  * parameter list "(...)", then the qualifiers go from the left, a return
- * type with them ("...::Class::method(...)", "...::method(...)"), and only
- * then is the end cut ("..."): the method, which tells a row from its
- * neighbours, stays longest.  name itself, or buf (size bytes, at least 16).
+ * type with them ("...::Class::method(...)", "...::method(...)"), then
+ * "...::" and "(...)" ("method"), and only then is the end cut ("..."):
+ * the method, which tells a row from its neighbours, stays longest.  name itself, or buf (size bytes, at least 16).
  * Exports never shorten; the views shorten the visible form.
  */
 const char *cp_short_name(const char *name, int width, char *buf, size_t size);

@@ -280,7 +280,7 @@ static const char *source_line(struct sources *src, const char *path, int line)
  * 200 characters long; the source text comes after the column, and must
  * stay on a terminal's first screen (the tui's L page too).
  */
-#define LINE_COL_MAX 56
+#define LINE_COL_MAX 64
 
 /* Row r's key as the line column shows it: an inlined name shortened to fit (buf, size bytes). */
 static const char *line_col(const struct line_row *r, char *buf, size_t size)

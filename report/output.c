@@ -189,7 +189,13 @@ const char *cp_short_name(const char *name, int width, char *buf, size_t size)
 		memmove(buf + 3, buf + cut, strlen(buf + cut) + 1);
 		memcpy(buf, "...", 3);
 	}
-	/* Still too long: the end goes. */
+	/* Still too long: the method alone, then without its parameters. */
+	if (cp_text_width(buf) > (size_t)width && !strncmp(buf, "...::", 5))
+		memmove(buf, buf + 5, strlen(buf + 5) + 1);
+	o = strlen(buf);
+	if (cp_text_width(buf) > (size_t)width && o > 5 && !strcmp(buf + o - 5, "(...)"))
+		buf[o - 5] = '\0';
+	/* And only then does the end go. */
 	if (cp_text_width(buf) > (size_t)width && width > 3)
 		memcpy(buf + char_offset(buf, (size_t)width - 3), "...", 4);
 	return buf;

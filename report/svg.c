@@ -297,6 +297,8 @@ static const char script[] =
 	"  }\n"
 	"  for (k = 0; k < seps.length && 3 + cw(o.slice(seps[k])) > width; k++);\n"
 	"  if (seps.length && cw(o) > width) o = '...' + o.slice(seps[k < seps.length ? k : seps.length - 1]);\n"
+	"  if (cw(o) > width && o.slice(0, 5) === '...::') o = o.slice(5);\n"
+	"  if (cw(o) > width && o.length > 5 && o.slice(-5) === '(...)') o = o.slice(0, -5);\n"
 	"  if (cw(o) > width && width > 3) o = Array.from(o).slice(0, width - 3).join('') + '...';\n"
 	"  return o;\n"
 	"}\n"
