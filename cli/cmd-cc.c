@@ -338,7 +338,7 @@ int cmd_cc(int argc, const char **argv)
 	if (a.verbose || env_true("CALLPROF_VERBOSE")) {
 		for (int i = 0; i < nadded; i++)
 			strbuf_addf(&said, " %s", cp_visible_arg(added[i]));
-		fprintf(stderr, "callprof %s: %s%s\n", label,
+		fprintf(stderr, "callprof %s: %s%s\n", cp_visible(label),
 			nadded ? "added" : "added nothing",
 			nadded ? said.buf :
 			a.preprocess ? " (preprocessing only)" :
