@@ -58,7 +58,8 @@ test_expect_success 'report and tui: code without hooks has no count, "-" in bot
 	tui_body screen | grep "memset" >rows &&
 	test -s rows &&
 	awk "\$1 != \"-\" { print \"calls not -: \" \$0; bad = 1 } END { exit bad }" rows &&
-	tui_body screen | grep " crunch$" | awk "{ exit \$1 != 300 }"
+	tui_body screen | grep " crunch$" | awk "{ exit \$1 != 300 }" &&
+	tui_keys fl q && tui_wait_exit fl
 '
 
 test_expect_success 'tui L at 160 columns: the source lines are on the screen' '
@@ -75,7 +76,8 @@ test_expect_success 'tui L at 160 columns: the source lines are on the screen' '
 	tui_wait ln "^crunch: [0-9]* samples" &&
 	tui_wait ln "for \\(unsigned k" &&
 	tui_screen ln screen &&
-	test "$(source_col screen "for (unsigned k")" -le 100
+	test "$(source_col screen "for (unsigned k")" -le 100 &&
+	tui_keys ln q q && tui_wait_exit ln
 '
 
 test_expect_success 'diff: the path starts before column 100, the weight'"'"'s change first' '

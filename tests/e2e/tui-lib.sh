@@ -99,7 +99,8 @@ tui_quote_ () {
 }
 
 # tui_script_ RUNNER ARGS...: RUNNER, the script a pane runs (see above)
-# for "callprof tui ARGS...", given the session's NAME as its argument.
+# for "callprof tui ARGS...", given the session's NAME as its argument;
+# TUI_ENV, if set, holds VAR=VALUE words it exports first.
 tui_script_ () {
 	_tui_run=$1 &&
 	shift &&
@@ -116,6 +117,7 @@ tui_script_ () {
 	cat >"$_tui_run" <<-EOF
 	cd $_tui_qdir || exit 1
 	PATH=$_tui_quoted
+	${TUI_ENV:+export $TUI_ENV}
 	TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
 	CALLPROF_TEST_TUI_KEYS=$_tui_qdir/\$1.keys-read
 	export PATH TERM LANG LC_ALL CALLPROF_TEST_TUI_KEYS
