@@ -97,7 +97,7 @@ SAMPLE_SRCS = sample/session.c sample/ring.c sample/tree.c
 REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
 	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
-	report/lines.c report/filter.c report/verdict.c report/tui.c
+	report/lines.c report/filter.c report/names.c report/verdict.c report/tui.c
 # The HTML report's page, CSS and script, built in by report/html/assets.S.
 HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
@@ -114,7 +114,19 @@ TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) 
 	$(B)/tool/gen/profile.pb-c.o $(B)/tool/report/html/assets.o
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 
-all: $(B)/callprof $(RT_LIBS)
+# The man pages, made from docs/*.1.md by tools/md2man at build time, so
+# that `make install` always installs working ones (no pandoc needed).
+MAN_PAGES = $(patsubst docs/%.1.md,$(B)/man/%.1,$(wildcard docs/*.1.md))
+
+all: $(B)/callprof $(RT_LIBS) $(MAN_PAGES)
+
+$(B)/md2man: tools/md2man.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -o $@ $<
+
+$(B)/man/%.1: docs/%.1.md $(B)/md2man
+	@mkdir -p $(@D)
+	$(B)/md2man $< $@
 
 check-deps:
 	@$(PKG_CONFIG) --exists libdw yajl libprotobuf-c zlib ncursesw && command -v $(PROTOC_C) >/dev/null || { \
@@ -304,12 +316,7 @@ install: all
 	install -m 644 include/callprof.h $(DESTDIR)$(INCDIR)/callprof.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' callprof.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/callprof.pc
-	for m in docs/*.1.md; do \
-	  n=$$(basename $$m .md); \
-	  if command -v pandoc >/dev/null; then \
-	    pandoc -s -t man $$m -o $(DESTDIR)$(MANDIR)/man1/$$n; \
-	  else install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/$$n.md; fi; \
-	done
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
 
 clean:
 	rm -rf build build-*

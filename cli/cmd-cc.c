@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,12 +38,14 @@ static const char *const cc_usage[] = {
 
 enum compiler_kind { KIND_UNKNOWN, KIND_GCC, KIND_CLANG };
 
-/* What the user's arguments already say. */
+/* What the user's arguments already say (response files read). */
 struct cc_args {
 	int verbose;	   /* -v: the compiler's, and we say what we added */
 	int has_g;	   /* a -g option that selects debug info (or -g0) */
-	int has_instr;	   /* -finstrument-functions*: theirs, not ours */
-	int preprocess;	   /* -E, -M, -MM: no code is made */
+	int has_instr;	   /* -finstrument-functions[-after-inlining], -fno-instrument-functions */
+	int has_exclude;   /* -finstrument-functions-exclude-*-list=: added to ours */
+	const char *no_code; /* why nothing is compiled (-E, -M, --version...), or NULL */
+	int lang;	   /* the last -x: 1 a C++ language, 0 another, -1 none */
 };
 
 /* The -g options that say how much debug info (not -gz, -gsplit-dwarf, -gno-...). */
@@ -65,7 +68,11 @@ static int is_debug_level(const char *a)
 static int takes_next(const char *a)
 {
 	static const char *const opts[] = {
-		"-o", "-MF", "-MT", "-MQ", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-Xclang",
+		"-o", "-x", "-MF", "-MT", "-MQ", "-Xlinker", "-Xassembler", "-Xpreprocessor",
+		"-Xclang", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-iprefix",
+		"-iwithprefix", "-iwithprefixbefore", "-isysroot", "-imultilib", "-I", "-D", "-U",
+		"-L", "-l", "-T", "-u", "-z", "-A", "-B", "-e", "--param", "-aux-info", "-target",
+		"--sysroot", "-specs", "--specs", "-dumpbase", "-dumpdir", "-arch",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
@@ -74,12 +81,156 @@ static int takes_next(const char *a)
 	return 0;
 }
 
+/*
+ * Options after which the compiler makes no code: preprocessing or
+ * dependencies only, and the queries that compile nothing.  A flag added
+ * to them would change nothing but what -### or -v prints; asking the
+ * compiler first would only cost time.
+ */
+static const char *no_code_option(const char *a)
+{
+	static const char *const exact[] = {
+		"-E", "--preprocess", "-M", "--dependencies", "-MM", "--user-dependencies",
+		"--version", "-dumpversion", "-dumpfullversion", "-dumpmachine", "-dumpspecs",
+		"--help", "--target-help", "-print-search-dirs", "-print-libgcc-file-name",
+		"-print-multi-directory", "-print-multi-lib", "-print-multi-os-directory",
+		"-print-multiarch", "-print-sysroot", "-print-sysroot-headers-suffix",
+		"--print-search-dirs", "-print-targets", "-print-resource-dir",
+		"--print-resource-dir", "-print-effective-triple", "-print-target-triple",
+	};
+	static const char *const prefixes[] = {
+		"--help=", "-print-file-name=", "-print-prog-name=", "--print-file-name=",
+		"--print-prog-name=",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(exact); i++)
+		if (!strcmp(a, exact[i]))
+			return exact[i];
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(a, prefixes[i], strlen(prefixes[i])))
+			return a;
+	return NULL;
+}
+
+/* Whether -x's language is C++ ("c++", "c++-header", "c++-cpp-output"...). */
+static int lang_is_cxx(const char *lang)
+{
+	return !strncmp(lang, "c++", 3) || !strncmp(lang, "objective-c++", 13);
+}
+
+/* The words of a response file's text, as gcc and clang split them. */
+static void split_response(const char *text, struct strbuf *word, void (*add)(void *, char *),
+			   void *arg)
+{
+	const char *p = text;
+
+	for (;;) {
+		char quote = 0;
+		int any = 0;
+
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
+		       *p == '\v')
+			p++;
+		if (!*p)
+			return;
+		strbuf_reset(word);
+		for (; *p; p++) {
+			if (!quote && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
+				       *p == '\f' || *p == '\v'))
+				break;
+			if (*p == '\\' && p[1]) {
+				strbuf_addch(word, *++p);
+			} else if (quote && *p == quote) {
+				quote = 0;
+			} else if (!quote && (*p == '\'' || *p == '"')) {
+				quote = *p;
+			} else {
+				strbuf_addch(word, *p);
+			}
+			any = 1;
+		}
+		if (any)
+			add(arg, xstrdup(word->buf));
+	}
+}
+
+/* The arguments with every readable @FILE replaced by its words. */
+struct arg_list {
+	char **v;
+	size_t n, alloc;
+	int depth; /* of @FILE expansion */
+};
+
+static void arg_list__add(void *arg, char *s)
+{
+	struct arg_list *l = arg;
+
+	ALLOC_GROW(l->v, l->n + 1, l->alloc);
+	l->v[l->n++] = s;
+}
+
+static void expand(struct arg_list *l, const char *a);
+
+/*
+ * @FILE: its words, as the compiler will read them.  Only a regular file
+ * is read (a pipe read here would be empty for the compiler), and one
+ * that cannot be read stays an argument, as the compiler keeps it.
+ */
+static void expand_response(struct arg_list *l, const char *a)
+{
+	struct strbuf text = STRBUF_INIT, word = STRBUF_INIT;
+	struct arg_list words = { 0 };
+	char buf[4096];
+	ssize_t got;
+	struct stat st;
+	int fd = -1;
+
+	/* stat first: even a non-blocking open of a pipe would be seen by its writer. */
+	if (l->depth < 16 && !stat(a + 1, &st) && S_ISREG(st.st_mode))
+		fd = cp_open_regular(a + 1, NULL);
+	if (fd < 0) {
+		arg_list__add(l, xstrdup(a));
+		return;
+	}
+	while ((got = read(fd, buf, sizeof(buf))) > 0 || (got < 0 && errno == EINTR))
+		if (got > 0)
+			strbuf_add(&text, buf, (size_t)got);
+	close(fd);
+	split_response(text.buf ? text.buf : "", &word, arg_list__add, &words);
+	l->depth++;
+	for (size_t i = 0; i < words.n; i++) {
+		expand(l, words.v[i]);
+		free(words.v[i]);
+	}
+	l->depth--;
+	free(words.v);
+	strbuf_release(&text);
+	strbuf_release(&word);
+}
+
+static void expand(struct arg_list *l, const char *a)
+{
+	if (a[0] == '@' && a[1])
+		expand_response(l, a);
+	else
+		arg_list__add(l, xstrdup(a));
+}
+
 static void scan_args(int argc, const char **argv, struct cc_args *a)
 {
-	memset(a, 0, sizeof(*a));
-	for (int i = 0; i < argc; i++) {
-		const char *s = argv[i];
+	struct arg_list l = { 0 };
 
+	memset(a, 0, sizeof(*a));
+	a->lang = -1;
+	for (int i = 0; i < argc; i++)
+		expand(&l, argv[i]);
+	for (size_t i = 0; i < l.n; i++) {
+		const char *s = l.v[i], *q;
+
+		if (!strcmp(s, "-x") && i + 1 < l.n)
+			a->lang = lang_is_cxx(l.v[i + 1]);
+		else if (!strncmp(s, "-x", 2) && s[2])
+			a->lang = lang_is_cxx(s + 2);
 		if (takes_next(s)) {
 			i++;
 			continue;
@@ -88,11 +239,21 @@ static void scan_args(int argc, const char **argv, struct cc_args *a)
 			a->verbose = 1;
 		else if (is_debug_level(s))
 			a->has_g = 1;
-		else if (!strncmp(s, "-finstrument-functions", 22))
+		else if (!strncmp(s, "-finstrument-functions-exclude-", 30))
+			a->has_exclude = 1;
+		else if (!strcmp(s, "-finstrument-functions") ||
+			 !strcmp(s, "-finstrument-functions-after-inlining") ||
+			 !strncmp(s, "-fno-instrument-functions", 25))
 			a->has_instr = 1;
-		else if (!strcmp(s, "-E") || !strcmp(s, "-M") || !strcmp(s, "-MM"))
-			a->preprocess = 1;
+		else if (!a->no_code && (q = no_code_option(s)))
+			a->no_code = q;
 	}
+	/* no_code points into l: keep a copy that outlives it. */
+	if (a->no_code)
+		a->no_code = xstrdup(a->no_code);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
 }
 
 /*
@@ -276,7 +437,7 @@ int cmd_cc(int argc, const char **argv)
 	int cxx = !strcmp(argv[0], "c++"), nwords, nadded = 0, ret = 1;
 	char **words, **args, *found;
 	const char *added[3];
-	struct cc_args a;
+	struct cc_args a = { 0 };
 	struct strbuf answer = STRBUF_INIT, dirs = STRBUF_INIT, said = STRBUF_INIT;
 	char *exclude = NULL;
 
@@ -313,14 +474,25 @@ int cmd_cc(int argc, const char **argv)
 
 	scan_args(argc - 1, argv + 1, &a);
 	/* -g goes first, so that a later -g option of the user's still decides. */
-	if (!a.preprocess && !a.has_g)
+	if (!a.no_code && !a.has_g)
 		added[nadded++] = "-g";
-	if (!a.preprocess && !a.has_instr) {
-		if (ask_compiler(words, nwords, cxx ? "c++" : "c", &answer))
+	/*
+	 * An exclusion list of the user's only narrows the instrumentation:
+	 * ours is still added, and gcc adds the lists up.
+	 */
+	if (!a.no_code && !a.has_instr) {
+		int lang_cxx = a.lang >= 0 ? a.lang : cxx;
+
+		if (ask_compiler(words, nwords, lang_cxx ? "c++" : "c", &answer))
 			goto out;
 		switch (read_answer(answer.buf, &dirs)) {
 		case KIND_CLANG:
 			added[nadded++] = "-finstrument-functions-after-inlining";
+			if (a.has_exclude)
+				fprintf(stderr, "callprof %s: clang has no -finstrument-functions-exclude-* "
+						"lists: mark the functions to leave out "
+						"__attribute__((no_instrument_function))\n",
+					cp_visible(label));
 			break;
 		case KIND_GCC:
 			added[nadded++] = "-finstrument-functions";
@@ -338,11 +510,14 @@ int cmd_cc(int argc, const char **argv)
 	if (a.verbose || env_true("CALLPROF_VERBOSE")) {
 		for (int i = 0; i < nadded; i++)
 			strbuf_addf(&said, " %s", cp_visible_arg(added[i]));
-		fprintf(stderr, "callprof %s: %s%s\n", cp_visible(label),
-			nadded ? "added" : "added nothing",
-			nadded ? said.buf :
-			a.preprocess ? " (preprocessing only)" :
-				       " (-g and -finstrument-functions* given)");
+		if (nadded)
+			fprintf(stderr, "callprof %s: added%s\n", cp_visible(label), said.buf);
+		else if (a.no_code)
+			fprintf(stderr, "callprof %s: added nothing (%s: no code is made)\n",
+				cp_visible(label), a.no_code);
+		else
+			fprintf(stderr, "callprof %s: added nothing (-g and -finstrument-functions* "
+					"given)\n", cp_visible(label));
 	}
 
 	args = xcalloc(nwords + nadded + argc, sizeof(*args));
@@ -362,6 +537,7 @@ out:
 		free(words[i]);
 	free(words);
 	free(exclude);
+	free((char *)a.no_code);
 	strbuf_release(&answer);
 	strbuf_release(&dirs);
 	strbuf_release(&said);

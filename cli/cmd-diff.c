@@ -49,7 +49,7 @@ int cmd_diff(int argc, const char **argv)
 	struct cp_diff *d = NULL;
 	const struct cp_option opts[] = {
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
-		  "time changes below P% of the larger weight (total, or cpu) count as none "
+		  "time changes below P% of the larger weight (cpu, or total) count as none "
 		  "(default 1)" },
 		{ CP_OPT_FLAG, 0, "all", &all, NULL, "also show the paths that did not change" },
 		{ CP_OPT_STRING, 0, "fields", &fields, "LIST",

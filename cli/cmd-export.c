@@ -22,7 +22,8 @@
 enum export_flags {
 	EXPORT_METRIC = 1 << 0,	   /* -m: the weight (or folded's value) */
 	EXPORT_SVG_STYLE = 1 << 1, /* --icicle and --colors */
-	EXPORT_VALUE = 1 << 2,	   /* -m is the value written (self by default), not the weight */
+	EXPORT_VALUE = 1 << 2,	   /* -m is the value written (the weight's exclusive part by
+				    * default), not the weight */
 	EXPORT_PER_THREAD = 1 << 3, /* --threads=each: a file per tree, OUT-01, OUT-02, ... */
 	EXPORT_BOTH_MODES = 1 << 4, /* also the trees in the other --threads mode (a switch) */
 	EXPORT_WHOLE_PATHS = 1 << 5, /* implied by a path_cost: --max-size applies */
@@ -68,7 +69,7 @@ static int export_json(const struct export_args *a, FILE *fp)
 
 static int export_callgrind(const struct export_args *a, FILE *fp)
 {
-	return cp_export_callgrind(a->rp, a->tree, fp);
+	return cp_export_callgrind(a->rp, a->tree, a->metric, fp);
 }
 
 static int export_speedscope(const struct export_args *a, FILE *fp)
@@ -78,7 +79,7 @@ static int export_speedscope(const struct export_args *a, FILE *fp)
 
 static int export_pprof(const struct export_args *a, FILE *fp)
 {
-	return cp_export_pprof(a->rp, fp);
+	return cp_export_pprof(a->rp, a->metric, fp);
 }
 
 static int export_svg(const struct export_args *a, FILE *fp)
@@ -110,9 +111,10 @@ static const struct exporter exporters[] = {
 	{ "folded", export_folded, EXPORT_METRIC | EXPORT_VALUE, "[-m METRIC] [--max-size=SIZE]",
 	  &folded_cost },
 	{ "json", export_json, 0, "[--max-size=SIZE]" },
-	{ "callgrind", export_callgrind, EXPORT_PER_THREAD, "[--max-size=SIZE]" },
+	{ "callgrind", export_callgrind, EXPORT_METRIC | EXPORT_PER_THREAD,
+	  "[-m METRIC] [--max-size=SIZE]" },
 	{ "speedscope", export_speedscope, EXPORT_METRIC, "[-m METRIC] [--max-size=SIZE]" },
-	{ "pprof", export_pprof, 0, "[--max-size=SIZE]", &pprof_cost },
+	{ "pprof", export_pprof, EXPORT_METRIC, "[-m METRIC] [--max-size=SIZE]", &pprof_cost },
 	{ "svg", export_svg, EXPORT_METRIC | EXPORT_SVG_STYLE,
 	  "[--icicle] [--colors=heat|module] [-m METRIC]" },
 	{ "plist", export_plist, 0, "[--max-size=SIZE]", &plist_cost },
@@ -336,10 +338,11 @@ int cmd_export(int argc, const char **argv)
 		{ CP_OPT_CHOICE, 0, "colors", &colors, "heat|module",
 		  "svg: colour frames by their self share (default) or by module", svg_colors },
 		{ CP_OPT_STRING, 'm', "metric", &metric_arg, "METRIC",
-		  "folded: the value (self by default; cpu, wait, inactive, samples: self's); svg, "
-		  "html, speedscope: the weight (by default the profile's, as report's): calls, self, "
-		  "total, cpu, wait, inactive, samples, self-cpu, self-wait, self-inactive, "
-		  "self-samples" },
+		  "the weight (by default the profile's, as report's: cpu where it has CPU time): "
+		  "what svg, html and speedscope weigh by, pprof's first sample type, callgrind's "
+		  "first event; folded: the value (the weight's exclusive part by default; cpu, "
+		  "wait, inactive, samples: self's): calls, self, total, cpu, wait, inactive, "
+		  "samples, self-cpu, self-wait, self-inactive, self-samples" },
 		{ CP_OPT_STRING, 'o', "output", &out, "OUT", "write to OUT instead of stdout" },
 		{ CP_OPT_STRING, 0, "max-size", &max_size_arg, "SIZE", size_help },
 		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
@@ -347,8 +350,8 @@ int cmd_export(int argc, const char **argv)
 		  "(thread ids, globs on names, comma-separated) keep only those threads" },
 		CP_FILTER_OPTIONS(fo),
 		{ CP_OPT_DOUBLE, 0, "min-percent", &min_percent, "P",
-		  "fold contexts below P% of their thread's weight (-m's, or the profile's: total or "
-		  "cpu) into their caller (default 0)" },
+		  "fold contexts below P% of their thread's weight (-m's, or the profile's: cpu or "
+		  "total) into their caller (default 0)" },
 		CP_NO_COMPENSATE_OPTION(no_compensate),
 		CP_MANGLED_OPTION(so),
 		CP_SYMBOL_OPTIONS(so),
@@ -410,22 +413,21 @@ int cmd_export(int argc, const char **argv)
 		goto out;
 	}
 	/*
-	 * The profile's weight, or -m's if the profile has it: what svg, html
-	 * and speedscope weigh by, and what --min-percent folds by (folded's
-	 * default value, self, folds by the profile's weight).
+	 * The profile's weight (the report's), or -m's if the profile has it:
+	 * what every format weighs by first and --min-percent folds by;
+	 * folded writes its exclusive part (self, self-cpu) by default.
 	 */
 	if (metric_arg)
 		metric = cp_metric__parse(rp, metric_arg, "-m");
 	else
-		metric = has(e, EXPORT_VALUE) ? (rp->timed ? CP_METRIC_SELF : CP_METRIC_CALLS) :
-						   (int)cp_report_profile__weight(rp, NULL, 0);
+		metric = has(e, EXPORT_VALUE) ?
+				 (int)cp_metric__exclusive(cp_report_profile__weight(rp, NULL, 0)) :
+				 (int)cp_report_profile__weight(rp, NULL, 0);
 	if (metric < 0) {
 		ret = -1;
 		goto out;
 	}
-	cp_view_filter__set_weight(filter, metric_arg || !has(e, EXPORT_VALUE) ?
-					      (enum cp_metric)metric :
-					      cp_report_profile__weight(rp, NULL, 0));
+	cp_view_filter__set_weight(filter, (enum cp_metric)metric);
 	/* Before any output is opened: a failing filter leaves no file behind. */
 	if (cp_view_filter__apply(filter, rp)) {
 		ret = -1;

@@ -300,25 +300,23 @@ static void warn_no_calls(const struct cp_profile_file *pf)
 
 /*
  * The CPU time of a cpu-mode profile: how many samples, and how much of it
- * callprof's own hooks took; warnings when the times cannot be trusted.
+ * callprof's own hooks took (report's figures: cp_report_profile__sample_tally
+ * of rp, the profile loaded); warnings when the times cannot be trusted.
  */
-static int summarize_cpu(const struct cp_profile_file *pf, const char *shown, uint32_t nthreads,
+static int summarize_cpu(const struct cp_report_profile *rp, const char *shown, uint32_t nthreads,
 			 uint64_t calls, uint64_t paths, const char *note)
 {
-	struct cp_sample_shares sh;
-	uint64_t program, all;
+	const struct cp_profile_file *pf = rp->pf;
+	struct cp_sample_tally sh;
 	uint32_t unsampled = unsampled_threads(pf);
 
-	cp_profile_file__sample_shares(pf, &sh);
-	/* The program's CPU time: its own code, the kernel's on its behalf, samples the ring lost. */
-	program = sh.program + sh.kernel + sh.lost;
-	all = program + sh.runtime;
+	cp_report_profile__sample_tally(rp, &sh);
 	fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
 			" call paths, CPU time from %" PRIu64 " samples at %u Hz",
-		cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", calls, paths, all,
+		cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", calls, paths, sh.program,
 		pf->meta.sample_hz);
-	if (all)
-		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * (double)sh.runtime / (double)all);
+	if (sh.program || sh.profiler)
+		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * sh.share);
 	fprintf(stderr, "%s\n", note);
 	if (!calls)
 		warn_no_calls(pf);
@@ -326,12 +324,10 @@ static int summarize_cpu(const struct cp_profile_file *pf, const char *shown, ui
 		cp_warning("no CPU time for %u thread%s: perf_event_open: %s (--time=clock times "
 			   "each call with the clock instead)", unsampled, unsampled == 1 ? "" : "s",
 			   strerror((int)pf->meta.switch_errno));
-	if (calls && unsampled < nthreads && program < CPU_FEW_SAMPLES)
+	if (calls && unsampled < nthreads && sh.program < CPU_FEW_SAMPLES)
 		cp_warning("CPU times rest on only %" PRIu64 " sample%s: run longer or raise --sample",
-			   program, program == 1 ? "" : "s");
-	/* Worth a closer look (the PLT stubs' samples, which need symbols, add to it)? */
-	return all >= CP_OVERHEAD_MIN_SAMPLES &&
-	       (double)sh.runtime >= CP_OVERHEAD_HIGH / 2 * (double)all;
+			   sh.program, sh.program == 1 ? "" : "s");
+	return cp_report_profile__overhead_share(rp) >= CP_OVERHEAD_HIGH;
 }
 
 /*
@@ -385,18 +381,13 @@ static int list_has(const struct strbuf *list, const char *name)
  * them (docs/callprof-record.1.md, OVERHEAD VERDICT).  Says nothing when
  * the share is low or not known; never fails the run.
  */
-static void overhead_verdict(const char *path, int perf_refused)
+static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 {
-	struct cp_report_opts ro = { .threads = CP_THREADS_MERGED };
-	struct cp_report_profile *rp;
 	struct cp_overhead ov;
 	struct strbuf fns = STRBUF_INIT, list = STRBUF_INIT;
 	enum producer prod = PRODUCER_UNKNOWN;
 	int after = 0, flags_known = 0;
 
-	rp = cp_report_profile__load(path, &ro);
-	if (!rp)
-		return;
 	if (cp_report_overhead(rp, &ov) || ov.share < CP_OVERHEAD_HIGH)
 		goto out;
 	for (uint32_t k = 0; k < ov.ntop; k++) {
@@ -414,17 +405,24 @@ static void overhead_verdict(const char *path, int perf_refused)
 	}
 	prod = producer_of(ov.producer, &after, &flags_known);
 	if (rp->cpu_sampled)
-		fprintf(stderr, "callprof: the hooks took %.0f%% of the CPU time; the times shown leave "
-				"it out, but the run took at least %.1fx as long\n",
-			100.0 * ov.share, 1 / (1 - ov.share));
+		fprintf(stderr, "callprof: the hooks took %.1f%% of the %s (the profiler's own "
+				"share); the times shown leave it out, but the run took at least %.1fx as "
+				"long\n", 100.0 * ov.share, cp_report_profile__overhead_base(rp),
+			1 / (1 - ov.share));
 	else
-		fprintf(stderr, "callprof: the hooks took %.0f%% of the clocked time; the times shown "
-				"subtract an estimate of it ('~': mostly overhead)\n", 100.0 * ov.share);
+		fprintf(stderr, "callprof: the hooks took %.1f%% of the %s; the times shown subtract "
+				"an estimate of it ('~': mostly overhead)\n", 100.0 * ov.share,
+			cp_report_profile__overhead_base(rp));
 	if (ov.ntop)
 		fprintf(stderr, "  most of it in the calls of tiny functions: %s\n", fns.buf);
 	else
 		fprintf(stderr, "  no few functions stand out: the calls of many small ones add up\n");
-	/* What to do: leave those functions' hooks out, each compiler its way. */
+	/*
+	 * What to do: leave those functions' hooks out, each compiler its way.
+	 * Every line is a command to follow as it stands, and says only what
+	 * following it does (t0450 follows each): after-inlining helps only
+	 * where the compiler inlined them.
+	 */
 	if (list.len && prod == PRODUCER_GCC)
 		fprintf(stderr, "  remedy: rebuild with -finstrument-functions-exclude-function-list=%s\n",
 			cp_visible(list.buf));
@@ -435,19 +433,22 @@ static void overhead_verdict(const char *path, int perf_refused)
 	else if (ov.ntop)
 		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild%s%s\n",
 			prod == PRODUCER_CLANG ? " (clang has no exclude list)" : "",
-			prod == PRODUCER_CLANG && flags_known && !after ?
-				", or use -finstrument-functions-after-inlining" : "");
-	if (prod == PRODUCER_GCC)
+			prod == PRODUCER_CLANG && flags_known && !after && ov.inlined ?
+				", or rebuild with -finstrument-functions-after-inlining instead of "
+				"-finstrument-functions (they were inlined)" : "");
+	if (prod == PRODUCER_GCC && ov.inlined)
 		fprintf(stderr, "  or build with clang -finstrument-functions-after-inlining, which "
-				"keeps inlined calls out (`callprof cc` does)\n");
-	if (!rp->cpu_sampled)
+				"keeps the hooks of inlined calls out (`callprof cc` does)\n");
+	/* Not what was used already: the same advice again would lead nowhere. */
+	if (!rp->cpu_sampled && !perf_refused && rp->pf->meta.budget)
+		fprintf(stderr, "  or record with --time=cpu (the hooks left out of the times)\n");
+	else if (!rp->cpu_sampled && !rp->pf->meta.budget)
 		fprintf(stderr, "  or record with %s--budget=5 (count-only calls that cost less than "
 				"their timing)\n", perf_refused ? "" : "--time=cpu (the hooks left out of "
 				"the times) or ");
 out:
 	strbuf_release(&fns);
 	strbuf_release(&list);
-	cp_report_profile__free(rp);
 }
 
 /*
@@ -491,6 +492,9 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 	char err[1024], *note;
 	uint64_t calls = 0, paths = 0;
 	uint32_t nthreads = 0;
+	/* Loaded where record prints report's figures (cpu mode, the verdict). */
+	struct cp_report_opts ro = { .threads = CP_THREADS_MERGED, .quiet = 1 };
+	struct cp_report_profile *rp = NULL;
 
 	if (stat(path, &st) || (before && st.st_ino == before->st_ino &&
 				st.st_mtim.tv_sec == before->st_mtim.tv_sec &&
@@ -539,7 +543,8 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 		goto out;
 	}
 	if (pf->meta.mode == CP_MODE_CPU) {
-		verdict = summarize_cpu(pf, shown, nthreads, calls, paths, note);
+		rp = cp_report_profile__from_file(pf, &ro); /* takes pf over */
+		verdict = summarize_cpu(rp, shown, nthreads, calls, paths, note);
 		goto incomplete;
 	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)
@@ -567,9 +572,14 @@ incomplete:
 	    pf->meta.lost_signals)
 		cp_warning("the profile is incomplete; 'callprof report' says what was lost");
 out:
-	cp_profile_file__free(pf);
+	if (verdict && !rp)
+		rp = cp_report_profile__from_file(pf, &ro);
 	if (verdict)
-		overhead_verdict(path, perf_refused);
+		overhead_verdict(rp, perf_refused);
+	if (rp)
+		cp_report_profile__free(rp); /* and pf */
+	else
+		cp_profile_file__free(pf);
 	free(note);
 }
 
@@ -936,7 +946,8 @@ int cmd_record(int argc, const char **argv)
 		  "with --sample: dwarf (default: unwind stack copies with CFI), "
 		  "fp (frame pointers)", call_graph_choices },
 		{ CP_OPT_LIST, 0, "include", &sel.include, "PATTERN",
-		  "record only functions whose name matches (glob on demangled names; repeatable)" },
+		  "record only the functions PATTERN names (a name, unqualified or without parameters, "
+		  "or a glob; repeatable)" },
 		{ CP_OPT_LIST, 0, "exclude", &sel.exclude, "PATTERN",
 		  "no node for matching functions: their time goes to the caller, their callees "
 		  "hang under it" },

@@ -76,7 +76,8 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_STRING, 0, "callers", &callers, "FUNCTION", "who calls FUNCTION" },
 		{ CP_OPT_STRING, 0, "callees", &callees, "FUNCTION", "what FUNCTION calls" },
 		{ CP_OPT_STRING, 0, "lines", &lines, "FUNCTION",
-		  "sampled source lines of FUNCTION (profiles recorded with --sample)" },
+		  "where FUNCTION's samples fell, by source line (the default --time=cpu records "
+		  "them; --time=clock with --sample)" },
 		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
 		  "add equal call paths of all threads (merged, default) or one tree per thread; "
 		  "SELECTORS (thread ids, globs on names, comma-separated) keep only those threads" },
@@ -91,8 +92,8 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_STRING, 0, "sort", &sort, "KEY",
 		  "order by a metric (larger first; a time also sets what percentages are of) or by "
 		  "name: calls, self, total, cpu, wait, inactive, samples, self-cpu, self-wait, "
-		  "self-inactive, self-samples, name; by default the profile's weight (total, or cpu "
-		  "where threads were off CPU much of the time)" },
+		  "self-inactive, self-samples, name; by default the profile's weight (cpu wherever "
+		  "it has CPU time, else total)" },
 		CP_NO_COMPENSATE_OPTION(no_compensate),
 		{ CP_OPT_FLAG, 0, "srcline", &srcline, NULL,
 		  "show the file:line each context was called from (the site column)" },

@@ -57,7 +57,7 @@ struct app {
 	struct cp_report_profile *da, *db;
 	struct cp_figures *side;
 	int thread;			  /* -1: merged; else a tree of each */
-	/* The metric each profile's children are ordered by (loaded: total). */
+	/* The metric each profile's children are ordered by (CP_METRIC_NR: as loaded). */
 	enum cp_metric merged_order, each_order;
 	enum cp_metric metric;
 	struct cp_tui t;
@@ -227,6 +227,13 @@ static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
 	a->db = pb;
 	a->side = side;
 	return rp;
+}
+
+/* The report's weight; in diff mode, diff's (both sides' where they agree). */
+static enum cp_metric default_weight(const struct app *a)
+{
+	return a->diff ? cp_report_profile__pair_weight(a->da, a->db) :
+			 cp_report_profile__weight(a->merged, NULL, 0);
 }
 
 static struct cp_report_profile *current(struct app *a)
@@ -402,7 +409,7 @@ static void draw_help(void)
 		"  s                 flat view: next sort column (inclusive, self, calls, name)",
 		"  C                 callers of the selected function",
 		"  E                 callees of the selected function",
-		"  /                 search names (a substring; Enter)   n/N  next/previous match",
+		"  /                 search names (a part, or a glob; Enter)  n/N  next/previous",
 		"  x                 focus on the selected function      X    hide it",
 		"  u                 undo focus and hide",
 		"  m                 next metric     T              next thread (all, then each)",
@@ -631,7 +638,7 @@ static void next_thread(struct app *a)
 
 		a->each = load(a, CP_THREADS_EACH);
 		stderr_end(tmp, saved, err, sizeof(err));
-		a->each_order = CP_METRIC_TOTAL;
+		a->each_order = CP_METRIC_NR;
 		if (!a->each) {
 			snprintf(a->msg, sizeof(a->msg), "%s",
 				 err[0] ? err : "could not load the threads");
@@ -681,11 +688,11 @@ static int reload(struct app *a)
 	cp_report_profile__free(a->merged);
 	cp_report_profile__free(a->each);
 	a->merged = rp;
-	a->merged_order = CP_METRIC_TOTAL;
+	a->merged_order = CP_METRIC_NR;
 	a->each = NULL;
 	a->thread = -1;
 	if (!cp_metric__available(rp, a->metric))
-		a->metric = cp_report_profile__weight(rp, NULL, 0);
+		a->metric = default_weight(a);
 	if (show(a)) {
 		snprintf(a->msg, sizeof(a->msg), "out of memory");
 		return -1;
@@ -1122,8 +1129,7 @@ int cmd_tui(int argc, const char **argv)
 		CP_FILTER_OPTIONS(fo),
 		{ CP_OPT_STRING, 0, "sort", &sort, "METRIC",
 		  "the metric to start with: total, self, cpu, wait, inactive, calls; by default "
-		  "the profile's weight (total, or cpu where threads were off CPU much of the "
-		  "time)" },
+		  "the profile's weight (cpu wherever it has CPU time, else total)" },
 		CP_NO_COMPENSATE_OPTION(no_compensate),
 		CP_ADDRESSES_OPTION(addresses),
 		CP_MANGLED_OPTION(so),
@@ -1161,7 +1167,7 @@ int cmd_tui(int argc, const char **argv)
 	a.fo = &fo;
 	a.thread = -1;
 	a.merged = load(&a, CP_THREADS_MERGED);
-	a.merged_order = a.each_order = CP_METRIC_TOTAL;
+	a.merged_order = a.each_order = CP_METRIC_NR;
 	if (!a.merged) {
 		ret = 1;
 		goto out;
@@ -1175,7 +1181,7 @@ int cmd_tui(int argc, const char **argv)
 		}
 		a.metric = (enum cp_metric)m;
 	} else {
-		a.metric = cp_report_profile__weight(a.merged, NULL, 0);
+		a.metric = default_weight(&a);
 	}
 	if (threads == CP_THREADS_EACH && !a.diff) { /* diff mode: merged only */
 		a.each = load(&a, CP_THREADS_EACH);

@@ -25,9 +25,10 @@ struct cp_filter_options {
  */
 #define CP_FILTER_OPTIONS(fo)                                                                      \
 	{ CP_OPT_LIST, 0, "focus", &(fo).focus, "FN",                                              \
-	  "only the call paths through a function matching FN (glob), with its callers" },         \
+	  "only the call paths through the functions FN names (a name, unqualified or without "    \
+	  "parameters, or a glob), with their callers" },                                          \
 	{ CP_OPT_LIST, 0, "hide", &(fo).hide, "PATTERN",                                           \
-	  "merge the functions matching PATTERN (glob) into their callers" },                      \
+	  "merge the functions PATTERN names (as --focus) into their callers" },                   \
 	{ CP_OPT_FLAG, 0, "regex", &(fo).regex, NULL,                                              \
 	  "--focus and --hide patterns are POSIX extended regular expressions" }
 

@@ -23,6 +23,7 @@
 #include "cli/options.h"
 #include "cli/select.h"
 #include "format/format.h"
+#include "report/report.h"
 #include "symbolize/demangle.h"
 #include "symbolize/elffile.h"
 #include "util/strbuf.h"
@@ -32,14 +33,22 @@
 struct rule {
 	uint32_t kind;	 /* enum cp_filter_kind */
 	const char *text;
-	regex_t re;
+	struct cp_name_pattern *pat; /* name rules (names.c), else NULL */
 	int is_regex;
 	uint32_t matched;
+	/*
+	 * Name rules: the ranges of the functions named, with how (enum
+	 * cp_name_rank); only those of the best rank found in all modules
+	 * are written, as in every other place that names a function.
+	 */
+	struct strbuf *ranges; /* per rank: "range ..." lines */
+	uint32_t counts[CP_NAME_EXACT + 1];
 };
 
 struct rules {
 	struct rule *r;
 	size_t n;
+	struct cp_strtab names; /* every function name met, for suggestions */
 };
 
 static void add_rules(struct rules *rs, const char **pats, uint32_t kind, int regex)
@@ -54,9 +63,13 @@ static void add_rules(struct rules *rs, const char **pats, uint32_t kind, int re
 		r->text = *pats;
 		/* Modules and files are always globs: they are paths. */
 		r->is_regex = regex && kind != CP_FILTER_EXCLUDE_MODULE && kind != CP_FILTER_EXCLUDE_FILE;
+		if (kind == CP_FILTER_EXCLUDE_MODULE || kind == CP_FILTER_EXCLUDE_FILE)
+			continue;
 		/* cp_select__check compiled it already: a failure here is out of memory. */
-		if (r->is_regex && regcomp(&r->re, *pats, REG_EXTENDED | REG_NOSUB))
+		r->pat = cp_name_pattern__new(*pats, r->is_regex, NULL, 0);
+		if (!r->pat)
 			cp_die("cannot compile the regular expression '%s'", *pats);
+		r->ranges = xcalloc(CP_NAME_EXACT + 1, sizeof(*r->ranges));
 	}
 }
 
@@ -84,41 +97,6 @@ void cp_select__check(const struct cp_select *sel, const char *const *usage)
 	check_patterns(sel->exclude, usage);
 	check_patterns(sel->exclude_tree, usage);
 	check_patterns(sel->start, usage);
-}
-
-/*
- * The name without its parameter list: "ns::f(int) const" -> "ns::f".
- * The parameter list is the last top-level "(...)" group; a name without
- * one (or too long for out) is copied as it is, cut to fit.
- */
-static void strip_params(const char *name, char *out, size_t cap)
-{
-	size_t len = strlen(name), depth = 0, i;
-
-	for (i = len; i > 0; i--) {
-		char c = name[i - 1];
-
-		if (c == ')')
-			depth++;
-		else if (c == '(' && depth && !--depth)
-			break;
-	}
-	if (i > 0 && i - 1 < cap)
-		len = i - 1;
-	else if (len >= cap)
-		len = cap - 1;
-	memcpy(out, name, len);
-	out[len] = '\0';
-}
-
-static int name_matches(struct rule *r, const char *name)
-{
-	char bare[1024];
-
-	strip_params(name, bare, sizeof(bare));
-	if (r->is_regex)
-		return !regexec(&r->re, name, 0, NULL, 0) || !regexec(&r->re, bare, 0, NULL, 0);
-	return !fnmatch(r->text, name, 0) || !fnmatch(r->text, bare, 0);
 }
 
 /* A path pattern with no '/' is matched against the file name alone. */
@@ -152,24 +130,29 @@ struct search {
 	struct strbuf *out;
 };
 
-/* A function symbol of the module against the name rules. */
+/* A function symbol of the module against the name rules: demangled, or as it is. */
 static void match_symbol(const char *name, uint64_t value, uint64_t size, void *arg)
 {
 	struct search *s = arg;
 	char *dm = cp_demangle(name);
 
+	cp_strtab__add(&s->rs->names, dm ? dm : name);
 	for (size_t k = 0; k < s->rs->n; k++) {
 		struct rule *r = &s->rs->r[k];
+		enum cp_name_rank rank, raw;
 
-		if (r->kind == CP_FILTER_EXCLUDE_FILE || r->kind == CP_FILTER_EXCLUDE_MODULE)
+		if (!r->pat)
 			continue;
-		if (name_matches(r, dm ? dm : name) || (dm && name_matches(r, name))) {
-			r->matched++;
-			strbuf_addf(s->out, "range %s %llu %llu 0x%llx %llu\n", letters(r->kind),
-				    (unsigned long long)s->st->st_dev,
-				    (unsigned long long)s->st->st_ino, (unsigned long long)value,
-				    (unsigned long long)(size ? size : 1));
-		}
+		rank = cp_name_pattern__rank(r->pat, dm ? dm : name);
+		raw = dm ? cp_name_pattern__rank(r->pat, name) : CP_NAME_NONE;
+		if (raw > rank)
+			rank = raw;
+		if (rank == CP_NAME_NONE)
+			continue;
+		r->counts[rank]++;
+		strbuf_addf(&r->ranges[rank], "range %s %llu %llu 0x%llx %llu\n", letters(r->kind),
+			    (unsigned long long)s->st->st_dev, (unsigned long long)s->st->st_ino,
+			    (unsigned long long)value, (unsigned long long)(size ? size : 1));
 	}
 	free(dm);
 }
@@ -280,24 +263,48 @@ int cp_select__write(const struct cp_select *sel, const char *prog, char **path)
 		search_module(&rs, exe, 1, &out);
 		search_libraries(&rs, exe, &out);
 	}
+	/* Each name rule: the functions of the best rank it reached anywhere. */
+	for (size_t k = 0; k < rs.n; k++) {
+		struct rule *r = &rs.r[k];
+
+		for (int rank = CP_NAME_EXACT; r->pat && rank > CP_NAME_NONE; rank--) {
+			if (!r->counts[rank])
+				continue;
+			strbuf_addstr(&out, r->ranges[rank].buf);
+			r->matched = r->counts[rank];
+			break;
+		}
+	}
 	for (size_t k = 0; k < rs.n; k++) {
 		struct rule *r = &rs.r[k];
 
 		if (r->kind == CP_FILTER_START)
 			strbuf_addf(&start, "%s%s", start.len ? ", " : "", r->text);
-		if (r->kind == CP_FILTER_EXCLUDE_MODULE)
+		if (r->kind == CP_FILTER_EXCLUDE_MODULE) {
 			r->matched = 1; /* decided in the process, when it is loaded */
-		else if (!r->matched && r->kind == CP_FILTER_START && !failed)
-			failed = cp_error("--start '%s' matches no function of %s or the instrumented "
-					  "libraries it links", r->text, prog);
-		else if (!r->matched)
-			cp_warning("%s '%s' matches no function of %s or the instrumented libraries it links",
-				cp_filter_option(r->kind), r->text, prog);
+		} else if (!r->matched) {
+			/* The closest names, as every option that names a function says them. */
+			char *close = r->pat ? cp_name_pattern__suggest(r->pat,
+					(const char *const *)rs.names.s, rs.names.n, 5) : NULL;
+
+			if (r->kind == CP_FILTER_START && !failed)
+				failed = cp_error("--start '%s' matches no function of %s or the "
+						  "instrumented libraries it links%s%s", r->text, prog,
+						  close ? "; the closest: " : "", close ? close : "");
+			else if (r->kind != CP_FILTER_START)
+				cp_warning("%s '%s' matches no function of %s or the instrumented "
+					   "libraries it links%s%s", cp_filter_option(r->kind), r->text,
+					   prog, close ? "; the closest: " : "", close ? close : "");
+			free(close);
+		}
 		strbuf_addf(&out, "rule %u %u %u %s\n", r->kind, r->is_regex ? CP_FILTER_REGEX : 0,
 			  r->matched, r->text);
-		if (r->is_regex)
-			regfree(&r->re);
+		cp_name_pattern__free(r->pat);
+		for (int rank = 0; r->ranges && rank <= CP_NAME_EXACT; rank++)
+			strbuf_release(&r->ranges[rank]);
+		free(r->ranges);
 	}
+	cp_strtab__release(&rs.names);
 	if (start.len)
 		strbuf_addf(&out, "start %s\n", start.buf);
 	if (failed) {

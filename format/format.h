@@ -45,9 +45,9 @@
  * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
  * take them for nodes of their own, so they need a version 2 reader.
  */
-#define CP_VERSION 7	   /* what this code writes */
+#define CP_VERSION 8	   /* what this code writes */
 #define CP_MIN_READER 2	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 7 /* what this reader understands */
+#define CP_READER_VERSION 8 /* what this reader understands */
 /*
  * Version 5: record-time selection (excluded-call markers, count-only
  * contexts, named regions).  A version 4 reader would show markers as call
@@ -66,6 +66,11 @@
  * file with a record whose open_at_start is not 0 sets min_reader to this.
  */
 #define CP_MIN_READER_ATTACH 7
+/*
+ * Version 8: IMAGES and IMAGE_DATA, the vDSO's image (it has no file), so
+ * that its functions are named.  An older reader skips both sections and
+ * shows those addresses unnamed, as before: min_reader stays.
+ */
 
 /*
  * The smallest records a reader accepts: the sizes of version 3, the
@@ -109,6 +114,9 @@ enum cp_section_kind {
 	/* Version 5: */
 	CP_SEC_REGIONS = 12, /* struct cp_region_rec[]: names of CP_NODE_REGION nodes */
 	CP_SEC_FILTERS = 13, /* struct cp_filter_rec[]: what `record` was told to leave out */
+	/* Version 8: */
+	CP_SEC_IMAGES = 14,     /* struct cp_image_rec[]: modules that are no file (the vDSO) */
+	CP_SEC_IMAGE_DATA = 15, /* their bytes, which IMAGES records point into */
 };
 
 /* Clock the ticks come from. */
@@ -274,6 +282,12 @@ enum cp_module_flags {
 	 * lies in it are the profiler's own cost, not the program's.
 	 */
 	CP_MODULE_RUNTIME = 1 << 1,
+	/*
+	 * Reader only (never written; cleared when read): a module the reader
+	 * made from an IMAGES record, whose ELF image is in the profile
+	 * (cp_profile_file__image), not in a file at its path.
+	 */
+	CP_MODULE_IMAGE = 1 << 2,
 };
 
 /* Start of the private address range of unloaded modules (module i at + i << 36). */
@@ -462,6 +476,21 @@ enum cp_node_flags {
 	CP_NODE_UNTIMED = 1 << 4,
 };
 
+/*
+ * Version 8: a module that is no file, whose whole ELF image the profile
+ * holds: the vDSO, which the kernel maps into every process (its
+ * functions, such as __vdso_clock_gettime, would otherwise be unnamed).
+ * The reader makes a MODULES record and MAPS records of it (from its
+ * program headers, its build-id from its notes) after the written ones.
+ */
+struct cp_image_rec {
+	uint64_t load_bias; /* runtime address minus ELF virtual address */
+	uint64_t offset;    /* of its first byte in IMAGE_DATA */
+	uint64_t size;	    /* its bytes, from its ELF header on */
+	uint32_t name;	    /* string: the module's name, "[vdso]" */
+	uint32_t flags;	    /* zero */
+};
+
 /* A named region's name (version 5). */
 struct cp_region_rec {
 	uint32_t id;   /* the fn of its CP_NODE_REGION nodes */
@@ -502,7 +531,8 @@ static inline const char *cp_filter_option(uint32_t kind)
 }
 
 _Static_assert(sizeof(struct cp_meta) == 240 && sizeof(struct cp_thread_rec) == 64 &&
-		       sizeof(struct cp_node_rec) == 96 && sizeof(struct cp_line_rec) == 24,
+		       sizeof(struct cp_node_rec) == 96 && sizeof(struct cp_line_rec) == 24 &&
+		       sizeof(struct cp_image_rec) == 32,
 	       "on-disk records changed size: update docs/profile-format.md");
 
 /*
@@ -581,6 +611,20 @@ int cp_writer__finish(struct cp_writer *w, uint64_t features);
 /* Give up: close and remove the temporary file, release the pool. */
 void cp_writer__abort(struct cp_writer *w);
 /*
+ * The calling process's vDSO (getauxval(AT_SYSINFO_EHDR)): its ELF image,
+ * *size bytes, and the ELF virtual address of its first byte
+ * (*link_base), or NULL when there is none or its headers do not tell its
+ * extent.  The kernel maps the same image into every process of the same
+ * kind (64-bit), so the tool may stand its own in for another process's.
+ */
+const void *cp_vdso_image(size_t *size, uint64_t *link_base);
+/*
+ * IMAGES and IMAGE_DATA: the calling process's vDSO, as loaded at address
+ * at (of its first byte) in the profiled process; nothing without one (or
+ * with at 0).  0 or -errno, as cp_writer__put.
+ */
+int cp_writer__vdso(struct cp_writer *w, uint64_t at);
+/*
  * Tool only (NULL in the runtime): told of the temporary file before it is
  * created (live 1) and once it is renamed or removed (live 0), so that a
  * signal ending the tool can remove it (util.h, cp_tempfile__add).
@@ -623,6 +667,10 @@ struct cp_profile_file {
 	uint32_t nfilters;
 	struct cp_region_rec *regions;	/* REGIONS: region names, sorted by id, or NULL */
 	uint32_t nregions;
+	struct cp_image_rec *images;	/* IMAGES (version 8), or NULL */
+	uint32_t nimages;
+	uint32_t *image_module;		/* per image, the MODULES record made of it */
+	const uint8_t *image_data;	/* the IMAGE_DATA section, in data */
 };
 
 /*
@@ -659,6 +707,13 @@ struct cp_sample_shares {
 void cp_profile_file__sample_shares(const struct cp_profile_file *pf, struct cp_sample_shares *s);
 /* Whether ip lies in a CP_MODULE_RUNTIME module's code. */
 int cp_profile_file__in_runtime(const struct cp_profile_file *pf, uint64_t ip);
+
+/*
+ * The ELF image of module index m when the profile holds it (a
+ * CP_MODULE_IMAGE module: the vDSO), *size bytes inside pf->data; NULL for
+ * a module that is a file.
+ */
+const void *cp_profile_file__image(const struct cp_profile_file *pf, uint32_t m, uint64_t *size);
 
 /* String at offset off, or NULL for CP_NO_STRING.  Validated at open. */
 const char *cp_profile_file__str(const struct cp_profile_file *pf, uint32_t off);

@@ -11,6 +11,7 @@
  * both aligns them and zero-extends records written by older writers and
  * truncates records grown by newer ones.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -459,6 +460,156 @@ const char *cp_profile_file__region_name(const struct cp_profile_file *pf, uint6
 	return NULL;
 }
 
+/* The GNU build-id among the notes of img[off..off + len) into m. */
+static void image_build_id(const uint8_t *img, uint64_t off, uint64_t len, struct cp_module *m)
+{
+	uint64_t p = off, end = off + len;
+
+	while (p + sizeof(Elf64_Nhdr) <= end) {
+		Elf64_Nhdr nh;
+		uint64_t name, desc;
+
+		memcpy(&nh, img + p, sizeof(nh));
+		name = ((uint64_t)nh.n_namesz + 3) & ~3ull;
+		desc = ((uint64_t)nh.n_descsz + 3) & ~3ull;
+		if (name > end - p - sizeof(nh) || nh.n_descsz > end - p - sizeof(nh) - name)
+			return;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(img + p + sizeof(nh), "GNU", 4)) {
+			m->build_id_size = nh.n_descsz < sizeof(m->build_id) ? nh.n_descsz :
+									       sizeof(m->build_id);
+			memcpy(m->build_id, img + p + sizeof(nh) + name, m->build_id_size);
+			return;
+		}
+		if (desc > end - p - sizeof(nh) - name)
+			return;
+		p += sizeof(nh) + name + desc;
+	}
+}
+
+/*
+ * Version 8: the modules that are no file, whose images the profile holds
+ * (the vDSO).  An image whose name and load bias are a written module's
+ * is that module's (callprof merge writes both); otherwise the reader
+ * makes a MODULES record and MAPS records of it, from its ELF header and
+ * program headers, after the written ones.  A module written with
+ * CP_MODULE_IMAGE (no writer sets it) loses it.
+ */
+static int load_images(struct ctx *c, struct cp_profile_file *pf)
+{
+	const struct cp_section_entry *data = find_section(pf, CP_SEC_IMAGE_DATA);
+	int ret;
+
+	for (uint32_t i = 0; i < pf->nmodules; i++)
+		pf->modules[i].flags &= ~(uint32_t)CP_MODULE_IMAGE;
+	if ((ret = load_records(c, pf, CP_SEC_IMAGES, "image", sizeof(struct cp_image_rec), 0,
+				(void **)&pf->images, &pf->nimages)))
+		return ret;
+	if (!pf->nimages)
+		return 0;
+	if (!data)
+		return bad(c, CP_ERR_CORRUPT, "image section without image data");
+	pf->image_data = pf->data + data->offset;
+	pf->image_module = calloc(pf->nimages, sizeof(*pf->image_module));
+	if (!pf->image_module)
+		return bad(c, ENOMEM, "out of memory for %u images", pf->nimages);
+	for (uint32_t i = 0; i < pf->nimages; i++) {
+		const struct cp_image_rec *r = &pf->images[i];
+		unsigned long long at = rec_off(pf, CP_SEC_IMAGES, i);
+		const uint8_t *img = pf->image_data + r->offset;
+		struct cp_module *mods, *m;
+		struct cp_map *maps;
+		Elf64_Ehdr eh;
+		uint32_t nload = 0;
+
+		if (!cp_profile_file__str(pf, r->name) || r->flags ||
+		    r->offset > data->size || r->size > data->size - r->offset ||
+		    r->size < sizeof(eh))
+			return bad(c, CP_ERR_CORRUPT,
+				   "image record at 0x%llx: name, flags or bytes %llu+%llu beyond %llu",
+				   at, (unsigned long long)r->offset, (unsigned long long)r->size,
+				   (unsigned long long)data->size);
+		memcpy(&eh, img, sizeof(eh));
+		if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+		    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+		    eh.e_phnum > 64 || eh.e_phoff > r->size ||
+		    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > r->size - eh.e_phoff)
+			return bad(c, CP_ERR_CORRUPT,
+				   "image record at 0x%llx: not a 64-bit little-endian ELF image with "
+				   "its program headers", at);
+		for (uint32_t k = 0; k < eh.e_phnum; k++) {
+			Elf64_Phdr ph;
+
+			memcpy(&ph, img + eh.e_phoff + k * sizeof(ph), sizeof(ph));
+			nload += ph.p_type == PT_LOAD;
+		}
+		if (!nload)
+			return bad(c, CP_ERR_CORRUPT, "image record at 0x%llx: no loadable segment", at);
+		/* The image of a written module (callprof merge writes both): given to it. */
+		pf->image_module[i] = UINT32_MAX;
+		for (uint32_t k = 0; k < pf->nmodules && pf->image_module[i] == UINT32_MAX; k++) {
+			const char *a = cp_profile_file__str(pf, pf->modules[k].path);
+
+			if (pf->modules[k].load_bias == r->load_bias && a &&
+			    !strcmp(a, cp_profile_file__str(pf, r->name)) &&
+			    !(pf->modules[k].flags & CP_MODULE_IMAGE))
+				pf->image_module[i] = k;
+		}
+		if (pf->image_module[i] != UINT32_MAX) {
+			pf->modules[pf->image_module[i]].flags |= CP_MODULE_IMAGE;
+			continue;
+		}
+		mods = realloc(pf->modules, (pf->nmodules + 1) * sizeof(*mods));
+		if (mods)
+			pf->modules = mods;
+		maps = mods ? realloc(pf->maps, (pf->nmaps + nload) * sizeof(*maps)) : NULL;
+		if (!maps)
+			return bad(c, ENOMEM, "out of memory for image %u", i);
+		pf->maps = maps;
+		m = &pf->modules[pf->nmodules];
+		memset(m, 0, sizeof(*m));
+		m->path = r->name;
+		m->load_bias = m->loaded_at = r->load_bias;
+		m->first_map = pf->nmaps;
+		m->nmaps = nload;
+		m->flags = CP_MODULE_IMAGE;
+		for (uint32_t k = 0; k < eh.e_phnum; k++) {
+			Elf64_Phdr ph;
+			struct cp_map *mp = &pf->maps[pf->nmaps];
+
+			memcpy(&ph, img + eh.e_phoff + k * sizeof(ph), sizeof(ph));
+			if (ph.p_type == PT_NOTE && ph.p_offset <= r->size &&
+			    ph.p_filesz <= r->size - ph.p_offset && !m->build_id_size)
+				image_build_id(img, ph.p_offset, ph.p_filesz, m);
+			if (ph.p_type != PT_LOAD)
+				continue;
+			mp->start = r->load_bias + ph.p_vaddr;
+			mp->end = mp->start + ph.p_memsz;
+			mp->offset = ph.p_offset;
+			mp->prot = ph.p_flags;
+			mp->module = pf->nmodules;
+			if (mp->end < mp->start)
+				return bad(c, CP_ERR_CORRUPT,
+					   "image record at 0x%llx: a segment wraps around the address "
+					   "space", at);
+			pf->nmaps++;
+		}
+		pf->image_module[i] = pf->nmodules++;
+	}
+	return 0;
+}
+
+const void *cp_profile_file__image(const struct cp_profile_file *pf, uint32_t m, uint64_t *size)
+{
+	for (uint32_t i = 0; i < pf->nimages; i++)
+		if (pf->image_module[i] == m) {
+			*size = pf->images[i].size;
+			return pf->image_data + pf->images[i].offset;
+		}
+	*size = 0;
+	return NULL;
+}
+
 /* Validate pf->data[0..pf->size) and build the arrays: what both openers share. */
 static int load(struct ctx *c, struct cp_profile_file *pf)
 {
@@ -524,6 +675,8 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 		if (pf->maps[i].module >= pf->nmodules || pf->maps[i].end < pf->maps[i].start)
 			return bad(c, CP_ERR_CORRUPT, "map record at 0x%llx: bad range or module",
 				   rec_off(pf, CP_SEC_MAPS, i));
+	if ((ret = load_images(c, pf)))
+		return ret;
 
 	for (uint32_t i = 0, next = 0; i < pf->nthreads; i++) {
 		struct cp_thread_rec *t = &pf->threads[i];
@@ -669,6 +822,8 @@ void cp_profile_file__free(struct cp_profile_file *pf)
 	free(pf->lines);
 	free(pf->filters);
 	free(pf->regions);
+	free(pf->images);
+	free(pf->image_module);
 	free(pf);
 }
 

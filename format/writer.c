@@ -11,6 +11,7 @@
  * with mode 0666 less the umask, like any file a program creates; the
  * previous file at the final name is kept as NAME.old.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -438,4 +440,65 @@ void cp_writer__abort(struct cp_writer *w)
 	}
 	if (!w->err)
 		w->err = -ECANCELED;
+}
+
+/* The largest vDSO image believed: real ones are two to four pages. */
+#define VDSO_MAX_BYTES (1u << 20)
+
+const void *cp_vdso_image(size_t *size, uint64_t *link_base)
+{
+	const unsigned char *base = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+	uint64_t end, first = UINT64_MAX;
+
+	*size = 0;
+	*link_base = 0;
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || !eh->e_phnum ||
+	    eh->e_phoff > VDSO_MAX_BYTES || eh->e_phnum > 64)
+		return NULL;
+	/* Its extent: the program headers' and the section headers' ends, as the kernel maps it. */
+	end = eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr);
+	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shnum < 1024 &&
+	    eh->e_shoff < VDSO_MAX_BYTES &&
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > end)
+		end = eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff) + i;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_offset > VDSO_MAX_BYTES || ph->p_filesz > VDSO_MAX_BYTES)
+			return NULL;
+		if (ph->p_offset + ph->p_filesz > end)
+			end = ph->p_offset + ph->p_filesz;
+		if (first == UINT64_MAX)
+			first = ph->p_vaddr - ph->p_offset;
+	}
+	if (first == UINT64_MAX || end > VDSO_MAX_BYTES)
+		return NULL;
+	*size = (size_t)end;
+	*link_base = first;
+	return base;
+}
+
+int cp_writer__vdso(struct cp_writer *w, uint64_t at)
+{
+	uint64_t link_base;
+	size_t size;
+	const void *image = at ? cp_vdso_image(&size, &link_base) : NULL;
+	struct cp_image_rec rec;
+
+	if (!image)
+		return w->err;
+	rec = (struct cp_image_rec){
+		.load_bias = at - link_base,
+		.offset = 0,
+		.size = size,
+		.name = cp_writer__string(w, "[vdso]"),
+	};
+	cp_writer__section(w, CP_SEC_IMAGES, sizeof(rec));
+	cp_writer__put(w, &rec, sizeof(rec));
+	cp_writer__section(w, CP_SEC_IMAGE_DATA, 1);
+	return cp_writer__put(w, image, size);
 }

@@ -16,7 +16,13 @@
  * CPU time) adds Samples last: a function's self samples, per edge the
  * samples of the callee's subtree; its call sites' times are not known
  * (samples are charged to contexts), so a context's inclusive figures are
- * shared among its sites by their calls.
+ * shared among its sites by their calls.  The weight's event (the
+ * report's weight, or export -m's: Cpu wherever the profile has CPU time)
+ * comes first: callgrind_annotate sorts and shows by the first event, and
+ * KCachegrind opens it.  Code without hooks (a library function, [kernel])
+ * is a function of its own with its self cost; its calls are not counted,
+ * so an edge into it says one call per context (never calls=0, whose cost
+ * line callgrind_annotate would add to the caller's own).
  * One file per tree: the merged tree, or with --threads=each one per
  * thread, as part N of the run (Callgrind's --separate-threads files;
  * KCachegrind loads the parts together, callgrind_annotate reads one).
@@ -119,21 +125,73 @@ static void fn_specs(struct cp_report_profile *rp, struct names *nm, const struc
 }
 
 /*
- * A cost line's values after its position; split is NULL without the
- * off-CPU split, samples NULL but in cpu mode.
+ * The events a cost line can carry, in the order they are written when the
+ * weight does not move one first: Time, Calls (a sampled profile's
+ * Samples), Cpu, Wait, Inactive, Samples (cpu mode).
  */
-static void costs(FILE *fp, int timed, uint64_t ns, uint64_t calls, const uint64_t *split,
-		  const uint64_t *samples)
+enum event { E_TIME, E_CALLS, E_CPU, E_WAIT, E_INACTIVE, E_SAMPLES, E_NR };
+
+/* The events of a file: which, in which order (the weight's first). */
+struct events {
+	enum event order[E_NR];
+	int n;
+};
+
+static void events__init(struct events *ev, const struct cp_report_profile *rp,
+			 enum cp_metric weight)
 {
-	if (timed)
-		fprintf(fp, " %" PRIu64 " %" PRIu64, ns, calls);
-	else
-		fprintf(fp, " %" PRIu64, calls);
-	for (int k = 0; split && k < NSPLIT; k++)
-		fprintf(fp, " %" PRIu64, split[k]);
-	if (samples)
-		fprintf(fp, " %" PRIu64, *samples);
+	enum event first;
+
+	switch (cp_metric__inclusive(weight)) {
+	case CP_METRIC_CALLS:
+		first = E_CALLS;
+		break;
+	case CP_METRIC_CPU:
+		/* Without the split, a cpu-mode profile's Time is its CPU time. */
+		first = rp->split ? E_CPU : E_TIME;
+		break;
+	case CP_METRIC_WAIT:
+		first = E_WAIT;
+		break;
+	case CP_METRIC_INACTIVE:
+		first = E_INACTIVE;
+		break;
+	case CP_METRIC_SAMPLES:
+		first = rp->cpu_sampled ? E_SAMPLES : E_CALLS;
+		break;
+	default:
+		first = rp->timed ? E_TIME : E_CALLS;
+		break;
+	}
+	ev->n = 0;
+	ev->order[ev->n++] = first;
+	for (enum event e = E_TIME; e < E_NR; e++) {
+		int has = (e == E_TIME && rp->timed) || e == E_CALLS ||
+			  (e >= E_CPU && e <= E_INACTIVE && rp->split) ||
+			  (e == E_SAMPLES && rp->cpu_sampled);
+
+		if (has && e != first)
+			ev->order[ev->n++] = e;
+	}
+}
+
+/* A cost line's values after its position, in the events' order. */
+static void costs(FILE *fp, const struct events *ev, const uint64_t *v)
+{
+	for (int k = 0; k < ev->n; k++)
+		fprintf(fp, " %" PRIu64, v[ev->order[k]]);
 	fputc('\n', fp);
+}
+
+/* The cost vector of a time, calls, the split (may be NULL) and samples. */
+static void cost_of(uint64_t *v, uint64_t ns, uint64_t calls, const uint64_t *split,
+		    uint64_t samples)
+{
+	v[E_TIME] = ns;
+	v[E_CALLS] = calls;
+	for (int k = 0; k < NSPLIT; k++)
+		v[E_CPU + k] = split ? split[k] : 0;
+	v[E_SAMPLES] = samples;
 }
 
 /* part of whole in the ratio w / of (whole if of is 0), never more than whole. */
@@ -157,13 +215,38 @@ static uint64_t node_calls(const struct cp_report_profile *rp, const struct cp_r
 	return n->fn == CP_NONE || (rp->fns[n->fn].flags & CP_RFN_PSEUDO) ? 0 : n->calls;
 }
 
-static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_t partno,
-		 struct cp_fn_where *where, struct names *nm, FILE *fp)
+/* The short name of event e in the "events:" line. */
+static const char *event_name(const struct cp_report_profile *rp, enum event e)
 {
+	static const char *const names[E_NR] = { "Time", "Calls", "Cpu", "Wait", "Inactive",
+						 "Samples" };
+
+	return e == E_CALLS && rp->sampled ? "Samples" : names[e];
+}
+
+/*
+ * The calls an edge into context n stands for: its calls, and those open
+ * at attach (entered before the window).  Code without hooks (a library
+ * function, [kernel]) has no calls counted: each context where samples
+ * found it counts as one.  Never 0: callgrind_annotate adds the cost line
+ * of a "calls=0" edge to the caller's own cost, so the callee's time
+ * would count twice.
+ */
+static uint64_t edge_calls(uint64_t calls, uint64_t open_at_start)
+{
+	uint64_t c = calls;
+
+	CP_ADD_SAT(c, open_at_start);
+	return c ? c : 1;
+}
+
+static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_t partno,
+		 const struct events *ev, struct cp_fn_where *where, struct names *nm, FILE *fp)
+{
+	uint64_t v[E_NR];
 	uint64_t *self_ns = xcalloc(rp->nfns + 1, sizeof(*self_ns));
 	uint64_t (*self_split)[NSPLIT] = xcalloc(rp->nfns + 1, sizeof(*self_split));
 	uint64_t sum_split[NSPLIT] = { 0 };
-	const uint64_t *split = NULL;
 	uint64_t *calls = xcalloc(rp->nfns + 1, sizeof(*calls));
 	uint64_t *self_samples = xcalloc(rp->nfns + 1, sizeof(*self_samples)), sum_samples = 0;
 	const int cpu = rp->cpu_sampled;
@@ -215,7 +298,7 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 			e[ne].callee = n->fn;
 			e[ne].line = line;
 			if (s == CP_NONE) {
-				e[ne].calls = n->calls;
+				e[ne].calls = edge_calls(n->calls, n->open_at_start);
 				e[ne].total_ns = n->total_ns;
 				e[ne].inner_calls = below[i];
 				e[ne].samples = n->samples;
@@ -227,7 +310,7 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 								     left_w) : 0;
 				int last = st->next == CP_NONE;
 
-				e[ne].calls = st->calls;
+				e[ne].calls = edge_calls(st->calls, 0);
 				e[ne].total_ns = st->total_ns;
 				if (cpu) {
 					e[ne].total_ns = last ? left_ns : share_of(left_ns, w, left_w);
@@ -273,12 +356,12 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		fprintf(fp, "thread: %u\ndesc: Thread: %s\n", t->tid, cp_visible(t->label));
 	else
 		fprintf(fp, "desc: Threads: %s (%u)\n", cp_visible(t->label), t->nthreads);
-	fprintf(fp, "positions: line\nevents:%s %s%s%s\n", rp->timed ? " Time" : "",
-		rp->sampled ? "Samples" : "Calls", rp->split ? " Cpu Wait Inactive" : "",
-		cpu ? " Samples" : "");
-	fprintf(fp, "summary:");
-	costs(fp, rp->timed, sum_ns, sum_calls, rp->split ? sum_split : NULL,
-	      cpu ? &sum_samples : NULL);
+	fprintf(fp, "positions: line\nevents:");
+	for (int x = 0; x < ev->n; x++)
+		fprintf(fp, " %s", event_name(rp, ev->order[x]));
+	fprintf(fp, "\nsummary:");
+	cost_of(v, sum_ns, sum_calls, sum_split, sum_samples);
+	costs(fp, ev, v);
 	for (size_t i = 0; i < ne; i++)
 		calls_out[e[i].caller] = 1;
 	for (uint32_t f = 0; f < rp->nfns; f++)
@@ -292,20 +375,20 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 		fputc('\n', fp);
 		fn_specs(rp, nm, &where[f], f, fp, 0);
 		fprintf(fp, "%d", where[f].line);
-		split = rp->split ? self_split[f] : NULL;
-		costs(fp, rp->timed, self_ns[f], calls[f], split, cpu ? &self_samples[f] : NULL);
+		cost_of(v, self_ns[f], calls[f], self_split[f], self_samples[f]);
+		costs(fp, ev, v);
 		/* Edges are in the order of their callers, which all are in order[]. */
 		for (; k < ne && e[k].caller == f; k++) {
 			fn_specs(rp, nm, &where[e[k].callee], e[k].callee, fp, 1);
 			fprintf(fp, "calls=%" PRIu64 " %d\n%d", e[k].calls, where[e[k].callee].line,
 				e[k].line);
-			costs(fp, rp->timed, e[k].total_ns, e[k].inner_calls,
-			      rp->split ? e[k].split : NULL, cpu ? &e[k].samples : NULL);
+			cost_of(v, e[k].total_ns, e[k].inner_calls, e[k].split, e[k].samples);
+			costs(fp, ev, v);
 		}
 	}
 	fprintf(fp, "\ntotals:");
-	costs(fp, rp->timed, sum_ns, sum_calls, rp->split ? sum_split : NULL,
-	      cpu ? &sum_samples : NULL);
+	cost_of(v, sum_ns, sum_calls, sum_split, sum_samples);
+	costs(fp, ev, v);
 	free(self_ns);
 	free(self_samples);
 	free(self_split);
@@ -316,11 +399,15 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 	free(e);
 }
 
-int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp)
+int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, enum cp_metric weight,
+			FILE *fp)
 {
 	struct cp_fn_where *where = xcalloc(rp->nfns + 1, sizeof(*where));
 	struct names nm = { 0 };
 	const struct cp_profile_file *pf = rp->nparts ? rp->parts[0]->pf : rp->pf;
+	struct events ev;
+
+	events__init(&ev, rp, weight);
 
 	for (uint32_t f = 0; f < rp->nfns; f++)
 		cp_report_profile__fn_where(rp, f, &where[f]);
@@ -347,9 +434,12 @@ int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp)
 			    "event: Inactive : Off-CPU time preempted (ns)\n");
 	if (rp->cpu_sampled)
 		fprintf(fp, "event: Samples : CPU-time samples (Time's CPU part rests on them)\n");
+	if (rp->cpu_sampled)
+		fprintf(fp, "# code without hooks ([kernel], library functions) has no calls counted: "
+			    "each context where samples found it is written as one call\n");
 	if (rp->ntrees > 1)
 		fprintf(fp, "# part %u of %u: one file per thread\n", tree + 1, rp->ntrees);
-	part(rp, &rp->trees[tree], tree + 1, where, &nm, fp);
+	part(rp, &rp->trees[tree], tree + 1, &ev, where, &nm, fp);
 	for (uint32_t i = 0; i < nm.nfiles; i++)
 		free(nm.files[i]);
 	for (uint32_t i = 0; i < nm.nobs; i++)

@@ -268,15 +268,8 @@ struct cp_diff *cp_diff__new(const struct cp_report_profile *a, const struct cp_
 	d->timed = a->timed && b->timed;
 	d->cpu[0] = a->cpu_sampled;
 	d->cpu[1] = b->cpu_sampled;
-	/*
-	 * CPU time where either side would weigh by it and both have it: an
-	 * idle pool's waiting changes say nothing of the work.
-	 */
-	d->weight = !d->timed ? CP_METRIC_CALLS : CP_METRIC_TOTAL;
-	if (d->timed && cp_metric__available(a, CP_METRIC_CPU) && cp_metric__available(b, CP_METRIC_CPU) &&
-	    (cp_report_profile__weight(a, NULL, 0) == CP_METRIC_CPU ||
-	     cp_report_profile__weight(b, NULL, 0) == CP_METRIC_CPU))
-		d->weight = CP_METRIC_CPU;
+	/* CPU time where both have it: preempted time is no change of the program's. */
+	d->weight = cp_report_profile__pair_weight(a, b);
 	add_profile(d, 0);
 	add_profile(d, 1);
 	rank_paths(d);
@@ -704,11 +697,13 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 			    " call%s already open at attach\n", "AB"[s], rp->open_at_start,
 			rp->open_at_start == 1 ? " was" : "s were");
 	if (rp->cpu_sampled) {
-		const struct cp_sample_shares *sh = &rp->shares;
+		struct cp_sample_tally sh;
+
+		cp_report_profile__sample_tally(rp, &sh);
 
 		fprintf(fp, "# %c: CPU time sampled at %u Hz: %" PRIu64 " samples; times are "
 			    "sampled CPU time plus off-CPU time, '?' marks those on fewer than %d "
-			    "samples\n", "AB"[s], m->sample_hz, sh->program + sh->kernel + sh->lost,
+			    "samples\n", "AB"[s], m->sample_hz, sh.program,
 			CP_FEW_SAMPLES);
 	}
 	if (m->lost_calls || m->lost_events || m->unpaired_exits || m->nthreads_lost)
@@ -733,13 +728,15 @@ static void print_overhead(const struct cp_diff *d, FILE *fp)
 		if (!d->timed || share < CP_OVERHEAD_HIGH)
 			continue;
 		if (rp->cpu_sampled)
-			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the CPU time: left "
+			fprintf(fp, "# warning: %c: callprof's hooks took %.1f%% of the %s: left "
 				    "out of the times, but they slowed the run %.1fx and changed it\n",
-				"AB"[s], 100.0 * share, 1 / (1 - share));
+				"AB"[s], 100.0 * share, cp_report_profile__overhead_base(rp),
+				1 / (1 - share));
 		else
-			fprintf(fp, "# warning: %c: callprof's hooks took %.0f%% of the clocked time: its "
+			fprintf(fp, "# warning: %c: callprof's hooks took %.1f%% of the %s: its "
 				    "times are what compensation left of it, a change between them may "
-				    "point the wrong way\n", "AB"[s], 100.0 * share);
+				    "point the wrong way\n", "AB"[s], 100.0 * share,
+				cp_report_profile__overhead_base(rp));
 	}
 	for (uint32_t k = 0; d->timed && k < d->np; k++)
 		marked += status_of(d, &d->p[k]) != CP_DIFF_SAME && marked_overhead(d, &d->p[k]);
@@ -793,8 +790,8 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 			snprintf(ratio, sizeof(ratio), "-");
 			if (cpu[0])
 				snprintf(ratio, sizeof(ratio), "%.2fx", (double)cpu[1] / (double)cpu[0]);
-			fprintf(fp, "# cpu: %s -> %s (%s, %s); weight: CPU time (the threads were off "
-				    "CPU much of the time): it orders the paths and sets the floor; "
+			fprintf(fp, "# cpu: %s -> %s (%s, %s); weight: CPU time (blocked and "
+				    "preempted time left out): it orders the paths and sets the floor; "
 				    "--fields and --fail-if take any metric\n", a, b, buf, ratio);
 		}
 		cp_fmt_ns(a, sizeof(a), d->floor_ns);

@@ -20,9 +20,7 @@
  * duration and cpu, the 100% of every percentage), and its self time
  * holds what is in no kept path.
  */
-#include <fnmatch.h>
 #include <inttypes.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,13 +40,8 @@ enum action {
 	DROP,	  /* focus: on no path kept; goes with its subtree */
 };
 
-struct pattern {
-	char *text;
-	regex_t re; /* compiled with --regex */
-};
-
 struct patterns {
-	struct pattern *p;
+	struct cp_name_pattern **p;
 	uint32_t n;
 	size_t alloc;
 };
@@ -83,13 +76,10 @@ struct cp_view_filter *cp_view_filter__new(int regex, double min_percent)
 	return f;
 }
 
-static void patterns__release(struct patterns *ps, int regex)
+static void patterns__release(struct patterns *ps)
 {
-	for (uint32_t i = 0; i < ps->n; i++) {
-		free(ps->p[i].text);
-		if (regex)
-			regfree(&ps->p[i].re);
-	}
+	for (uint32_t i = 0; i < ps->n; i++)
+		cp_name_pattern__free(ps->p[i]);
 	free(ps->p);
 }
 
@@ -97,8 +87,8 @@ void cp_view_filter__free(struct cp_view_filter *f)
 {
 	if (!f)
 		return;
-	patterns__release(&f->focus, f->regex);
-	patterns__release(&f->hide, f->regex);
+	patterns__release(&f->focus);
+	patterns__release(&f->hide);
 	free(f);
 }
 
@@ -106,66 +96,51 @@ int cp_view_filter__add(struct cp_view_filter *f, int focus, const char *pattern
 			size_t size)
 {
 	struct patterns *ps = focus ? &f->focus : &f->hide;
-	struct pattern *p;
+	struct cp_name_pattern *p = cp_name_pattern__new(pattern, f->regex, err, size);
 
+	if (!p)
+		return -1;
 	ALLOC_GROW(ps->p, ps->n + 1, ps->alloc);
-	p = &ps->p[ps->n];
-	memset(p, 0, sizeof(*p));
-	if (f->regex) {
-		int code = regcomp(&p->re, pattern, REG_EXTENDED | REG_NOSUB);
-
-		if (code) {
-			regerror(code, &p->re, err, size);
-			regfree(&p->re);
-			return -1;
-		}
-	}
-	p->text = xstrdup(pattern);
-	ps->n++;
+	ps->p[ps->n++] = p;
 	return 0;
 }
 
-static int pattern_match1(const struct cp_view_filter *f, const struct pattern *p, const char *name)
+/* The names of rp's functions that are in one of its trees (NULL for the others). */
+static const char **present_names(const struct cp_report_profile *rp)
 {
-	if (f->regex)
-		return !regexec(&p->re, name, 0, NULL, 0);
-	return !fnmatch(p->text, name, 0);
-}
+	const char **names = xcalloc(rp->nfns ? rp->nfns : 1, sizeof(*names));
 
-/* The name, or the name without the " (FILE)" that tells it from same-named ones. */
-static int pattern_match(const struct cp_view_filter *f, const struct pattern *p, const char *name)
-{
-	size_t len = cp_fn_name_bare_len(name);
-	char *bare;
-	int hit;
+	for (uint32_t t = 0; t < rp->ntrees; t++)
+		for (uint32_t i = 1; i < rp->trees[t].nn; i++) {
+			uint32_t fn = rp->trees[t].n[i].fn;
 
-	if (pattern_match1(f, p, name))
-		return 1;
-	if (len == strlen(name))
-		return 0;
-	bare = xstrfmt("%.*s", (int)len, name);
-	hit = pattern_match1(f, p, bare);
-	free(bare);
-	return hit;
+			if (fn != CP_NONE)
+				names[fn] = rp->fns[fn].name ? rp->fns[fn].name : "";
+		}
+	return names;
 }
 
 /*
- * Per function of rp, the first pattern of ps its name matches (CP_NONE:
- * none): names are matched once, not once per context.
+ * Per function of rp, the first pattern of ps that names it (CP_NONE:
+ * none): each pattern names the functions of the best rank it reaches
+ * (names.c), matched once per function, not once per context.
  */
-static uint32_t *match_fns(const struct cp_view_filter *f, const struct patterns *ps,
-			   const struct cp_report_profile *rp)
+static uint32_t *match_fns(const struct patterns *ps, const struct cp_report_profile *rp)
 {
 	uint32_t *m = xmalloc((rp->nfns ? rp->nfns : 1) * sizeof(*m));
+	uint8_t *hit = xmalloc(rp->nfns ? rp->nfns : 1);
+	const char **names = present_names(rp);
 
-	for (uint32_t fn = 0; fn < rp->nfns; fn++) {
-		const char *name = rp->fns[fn].name ? rp->fns[fn].name : "";
-
+	for (uint32_t fn = 0; fn < rp->nfns; fn++)
 		m[fn] = CP_NONE;
-		for (uint32_t k = 0; k < ps->n && m[fn] == CP_NONE; k++)
-			if (pattern_match(f, &ps->p[k], name))
+	for (uint32_t k = 0; k < ps->n; k++) {
+		cp_name_pattern__select(ps->p[k], names, rp->nfns, hit);
+		for (uint32_t fn = 0; fn < rp->nfns; fn++)
+			if (hit[fn] && m[fn] == CP_NONE)
 				m[fn] = k;
 	}
+	free(names);
+	free(hit);
 	return m;
 }
 
@@ -373,7 +348,7 @@ static void run_pass(const struct cp_view_filter *f, struct cp_report_profile *r
 		     uint64_t *hits, struct pass_stats *st)
 {
 	const struct patterns *ps = pass == PASS_FOCUS ? &f->focus : &f->hide;
-	uint32_t *match = pass == PASS_FOLD ? NULL : match_fns(f, ps, rp);
+	uint32_t *match = pass == PASS_FOLD ? NULL : match_fns(ps, rp);
 
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		struct cp_rtree *t = &rp->trees[ti];
@@ -424,7 +399,8 @@ static void filter_profile(const struct cp_view_filter *f, struct cp_report_prof
 	if (f->min_percent > 0 && rp->timed)
 		run_pass(f, rp, PASS_FOLD, NULL, st);
 	if (!rp->unnamed)
-		cp_report_profile__sort(rp, CP_SORT_TOTAL);
+		cp_report_profile__sort(rp, (enum cp_sort_key)
+							   cp_report_profile__weight(rp, NULL, 0));
 }
 
 void cp_view_filter__set_weight(struct cp_view_filter *f, enum cp_metric weight)
@@ -432,8 +408,26 @@ void cp_view_filter__set_weight(struct cp_view_filter *f, enum cp_metric weight)
 	f->weight = (int)cp_metric__inclusive(weight);
 }
 
+/* --focus P named nothing: one line, with the closest names. */
+static int focus_error(const struct cp_name_pattern *p, const struct cp_report_profile *rp,
+		       const char **names)
+{
+	char *close = cp_name_pattern__suggest(p, names, rp->nfns, 5);
+	int ret;
+
+	if (close)
+		ret = cp_error("--focus '%s' matches no function in profile '%s'; the closest: %s",
+			       cp_name_pattern__text(p), rp->pf->path, close);
+	else
+		ret = cp_error("--focus '%s' matches no function in profile '%s'",
+			       cp_name_pattern__text(p), rp->pf->path);
+	free(close);
+	return ret;
+}
+
 int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profile *rp)
 {
+	const char **names;
 	uint64_t *focus_hits, *hide_hits;
 	struct pass_stats st = { 0 }, ignored = { 0 };
 	struct strbuf sb = STRBUF_INIT;
@@ -442,12 +436,13 @@ int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profi
 	if (!f->focus.n && !f->hide.n && !(f->min_percent > 0))
 		return 0;
 	focus_hits = xcalloc(f->focus.n + 1, sizeof(*focus_hits));
+	names = present_names(rp);
 	hide_hits = xcalloc(f->hide.n + 1, sizeof(*hide_hits));
 	filter_profile(f, rp, focus_hits, hide_hits, &st);
 	for (uint32_t k = 0; k < f->focus.n; k++) {
 		if (!focus_hits[k]) {
-			ret = cp_error("--focus '%s' matches no function in profile '%s'",
-				    f->focus.p[k].text, rp->pf->path);
+			/* The names as they were before any filter took some out. */
+			ret = focus_error(f->focus.p[k], rp, names);
 			goto out;
 		}
 	}
@@ -460,7 +455,8 @@ int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profi
 	if (f->focus.n) {
 		strbuf_addstr(&sb, "# focus: ");
 		for (uint32_t k = 0; k < f->focus.n; k++)
-			strbuf_addf(&sb, "%s%s", k ? ", " : "", cp_visible(f->focus.p[k].text));
+			strbuf_addf(&sb, "%s%s", k ? ", " : "",
+				    cp_visible(cp_name_pattern__text(f->focus.p[k])));
 		if (st.all)
 			strbuf_addf(&sb, " (%.2f%% of the %s)", 100.0 * (double)st.kept / (double)st.all,
 				    rp->timed ? "time" : "calls");
@@ -468,11 +464,13 @@ int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profi
 	}
 	for (uint32_t k = 0; k < f->hide.n; k++)
 		strbuf_addf(&sb, "# hidden: %s (%" PRIu64 " context%s merged into callers)\n",
-			    cp_visible(f->hide.p[k].text), hide_hits[k], hide_hits[k] == 1 ? "" : "s");
+			    cp_visible(cp_name_pattern__text(f->hide.p[k])), hide_hits[k],
+			    hide_hits[k] == 1 ? "" : "s");
 	free(rp->filters);
 	rp->filters = sb.len ? strbuf_detach(&sb, NULL) : NULL;
 out:
 	strbuf_release(&sb);
+	free(names);
 	free(focus_hits);
 	free(hide_hits);
 	return ret;

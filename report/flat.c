@@ -14,6 +14,7 @@
 
 #include "format/format.h"
 #include "report/internal.h"
+#include "util/text.h"
 #include "util/util.h"
 
 #define FLAT_FIELDS "calls,self,self-percent,total,percent,avg,name"
@@ -436,17 +437,12 @@ static void print_line_groups(struct cp_report_profile *rp, struct line_edges *l
 	free(g);
 }
 
-static int matches(const struct cp_report_profile *rp, uint32_t fn, const char *name)
-{
-	return fn != CP_NONE && rp->fns[fn].name && cp_fn_name_matches(rp->fns[fn].name, name);
-}
-
 /*
- * Callers (dir < 0) or callees (dir > 0) of o->function in trees t[0..nt):
+ * Callers (dir < 0) or callees (dir > 0) of function fn in trees t[0..nt):
  * the function's own line (recursion-aware, as in the flat profile), then
  * one line per peer.  Returns 0 if the function does not occur there.
  */
-static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *o,
+static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *o, uint32_t fn,
 		       const struct cp_rtree *t, uint32_t nt, const struct cp_fields *f, int dir,
 		       const struct cp_rtree *header, FILE *fp)
 {
@@ -460,22 +456,22 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 
 	for (uint32_t i = 0; i <= rp->nfns; i++)
 		peer[i].fn = i < rp->nfns ? i : CP_NONE;
-	for (uint32_t ti = 0; ti < nt; ti++)
+	for (uint32_t ti = 0; ti < nt; ti++) {
 		cp_flat_walk(&t[ti], whole, active);
-	for (uint32_t i = 0; i < rp->nfns; i++) {
-		/* Entered only before the attach: no calls, but it ran. */
-		if (!matches(rp, i, o->function) || (!whole[i].calls && !whole[i].open_at_start))
-			continue;
-		found = 1;
-		whole[i].min_ns = whole[i].max_ns = 0; /* not shown: several functions may match */
-		agg_merge(&whole[rp->nfns], &whole[i]);
+		/* In these trees at all: code without hooks ([kernel], libc) has no calls. */
+		for (uint32_t i = 1; i < t[ti].nn && !found; i++)
+			found = t[ti].n[i].fn == fn;
+	}
+	if (found) {
+		whole[fn].min_ns = whole[fn].max_ns = 0; /* not shown, as before */
+		agg_merge(&whole[rp->nfns], &whole[fn]);
 	}
 	agg_row(&r, rp, &whole[rp->nfns]);
 	for (uint32_t ti = 0; found && ti < nt; ti++) {
 		for (uint32_t i = 1; i < t[ti].nn; i++) {
 			const struct cp_rnode *n = &t[ti].n[i];
 
-			if (!matches(rp, n->fn, o->function))
+			if (n->fn != fn)
 				continue;
 			if (dir < 0) {
 				uint32_t pfn = t[ti].n[n->parent].fn;
@@ -520,7 +516,7 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 			cp_tree_header(rp, header, header != rp->trees || !f->explicit, fp);
 		cp_fields__title(f, fp);
 		r.base_ns = group_base(t, nt, f->weight);
-		r.name = o->function;
+		r.name = rp->fns[fn].name ? rp->fns[fn].name : o->function;
 		cp_fields__row(f, &r, fp);
 		if (!by_line)
 			print_aggs(rp, peer, rp->nfns + 1, f, r.base_ns, 2, dir < 0 ? "<- " : "-> ",
@@ -537,10 +533,31 @@ static int edges_group(struct cp_report_profile *rp, const struct cp_view_opts *
 	return found;
 }
 
+/* qsort_r order of function indexes: heavier (arg: struct fn_weight) first, then by name. */
+struct fn_weight {
+	const struct cp_report_profile *rp;
+	uint64_t *w;
+};
+
+static int fn_weight_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct fn_weight *wc = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const char *na = wc->rp->fns[a].name, *nb = wc->rp->fns[b].name;
+
+	if (wc->w[a] != wc->w[b])
+		return wc->w[a] > wc->w[b] ? -1 : 1;
+	if (na && nb && strcmp(na, nb))
+		return strcmp(na, nb);
+	return (a > b) - (a < b);
+}
+
 static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int dir, FILE *fp)
 {
 	struct cp_fields f;
 	int found = 0;
+	uint32_t *fns, nfns;
+	struct fn_weight wc = { rp, NULL };
 
 	struct cp_view_opts vo = *o;
 	enum cp_metric w = cp_view_weight(rp, o);
@@ -554,17 +571,44 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 	if (dir > 0)
 		vo.srcline = 0; /* callees stand under their lines' headings */
 	cp_fields__apply_view(&f, &vo);
+	/* Which functions are named, before anything is printed. */
+	fns = cp_report_profile__name_fns(rp, o->function, 0, &nfns);
+	if (!fns)
+		return -1;
+	/* Each function's weight: its inclusive figure, recursion counted once. */
+	{
+		struct cp_agg *a = xcalloc(rp->nfns + 1, sizeof(*a));
+		uint32_t *active = xcalloc(rp->nfns + 1, sizeof(*active));
+
+		wc.w = xcalloc(rp->nfns + 1, sizeof(*wc.w));
+		for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+			cp_flat_walk(&rp->trees[ti], a, active);
+		for (uint32_t k = 0; k < nfns; k++)
+			wc.w[fns[k]] = agg_metric(&a[fns[k]], cp_metric__inclusive(f.weight));
+		qsort_r(fns, nfns, sizeof(*fns), fn_weight_cmp, &wc);
+		free(wc.w);
+		free(active);
+		free(a);
+	}
 	if (!f.explicit) {
 		cp_report_banner(rp, dir < 0 ? "callers" : "callees", fp);
 		cp_weight_banner(rp, o, fp);
+		if (nfns > 1)
+			fprintf(fp, "# '%s' names %u functions: each is shown with its %s, the "
+				    "heaviest first\n", cp_visible(o->function), nfns,
+				dir < 0 ? "callers" : "callees");
 	}
-	if (rp->threads != CP_THREADS_EACH)
-		found = edges_group(rp, o, rp->trees, rp->ntrees, &f, dir, NULL, fp);
-	else
-		for (uint32_t ti = 0; ti < rp->ntrees; ti++)
-			found |= edges_group(rp, o, &rp->trees[ti], 1, &f, dir, &rp->trees[ti], fp);
+	for (uint32_t k = 0; k < nfns; k++) {
+		if (rp->threads != CP_THREADS_EACH)
+			found |= edges_group(rp, o, fns[k], rp->trees, rp->ntrees, &f, dir, NULL, fp);
+		else
+			for (uint32_t ti = 0; ti < rp->ntrees; ti++)
+				found |= edges_group(rp, o, fns[k], &rp->trees[ti], 1, &f, dir,
+						     &rp->trees[ti], fp);
+	}
+	free(fns);
 	if (!found)
-		return cp_error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
+		BUG("function named, but in no tree");
 	return 0;
 }
 

@@ -6,7 +6,9 @@
  * threads with one label) are summed.  Lines are sorted bytewise, so the
  * output is deterministic and diffable.  Values: calls, or self/total
  * nanoseconds; flame graphs want self.  Where off-CPU time was measured,
- * self time's parts: cpu, wait or inactive.
+ * self time's parts: cpu, wait or inactive.  export's default is the
+ * weight's exclusive part (the report's weight: self cpu wherever the
+ * profile has CPU time), so a flame graph of it is the report's picture.
  *
  * The format has no escapes: a newline ends a line and ';' ends a frame,
  * so a name holding either would forge stacks.  A frame is the name's
@@ -37,22 +39,7 @@ static int line_cmp(const void *pa, const void *pb)
 
 static uint64_t value(const struct cp_rnode *n, enum cp_metric m)
 {
-	switch (m) {
-	case CP_METRIC_CALLS:
-		return n->calls;
-	case CP_METRIC_SELF:
-		return n->self_ns;
-	case CP_METRIC_CPU:
-		return cp_rnode__self_cpu(n);
-	case CP_METRIC_WAIT:
-		return n->self_wait_ns;
-	case CP_METRIC_INACTIVE:
-		return n->self_inactive_ns;
-	case CP_METRIC_SAMPLES:
-		return n->self_samples;
-	default:
-		return n->total_ns;
-	}
+	return cp_rnode__metric(n, m == CP_METRIC_TOTAL ? m : cp_metric__exclusive(m));
 }
 
 /* A frame of a folded stack for name: its visible form, ';' as \x3b. */

@@ -166,8 +166,7 @@ void cp_export_json_compensation(struct cp_json *j, const struct cp_report_profi
 void cp_export_json_time_source(struct cp_json *j, const struct cp_report_profile *rp)
 {
 	const struct cp_meta *m = &rp->pf->meta;
-	const struct cp_sample_shares *s = &rp->shares;
-	uint64_t program = s->program + s->kernel + s->lost, all = program + s->runtime;
+	struct cp_sample_tally s;
 
 	cp_json__key(j, "time_source");
 	cp_json__obj(j);
@@ -177,15 +176,16 @@ void cp_export_json_time_source(struct cp_json *j, const struct cp_report_profil
 		cp_json__end_obj(j);
 		return;
 	}
+	cp_report_profile__sample_tally(rp, &s);
 	cp_json__key_str(j, "source", "cpu-samples");
 	cp_json__key_u64(j, "sample_hz", m->sample_hz);
 	cp_json__key_u64(j, "period_ns", rp->period_ns);
-	cp_json__key_u64(j, "samples", program);
-	cp_json__key_u64(j, "kernel_samples", s->kernel);
-	cp_json__key_u64(j, "lost_samples", s->lost);
-	cp_json__key_u64(j, "profiler_samples", s->runtime);
+	cp_json__key_u64(j, "samples", s.program);
+	cp_json__key_u64(j, "kernel_samples", s.kernel);
+	cp_json__key_u64(j, "lost_samples", s.lost);
+	cp_json__key_u64(j, "profiler_samples", s.profiler);
 	cp_json__key(j, "profiler_share");
-	cp_json__dbl(j, all ? (double)s->runtime / (double)all : 0.0);
+	cp_json__dbl(j, s.share);
 	cp_json__key_u64(j, "few_samples", CP_FEW_SAMPLES);
 	cp_json__end_obj(j);
 }
@@ -433,6 +433,8 @@ int cp_export_json(struct cp_report_profile *rp, FILE *fp)
 	cp_json__bool(j, rp->split);
 	cp_json__key_u64(j, "calls", rp->calls);
 	cp_json__key_u64(j, "paths", rp->paths);
+	/* What the report weighs by (and the other exports first): cpu, total or calls. */
+	cp_json__key_str(j, "weight", cp_metric__name(cp_report_profile__weight(rp, NULL, 0)));
 	cp_export_json_time_source(j, rp);
 	cp_export_json_compensation(j, rp);
 

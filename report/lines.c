@@ -382,54 +382,167 @@ static void print_table(struct line_table *t, const char *fn, struct sources *sr
 	}
 }
 
+/*
+ * The names FN may be, into cand: those of the contexts, and of the code
+ * the samples fell in, inlined functions too (a function inlined
+ * everywhere has no context of its own).  A code name that is a
+ * context's name without its " (FILE)" is that context's.
+ */
+static void candidates(struct cp_report_profile *const *parts, uint32_t nparts,
+		       struct cp_strtab *cand)
+{
+	uint32_t ncontexts;
+
+	for (uint32_t p = 0; p < nparts; p++)
+		for (uint32_t ti = 0; ti < parts[p]->ntrees; ti++)
+			for (uint32_t i = 1; i < parts[p]->trees[ti].nn; i++) {
+				const char *name = cp_rnode__name(parts[p], &parts[p]->trees[ti].n[i]);
+
+				if (name)
+					cp_strtab__add(cand, name);
+			}
+	ncontexts = cand->n;
+	for (uint32_t p = 0; p < nparts; p++) {
+		struct cp_report_profile *rp = parts[p];
+		const struct cp_profile_file *pf = rp->pf;
+
+		for (uint32_t k = 0; k < pf->nlines; k++) {
+			const struct cp_line_rec *l = &pf->lines[k];
+			const char *const *inl = NULL;
+			int ninl;
+
+			if (tree_of(rp, l->node) == CP_NONE || rp->node_map[l->node] == CP_NONE ||
+			    (l->ip < CP_IP_PSEUDO_LIMIT && pf->meta.mode == CP_MODE_CPU) ||
+			    cp_report_profile__profilers_ip(rp, l->ip))
+				continue;
+			ninl = cp_symbolizer__inlined(rp->sym, l->ip, &inl);
+			for (int i = -1; i < ninl; i++) {
+				const char *name = i < 0 ? cp_symbolizer__fn_name(rp->sym, l->ip) : inl[i];
+				int known = 0;
+
+				for (uint32_t c = 0; c < ncontexts && !known; c++)
+					known = cp_fn_name_matches(cand->s[c], name);
+				if (!known)
+					cp_strtab__add(cand, name);
+			}
+		}
+	}
+}
+
+static void release_tables(struct line_table *tables, uint32_t ntables)
+{
+	for (uint32_t ti = 0; ti < ntables; ti++) {
+		cp_strtab__release(&tables[ti].keys);
+		cp_strtab__release(&tables[ti].into);
+		free(tables[ti].rows);
+		memset(&tables[ti], 0, sizeof(tables[ti]));
+	}
+}
+
+/* FN's tables (tables[ntables], cleared first), as add_part fills them. */
+static uint64_t fill_tables(struct cp_report_profile *rp, struct cp_report_profile *const *parts,
+			    uint32_t nparts, const char *fn, struct line_table *tables,
+			    uint32_t ntables)
+{
+	uint64_t samples = 0;
+	int seen = 0;
+
+	release_tables(tables, ntables);
+	for (uint32_t p = 0, first = 0; p < nparts; p++) {
+		add_part(parts[p], fn, tables, first, &seen);
+		first += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
+	}
+	for (uint32_t ti = 0; ti < ntables; ti++)
+		samples += tables[ti].samples;
+	return samples;
+}
+
+/* qsort_r order of named functions: more samples (arg: uint64_t[] by name) first. */
+static int named_cmp(const void *pa, const void *pb, void *arg)
+{
+	const uint64_t *samples = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (samples[a] != samples[b])
+		return samples[a] > samples[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
 int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
 {
 	struct cp_report_profile *one[1] = { rp }, **parts = rp->nparts ? rp->parts : one;
-	uint32_t nparts = rp->nparts ? rp->nparts : 1, ntables = 0, nlines = 0;
+	uint32_t nparts = rp->nparts ? rp->nparts : 1, ntables = 0, nlines = 0, nnamed = 0;
+	uint32_t *named;
 	struct line_table *tables;
 	struct sources src = { .no_files = rp->no_files };
-	int fn_seen = 0;
+	struct cp_strtab cand = { 0 };
+	struct cp_name_pattern *pat;
+	uint64_t *samples;
+	uint8_t *hit;
 
 	for (uint32_t p = 0; p < nparts; p++) {
 		nlines += parts[p]->pf->nlines;
 		ntables += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
 	}
 	if (!nlines)
-		return cp_error("profile '%s' has no sampled lines: record with --sample",
-			     rp->pf->path);
-	tables = xcalloc(ntables ? ntables : 1, sizeof(*tables));
-	for (uint32_t p = 0, first = 0; p < nparts; p++) {
-		add_part(parts[p], o->function, tables, first, &fn_seen);
-		first += rp->threads == CP_THREADS_EACH ? parts[p]->ntrees : 0;
+		return cp_error("profile '%s' has no sampled lines: record with --time=cpu (the "
+				"default) or --sample",
+				rp->pf->path);
+	/* Which functions FUNCTION names, before anything is printed. */
+	candidates(parts, nparts, &cand);
+	pat = cp_name_pattern__new(o->function, 0, NULL, 0);
+	hit = xcalloc(cand.n ? cand.n : 1, 1);
+	if (!cp_name_pattern__select(pat, (const char *const *)cand.s, cand.n, hit)) {
+		int ret = cp_report_no_function(pat, (const char *const *)cand.s, cand.n,
+						rp->pf->path);
+
+		free(hit);
+		cp_name_pattern__free(pat);
+		cp_strtab__release(&cand);
+		return ret;
 	}
-	if (fn_seen) {
+	tables = xcalloc(ntables ? ntables : 1, sizeof(*tables));
+	named = xcalloc(cand.n, sizeof(*named));
+	samples = xcalloc(cand.n, sizeof(*samples));
+	for (uint32_t c = 0; c < cand.n; c++)
+		if (hit[c]) {
+			named[nnamed++] = c;
+			samples[c] = fill_tables(rp, parts, nparts, cand.s[c], tables,
+						 ntables ? ntables : 1);
+		}
+	qsort_r(named, nnamed, sizeof(*named), named_cmp, samples);
+	cp_report_banner(rp, "lines", fp);
+	if (nnamed > 1)
+		fprintf(fp, "# '%s' names %u functions: each is shown, the most sampled first\n",
+			cp_visible(o->function), nnamed);
+	for (uint32_t k = 0; k < nnamed; k++) {
+		const char *fn = cand.s[named[k]];
 		int shown = 0;
 
-		cp_report_banner(rp, "lines", fp);
+		fill_tables(rp, parts, nparts, fn, tables, ntables ? ntables : 1);
 		for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 			/* Per thread: only those where FN was sampled. */
 			if (rp->threads == CP_THREADS_EACH && !tables[ti].samples)
 				continue;
 			cp_tree_header(rp, &rp->trees[ti], 1, fp);
-			print_table(&tables[ti], o->function, &src, fp);
+			print_table(&tables[ti], fn, &src, fp);
 			shown = 1;
 		}
 		if (!shown)
-			fprintf(fp, "%s: no samples\n", cp_visible(o->function));
+			fprintf(fp, "%s: no samples\n", cp_visible(fn));
 	}
-	for (uint32_t ti = 0; ti < (ntables ? ntables : 1); ti++) {
-		cp_strtab__release(&tables[ti].keys);
-		cp_strtab__release(&tables[ti].into);
-		free(tables[ti].rows);
-	}
+	release_tables(tables, ntables ? ntables : 1);
 	free(tables);
+	free(named);
+	free(samples);
+	free(hit);
+	cp_name_pattern__free(pat);
+	cp_strtab__release(&cand);
 	for (uint32_t i = 0; i < src.n; i++) {
 		free(src.s[i].path);
 		free(src.s[i].text);
 		free(src.s[i].line);
 	}
 	free(src.s);
-	if (!fn_seen)
-		return cp_error("no function named '%s' in profile '%s'", o->function, rp->pf->path);
 	return 0;
 }

@@ -55,6 +55,8 @@ struct mmodule {
 	uint8_t build_id[32];
 	uint32_t first_map, nmaps; /* in merge.maps */
 	uint32_t flags;		   /* CP_MODULE_RUNTIME kept: its samples are the profiler's */
+	void *image;		   /* a module that is no file (the vDSO): its image, or NULL */
+	uint64_t image_size;
 };
 
 /* A cpu-mode input's samples at ip, charged to merged context node. */
@@ -132,6 +134,16 @@ static uint32_t merge__module(struct merge *m, const struct cp_profile_file *pf,
 	d->first_map = m->nmaps;
 	d->nmaps = src->nmaps;
 	d->flags = src->flags & CP_MODULE_RUNTIME;
+	d->image = NULL;
+	d->image_size = 0;
+	if (src->flags & CP_MODULE_IMAGE) {
+		/* Kept: the merged file names its functions from it, as the input did. */
+		const void *img = cp_profile_file__image(pf, i, &d->image_size);
+
+		d->image = img ? xmalloc(d->image_size ? d->image_size : 1) : NULL;
+		if (img)
+			memcpy(d->image, img, d->image_size);
+	}
 	for (uint32_t j = 0; j < src->nmaps; j++) {
 		struct cp_map mp = pf->maps[src->first_map + j];
 
@@ -566,6 +578,39 @@ static uint32_t string_off(struct merge *m, uint32_t i, struct cp_writer *w)
 }
 
 /*
+ * The images of the modules that are no file (the vDSO), at their merged
+ * load bias: the reader gives each to its MODULES record of that name and
+ * bias (format version 8).
+ */
+static void write_images(struct merge *m, struct cp_writer *w)
+{
+	uint64_t offset = 0;
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < m->nmods; k++)
+		n += m->mods[k].image != NULL;
+	if (!n)
+		return;
+	cp_writer__section(w, CP_SEC_IMAGES, sizeof(struct cp_image_rec));
+	for (uint32_t k = 0; k < m->nmods; k++) {
+		struct cp_image_rec r = { 0 };
+
+		if (!m->mods[k].image)
+			continue;
+		r.load_bias = module_base(k);
+		r.offset = offset;
+		r.size = m->mods[k].image_size;
+		r.name = string_off(m, m->mods[k].path, w);
+		cp_writer__put(w, &r, sizeof(r));
+		offset += r.size;
+	}
+	cp_writer__section(w, CP_SEC_IMAGE_DATA, 1);
+	for (uint32_t k = 0; k < m->nmods; k++)
+		if (m->mods[k].image)
+			cp_writer__put(w, m->mods[k].image, m->mods[k].image_size);
+}
+
+/*
  * Number the regions (matched by name across the inputs) for the REGIONS
  * section, which the file then needs a version 5 reader for.
  */
@@ -640,6 +685,7 @@ static int merge__write(struct merge *m, const char *out)
 	}
 	cp_writer__section(w, CP_SEC_MAPS, sizeof(struct cp_map));
 	cp_writer__put(w, m->maps, (size_t)m->nmaps * sizeof(*m->maps));
+	write_images(m, w);
 
 	if (m->cpu && w->min_reader < CP_MIN_READER_CPU)
 		w->min_reader = CP_MIN_READER_CPU;
@@ -796,6 +842,8 @@ out:
 	cp_u64map__release(&m.site_at);
 	cp_u64map__release(&m.ctx);
 	cp_u64map__release(&m.host_seen);
+	for (uint32_t k = 0; k < m.nmods; k++)
+		free(m.mods[k].image);
 	free(m.mods);
 	free(m.maps);
 	free(m.fn_src);

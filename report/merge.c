@@ -335,7 +335,8 @@ struct cp_report_profile *cp_report_profile__load_many(const char *const *paths,
 		rp->compensated &= src->compensated;
 	}
 	free(names.slot);
-	cp_report_profile__sort(rp, CP_SORT_TOTAL);
+	cp_report_profile__sort(rp, (enum cp_sort_key)
+						   cp_report_profile__weight(rp, NULL, 0));
 	return rp;
 
 fail:

@@ -122,27 +122,31 @@ uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m)
 }
 
 /*
- * The off-CPU share that makes elapsed time a misleading weight for
- * several threads: blocked or preempted a fifth of their time (idle
- * workers, more threads than cores).  A single thread keeps elapsed time
- * whatever the load: its first screen should not change columns with the
- * machine's business, and its waiting is what its user waits for.
+ * CPU time wherever the profile has it: what the program's code cost, the
+ * same on a quiet machine and a loaded one.  Blocked time (the wait
+ * column) is shown beside it and the banner says how much there was;
+ * preempted time is the machine's load, never a default weight, whatever
+ * the number of threads (a single thread weighed by elapsed time on a
+ * busy machine piled its preemptions onto tiny functions, and two
+ * identical runs differed by a fifth).  Elapsed time only where off-CPU
+ * time was not measured (clock-timed without the split), calls without
+ * times.
  */
-#define OFF_CPU_SHARE 0.2
-
 enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, char *why,
 					 size_t size)
 {
 	uint64_t total = 0, wait = 0, inactive = 0;
 	uint32_t threads = 0;
-	double off, pre;
+	char blocked[32], preempted[32];
 
 	if (why && size)
 		why[0] = '\0';
 	if (!rp->timed)
 		return CP_METRIC_CALLS;
-	if (!cp_metric__available(rp, CP_METRIC_CPU) || !rp->split)
+	if (!cp_metric__available(rp, CP_METRIC_CPU))
 		return CP_METRIC_TOTAL;
+	if (!why || !size)
+		return CP_METRIC_CPU;
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
 		const struct cp_rnode *root = &rp->trees[ti].n[0];
 
@@ -151,21 +155,32 @@ enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, cha
 		CP_ADD_SAT(inactive, root->inactive_ns);
 		threads += rp->trees[ti].nthreads;
 	}
-	if (!total)
-		return CP_METRIC_TOTAL;
-	off = (double)(wait + inactive) / (double)total;
-	pre = (double)inactive / (double)total;
-	if (threads > 1 && off >= OFF_CPU_SHARE) {
-		if (why)
-			snprintf(why, size, "CPU time: the threads were off CPU %.0f%% of their time "
-				 "(blocked %.0f%%, preempted %.0f%%); --sort=total weighs elapsed time",
-				 100.0 * off, 100.0 * (double)wait / (double)total, 100.0 * pre);
+	if (!rp->split) {
+		/* Sampled CPU time without the split: total is the same CPU time. */
+		snprintf(why, size, "CPU time (off-CPU time was not measured: no blocked or "
+			 "preempted time beside it)");
 		return CP_METRIC_CPU;
 	}
-	if (why && off >= 0.01)
-		snprintf(why, size, "elapsed time (total = cpu + wait + inactive): the %s off CPU "
-			 "%.0f%% of %s time; --sort=cpu weighs CPU time",
-			 threads > 1 ? "threads were" : "thread was", 100.0 * off,
-			 threads > 1 ? "their" : "its");
-	return CP_METRIC_TOTAL;
+	if (!total)
+		return CP_METRIC_CPU;
+	cp_fmt_ns(blocked, sizeof(blocked), wait);
+	cp_fmt_ns(preempted, sizeof(preempted), inactive);
+	snprintf(why, size, "CPU time; %s also blocked %s (%.0f%% of %s time: the wait column; "
+		 "--sort=wait weighs by it, --sort=total by elapsed time) and preempted %s "
+		 "(%.0f%%: the machine's load, in no default weight)",
+		 threads > 1 ? "the threads were" : "the thread was", blocked,
+		 100.0 * (double)wait / (double)total, threads > 1 ? "their" : "its",
+		 preempted, 100.0 * (double)inactive / (double)total);
+	return CP_METRIC_CPU;
+}
+
+enum cp_metric cp_report_profile__pair_weight(const struct cp_report_profile *a,
+					      const struct cp_report_profile *b)
+{
+	enum cp_metric wa = cp_report_profile__weight(a, NULL, 0);
+	enum cp_metric wb = cp_report_profile__weight(b, NULL, 0);
+
+	if (wa == CP_METRIC_CALLS || wb == CP_METRIC_CALLS)
+		return CP_METRIC_CALLS;
+	return wa == wb ? wa : CP_METRIC_TOTAL;
 }

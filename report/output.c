@@ -660,10 +660,14 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_meta *m = &pf->meta;
-	const struct cp_sample_shares *s = &rp->shares;
-	uint64_t program = s->program + s->kernel + s->lost, all = program + s->runtime;
+	struct cp_sample_tally s;
+	uint64_t program, all;
 	uint32_t unsampled = 0;
 	char period[32];
+
+	cp_report_profile__sample_tally(rp, &s);
+	program = s.program;
+	all = program + s.profiler;
 
 	/* Several files: the summary's nthreads counts all parts' threads. */
 	for (uint32_t p = 0; p < (rp->nparts ? rp->nparts : 1); p++) {
@@ -679,24 +683,29 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 		    "calling context); counts are exact; min and max per call are not measured "
 		    "(--time=clock)\n",
 		m->sample_hz, period, program,
-		program ? 100.0 * (double)s->kernel / (double)program : 0.0);
+		program ? 100.0 * (double)s.kernel / (double)program : 0.0);
 	fprintf(fp, "# profiler's own share: %.1f%% of the CPU time (samples in callprof's hooks), "
 		    "left out of every figure; '?' marks times resting on fewer than %d samples\n",
-		all ? 100.0 * (double)s->runtime / (double)all : 0.0, CP_FEW_SAMPLES);
-	if (s->lost)
+		100.0 * s.share, CP_FEW_SAMPLES);
+	if (s.lost)
 		fprintf(fp, "# %" PRIu64 " samples stand for CPU time at unknown addresses (a full "
 			    "ring, or a thread's latest samples at the dump): counted in their context's "
-			    "self time\n", s->lost);
+			    "self time\n", s.lost);
 	/* A share of a handful of samples is noise (record says the same from 100 on). */
 	if (m->samples_lost)
 		fprintf(fp, "# %" PRIu64 " samples were estimated from a thread's CPU clock after its "
 			    "ring filled in a long call without hooks (placed at the address sampled "
 			    "just before), or could not be placed\n", m->samples_lost);
-	if (all >= 10 * CP_FEW_SAMPLES && s->runtime * 2 > all)
+	if (all >= 10 * CP_FEW_SAMPLES && s.profiler * 2 > all)
+		/*
+		 * No remedy of its own: --exclude keeps the hooks (only the node
+		 * goes), after-inlining helps only inlined calls.  Record's verdict
+		 * names the functions and what works for them.
+		 */
 		fprintf(fp, "# note: most of the run's CPU time was callprof's own: the program makes "
 			    "very many short calls; the times shown leave it out, but the run was slowed "
-			    "%.1fx (fewer hooks: --exclude the tiniest functions, or build with clang "
-			    "-finstrument-functions-after-inlining)\n",
+			    "%.1fx (record's overhead verdict names the functions whose calls cost it and "
+			    "how to leave their hooks out: callprof-record(1), OVERHEAD VERDICT)\n",
 			(double)all / (double)(program ? program : 1));
 	if (program < 100 * CP_FEW_SAMPLES)
 		fprintf(fp, "# note: only %" PRIu64 " samples: the times are rough (a time resting "
@@ -894,10 +903,11 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			cp_fmt_ns(sub, sizeof(sub), rp->subtracted_ns);
 			cp_fmt_ns(raw, sizeof(raw), rp->raw_ns);
 			fprintf(fp, "\n# overhead compensated: %s per call in the caller, %s in the "
-				    "callee; %s of %s subtracted (%.1f%%); '~' marks times that are mostly "
-				    "overhead; --no-compensate shows raw times\n",
-				out, in, sub, raw,
-				rp->raw_ns ? 100.0 * (double)rp->subtracted_ns / (double)rp->raw_ns : 0.0);
+				    "callee; %s of %s subtracted: the hooks took %.1f%% of the %s; '~' "
+				    "marks times that are mostly overhead; --no-compensate shows raw "
+				    "times\n", out, in, sub, raw,
+				100.0 * cp_report_profile__overhead_share(rp),
+				cp_report_profile__overhead_base(rp));
 		} else if (m->overhead_ticks || m->self_overhead_ticks) {
 			fprintf(fp, "; raw times: they include hook overhead of %s per call in the "
 				    "caller and %s in the callee\n", out, in);

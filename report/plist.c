@@ -220,10 +220,13 @@ int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	for (uint32_t i = 0; i < rp->pf->argc; i++)
 		fprintf(fp, "%s%s", i ? " " : "", cp_visible_arg(rp->pf->argv[i]));
 	fputc('\n', fp);
-	if (rp->cpu_sampled)
+	if (rp->cpu_sampled) {
+		struct cp_sample_tally sh;
+
+		cp_report_profile__sample_tally(rp, &sh);
 		fprintf(fp, "    Time source: CPU time sampled at %u Hz, %" PRIu64 " samples "
-			    "(hit counts exact)\n", rp->pf->meta.sample_hz,
-			rp->shares.program + rp->shares.kernel + rp->shares.lost);
+			    "(hit counts exact)\n", rp->pf->meta.sample_hz, sh.program);
+	}
 	if (rp->timed) {
 		fprintf(fp, "    Total time: ");
 		ms(fp, total);

@@ -12,10 +12,13 @@
  * build-id, a sample label per thread with --threads=each.  Where off-CPU
  * time was measured, self time's parts follow as sample types cpu, wait
  * and inactive (exclusive too).  A sampled profile's counts are samples.
- * A cpu-mode profile (exact calls, sampled CPU time) adds a last sample
- * type, "samples" (count): the samples a context's self time rests on;
- * its period is the sampling period in CPU nanoseconds, and a comment
- * names the time source.
+ * A cpu-mode profile (exact calls, sampled CPU time) adds a sample type
+ * "samples" (count): the samples a context's self time rests on; its
+ * period is the sampling period in CPU nanoseconds, and a comment names
+ * the time source.  The type of the weight (the report's, or export -m's:
+ * cpu where the profile has CPU time) comes first and is the default
+ * sample type, so pprof -top, speedscope and the rest open the report's
+ * picture; the others follow in the order above.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -149,14 +152,58 @@ static uint64_t mapping_of(struct cp_report_profile *rp, uint32_t fn)
 	return 0;
 }
 
-int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
+/* The sample types, in their order when the weight does not move one first. */
+enum type { T_CALLS, T_SELF, T_CPU, T_WAIT, T_INACTIVE, T_SAMPLES, T_NR };
+
+/* The type that carries weight m (its exclusive part: pprof adds up self values). */
+static enum type weight_type(const struct cp_report_profile *rp, enum cp_metric m)
+{
+	switch (cp_metric__inclusive(m)) {
+	case CP_METRIC_CALLS:
+		return T_CALLS;
+	case CP_METRIC_CPU:
+		/* Without the split, a cpu-mode profile's self time is its CPU time. */
+		return rp->split ? T_CPU : T_SELF;
+	case CP_METRIC_WAIT:
+		return T_WAIT;
+	case CP_METRIC_INACTIVE:
+		return T_INACTIVE;
+	case CP_METRIC_SAMPLES:
+		return T_SAMPLES;
+	default:
+		return rp->timed ? T_SELF : T_CALLS;
+	}
+}
+
+/* Node n's value of sample type k. */
+static int64_t type_value(const struct cp_rnode *n, enum type k)
+{
+	switch (k) {
+	case T_CALLS:
+		return (int64_t)n->calls;
+	case T_SELF:
+		return (int64_t)n->self_ns;
+	case T_CPU:
+		return (int64_t)cp_rnode__self_cpu(n);
+	case T_WAIT:
+		return (int64_t)n->self_wait_ns;
+	case T_INACTIVE:
+		return (int64_t)n->self_inactive_ns;
+	default:
+		return (int64_t)n->self_samples;
+	}
+}
+
+int cp_export_pprof(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp)
 {
 	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct cp_strtab st = { 0 };
-	ValueType vt[6], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	ValueType vt[T_NR], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	int64_t comment[2];
 	char *source = NULL;
-	static const char *const split_types[] = { "cpu", "wait", "inactive" };
+	static const char *const type_names[T_NR] = { "calls", "self", "cpu", "wait", "inactive",
+						      "samples" };
+	enum type order[T_NR], first = weight_type(rp, weight);
 	Function *fns = xcalloc(rp->nfns + 1, sizeof(*fns));
 	Location *locs = xcalloc(rp->nfns + 1, sizeof(*locs));
 	Line *lines = xcalloc(rp->nfns + 1, sizeof(*lines));
@@ -169,43 +216,47 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 
 	cp_strtab__add(&st, ""); /* string 0, as the format wants */
 
-	p.n_sample_type = rp->split ? 5 : rp->timed ? 2 : 1;
-	p.sample_type = xcalloc(6, sizeof(*p.sample_type));
-	for (int k = 0; k < 6; k++) {
+	/*
+	 * The weight's type first, and the default (pprof and speedscope open
+	 * default_sample_type, other readers the first): the report's picture.
+	 */
+	order[p.n_sample_type++] = first;
+	for (enum type k = T_CALLS; k < T_NR; k++) {
+		int has = k == T_CALLS || (k == T_SELF && rp->timed) ||
+			  (k >= T_CPU && k <= T_INACTIVE && rp->split) ||
+			  (k == T_SAMPLES && rp->cpu_sampled);
+
+		if (has && k != first)
+			order[p.n_sample_type++] = k;
+	}
+	p.sample_type = xcalloc(T_NR, sizeof(*p.sample_type));
+	for (size_t k = 0; k < p.n_sample_type; k++) {
 		perftools__profiles__value_type__init(&vt[k]);
 		p.sample_type[k] = &vt[k];
+		vt[k].type = intern(&st, order[k] == T_CALLS && rp->sampled ? "samples" :
+					 type_names[order[k]]);
+		vt[k].unit = intern(&st, order[k] == T_CALLS || order[k] == T_SAMPLES ? "count" :
+					 "nanoseconds");
 	}
-	vt[0].type = intern(&st, rp->sampled ? "samples" : "calls");
-	vt[0].unit = intern(&st, "count");
-	vt[1].type = intern(&st, "self");
-	vt[1].unit = intern(&st, "nanoseconds");
-	for (int k = 2; k < 5 && rp->split; k++) {
-		vt[k].type = intern(&st, split_types[k - 2]);
-		vt[k].unit = intern(&st, "nanoseconds");
-	}
+	p.default_sample_type = vt[0].type;
 	if (rp->timed) {
-		p.default_sample_type = vt[1].type;
 		period.type = intern(&st, "time");
 		period.unit = intern(&st, "nanoseconds");
 		p.period_type = &period;
 		p.period = 1;
 	}
 	if (rp->cpu_sampled) {
-		const struct cp_sample_shares *sh = &rp->shares;
-		uint64_t program = sh->program + sh->kernel + sh->lost, all = program + sh->runtime;
+		struct cp_sample_tally sh;
 
-		vt[p.n_sample_type].type = intern(&st, "samples");
-		vt[p.n_sample_type].unit = intern(&st, "count");
-		p.n_sample_type++;
+		cp_report_profile__sample_tally(rp, &sh);
 		period.type = intern(&st, "cpu");
 		p.period = (int64_t)rp->period_ns;
 		source = xstrfmt("callprof time source: cpu-samples: CPU time sampled at %u Hz, "
 				 "period %" PRIu64 " ns, %" PRIu64 " samples (%" PRIu64 " in the "
 				 "kernel, %" PRIu64 " lost); profiler's own share %.1f%% left out; "
 				 "calls exact; self times resting on fewer than %d samples are rough",
-				 rp->pf->meta.sample_hz, rp->period_ns, program, sh->kernel,
-				 sh->lost, all ? 100.0 * (double)sh->runtime / (double)all : 0.0,
-				 CP_FEW_SAMPLES);
+				 rp->pf->meta.sample_hz, rp->period_ns, sh.program, sh.kernel,
+				 sh.lost, 100.0 * sh.share, CP_FEW_SAMPLES);
 		comment[0] = intern(&st, source);
 		p.comment = comment;
 		p.n_comment = 1;
@@ -272,15 +323,10 @@ int cp_export_pprof(struct cp_report_profile *rp, FILE *fp)
 			s->location_id = xmalloc(depth * sizeof(*s->location_id));
 			for (uint32_t k = i; k != 0 && k != CP_NONE; k = t->n[k].parent)
 				s->location_id[s->n_location_id++] = t->n[k].fn + 1;
-			s->value = xcalloc(6, sizeof(*s->value));
+			s->value = xcalloc(T_NR, sizeof(*s->value));
 			s->n_value = p.n_sample_type;
-			s->value[0] = (int64_t)t->n[i].calls;
-			s->value[1] = (int64_t)t->n[i].self_ns;
-			s->value[2] = (int64_t)cp_rnode__self_cpu(&t->n[i]);
-			s->value[3] = (int64_t)t->n[i].self_wait_ns;
-			s->value[4] = (int64_t)t->n[i].self_inactive_ns;
-			if (rp->cpu_sampled) /* the last type */
-				s->value[p.n_sample_type - 1] = (int64_t)t->n[i].self_samples;
+			for (size_t k = 0; k < p.n_sample_type; k++)
+				s->value[k] = type_value(&t->n[i], order[k]);
 			if (labels) {
 				s->label = xcalloc(2, sizeof(*s->label));
 				s->label[0] = &labels[0];

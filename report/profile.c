@@ -528,7 +528,7 @@ static uint64_t derive_self(struct cp_rtree *t, int check, int cpu_sampled)
 	/* Children always have larger indices than their parents. */
 	for (uint32_t i = t->nn; i-- > 0;) {
 		struct cp_rnode *n = &t->n[i];
-		uint64_t sum = 0;
+		uint64_t sum = 0, off;
 		int outlasts = 0;
 
 		if (n->untimed && n->parent != CP_NONE) {
@@ -560,6 +560,18 @@ static uint64_t derive_self(struct cp_rtree *t, int check, int cpu_sampled)
 		if (sum > n->total_ns)
 			n->total_ns = sum;
 		n->self_ns = n->total_ns - sum;
+		/*
+		 * Clocked: own time off the CPU longer than the own time (clocks
+		 * that disagree a little, a crafted file) lifts it, as a total
+		 * below its children's: cpu then adds up over the subtree (a
+		 * child's never above its parent's) without a clamp.
+		 */
+		off = n->self_wait_ns;
+		CP_ADD_SAT(off, n->self_inactive_ns);
+		if (off > n->self_ns) {
+			CP_ADD_SAT(n->total_ns, off - n->self_ns);
+			n->self_ns = n->total_ns - sum;
+		}
 		outlasted += outlasts;
 	}
 	return outlasted;
@@ -640,8 +652,11 @@ static void clamp_min_max(struct cp_rnode *n)
  * have larger indices).  A node's self time holds `outside` for every call
  * of its children and `inside` for each of its own calls; its total is then
  * rebuilt as self plus the children's compensated totals, so the tree stays
- * consistent and nothing goes below zero (a node cannot lose more than its
- * own self time).  The rationale and the limits: docs/internals/overhead.md.
+ * consistent and nothing goes below zero: a node cannot lose more than its
+ * own CPU time (self less its own wait and inactive time, which
+ * derive_self keeps within self), so every metric's self stays >= 0 and a
+ * child's cpu never exceeds its parent's.  The rationale and the limits:
+ * docs/internals/overhead.md.
  */
 static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 {
@@ -660,7 +675,8 @@ static void compensate(struct cp_report_profile *rp, struct cp_rtree *t)
 		oh = cp_ns_from_double((n->untimed ? 0 : rp->inside_ns * (double)n->calls) +
 				       rp->outside_ns * (double)child_calls +
 				       rp->untimed_ns * (double)untimed_calls + 0.5);
-		n->self_overhead_ns = n->self_ns > oh ? oh : n->self_ns;
+		/* The hooks ran on the CPU: their cost comes out of the own CPU time only. */
+		n->self_overhead_ns = cp_rnode__self_cpu(n) > oh ? oh : cp_rnode__self_cpu(n);
 		n->self_ns -= n->self_overhead_ns;
 		n->total_ns = n->self_ns + child_total;
 		n->overhead_ns = raw - n->total_ns;
@@ -960,7 +976,7 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	so.symfs = opts->symfs;
 	so.mangled = opts->mangled;
 	so.no_files = opts->no_files;
-	so.quiet = opts->no_files; /* nothing to warn about */
+	so.quiet = opts->no_files || opts->quiet; /* nothing to warn about, or not here */
 	rp->sym = cp_symbolizer__new(pf, &so);
 	if (!rp->sym)
 		cp_die("out of memory setting up symbols");
@@ -1060,7 +1076,8 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 		rp->compensated = rp->subtracted_ns > 0; /* in each input */
 	}
 	if (!rp->unnamed)
-		cp_report_profile__sort(rp, CP_SORT_TOTAL);
+		cp_report_profile__sort(rp, (enum cp_sort_key)
+							   cp_report_profile__weight(rp, NULL, 0));
 	return rp;
 }
 

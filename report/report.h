@@ -188,6 +188,8 @@ struct cp_report_opts {
 	const char *const *select_threads;
 	int no_files;		       /* read no file but the profile: no ELF, DWARF or
 					* source (names MODULE+0xOFFSET; the fuzzers) */
+	int quiet;		       /* no warnings about symbols (record's summary:
+					* report gives them) */
 };
 
 struct cp_report_profile {
@@ -269,8 +271,30 @@ static inline int cp_mostly_overhead(uint64_t total_ns, uint64_t overhead_ns)
 #define CP_OVERHEAD_COVERED 0.80      /* ... until they cover this much of it */
 #define CP_OVERHEAD_TINY 10	       /* own time below this many times its hooks' cost */
 
-/* The profiler's share of rp's run, 0 to 1; -1 where it is not known. */
+/*
+ * A cpu-mode profile's samples as every figure of them is printed (record's
+ * summary and verdict, report's banner, diff's header, the exports' time
+ * source): computed once, from rp->shares as loaded (the PLT stubs that
+ * jump to the hooks already counted as the profiler's).
+ */
+struct cp_sample_tally {
+	uint64_t program;  /* the program's CPU time: its code, the kernel's, lost */
+	uint64_t kernel;   /* of program: in the kernel on its behalf */
+	uint64_t lost;	   /* of program: at unknown addresses (a full ring) */
+	uint64_t profiler; /* callprof's own: its runtime and the stubs to the hooks */
+	double share;	   /* profiler / (program + profiler); 0 without samples */
+};
+void cp_report_profile__sample_tally(const struct cp_report_profile *rp,
+				     struct cp_sample_tally *t);
+
+/*
+ * The profiler's share of rp's run, 0 to 1; -1 where it is not known.  In
+ * cpu mode the tally's share (given CP_OVERHEAD_MIN_SAMPLES samples); with
+ * the clock, the compensation subtracted from the time on the CPU.
+ */
 double cp_report_profile__overhead_share(const struct cp_report_profile *rp);
+/* What that share is of, for its sentence: "CPU time", "clocked time on the CPU", ... */
+const char *cp_report_profile__overhead_base(const struct cp_report_profile *rp);
 
 struct cp_overhead_fn {
 	uint32_t fn;	 /* index into rp->fns */
@@ -285,6 +309,8 @@ struct cp_overhead {
 	uint32_t ntop;
 	/* DW_AT_producer of top[0]'s compile unit (cp_symbolizer__producer), or NULL */
 	const char *producer;
+	/* some of top[] were inlined by their compiler (cp_symbolizer__was_inlined) */
+	int inlined;
 };
 
 /*
@@ -464,17 +490,26 @@ void cp_metric__list(const struct cp_report_profile *rp, char *buf, size_t size)
 uint64_t cp_rnode__metric(const struct cp_rnode *n, enum cp_metric m);
 
 /*
- * The weight views use unless told otherwise: the inclusive metric their
- * percentages, order, pruning and flame widths follow.  CPU time where
- * the profile has it and elapsed time would mislead: several threads that
- * were off CPU much of the time (an idle worker pool would fill the
- * picture); else total (elapsed) time, a single thread's whatever the
- * load; calls without times.  If why is not
- * NULL it gets the reason, for the banner (or "" where there is nothing
- * to say).
+ * The weight every view and export uses unless told otherwise (the one
+ * place that decides it): the inclusive metric their percentages, order,
+ * pruning, flame widths, pprof's default sample type, callgrind's first
+ * event and folded's default value follow.  CPU time wherever the profile
+ * has it (sampled CPU time, or the off-CPU split), whatever the number of
+ * threads and the machine's load: blocked time is shown beside it,
+ * preempted time is never part of it.  Total (elapsed) time where off-CPU
+ * time was not measured; calls without times.  If why is not NULL it gets
+ * the banner's explanation (how much blocked and preempted time there was
+ * and how to weigh by it), or "" where there is nothing to say.
  */
 enum cp_metric cp_report_profile__weight(const struct cp_report_profile *rp, char *why,
 					 size_t size);
+/*
+ * The weight of a comparison of a with b (diff, the tui's diff mode): the
+ * two profiles' weight where they agree (CPU time where both have it),
+ * else total time; calls where either has no times.
+ */
+enum cp_metric cp_report_profile__pair_weight(const struct cp_report_profile *a,
+					      const struct cp_report_profile *b);
 
 /*
  * min_percent's contexts are those below that share of their root's
@@ -497,6 +532,59 @@ enum cp_sort_key {
 void cp_report_profile__sort(struct cp_report_profile *rp, enum cp_sort_key key);
 
 /* Views: write to fp; return 0 or -1 after printing an error. */
+/*
+ * Naming functions (names.c; docs/callprof-report.1.md, NAMING FUNCTIONS):
+ * the one matcher of every option that names a function.  A pattern names
+ * a function by its name as shown, exactly or without " (FILE)"
+ * (CP_NAME_EXACT); without parameters, return type, clone suffix and
+ * template arguments (CP_NAME_NOPARAMS); by the last "::" parts of those
+ * (CP_NAME_SUFFIX: "Iter::Seek", "Seek"); or as a glob (or, with regex, an
+ * extended regex found in it) on any of those (CP_NAME_GLOB).  Of a set of
+ * names, a pattern names those of the best rank any reaches.
+ */
+enum cp_name_rank {
+	CP_NAME_NONE = 0,
+	CP_NAME_GLOB,
+	CP_NAME_SUFFIX,
+	CP_NAME_NOPARAMS,
+	CP_NAME_EXACT,
+};
+
+struct cp_name_pattern;
+
+/* text compiled; NULL (and regerror's words in err[size]) for a bad regex. */
+struct cp_name_pattern *cp_name_pattern__new(const char *text, int regex, char *err, size_t size);
+void cp_name_pattern__free(struct cp_name_pattern *p);
+const char *cp_name_pattern__text(const struct cp_name_pattern *p);
+/* How p names the function called name (NULL: none). */
+enum cp_name_rank cp_name_pattern__rank(const struct cp_name_pattern *p, const char *name);
+/*
+ * Of names[0..n) (NULL entries are none), those p names: hit[i] 1 for the
+ * names of the best rank any reaches, else 0.  Returns how many.
+ */
+uint32_t cp_name_pattern__select(const struct cp_name_pattern *p, const char *const *names,
+				 uint32_t n, uint8_t *hit);
+/*
+ * Up to max of names[0..n) closest to what p says (its words as a part of
+ * a name, or a few letters off), "a, b, c" (", ..." when there are more),
+ * malloc'd; NULL when none is close.
+ */
+char *cp_name_pattern__suggest(const struct cp_name_pattern *p, const char *const *names,
+			       uint32_t n, uint32_t max);
+/*
+ * The error line for a p that names none of names[0..n) in the profile at
+ * path: "no function named 'X' in profile 'P'; the closest: a, b".  -1.
+ */
+int cp_report_no_function(const struct cp_name_pattern *p, const char *const *names, uint32_t n,
+			  const char *path);
+/*
+ * The functions of rp's trees that text (a regex with regex) names, as
+ * indexes into rp->fns, malloc'd, *n of them; NULL after an error line
+ * (cp_report_no_function, or a bad regex) when it names none.
+ */
+uint32_t *cp_report_profile__name_fns(struct cp_report_profile *rp, const char *text, int regex,
+				      uint32_t *n);
+
 struct cp_view_opts {
 	double min_percent;	/* tree: hide nodes below this share of the root */
 	const char *fields;	/* comma list, NULL for the view's default */
@@ -526,7 +614,10 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 
 /* Exporters: write to fp; 0, or -1 after printing an error. */
-/* Folded values are exclusive: cpu, wait, inactive and samples are self's. */
+/*
+ * Folded values are exclusive (but for m total, the inclusive time asked
+ * for): cpu, wait, inactive and samples are self's.
+ */
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
 /*
  * Roughly how many bytes a per-path export (every context with its whole
@@ -539,11 +630,17 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp);
 uint64_t cp_export_path_bytes(const struct cp_report_profile *rp, uint64_t per_context,
 			      uint64_t per_frame, uint64_t name_factor);
 int cp_export_json(struct cp_report_profile *rp, FILE *fp);
-/* Tree number tree (one per thread with --threads=each, else the only one). */
-int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, FILE *fp);
+/*
+ * Tree number tree (one per thread with --threads=each, else the only one);
+ * weight: the event written first (callgrind_annotate's and KCachegrind's
+ * default).
+ */
+int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, enum cp_metric weight,
+			FILE *fp);
 /* weight: the profile speedscope opens first (its exclusive counterpart). */
 int cp_export_speedscope(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp);
-int cp_export_pprof(struct cp_report_profile *rp, FILE *fp);
+/* weight: the sample type written first and made the default (its exclusive part). */
+int cp_export_pprof(struct cp_report_profile *rp, enum cp_metric weight, FILE *fp);
 /* PLIST's tab-delimited records (docs/plist-format.md). */
 int cp_export_plist(struct cp_report_profile *rp, FILE *fp);
 /* The colours of the SVG's frames. */

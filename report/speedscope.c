@@ -149,12 +149,14 @@ int cp_export_speedscope(struct cp_report_profile *rp, enum cp_metric m, FILE *f
 	cp_json__key_str(j, "$schema", "https://www.speedscope.app/file-format-schema.json");
 	cp_json__key_str(j, "exporter", "callprof");
 	if (rp->cpu_sampled) {
-		const struct cp_sample_shares *sh = &rp->shares;
+		struct cp_sample_tally sh;
+
+		cp_report_profile__sample_tally(rp, &sh);
 
 		name = xstrfmt("%s (pid %u; time: CPU time sampled at %u Hz, period %" PRIu64
 			       " ns, %" PRIu64 " samples, calls exact)", rp->pf->path,
 			       rp->pf->meta.pid, rp->pf->meta.sample_hz, rp->period_ns,
-			       sh->program + sh->kernel + sh->lost);
+			       sh.program);
 	} else {
 		name = xstrfmt("%s (pid %u)", rp->pf->path, rp->pf->meta.pid);
 	}

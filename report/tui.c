@@ -101,6 +101,8 @@ static uint32_t find_row(const struct cp_tui *t, uint32_t from, uint32_t node)
 
 static void free_search(struct cp_tui *t)
 {
+	cp_name_pattern__free(t->glob);
+	t->glob = NULL;
 	free(t->pattern);
 	free(t->matches);
 	t->pattern = NULL;
@@ -669,9 +671,18 @@ uint32_t cp_tui__fn(const struct cp_tui *t, uint32_t r)
 	return t->view == CP_TUI_TREE ? tree_of(t)->n[t->rows[r]].fn : t->list[r].fn;
 }
 
-static int name_matches(const char *name, const char *pattern)
+/*
+ * A search finds a substring of a name, or, given glob characters, what
+ * the glob names as every option that names a function (names.c).
+ */
+static int name_matches(const struct cp_tui *t, const char *name)
 {
-	return name && pattern && *pattern && strstr(name, pattern);
+	const char *pattern = t->pattern;
+
+	if (!name || !pattern || !*pattern)
+		return 0;
+	return t->glob ? cp_name_pattern__rank(t->glob, name) != CP_NAME_NONE :
+			 strstr(name, pattern) != NULL;
 }
 
 /* The next match (cp_tui__next_match(t, 1)) is match k: the first at or after the selection. */
@@ -690,6 +701,8 @@ uint32_t cp_tui__search(struct cp_tui *t, const char *pattern)
 	t->pattern = strdup(pattern);
 	if (!t->pattern)
 		return 0;
+	if (strpbrk(pattern, "*?["))
+		t->glob = cp_name_pattern__new(pattern, 0, NULL, 0);
 	if (t->view == CP_TUI_TREE) {
 		const struct cp_rnode *n = tree_of(t)->n;
 		uint32_t c = tree_of(t)->nn ? n[ROOT].first_child : CP_NONE;
@@ -698,7 +711,7 @@ uint32_t cp_tui__search(struct cp_tui *t, const char *pattern)
 		while (c != CP_NONE) {
 			if (c == sel)
 				after = t->nmatches;
-			if (name_matches(cp_rnode__name(t->rp, &n[c]), pattern)) {
+			if (name_matches(t, cp_rnode__name(t->rp, &n[c]))) {
 				if (t->nmatches == cap) {
 					uint32_t *m;
 
@@ -727,7 +740,7 @@ uint32_t cp_tui__search(struct cp_tui *t, const char *pattern)
 	for (i = 0; i < t->nlist; i++) {
 		if (i == t->sel)
 			after = t->nmatches;
-		if (name_matches(cp_tui__name(t, i), pattern))
+		if (name_matches(t, cp_tui__name(t, i)))
 			t->matches[t->nmatches++] = i;
 	}
 	start_at(t, after);
@@ -752,7 +765,7 @@ int cp_tui__next_match(struct cp_tui *t, int dir)
 
 int cp_tui__row_matches(const struct cp_tui *t, uint32_t r)
 {
-	return t->pattern && name_matches(cp_tui__name(t, r), t->pattern);
+	return t->pattern && name_matches(t, cp_tui__name(t, r));
 }
 
 void cp_tui__clamp(struct cp_tui *t, uint32_t height)

@@ -60,6 +60,7 @@ struct cp_tui {
 	uint32_t tree_sel;    /* the tree's selected row while another view shows */
 	/* search */
 	char *pattern;
+	struct cp_name_pattern *glob; /* pattern compiled, when it has glob characters */
 	uint32_t *matches;    /* tree: node indexes in preorder; lists: row numbers */
 	uint32_t nmatches, cur_match; /* cur_match: index into matches, or CP_NONE */
 };

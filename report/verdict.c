@@ -20,14 +20,31 @@
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
+void cp_report_profile__sample_tally(const struct cp_report_profile *rp,
+				     struct cp_sample_tally *t)
+{
+	const struct cp_sample_shares *sh = &rp->shares;
+	uint64_t all;
+
+	t->kernel = sh->kernel;
+	t->lost = sh->lost;
+	t->program = sh->program;
+	CP_ADD_SAT(t->program, sh->kernel);
+	CP_ADD_SAT(t->program, sh->lost);
+	t->profiler = sh->runtime;
+	all = t->program;
+	CP_ADD_SAT(all, t->profiler);
+	t->share = all ? (double)t->profiler / (double)all : 0;
+}
+
 double cp_report_profile__overhead_share(const struct cp_report_profile *rp)
 {
 	if (rp->cpu_sampled) {
-		const struct cp_sample_shares *sh = &rp->shares;
-		double all = (double)sh->program + (double)sh->kernel + (double)sh->lost +
-			     (double)sh->runtime;
+		struct cp_sample_tally t;
 
-		return all >= CP_OVERHEAD_MIN_SAMPLES ? (double)sh->runtime / all : -1;
+		cp_report_profile__sample_tally(rp, &t);
+		return (double)t.program + (double)t.profiler >= CP_OVERHEAD_MIN_SAMPLES ? t.share :
+											 -1;
 	}
 	if (rp->timed && rp->compensated && rp->raw_ns) {
 		/* Of the time on the CPU, where measured: a preempted run is no cheaper. */
@@ -40,6 +57,12 @@ double cp_report_profile__overhead_share(const struct cp_report_profile *rp)
 		return (double)rp->subtracted_ns / (double)(rp->raw_ns - off);
 	}
 	return -1;
+}
+
+const char *cp_report_profile__overhead_base(const struct cp_report_profile *rp)
+{
+	return rp->cpu_sampled ? "CPU time" : rp->split ? "clocked time on the CPU" :
+							   "clocked time";
 }
 
 /* A real function's call (not a pseudo-frame, nor sampled code without hooks). */
@@ -170,6 +193,9 @@ int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 	}
 	if (ov->ntop && !rp->no_files)
 		ov->producer = cp_symbolizer__producer(rp->sym, rp->fns[ov->top[0].fn].addr);
+	for (uint32_t k = 0; k < ov->ntop && !rp->no_files; k++)
+		if (cp_symbolizer__was_inlined(rp->sym, rp->fns[ov->top[k].fn].addr) > 0)
+			ov->inlined = 1;
 	free(order);
 	free(own);
 	free(calls);

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -851,6 +852,13 @@ int cp_flush(const char *path, int how)
 	cp_writer__put(w, &meta, sizeof(meta));
 	write_cmdline(w);
 	cp_modules__write(w);
+	/*
+	 * The vDSO has no file: its image, for the names of the samples that
+	 * fall in it (clock_gettime, gettimeofday).  Read, not called: a
+	 * dying or killed program's is as good.
+	 */
+	if (meta.sample_hz)
+		cp_writer__vdso(w, getauxval(AT_SYSINFO_EHDR));
 	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
 	for (i = 0; i < nt; i++) {
 		write_nodes(&d, w, ts[i], d.nnodes[i], now, &open[i]);

@@ -19,7 +19,8 @@
  * unique.  A thread whose cached child was moved simply misses the cache
  * and finds (or creates) a node for the new code.
  *
- * The vDSO has no file and is left out.
+ * The vDSO has no file and is left out of the log; the dump writes its
+ * image instead (cp_writer__vdso), which the reader makes a module of.
  */
 #include <elf.h>
 #include <errno.h>

@@ -115,6 +115,8 @@ struct sp_proc {
 	uint64_t start_ns, end_ns; /* image start; last event */
 	struct sp_module *mods;
 	size_t nmods, mods_alloc;
+	uint64_t vdso_at;	  /* where its vDSO is mapped (0: not seen): its image,
+				   * the tool's own, goes into the profile */
 	struct cp_unwinder *uw;	  /* symbolize/unwind.h */
 	struct sp_thread *threads;
 	size_t nthreads, threads_alloc;

@@ -105,6 +105,7 @@ static void proc__reset(struct sp_proc *p)
 	}
 	FREE_AND_NULL(p->mods);
 	p->nmods = p->mods_alloc = 0;
+	p->vdso_at = 0;
 	cp_unwinder__free(p->uw);
 	p->uw = NULL;
 	for (size_t i = 0; i < p->nthreads; i++) {
@@ -169,6 +170,23 @@ static void proc__add_module(struct sp_proc *p, const char *path, uint64_t bias,
 	m->elf.segs = xmalloc(elf->nsegs * sizeof(*elf->segs));
 	memcpy(m->elf.segs, elf->segs, elf->nsegs * sizeof(*elf->segs));
 	cp_unwinder__add_module(p->uw, path, bias);
+}
+
+/*
+ * The vDSO mapped at at: the kernel maps the same image into every 64-bit
+ * process, so the tool's own stands in for it, to unwind through (its
+ * CFI) and to name its functions (the profile gets it, cp_writer__vdso).
+ */
+static void proc__vdso(struct sp_proc *p, uint64_t at)
+{
+	uint64_t link_base;
+	size_t size;
+	const void *img = cp_vdso_image(&size, &link_base);
+
+	if (!img || p->vdso_at == at)
+		return;
+	p->vdso_at = at;
+	cp_unwinder__add_image(p->uw, "[vdso]", img, size, at - link_base);
 }
 
 /* An executable mapping of path at start from file offset pgoff. */
@@ -290,8 +308,12 @@ static void sampler__mmap2(struct cp_sampler *s, const void *rec)
 	} *r = rec;
 	struct sp_proc *p = sampler__proc(s, r->pid);
 
+	if (p && !strcmp(r->filename, "[vdso]")) {
+		proc__vdso(p, r->addr);
+		return;
+	}
 	if (!p || r->filename[0] != '/')
-		return; /* anonymous, [vdso], [stack]... */
+		return; /* anonymous, [stack]... */
 	if (!p->exe)
 		p->exe = xstrdup(r->filename); /* the kernel maps the program first */
 	if (r->prot & PROT_EXEC)
@@ -335,6 +357,8 @@ static void sampler__fork(struct cp_sampler *s, const void *rec)
 	for (size_t i = 0; i < parent->nmods; i++)
 		proc__add_module(p, parent->mods[i].path, parent->mods[i].bias,
 				 &parent->mods[i].elf);
+	if (parent->vdso_at)
+		proc__vdso(p, parent->vdso_at);
 	p->exe = parent->exe ? xstrdup(parent->exe) : NULL;
 	p->cmdline_len = parent->cmdline_len;
 	p->cmdline = xmalloc(p->cmdline_len + 1);

@@ -138,6 +138,8 @@ static void write_modules(struct cp_writer *w, const struct sp_proc *p)
 			cp_writer__put(w, &r, sizeof(r));
 		}
 	}
+	/* The vDSO has no file: its image (the tool's, the same kernel's). */
+	cp_writer__vdso(w, p->vdso_at);
 }
 
 static void write_nodes(struct cp_writer *w, const struct sp_proc *p)

@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -382,6 +383,48 @@ static int sym_module__check_build_id(struct cp_symbolizer *sym, struct sym_modu
 	return -1;
 }
 
+int cp_memory_fd(const void *data, uint64_t size, const char **why)
+{
+	const char *p = data;
+	int fd = memfd_create("callprof-image", MFD_CLOEXEC);
+
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	for (uint64_t done = 0; done < size;) {
+		ssize_t n = write(fd, p + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			*why = n < 0 ? strerror(errno) : "short write";
+			close(fd);
+			return -1;
+		}
+		done += (uint64_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		*why = strerror(errno);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A descriptor of m's image from the profile; -1 with *why set when there is none. */
+static int image_fd(struct cp_symbolizer *sym, struct sym_module *m, const char **why)
+{
+	uint64_t size;
+	const void *img = cp_profile_file__image(sym->pf, (uint32_t)(m - sym->modules), &size);
+
+	if (!img) {
+		*why = "no image in the profile";
+		return -1;
+	}
+	return cp_memory_fd(img, size, why);
+}
+
 /* Report m to a Dwfl of its own on first use.  Returns 0 when usable. */
 static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 {
@@ -398,9 +441,13 @@ static int sym_module__load(struct cp_symbolizer *sym, struct sym_module *m)
 	/*
 	 * Opened here rather than by elfutils so the warning gets errno's
 	 * words, and only if regular: the path comes from the profile, and a
-	 * FIFO there would block forever.
+	 * FIFO there would block forever.  An image the profile holds (the
+	 * vDSO, which has no file) is given to elfutils as a memory file.
 	 */
-	fd = cp_open_regular(m->file, &why);
+	if (m->rec->flags & CP_MODULE_IMAGE)
+		fd = image_fd(sym, m, &why);
+	else
+		fd = cp_open_regular(m->file, &why);
 	if (fd < 0 && errno == ENOENT && sym->symfs && strcmp(m->file, m->path)) {
 		/* Not copied under --symfs: this machine's file, if it is the same build. */
 		const char *saved = why;
@@ -729,14 +776,28 @@ static struct sym_entry *sym_module__lookup(struct sym_module *m, uint64_t d)
 
 /*
  * The name an entry is reported as: without a version suffix, and C++ names
- * demangled as c++filt prints them (cp_demangle: "_Z" names only).
+ * demangled as c++filt prints them (cp_demangle: "_Z" names only), the
+ * target of a PLT stub too ("std::string::_M_append(char const*, unsigned
+ * long)@plt", as perf prints it).
  */
 static const char *sym_entry__shown(struct cp_symbolizer *sym, struct sym_entry *e)
 {
 	char *base = NULL, *dm;
+	size_t len = strlen(e->name);
 
 	if (e->shown)
 		return e->shown;
+	if (!sym->mangled && len > 4 && !strcmp(e->name + len - 4, "@plt")) {
+		char *target = xstrfmt("%.*s", (int)(len - 4), e->name);
+
+		dm = cp_demangle(target);
+		free(target);
+		if (dm) {
+			e->shown = symbolizer__own(sym, xstrfmt("%s@plt", dm));
+			free(dm);
+			return e->shown;
+		}
+	}
 	e->shown = e->name;
 	if (e->name[e->len]) {
 		base = xmalloc(e->len + 1);
@@ -1328,8 +1389,10 @@ struct cp_symbolizer *cp_symbolizer__new(const struct cp_profile_file *pf,
 		m->sym = sym;
 		m->rec = &pf->modules[i];
 		m->path = path ? path : "";
-		m->file = sym->symfs ? xstrfmt("%s%s%s", sym->symfs, *m->path == '/' ? "" : "/", m->path)
-				     : xstrdup(m->path);
+		/* An image the profile holds (the vDSO) is looked for nowhere. */
+		m->file = sym->symfs && !(m->rec->flags & CP_MODULE_IMAGE) ?
+				  xstrfmt("%s%s%s", sym->symfs, *m->path == '/' ? "" : "/", m->path) :
+				  xstrdup(m->path);
 		slash = strrchr(m->path, '/');
 		m->base = slash ? slash + 1 : m->path;
 		/* A fallback name needs something before the "+0x". */
@@ -1470,6 +1533,26 @@ const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr)
 	if (!cu || !dwarf_attr(cu, DW_AT_producer, &attr))
 		return NULL;
 	return dwarf_formstring(&attr);
+}
+
+int cp_symbolizer__was_inlined(struct cp_symbolizer *sym, uint64_t addr)
+{
+	struct sym_module *m = symbolizer__find_module(sym, addr);
+	Dwarf_Attribute at;
+	Dwarf_Word inl;
+	Dwarf_Die *fn;
+
+	if (sym->pf->nsymbols || !m || sym_module__load(sym, m))
+		return -1;
+	if (!m->fns_indexed)
+		sym_module__index_fns(m);
+	fn = sym_module__fn_die(m, sym_module__dwfl_addr(m, addr) - m->dw_bias);
+	if (!fn)
+		return -1;
+	/* The out-of-line copy points to its abstract instance, which says. */
+	if (!dwarf_attr_integrate(fn, DW_AT_inline, &at) || dwarf_formudata(&at, &inl))
+		return 0;
+	return inl == DW_INL_inlined || inl == DW_INL_declared_inlined;
 }
 
 /*

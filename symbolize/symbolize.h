@@ -133,6 +133,20 @@ const char *cp_symbolizer__module(struct cp_symbolizer *sym, uint64_t addr, uint
 const char *cp_symbolizer__producer(struct cp_symbolizer *sym, uint64_t addr);
 
 /*
+ * Whether the compiler inlined the function whose entry is addr into some
+ * caller (DW_AT_inline of its abstract instance says "inlined"): 1, 0 when
+ * the debug information says it did not, -1 when there is none to say.
+ */
+int cp_symbolizer__was_inlined(struct cp_symbolizer *sym, uint64_t addr);
+
+/*
+ * A descriptor of a memory file holding data[0..size), read from its start
+ * (how an ELF image the profile holds, such as the vDSO's, is given to
+ * libdwfl); -1 with *why set (a static string) on failure.
+ */
+int cp_memory_fd(const void *data, uint64_t size, const char **why);
+
+/*
  * The first place libdwfl's standard debug-file search
  * (dwfl_standard_find_debuginfo, with this debuginfo_path) may open for
  * file_name's debug data that exists but is not a regular file, malloc'd;

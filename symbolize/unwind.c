@@ -150,6 +150,24 @@ int cp_unwinder__add_module(struct cp_unwinder *u, const char *path, uint64_t bi
 	return -1;
 }
 
+int cp_unwinder__add_image(struct cp_unwinder *u, const char *name, const void *image,
+			   uint64_t size, uint64_t bias)
+{
+	const char *why;
+	int fd = cp_memory_fd(image, size, &why);
+
+	if (fd < 0)
+		return -1;
+	if (!u->reporting) {
+		dwfl_report_begin_add(u->dwfl);
+		u->reporting = 1;
+	}
+	if (dwfl_report_elf(u->dwfl, name, name, fd, bias, true))
+		return 0;
+	close(fd);
+	return -1;
+}
+
 static pid_t unwinder__next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
 	struct cp_unwinder *u = arg;

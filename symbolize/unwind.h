@@ -30,6 +30,9 @@ struct cp_unwinder *cp_unwinder__new(void);
 void cp_unwinder__free(struct cp_unwinder *u);
 /* A module mapped at load bias (ELF file at path, opened only if regular); 0 or -1. */
 int cp_unwinder__add_module(struct cp_unwinder *u, const char *path, uint64_t bias);
+/* A module that is no file (the vDSO), its ELF image image[0..size), at load bias; 0 or -1. */
+int cp_unwinder__add_image(struct cp_unwinder *u, const char *name, const void *image,
+			   uint64_t size, uint64_t bias);
 /*
  * Unwind one sample: pcs[0] the interrupted instruction, then the return
  * addresses of the callers, at most max.  Returns the number of frames

@@ -19,6 +19,21 @@ do
 	'
 done
 
+# (callprof cc has no options of its own.)
+for cmd in record report tui export merge diff dump attach
+do
+	test_expect_success "every option of callprof $cmd -h is in callprof-$cmd.1.md" '
+		callprof '$cmd' -h >help &&
+		grep -oE "^ +(-[a-zA-Z], )?--[a-z][a-z-]*" help | sed "s/.*--//" | sort -u >opts &&
+		test -s opts &&
+		while read -r o
+		do
+			grep -q -e "\\\\--$o\\b" -e "\`--$o\\b" "$TOP/docs/callprof-'$cmd'.1.md" ||
+			{ echo "--$o is not in the man page"; exit 1; }
+		done <opts
+	'
+done
+
 # libdw imports glibc's error(); a tool function of that name would be
 # exported from the executable and bound instead (LD_DEBUG=bindings).
 test_expect_success 'the callprof executable exports no function of its own' '
@@ -34,8 +49,43 @@ test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, m
 	test -f prefix/lib/callprof/libcallprof.a &&
 	test -f prefix/include/callprof.h &&
 	test -f prefix/lib/pkgconfig/callprof.pc &&
-	ls prefix/share/man/man1 | grep -c "^callprof" >nman &&
-	echo 10 >expect && test_cmp expect nman
+	ls prefix/share/man/man1 | grep -c "^callprof.*\.1\$" >nman &&
+	echo 10 >expect && test_cmp expect nman &&
+	! ls prefix/share/man/man1 | grep -v "\.1\$"
+'
+
+# The pages are made at build time (tools/md2man), whatever is installed:
+# each is a man page that man renders, with its sections, its options in
+# bold and no markdown left over.
+test_expect_success 'the installed man pages render with man, pandoc or not' '
+	for page in prefix/share/man/man1/*.1
+	do
+		name=$(basename "$page" .1) &&
+		LC_ALL=C.UTF-8 MANWIDTH=100 man -l "$page" >"$name.txt" 2>"$name.err" &&
+		test_must_be_empty "$name.err" &&
+		head -1 "$name.txt" | grep -q "^$(echo "$name" | tr a-z A-Z)(1)" &&
+		for sec in NAME SYNOPSIS DESCRIPTION "SEE ALSO"
+		do
+			grep -q "^$sec\$" "$name.txt" || { echo "$name: no $sec"; return 1; }
+		done &&
+		# verbatim text (examples) is indented further than 8 columns
+		! grep -n -e "^ \{0,8\}#" -e "\*\*" -e "^ \{0,8\}:   " -e "\`\`\`" "$name.txt" ||
+		{ echo "$name: markdown left over"; return 1; }
+	done &&
+	MANPATH=$PWD/prefix/share/man man -w callprof-report | grep -q "prefix/share/man/man1/callprof-report.1" &&
+	LC_ALL=C.UTF-8 MANWIDTH=100 MANPATH=$PWD/prefix/share/man man callprof-report >report.txt &&
+	grep -q "^ *--lines FUNCTION\$" report.txt &&
+	grep -q "^ *callprof report --lines FUNCTION " report.txt
+'
+
+# The -h lines of every option are the man page's words in short: what
+# an option needs must be what the page says it needs.
+test_expect_success 'report -h: --lines needs no --sample (the default records the lines)' '
+	callprof report -h >help &&
+	grep -e "--lines FUNCTION" help >lines-help &&
+	! grep -e "recorded with --sample" lines-help &&
+	grep -e "--time=cpu" lines-help &&
+	! grep -i "for profiles recorded with .--sample.\.\$" "$TOP/docs/callprof-report.1.md"
 '
 
 test_expect_success 'the installed callprof finds its runtime and records' '

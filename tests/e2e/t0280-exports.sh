@@ -11,11 +11,13 @@ folded_sum () {
 # The default recording (sampled CPU time) of a run long enough to be
 # sampled, so that time, samples and the 0-call contexts of sampled code
 # without hooks ([kernel]) reach every format; k.cprof is the same program
-# timed per call (--time=clock), where call sites have times too.
+# timed per call (--time=clock), where call sites have times too.  Both
+# are weighed by CPU time (the report's weight): folded's default value
+# is self cpu, the first event and sample type cpu.
 test_expect_success 'setup: a profile with three threads, recursion and call sites' '
 	build_workload s-callsites.c &&
 	callprof record -o p.cprof -- ./t-callsites 32 2 >out 2>err &&
-	callprof export -f folded p.cprof >folded &&
+	callprof export -f folded -m self p.cprof >folded &&
 	self=$(folded_sum <folded) &&
 	test "$self" -gt 0 &&
 	callprof export -f folded -m calls p.cprof >folded.calls &&
@@ -23,12 +25,18 @@ test_expect_success 'setup: a profile with three threads, recursion and call sit
 	callprof export -f folded -m samples p.cprof >folded.samples &&
 	samples=$(folded_sum <folded.samples) &&
 	test "$samples" -gt 0 &&
-	echo "$self $calls $samples" >totals &&
+	callprof export -f folded p.cprof >folded.cpu &&
+	callprof export -f folded -m self-cpu p.cprof >folded.self-cpu &&
+	test_cmp folded.cpu folded.self-cpu &&
+	cpu=$(folded_sum <folded.cpu) &&
+	test "$cpu" -gt 0 && test "$cpu" -le "$self" &&
+	echo "$self $calls $samples $cpu" >totals &&
 	cat totals &&
 	callprof record --time=clock -o k.cprof -- ./t-callsites 12 2 >out 2>err &&
-	callprof export -f folded k.cprof >k.folded &&
+	callprof export -f folded -m self k.cprof >k.folded &&
 	callprof export -f folded -m calls k.cprof >k.folded.calls &&
-	echo "$(folded_sum <k.folded) $(folded_sum <k.folded.calls)" >k.totals &&
+	callprof export -f folded k.cprof >k.folded.cpu &&
+	echo "$(folded_sum <k.folded) $(folded_sum <k.folded.calls) $(folded_sum <k.folded.cpu)" >k.totals &&
 	cat k.totals
 '
 
@@ -86,10 +94,11 @@ json_check () {
 }
 
 test_expect_success 'json: parses, parents first, sums equal the report'"'"'s' '
-	read self calls samples <totals &&
+	read self calls samples cpu <totals &&
 	callprof export -f json -o p.json p.cprof &&
 	json_check p.json "$self" "$calls" &&
-	read self calls <k.totals &&
+	python3 -c "import json, sys; assert json.load(open(sys.argv[1]))[\"weight\"] == \"cpu\"" p.json &&
+	read self calls cpu <k.totals &&
 	callprof export -f json -o k.json k.cprof &&
 	json_check k.json "$self" "$calls"
 '
@@ -101,17 +110,66 @@ cg_totals () {
 	sed -n "s/^\([0-9,]*\) \(([^)]*) \)\{0,1\} *\([0-9,]*\) .*PROGRAM TOTALS$/\1 \3/p" | tr -d ,
 }
 
+# The weight's event first (callgrind_annotate sorts and shows by it).
 test_expect_success 'callgrind: callgrind_annotate reads it; its totals are ours' '
-	read self calls samples <totals &&
+	read self calls samples cpu <totals &&
 	callprof export -f callgrind -o p.cg p.cprof &&
+	grep -q "^events: Cpu Time Calls Wait Inactive Samples$" p.cg &&
 	callgrind_annotate p.cg >annotated 2>err &&
 	test_must_be_empty err &&
 	cg_totals <annotated >got &&
-	echo "$self $calls" >expect &&
+	echo "$cpu $self" >expect &&
+	test_cmp expect got &&
+	callprof export -f callgrind -m calls -o c.cg p.cprof &&
+	grep -q "^events: Calls Time Cpu Wait Inactive Samples$" c.cg &&
+	callgrind_annotate c.cg | cg_totals >got &&
+	echo "$calls $self" >expect &&
 	test_cmp expect got &&
 	grep -q "^calls=" p.cg &&
 	callgrind_annotate --inclusive=yes --tree=calling p.cg >tree &&
 	grep -q "s-callsites.c:fib" tree
+'
+
+# cg_exclusive ANNOTATED JSON FIELD: every function's exclusive cost of
+# the first event in callgrind_annotate's listing (--threshold=100: all of
+# them) is the sum of FIELD over its contexts in the json export, and the
+# listing's percentages add up to 100.  Code without hooks ([kernel]) was
+# written as calls=0 edges, whose cost callgrind_annotate adds to the
+# caller's own: fib showed its [kernel] time twice, the column above 100%.
+cg_exclusive () {
+	python3 - "$@" <<-\EOT
+	import json, re, sys
+	ann = open(sys.argv[1]).read().split("\n")
+	d = json.load(open(sys.argv[2]))
+	want = {}
+	for t in d["trees"]:
+	    for n in t["nodes"][1:]:
+	        name = d["functions"][n["function"]]["name"]
+	        want[name] = want.get(name, 0) + n[sys.argv[3]]
+	start = [i for i, l in enumerate(ann) if l.endswith("file:function")][0] + 2
+	got, pct = {}, 0.0
+	for l in ann[start:]:
+	    if not l.strip() or l.startswith("--"):
+	        break
+	    m = re.match(r"^\s*([\d,]+) (?:\(\s*([\d.]+)%\))?.*\s\S*:(\S+) \[[^]]*\]$", l)
+	    assert m, l
+	    got[m.group(3)] = got.get(m.group(3), 0) + int(m.group(1).replace(",", ""))
+	    pct += float(m.group(2) or 0)
+	assert got == {k: v for k, v in want.items() if k in got}, (got, want)
+	assert all(v == 0 for k, v in want.items() if k not in got), (got, want)
+	assert 99.9 <= pct <= 100.1, pct
+	EOT
+}
+
+test_expect_success 'callgrind: each function'"'"'s exclusive cost is the report'"'"'s; the column makes 100%' '
+	callprof export -f json -o p.json p.cprof &&
+	grep -q "^fn=([0-9]*) \[kernel\]$" p.cg &&
+	callgrind_annotate --threshold=100 --auto=no p.cg >ann &&
+	cg_exclusive ann p.json self_cpu_ns &&
+	callprof export -f callgrind -m self -o t.cg p.cprof &&
+	callgrind_annotate --threshold=100 --auto=no t.cg >ann &&
+	cg_exclusive ann p.json self_ns &&
+	! grep -q "^calls=0 " p.cg t.cg
 '
 
 test_expect_success 'callgrind: fib'"'"'s calls, one edge per call-site line' '
@@ -135,13 +193,13 @@ test_expect_success 'callgrind: a file per thread with --threads=each, each read
 	callprof export -f callgrind --threads=each -o each.cg p.cprof &&
 	test -f each.cg-01 && test -f each.cg-02 && test -f each.cg-03 && ! test -e each.cg-04 &&
 	callprof export -f folded --threads=each p.cprof >folded.each &&
-	callprof export -f folded -m calls --threads=each p.cprof >folded.each.calls &&
+	callprof export -f folded -m self --threads=each p.cprof >folded.each.self &&
 	for part in each.cg-01 each.cg-02 each.cg-03; do
 		label=$(sed -n "s/^desc: Thread: //p" $part) &&
 		callgrind_annotate $part >annotated 2>err &&
 		test_must_be_empty err &&
 		cg_totals <annotated >got &&
-		echo "$(folded_sum "$label" <folded.each) $(folded_sum "$label" <folded.each.calls)" >expect &&
+		echo "$(folded_sum "$label" <folded.each) $(folded_sum "$label" <folded.each.self)" >expect &&
 		test_cmp expect got || exit 1
 	done &&
 	test_expect_code 1 callprof export -f callgrind --threads=each p.cprof >stdout 2>err &&
@@ -155,7 +213,7 @@ test_expect_success 'callgrind: a file per thread with --threads=each, each read
 parts=": \(cpu\|wait\|inactive\|samples\) "
 
 test_expect_success 'speedscope: valid by the schema in the speedscope package, weights = self' '
-	read self calls samples <totals &&
+	read self calls samples cpu <totals &&
 	npm_install &&
 	callprof export -f speedscope -o p.speedscope.json p.cprof &&
 	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-speedscope.js" \
@@ -182,7 +240,7 @@ test_expect_success 'speedscope: a profile per thread with --threads=each' '
 	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-speedscope.js" each.json >all &&
 	grep -v "$parts" all >got &&
 	test $(wc -l <got) = 3 &&
-	callprof export -f folded --threads=each p.cprof >folded.each &&
+	callprof export -f folded -m self --threads=each p.cprof >folded.each &&
 	while read -r label total; do
 		test "$(folded_sum "$label" <folded.each)" = "$total" || exit 1
 	done <got &&
@@ -194,28 +252,37 @@ test_expect_success 'speedscope: a profile per thread with --threads=each' '
 	done <got
 '
 
-# pprof_types FILE (after pprof_sums, lib.sh): the names of its sample types.
+# pprof_types FILE (after pprof_sums, lib.sh): the names of its sample
+# types, then "default=" the name of its default sample type (what pprof and
+# speedscope open).
 pprof_types () {
 	awk "
 		/^sample_type \{/ { st = 1 }
 		st && /^  type: / { type[nt++] = \$2; st = 0 }
+		/^default_sample_type: / { dflt = \$2 }
 		/^string_table: / { s = substr(\$0, 15); gsub(/\"/, \"\", s); str[ns++] = s }
-		END { for (i = 0; i < nt; i++) printf \"%s%s\", i ? \" \" : \"\", str[type[i]]; print \"\" }
+		END { for (i = 0; i < nt; i++) printf \"%s \", str[type[i]]; print \"default=\" str[dflt] }
 	" "$1.txt"
 }
 
+# The weight's type (cpu) first and the default: pprof -top opens the report's picture.
 test_expect_success 'pprof: gzip, decoded by protoc as profile.proto; sample sums are ours' '
-	read self calls samples <totals &&
+	read self calls samples cpu <totals &&
 	callprof export -f pprof -o p.pb.gz p.cprof &&
 	pprof_sums p.pb.gz >sums &&
 	pprof_types p.pb.gz >types &&
-	echo "calls self cpu wait inactive samples" >expect &&
+	echo "cpu calls self wait inactive samples default=cpu" >expect &&
 	test_cmp expect types &&
-	cut -d" " -f1,2,6 sums >got &&
-	echo "$calls $self $samples" >expect &&
+	cut -d" " -f1,2,3,6 sums >got &&
+	echo "$cpu $calls $self $samples" >expect &&
 	test_cmp expect got &&
 	# The recording split self time into cpu, wait and inactive.
-	awk "{ exit !(\$3 + \$4 + \$5 == \$2) }" sums &&
+	awk "{ exit !(\$1 + \$4 + \$5 == \$3) }" sums &&
+	callprof export -f pprof -m self -o s.pb.gz p.cprof &&
+	pprof_sums s.pb.gz >/dev/null &&
+	pprof_types s.pb.gz >types &&
+	echo "self calls cpu wait inactive samples default=self" >expect &&
+	test_cmp expect types &&
 	grep -q "^string_table: \"\"$" p.pb.gz.txt &&
 	grep -q "^string_table: \"fib\"$" p.pb.gz.txt &&
 	grep -q "^string_table: \"nanoseconds\"$" p.pb.gz.txt &&
@@ -225,26 +292,27 @@ test_expect_success 'pprof: gzip, decoded by protoc as profile.proto; sample sum
 '
 
 test_expect_success 'pprof: a clock-timed profile has no samples type' '
-	read self calls <k.totals &&
+	read self calls cpu <k.totals &&
 	callprof export -f pprof -o k.pb.gz k.cprof &&
 	pprof_sums k.pb.gz >sums &&
 	pprof_types k.pb.gz >types &&
-	echo "calls self cpu wait inactive" >expect &&
+	echo "cpu calls self wait inactive default=cpu" >expect &&
 	test_cmp expect types &&
-	cut -d" " -f1,2 sums >got &&
-	echo "$calls $self" >expect &&
+	cut -d" " -f1,2,3 sums >got &&
+	echo "$cpu $calls $self" >expect &&
 	test_cmp expect got &&
-	awk "{ exit !(NF == 5 && \$3 + \$4 + \$5 == \$2) }" sums &&
+	awk "{ exit !(NF == 5 && \$1 + \$4 + \$5 == \$3) }" sums &&
 	test $(grep -c "^sample {" k.pb.gz.txt) = $(wc -l <k.folded)
 '
 
 test_expect_success 'pprof: thread labels with --threads=each' '
-	read self calls samples <totals &&
+	read self calls samples cpu <totals &&
 	callprof export -f pprof --threads=each -o each.pb.gz p.cprof &&
 	pprof_sums each.pb.gz >got &&
 	set -- $(cat got) &&
-	test "$1" = "$calls" &&
-	test "$2" = "$self" &&
+	test "$1" = "$cpu" &&
+	test "$2" = "$calls" &&
+	test "$3" = "$self" &&
 	grep -q "^string_table: \"thread\"$" each.pb.gz.txt &&
 	test $(grep -c "^  label {" each.pb.gz.txt) -gt 0
 '
@@ -304,7 +372,7 @@ test_expect_success 'plist: the PLIST records, method 522, exact counts per func
 	# [kernel] is no function (no record 6, docs/plist-format.md); sampled
 	# code without hooks is, with 0 calls ("-" in the report).
 	callprof report --flat --fields=calls,name --sort=name p.cprof | sed 1d |
-		awk "\$2 != \"[kernel]\" { print \$2, \$1 == \"-\" ? 0 : \$1 }" >flat &&
+		sed "s/^ *\([^ ]*\)  \(.*\)\$/\2 \1/; s/ -\$/ 0/" | grep -v "^\[kernel\] " >flat &&
 	awk -F "\t" "\$1 == 6 { print \$7, \$4 }" p.plist >plist.calls &&
 	test_cmp flat plist.calls &&
 	grep -q "^5	main$" p.plist &&
@@ -349,7 +417,7 @@ test_expect_success 'a counting profile: calls only, in every format' '
 
 test_expect_success 'usage errors and unwritable outputs leave nothing behind' '
 	test_expect_code 129 callprof export -f json -m calls p.cprof 2>err &&
-	grep -q "metric is for -f folded, speedscope, svg and html" err &&
+	grep -q "metric is for -f folded, callgrind, speedscope, pprof, svg and html" err &&
 	test_expect_code 129 callprof export -f svgz p.cprof 2>err &&
 	test_expect_code 1 callprof export -f callgrind -o no/such/dir/p.cg p.cprof 2>err &&
 	grep -q "no/such/dir" err &&

@@ -16,7 +16,8 @@ unbanner () {
 
 # Two threads; wait, inactive and switches are exclusive per record; the
 # 0x200 context of main has a second call site; worker's 0x200 waited
-# more than its total (cpu clamps at 0).
+# more than its total (its total is lifted to its off-CPU time: cpu 0,
+# and its parent's cpu still adds up).
 test_expect_success 'setup: profiles with the off-CPU split measured, not measured, refused' '
 	cat >split.txt <<-\EOF &&
 	meta switches=1 duration=1500
@@ -89,7 +90,7 @@ test_expect_success 'folded -m cpu|wait|inactive: the exclusive parts; refused w
 	grep -q "has no off-CPU times" err
 '
 
-test_expect_success 'json: cpu = total - wait - inactive (at least 0) for every node; the state' '
+test_expect_success 'json: cpu = total - wait - inactive (never below 0) for every node; the state' '
 	callprof export -f json -o s.json s.cprof &&
 	callprof export -f json -o off.json off.cprof &&
 	python3 - s.json off.json <<-\EOT &&
@@ -101,9 +102,10 @@ test_expect_success 'json: cpu = total - wait - inactive (at least 0) for every 
 	for t in d["trees"]:
 	    for n in t["nodes"]:
 	        off = n["wait_ns"] + n["inactive_ns"]
-	        assert n["cpu_ns"] == max(0, n["total_ns"] - off), n
-	        assert n["self_cpu_ns"] == max(0, n["self_ns"] - n["self_wait_ns"] - n["self_inactive_ns"])
+	        assert n["cpu_ns"] == n["total_ns"] - off >= 0, n
+	        assert n["self_cpu_ns"] == n["self_ns"] - n["self_wait_ns"] - n["self_inactive_ns"] >= 0
 	        kids = [k for k in t["nodes"] if k["parent"] is not None and t["nodes"][k["parent"]] is n]
+	        assert n["cpu_ns"] == n["self_cpu_ns"] + sum(k["cpu_ns"] for k in kids), n
 	        assert n["wait_ns"] == n["self_wait_ns"] + sum(k["wait_ns"] for k in kids)
 	        assert n["switches_vol"] == n["self_switches_vol"] + sum(k["switches_vol"] for k in kids)
 	assert d["trees"][0]["nodes"][0]["wait_ns"] == 690
@@ -112,7 +114,7 @@ test_expect_success 'json: cpu = total - wait - inactive (at least 0) for every 
 	assert o["processes"][0]["off_cpu"]["state"] == "off"
 	EOT
 	callprof export --threads=each -f json -o each.json s.cprof &&
-	python3 -c "import json, sys; n = json.load(open(sys.argv[1]))[\"trees\"][1][\"nodes\"][2]; assert n[\"cpu_ns\"] == 0 and n[\"wait_ns\"] + n[\"inactive_ns\"] > n[\"total_ns\"], n" each.json
+	python3 -c "import json, sys; n = json.load(open(sys.argv[1]))[\"trees\"][1][\"nodes\"][2]; assert n[\"cpu_ns\"] == 0 and n[\"wait_ns\"] + n[\"inactive_ns\"] == n[\"total_ns\"] == 310, n" each.json
 '
 
 test_expect_success 'pprof: sample types cpu, wait, inactive; their sums are the folded ones' '
@@ -124,7 +126,7 @@ test_expect_success 'pprof: sample types cpu, wait, inactive; their sums are the
 	do
 		grep -q "^string_table: \"$t\"$" s.pb.txt || return 1
 	done &&
-	awk "/^sample \{/ { k = 0 } /^  value: / { s[k++] += \$2 } END { print s[2], s[3], s[4] }" \
+	awk "/^sample \{/ { k = 0 } /^  value: / { s[k++] += \$2 } END { print s[0], s[3], s[4] }" \
 		s.pb.txt >got &&
 	echo "630 640 80" >expect &&
 	test_cmp expect got
@@ -132,11 +134,11 @@ test_expect_success 'pprof: sample types cpu, wait, inactive; their sums are the
 
 test_expect_success 'callgrind: events Cpu Wait Inactive; callgrind_annotate totals' '
 	callprof export -f callgrind -o s.cg s.cprof &&
-	grep -q "^events: Time Calls Cpu Wait Inactive$" s.cg &&
+	grep -q "^events: Cpu Time Calls Wait Inactive$" s.cg &&
 	callgrind_annotate s.cg >annotated 2>err &&
 	test_must_be_empty err &&
 	grep "PROGRAM TOTALS" annotated | sed "s/ ([^)]*)//g" | tr -s " " >got &&
-	echo "1,350 12 630 640 80 PROGRAM TOTALS" >expect &&
+	echo "630 1,350 12 640 80 PROGRAM TOTALS" >expect &&
 	test_cmp expect got
 '
 
@@ -294,7 +296,7 @@ test_expect_success 'report --lines: inside work by line with the source, outsid
 
 test_expect_success 'report --lines: no LINES, unknown function; json lines per node' '
 	test_must_fail callprof report --lines work s.cprof 2>err &&
-	echo "callprof: error: profile '"'"'s.cprof'"'"' has no sampled lines: record with --sample" >expect &&
+	echo "callprof: error: profile '"'"'s.cprof'"'"' has no sampled lines: record with --time=cpu (the default) or --sample" >expect &&
 	test_cmp expect err &&
 	test_must_fail callprof report --lines nosuch l.cprof 2>err &&
 	echo "callprof: error: no function named '"'"'nosuch'"'"' in profile '"'"'l.cprof'"'"'" >expect &&

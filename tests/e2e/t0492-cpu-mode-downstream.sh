@@ -79,7 +79,7 @@ test_expect_success 'json: relations per node; totals are the report'"'"'s' '
 import json
 r = json.load(open(\"s.json\"))[\"trees\"][0][\"nodes\"][0]
 print(r[\"total_ns\"] - r[\"self_ns\"], r[\"samples\"] - r[\"self_samples\"])" >expect &&
-	callprof export -f folded s.cprof | folded_sum >self &&
+	callprof export -f folded -m self s.cprof | folded_sum >self &&
 	callprof export -f folded -m samples s.cprof | folded_sum >samples &&
 	echo "$(cat self) $(cat samples)" >got &&
 	test_cmp expect got &&
@@ -109,9 +109,9 @@ test_expect_success 'pprof: protoc decodes it; a samples type, period cpu/nanose
 	pprof_sums s.pb.gz >sums &&
 	set -- $(cat sums) &&
 	test $# = 6 &&
-	test "$2" = "$total" &&
+	test "$3" = "$total" &&
 	test "$6" = "$samples" &&
-	test $(($3 + $4 + $5)) = "$2" &&
+	test $(($1 + $4 + $5)) = "$3" &&
 	period=$(python3 -c "import json; print(json.load(open(\"s.json\"))[\"time_source\"][\"period_ns\"])") &&
 	grep -q "^period: $period$" s.pb.gz.txt &&
 	grep -q "^string_table: \"samples\"$" s.pb.gz.txt &&
@@ -123,10 +123,10 @@ test_expect_success 'pprof: protoc decodes it; a samples type, period cpu/nanose
 test_expect_success 'callgrind: callgrind_annotate reads a Samples event; its totals are ours' '
 	read total samples <nonroot &&
 	callprof export -f callgrind -o s.cg s.cprof &&
-	grep -q "^events: Time Calls Cpu Wait Inactive Samples$" s.cg &&
+	grep -q "^events: Cpu Time Calls Wait Inactive Samples$" s.cg &&
 	callgrind_annotate s.cg >annotated 2>err &&
 	test_must_be_empty err &&
-	sed -n "s/^\([0-9,]*\) ([^)]*) *\([0-9,]*\) ([^)]*) .* \([0-9,]*\) ([^)]*)  PROGRAM TOTALS$/\1 \3/p" \
+	sed -n "s/^\([0-9,]*\) ([^)]*) *\([0-9,]*\) ([^)]*) .* \([0-9,]*\) ([^)]*)  PROGRAM TOTALS$/\2 \3/p" \
 		annotated | tr -d , >got &&
 	echo "$total $samples" >expect &&
 	test_cmp expect got &&
@@ -146,8 +146,9 @@ test_expect_success 'callgrind: a context called from two lines shares its time 
 	test_must_be_empty err &&
 	python3 - p.cg p.json <<-\EOT
 	import json, sys
-	# Per caller -> callee edge, the inclusive Time and Samples summed over
-	# its lines; the contexts of the json per (caller, callee) function pair.
+	# Per caller -> callee edge, the inclusive Time (the second event, after
+	# Cpu) and Samples summed over its lines; the contexts of the json per
+	# (caller, callee) function pair.
 	cg = open(sys.argv[1]).read().split("\n")
 	names, edges, fn = {}, {}, None
 	i = 0
@@ -165,7 +166,7 @@ test_expect_success 'callgrind: a context called from two lines shares its time 
 	    if l.startswith("calls="):
 	        v = cg[i + 1].split()
 	        e = edges.setdefault((fn, cfn), [0, 0])
-	        e[0] += int(v[1])
+	        e[0] += int(v[2])
 	        e[1] += int(v[-1])
 	        i += 1
 	    i += 1

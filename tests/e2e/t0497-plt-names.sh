@@ -106,4 +106,45 @@ else
 	test_skip '.plt.sec stubs (IBT)' "$CC or the linker makes no .plt.sec"
 fi
 
+# A C++ function called through the PLT: its stub is named after the
+# demangled target, as perf names it, unless --mangled.
+case "$CC" in
+clang*) CXX=clang++ ;;
+*) CXX=g++ ;;
+esac
+test_expect_success 'C++ targets: the stub is named demangled, TARGET@plt' '
+	cat >pl.h <<-\EOT &&
+	namespace pl { int grow(const char *s, int n); }
+	EOT
+	cat >pl-lib.cc <<-\EOT &&
+	#include "pl.h"
+	int pl::grow(const char *s, int n) { return s[0] + n; }
+	EOT
+	cat >pl-main.cc <<-\EOT &&
+	#include "pl.h"
+	volatile int sink;
+	int main() { for (int i = 0; i < 1000; i++) sink += pl::grow("x", i); return 0; }
+	EOT
+	$CXX $OPT $CP_TEST_CFLAGS -g -fPIC -shared -o libpl.so pl-lib.cc &&
+	$CXX $OPT $CP_TEST_CFLAGS -g -finstrument-functions -I. -o t-plcc pl-main.cc -L. -lpl \
+		-Wl,-rpath,"\$ORIGIN" &&
+	s_grow=$(stub t-plcc _ZN2pl4growEPKci) && main=$(sym t-plcc main) &&
+	test -n "$s_grow" && test -n "$main" &&
+	cat >cc.txt <<-EOT &&
+	meta mode=4 hz=1000 period=1000000 switches=1
+	cmd ./t-plcc
+	module $PWD/t-plcc bias=$B
+	thread tid=1 name=main
+	node
+	node parent=0 fn=$(printf 0x%x $((B + main))) calls=1
+	line node=1 ip=$(printf 0x%x $((B + s_grow + 2))) samples=30
+	EOT
+	"$CALLPROF_BUILD/tests/mkprofile" cc.cprof <cc.txt &&
+	callprof export -f folded cc.cprof >folded &&
+	grep -x "main;pl::grow(char const\*, int)@plt 30000000" folded &&
+	callprof report --flat cc.cprof | grep -q " pl::grow(char const\*, int)@plt\$" &&
+	callprof export -f folded --mangled cc.cprof >folded.m &&
+	grep -x "main;_ZN2pl4growEPKci@plt 30000000" folded.m
+'
+
 test_done

@@ -160,15 +160,121 @@ test_expect_success 'your -g and -finstrument-functions* are kept, none added ov
 	test_cmp expect args
 '
 
-test_expect_success 'preprocessing only (-E, -M, -MM): nothing added' '
-	for opt in -E -M -MM
+# The overhead verdict advises -finstrument-functions-exclude-function-list
+# (t0495 follows it): an exclusion list narrows our instrumentation, it
+# does not replace it.
+test_expect_success 'an exclusion list of yours: ours are added all the same, yours follow' '
+	for opt in -finstrument-functions-exclude-function-list=leaf \
+		-finstrument-functions-exclude-file-list=s-cc-util.c
+	do
+		env CALLPROF_CC=./fakecc callprof cc $opt -c x.c 2>err &&
+		sed "s/^\(-finstrument-functions-exclude-file-list=\).*/\1/" fakecc.args >args &&
+		{ cat added && printf "%s\n" $opt -c x.c | sed "s/^\(-finstrument-functions-exclude-file-list=\).*/\1/"; } >expect &&
+		test_cmp expect args || return 1
+	done &&
+	case "$CC" in
+	clang*)
+		test_expect_code 1 callprof cc $CFLAGS -finstrument-functions-exclude-function-list=leaf \
+			-o t-ex "$WORKLOADS/s-cc-main.c" "$WORKLOADS/s-cc-util.c" 2>err &&
+		grep "^callprof cc: clang has no -finstrument-functions-exclude-\* lists" err &&
+		grep "unknown argument" err
+		;;
+	*)
+		callprof cc $CFLAGS -finstrument-functions-exclude-function-list=leaf \
+			-o t-ex "$WORKLOADS/s-cc-main.c" "$WORKLOADS/s-cc-util.c" &&
+		calls_of ./t-ex ex.cprof >actual &&
+		grep -v leaf expect.c >expect &&
+		test_cmp expect actual
+		;;
+	esac
+'
+
+test_expect_success 'no code made (preprocessing, dependencies, queries): nothing added, nothing asked' '
+	for opt in -E --preprocess -M --dependencies -MM --user-dependencies --version \
+		-dumpmachine -print-file-name=include
 	do
 		env CALLPROF_CC=./fakecc CALLPROF_VERBOSE=1 callprof cc $opt x.c 2>err &&
 		printf "%s\n" $opt x.c >expect &&
 		test_cmp expect fakecc.args &&
-		echo "callprof cc: added nothing (preprocessing only)" >expect &&
+		echo "callprof cc: added nothing ($opt: no code is made)" >expect &&
 		test_cmp expect err || return 1
-	done
+	done &&
+	callprof cc $CFLAGS -E -o pp.i "$WORKLOADS/s-cc-util.c" &&
+	$CC $CFLAGS -E -o pp-plain.i "$WORKLOADS/s-cc-util.c" &&
+	test_cmp pp-plain.i pp.i &&
+	callprof cc $CFLAGS -MM "$WORKLOADS/s-cc-util.c" >deps &&
+	$CC $CFLAGS -MM "$WORKLOADS/s-cc-util.c" >deps-plain &&
+	test_cmp deps-plain deps
+'
+
+test_expect_success 'code made (-c, -S, -MD with -c, -###, a link): the flags are added' '
+	for opts in "-c x.c" "-S x.c" "-MD -c x.c" "-MMD -MF x.d -c x.c" "-### -c x.c" "-o p x.o"
+	do
+		env CALLPROF_CC=./fakecc callprof cc $opts &&
+		sed "s/^\(-finstrument-functions-exclude-file-list=\).*/\1/" fakecc.args >args &&
+		{ cat added && printf "%s\n" $opts; } >expect &&
+		test_cmp expect args || return 1
+	done &&
+	callprof cc $CFLAGS -S -o util.s "$WORKLOADS/s-cc-util.c" &&
+	grep -q __cyg_profile_func_enter util.s &&
+	callprof cc $CFLAGS -MMD -c -o util.o "$WORKLOADS/s-cc-util.c" &&
+	test -s util.d &&
+	nm util.o | grep -q __cyg_profile_func_enter
+'
+
+# -x c++ in callprof cc: gcc is asked about C++ (its C++ include
+# directories are then on the list).
+test_expect_success '-x c++: the compiler is asked about the language given' '
+	cat >askcc <<-EOF &&
+	#!/bin/sh
+	case " \$* " in *" -dM "*) printf "%s\\n" "\$*" >askcc.asked; exec $CC "\$@" ;; esac
+	exit 0
+	EOF
+	chmod +x askcc &&
+	env CALLPROF_CC=./askcc callprof cc -x c++ -c x.cc &&
+	grep -e "-x c++ /dev/null" askcc.asked &&
+	env CALLPROF_CC=./askcc callprof cc -c x.c &&
+	grep -e "-x c /dev/null" askcc.asked &&
+	env CALLPROF_CXX=./askcc callprof c++ -xc -c x.c &&
+	grep -e "-x c /dev/null" askcc.asked
+'
+
+test_expect_success '@FILE: read to decide, passed on as it is' '
+	printf "%s\n" "-E \"x.c\"" >pp.rsp &&
+	env CALLPROF_CC=./fakecc CALLPROF_VERBOSE=1 callprof cc @pp.rsp 2>err &&
+	echo "@pp.rsp" >expect &&
+	test_cmp expect fakecc.args &&
+	grep -x "callprof cc: added nothing (-E: no code is made)" err &&
+	# nested, with quotes: -g3 and -finstrument-functions are the user'"'"'s
+	printf "%s\n" "'"'"'-finstrument-functions'"'"' @inner.rsp" >outer.rsp &&
+	printf "%s\n" "-g3 -c" >inner.rsp &&
+	env CALLPROF_CC=./fakecc callprof cc @outer.rsp x.c &&
+	printf "%s\n" @outer.rsp x.c >expect &&
+	test_cmp expect fakecc.args &&
+	# one that cannot be read is an argument of the compiler'"'"'s
+	env CALLPROF_CC=./fakecc callprof cc -c @no-such.rsp &&
+	sed "s/^\(-finstrument-functions-exclude-file-list=\).*/\1/" fakecc.args >args &&
+	{ cat added && printf "%s\n" -c @no-such.rsp; } >expect &&
+	test_cmp expect args &&
+	# a real compile from a response file
+	printf "%s\n" "$CFLAGS -o t-rsp" "$WORKLOADS/s-cc-main.c $WORKLOADS/s-cc-util.c" >build.rsp &&
+	callprof cc @build.rsp &&
+	calls_of ./t-rsp rsp.cprof >actual &&
+	test_cmp expect.c actual
+'
+
+# A pipe is read once: callprof must leave it to the compiler.
+test_expect_success '@FILE that is a pipe: not read by callprof' '
+	rm -f fifo.rsp && mkfifo fifo.rsp &&
+	{ printf "%s\n" "-E x.c" >fifo.rsp & } &&
+	env CALLPROF_CC=./fakecc callprof cc -c @fifo.rsp &&
+	timeout 20 cat fifo.rsp >left &&
+	wait &&
+	echo "-E x.c" >expect &&
+	test_cmp expect left &&
+	sed "s/^\(-finstrument-functions-exclude-file-list=\).*/\1/" fakecc.args >args &&
+	{ cat added && printf "%s\n" -c @fifo.rsp; } >expect &&
+	test_cmp expect args
 '
 
 test_expect_success '-v: one line says what was added; the compiler gets -v too' '

@@ -524,6 +524,25 @@ test_expect_success 'diff mode: two files browse the diff with the same keys' '
 	test "$(cat df.status)" = 0
 '
 
+# One thread, a busy machine or not: CPU time is the metric to start with,
+# alone and in diff mode, as report's weight and diff's (issue 30, item
+# 18: `tui A B` of two identical runs said -22% everywhere by elapsed
+# time).
+test_expect_success 'a single thread starts with cpu, alone and in diff mode' '
+	build_workload s-hot.c &&
+	callprof record -o h1.cprof -- ./t-hot 3000000 2>h1.err &&
+	callprof record -o h2.cprof -- ./t-hot 3000000 2>h2.err &&
+	tui_start h1 120 40 h1.cprof &&
+	tui_wait_row h1 main &&
+	title_has h1 "metric: cpu" &&
+	tui_keys h1 q && tui_wait_exit h1 &&
+	tui_start hd 120 40 h1.cprof h2.cprof &&
+	tui_wait hd "callprof tui: diff h1\.cprof -> h2\.cprof" &&
+	tui_wait_row hd main &&
+	title_has hd "metric: cpu" &&
+	tui_keys hd q && tui_wait_exit hd
+'
+
 test_expect_success 'UTF-8 function name drawn whole and aligned' '
 	open ut &&
 	tui_keys ut g "*" && tui_wait_row ut "grüße" &&

@@ -22,11 +22,14 @@ static void export_all(struct cp_report_profile *rp, FILE *fp)
 		cp_export_folded(rp, m, fp);
 	}
 	cp_export_json(rp, fp);
-	for (uint32_t t = 0; t < rp->ntrees; t++)
-		cp_export_callgrind(rp, t, fp);
+	for (uint32_t t = 0; t < rp->ntrees; t++) {
+		cp_export_callgrind(rp, t, cp_report_profile__weight(rp, NULL, 0), fp);
+		cp_export_callgrind(rp, t, CP_METRIC_CALLS, fp);
+	}
 	cp_export_speedscope(rp, cp_report_profile__weight(rp, NULL, 0), fp);
 	cp_export_speedscope(rp, CP_METRIC_CALLS, fp);
-	cp_export_pprof(rp, fp);
+	cp_export_pprof(rp, cp_report_profile__weight(rp, NULL, 0), fp);
+	cp_export_pprof(rp, CP_METRIC_CALLS, fp);
 	cp_export_svg(rp, 0, cp_report_profile__weight(rp, NULL, 0), CP_SVG_HEAT, fp);
 	cp_export_svg(rp, 1, CP_METRIC_CALLS, CP_SVG_MODULE, fp);
 	cp_export_plist(rp, fp);

@@ -64,6 +64,7 @@ static void add_merged_sections(void)
 /* make_profile: node 2 as a region of id region_fn, and these REGIONS records ("load", ...). */
 static int region_node;
 static uint64_t region_fn;
+static uint64_t vdso_at; /* make_profile: the process's vDSO, as loaded there (0: none) */
 static const uint32_t *region_ids;
 static uint32_t nregion_ids;
 
@@ -97,6 +98,8 @@ static void make_profile(const char *path, uint32_t bad_parent, uint32_t bad_nam
 	map.end = 0x2000;
 	cp_writer__section(&w, CP_SEC_MAPS, sizeof(map));
 	cp_writer__put(&w, &map, sizeof(map));
+	if (vdso_at)
+		CHECK_EQ(cp_writer__vdso(&w, vdso_at), 0);
 	nodes[0].parent = CP_NO_PARENT;
 	nodes[0].ticks = 1000;
 	nodes[1].fn = 0x1100;
@@ -823,6 +826,80 @@ TEST(section_table_is_read_up_to_1024_entries)
 	widen_table("wide.cprof", 1025);
 	expect_corrupt("wide.cprof", "header at 0x14: 1025 sections, at most 1024 are read");
 	unlink("wide.cprof");
+}
+
+/*
+ * Version 8: the vDSO's image.  The reader makes a module of it, maps from
+ * its program headers, its build-id from its notes; an older reader (one
+ * that skips IMAGES) sees the file it saw before; a damaged image is
+ * corruption.
+ */
+TEST(vdso_image_becomes_a_module)
+{
+	static unsigned char buf[1 << 17], orig[1 << 17];
+	struct cp_profile_file *pf;
+	const struct cp_module *m;
+	uint64_t link_base, size, at = 0x7f0000000000ull;
+	size_t vsize, len;
+	const void *img = cp_vdso_image(&vsize, &link_base);
+	const unsigned char *got;
+	struct cp_section_entry *sec;
+
+	if (!img) /* no vDSO here (vdso=0): nothing to carry */
+		return;
+	vdso_at = at;
+	make_profile("vdso.cprof", 0, 0);
+	vdso_at = 0;
+	pf = expect_good("vdso.cprof");
+	CHECK_EQ(pf->nmodules, 2);
+	m = &pf->modules[1];
+	CHECK_STR(cp_profile_file__str(pf, m->path), "[vdso]");
+	CHECK_EQ(m->flags, CP_MODULE_IMAGE);
+	CHECK_EQ(m->load_bias, at - link_base);
+	CHECK(m->nmaps >= 1);
+	CHECK(m->build_id_size > 0); /* the kernel's vDSO has one */
+	CHECK(pf->maps[m->first_map].start <= at && at < pf->maps[m->first_map].end);
+	CHECK_EQ(pf->maps[m->first_map].module, 1);
+	got = cp_profile_file__image(pf, 1, &size);
+	CHECK(got != NULL);
+	CHECK_EQ(size, vsize);
+	CHECK(!memcmp(got, img, vsize));
+	CHECK(cp_profile_file__image(pf, 0, &size) == NULL);
+	CHECK(!(pf->modules[0].flags & CP_MODULE_IMAGE));
+	cp_profile_file__free(pf);
+
+	len = slurp("vdso.cprof", orig, sizeof(orig));
+	CHECK(len < sizeof(orig));
+	/* An older reader skips the two sections: without them the file is as before. */
+	memcpy(buf, orig, len);
+	section_of(buf, CP_SEC_IMAGES)->kind = 1000;
+	section_of(buf, CP_SEC_IMAGE_DATA)->kind = 1001;
+	reseal(buf, len);
+	spit("vdso.cprof", buf, len);
+	pf = expect_good("vdso.cprof");
+	CHECK_EQ(pf->nmodules, 1);
+	cp_profile_file__free(pf);
+	/* Not an ELF image. */
+	memcpy(buf, orig, len);
+	sec = section_of(buf, CP_SEC_IMAGE_DATA);
+	buf[sec->offset + 1] = 'X';
+	reseal(buf, len);
+	spit("vdso.cprof", buf, len);
+	expect_corrupt("vdso.cprof", "not a 64-bit little-endian ELF image");
+	/* Bytes beyond the section. */
+	memcpy(buf, orig, len);
+	put_u32(buf + section_of(buf, CP_SEC_IMAGES)->offset + offsetof(struct cp_image_rec, size),
+		(uint32_t)section_of(buf, CP_SEC_IMAGE_DATA)->size + 1);
+	reseal(buf, len);
+	spit("vdso.cprof", buf, len);
+	expect_corrupt("vdso.cprof", "image record at 0x");
+	/* Images without their bytes. */
+	memcpy(buf, orig, len);
+	section_of(buf, CP_SEC_IMAGE_DATA)->kind = 1001;
+	reseal(buf, len);
+	spit("vdso.cprof", buf, len);
+	expect_corrupt("vdso.cprof", "image section without image data");
+	unlink("vdso.cprof");
 }
 
 TEST(crc32_known_value)

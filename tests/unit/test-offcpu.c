@@ -11,6 +11,7 @@
  * the records below.
  */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -199,11 +200,14 @@ TEST(cpu_is_total_less_off_cpu_time_everywhere)
 }
 
 /*
- * Compensation takes hook overhead off the total, never off the wait:
- * a context that waited nearly all its time comes out with more wait
- * than total, and its cpu is 0, not a wrapped-around number.
+ * Compensation takes hook overhead off the CPU time only (the hooks ran on
+ * the CPU), never off the wait: a context that waited nearly all its own
+ * time keeps it, its total never drops below its wait, and its cpu is 0
+ * exactly, not a clamped negative number (issue 30, item 24).
+ *   0x100: 1000 ticks, 990 of its own 990 waited: nothing to take
+ *   0x200: 10 calls, 10 ticks, 8 waited: 2 of CPU time, all of it taken
  */
-TEST(cpu_is_clamped_at_zero_after_compensation)
+TEST(compensation_takes_cpu_time_only)
 {
 	struct cp_meta meta = { .switches = CP_SWITCHES_ON, .overhead_ticks = 20,
 				.self_overhead_ticks = 5 };
@@ -214,19 +218,160 @@ TEST(cpu_is_clamped_at_zero_after_compensation)
 		{ .fn = 0x200, .parent = 1, .calls = 10, .ticks = 10, .wait_ticks = 8 },
 	};
 	struct cp_report_profile *rp;
-	const struct cp_rnode *a;
+	const struct cp_rnode *a, *b;
 
 	write_profile("c.cprof", meta, th, 1, n, 3);
 	rp = load("c.cprof", CP_THREADS_MERGED, 0);
 	CHECK(rp->compensated);
 	a = find(rp, &rp->trees[0], 0, 0x100);
-	CHECK(a->total_ns < a->wait_ns);
+	b = find(rp, &rp->trees[0], (uint32_t)(a - rp->trees[0].n), 0x200);
+	CHECK_EQ(b->self_overhead_ns, 2);
+	CHECK_EQ(b->total_ns, 8);
+	CHECK_EQ(b->wait_ns, 8);
+	CHECK_EQ(a->self_overhead_ns, 0);
+	CHECK_EQ(a->total_ns, 990 + 8);
 	CHECK_EQ(a->wait_ns, 998);
 	CHECK_EQ(cp_rnode__cpu(a), 0);
 	CHECK_EQ(cp_rnode__self_cpu(a), 0);
 	CHECK_EQ(cp_cpu_ns(5, 3, 3), 0);
 	CHECK_EQ(cp_cpu_ns(7, 3, 3), 1);
 	cp_report_profile__free(rp);
+}
+
+/* A pseudo-random number below n (xorshift; the same sequence on every run). */
+static uint64_t rnd(uint64_t *state, uint64_t n)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return n ? *state % n : 0;
+}
+
+/*
+ * Every tree of rp: each metric's self is what its inclusive value leaves
+ * of the children's (so never below 0, without a clamp), and no child's
+ * inclusive value exceeds its parent's.
+ */
+static void check_adds_up(const struct cp_report_profile *rp)
+{
+	for (uint32_t ti = 0; ti < rp->ntrees; ti++) {
+		const struct cp_rtree *t = &rp->trees[ti];
+
+		for (uint32_t i = 0; i < t->nn; i++) {
+			const struct cp_rnode *n = &t->n[i];
+			uint64_t total = n->self_ns, wait = n->self_wait_ns;
+			uint64_t inactive = n->self_inactive_ns, cpu;
+
+			CHECK_LE(n->self_wait_ns + n->self_inactive_ns, n->self_ns);
+			cpu = n->self_ns - n->self_wait_ns - n->self_inactive_ns;
+			CHECK_EQ(cp_rnode__self_cpu(n), cpu);
+			for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next) {
+				const struct cp_rnode *k = &t->n[c];
+
+				for (int m = 0; m < CP_METRIC_NR; m++)
+					if ((int)cp_metric__inclusive((enum cp_metric)m) == m &&
+					    m != CP_METRIC_CALLS)
+						CHECK_LE(cp_rnode__metric(k, (enum cp_metric)m),
+							 cp_rnode__metric(n, (enum cp_metric)m));
+				total += k->total_ns;
+				wait += k->wait_ns;
+				inactive += k->inactive_ns;
+				cpu += cp_rnode__cpu(k);
+			}
+			CHECK_EQ(n->total_ns, total);
+			CHECK_EQ(n->wait_ns, wait);
+			CHECK_EQ(n->inactive_ns, inactive);
+			CHECK_EQ(cp_rnode__cpu(n), cpu);
+		}
+	}
+}
+
+/*
+ * Random clocked trees with off-CPU time, some of it inconsistent with the
+ * clock (more waited than timed, as a crafted file or clocks that disagree
+ * give), compensated and raw, threads merged and each, then hidden and
+ * folded: cpu, wait, inactive and total add up over every subtree.
+ */
+TEST(clocked_metrics_add_up_over_random_trees)
+{
+	struct cp_meta meta = { .switches = CP_SWITCHES_ON, .overhead_ticks = 30,
+				.self_overhead_ticks = 20 };
+	enum { THREADS = 3, PER = 40 };
+	struct cp_thread_rec th[THREADS] = { { 0 } };
+	struct cp_node_rec n[THREADS * PER];
+	uint64_t seed = 0x9e3779b97f4a7c15u;
+
+	for (int round = 0; round < 40; round++) {
+		memset(n, 0, sizeof(n));
+		for (uint32_t k = 0; k < THREADS; k++) {
+			th[k].nnodes = PER;
+			for (uint32_t i = 0; i < PER; i++) {
+				struct cp_node_rec *r = &n[k * PER + i];
+				uint64_t ticks = rnd(&seed, 5000);
+
+				r->parent = i ? (uint32_t)rnd(&seed, i) : CP_NO_PARENT;
+				r->fn = i ? 0x100 * (1 + rnd(&seed, 6)) : 0;
+				r->calls = i ? 1 + rnd(&seed, 300) : 1;
+				r->ticks = i ? ticks : 20000;
+				/* Up to half again its own share: some more than it timed. */
+				r->wait_ticks = rnd(&seed, ticks / 2 + 1);
+				r->inactive_ticks = rnd(&seed, ticks / 3 + 1);
+				if (i && !rnd(&seed, 10))
+					r->flags = CP_NODE_UNTIMED;
+			}
+		}
+		write_profile("r.cprof", meta, th, THREADS, n, THREADS * PER);
+		for (int mode = 0; mode < 4; mode++) {
+			struct cp_report_profile *rp = load("r.cprof", mode & 1 ? CP_THREADS_EACH :
+								CP_THREADS_MERGED, mode >> 1);
+			struct cp_view_filter *f = cp_view_filter__new(0, 2);
+			char err[128];
+
+			CHECK_EQ(rp->compensated, !(mode >> 1));
+			check_adds_up(rp);
+			CHECK_EQ(cp_view_filter__add(f, 0, "*+0x300", err, sizeof(err)), 0);
+			cp_view_filter__apply(f, rp);
+			check_adds_up(rp);
+			cp_view_filter__free(f);
+			cp_report_profile__free(rp);
+		}
+	}
+}
+
+/*
+ * The weight is CPU time wherever the profile has it, a single thread's
+ * too, however much of its time was preempted (issue 30, item 18); total
+ * time only without the off-CPU split; a comparison weighs by CPU time
+ * where both sides have it.
+ */
+TEST(weight_is_cpu_time_whatever_the_threads_and_the_load)
+{
+	struct cp_thread_rec th[1] = { { .nnodes = 2 } };
+	struct cp_node_rec n[2] = {
+		{ .parent = CP_NO_PARENT, .ticks = 1000 },
+		{ .fn = 0x100, .parent = 0, .calls = 1, .ticks = 900, .inactive_ticks = 600 },
+	};
+	struct cp_report_profile *one, *off, *two;
+	char why[512];
+
+	write_profile("one.cprof", (struct cp_meta){ .switches = CP_SWITCHES_ON }, th, 1, n, 2);
+	write_profile("off.cprof", (struct cp_meta){ .switches = 0 }, th, 1, n, 2);
+	make_split("two.cprof", CP_SWITCHES_ON);
+	one = load("one.cprof", CP_THREADS_MERGED, 1);
+	off = load("off.cprof", CP_THREADS_MERGED, 1);
+	two = load("two.cprof", CP_THREADS_MERGED, 1);
+	CHECK_EQ(cp_report_profile__weight(one, why, sizeof(why)), CP_METRIC_CPU);
+	CHECK(strstr(why, "the thread was also blocked 0ns (0% of its time") != NULL);
+	CHECK(strstr(why, "preempted 600ns (60%: the machine's load, in no default weight)") != NULL);
+	CHECK_EQ(cp_report_profile__weight(off, why, sizeof(why)), CP_METRIC_TOTAL);
+	CHECK_STR(why, "");
+	CHECK_EQ(cp_report_profile__weight(two, NULL, 0), CP_METRIC_CPU);
+	CHECK_EQ(cp_report_profile__pair_weight(one, two), CP_METRIC_CPU);
+	CHECK_EQ(cp_report_profile__pair_weight(one, off), CP_METRIC_TOTAL);
+	CHECK_EQ(cp_report_profile__pair_weight(off, off), CP_METRIC_TOTAL);
+	cp_report_profile__free(one);
+	cp_report_profile__free(off);
+	cp_report_profile__free(two);
 }
 
 /*
@@ -376,8 +521,11 @@ TEST(measured_split_shows_in_default_columns_and_banner)
 	rp = load("s.cprof", CP_THREADS_MERGED, 1);
 	out = view(rp, cp_view_tree, NULL);
 	CHECK(strstr(out, "# off-CPU time measured: ") != NULL);
-	/* Off CPU half the time, in two threads: weighed by CPU time, and told so. */
-	CHECK(strstr(out, "# weight: CPU time: the threads were off CPU 51% of their time") != NULL);
+	/* Weighed by CPU time, told how much blocked and preempted time there was. */
+	CHECK(strstr(out, "# weight: CPU time; the threads were also blocked 690ns (46% of their "
+			  "time: the wait column; --sort=wait weighs by it, --sort=total by elapsed "
+			  "time) and preempted 80ns (5%: the machine's load, in no default weight)\n") !=
+	      NULL);
 	CHECK(strstr(out, "  calls         cpu    self-cpu     cpu%       total        wait    inactive") !=
 	      NULL);
 	CHECK(strstr(out, "cpu 730ns; the kernel counted 800ns) ==") != NULL); /* 1500 - 690 - 80 */

@@ -470,3 +470,85 @@ TEST(short_names_keep_the_method)
 	}
 	CHECK_STR(cp_short_name("anything::at::all()", 0, buf, sizeof(buf)), "anything::at::all()");
 }
+
+/* How pattern names name (enum cp_name_rank). */
+static int rank(const char *pattern, const char *name)
+{
+	struct cp_name_pattern *p = cp_name_pattern__new(pattern, 0, NULL, 0);
+	int r = (int)cp_name_pattern__rank(p, name);
+
+	cp_name_pattern__free(p);
+	return r;
+}
+
+TEST(names_exactly_without_parameters_by_their_last_parts_or_by_globs)
+{
+	const char *seek = "leveldb::Block::Iter::Seek(leveldb::Slice const&)";
+	const char *twice = "int shapes::twice<int>(int)";
+	const char *reg = "ns::Registry<std::map<int, int>, long>::add(int) const";
+
+	CHECK_EQ(rank(seek, seek), CP_NAME_EXACT);
+	CHECK_EQ(rank("leveldb::Block::Iter::Seek(leveldb::Slice const &)", seek), CP_NAME_EXACT);
+	CHECK_EQ(rank("leveldb::Block::Iter::Seek", seek), CP_NAME_NOPARAMS);
+	CHECK_EQ(rank("Block::Iter::Seek", seek), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("Seek", seek), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("Seek(leveldb::Slice const&)", seek), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("*Seek*", seek), CP_NAME_GLOB);
+	CHECK_EQ(rank("Iter::*", seek), CP_NAME_GLOB);
+	CHECK_EQ(rank("eek", seek), CP_NAME_NONE);
+	CHECK_EQ(rank("Slice const&)", seek), CP_NAME_NONE);
+	CHECK_EQ(rank("shapes::twice<int>", twice), CP_NAME_NOPARAMS);
+	CHECK_EQ(rank("shapes::twice", twice), CP_NAME_NOPARAMS);
+	CHECK_EQ(rank("twice", twice), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("ns::Registry::add", reg), CP_NAME_NOPARAMS);
+	CHECK_EQ(rank("Registry::add", reg), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("int, int>, long>::add", reg), CP_NAME_NONE);
+	CHECK_EQ(rank("helper", "helper (a.c)"), CP_NAME_EXACT);
+	CHECK_EQ(rank("helper (a.c)", "helper (a.c)"), CP_NAME_EXACT);
+	CHECK_EQ(rank("helper (b.c)", "helper (a.c)"), CP_NAME_NONE);
+	CHECK_EQ(rank("helper*", "helper (b.c)"), CP_NAME_GLOB);
+	CHECK_EQ(rank("[kernel]", "[kernel]"), CP_NAME_EXACT);
+	CHECK_EQ(rank("f", "f.part.0"), CP_NAME_NOPARAMS);
+	CHECK_EQ(rank("f", "ns::f(int) [clone .isra.0]"), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("operator<", "ns::A::operator<(ns::A const&) const"), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("A::operator()", "ns::A::operator()(int)"), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("operator long", "ns::A::operator long() const"), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("operator\\*", "ns::A::operator*()"), CP_NAME_SUFFIX);
+	CHECK_EQ(rank("\\[kernel\\]", "[kernel]"), CP_NAME_EXACT);
+	CHECK_EQ(rank("\\[kernel\\]", "k"), CP_NAME_NONE);
+	CHECK_EQ(rank("main", "domain"), CP_NAME_NONE);
+}
+
+TEST(a_name_names_the_functions_of_the_best_rank_only)
+{
+	const char *names[] = { "f", "ns::f(int)", "ns::f(double)", "g", NULL };
+	struct cp_name_pattern *p = cp_name_pattern__new("f", 0, NULL, 0);
+	uint8_t hit[5];
+	char *close;
+
+	CHECK_EQ(cp_name_pattern__select(p, names, 5, hit), 1);
+	CHECK(hit[0] && !hit[1] && !hit[2]);
+	names[0] = "h";
+	CHECK_EQ(cp_name_pattern__select(p, names, 5, hit), 2);
+	CHECK(!hit[0] && hit[1] && hit[2] && !hit[3]);
+	cp_name_pattern__free(p);
+	/* Nothing named: the closest names, in any case, a part, or a few letters off. */
+	p = cp_name_pattern__new("seek", 0, NULL, 0);
+	{
+		const char *more[] = { "unrelated", "leveldb::DBIter::SeekToFirst()", "Sek",
+				       "leveldb::Block::Iter::Seek(leveldb::Slice const&)", "Skew" };
+
+		CHECK_EQ(cp_name_pattern__select(p, more, 5, hit), 0);
+		close = cp_name_pattern__suggest(p, more, 5, 5);
+		CHECK_STR(close, "leveldb::Block::Iter::Seek(leveldb::Slice const&), "
+				 "leveldb::DBIter::SeekToFirst(), Sek");
+		free(close);
+		close = cp_name_pattern__suggest(p, more, 5, 1);
+		CHECK_STR(close, "leveldb::Block::Iter::Seek(leveldb::Slice const&), ...");
+		free(close);
+	}
+	cp_name_pattern__free(p);
+	p = cp_name_pattern__new("*nothing like it*", 0, NULL, 0);
+	CHECK(cp_name_pattern__suggest(p, names, 5, 5) == NULL);
+	cp_name_pattern__free(p);
+}

@@ -152,6 +152,11 @@ TEST(tui_reveal_and_search)
 	CHECK_EQ(t.cur_match, 0);
 	CHECK_EQ(cp_tui__search(&t, "no such name"), 0);
 	CHECK(cp_tui__next_match(&t, 1) < 0);
+	/* a glob names as every option does: the whole name, not a part of it */
+	CHECK_EQ(cp_tui__search(&t, "20"), 2);
+	CHECK_EQ(cp_tui__search(&t, "*20"), 0);
+	CHECK_EQ(cp_tui__search(&t, "*200"), 2);
+	CHECK(cp_tui__row_matches(&t, row_of(&t, "G2")));
 	cp_tui__collapse_all(&t);
 	r = cp_tui__reveal(&t, 4); /* some context */
 	CHECK(r != CP_NONE);
