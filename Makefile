@@ -88,7 +88,7 @@ RT_MODE_coverage = 2
 rt_name = libcallprof$(if $(filter timing,$(1)),,-$(1))
 RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_name,$(m)).a)
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
-UTIL_SRCS = util/util.c util/strbuf.c util/x86.c
+UTIL_SRCS = util/util.c util/strbuf.c util/text.c util/x86.c
 # symbolize/ is the tool's one home for elfutils (tools/check-layering):
 # the symbolizer, ELF file facts, the sampler's unwinder, the demangler.
 SYM_SRCS = symbolize/symbolize.c symbolize/elffile.c symbolize/unwind.c symbolize/demangle.c

@@ -69,6 +69,7 @@
 #include "symbolize/elffile.h"
 #include "symbolize/unwind.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 #include "util/x86.h"
 
@@ -2890,8 +2891,10 @@ static void print_log(struct attach *a, int write_failed)
 
 		if (write_failed && !strncmp(msg, "cannot write profile '", 22))
 			continue;
-
-		fprintf(stderr, "callprof: process %d: %s", (int)a->pid, msg);
+		/* The target wrote it: its names and paths may hold anything. */
+		fprintf(stderr, "callprof: process %d: ", (int)a->pid);
+		cp_fput_visible(stderr, msg, strcspn(msg, "\n"));
+		fputc('\n', stderr);
 	}
 	if (f)
 		fclose(f);

@@ -29,6 +29,7 @@
 #include "cli/select.h"
 #include "format/format.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const char *const attach_usage[] = {
@@ -280,13 +281,14 @@ int cmd_attach(int argc, const char **argv)
 	if (cp_attach__run(&t, &o, &r))
 		goto out;
 	if (r.ended)
-		fprintf(stderr, "callprof: process %d (%s) ended during the window\n", (int)pid, t.comm);
+		fprintf(stderr, "callprof: process %d (%s) ended during the window\n", (int)pid,
+			cp_visible(t.comm));
 	if (r.execd[0]) {
 		struct stat st;
 
 		fprintf(stderr, "callprof: process %d (%s) ran %s (exec) in the window, which ended "
 			"the recording: the profile is that of the calls until then\n", (int)pid,
-			t.comm, r.execd);
+			cp_visible(t.comm), cp_visible(r.execd));
 		if (!r.write_errno && lstat(outabs, &st)) {
 			cp_error("process %d (%s) wrote no profile before the exec (it did not go through "
 				 "the C library's exec functions); callprof's watcher writes it to %s "
@@ -314,9 +316,9 @@ int cmd_attach(int argc, const char **argv)
 			 "(blocked?): %s open calls are in the profile, timed from the attach", r.still,
 			 r.still == 1 ? "" : "s", r.still == 1 ? "its" : "their");
 	fprintf(stderr, "callprof: attached to %d (%s) for %.2f s: %u thread%s (all held %.1f ms to "
-		"switch), %u call%s open at attach%s; wrote %s\n", (int)pid, t.comm, r.window,
-		r.threads, r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open, r.open == 1 ? "" : "s",
-		still, out);
+		"switch), %u call%s open at attach%s; wrote %s\n", (int)pid, cp_visible(t.comm),
+		r.window, r.threads, r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open,
+		r.open == 1 ? "" : "s", still, cp_visible(out));
 	ret = 0;
 out:
 	if (filter_fd >= 0)

@@ -37,6 +37,7 @@
 #include "cli/builtin.h"
 #include "cli/options.h"
 #include "format/format.h"
+#include "util/text.h"
 #include "util/util.h"
 
 #define CP_DUMP_REQUEST 0x43505244 /* as runtime/internal.h: "CPRD" */
@@ -334,14 +335,6 @@ static int check_snapshot(pid_t pid, const char *fdlink, const char *path, int a
 	return 0;
 }
 
-/* A name the watcher gave, with what is not printable as '?' (it is the program's say). */
-static void print_name(const char *s)
-{
-	for (; *s; s++)
-		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
-	putchar('\n');
-}
-
 static int dump_process(int argc, const char **argv)
 {
 	const char *out = NULL;
@@ -435,7 +428,7 @@ static int dump_process(int argc, const char **argv)
 	if (check_snapshot(pid, fdlink, path, !out, prog_uid))
 		return -1;
 	if (!out) {
-		print_name(path);
+		printf("%s\n", cp_visible(path));
 		return 0;
 	}
 	/*
@@ -445,7 +438,7 @@ static int dump_process(int argc, const char **argv)
 	 */
 	if (copy_file(fdlink, path, out, prog_uid))
 		return -1;
-	printf("%s\n", out);
+	printf("%s\n", cp_visible(out));
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "report/internal.h"
 #include "report/report.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static void name_map__grow(struct cp_name_map *m, const struct cp_report_profile *rp)
@@ -227,7 +228,7 @@ static int check_threads(struct cp_report_profile **parts, uint32_t n,
 			return cp_error("no thread matches '%s' in the %u profiles given", sel[k], n);
 	}
 	for (uint32_t k = 0; sel[k]; k++)
-		strbuf_addf(&sb, "%s%s", k ? "," : "", sel[k]);
+		strbuf_addf(&sb, "%s%s", k ? "," : "", cp_visible(sel[k]));
 	for (uint32_t p = 0; p < n; p++) {
 		const struct cp_profile_file *pf = parts[p]->pf;
 
