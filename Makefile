@@ -78,7 +78,7 @@ PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
 RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/env.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
-	runtime/flush.c runtime/modules.c format/writer.c format/crc32.c
+	runtime/flush.c runtime/modules.c runtime/cbpf.c format/writer.c format/crc32.c
 RT_MODES = timing counting coverage cpu
 RT_MODE_cpu = 4
 RT_MODE_timing = 0
@@ -88,7 +88,7 @@ RT_MODE_coverage = 2
 rt_name = libcallprof$(if $(filter timing,$(1)),,-$(1))
 RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_name,$(m)).a)
 FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
-UTIL_SRCS = util/util.c util/strbuf.c util/x86.c
+UTIL_SRCS = util/util.c util/strbuf.c util/text.c util/x86.c
 # symbolize/ is the tool's one home for elfutils (tools/check-layering):
 # the symbolizer, ELF file facts, the sampler's unwinder, the demangler.
 SYM_SRCS = symbolize/symbolize.c symbolize/elffile.c symbolize/unwind.c symbolize/demangle.c
@@ -110,7 +110,8 @@ hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 RT_SO_OBJS = $(B)/rt/runtime/creds.o $(B)/rt/runtime/guard.o $(B)/rt/runtime/interpose.o $(B)/rt/runtime/seccomp.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
 	$(B)/rt/runtime/watch.o $(B)/rt/runtime/libcalls.o
 RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
-TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(SAMPLE_SRCS) $(REPORT_SRCS))) \
+# runtime/cbpf.c judges seccomp filters in both: the runtime's and attach's.
+TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(SAMPLE_SRCS) $(REPORT_SRCS) runtime/cbpf.c)) \
 	$(B)/tool/gen/profile.pb-c.o $(B)/tool/report/html/assets.o
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
 

@@ -17,6 +17,7 @@
  * by the process and read back by the tool, and root lends the process no
  * rights, so callprof runs as the process's user.
  */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,10 @@
 #include "cli/attach.h"
 #include "symbolize/elffile.h"
 #include "util/util.h"
+
+/* The process's /proc directory to read its memory, maps and files through (cp_attach__proc). */
+static char procbuf[64];
+#define PROC(pid) cp_attach__proc(pid, procbuf, sizeof(procbuf))
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
 #define CAP_SYS_PTRACE_BIT 19
@@ -67,13 +72,14 @@ struct mapped {
 	int exec;	      /* it has an executable mapping: a module */
 };
 
-static int read_status(pid_t pid, struct proc_facts *pf)
+/* /proc/WHICH/status: WHICH is "PID" or "PID/task/TID". */
+static int read_status_of(const char *which, struct proc_facts *pf)
 {
-	char path[64], *line = NULL;
+	char path[96], *line = NULL;
 	size_t cap = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%s/status", which);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -94,6 +100,14 @@ static int read_status(pid_t pid, struct proc_facts *pf)
 	free(line);
 	fclose(f);
 	return pf->tgid > 0 && pf->nuid == 4 && pf->ngid == 4 ? 0 : -1;
+}
+
+static int read_status(pid_t pid, struct proc_facts *pf)
+{
+	char which[32];
+
+	snprintf(which, sizeof(which), "%d", (int)pid);
+	return read_status_of(which, pf);
 }
 
 /* State, parent and flags from /proc/PID/stat (the comm may hold ')' and spaces). */
@@ -148,8 +162,8 @@ static const char *group_name(unsigned gid, char *buf, size_t cap)
 	return buf;
 }
 
-/* Is CAP_SYS_PTRACE in our effective set (Yama's exception)? */
-static int may_ptrace_any(void)
+/* Is capability bit in our effective set? */
+static int has_capability(int bit)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -162,7 +176,13 @@ static int may_ptrace_any(void)
 	free(line);
 	if (f)
 		fclose(f);
-	return found && (eff >> CAP_SYS_PTRACE_BIT & 1);
+	return found && (eff >> bit & 1);
+}
+
+/* Is CAP_SYS_PTRACE in our effective set (Yama's exception)? */
+static int may_ptrace_any(void)
+{
+	return has_capability(CAP_SYS_PTRACE_BIT);
 }
 
 /* Is pid our descendant (Yama scope 1's rule)? */
@@ -237,6 +257,34 @@ static int check_owner(const struct cp_attach_target *t, const struct proc_facts
 	return 0;
 }
 
+/* The tracer of a thread of pid that has one (its id in *tid), or 0. */
+static pid_t traced_thread(pid_t pid, pid_t *tid)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	pid_t found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && !found && (e = readdir(d))) {
+		struct proc_facts tf = { 0 };
+		char *end;
+		long v = strtol(e->d_name, &end, 10);
+
+		if (*end || v <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%d/task/%ld", (int)pid, v);
+		if (!read_status_of(path, &tf) && tf.tracer) {
+			found = tf.tracer;
+			*tid = (pid_t)v;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /*
  * What keeps a tracer out, in the kernel's order (__ptrace_may_access,
  * then Yama).  The files of /proc/PID (not the directory itself, which
@@ -265,8 +313,20 @@ static int check_tracing(const struct cp_attach_target *t, const struct proc_fac
 				"process has one tracer at a time; detach or end that one (a debugger, "
 				"strace) first", (int)t->pid, t->comm, (int)pf->tracer, tcomm);
 	}
+	/* A tracer may hold some threads only (strace -p TID, a debugger's thread). */
+	{
+		pid_t tid, tracer = traced_thread(t->pid, &tid);
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->pid);
+		if (tracer) {
+			read_comm(tracer, tcomm, sizeof(tcomm));
+			return cp_error("attach: thread %d of process %d (%s) is traced by process %d "
+					"(%s): a thread has one tracer at a time; detach or end that one "
+					"(a debugger, strace) first", (int)tid, (int)t->pid, t->comm,
+					(int)tracer, tcomm);
+		}
+	}
+
+	snprintf(path, sizeof(path), "%s/mem", PROC(t->pid));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		err = errno;
@@ -320,7 +380,7 @@ static struct mapped *read_maps(pid_t pid, size_t *n)
 	FILE *f;
 
 	*n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "%s/maps", PROC(pid));
 	f = fopen(path, "re");
 	if (!f)
 		return NULL;
@@ -376,9 +436,10 @@ static struct cp_elf *open_module(pid_t pid, const struct mapped *m)
 	struct cp_elf *e;
 
 	if (m->deleted)
-		path = xstrfmt("/proc/%d/map_files/%lx-%lx", (int)pid, m->start, m->end);
+		path = xstrfmt("%s/map_files/%lx-%lx", PROC(pid),
+			       m->start, m->end);
 	else
-		path = xstrfmt("/proc/%d/root%s", (int)pid, m->path);
+		path = xstrfmt("%s/root%s", PROC(pid), m->path);
 	e = cp_elf__open(path, NULL);
 	free(path);
 	return e;
@@ -399,7 +460,7 @@ static int exe_class(pid_t pid, int *cls, unsigned *machine)
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	snprintf(path, sizeof(path), "%s/exe", PROC(pid));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -439,7 +500,7 @@ static int check_program(const struct cp_attach_target *t)
 				(int)t->pid, t->comm, machine);
 #endif
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+	snprintf(path, sizeof(path), "%s/exe", PROC(t->pid));
 	exe = cp_elf__open(path, &st);
 	if (!exe)
 		return cp_error("attach: process %d (%s): cannot read its program %s: %s",
@@ -525,6 +586,160 @@ out:
 	return ret;
 }
 
+/* How many threads of pid have not ended (not zombies). */
+static int live_threads(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		char state;
+		pid_t parent;
+		unsigned long flags;
+		long v = strtol(e->d_name, NULL, 10);
+
+		if (v > 0 && !read_stat((pid_t)v, &state, &parent, &flags) && state != 'Z' &&
+		    state != 'X')
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+const char *cp_attach__proc(pid_t pid, char *buf, size_t size)
+{
+	char path[64], state;
+	struct dirent *e;
+	pid_t parent;
+	unsigned long flags;
+	DIR *d;
+
+	snprintf(buf, size, "/proc/%d", (int)pid);
+	if (read_stat(pid, &state, &parent, &flags) || (state != 'Z' && state != 'X'))
+		return buf;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		long v = strtol(e->d_name, NULL, 10);
+
+		if (v > 0 && !read_stat((pid_t)v, &state, &parent, &flags) && state != 'Z' &&
+		    state != 'X') {
+			snprintf(buf, size, "/proc/%d/task/%ld", (int)pid, v);
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	return buf;
+}
+
+/* Is the namespace of kind ns ("pid", "mnt") of process pid ours?  1 yes, 0 no, -1 unknown. */
+static int same_namespace(pid_t pid, const char *ns)
+{
+	char mine[64], theirs[64], path[64];
+	ssize_t a, b;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
+	a = readlink(path, mine, sizeof(mine));
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, ns);
+	b = readlink(path, theirs, sizeof(theirs));
+	if (a <= 0 || b <= 0)
+		return -1;
+	return a == b && !memcmp(mine, theirs, (size_t)a);
+}
+
+/*
+ * The process opens what callprof gives it (the runtime copy, the
+ * filters, the log) as /proc/CALLPROFPID/fd/N: it must see callprof's
+ * pid, so it must be in callprof's PID namespace.
+ */
+static int check_namespace(const struct cp_attach_target *t)
+{
+	if (same_namespace(t->pid, "pid") == 0)
+		return cp_error("attach: process %d (%s) runs in another PID namespace (a "
+				"container): it cannot open what callprof gives it; run callprof "
+				"attach inside that namespace (e.g. in the container)", (int)t->pid,
+				t->comm);
+	return 0;
+}
+
+int cp_attach__check_output(const struct cp_attach_target *t, const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *there;
+	struct stat ours, theirs;
+	int ret = 0;
+
+	if (same_namespace(t->pid, "mnt") != 0) {
+		free(dir);
+		return 0;
+	}
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	there = xstrfmt("%s/root%s", PROC(t->pid), dir);
+	if (stat(dir, &ours) || stat(there, &theirs) || ours.st_dev != theirs.st_dev ||
+	    ours.st_ino != theirs.st_ino)
+		ret = cp_error("attach: process %d (%s) runs in another mount namespace, where %s is "
+			       "not the directory callprof sees: give -o a directory the process "
+			       "shares with you (its writes would go elsewhere)", (int)t->pid, t->comm,
+			       dir);
+	free(there);
+	free(dir);
+	return ret;
+}
+
+/* The bit of CAP_SYS_ADMIN in our effective capabilities (PTRACE_SECCOMP_GET_FILTER). */
+#define CAP_SYS_ADMIN_BIT 21
+
+/*
+ * Seccomp: a filter may kill the process for a system call of callprof's
+ * runtime (perf_event_open, clone for its watcher, ...).  The engine reads
+ * the filters and judges them once it holds the threads (attach-ptrace.c,
+ * judge_filters); that needs CAP_SYS_ADMIN.  Strict mode allows nothing the runtime does.
+ */
+static int check_seccomp(const struct cp_attach_target *t)
+{
+	char path[64], line[256];
+	struct dirent *e;
+	DIR *d;
+	int mode = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		long v = strtol(e->d_name, NULL, 10);
+		FILE *f;
+
+		if (v <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)t->pid, v);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			int m;
+
+			if (sscanf(line, "Seccomp: %d", &m) == 1 && m > mode)
+				mode = m;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	if (mode == 1)
+		return cp_error("attach: process %d (%s) runs in seccomp strict mode: any system call "
+				"of callprof's runtime would kill it", (int)t->pid, t->comm);
+	if (mode == 2 && !has_capability(CAP_SYS_ADMIN_BIT))
+		return cp_error("attach: process %d (%s) runs under a seccomp filter, which callprof "
+				"can read only with CAP_SYS_ADMIN (as root): without it, it cannot tell "
+				"whether the filter kills the process for a system call of callprof's "
+				"runtime; run the program under callprof record", (int)t->pid, t->comm);
+	return 0;
+}
+
 int cp_attach__check(pid_t pid, struct cp_attach_target *t)
 {
 	struct proc_facts pf = { 0 };
@@ -544,20 +759,21 @@ int cp_attach__check(pid_t pid, struct cp_attach_target *t)
 		return cp_error("attach: %d is a thread of process %d (%s): attach to %d", (int)pid,
 				(int)pf.tgid, leader, (int)pf.tgid);
 	}
-	if (pf.state == 'Z' || pf.state == 'X')
+	/* A leader that ended (pthread_exit) while its threads run is a zombie of a live process. */
+	if ((pf.state == 'Z' || pf.state == 'X') && !live_threads(pid))
 		return cp_error("attach: process %d (%s) has ended (a zombie its parent has not "
 				"reaped): nothing to attach to", (int)pid, t->comm);
 	if (pf.flags & PF_KTHREAD)
 		return cp_error("attach: process %d (%s) is a kernel thread: it runs no program to "
 				"attach to", (int)pid, t->comm);
-	if (check_owner(t, &pf) || check_tracing(t, &pf))
+	if (check_owner(t, &pf) || check_tracing(t, &pf) || check_namespace(t))
 		return -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	snprintf(path, sizeof(path), "%s/exe", PROC(pid));
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	if (n < 0)
 		return cp_error("attach: process %d (%s): cannot read %s: %s", (int)pid, t->comm,
 				path, strerror(errno));
 	t->exe[n] = '\0';
-	return check_program(t);
+	return check_program(t) || check_seccomp(t) ? -1 : 0;
 }

@@ -42,15 +42,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -59,9 +65,11 @@
 #include <x86intrin.h>
 
 #include "cli/attach.h"
+#include "runtime/cbpf.h"
 #include "symbolize/elffile.h"
 #include "symbolize/unwind.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 #include "util/x86.h"
 
@@ -73,6 +81,8 @@
 #define SEED_THREAD 32	 /* its size */
 #define SEED_STILL 2	 /* taken: the stop made the thread's tree (enum cp_seed_taken) */
 #define CALL_TIMEOUT_MS 10000
+#define STOP_MS 3000 /* for every thread to stop */
+#define LOAD_WAIT_MS 3000 /* for another thread to release the dynamic loader's lock */
 #define STEP_LIMIT 4096	     /* single steps to the next call or return */
 #define STACK_COPY (512 << 10) /* bytes of a thread's stack copied for unwinding */
 #define MAX_FRAMES 512
@@ -81,12 +91,15 @@
 struct mapping {
 	uint64_t start, end, pgoff;
 	char perms[5];
-	unsigned long inode;
-	char *path; /* NULL for anonymous memory */
+	unsigned long dev, inode; /* the mapped file (makedev), its inode */
+	char *path; /* NULL for anonymous memory; as the process sees it */
+	char *file; /* what callprof opens to read it (see read_maps) */
 };
 
 struct module {
-	char *path;
+	char *path;   /* as the process sees it */
+	char *file;   /* what callprof opens to read it */
+	unsigned long dev, inode;
 	uint64_t bias, lo, hi;	    /* load bias; the range its mappings cover */
 	uint64_t slots[2][MAX_SLOTS]; /* GOT slots of enter [0] and exit [1], process addresses */
 	int nslots[2];
@@ -96,7 +109,20 @@ struct module {
 	} *fns; /* function symbols, sorted, process addresses */
 	size_t nfns;
 	int runtime; /* our copy of the runtime: never redirected */
+	uint64_t islots[11][4];	/* GOT slots of the interposed functions (see interposed[]) */
+	int nislots[11];
 };
+
+/*
+ * Functions the runtime must see called (runtime/interpose.c), whose GOT
+ * slots point at our copy's during the window: the ends without
+ * destructors (a fork child that ends with _exit writes its profile), and
+ * the exec family (the image writes its profile before it is replaced).
+ */
+static const char *const interposed[] = { "_exit", "_Exit", "abort", "execve", "execv", "execvp",
+					  "execvpe", "execl", "execlp", "execle", "fexecve" };
+#define NIPOSE 11
+_Static_assert(ARRAY_SIZE(interposed) == NIPOSE, "interposed[] and NIPOSE");
 
 struct thread {
 	pid_t tid;
@@ -105,11 +131,14 @@ struct thread {
 	int sigs[8];	     /* signals that came while ours: delivered when let go */
 	int nsigs;
 	int dirty;	     /* regs must be written back */
+	int running;	     /* seized but not in a stop (asked to stop, or in our call) */
 	struct user_regs_struct regs;
 };
 
 struct attach {
 	pid_t pid;
+	const char *comm;     /* its name, for messages */
+	char proc[64];	      /* its /proc directory to read it through (cp_attach__proc) */
 	int mem;	      /* /proc/PID/mem, read-write */
 	struct mapping *maps;
 	size_t nmaps;
@@ -124,7 +153,13 @@ struct attach {
 	uint64_t dlopen_fn, dlerror_fn;
 	uint64_t rt_hook[2];	 /* our copy's enter and exit */
 	uint64_t rt_start, rt_stop, rt_release;
+	uint64_t rt_ipose[NIPOSE];	 /* our copy's interposers */
+	struct ipose_slot { uint64_t at, old; int k; } *isaved; /* slots we pointed at them */
+	size_t nisaved, isaved_alloc;
 	uint64_t rt_text_lo, rt_text_hi; /* our copy's code */
+	int on;			 /* the hooks' slots point at our copy */
+	int execd;		 /* it ran another program: none of our addresses holds */
+	int loading;		 /* call() runs dlopen: it may give up a wait for the loader's lock */
 	int released;		 /* its rings and trees were given back */
 	struct cp_unwinder *u;	 /* at the end: whose frames are in our code */
 	int stopped;		 /* the runtime wrote the profile and stopped */
@@ -134,9 +169,15 @@ struct attach {
 	struct cp_elf_tls_reloc tls[16];
 	int ntls;
 	uint64_t area;		 /* the seed area in the process */
-	char *dir;		 /* our temporary directory */
-	char *copy;		 /* the runtime copy in it */
-	char *log;		 /* the runtime's warnings */
+	char *copy;		 /* the runtime copy, as the process names it (/proc/OURPID/fd/N) */
+	int copy_fd;		 /* the copy (a memfd of ours) */
+	unsigned long copy_dev, copy_ino; /* its inode: how its mappings are told */
+	char *log;		 /* the runtime's warnings: its name for the process */
+	int log_fd;
+	char *status;		 /* why no profile was written ("write ERRNO", ...) */
+	int status_fd;
+	int write_errno;	 /* the stop could not write the profile: why */
+	const char *out;	 /* the profile's path */
 	unsigned open_seeded;
 	uint32_t nseeded;	 /* entries of the seed area's thread table */
 	struct fnmodel **models; /* at the switch: the functions on the stacks, and their hooks */
@@ -144,12 +185,107 @@ struct attach {
 	unsigned still;		 /* seeded threads that ran no hook in the window */
 };
 
-static volatile sig_atomic_t interrupted;
+/* ---- waiting ---- */
+
+/*
+ * Every wait of the engine is bounded and ends early when callprof is
+ * asked to stop (SIGINT, SIGTERM, SIGHUP, SIGQUIT).  Those four and
+ * SIGCHLD, which each stop of a thread we trace sends us, are blocked but
+ * inside ppoll (wait_mask), so that none comes between a check and the
+ * wait that follows it.  A wait that ends without what it waited for sets
+ * gave_up, which every phase checks: it then lets every thread go (each
+ * with its registers) and says what it waited for.
+ */
+static volatile sig_atomic_t stop_signal; /* the signal that asked callprof to stop, or 0 */
+static sigset_t wait_mask;		  /* our mask inside ppoll */
+static struct timespec deadline;	  /* of the phase in progress (CLOCK_MONOTONIC) */
+static int deadline_ms;			  /* its length, for the give-up line */
+static enum { GAVE_NOT, GAVE_TIME, GAVE_SIGNAL } gave_up;
+static int ending; /* the attach is ending: a request to stop is being honoured */
+static int quiet;  /* a retry that may fail: grab_all says nothing */
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	interrupted = 1;
+	if (sig != SIGCHLD)
+		stop_signal = sig;
+}
+
+/* The phase that starts now may wait ms milliseconds in all. */
+static void phase(int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	deadline_ms = ms;
+}
+
+/*
+ * Sleep until a signal comes (a thread's stop, a request to stop), at most
+ * until the deadline and at most max_ns: 0, or -1 once the deadline has
+ * passed or a stop was asked for (gave_up says which).
+ */
+static int nap(long max_ns)
+{
+	struct timespec now, left;
+
+	if (stop_signal && !ending) {
+		gave_up = GAVE_SIGNAL;
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left.tv_sec = deadline.tv_sec - now.tv_sec;
+	left.tv_nsec = deadline.tv_nsec - now.tv_nsec;
+	if (left.tv_nsec < 0) {
+		left.tv_sec--;
+		left.tv_nsec += 1000000000;
+	}
+	if (left.tv_sec < 0 || (left.tv_sec == 0 && left.tv_nsec == 0)) {
+		gave_up = GAVE_TIME;
+		return -1;
+	}
+	if (max_ns && (left.tv_sec > 0 || left.tv_nsec > max_ns)) {
+		left.tv_sec = 0;
+		left.tv_nsec = max_ns;
+	}
+	ppoll(NULL, 0, &left, &wait_mask);
+	return 0;
+}
+
+/* Is thread tid gone, or a zombie (whose end a wait may not report while others live)? */
+static int task_gone(pid_t tid)
+{
+	char buf[512];
+	const char *p = cp_proc_stat(tid, buf, sizeof(buf));
+
+	return !p || p[1] == 'Z' || p[1] == 'X';
+}
+
+/*
+ * Has the process ended (killed meanwhile, say)?  Its maps are then empty,
+ * which must not be taken for an exec: no thread of it is alive.
+ */
+static int process_ended(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int live = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 1;
+	while (!live && (e = readdir(d))) {
+		long tid = strtol(e->d_name, NULL, 10);
+
+		live = tid > 0 && !task_gone((pid_t)tid);
+	}
+	closedir(d);
+	return !live;
 }
 
 /* ---- the process's memory ---- */
@@ -180,35 +316,57 @@ static uint64_t mem_u64(struct attach *a, uint64_t addr)
 
 static void free_maps(struct attach *a)
 {
-	for (size_t i = 0; i < a->nmaps; i++)
+	for (size_t i = 0; i < a->nmaps; i++) {
 		free(a->maps[i].path);
+		free(a->maps[i].file);
+	}
 	FREE_AND_NULL(a->maps);
 	a->nmaps = 0;
 }
 
+/*
+ * The process's mappings.  Its files are read as it sees them: through
+ * its root (/proc/PID/root: another mount namespace, a chroot), a file
+ * replaced or deleted since it was mapped through map_files (the mapped
+ * inode itself; root only), and our runtime copy through our own
+ * descriptor.
+ */
 static int read_maps(struct attach *a)
 {
-	char path[64], line[PATH_MAX + 128];
+	char path[96], line[PATH_MAX + 128];
 	size_t alloc = 0;
 	FILE *f;
 
 	free_maps(a);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)a->pid);
+	cp_attach__proc(a->pid, a->proc, sizeof(a->proc));
+	snprintf(path, sizeof(path), "%s/maps", a->proc);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		struct mapping m = { 0 };
+		unsigned maj = 0, min = 0;
 		int off = 0;
+		size_t len;
 		char *p;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %*s %lu %n", &m.start, &m.end,
-			   m.perms, &m.pgoff, &m.inode, &off) < 5)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %lu %n", &m.start,
+			   &m.end, m.perms, &m.pgoff, &maj, &min, &m.inode, &off) < 7)
 			continue;
+		m.dev = makedev(maj, min);
 		p = line + off;
 		p[strcspn(p, "\n")] = '\0';
-		if (*p == '/')
+		if (*p == '/') {
 			m.path = xstrdup(p);
+			len = strlen(p);
+			if (a->copy_ino && m.inode == a->copy_ino && m.dev == a->copy_dev)
+				m.file = xstrfmt("/proc/self/fd/%d", a->copy_fd);
+			else if (len > 10 && !strcmp(p + len - 10, " (deleted)"))
+				m.file = xstrfmt("%s/map_files/%" PRIx64 "-%" PRIx64, a->proc,
+						 m.start, m.end);
+			else
+				m.file = xstrfmt("%s/root%s", a->proc, p);
+		}
 		ALLOC_GROW(a->maps, a->nmaps + 1, alloc);
 		a->maps[a->nmaps++] = m;
 	}
@@ -228,6 +386,7 @@ static void free_modules(struct attach *a)
 {
 	for (size_t i = 0; i < a->nmods; i++) {
 		free(a->mods[i].path);
+		free(a->mods[i].file);
 		free(a->mods[i].fns);
 	}
 	FREE_AND_NULL(a->mods);
@@ -270,24 +429,28 @@ static int read_modules(struct attach *a)
 
 		if (!mp->path)
 			continue;
+		/* One module a file: the same inode (copies of one name are not one module). */
 		for (j = 0; j < a->nmods; j++)
-			if (!strcmp(a->mods[j].path, mp->path))
+			if (a->mods[j].inode == mp->inode && a->mods[j].dev == mp->dev)
 				break;
 		if (j < a->nmods) {
 			if (mp->end > a->mods[j].hi)
 				a->mods[j].hi = mp->end;
 			continue;
 		}
-		if (cp_elf_info__read(mp->path, &info) ||
+		if (cp_elf_info__read(mp->file, &info) ||
 		    cp_load_bias(info.segs, info.nsegs, mp->start, mp->pgoff, &m.bias)) {
 			cp_elf_info__release(&info);
 			continue;
 		}
 		cp_elf_info__release(&info);
-		e = cp_elf__open(mp->path, NULL);
+		e = cp_elf__open(mp->file, NULL);
 		if (!e)
 			continue;
 		m.path = xstrdup(mp->path);
+		m.file = xstrdup(mp->file);
+		m.dev = mp->dev;
+		m.inode = mp->inode;
 		m.lo = mp->start;
 		m.hi = mp->end;
 		for (int k = 0; k < 2; k++) {
@@ -298,10 +461,17 @@ static int read_modules(struct attach *a)
 			for (int s = 0; s < n; s++)
 				m.slots[k][m.nslots[k]++] = offs[s] + m.bias;
 		}
+		for (int k = 0; k < NIPOSE; k++) {
+			uint64_t offs[4];
+
+			m.nislots[k] = cp_elf__symbol_slots(e, interposed[k], offs, 4);
+			for (int s = 0; s < m.nislots[k]; s++)
+				m.islots[k][s] = offs[s] + m.bias;
+		}
 		cp_elf__for_each_function(e, add_fn, &m);
 		qsort(m.fns, m.nfns, sizeof(*m.fns), cmp_fn);
 		cp_elf__close(e);
-		m.runtime = a->copy && !strcmp(m.path, a->copy);
+		m.runtime = a->copy_ino && m.inode == a->copy_ino && m.dev == a->copy_dev;
 		{
 			static size_t alloc;
 
@@ -344,37 +514,41 @@ static const struct fnsym *fnsym_of(struct attach *a, uint64_t addr)
 	return &m->fns[l];
 }
 
-/* A symbol of the module at path (as mapped), in the process; 0 if none. */
-static uint64_t module_symbol(struct attach *a, const char *path, const char *name, uint64_t *entry)
+/* A symbol of module m, in the process; 0 if none. */
+static uint64_t module_symbol(struct module *m, const char *name, uint64_t *entry)
 {
-	struct cp_elf *e;
+	struct cp_elf *e = m ? cp_elf__open(m->file, NULL) : NULL;
 	uint64_t v = 0, ent = 0;
 
-	for (size_t i = 0; i < a->nmods; i++) {
-		if (strcmp(a->mods[i].path, path))
-			continue;
-		e = cp_elf__open(path, NULL);
-		if (!e)
-			return 0;
-		if (cp_elf__dynsym(e, name, &v, &ent)) {
-			cp_elf__close(e);
-			return 0;
-		}
+	if (!e)
+		return 0;
+	if (cp_elf__dynsym(e, name, &v, &ent)) {
 		cp_elf__close(e);
-		if (entry)
-			*entry = ent + a->mods[i].bias;
-		return v + a->mods[i].bias;
+		return 0;
 	}
-	return 0;
+	cp_elf__close(e);
+	if (entry)
+		*entry = ent + m->bias;
+	return v + m->bias;
 }
 
-static const char *libc_path(struct attach *a)
+/* Our runtime copy, as loaded; NULL if it is not. */
+static struct module *runtime_module(struct attach *a)
+{
+	for (size_t i = 0; i < a->nmods; i++)
+		if (a->mods[i].runtime)
+			return &a->mods[i];
+	return NULL;
+}
+
+/* The C library (libc.so.N), or NULL. */
+static struct module *libc_module(struct attach *a)
 {
 	for (size_t i = 0; i < a->nmods; i++) {
 		const char *b = strrchr(a->mods[i].path, '/');
 
 		if (b && !strncmp(b + 1, "libc.so.", 8))
-			return a->mods[i].path;
+			return &a->mods[i];
 	}
 	return NULL;
 }
@@ -466,36 +640,125 @@ static int get_regs(struct thread *t)
 }
 
 /*
+ * A status of t's from waitpid: 1 one came (*st), 0 t is gone, -1 none
+ * came by the deadline or a stop was asked for (gave_up set; t runs on).
+ * A zombie is gone: a leader's end is not reported while its threads live.
+ */
+static int wait_thread(struct thread *t, int *st)
+{
+	for (;;) {
+		pid_t r = waitpid(t->tid, st, __WALL | WNOHANG);
+
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || task_gone(t->tid)) {
+			t->gone = 1;
+			return 0;
+		}
+		if (nap(0))
+			return -1;
+	}
+}
+
+/*
+ * t stopped for the trap of our single step: a signal-delivery stop of
+ * SIGTRAP, which the kernel would deliver, and kill the process with, if
+ * callprof died before resuming it.  It becomes an interrupt stop, which
+ * delivers nothing: asked to stop, continued without the signal, it stops
+ * again before running any instruction (the kernel takes the pending stop
+ * before any signal).  0 (last_stop still SIGTRAP), -1 as wait_stop.
+ */
+static int defuse_trap(struct thread *t)
+{
+	siginfo_t si;
+	int st, w;
+
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) || si.si_code != TRAP_TRACE)
+		return 0; /* not a step's: the program's own, kept by the caller */
+	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) || ptrace(PTRACE_CONT, t->tid, NULL, NULL))
+		return 0;
+	for (;;) {
+		w = wait_thread(t, &st);
+		if (w < 0)
+			t->running = 1;
+		if (w <= 0)
+			return -1;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->gone = 1;
+			return -1;
+		}
+		if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP)
+			return 0;
+		if (WIFSTOPPED(st)) {
+			/* not expected: a signal before the stop; its own stop keeps it safe */
+			t->last_stop = WSTOPSIG(st);
+			return 0;
+		}
+	}
+}
+
+/*
  * Wait for t's stop.  A signal that stops it first is kept for later.
- * 0 stopped, -1 gone.
+ * 0 stopped, -1 gone or not stopped in time (t->running, gave_up).
  */
 static int wait_stop(struct thread *t)
 {
 	for (;;) {
-		int st;
-		pid_t r = waitpid(t->tid, &st, __WALL);
+		int st, w = wait_thread(t, &st);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
+		if (w < 0)
+			t->running = 1; /* asked to stop, or stepped: it stops when it can */
+		if (w <= 0)
+			return -1;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			t->gone = 1;
 			return -1;
 		}
 		if (!WIFSTOPPED(st))
 			continue;
+		t->running = 0;
 		if ((st >> 16) == PTRACE_EVENT_STOP) {
 			t->last_stop = 0;
 			return 0;
 		}
 		/* A signal-delivery stop: the caller says whose signal it is. */
 		t->last_stop = WSTOPSIG(st);
+		if (t->last_stop == SIGTRAP)
+			return defuse_trap(t);
 		return 0;
 	}
 }
 
 /* A signal of the program's that came while the thread was ours: delivered when let go. */
+static pid_t traced_pid; /* the process attached to (for keep_signal) */
+
+/*
+ * Does the process ignore sig now (SigIgn)?  The kernel discards such a
+ * signal, but not for a thread we trace: we see it, and must drop it too.
+ * The runtime ignores SIGXFSZ and SIGPIPE around its writes, for one.
+ */
+static int ignored(int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)traced_pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigIgn: %llx", &mask) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
+}
+
 static void keep_signal(struct thread *t, int sig)
 {
+	if (sig <= 0 || ignored(sig))
+		return;
 	for (int i = 0; i < t->nsigs; i++)
 		if (t->sigs[i] == sig)
 			return; /* as the kernel does: one of each standard signal pends */
@@ -546,33 +809,146 @@ static void keep_syscall(struct attach *a, struct thread *t)
 	t->regs.rax = t->regs.orig_rax;
 	t->regs.rip -= 2;
 	t->dirty = 1;
+	/* Now, not when let go: a callprof killed meanwhile leaves it right too. */
+	ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
 }
 
-/* Seize and stop tid (new to us); 0, or -1 if it is gone. */
+/*
+ * Where a thread that does not stop is held, for the give-up line: in a
+ * vfork (the kernel holds the parent until its child runs a program or
+ * ends), or some other wait of the kernel's; "" if unknown.
+ */
+static const char *blocked_where(struct attach *a, pid_t tid)
+{
+	char path[64], buf[256];
+	unsigned long long nr = ~0ull, arg0 = 0, flags = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)a->pid, (int)tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu %llx", &nr, &arg0) < 1)
+			nr = ~0ull;
+		fclose(f);
+	}
+	if (nr == SYS_clone3)
+		mem_read(a, arg0, &flags, sizeof(flags)); /* struct clone_args: flags first */
+	else if (nr == SYS_clone)
+		flags = arg0;
+	if (nr == SYS_vfork || ((nr == SYS_clone || nr == SYS_clone3) && (flags & CLONE_VFORK)))
+		return " (it is in vfork: the kernel holds it until its child runs a program or ends)";
+	if (nr != ~0ull)
+		return " (it is held in the kernel, in a system call)";
+	return "";
+}
+
+/*
+ * The phase in progress ran out of time, or callprof was asked to stop:
+ * one line saying what it waited for (what: "thread N to stop", ...);
+ * -1.  The caller lets every thread go.
+ */
+static int give_up(struct attach *a, const char *what)
+{
+	if (quiet)
+		return -1;
+	if (gave_up == GAVE_SIGNAL)
+		return cp_error("attach: process %d (%s): callprof was asked to stop (SIG%s) while "
+				"waiting for %s: every thread let go", (int)a->pid, a->comm,
+				sigabbrev_np(stop_signal), what);
+	return cp_error("attach: process %d (%s): waited %.1f s for %s: every thread let go, "
+			"attach again later", (int)a->pid, a->comm, deadline_ms / 1000.0, what);
+}
+
+/*
+ * Why the kernel refused to let us trace thread tid (PTRACE_SEIZE: EPERM):
+ * 0 when it has ended (an ending thread is refused too), else -1 having
+ * said why in one line.  Never "try again": what refused us now will
+ * refuse us again.
+ */
+static int seize_refused(struct attach *a, pid_t tid)
+{
+	char path[64], line[256], tcomm[32] = "?";
+	unsigned uid[3] = { 0 }, gid[3] = { 0 };
+	int nuid = 0, ngid = 0;
+	long tracer = 0;
+	FILE *f;
+
+	if (task_gone(tid))
+		return 0;
+	if (quiet)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)a->pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			continue;
+		if (!strncmp(line, "Uid:", 4))
+			nuid = sscanf(line + 4, "%u %u %u", &uid[0], &uid[1], &uid[2]);
+		else if (!strncmp(line, "Gid:", 4))
+			ngid = sscanf(line + 4, "%u %u %u", &gid[0], &gid[1], &gid[2]);
+	}
+	fclose(f);
+	if (tracer > 0) {
+		snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(tcomm, sizeof(tcomm), f))
+				tcomm[strcspn(tcomm, "\n")] = '\0';
+			fclose(f);
+		}
+		return cp_error("attach: thread %d of process %d (%s) is traced by process %ld (%s): "
+				"a thread has one tracer at a time; attach again once that one is done",
+				(int)tid, (int)a->pid, a->comm, tracer, tcomm);
+	}
+	for (int i = 0; i < 3; i++)
+		if ((nuid == 3 && uid[i] != getuid()) || (ngid == 3 && gid[i] != getgid()))
+			return cp_error("attach: process %d (%s) no longer runs with your user and "
+					"group ids (it ran a setuid or setgid program, or changed "
+					"its ids): callprof may not trace it", (int)a->pid, a->comm);
+	return cp_error("attach: the kernel refused to let callprof trace thread %d of process %d "
+			"(%s): %s (it made itself undumpable, or a security module forbids it)",
+			(int)tid, (int)a->pid, a->comm, strerror(EPERM));
+}
+
+/*
+ * Seize tid (new to us) and ask it to stop; its stop is waited for by
+ * grab_all.  0, or -1 having said why (another tracer has it).  A thread
+ * that has ended is listed as gone, so that it is not tried again.
+ */
 static int grab(struct attach *a, pid_t tid)
 {
 	struct thread *t;
+	int refused = 0;
 
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
-		return errno == ESRCH ? -1 : -errno;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+		if (errno == EPERM && seize_refused(a, tid))
+			return -1;
+		refused = 1;
+	}
 	ALLOC_GROW(a->th, a->nth + 1, a->th_alloc);
 	t = &a->th[a->nth++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || wait_stop(t) || get_regs(t)) {
+	if (refused || ptrace(PTRACE_INTERRUPT, tid, NULL, NULL)) {
 		t->gone = 1;
-		return -1;
+		return 0;
 	}
-	keep_signal(t, t->last_stop);
-	keep_syscall(a, t);
+	t->running = 1;
 	return 0;
 }
 
-/* Stop every thread of the process, including those created meanwhile. */
+/*
+ * Stop every thread of the process, including those created meanwhile,
+ * within the phase's deadline.  0; 1 when the process has ended; -1
+ * having said why (another tracer, the deadline, a stop asked for: then
+ * the threads stay listed, the caller lets them go).
+ */
 static int grab_all(struct attach *a)
 {
 	char path[64];
-	int added;
+	int added, refused = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)a->pid);
 	do {
@@ -580,26 +956,51 @@ static int grab_all(struct attach *a)
 		struct dirent *e;
 
 		if (!d)
-			return -ESRCH;
+			return 1;
 		added = 0;
-		while ((e = readdir(d))) {
+		while (!refused && (e = readdir(d))) {
 			char *end;
 			long v = strtol(e->d_name, &end, 10);
 			pid_t tid = *end ? 0 : (pid_t)v;
-			int err;
 
 			if (tid <= 0 || thread_index(a, tid) >= 0)
 				continue;
-			err = grab(a, tid);
-			if (err < -1) {
-				closedir(d);
-				return err;
-			}
-			added = 1;
+			refused = grab(a, tid);
+			added = !refused;
 		}
 		closedir(d);
+		/*
+		 * Then their stops (also after a refusal: a thread must be
+		 * stopped to be let go); a thread created meanwhile is in the
+		 * next round.
+		 */
+		for (size_t i = 0; i < a->nth; i++) {
+			struct thread *t = &a->th[i];
+
+			if (!t->running || t->gone)
+				continue;
+			if (wait_stop(t)) {
+				char what[160];
+
+				if (t->gone)
+					continue;
+				if (refused)
+					return -1;
+				snprintf(what, sizeof(what), "thread %d to stop%s", (int)t->tid,
+					 blocked_where(a, t->tid));
+				return give_up(a, what);
+			}
+			if (get_regs(t)) {
+				t->gone = 1;
+				continue;
+			}
+			keep_signal(t, t->last_stop);
+			keep_syscall(a, t);
+		}
 	} while (added);
-	return 0;
+	if (refused)
+		return -1;
+	return kill(a->pid, 0) && errno == ESRCH ? 1 : 0;
 }
 
 /*
@@ -610,10 +1011,28 @@ static int grab_all(struct attach *a)
  */
 static void release(struct attach *a, struct thread *t)
 {
-	int first = 0;
+	int first = 0, st;
 
 	if (t->gone)
 		return;
+	if (t->running) {
+		/*
+		 * Not stopped (a stop that did not come in time): it cannot be
+		 * detached until it stops; callprof's exit detaches it.
+		 */
+		if (waitpid(t->tid, &st, __WALL | WNOHANG) <= 0 || !WIFSTOPPED(st))
+			return;
+		t->running = 0;
+		t->last_stop = 0;
+		/* A signal of the program's (not a step's trap, not a system call stop) */
+		if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP && !(WSTOPSIG(st) & 0x80)) {
+			t->last_stop = WSTOPSIG(st);
+			keep_signal(t, t->last_stop);
+		}
+		/* A system call its stop ended with EINTR is run again, as at any stop of ours. */
+		if (!get_regs(t))
+			keep_syscall(a, t);
+	}
 	if (t->dirty)
 		ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
 	if (t->nsigs && t->last_stop == t->sigs[0])
@@ -624,11 +1043,99 @@ static void release(struct attach *a, struct thread *t)
 	t->gone = 1;
 }
 
+/*
+ * Let every thread go.  One that has not stopped yet cannot be: it stays
+ * listed, to be let go once it stops (the next grab_all waits for it, and
+ * callprof's exit lets it go in any case).
+ */
 static void release_all(struct attach *a)
 {
-	for (size_t i = 0; i < a->nth; i++)
+	size_t kept = 0;
+
+	for (size_t i = 0; i < a->nth; i++) {
 		release(a, &a->th[i]);
-	a->nth = 0;
+		if (a->th[i].running && !a->th[i].gone)
+			a->th[kept++] = a->th[i];
+	}
+	a->nth = kept;
+}
+
+/*
+ * Is t waiting, in our dlopen, for a lock of the dynamic loader that
+ * another thread holds (a library being loaded: a slow constructor), and
+ * holding none of them itself?  Then giving the call up changes nothing
+ * the process relies on: dlopen takes the loader's lock before it does
+ * anything else.  It has only cleared the thread's last dlerror and left
+ * its catch frame in the loader's per-thread variable, which is read when
+ * the loader signals an error: in a later dlopen of the thread, whose own
+ * frame replaces it; outside one (a lazy binding that fails, fatal anyway)
+ * the loader would jump to that stale frame instead of printing "symbol
+ * lookup error" (docs/limitations.md).  t is stopped.  Held: a recursive mutex in the loader's data
+ * whose owner is t (glibc's pthread_mutex_t: lock, count, owner, nusers,
+ * kind); found, or anything unclear, and t is not given up.
+ */
+static int waiting_for_loader(struct attach *a, struct thread *t)
+{
+	struct user_regs_struct r;
+	int in_loader = 0;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) || (long)r.orig_rax != SYS_futex)
+		return 0;
+	for (size_t i = 0; i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+		const char *base = m->path ? strrchr(m->path, '/') : NULL;
+		uint32_t *w;
+		size_t len = m->end - m->start;
+
+		if (!base || strncmp(base + 1, "ld-linux", 8) || m->perms[1] != 'w')
+			continue;
+		if (r.rdi >= m->start && r.rdi < m->end)
+			in_loader = 1;
+		if (len > (1u << 20))
+			return 0;
+		w = xmalloc(len);
+		if (mem_read(a, m->start, w, len)) {
+			free(w);
+			return 0;
+		}
+		for (size_t k = 0; k + 5 <= len / 4; k++)
+			if (w[k + 2] == (uint32_t)t->tid && w[k + 1] >= 1 && (w[k + 4] & 0x7f) == 1) {
+				free(w);
+				return 0; /* it holds one */
+			}
+		free(w);
+	}
+	return in_loader;
+}
+
+/*
+ * call()'s dlopen has waited LOAD_WAIT_MS, or a stop was asked for: if t
+ * waits for the loader's lock (waiting_for_loader), stop it and give the
+ * call up (its registers back: the caller restores them).  1 if given up.
+ */
+static int give_up_load(struct attach *a, struct thread *t)
+{
+	int st, up = 0;
+
+	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL))
+		return 0;
+	for (;;) {
+		pid_t w = waitpid(t->tid, &st, __WALL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 || !WIFSTOPPED(st))
+			return 0; /* gone: call() sees it */
+		if ((st >> 16) == PTRACE_EVENT_STOP)
+			break;
+		keep_signal(t, WSTOPSIG(st)); /* the program's: kept, the wait goes on */
+		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+	}
+	if (read_maps(a) == 0)
+		up = waiting_for_loader(a, t);
+	if (!up)
+		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+	return up;
 }
 
 /*
@@ -677,6 +1184,19 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 		}
 		if (w == 0) {
 			struct timespec ms = { 0, 200000 };
+			long ms_in;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			ms_in = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+			/* Another thread loads a library: give up in bounded time, or when asked. */
+			if (a->loading && (stop_signal || ms_in > LOAD_WAIT_MS) &&
+			    ms_in / 100 != a->loading - 1) {
+				a->loading = (int)(ms_in / 100) + 1; /* a look every 100 ms at most */
+				if (give_up_load(a, t)) {
+					err = stop_signal ? -EINTR : -ETIMEDOUT;
+					break;
+				}
+			}
 
 			/*
 			 * No giving up: the call returns to address 0, which only
@@ -690,7 +1210,7 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 					   (int)a->pid, CALL_TIMEOUT_MS / 1000);
 				slow = 1;
 			}
-			nanosleep(&ms, NULL);
+			ppoll(NULL, 0, &ms, &wait_mask); /* a request to stop is seen here */
 			continue;
 		}
 		if (!WIFSTOPPED(st))
@@ -781,35 +1301,59 @@ static int borrow_tls(struct attach *a, const char *runtime, int fd)
 	return 0;
 }
 
+/*
+ * A file of ours the process opens by name: a memfd, which the process
+ * reaches as /proc/OURPID/fd/N (*path).  Nothing of it is on disk, so
+ * nothing is left behind whenever callprof ends, SIGKILL included; what
+ * the process mapped stays mapped.  -1 if none can be made.
+ */
+static int tool_file(const char *name, unsigned flags, char **path)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | flags);
+
+	if (fd < 0 && errno == EINVAL && flags)
+		fd = memfd_create(name, MFD_CLOEXEC); /* MFD_EXEC: Linux 6.3 */
+	if (fd >= 0)
+		*path = xstrfmt("/proc/%d/fd/%d", (int)getpid(), fd);
+	return fd;
+}
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x10U
+#endif
+
+/*
+ * The runtime copy the process loads (a->copy: its name for it), the
+ * log its runtime writes its warnings to (a->log) and the status file
+ * where it says why a profile was not written (a->status).
+ */
 static int make_copy(struct attach *a, const char *runtime)
 {
-	char tmpl[] = "/tmp/callprof-attach.XXXXXX";
 	const char *base = strrchr(runtime, '/');
 	struct cp_elf_info info = { 0 };
 	struct cp_elf *e;
+	struct stat st;
 	uint64_t v = 0, off = 0;
 	int in, outfd, found = 0;
-	char buf[65536];
+	char buf[65536], *name;
 	ssize_t n;
 
-	if (!mkdtemp(tmpl))
-		return cp_error("attach: cannot make a directory in /tmp: %s", strerror(errno));
-	a->dir = xstrdup(tmpl);
 	/* "libcallprof-cpu.so" -> "callprof-attach-cpu.so": never taken for record's runtime */
 	base = base ? base + 1 : runtime;
 	if (!strncmp(base, "libcallprof", 11))
 		base += 11;
-	a->copy = xstrfmt("%s/callprof-attach%s%s", a->dir, *base == '-' ? "" : "-", base);
-	a->log = xstrfmt("%s/log", a->dir);
+	name = xstrfmt("callprof-attach%s%s", *base == '-' ? "" : "-", base);
+	a->copy_fd = outfd = tool_file(name, MFD_EXEC, &a->copy);
+	free(name);
+	a->log_fd = tool_file("callprof-attach-log", 0, &a->log);
+	a->status_fd = tool_file("callprof-attach-status", 0, &a->status);
+	if (outfd < 0 || a->log_fd < 0 || a->status_fd < 0 || fstat(outfd, &st))
+		return cp_error("attach: cannot make a memory file (memfd_create): %s", strerror(errno));
+	a->copy_dev = st.st_dev;
+	a->copy_ino = st.st_ino;
 	in = open(runtime, O_RDONLY | O_CLOEXEC);
-	outfd = open(a->copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0500);
-	if (in < 0 || outfd < 0) {
-		if (in >= 0)
-			close(in);
-		if (outfd >= 0)
-			close(outfd);
-		return cp_error("attach: cannot copy %s: %s", runtime, strerror(errno));
-	}
+	if (in < 0)
+		return cp_error("attach: cannot read %s: %s", runtime, strerror(errno));
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(outfd, buf, (size_t)n) != n)
 			n = -1;
@@ -826,23 +1370,23 @@ static int make_copy(struct attach *a, const char *runtime)
 	cp_elf__close(e);
 	cp_elf_info__release(&info);
 	if (n < 0 || !found || pwrite(outfd, "1", 1, (off_t)(off + 15)) != 1 ||
-	    (a->tls_base && borrow_tls(a, runtime, outfd))) {
-		close(outfd);
+	    (a->tls_base && borrow_tls(a, runtime, outfd)))
 		return cp_error("attach: cannot prepare a copy of %s", runtime);
-	}
-	close(outfd);
-	close(open(a->log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
 	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 static void remove_copy(struct attach *a)
 {
-	if (a->copy)
-		unlink(a->copy);
-	if (a->log)
-		unlink(a->log);
-	if (a->dir)
-		rmdir(a->dir);
+	close_fd(&a->copy_fd);
+	close_fd(&a->log_fd);
+	close_fd(&a->status_fd);
 }
 
 static char *read_string(struct attach *a, uint64_t addr)
@@ -860,7 +1404,7 @@ static char *read_string(struct attach *a, uint64_t addr)
 }
 
 /* The settings block: "NAME=VALUE\0"... */
-static char *env_block(const struct cp_attach_opts *o, const char *log, size_t *len)
+static char *env_block(const struct cp_attach_opts *o, const struct attach *a, size_t *len)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -868,7 +1412,9 @@ static char *env_block(const struct cp_attach_opts *o, const char *log, size_t *
 		strbuf_addstr(&sb, *e);
 		strbuf_addch(&sb, '\0');
 	}
-	strbuf_addf(&sb, "CALLPROF_ATTACH_LOG=%s", log);
+	strbuf_addf(&sb, "CALLPROF_ATTACH_LOG=%s", a->log);
+	strbuf_addch(&sb, '\0');
+	strbuf_addf(&sb, "CALLPROF_STATUS=%s", a->status);
 	strbuf_addch(&sb, '\0');
 	*len = sb.len;
 	return strbuf_detach(&sb, NULL);
@@ -895,7 +1441,7 @@ static int64_t find_donor(struct attach *a, const char *runtime, uint64_t *size)
 	for (size_t i = 0; i < a->nmaps && !fn; i++) {
 		const struct mapping *m = &a->maps[i];
 
-		if (!m->path || m->pgoff || !strstr(m->path, "/callprof-attach") ||
+		if (!m->path || m->pgoff || !strstr(m->path, "callprof-attach") ||
 		    mem_read(a, m->start, mem, sizeof(mem)))
 			continue;
 		for (size_t k = 0; k < ARRAY_SIZE(libs) && !fn; k++) {
@@ -924,6 +1470,115 @@ static int64_t find_donor(struct attach *a, const char *runtime, uint64_t *size)
 	return fn;
 }
 
+/* ---- seccomp filters ---- */
+
+/*
+ * The system calls an attach makes the process make: the loader's (the
+ * runtime's copy opened, read, mapped, relocated), the runtime's (its
+ * memory, threads' set-up, signals, the profile written at the stop) and
+ * its watcher's (a child that inherits the filters).  perf marks those
+ * only CPU sampling and the wait/inactive split make.
+ */
+static const struct attach_call {
+	long nr;
+	const char *name;
+	int perf;
+} attach_calls[] = {
+#define C(n) { SYS_##n, #n, 0 }
+	C(read), C(pread64), C(write), C(pwrite64), C(openat), C(close), C(newfstatat), C(fstat),
+	C(lseek), C(mmap), C(mprotect), C(munmap), C(mremap), C(madvise), C(brk), C(futex),
+	C(rt_sigaction), C(rt_sigprocmask), C(rt_sigreturn), C(rt_sigqueueinfo), C(sigaltstack),
+	C(gettid), C(getpid), C(getppid), C(tgkill), C(kill), C(prctl), C(clock_gettime),
+	C(clock_nanosleep), C(nanosleep), C(sched_yield), C(clone), C(clone3), C(set_robust_list),
+	C(rseq), C(exit), C(exit_group), C(wait4), C(waitid), C(pipe2), C(poll), C(ppoll),
+	C(signalfd4), C(setsid), C(chdir), C(getcwd), C(dup), C(dup3), C(fcntl), C(readlink),
+	C(rename), C(unlink), C(uname), C(prlimit64), C(faccessat), C(access), C(sysinfo),
+#undef C
+	{ SYS_perf_event_open, "perf_event_open", 1 },
+	{ SYS_ioctl, "ioctl", 1 },
+};
+
+/*
+ * The first call of attach_calls that the filter insns[len] does not
+ * allow whatever its arguments and the calling address are (the runtime's
+ * arguments are not known here: a filter that looks at them is taken to
+ * forbid the call), or NULL.  perf: the perf calls are made.
+ */
+static const char *forbidden_call(const struct sock_filter *insns, uint32_t len, int perf)
+{
+	for (size_t i = 0; i < sizeof(attach_calls) / sizeof(attach_calls[0]); i++) {
+		const struct attach_call *c = &attach_calls[i];
+		struct seccomp_data d = { .nr = (int)c->nr, .arch = AUDIT_ARCH_X86_64 };
+		int depends = 0;
+		uint32_t action;
+
+		if (c->perf && !perf)
+			continue;
+		/* words 2 and up: the instruction pointer and the six arguments */
+		action = cp_cbpf__run(insns, len, &d, ~3u, &depends) & SECCOMP_RET_ACTION_FULL;
+		if (depends || (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG))
+			return c->name;
+	}
+	return NULL;
+}
+
+static int attach_perf_call(const char *name)
+{
+	for (size_t i = 0; i < sizeof(attach_calls) / sizeof(attach_calls[0]); i++)
+		if (attach_calls[i].name == name)
+			return attach_calls[i].perf;
+	return 0;
+}
+
+/*
+ * Would a seccomp filter of the process kill it (or trap, trace or fail
+ * one of its calls) for a system call the attach makes it make?  Its
+ * threads are held; every thread's filters are read (the kernel's copy:
+ * PTRACE_SECCOMP_GET_FILTER, which needs CAP_SYS_ADMIN, checked by
+ * attach-check.c) and judged.  0, or cp_error()'s -1 having said what the
+ * filter forbids and what to do.
+ */
+static int judge_filters(struct attach *a, const struct cp_attach_opts *o, const char *comm)
+{
+	for (size_t i = 0; i < a->nth; i++) {
+		const struct thread *t = &a->th[i];
+
+		if (t->gone)
+			continue;
+		for (unsigned long k = 0;; k++) {
+			long n = ptrace(PTRACE_SECCOMP_GET_FILTER, t->tid, (void *)k, NULL);
+			struct sock_filter *insns;
+			const char *bad;
+
+			if (n < 0 && (errno == ENOENT || (errno == EINVAL && !k)))
+				break; /* no more filters; none at all */
+			if (n <= 0 || n > BPF_MAXINSNS)
+				return cp_error("attach: process %d (%s) runs under a seccomp filter "
+						"callprof cannot read (%s): it cannot tell whether the "
+						"filter would kill the process; run the program under "
+						"callprof record", (int)a->pid, comm,
+						n < 0 ? strerror(errno) : "no instructions");
+			insns = xcalloc((size_t)n, sizeof(*insns));
+			if (ptrace(PTRACE_SECCOMP_GET_FILTER, t->tid, (void *)k, insns) != n) {
+				free(insns);
+				return cp_error("attach: process %d (%s): cannot read its seccomp "
+						"filter: %s", (int)a->pid, comm, strerror(errno));
+			}
+			bad = forbidden_call(insns, (uint32_t)n, o->perf);
+			free(insns);
+			if (bad)
+				return cp_error("attach: process %d (%s) runs under a seccomp filter that "
+						"forbids %s, which callprof's runtime needs%s", (int)a->pid,
+						comm, bad,
+						attach_perf_call(bad) ?
+						": attach with --time=none, or --no-offcpu with "
+						"--time=clock" :
+						"; run the program under callprof record");
+		}
+	}
+	return 0;
+}
+
 /* Zero t's instance of the borrowed TLS block: the state a fresh copy's threads start from. */
 static void zero_tls(struct attach *a, struct thread *t)
 {
@@ -936,15 +1591,23 @@ static void zero_tls(struct attach *a, struct thread *t)
 static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const char *comm)
 {
 	struct thread *t = NULL;
+	struct module *rt;
 	uint64_t ret = 0, args[2];
 	char *block;
 	size_t len;
 	int err, best = -1;
 
 	/* One thread: the best candidate among those in a waiting system call. */
-	if (grab_all(a))
-		return cp_error("attach: cannot stop the threads of process %d (%s): %s", (int)a->pid,
-				comm, strerror(errno));
+	phase(STOP_MS);
+	err = grab_all(a);
+	if (err) {
+		release_all(a);
+		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
+	}
+	if (judge_filters(a, o, comm)) {
+		release_all(a);
+		return -1;
+	}
 	for (size_t i = 0; i < a->nth; i++) {
 		struct thread *c = &a->th[i];
 		int score;
@@ -975,43 +1638,54 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 			a->tls_base = base;
 	}
 	if (make_copy(a, o->runtime)) {
-		release(a, t);
-		a->nth = 0;
+		release_all(a);
 		return -1;
 	}
 	args[0] = ~0ull;
 	args[1] = 2 /* RTLD_NOW */;
+	a->loading = 1;
 	err = call(a, t, a->dlopen_fn, args, 2, a->copy, strlen(a->copy) + 1, &ret);
+	a->loading = 0;
 	if (!err && !ret) {
 		char *why = NULL;
 
 		if (a->dlerror_fn && !call(a, t, a->dlerror_fn, NULL, 0, NULL, 0, &ret))
 			why = read_string(a, ret);
-		release(a, t);
-		a->nth = 0;
+		release_all(a);
 		cp_error("attach: process %d (%s) could not load %s: %s", (int)a->pid, comm, a->copy,
 			 why ? why : "dlopen failed");
 		free(why);
 		return -1;
 	}
+	if (err == -ETIMEDOUT || err == -EINTR) {
+		release_all(a);
+		if (err == -EINTR)
+			return cp_error("attach: process %d (%s): callprof was asked to stop (SIG%s) while "
+					"another thread of it held the dynamic loader's lock: nothing "
+					"loaded, every thread let go", (int)a->pid, comm,
+					sigabbrev_np(stop_signal));
+		return cp_error("attach: process %d (%s): another thread of it held the dynamic "
+				"loader's lock (a library being loaded) for %d s: nothing loaded, every "
+				"thread let go; try again later", (int)a->pid, comm, LOAD_WAIT_MS / 1000);
+	}
 	if (err) {
-		release(a, t);
-		a->nth = 0;
+		release_all(a);
 		return cp_error("attach: process %d (%s) %s while loading the runtime", (int)a->pid, comm,
 				err == -ESRCH ? "ended" : err == -EFAULT ? "faulted in callprof's call "
 				"(its state may be inconsistent)" : "could not be made to call dlopen");
 	}
-	if (read_modules(a) ||
-	    !(a->rt_start = module_symbol(a, a->copy, "callprof_attach_start", NULL)) ||
-	    !(a->rt_stop = module_symbol(a, a->copy, "callprof_attach_stop", NULL)) ||
-	    !(a->rt_release = module_symbol(a, a->copy, "callprof_attach_release", NULL)) ||
-	    !(a->rt_hook[0] = module_symbol(a, a->copy, "__cyg_profile_func_enter", NULL)) ||
-	    !(a->rt_hook[1] = module_symbol(a, a->copy, "__cyg_profile_func_exit", NULL))) {
-		release(a, t);
-		a->nth = 0;
+	if (read_modules(a) || !(rt = runtime_module(a)) ||
+	    !(a->rt_start = module_symbol(rt, "callprof_attach_start", NULL)) ||
+	    !(a->rt_stop = module_symbol(rt, "callprof_attach_stop", NULL)) ||
+	    !(a->rt_release = module_symbol(rt, "callprof_attach_release", NULL)) ||
+	    !(a->rt_hook[0] = module_symbol(rt, "__cyg_profile_func_enter", NULL)) ||
+	    !(a->rt_hook[1] = module_symbol(rt, "__cyg_profile_func_exit", NULL))) {
+		release_all(a);
 		return cp_error("attach: process %d (%s) loaded %s, but its symbols cannot be found",
 				(int)a->pid, comm, a->copy);
 	}
+	for (int k = 0; k < NIPOSE; k++)
+		a->rt_ipose[k] = module_symbol(rt, interposed[k], NULL);
 	if (a->tls_base) {
 		/* Point the copy's TLS references at the borrowed block; fresh for this thread. */
 		for (size_t i = 0; i < a->nmods; i++)
@@ -1025,20 +1699,19 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	for (size_t i = 0; i < a->nmaps; i++) {
 		const struct mapping *m = &a->maps[i];
 
-		if (m->path && !strcmp(m->path, a->copy) && m->perms[2] == 'x') {
+		if (m->inode == a->copy_ino && m->dev == a->copy_dev && m->perms[2] == 'x') {
 			if (!a->rt_text_lo || m->start < a->rt_text_lo)
 				a->rt_text_lo = m->start;
 			if (m->end > a->rt_text_hi)
 				a->rt_text_hi = m->end;
 		}
 	}
-	block = env_block(o, a->log, &len);
+	block = env_block(o, a, &len);
 	args[0] = ~0ull;
 	args[1] = len;
 	err = call(a, t, a->rt_start, args, 2, block, len, &ret);
 	free(block);
-	release(a, t);
-	a->nth = 0;
+	release_all(a);
 	if (err)
 		return cp_error("attach: process %d (%s) %s while starting the runtime", (int)a->pid, comm,
 				err == -ESRCH ? "ended" : "did not return");
@@ -1685,12 +2358,22 @@ static const char *foreign_hooks(struct attach *a)
 		for (int k = 0; k < 2; k++)
 			for (int s = 0; s < m->nslots[k]; s++) {
 				uint64_t v = mem_u64(a, m->slots[k][s]);
+				const struct mapping *mp;
 				struct module *owner;
 
 				if (m->runtime || v == a->libc_hook || (v >= m->lo && v < m->hi))
 					continue;
 				owner = module_of(a, v);
-				return owner ? owner->path : "an unknown module";
+				if (owner)
+					return owner->path;
+				/*
+				 * Mapped since we read the maps (the first check runs
+				 * with the process running: another attach's copy,
+				 * loaded meanwhile): as the maps say now.
+				 */
+				if (!read_maps(a) && (mp = mapping_of(a, v)) && mp->path)
+					return mp->path;
+				return "an unknown module";
 			}
 	}
 	return NULL;
@@ -1702,7 +2385,7 @@ static int refuse_foreign(pid_t pid, const char *comm, const char *path)
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	if (!strncmp(base, "callprof-attach", 15))
+	if (strstr(base, "callprof-attach"))
 		return cp_error("attach: process %d (%s) is being recorded by another callprof attach "
 				"(or by one that was killed: it then records until it ends)", (int)pid, comm);
 	if (!strncmp(base, "libcallprof", 11))
@@ -1712,12 +2395,19 @@ static int refuse_foreign(pid_t pid, const char *comm, const char *path)
 			path);
 }
 
-static int write_dynsym(struct attach *a, const uint64_t *value)
+/*
+ * Set the C library's .dynsym entries of the hooks to value[]: when
+ * restoring, only those that are ours (another attach's are not).
+ */
+static int write_dynsym(struct attach *a, const uint64_t *value, int restoring)
 {
 	for (int k = 0; k < 2; k++) {
 		uint64_t st = value[k] - a->libc_bias;
 
-		if (a->libc_sym[k] && mem_write(a, a->libc_sym[k], &st, 8))
+		if (!a->libc_sym[k] ||
+		    (restoring && mem_u64(a, a->libc_sym[k]) != a->rt_hook[k] - a->libc_bias))
+			continue;
+		if (mem_write(a, a->libc_sym[k], &st, 8))
 			return -1;
 	}
 	return 0;
@@ -1742,6 +2432,41 @@ static void schedstat(pid_t pid, pid_t tid, uint64_t *run, uint64_t *delay)
 	fclose(f);
 }
 
+/*
+ * Point the slots of the interposed functions at our copy's (at the
+ * switch), each one's value kept; a slot that cannot be written stays
+ * as it was (the process then runs without that interposer).
+ */
+static void interpose(struct attach *a)
+{
+	for (size_t i = 0; i < a->nmods; i++) {
+		struct module *m = &a->mods[i];
+
+		for (int k = 0; k < NIPOSE && !m->runtime; k++)
+			for (int s = 0; s < m->nislots[k] && a->rt_ipose[k]; s++) {
+				uint64_t v = mem_u64(a, m->islots[k][s]);
+
+				if (v == a->rt_ipose[k] ||
+				    mem_write(a, m->islots[k][s], &a->rt_ipose[k], 8))
+					continue;
+				ALLOC_GROW(a->isaved, a->nisaved + 1, a->isaved_alloc);
+				a->isaved[a->nisaved++] = (struct ipose_slot){ m->islots[k][s], v, k };
+			}
+	}
+}
+
+/* Put back what interpose() changed, where it is still ours. */
+static void unpose(struct attach *a)
+{
+	for (size_t i = 0; i < a->nisaved; i++) {
+		const struct ipose_slot *p = &a->isaved[i];
+
+		if (mem_u64(a, p->at) == a->rt_ipose[p->k])
+			mem_write(a, p->at, &p->old, 8);
+	}
+	a->nisaved = 0;
+}
+
 static int switch_on(struct attach *a, const char *comm, struct cp_attach_result *res)
 {
 	struct seed_frame *frames = xcalloc(MAX_FRAMES, sizeof(*frames));
@@ -1754,17 +2479,26 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &held);
+	phase(STOP_MS);
 	err = grab_all(a);
 	if (err) {
 		release_all(a);
 		free(frames);
-		return cp_error("attach: cannot stop the threads of process %d (%s): %s", (int)a->pid,
-				comm, strerror(-err));
+		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
 	}
-	if (read_modules(a)) {
+	/* It ended, or ran another program since the load: nothing of what we know holds. */
+	err = read_modules(a);
+	if (err || !runtime_module(a)) {
 		release_all(a);
 		free(frames);
-		return cp_error("attach: cannot read the modules of process %d (%s)", (int)a->pid, comm);
+		if (process_ended(a->pid))
+			return cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
+		if (err)
+			return cp_error("attach: cannot read the modules of process %d (%s)",
+					(int)a->pid, comm);
+		a->execd = 1;
+		return cp_error("attach: process %d (%s) ran another program (exec) as callprof "
+				"attached: nothing recorded", (int)a->pid, comm);
 	}
 	other = foreign_hooks(a);
 	if (other) {
@@ -1774,7 +2508,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	}
 	u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
-		cp_unwinder__add_module(u, a->mods[i].path, a->mods[i].bias);
+		cp_unwinder__add_module(u, a->mods[i].file, a->mods[i].bias);
 	qsort(a->th, a->nth, sizeof(*a->th), cmp_tid);
 	for (size_t i = 0; i < a->nth && nseeded < maxth; i++) {
 		struct thread *t = &a->th[i];
@@ -1820,13 +2554,15 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		if (!a->th[i].gone)
 			zero_tls(a, &a->th[i]);
 	}
-	if (write_dynsym(a, a->rt_hook) || redirect(a, (uint64_t[]){ a->libc_hook, a->libc_hook },
+	if (write_dynsym(a, a->rt_hook, 0) || redirect(a, (uint64_t[]){ a->libc_hook, a->libc_hook },
 						     a->rt_hook, 0) < 0) {
-		write_dynsym(a, a->libc_sym_old);
+		write_dynsym(a, a->libc_sym_old, 1);
 		redirect(a, a->rt_hook, (uint64_t[]){ a->libc_hook, a->libc_hook }, 1);
 		release_all(a);
 		return cp_error("attach: cannot write the GOT of process %d (%s)", (int)a->pid, comm);
 	}
+	a->on = 1;
+	interpose(a);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	t0[0] = __rdtsc();
 	t0[1] = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
@@ -1913,7 +2649,8 @@ static struct thread *pick_caller(struct attach *a)
 
 /*
  * Restore the slots, write the profile, give back the rings and trees.
- * 0 (*wrote set), 1 when the process ended meanwhile, -1 on error.
+ * 0 (*wrote set), 1 when the process ended meanwhile, 2 when it ran
+ * another program (exec), -1 on error.
  */
 static int switch_off(struct attach *a, const char *comm, int *wrote)
 {
@@ -1921,37 +2658,64 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	struct thread *t;
 	int err;
 
+	phase(STOP_MS);
 	err = grab_all(a);
-	if (err == -ESRCH) {
+	if (err) {
 		release_all(a);
-		return 1; /* ended */
+		if (err > 0)
+			return 1; /* ended */
+		if (!a->on)
+			return -1;
+		return cp_error("attach: process %d (%s) goes on recording with callprof's hooks: "
+				"the window could not be closed; it writes %s when it ends",
+				(int)a->pid, comm, a->out);
 	}
-	if (read_modules(a) || write_dynsym(a, a->libc_sym_old) || redirect(a, a->rt_hook, libc, 1) < 0) {
+	/*
+	 * Our copy is not mapped: the process ended (killed meanwhile: a
+	 * zombie has no maps), or it ran another program (exec), whose memory
+	 * holds nothing of ours.  The old image wrote its profile as it was
+	 * replaced (our execve), or its watcher writes it.
+	 */
+	err = read_modules(a);
+	if (err || !runtime_module(a)) {
+		release_all(a);
+		if (process_ended(a->pid))
+			return 1;
+		if (err)
+			return cp_error("attach: cannot read the modules of process %d (%s)",
+					(int)a->pid, comm);
+		return 2;
+	}
+	if (write_dynsym(a, a->libc_sym_old, 1) || redirect(a, a->rt_hook, libc, 1) < 0) {
 		release_all(a);
 		return cp_error("attach: cannot restore the GOT of process %d (%s)", (int)a->pid, comm);
 	}
+	unpose(a);
 	a->u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
-		cp_unwinder__add_module(a->u, a->mods[i].path, a->mods[i].bias);
+		cp_unwinder__add_module(a->u, a->mods[i].file, a->mods[i].bias);
 	/* The profile is written while the others run: what it needs may be theirs. */
 	t = pick_caller(a);
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
 			release(a, &a->th[i]);
 	if (!t) {
-		a->nth = 0;
+		release_all(a);
 		return cp_error("attach: no thread of process %d (%s) can write the profile now",
 				(int)a->pid, comm);
 	}
 	err = call(a, t, a->rt_stop, NULL, 0, NULL, 0, &ret);
-	release(a, t);
-	a->nth = 0;
+	release_all(a);
 	if (err == -ESRCH)
 		return 1;
 	if (err)
 		return cp_error("attach: process %d (%s) did not return from writing its profile",
 				(int)a->pid, comm);
 	*wrote = (int64_t)ret > 0;
+	if ((int64_t)ret < 0 && (int64_t)ret > -4096 && (int64_t)ret != -ESRCH) {
+		*wrote = 1; /* it ran code, and could not write it: cmd_attach says why */
+		a->write_errno = (int)-(int64_t)ret;
+	}
 	/* The threads the stop gave a tree: their seeds were taken by it, not by a hook. */
 	for (uint32_t i = 0; i < a->nseeded; i++) {
 		uint32_t taken = 0;
@@ -1972,7 +2736,11 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 
 		if (attempt)
 			nanosleep(&ms, NULL); /* a thread in a hook leaves it soon */
-		if (grab_all(a)) {
+		phase(STOP_MS);
+		quiet = 1;
+		err = grab_all(a);
+		quiet = 0;
+		if (err) {
 			release_all(a);
 			break;
 		}
@@ -1998,15 +2766,33 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	return 0;
 }
 
+/*
+ * The window did not open (callprof was asked to stop, or the switch
+ * failed): the session the load started ends and writes nothing, so that
+ * the copy is inert (its fork handlers, for one, do nothing then).
+ */
+static void abandon(struct attach *a, const char *comm)
+{
+	int wrote = 0;
+
+	if (a->execd)
+		return;
+	ending = 1;
+	/* Another tracer that refused the switch-on was named then: not again. */
+	quiet = 1;
+	switch_off(a, comm, &wrote);
+	quiet = 0;
+}
+
 /* ---- C. the window ---- */
 
 /* Wait for the end of the window: 0 at its end or on Ctrl-C, 1 when the process ended. */
-static int window(struct attach *a, int pidfd, double duration, const sigset_t *open_mask)
+static int window(struct attach *a, int pidfd, double duration)
 {
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!interrupted) {
+	while (!stop_signal) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
 		struct timespec ts, *tp = NULL;
 		int n;
@@ -2020,7 +2806,7 @@ static int window(struct attach *a, int pidfd, double duration, const sigset_t *
 			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 			tp = &ts;
 		}
-		n = ppoll(pidfd >= 0 ? &p : NULL, pidfd >= 0, tp, open_mask);
+		n = ppoll(pidfd >= 0 ? &p : NULL, pidfd >= 0, tp, &wait_mask);
 		if (n > 0 && (p.revents & (POLLIN | POLLHUP)))
 			return 1;
 		if (n < 0 && errno != EINTR)
@@ -2031,31 +2817,84 @@ static int window(struct attach *a, int pidfd, double duration, const sigset_t *
 	return 0;
 }
 
-/* The process ended in the window: wait (a while) for its profile, written at exit or by its watcher. */
-static int wait_profile(const char *out, const struct timespec *since)
+/*
+ * What the process (or its watcher) said of its profile in the status
+ * file: "write ERRNO" (it could not write it), "empty 0" (no instrumented
+ * code ran), "watch ERRNO" and "rights 0" (its watcher could not write
+ * it, or would not); into res.  Whether anything was said.
+ */
+static int read_status(struct attach *a, struct cp_attach_result *res)
 {
-	for (int i = 0; i < 200; i++) {
-		struct stat st;
-		struct timespec ms = { 0, 50000000 };
+	char buf[512], what[16];
+	ssize_t n = a->status_fd >= 0 ? pread(a->status_fd, buf, sizeof(buf) - 1, 0) : -1;
+	int said = 0;
 
-		if (!stat(out, &st) && (st.st_mtim.tv_sec > since->tv_sec ||
-					(st.st_mtim.tv_sec == since->tv_sec &&
-					 st.st_mtim.tv_nsec >= since->tv_nsec)))
-			return 1;
-		nanosleep(&ms, NULL);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (char *p = buf; *p;) {
+		char *nl = strchr(p, '\n');
+		int e = 0;
+
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (sscanf(p, "%15s %d", what, &e) == 2) {
+			said = 1;
+			if (!strcmp(what, "write"))
+				res->write_errno = e ? e : EIO;
+			else if (!strcmp(what, "watch"))
+				res->watch_errno = e ? e : EIO;
+			else if (!strcmp(what, "rights"))
+				res->rights = 1;
+			else if (!strcmp(what, "empty"))
+				res->empty = 1;
+		}
+		p = nl + 1;
 	}
-	return 0;
+	return said;
 }
 
-static void print_log(struct attach *a)
+/*
+ * The process ended in the window: wait (at most 10 s) for its profile,
+ * written at its exit or by its watcher, or for word that there is none.
+ */
+static void wait_profile(struct attach *a, const char *out, const struct timespec *since,
+			 struct cp_attach_result *res)
 {
-	FILE *f = a->log ? fopen(a->log, "re") : NULL;
+	phase(10000);
+	do {
+		struct stat st;
+
+		if (read_status(a, res))
+			return;
+		if (!stat(out, &st) && (st.st_mtim.tv_sec > since->tv_sec ||
+					(st.st_mtim.tv_sec == since->tv_sec &&
+					 st.st_mtim.tv_nsec >= since->tv_nsec))) {
+			res->ran = 1;
+			return;
+		}
+	} while (!nap(50000000));
+}
+
+/*
+ * The runtime's warnings, each as "callprof: process PID: ...".  A failed
+ * write of the profile (write_failed) is said once, by cmd_attach's error.
+ */
+static void print_log(struct attach *a, int write_failed)
+{
+	FILE *f = a->log_fd >= 0 ? fdopen(dup(a->log_fd), "r") : NULL;
 	char line[1024];
 
 	while (f && fgets(line, sizeof(line), f)) {
 		const char *msg = strncmp(line, "callprof: ", 10) ? line : line + 10;
 
-		fprintf(stderr, "callprof: process %d: %s", (int)a->pid, msg);
+		if (write_failed && !strncmp(msg, "cannot write profile '", 22))
+			continue;
+		/* The target wrote it: its names and paths may hold anything. */
+		fprintf(stderr, "callprof: process %d: ", (int)a->pid);
+		cp_fput_visible(stderr, msg, strcspn(msg, "\n"));
+		fputc('\n', stderr);
 	}
 	if (f)
 		fclose(f);
@@ -2076,38 +2915,38 @@ static int process_stopped(pid_t pid)
 int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_opts *o,
 		   struct cp_attach_result *res)
 {
-	struct attach a = { .pid = tgt->pid, .mem = -1 };
-	struct sigaction sa, old_int, old_term, old_hup;
+	struct attach a = { .pid = tgt->pid, .comm = tgt->comm, .out = o->out, .mem = -1,
+			    .copy_fd = -1, .log_fd = -1, .status_fd = -1 };
+	static const int handled[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD };
+	struct sigaction sa, old_sa[ARRAY_SIZE(handled)];
 	sigset_t block, old_mask;
 	struct timespec t_on, t_real;
-	const char *libc;
-	char path[64];
+	struct module *libc;
+	char path[96];
 	int pidfd = -1, ret = -1, ended;
 
 	memset(res, 0, sizeof(*res));
 	if (process_stopped(a.pid))
 		return cp_error("attach: process %d (%s) is stopped (job control): continue it "
 				"(kill -CONT %d) and attach again", (int)a.pid, tgt->comm, (int)a.pid);
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)a.pid);
+	snprintf(path, sizeof(path), "%s/mem", cp_attach__proc(a.pid, a.proc, sizeof(a.proc)));
 	a.mem = open(path, O_RDWR | O_CLOEXEC);
 	if (a.mem < 0)
 		return cp_error("attach: cannot open %s: %s", path, strerror(errno));
-	if (read_modules(&a) || !(libc = libc_path(&a))) {
+	if (read_modules(&a) || !(libc = libc_module(&a))) {
 		close(a.mem);
 		return cp_error("attach: process %d (%s) has no C library mapped", (int)a.pid, tgt->comm);
 	}
-	for (size_t i = 0; i < a.nmods; i++)
-		if (!strcmp(a.mods[i].path, libc))
-			a.libc_bias = a.mods[i].bias;
-	a.libc_hook = module_symbol(&a, libc, "__cyg_profile_func_enter", &a.libc_sym[0]);
-	if (module_symbol(&a, libc, "__cyg_profile_func_exit", &a.libc_sym[1]) != a.libc_hook)
+	a.libc_bias = libc->bias;
+	a.libc_hook = module_symbol(libc, "__cyg_profile_func_enter", &a.libc_sym[0]);
+	if (module_symbol(libc, "__cyg_profile_func_exit", &a.libc_sym[1]) != a.libc_hook)
 		a.libc_sym[1] = 0;
-	a.dlopen_fn = module_symbol(&a, libc, "dlopen", NULL);
-	a.dlerror_fn = module_symbol(&a, libc, "dlerror", NULL);
+	a.dlopen_fn = module_symbol(libc, "dlopen", NULL);
+	a.dlerror_fn = module_symbol(libc, "dlerror", NULL);
 	if (!a.libc_hook || !a.dlopen_fn) {
 		close(a.mem);
 		return cp_error("attach: the C library of process %d (%s), %s, has no %s", (int)a.pid,
-				tgt->comm, libc, a.libc_hook ? "dlopen (glibc 2.34 or later is needed)"
+				tgt->comm, libc->path, a.libc_hook ? "dlopen (glibc 2.34 or later is needed)"
 							     : "__cyg_profile_func_enter");
 	}
 	for (int k = 0; k < 2; k++) {
@@ -2127,65 +2966,88 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	/* The process's end ends the window (polled without it: kernels before 5.3). */
 	pidfd = (int)syscall(SYS_pidfd_open, a.pid, 0);
 	/*
-	 * Ctrl-C and the like end the window, and only the window: one that
-	 * comes while the threads are ours waits, and ends the window as
-	 * soon as it opens.
+	 * Ctrl-C and the like end the attach at any phase, cleanly (see
+	 * nap); SIGCHLD wakes our waits for a thread's stop.  All are blocked
+	 * but while we wait.
 	 */
 	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
+	for (size_t i = 0; i < ARRAY_SIZE(handled); i++)
+		sigaddset(&block, handled[i]);
 	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	wait_mask = old_mask;
+	for (size_t i = 0; i < ARRAY_SIZE(handled); i++)
+		sigdelset(&wait_mask, handled[i]);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	sa.sa_handler = on_signal; /* no SA_RESTART: a signal ends ppoll at once */
+	for (size_t i = 0; i < ARRAY_SIZE(handled); i++)
+		sigaction(handled[i], &sa, &old_sa[i]);
+	stop_signal = 0;
+	gave_up = GAVE_NOT;
+	ending = 0;
+	traced_pid = a.pid;
 
 	if (load_runtime(&a, o, tgt->comm))
 		goto out;
-	clock_gettime(CLOCK_REALTIME, &t_real);
-	if (switch_on(&a, tgt->comm, res))
+	if (stop_signal) {
+		cp_error("attach: process %d (%s): callprof was asked to stop (SIG%s) before the "
+			 "window opened: nothing recorded", (int)a.pid, tgt->comm,
+			 sigabbrev_np(stop_signal));
+		abandon(&a, tgt->comm);
 		goto out;
+	}
+	clock_gettime(CLOCK_REALTIME, &t_real);
+	if (switch_on(&a, tgt->comm, res)) {
+		abandon(&a, tgt->comm);
+		goto out;
+	}
 	res->open = a.open_seeded;
 	clock_gettime(CLOCK_MONOTONIC, &t_on);
-	{
-		sigset_t open_mask = old_mask;
-
-		sigdelset(&open_mask, SIGINT);
-		sigdelset(&open_mask, SIGTERM);
-		sigdelset(&open_mask, SIGHUP);
-		ended = window(&a, pidfd, o->duration, &open_mask);
-	}
+	ended = window(&a, pidfd, o->duration);
 	res->window = seconds_since(&t_on);
+	ending = 1;
 	if (!ended) {
-		int r = switch_off(&a, tgt->comm, &res->wrote);
+		int r = switch_off(&a, tgt->comm, &res->ran);
 
 		if (r < 0)
 			goto out;
 		ended = r == 1;
+		if (r == 2) {
+			/* Its profile was written before the exec, if at all: nothing to wait for. */
+			char exe[96];
+			ssize_t n;
+
+			snprintf(exe, sizeof(exe), "%s/exe", cp_attach__proc(a.pid, a.proc, sizeof(a.proc)));
+			n = readlink(exe, res->execd, sizeof(res->execd) - 1);
+			res->execd[n > 0 ? n : 0] = '\0';
+			if (!res->execd[0])
+				snprintf(res->execd, sizeof(res->execd), "another program");
+			res->ran = 1;
+		}
 		res->still = a.still;
 	}
 	if (ended) {
 		res->ended = 1;
-		res->wrote = wait_profile(o->out, &t_real);
+		wait_profile(&a, o->out, &t_real, res);
+	} else {
+		read_status(&a, res);
+		if (a.write_errno)
+			res->write_errno = a.write_errno;
 	}
 	ret = 0;
 out:
-	print_log(&a);
+	print_log(&a, res->write_errno);
 	release_all(&a);
 	cp_unwinder__free(a.u);
 	remove_copy(&a);
-	/* A Ctrl-C that came while the threads were ours was for the window: taken. */
+	/* A Ctrl-C that came after our last wait was for this attach: taken. */
 	{
 		struct timespec zero = { 0, 0 };
 
 		while (sigtimedwait(&block, NULL, &zero) > 0)
 			;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(handled); i++)
+		sigaction(handled[i], &old_sa[i], NULL);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (pidfd >= 0)
 		close(pidfd);
@@ -2193,8 +3055,8 @@ out:
 	free_modules(&a);
 	free_maps(&a);
 	free(a.th);
-	free(a.dir);
 	free(a.copy);
 	free(a.log);
+	free(a.status);
 	return ret;
 }

@@ -24,6 +24,14 @@ struct cp_attach_target {
 };
 
 /*
+ * The /proc directory to read process pid's memory, maps and files
+ * through: /proc/PID, or /proc/PID/task/TID of a live thread when its main
+ * thread has ended (pthread_exit: its own files then show no memory).
+ * Into buf; returns buf.
+ */
+const char *cp_attach__proc(pid_t pid, char *buf, size_t size);
+
+/*
  * Can PID be attached to?  0 and *t filled in, or -1 after one line on
  * stderr (cp_error) naming the process and what stands in the way: no such
  * process, another user's, ptrace forbidden (Yama, undumpable, traced by
@@ -33,12 +41,20 @@ struct cp_attach_target {
  */
 int cp_attach__check(pid_t pid, struct cp_attach_target *t);
 
+/*
+ * Will the profile the process writes at path (absolute) be where callprof
+ * finds it?  In another mount namespace the directory must be the same
+ * one.  0, or -1 after one line on stderr.
+ */
+int cp_attach__check_output(const struct cp_attach_target *t, const char *path);
+
 /* What `callprof attach` asks for. */
 struct cp_attach_opts {
 	const char *runtime;	   /* path of the mode's runtime library */
 	const char *out;	   /* absolute path of the profile */
 	const char *const *env;	   /* "NAME=VALUE" settings for the runtime, NULL-terminated */
 	double duration;	   /* seconds; 0: until Ctrl-C or the process ends */
+	int perf;		   /* the runtime opens perf events (CPU samples, the off-CPU split) */
 };
 
 /* How the window ended. */
@@ -49,7 +65,13 @@ struct cp_attach_result {
 	unsigned open;	     /* instrumented calls open at attach, seeded */
 	unsigned still;	     /* threads with calls open at attach that ran no hook in the
 			      * window: in the profile with those calls, as the stop made them */
-	int wrote;	     /* the profile was written (by the process or its watcher) */
+	int ran;	     /* instrumented code ran: the process wrote, or tried to write,
+			      * a profile (the stop said so, or a file came after its end) */
+	int empty;	     /* the process said it ran no instrumented code */
+	int write_errno;     /* the process could not write its profile: why */
+	int watch_errno;     /* its watcher could not write it: why */
+	int rights;	     /* its watcher could not tell its rights, and wrote nothing */
+	char execd[PATH_MAX]; /* the program the process ran (exec) in the window, or "" */
 	double held_on;	     /* seconds every thread was stopped at the switch-on */
 };
 

@@ -13,18 +13,23 @@
  * PID` does the same without one).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/attach.h"
 #include "cli/builtin.h"
 #include "cli/options.h"
 #include "cli/select.h"
+#include "format/format.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const char *const attach_usage[] = {
@@ -75,6 +80,59 @@ static void push_env(const char ***env, size_t *n, char *setting)
 	(*env)[*n] = NULL;
 }
 
+/* Was what stood at path (before) moved to path.old, by the writer's rename? */
+static int moved_to_old(const char *path, const struct stat *before)
+{
+	char *old = xstrfmt("%s.old", path);
+	struct stat st;
+	int moved = !lstat(old, &st) && st.st_dev == before->st_dev && st.st_ino == before->st_ino;
+
+	free(old);
+	return moved;
+}
+
+/*
+ * The profile is said written only once it is seen to be: the file at
+ * path is complete (the reader takes it), and it is this attach's, written
+ * by a runtime callprof attached to process t->pid, which started
+ * recording since since_ns.  0, or -1 having said why in one line.
+ */
+static int verify_profile(const struct cp_attach_target *t, const struct cp_attach_result *r,
+			  const char *path, const char *shown, uint64_t since_ns)
+{
+	struct cp_profile_file *pf;
+	struct stat st;
+	char err[1024];
+	int ret = -1;
+
+	if (lstat(path, &st)) {
+		const char *why = r->watch_errno ? strerror(r->watch_errno) : NULL;
+
+		if (r->rights)
+			return cp_error("process %d (%s) wrote no profile to %s: it was killed after "
+					"changing its credentials, and its watcher could not check them, "
+					"so it wrote nothing on its behalf", (int)t->pid, t->comm, shown);
+		if (why)
+			return cp_error("process %d (%s) wrote no profile to %s: it was killed and its "
+					"watcher could not write it: %s", (int)t->pid, t->comm, shown, why);
+		return cp_error("process %d (%s) wrote no profile to %s (%s)", (int)t->pid, t->comm,
+				shown, r->ended ? "it ended, and neither it nor its watcher wrote it"
+						: "the file is not there");
+	}
+	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
+	if (!pf)
+		return cp_error("process %d (%s) wrote no usable profile: %s", (int)t->pid, t->comm, err);
+	if (pf->meta.pid != (uint32_t)t->pid || !(pf->meta.flags & CP_META_ATTACHED) ||
+	    pf->meta.start_realtime_ns < since_ns)
+		cp_error("%s is not the profile of this attach: process %" PRIu32 " wrote it%s", shown,
+			 pf->meta.pid, pf->meta.start_realtime_ns < since_ns ? ", before this attach"
+				       : !(pf->meta.flags & CP_META_ATTACHED) ? ", not attached" : "");
+	else
+		ret = 0;
+	cp_profile_file__free(pf);
+	return ret;
+}
+
 int cmd_attach(int argc, const char **argv)
 {
 	const char *out = "callprof.out", *sample = NULL, *max_depth = NULL, *budget = NULL,
@@ -86,7 +144,9 @@ int cmd_attach(int argc, const char **argv)
 	struct cp_attach_target t;
 	struct cp_attach_opts o = { 0 };
 	struct cp_attach_result r = { 0 };
-	struct stat st;
+	struct stat before;
+	struct timespec since;
+	int had_before, filter_fd = -1;
 	int n, mode = -1, time_src = -1, clock = 0, no_offcpu = 0, libcalls = 0, ret = 1;
 	unsigned hz = 0;
 	pid_t pid;
@@ -163,6 +223,8 @@ int cmd_attach(int argc, const char **argv)
 	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
 		goto out;
 	outabs = absolute(out);
+	if (cp_attach__check_output(&t, outabs))
+		goto out;
 	if (mode == AT_CPU && cp_probe_cpu_sampling(hz ? hz : CPU_DEFAULT_HZ, !no_offcpu)) {
 		cp_warning("CPU-time sampling unavailable: timing each call with the clock instead "
 			   "(--time=clock: times include the hooks' cost)");
@@ -192,43 +254,76 @@ int cmd_attach(int argc, const char **argv)
 		push_env(&env, &nenv, xstrfmt("CALLPROF_CLOCK=%s", clock_choices[clock]));
 	if (no_offcpu)
 		push_env(&env, &nenv, xstrdup("CALLPROF_OFFCPU=0"));
-	if (filter)
-		push_env(&env, &nenv, xstrfmt("CALLPROF_FILTER=%s", filter));
+	if (filter) {
+		/*
+		 * The process reads the filters through our descriptor: the file
+		 * goes at once, so that nothing of it is left, even if callprof
+		 * is killed.
+		 */
+		filter_fd = open(filter, O_RDONLY | O_CLOEXEC);
+		unlink(filter);
+		if (filter_fd < 0) {
+			cp_error("cannot read back %s: %s", filter, strerror(errno));
+			goto out;
+		}
+		push_env(&env, &nenv, xstrfmt("CALLPROF_FILTER=/proc/%d/fd/%d", (int)getpid(),
+					      filter_fd));
+	}
 	if (hz)
 		push_env(&env, &nenv, xstrfmt("CALLPROF_SAMPLE=%u", hz));
 	o.runtime = lib;
+	o.perf = mode == AT_CPU || (mode == AT_TIMING && !no_offcpu);
 	o.out = outabs;
 	o.env = env;
-	if (!stat(outabs, &st) && S_ISREG(st.st_mode)) {
-		/* as record: one FILE.old at most, so FILE is never an older run's */
-		char *old = xstrfmt("%s.old", outabs);
-
-		if (rename(outabs, old))
-			cp_warning("cannot move the previous %s aside: %s", out, strerror(errno));
-		else
-			fprintf(stderr, "callprof: moved the previous %s to %s.old\n", out, out);
-		free(old);
-	}
+	/* What is at FILE now: the process's writer moves it to FILE.old when it writes FILE. */
+	had_before = !lstat(outabs, &before);
+	clock_gettime(CLOCK_REALTIME, &since);
 	if (cp_attach__run(&t, &o, &r))
 		goto out;
 	if (r.ended)
-		fprintf(stderr, "callprof: process %d (%s) ended during the window\n", (int)pid, t.comm);
-	if (!r.wrote) {
+		fprintf(stderr, "callprof: process %d (%s) ended during the window\n", (int)pid,
+			cp_visible(t.comm));
+	if (r.execd[0]) {
+		struct stat st;
+
+		fprintf(stderr, "callprof: process %d (%s) ran %s (exec) in the window, which ended "
+			"the recording: the profile is that of the calls until then\n", (int)pid,
+			cp_visible(t.comm), cp_visible(r.execd));
+		if (!r.write_errno && lstat(outabs, &st)) {
+			cp_error("process %d (%s) wrote no profile before the exec (it did not go through "
+				 "the C library's exec functions); callprof's watcher writes it to %s "
+				 "when process %d ends", (int)pid, t.comm, out, (int)pid);
+			goto out;
+		}
+	}
+	if (r.write_errno) {
+		cp_error("process %d (%s) could not write its profile to %s: %s", (int)pid, t.comm,
+			 out, strerror(r.write_errno));
+		goto out;
+	}
+	if (r.empty || (!r.ran && !r.ended)) {
 		cp_error("process %d (%s) ran no instrumented code in the %.2f s window: no profile "
 			 "written", (int)pid, t.comm, r.window);
 		goto out;
 	}
+	if (verify_profile(&t, &r, outabs, out, (uint64_t)since.tv_sec * 1000000000u +
+				(uint64_t)since.tv_nsec))
+		goto out;
+	if (had_before && moved_to_old(outabs, &before))
+		fprintf(stderr, "callprof: moved the previous %s to %s.old\n", out, out);
 	if (r.still)
 		snprintf(still, sizeof(still), "; %u thread%s ran no instrumented code in the window "
 			 "(blocked?): %s open calls are in the profile, timed from the attach", r.still,
 			 r.still == 1 ? "" : "s", r.still == 1 ? "its" : "their");
 	fprintf(stderr, "callprof: attached to %d (%s) for %.2f s: %u thread%s (all held %.1f ms to "
-		"switch), %u call%s open at attach%s; wrote %s\n", (int)pid, t.comm, r.window,
-		r.threads, r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open, r.open == 1 ? "" : "s",
-		still, out);
+		"switch), %u call%s open at attach%s; wrote %s\n", (int)pid, cp_visible(t.comm),
+		r.window, r.threads, r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open,
+		r.open == 1 ? "" : "s", still, cp_visible(out));
 	ret = 0;
 out:
-	if (filter)
+	if (filter_fd >= 0)
+		close(filter_fd);
+	else if (filter)
 		unlink(filter);
 	for (size_t i = 0; i < nenv; i++)
 		free((char *)env[i]);

@@ -24,6 +24,7 @@
 
 #include "cli/builtin.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 extern char **environ;
@@ -491,7 +492,7 @@ int cmd_cc(int argc, const char **argv)
 				fprintf(stderr, "callprof %s: clang has no -finstrument-functions-exclude-* "
 						"lists: mark the functions to leave out "
 						"__attribute__((no_instrument_function))\n",
-					label);
+					cp_visible(label));
 			break;
 		case KIND_GCC:
 			added[nadded++] = "-finstrument-functions";
@@ -508,15 +509,15 @@ int cmd_cc(int argc, const char **argv)
 
 	if (a.verbose || env_true("CALLPROF_VERBOSE")) {
 		for (int i = 0; i < nadded; i++)
-			strbuf_addf(&said, " %s", added[i]);
+			strbuf_addf(&said, " %s", cp_visible_arg(added[i]));
 		if (nadded)
-			fprintf(stderr, "callprof %s: added%s\n", label, said.buf);
+			fprintf(stderr, "callprof %s: added%s\n", cp_visible(label), said.buf);
 		else if (a.no_code)
-			fprintf(stderr, "callprof %s: added nothing (%s: no code is made)\n", label,
-				a.no_code);
+			fprintf(stderr, "callprof %s: added nothing (%s: no code is made)\n",
+				cp_visible(label), a.no_code);
 		else
 			fprintf(stderr, "callprof %s: added nothing (-g and -finstrument-functions* "
-					"given)\n", label);
+					"given)\n", cp_visible(label));
 	}
 
 	args = xcalloc(nwords + nadded + argc, sizeof(*args));

@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@
 
 #include "cli/builtin.h"
 #include "cli/options.h"
+#include "format/format.h"
+#include "util/text.h"
 #include "util/util.h"
 
 #define CP_DUMP_REQUEST 0x43505244 /* as runtime/internal.h: "CPRD" */
@@ -301,12 +304,35 @@ static int copy_file(const char *src, const char *name, const char *dst, const u
 	return 0;
 }
 
-/* A name the watcher gave, with what is not printable as '?' (it is the program's say). */
-static void print_name(const char *s)
+/*
+ * The snapshot open at fdlink (the watcher's descriptor; named path) is a
+ * complete profile of process pid and, with at_name, still at path (not
+ * removed or replaced since).  0, or cp_error()'s -1 having said why.
+ */
+static int check_snapshot(pid_t pid, const char *fdlink, const char *path, int at_name,
+			  const uid_t prog[4])
 {
-	for (; *s; s++)
-		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
-	putchar('\n');
+	struct cp_profile_file *pf;
+	struct stat st, named;
+	char err[1024];
+	uint32_t wrote;
+
+	/* Read only what the program could have written (see copy_file): never with our rights. */
+	if (stat(fdlink, &st) || !S_ISREG(st.st_mode) || !program_uid(prog, st.st_uid))
+		return cp_error("the snapshot '%s' is not a regular file of the program's user", path);
+	pf = cp_profile_file__open(fdlink, err, sizeof(err), NULL);
+	if (!pf)
+		return cp_error("process %d: its snapshot %s is not usable: %s", (int)pid, path, err);
+	wrote = pf->meta.pid;
+	cp_profile_file__free(pf);
+	if (wrote != (uint32_t)pid)
+		return cp_error("process %d: the snapshot %s is process %" PRIu32 "'s", (int)pid, path,
+				wrote);
+	if (at_name && (stat(fdlink, &st) || lstat(path, &named) || st.st_dev != named.st_dev ||
+			st.st_ino != named.st_ino))
+		return cp_error("process %d: its snapshot %s was removed or replaced since it was "
+				"written", (int)pid, path);
+	return 0;
 }
 
 static int dump_process(int argc, const char **argv)
@@ -398,8 +424,11 @@ static int dump_process(int argc, const char **argv)
 		return cp_error("process %d: cannot find the snapshot: %s: %s", (int)pid, fdlink,
 			     strerror(errno));
 	path[n] = '\0';
+	/* Said only once seen: a complete profile, this process's, still at the name given. */
+	if (check_snapshot(pid, fdlink, path, !out, prog_uid))
+		return -1;
 	if (!out) {
-		print_name(path);
+		printf("%s\n", cp_visible(path));
 		return 0;
 	}
 	/*
@@ -409,7 +438,7 @@ static int dump_process(int argc, const char **argv)
 	 */
 	if (copy_file(fdlink, path, out, prog_uid))
 		return -1;
-	printf("%s\n", out);
+	printf("%s\n", cp_visible(out));
 	return 0;
 }
 

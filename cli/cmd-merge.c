@@ -11,6 +11,7 @@
 #include "cli/builtin.h"
 #include "cli/options.h"
 #include "report/report.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const char *const merge_usage[] = {
@@ -57,7 +58,7 @@ int cmd_merge(int argc, const char **argv)
 		return 1;
 	if (!quiet)
 		fprintf(stderr, "callprof: wrote %s: %u profile%s from %u host%s, %" PRIu64 " calls, %"
-			PRIu64 " call paths\n", out, res.inputs, res.inputs == 1 ? "" : "s", res.hosts,
+			PRIu64 " call paths\n", cp_visible(out), res.inputs, res.inputs == 1 ? "" : "s", res.hosts,
 			res.hosts == 1 ? "" : "s", res.calls, res.paths);
 	return 0;
 }

@@ -42,6 +42,7 @@
 #include "sample/sample.h"
 #include "symbolize/elffile.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const char *const record_usage[] = {
@@ -186,11 +187,12 @@ static size_t other_profiles(const char *shown, const char *path, const struct t
 				continue;
 			if (n++ >= 3)
 				continue;
-			strbuf_addf(text, "%s %s.%s", n > 1 ? "," : "", shown, suffix);
+			strbuf_addf(text, "%s %s.%s", n > 1 ? "," : "", cp_visible(shown),
+				    cp_visible(suffix));
 			pf = cp_profile_file__open(g.gl_pathv[i], err, sizeof(err), NULL);
 			if (pf)
 				strbuf_addf(text, " (pid %" PRIu32 " %s)", pf->meta.pid,
-					    pf->argc && pf->argv[0][0] ? pf->argv[0] : "?");
+					    cp_visible(pf->argc && pf->argv[0][0] ? pf->argv[0] : "?"));
 			else
 				strbuf_addstr(text, " (unreadable)");
 			cp_profile_file__free(pf);
@@ -312,7 +314,7 @@ static int summarize_cpu(const struct cp_report_profile *rp, const char *shown, 
 	cp_report_profile__sample_tally(rp, &sh);
 	fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
 			" call paths, CPU time from %" PRIu64 " samples at %u Hz",
-		shown, nthreads, nthreads == 1 ? "" : "s", calls, paths, sh.program,
+		cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", calls, paths, sh.program,
 		pf->meta.sample_hz);
 	if (sh.program || sh.profiler)
 		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * sh.share);
@@ -398,7 +400,7 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 		double own = ov.top[k].calls ? (double)ov.top[k].own_ns / (double)ov.top[k].calls : 0;
 
 		strbuf_addf(&fns, "%s%s (%" PRIu64 " calls, %.*f%s own time each, %.0f%% of the cost)",
-			    k ? ", " : "", f->name, ov.top[k].calls, own < 1000 ? 1 : 2,
+			    k ? ", " : "", cp_visible(f->name), ov.top[k].calls, own < 1000 ? 1 : 2,
 			    own < 1000 ? own : own / 1000, own < 1000 ? "ns" : "us",
 			    100.0 * ov.top[k].share);
 		if (ex && !list_has(&list, ex))
@@ -427,11 +429,11 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 	 */
 	if (list.len && prod == PRODUCER_GCC)
 		fprintf(stderr, "  remedy: rebuild with -finstrument-functions-exclude-function-list=%s\n",
-			list.buf);
+			cp_visible(list.buf));
 	else if (list.len && prod == PRODUCER_UNKNOWN)
 		fprintf(stderr, "  remedy: rebuild with -finstrument-functions-exclude-function-list=%s "
 				"(gcc; clang has no such list: mark them "
-				"__attribute__((no_instrument_function)))\n", list.buf);
+				"__attribute__((no_instrument_function)))\n", cp_visible(list.buf));
 	else if (ov.ntop)
 		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild%s%s\n",
 			prod == PRODUCER_CLANG ? " (clang has no exclude list)" : "",
@@ -468,13 +470,15 @@ static void summarize_empty(const struct run_info *ri)
 	free(old);
 	if (ri->others)
 		fprintf(stderr, "callprof: no profile written to '%s': %s (pid %ld) ran no "
-				"instrumented code\n", ri->shown, ri->prog, (long)ri->pid);
+				"instrumented code\n", cp_visible(ri->shown), cp_visible(ri->prog),
+			(long)ri->pid);
 	else
 		cp_warning("no process of the run ran instrumented code, so no profile was "
 			   "written: compile the program with -finstrument-functions -g, or "
 			   "sample it (--sample)");
 	if (moved)
-		fprintf(stderr, "callprof: moved the previous %s to %s.old\n", ri->shown, ri->shown);
+		fprintf(stderr, "callprof: moved the previous %s to %s.old\n", cp_visible(ri->shown),
+			cp_visible(ri->shown));
 }
 
 /*
@@ -521,13 +525,20 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 				   "the runtime could not write it", shown);
 		return;
 	}
-	note = moved_to_old(ri) ? xstrfmt("; moved the previous %s to %s.old", shown, shown)
+	note = moved_to_old(ri) ? xstrfmt("; moved the previous %s to %s.old", cp_visible(shown),
+					  cp_visible(shown))
 				: xstrdup("");
 	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
 	if (!pf) {
 		cp_error("%s", err);
 		free(note);
 		return;
+	}
+	/* Only the process record started writes FILE (the others FILE.PID): another's is not this run's. */
+	if (ri->pid > 0 && pf->meta.pid != (uint32_t)ri->pid) {
+		cp_error("'%s' is not this run's profile: process %" PRIu32 " wrote it, not %s (pid %ld)",
+			 shown, pf->meta.pid, ri->prog, (long)ri->pid);
+		goto out;
 	}
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
 		cp_report_count_thread(pf, i, &calls, &paths);
@@ -536,7 +547,7 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 	if (pf->meta.mode == CP_MODE_SAMPLED) {
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " samples at %u Hz "
 				"(sampled, unwound with %s), %" PRIu64 " lost%s\n",
-			shown, nthreads, nthreads == 1 ? "" : "s", pf->meta.samples,
+			cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", pf->meta.samples,
 			pf->meta.sample_hz,
 			pf->meta.sample_flags & CP_SAMPLE_FP ? "frame pointers" : "DWARF CFI",
 			pf->meta.samples_lost, note);
@@ -552,11 +563,12 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 	}
 	if (pf->meta.mode == CP_MODE_COVERAGE)
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " functions ran (coverage)%s\n",
-			shown, nthreads, nthreads == 1 ? "" : "s", distinct_functions(pf), note);
+			cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", distinct_functions(pf),
+			note);
 	else
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
 				" call paths%s%s\n",
-			shown, nthreads, nthreads == 1 ? "" : "s", calls, paths,
+			cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", calls, paths,
 			pf->meta.mode == CP_MODE_COUNTING ? " (counting)" : "", note);
 	if (!calls)
 		warn_no_calls(pf);

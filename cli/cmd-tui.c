@@ -5,9 +5,11 @@
  * model and maps keys to it (docs/callprof-tui.1.md lists them).
  */
 #include <curses.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <locale.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include "report/report.h"
 #include "report/tui.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const char *const tui_usage[] = {
@@ -73,6 +76,15 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* Whether the terminal the keys come from has hung up or is no longer open. */
+static int terminal_gone(void)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+
+	return poll(&p, 1, 0) < 0 ? errno != EINTR :
+	       !!(p.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
 /*
  * The next key from the terminal; every wait for one goes through here.
  *
@@ -87,6 +99,7 @@ static int read_key(void)
 	static const char *path;
 	static int looked;
 	static unsigned long keys;
+	static int errs; /* ERR in a row */
 	int ch;
 
 	if (!looked) {
@@ -108,6 +121,15 @@ static int read_key(void)
 	ch = getch();
 	if (ch != ERR && ch != KEY_RESIZE)
 		keys++;
+	/*
+	 * getch waits for a key: ERR is a signal (stop_signal then says which)
+	 * or input that is gone (a closed window, a killed terminal emulator,
+	 * stdin at its end), which must end the browser, not leave it spinning.
+	 */
+	if (ch != ERR)
+		errs = 0;
+	else if ((terminal_gone() || ++errs >= 100) && !stop_signal)
+		stop_signal = SIGHUP;
 	return ch;
 }
 
@@ -186,12 +208,13 @@ static void free_profiles(struct app *a)
 static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
 {
 	struct cp_report_profile *pa, *pb, *rp;
+	struct cp_figures *side = NULL;
 
 	if (!a->diff || mode != CP_THREADS_MERGED)
 		return load_paths(a, a->paths, a->npaths, mode);
 	pa = load_paths(a, a->paths, 1, mode);
 	pb = pa ? load_paths(a, a->paths + 1, 1, mode) : NULL;
-	rp = pb ? cp_tui__diff_profile(pa, pb, &a->side) : NULL;
+	rp = pb ? cp_tui__diff_profile(pa, pb, &side) : NULL;
 	if (pb && !rp)
 		cp_error("tui: out of memory");
 	if (!rp) {
@@ -199,8 +222,10 @@ static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
 		cp_report_profile__free(pb);
 		return NULL;
 	}
+	/* Replaced only now: on failure the profiles shown stay whole. */
 	a->da = pa;
 	a->db = pb;
+	a->side = side;
 	return rp;
 }
 
@@ -274,7 +299,11 @@ static void stderr_end(FILE *tmp, int saved, char *msg, size_t size)
 
 /*
  * Write s at the cursor in at most cols columns (UTF-8 through the locale;
- * a byte that is no character shows as '?').  The columns used.
+ * a byte that is no character shows as '?').  The columns used.  Text
+ * from the profile (names, paths, labels) goes through cp_visible first,
+ * as report shows it (\x1b, \n, \xff for a byte that is no UTF-8); text
+ * already in that form (the lines page, a message caught from stderr) not
+ * again.
  */
 static int put_text(const char *s, int cols)
 {
@@ -329,10 +358,10 @@ static const char *view_name(const struct app *a, char *buf, size_t size)
 			 t->side && t->sort != CP_TUI_SORT_NAME ? " change" : "");
 		break;
 	case CP_TUI_CALLERS:
-		snprintf(buf, size, "callers of %s", fn ? fn : "?");
+		snprintf(buf, size, "callers of %s", fn ? cp_visible(fn) : "?");
 		break;
 	case CP_TUI_CALLEES:
-		snprintf(buf, size, "callees of %s", fn ? fn : "?");
+		snprintf(buf, size, "callees of %s", fn ? cp_visible(fn) : "?");
 		break;
 	default:
 		snprintf(buf, size, "%s", t->side ? "tree, largest change first" : "tree");
@@ -418,7 +447,8 @@ static void draw(struct app *a)
 	if (a->thread < 0)
 		snprintf(buf, sizeof(buf), "all (%u)", rp->ntrees ? rp->trees[0].nthreads : 0);
 	else
-		snprintf(buf, sizeof(buf), "%s (%d/%u)", rp->trees[a->thread].label, a->thread + 1,
+		snprintf(buf, sizeof(buf), "%s (%d/%u)", cp_visible(rp->trees[a->thread].label),
+			 a->thread + 1,
 			 rp->ntrees);
 	attron(A_REVERSE);
 	move(0, 0);
@@ -428,9 +458,10 @@ static void draw(struct app *a)
 		char files[1024];
 
 		if (a->diff)
-			snprintf(files, sizeof(files), "diff %s -> %s", a->paths[0], a->paths[1]);
+			snprintf(files, sizeof(files), "diff %s -> %s", cp_visible(a->paths[0]),
+				 cp_visible(a->paths[1]));
 		else
-			snprintf(files, sizeof(files), "%s", a->merged->pf->path);
+			snprintf(files, sizeof(files), "%s", cp_visible(a->merged->pf->path));
 		snprintf(title, sizeof(title), "callprof tui: %s  view: %s  metric: %s  thread: %s",
 			 files, view_name(a, vname, sizeof(vname)), cp_metric__name(m), buf);
 		int w = put_text(title, COLS);
@@ -466,7 +497,11 @@ static void draw(struct app *a)
 		uint32_t depth = cp_tui__depth(t, r);
 
 		cp_tui__figures(t, r, &f);
-		snprintf(calls, sizeof(calls), "%" PRIu64, f.calls);
+		/* Code without hooks sampled (cpu mode) has no count: "-", as report shows it. */
+		if (rp->cpu_sampled && !f.calls)
+			snprintf(calls, sizeof(calls), "-");
+		else
+			snprintf(calls, sizeof(calls), "%" PRIu64, f.calls);
 		if (time_cols) {
 			cp_fmt_ns(vi, sizeof(vi), f.total_ns);
 			cp_fmt_ns(vs, sizeof(vs), f.self_ns);
@@ -535,7 +570,7 @@ static void draw(struct app *a)
 			addch(' ');
 			x += 2;
 		}
-		x += put_text(cp_tui__name(t, r), COLS - x);
+		x += put_text(cp_visible(cp_tui__name(t, r)), COLS - x);
 		if (r == t->sel)
 			for (; x < COLS; x++)
 				addch(' ');
@@ -616,7 +651,8 @@ static void next_thread(struct app *a)
 	else if (a->thread < 0)
 		snprintf(a->msg, sizeof(a->msg), "thread: all");
 	else
-		snprintf(a->msg, sizeof(a->msg), "thread: %s", a->each->trees[a->thread].label);
+		snprintf(a->msg, sizeof(a->msg), "thread: %s",
+			 cp_visible(a->each->trees[a->thread].label));
 }
 
 /* Reload with the browser's filters (x, X, u); back to all threads merged.  0 or -1. */
@@ -683,7 +719,8 @@ static void add_filter(struct app *a, int focus)
 	f[a->nfilters].pattern = exact_pattern(name, a->fo->regex);
 	a->nfilters++;
 	/* name is the profile's, which reload frees */
-	snprintf(a->msg, sizeof(a->msg), "%s %s (u undoes)", focus ? "focus on" : "hid", name);
+	snprintf(a->msg, sizeof(a->msg), "%s %s (u undoes)", focus ? "focus on" : "hid",
+		 cp_visible(name));
 	if (reload(a)) {
 		/* nothing left (hiding the only function): the filter goes again */
 		free(a->filters[--a->nfilters].pattern);
@@ -714,9 +751,11 @@ static void search_prompt(struct app *a)
 		move(LINES - 1, 0);
 		clrtoeol();
 		addch('/');
-		put_text(pat, COLS - 1);
+		put_text(cp_visible(pat), COLS - 1);
 		refresh();
 		ch = read_key();
+		if (ch == ERR && stop_signal)
+			return;
 		if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
 			break;
 		if (ch == 27 || ch == 3 || ch == 7) { /* Esc, Ctrl-C, Ctrl-G */
@@ -744,12 +783,12 @@ static void search_prompt(struct app *a)
 		return;
 	}
 	if (!cp_tui__search(&a->t, pat)) {
-		snprintf(a->msg, sizeof(a->msg), "no match for '%s'", pat);
+		snprintf(a->msg, sizeof(a->msg), "no match for '%s'", cp_visible(pat));
 		return;
 	}
 	cp_tui__next_match(&a->t, 1);
 	snprintf(a->msg, sizeof(a->msg), "match %u/%u for '%s'", a->t.cur_match + 1,
-		 a->t.nmatches, pat);
+		 a->t.nmatches, cp_visible(pat));
 }
 
 static void move_sel(struct cp_tui *t, long delta)
@@ -1000,7 +1039,8 @@ static int key(struct app *a, int ch)
 		else if (ch == 'C' ? cp_tui__callers(t, fn) : cp_tui__callees(t, fn))
 			snprintf(a->msg, sizeof(a->msg), "out of memory");
 		else if (!t->nlist)
-			snprintf(a->msg, sizeof(a->msg), "%s has no %s", current(a)->fns[fn].name,
+			snprintf(a->msg, sizeof(a->msg), "%s has no %s",
+				 cp_visible(current(a)->fns[fn].name),
 				 ch == 'C' ? "callers" : "callees");
 		break;
 	case '/':
@@ -1012,7 +1052,7 @@ static int key(struct app *a, int ch)
 			snprintf(a->msg, sizeof(a->msg), t->pattern ? "no match" : "no search (/)");
 		else
 			snprintf(a->msg, sizeof(a->msg), "match %u/%u for '%s'", t->cur_match + 1,
-				 t->nmatches, t->pattern);
+				 t->nmatches, cp_visible(t->pattern));
 		break;
 	case 'x':
 	case 'X':

@@ -34,6 +34,7 @@
 #include "format/format.h"
 #include "report/internal.h"
 #include "report/report.h"
+#include "util/text.h"
 #include "util/util.h"
 
 /* Off-CPU time in a cost line: cpu, wait, inactive. */
@@ -92,11 +93,17 @@ static uint32_t intern(char ***tab, uint32_t *n, size_t *alloc, const char *s, i
 	return *n;
 }
 
-/* "KEY=(id) name" the first time, "KEY=(id)" after. */
+/*
+ * "KEY=(id) name" the first time, "KEY=(id)" after.  A name runs to the end
+ * of its line, with no escapes: a newline in one would add lines (a forged
+ * "fn=" or cost line).  So names, files and objects go in their visible
+ * form (util/text.h), as every text output shows them: one line each,
+ * nothing a terminal acts on when callgrind_annotate prints them.
+ */
 static void spec(FILE *fp, const char *key, uint32_t id, const char *name, int fresh)
 {
 	if (fresh)
-		fprintf(fp, "%s=(%u) %s\n", key, id, name);
+		fprintf(fp, "%s=(%u) %s\n", key, id, cp_visible(name));
 	else
 		fprintf(fp, "%s=(%u)\n", key, id);
 }
@@ -345,9 +352,9 @@ static void part(struct cp_report_profile *rp, const struct cp_rtree *t, uint32_
 
 	fprintf(fp, "part: %u\n", partno);
 	if (rp->threads == CP_THREADS_EACH)
-		fprintf(fp, "thread: %u\ndesc: Thread: %s\n", t->tid, t->label);
+		fprintf(fp, "thread: %u\ndesc: Thread: %s\n", t->tid, cp_visible(t->label));
 	else
-		fprintf(fp, "desc: Threads: %s (%u)\n", t->label, t->nthreads);
+		fprintf(fp, "desc: Threads: %s (%u)\n", cp_visible(t->label), t->nthreads);
 	fprintf(fp, "positions: line\nevents:");
 	for (int x = 0; x < ev->n; x++)
 		fprintf(fp, " %s", event_name(rp, ev->order[x]));
@@ -407,7 +414,7 @@ int cp_export_callgrind(struct cp_report_profile *rp, uint32_t tree, enum cp_met
 	fprintf(fp, "# callgrind format\nversion: 1\ncreator: callprof\n");
 	fprintf(fp, "pid: %u\ncmd:", pf->meta.pid);
 	for (uint32_t i = 0; i < pf->argc; i++)
-		fprintf(fp, " %s", pf->argv[i]);
+		fprintf(fp, " %s", cp_visible_arg(pf->argv[i]));
 	fputc('\n', fp);
 	if (rp->cpu_sampled)
 		fprintf(fp, "# time: CPU time sampled at %u Hz, period %" PRIu64 " ns; calls exact\n"

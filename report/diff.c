@@ -17,6 +17,7 @@
 #include "report/internal.h"
 #include "report/report.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 struct dpath {
@@ -359,13 +360,20 @@ struct dcol {
 
 #define MAX_DCOLS (4 * CP_METRIC_NR + 2)
 
-#define TIMED_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,status,path"
+/*
+ * The default columns: the weight's change first (delta and ratio), then
+ * its two values, the calls' change, the status and the path, so that the
+ * path - whose last function is what changed - starts before column 100
+ * rather than at 170 (a wider table put it past a screen's width).  The
+ * other columns are a --fields away.
+ */
+#define TIMED_FIELDS "self-delta,self-ratio,self-a,self-b,calls-delta,total-delta,status,path"
 #define CALLS_FIELDS "calls-a,calls-b,calls-delta,status,path"
-/* A cpu-mode side: the self times' samples too. */
-#define CPU_FIELDS "calls-a,calls-b,calls-delta,self-a,self-b,self-delta,self-ratio,total-delta,self-samples-a,self-samples-b,status,path"
+/* A cpu-mode side: its times rest on samples, marked '?' where few. */
+#define CPU_FIELDS TIMED_FIELDS
 /* Weighed by CPU time (cp_diff__weight). */
-#define CPU_WEIGHT_FIELDS "calls-a,calls-b,calls-delta,self-cpu-a,self-cpu-b,self-cpu-delta,self-cpu-ratio,cpu-delta,status,path"
-#define CPU_WEIGHT_SAMPLED_FIELDS "calls-a,calls-b,calls-delta,self-cpu-a,self-cpu-b,self-cpu-delta,self-cpu-ratio,cpu-delta,self-samples-a,self-samples-b,status,path"
+#define CPU_WEIGHT_FIELDS "self-cpu-delta,self-cpu-ratio,self-cpu-a,self-cpu-b,calls-delta,cpu-delta,status,path"
+#define CPU_WEIGHT_SAMPLED_FIELDS CPU_WEIGHT_FIELDS
 
 struct dcols {
 	struct dcol c[MAX_DCOLS]; /* columns in order, the path last */
@@ -509,7 +517,9 @@ static void path_str(const struct cp_diff *d, uint32_t k, struct strbuf *sb, uin
 	while (nruns) {
 		const struct dpath *q = &d->p[(*stack)[--nruns]];
 
-		strbuf_addf(sb, "%s%s", sb->len ? " > " : "", d->names.s[q->name]);
+		if (sb->len)
+			strbuf_addstr(sb, " > ");
+		strbuf_add_visible(sb, d->names.s[q->name], strlen(d->names.s[q->name]));
 		if (q->run > 1)
 			strbuf_addf(sb, "^%u", q->run);
 	}
@@ -618,6 +628,14 @@ static void print_row(const struct cp_diff *d, const struct dcols *f, uint32_t k
 			fprintf(fp, "%*s  ", w, "-");
 			continue;
 		}
+		/* Code without hooks has no count: "-", as report and tui show it. */
+		if (c->m == CP_METRIC_CALLS &&
+		    (sampled_only(q) ||
+		     ((c->part == P_A || c->part == P_B) &&
+		      (q->in & ~q->counted & (c->part == P_B ? 2u : 1u))))) {
+			fprintf(fp, "%*s  ", w, "-");
+			continue;
+		}
 		values(q, c->m, v);
 		switch (c->part) {
 		case P_A:
@@ -671,7 +689,7 @@ static void print_side(const struct cp_diff *d, int s, FILE *fp)
 
 	fprintf(fp, "# %c: ", "AB"[s]);
 	for (uint32_t i = 0; i < pf->argc; i++)
-		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
+		fprintf(fp, "%s%s", i ? " " : "", cp_visible_arg(pf->argv[i]));
 	fprintf(fp, " (%s), %u thread%s, %" PRIu64 " calls, %" PRIu64 " call paths\n", mode_str(rp),
 		nthreads, nthreads == 1 ? "" : "s", rp->calls, rp->paths);
 	if ((m->flags & CP_META_ATTACHED) || rp->open_at_start)
@@ -735,8 +753,8 @@ static void print_header(const struct cp_diff *d, uint64_t shown, uint64_t rows,
 	uint32_t sampled = d->scount[0] + d->scount[1] + d->scount[2] + d->scount[3];
 	char buf[64], a[32], b[32];
 
-	fprintf(fp, "# callprof diff: A = %s (before), B = %s (after)\n", d->rp[0]->pf->path,
-		d->rp[1]->pf->path);
+	fprintf(fp, "# callprof diff: A = %s (before), B = %s (after)\n",
+		cp_visible(d->rp[0]->pf->path), cp_visible(d->rp[1]->pf->path));
 	print_side(d, 0, fp);
 	print_side(d, 1, fp);
 	fprintf(fp, "# call paths matched by function names, threads merged\n");
@@ -1057,7 +1075,7 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 	}
 	if (ignored)
 		fprintf(err, "callprof: fail-if '%s' left out %u call path%s: in A and in B, %s "
-			     "on too few samples ('?') or mostly hook overhead ('~')\n", c->text,
+			     "on too few samples ('?') or mostly hook overhead ('~')\n", cp_visible(c->text),
 			ignored, ignored == 1 ? "" : "s", ignored == 1 ? "its time rests" :
 			"their times rest");
 	if (!n)
@@ -1073,7 +1091,7 @@ int cp_diff__check(struct cp_diff *d, const struct cp_diff_cond *c, FILE *err)
 		fmt_delta_ns(delta, sizeof(delta), v);
 	fmt_ratio(ratio, sizeof(ratio), q, v);
 	fprintf(err, "callprof: fail-if '%s' holds for %u call path%s; worst: %s: %s %s -> %s (",
-		c->text, n, n == 1 ? "" : "s", path.buf, cp_metric__name(m), a, b);
+		cp_visible(c->text), n, n == 1 ? "" : "s", path.buf, cp_metric__name(m), a, b);
 	if (q->in != 3)
 		fprintf(err, "%s", ratio);
 	else if (!cp_metric__is_time(m))

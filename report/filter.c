@@ -28,6 +28,7 @@
 #include "report/internal.h"
 #include "report/report.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 /* What a pass does with one context. */
@@ -454,7 +455,8 @@ int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profi
 	if (f->focus.n) {
 		strbuf_addstr(&sb, "# focus: ");
 		for (uint32_t k = 0; k < f->focus.n; k++)
-			strbuf_addf(&sb, "%s%s", k ? ", " : "", cp_name_pattern__text(f->focus.p[k]));
+			strbuf_addf(&sb, "%s%s", k ? ", " : "",
+				    cp_visible(cp_name_pattern__text(f->focus.p[k])));
 		if (st.all)
 			strbuf_addf(&sb, " (%.2f%% of the %s)", 100.0 * (double)st.kept / (double)st.all,
 				    rp->timed ? "time" : "calls");
@@ -462,7 +464,8 @@ int cp_view_filter__apply(const struct cp_view_filter *f, struct cp_report_profi
 	}
 	for (uint32_t k = 0; k < f->hide.n; k++)
 		strbuf_addf(&sb, "# hidden: %s (%" PRIu64 " context%s merged into callers)\n",
-			    cp_name_pattern__text(f->hide.p[k]), hide_hits[k], hide_hits[k] == 1 ? "" : "s");
+			    cp_visible(cp_name_pattern__text(f->hide.p[k])), hide_hits[k],
+			    hide_hits[k] == 1 ? "" : "s");
 	free(rp->filters);
 	rp->filters = sb.len ? strbuf_detach(&sb, NULL) : NULL;
 out:

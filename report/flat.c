@@ -14,6 +14,7 @@
 
 #include "format/format.h"
 #include "report/internal.h"
+#include "util/text.h"
 #include "util/util.h"
 
 #define FLAT_FIELDS "calls,self,self-percent,total,percent,avg,name"
@@ -604,7 +605,8 @@ static int edges(struct cp_report_profile *rp, const struct cp_view_opts *o, int
 		cp_weight_banner(rp, o, fp);
 		if (nfns > 1)
 			fprintf(fp, "# '%s' names %u functions: each is shown with its %s, the "
-				    "heaviest first\n", o->function, nfns, dir < 0 ? "callers" : "callees");
+				    "heaviest first\n", cp_visible(o->function), nfns,
+				dir < 0 ? "callers" : "callees");
 	}
 	for (uint32_t k = 0; k < nfns; k++) {
 		if (rp->threads != CP_THREADS_EACH)

@@ -9,6 +9,12 @@
  * self time's parts: cpu, wait or inactive.  export's default is the
  * weight's exclusive part (the report's weight: self cpu wherever the
  * profile has CPU time), so a flame graph of it is the report's picture.
+ *
+ * The format has no escapes: a newline ends a line and ';' ends a frame,
+ * so a name holding either would forge stacks.  A frame is the name's
+ * visible form (util/text.h: \n, \xNN, \\ ...) with ';' as \x3b: one
+ * frame, one line, and the name can be read back from it.  Spaces stay
+ * (the value is after the last one).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -16,6 +22,7 @@
 
 #include "report/internal.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 struct line {
@@ -33,6 +40,23 @@ static int line_cmp(const void *pa, const void *pb)
 static uint64_t value(const struct cp_rnode *n, enum cp_metric m)
 {
 	return cp_rnode__metric(n, m == CP_METRIC_TOTAL ? m : cp_metric__exclusive(m));
+}
+
+/* A frame of a folded stack for name: its visible form, ';' as \x3b. */
+static void add_frame(struct strbuf *sb, const char *name)
+{
+	size_t from = sb->len;
+
+	strbuf_add_visible(sb, name, strlen(name));
+	for (size_t i = from; i < sb->len; i++) {
+		if (sb->buf[i] != ';')
+			continue;
+		strbuf_grow(sb, 3);
+		memmove(sb->buf + i + 4, sb->buf + i + 1, sb->len - i);
+		memcpy(sb->buf + i, "\\x3b", 4);
+		sb->len += 3;
+		i += 3;
+	}
 }
 
 int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
@@ -56,10 +80,12 @@ int cp_export_folded(struct cp_report_profile *rp, enum cp_metric m, FILE *fp)
 			depth = cp_rtree__path(t, i, &stack, &salloc);
 
 			strbuf_reset(&sb);
-			if (rp->threads == CP_THREADS_EACH)
-				strbuf_addf(&sb, "%s;", t->label);
+			if (rp->threads == CP_THREADS_EACH) {
+				add_frame(&sb, t->label);
+				strbuf_addch(&sb, ';');
+			}
 			while (depth--) {
-				strbuf_addstr(&sb, cp_rnode__name(rp, &t->n[stack[depth]]));
+				add_frame(&sb, cp_rnode__name(rp, &t->n[stack[depth]]));
 				if (depth)
 					strbuf_addch(&sb, ';');
 			}

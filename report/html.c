@@ -64,6 +64,7 @@
 #include "report/internal.h"
 #include "report/json.h"
 #include "report/report.h"
+#include "util/text.h"
 #include "util/util.h"
 
 #define HTML_VERSION 2
@@ -414,7 +415,7 @@ int cp_export_html(struct cp_report_profile *rp, struct cp_report_profile *other
 		p = end ? end + 1 : at + 1;
 		if (len == 5 && !strncmp(at + 1, "TITLE", len)) {
 			html_escape(fp, "callprof: ");
-			html_escape(fp, rp->pf->path);
+			html_escape(fp, cp_visible(rp->pf->path));
 		} else if (len == 3 && !strncmp(at + 1, "CSS", len)) {
 			fputs(cp_html_css, fp);
 		} else if (len == 2 && !strncmp(at + 1, "JS", len)) {

@@ -140,6 +140,19 @@ static inline uint64_t cp_ns_from_double(double ns)
 	return ns < 18446744073709551616.0 ? (uint64_t)ns : UINT64_MAX;
 }
 
+/* Characters (UTF-8 code points) in s: its width on a terminal, near enough. */
+size_t cp_text_width(const char *s);
+/*
+ * name in at most width characters, for a column or a label (width <= 0:
+ * never shortened): C++ template arguments become "<...>", then the last
+ * parameter list "(...)", then the qualifiers go from the left, a return
+ * type with them ("...::Class::method(...)", "...::method(...)"), then
+ * "...::" and "(...)" ("method"), and only then is the end cut ("..."):
+ * the method, which tells a row from its neighbours, stays longest.  name itself, or buf (size bytes, at least 16).
+ * Exports never shorten; the views shorten the visible form.
+ */
+const char *cp_short_name(const char *name, int width, char *buf, size_t size);
+
 /* Human-readable duration in a fixed width, e.g. "12.34ms". */
 void cp_fmt_ns(char *buf, size_t size, uint64_t ns);
 /*

@@ -9,6 +9,7 @@
 
 #include "report/json.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 struct cp_json {
@@ -100,40 +101,20 @@ void cp_json__end_arr(struct cp_json *j)
 		check(j, yajl_gen_array_close(j->g));
 }
 
-/* Length of the UTF-8 sequence at s (n bytes left), 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values beyond Unicode are not UTF-8. */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
+/*
+ * A string.  JSON holds any character, escaped by yajl where it must be
+ * (controls, '"', '\\'), so a name that is UTF-8 is written exactly; a
+ * byte that is not (a name from a hostile or odd binary) has no JSON form
+ * and is written as the text \xNN, as every text output of callprof shows
+ * it (util/text.h), rather than U+FFFD, which would make two names one.
+ * For the HTML report (CP_JSON_HTML) every string is in its visible form:
+ * the page shows names as report does, with nothing that acts (a
+ * bidirectional override would reorder what the browser draws after it).
+ */
 void cp_json__str(struct cp_json *j, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	size_t n, i, len;
+	uint32_t cp;
 
 	if (j->err)
 		return;
@@ -142,16 +123,23 @@ void cp_json__str(struct cp_json *j, const char *s)
 		return;
 	}
 	n = strlen(s);
-	for (i = 0; i < n && (len = utf8_len(p + i, n - i)); i += len)
+	if (j->html) {
+		/* The HTML report is a view: its strings show as report shows them. */
+		strbuf_reset(&j->fix);
+		strbuf_add_visible(&j->fix, s, n);
+		check(j, yajl_gen_string(j->g, (const unsigned char *)j->fix.buf, j->fix.len));
+		return;
+	}
+	for (i = 0; i < n && (len = cp_utf8_char(s + i, n - i, &cp)); i += len)
 		;
 	if (i < n) {
 		strbuf_reset(&j->fix);
 		for (i = 0; i < n; i += len ? len : 1) {
-			len = utf8_len(p + i, n - i);
+			len = cp_utf8_char(s + i, n - i, &cp);
 			if (len)
 				strbuf_add(&j->fix, s + i, len);
 			else
-				strbuf_addstr(&j->fix, "\xef\xbf\xbd");
+				strbuf_addf(&j->fix, "\\x%02x", (unsigned char)s[i]);
 		}
 		s = j->fix.buf;
 		n = j->fix.len;

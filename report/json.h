@@ -17,7 +17,9 @@ enum cp_json_flags {
 	/*
 	 * For a <script> element of an HTML page: every '<' (only strings can
 	 * hold one) is written \u003c, so no string, say a function named
-	 * operator</, can end the element or open a comment ("</", "<!--").
+	 * operator</, can end the element or open a comment ("</", "<!--");
+	 * and every string is in its visible form (util/text.h), as the text
+	 * views show names.
 	 */
 	CP_JSON_HTML = 1 << 1,
 };
@@ -33,7 +35,7 @@ void cp_json__arr(struct cp_json *j);
 void cp_json__end_arr(struct cp_json *j);
 /* An object key; the value follows. */
 void cp_json__key(struct cp_json *j, const char *key);
-/* A string (bytes that are not UTF-8 become U+FFFD); NULL writes null. */
+/* A string (a byte that is not UTF-8 becomes the text \xNN); NULL writes null. */
 void cp_json__str(struct cp_json *j, const char *s);
 void cp_json__u64(struct cp_json *j, uint64_t v);
 void cp_json__i64(struct cp_json *j, int64_t v);

@@ -23,6 +23,7 @@
 #include "report/report.h"
 #include "symbolize/symbolize.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 struct line_row {
@@ -145,18 +146,19 @@ static void add_sample(struct cp_report_profile *rp, const char *fn, struct line
 		module = cp_symbolizer__module(rp->sym, ip, NULL);
 		if (module && strrchr(module, '/'))
 			module = strrchr(module, '/') + 1;
-		what = module ? xstrfmt("in %s (%s)", in, module) : xstrfmt("in %s", in);
+		what = module ? xstrfmt("in %s (%s)", cp_visible(in), cp_visible(module)) :
+				 xstrfmt("in %s", cp_visible(in));
 	} else if (!cp_symbolizer__line(rp->sym, ip, &file, &line)) {
 		const char *base = strrchr(file, '/');
 
 		/* A line of a function inlined into FN (or into FN's inlined copy). */
 		if (pos < ninl)
-			what = xstrfmt("%s:%d (inlined %s)", base ? base + 1 : file, line,
-				       inl[ninl - 1]);
+			what = xstrfmt("%s:%d (inlined %s)", cp_visible(base ? base + 1 : file), line,
+				       cp_visible(inl[ninl - 1]));
 		else
-			what = xstrfmt("%s:%d", base ? base + 1 : file, line);
+			what = xstrfmt("%s:%d", cp_visible(base ? base + 1 : file), line);
 	} else if (pos < ninl) {
-		what = xstrfmt("(no line information) (inlined %s)", inl[ninl - 1]);
+		what = xstrfmt("(no line information) (inlined %s)", cp_visible(inl[ninl - 1]));
 	} else {
 		what = xstrdup("(no line information)");
 	}
@@ -295,33 +297,93 @@ static const char *source_line(struct sources *src, const char *path, int line)
 	return s->line[line - 1] + strspn(s->line[line - 1], " \t");
 }
 
+/*
+ * The line column's widest: a row's key is "file:line", and a line of a
+ * function inlined into FN adds "(inlined NAME)", where a C++ NAME can be
+ * 200 characters long; the source text comes after the column, and must
+ * stay on a terminal's first screen (the tui's L page too).
+ */
+#define LINE_COL_MAX 64
+
+/* Row r's key as the line column shows it: an inlined name shortened to fit (buf, size bytes). */
+static const char *line_col(const struct line_row *r, char *buf, size_t size)
+{
+	const char *in = strstr(r->what, " (inlined ");
+	size_t pre, len = strlen(r->what);
+	char name[1024], sbuf[1024];
+	int room;
+
+	if (cp_text_width(r->what) <= LINE_COL_MAX || !in || r->what[len - 1] != ')')
+		return cp_short_name(r->what, LINE_COL_MAX, buf, size);
+	pre = (size_t)(in - r->what) + strlen(" (inlined ");
+	/* The room left for the name after "FILE:LINE (inlined " and before ")". */
+	room = LINE_COL_MAX - (int)cp_text_width(r->what) + (int)cp_text_width(r->what + pre) - 1;
+	if (room < 12 || len - pre - 1 >= sizeof(name))
+		return cp_short_name(r->what, LINE_COL_MAX, buf, size);
+	memcpy(name, r->what + pre, len - pre - 1);
+	name[len - pre - 1] = '\0';
+	snprintf(buf, size, "%.*s%s)", (int)pre, r->what,
+		 cp_short_name(name, room, sbuf, sizeof(sbuf)));
+	return buf;
+}
+
+/*
+ * A source line as the column shows it: tabs to spaces (stops of 8), a
+ * carriage return at the end dropped, then its visible form (the file is
+ * the program's: it may hold anything).
+ */
+static void put_source(const char *text, FILE *fp)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t col = 0, len = strlen(text);
+
+	if (len && text[len - 1] == '\r')
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\t') {
+			do
+				strbuf_addch(&sb, ' ');
+			while (++col % 8);
+			continue;
+		}
+		strbuf_addch(&sb, text[i]);
+		col += ((unsigned char)text[i] & 0xc0) != 0x80;
+	}
+	cp_fput_visible(fp, sb.buf, sb.len);
+	strbuf_release(&sb);
+}
+
 static void print_table(struct line_table *t, const char *fn, struct sources *src, FILE *fp)
 {
 	uint32_t n = t->keys.n;
 	int width = 4;
-	char time[32], total[32];
+	char time[32], total[32], col[1024];
 
 	cp_fmt_ns(total, sizeof(total), t->ns);
 	if (!t->samples) {
-		fprintf(fp, "%s: no samples\n", fn);
+		fprintf(fp, "%s: no samples\n", cp_visible(fn));
 		return;
 	}
-	fprintf(fp, "%s: %" PRIu64 " samples (%s) in %u call path%s", fn, t->samples, total,
-		t->contexts, t->contexts == 1 ? "" : "s");
+	fprintf(fp, "%s: %" PRIu64 " samples (%s) in %u call path%s", cp_visible(fn), t->samples,
+		total, t->contexts, t->contexts == 1 ? "" : "s");
 	if (t->into.n) {
 		char **into = xmalloc(t->into.n * sizeof(*into));
 
 		memcpy(into, t->into.s, t->into.n * sizeof(*into));
 		qsort(into, t->into.n, sizeof(*into), str_cmp);
 		for (uint32_t k = 0; k < t->into.n; k++)
-			fprintf(fp, "%s%s", k ? ", " : "; inlined into ", into[k]);
+			fprintf(fp, "%s%s", k ? ", " : "; inlined into ", cp_visible(into[k]));
 		free(into);
 	}
 	fputc('\n', fp);
 	qsort(t->rows, n, sizeof(*t->rows), row_cmp);
 	for (uint32_t k = 0; k < n; k++)
-		if (t->rows[k].line && (int)strlen(t->rows[k].what) > width)
-			width = (int)strlen(t->rows[k].what);
+		if (t->rows[k].line) {
+			int w = (int)cp_text_width(line_col(&t->rows[k], col, sizeof(col)));
+
+			if (w > width)
+				width = w;
+		}
 	fprintf(fp, "%10s  %7s  %10s  %-*s  source\n", "samples", "percent", "time", width, "line");
 	for (uint32_t k = 0; k < n; k++) {
 		const struct line_row *r = &t->rows[k];
@@ -330,10 +392,16 @@ static void print_table(struct line_table *t, const char *fn, struct sources *sr
 		cp_fmt_ns(time, sizeof(time), r->ns);
 		fprintf(fp, "%10" PRIu64 "  %7.2f  %10s  ", r->samples,
 			100.0 * (double)r->samples / (double)t->samples, time);
-		if (text && *text)
-			fprintf(fp, "%-*s  %s\n", width, r->what, text);
-		else
+		if (text && *text) {
+			const char *c = line_col(r, col, sizeof(col));
+
+			/* Padded by characters: a UTF-8 file name is wider in bytes. */
+			fprintf(fp, "%s%*s  ", c, width - (int)cp_text_width(c), "");
+			put_source(text, fp);
+			fputc('\n', fp);
+		} else {
 			fprintf(fp, "%s\n", r->what);
+		}
 	}
 }
 
@@ -467,7 +535,7 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	cp_report_banner(rp, "lines", fp);
 	if (nnamed > 1)
 		fprintf(fp, "# '%s' names %u functions: each is shown, the most sampled first\n",
-			o->function, nnamed);
+			cp_visible(o->function), nnamed);
 	for (uint32_t k = 0; k < nnamed; k++) {
 		const char *fn = cand.s[named[k]];
 		int shown = 0;
@@ -482,7 +550,7 @@ int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 			shown = 1;
 		}
 		if (!shown)
-			fprintf(fp, "%s: no samples\n", fn);
+			fprintf(fp, "%s: no samples\n", cp_visible(fn));
 	}
 	release_tables(tables, ntables ? ntables : 1);
 	free(tables);

@@ -22,6 +22,7 @@
 #include "report/report.h"
 #include "symbolize/symbolize.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static void name_map__grow(struct cp_name_map *m, const struct cp_report_profile *rp)
@@ -335,7 +336,7 @@ static int selection__check(const struct selection *s, uint32_t nfiles, const ch
 		return cp_error("no thread matches '%s' in the %u profiles given", s->sel[k], nfiles);
 	}
 	for (uint32_t k = 0; s->sel[k]; k++)
-		strbuf_addf(&sb, "%s%s", k ? "," : "", s->sel[k]);
+		strbuf_addf(&sb, "%s%s", k ? "," : "", cp_visible(s->sel[k]));
 	*note = xstrfmt("# threads: %s (%u of %u threads)\n", sb.buf, s->kept, s->all);
 	strbuf_release(&sb);
 	return 0;

@@ -13,6 +13,7 @@
 #include "report/internal.h"
 #include "report/report.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const struct {
@@ -101,18 +102,35 @@ void cp_fields__apply_view(struct cp_fields *f, const struct cp_view_opts *o)
 	f->n++;
 }
 
-/*
- * name shortened to at most width characters, for a column: template
- * arguments first become "<...>", then parameter lists "(...)", then the
- * end is cut and marked "...".  Exports never shorten.
- */
-static const char *shorten(const char *name, int width, char *buf, size_t size)
+/* Characters (UTF-8 code points) in s; a byte that starts none counts as one. */
+size_t cp_text_width(const char *s)
 {
-	size_t len = strlen(name), o = 0;
-	int depth = 0;
+	size_t n = 0;
 
-	if (width <= 0 || len <= (size_t)width)
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* The byte offset of s's character number chars (or its end). */
+static size_t char_offset(const char *s, size_t chars)
+{
+	size_t o = 0;
+
+	for (; s[o]; o++)
+		if (((unsigned char)s[o] & 0xc0) != 0x80 && !chars--)
+			break;
+	return o;
+}
+
+const char *cp_short_name(const char *name, int width, char *buf, size_t size)
+{
+	size_t o = 0, seps[64];
+	int depth = 0, nsep = 0, k;
+
+	if (width <= 0 || cp_text_width(name) <= (size_t)width || size < 16)
 		return name;
+	/* Template arguments, outermost first: "<...>". */
 	for (const char *p = name; *p && o + 5 < size; p++) {
 		int op = p - name >= 8 && !strncmp(p - 8, "operator", 8); /* operator<, operator<< */
 
@@ -132,7 +150,7 @@ static const char *shorten(const char *name, int width, char *buf, size_t size)
 			buf[o++] = *p;
 	}
 	buf[o] = '\0';
-	if (o > (size_t)width) {
+	if (cp_text_width(buf) > (size_t)width) {
 		/* The parameter list: the parentheses closing last, and their match. */
 		char *close = strrchr(buf, ')'), *open = NULL;
 		int level = 0;
@@ -149,8 +167,38 @@ static const char *shorten(const char *name, int width, char *buf, size_t size)
 			memcpy(open + 1, "...", 3);
 		}
 	}
-	if (strlen(buf) > (size_t)width && width > 3)
-		memcpy(buf + width - 3, "...", 4);
+	/*
+	 * The qualifiers, from the left (a return type goes with the first):
+	 * "...::Class::method(...)", then "...::method(...)".  The method tells
+	 * a row from its neighbours; their namespaces are often the same.
+	 * Templates are "<...>" by now: no "::" inside them.
+	 */
+	depth = 0;
+	for (size_t i = 0; buf[i] && nsep < (int)ARRAY_SIZE(seps); i++) {
+		if (strchr("({[", buf[i]))
+			depth++;
+		else if (strchr(")}]", buf[i]) && depth > 0)
+			depth--;
+		else if (!depth && buf[i] == ':' && buf[i + 1] == ':' && buf[i + 2])
+			seps[nsep++] = i++;
+	}
+	for (k = 0; k < nsep && 3 + cp_text_width(buf + seps[k]) > (size_t)width; k++)
+		;
+	if (nsep && cp_text_width(buf) > (size_t)width) {
+		size_t cut = seps[k < nsep ? k : nsep - 1];
+
+		memmove(buf + 3, buf + cut, strlen(buf + cut) + 1);
+		memcpy(buf, "...", 3);
+	}
+	/* Still too long: the method alone, then without its parameters. */
+	if (cp_text_width(buf) > (size_t)width && !strncmp(buf, "...::", 5))
+		memmove(buf, buf + 5, strlen(buf + 5) + 1);
+	o = strlen(buf);
+	if (cp_text_width(buf) > (size_t)width && o > 5 && !strcmp(buf + o - 5, "(...)"))
+		buf[o - 5] = '\0';
+	/* And only then does the end go. */
+	if (cp_text_width(buf) > (size_t)width && width > 3)
+		memcpy(buf + char_offset(buf, (size_t)width - 3), "...", 4);
 	return buf;
 }
 
@@ -409,7 +457,7 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			cp_fmt_ns(buf, sizeof(buf), r->max_ns);
 			break;
 		case CP_F_SITE:
-			fprintf(fp, "%-*s  ", width(f, id), r->site ? r->site : "-");
+			fprintf(fp, "%-*s  ", width(f, id), r->site ? cp_visible(r->site) : "-");
 			continue;
 		case CP_F_CALLS_MIN:
 			snprintf(buf, sizeof(buf), "%" PRIu64,
@@ -479,7 +527,8 @@ void cp_fields__row(const struct cp_fields *f, const struct cp_row *r, FILE *fp)
 			char shortened[1024], open[48];
 
 			fprintf(fp, "%*s%s%s%s\n", r->indent, "", r->prefix ? r->prefix : "",
-				shorten(r->name, f->name_width, shortened, sizeof(shortened)),
+				cp_short_name(cp_visible(r->name), f->name_width, shortened,
+					sizeof(shortened)),
 				cp_open_mark(open, sizeof(open),
 					     r->open_mark ? r->open_at_start : 0));
 			continue;
@@ -528,7 +577,7 @@ void cp_tree_header(const struct cp_report_profile *rp, const struct cp_rtree *t
 	char dur[32], cpu[32], kernel[32];
 	int kernel_known = t->cpu_ns && !t->cpu_unknown;
 
-	fprintf(fp, "%s== %s (%u thread%s", gap ? "\n" : "", t->label, t->nthreads,
+	fprintf(fp, "%s== %s (%u thread%s", gap ? "\n" : "", cp_visible(t->label), t->nthreads,
 		t->nthreads == 1 ? "" : "s");
 	/* Counts only (counting, coverage): no time at all, not a total of 0ns. */
 	if (!rp->timed) {
@@ -703,7 +752,8 @@ static void demotions(const struct cp_report_profile *rp, FILE *fp)
 	for (uint32_t k = 0, shown = 0; k < rp->nfns && shown < 20; k++)
 		if (d[k].ctxs) {
 			fprintf(fp, "#   count-only: %s (%u contexts, %" PRIu64 " calls)\n",
-				rp->fns[d[k].fn].name ? rp->fns[d[k].fn].name : "?", d[k].ctxs, d[k].calls);
+				cp_visible(rp->fns[d[k].fn].name ? rp->fns[d[k].fn].name : "?"), d[k].ctxs,
+				d[k].calls);
 			shown++;
 		}
 	if (nd > 20)
@@ -723,7 +773,7 @@ static void selection_banner(const struct cp_report_profile *rp, FILE *fp)
 
 		fprintf(fp, "# recorded with %s%s '%s'", cp_filter_option(f->kind),
 			f->flags & CP_FILTER_REGEX ? " --regex" : "",
-			cp_profile_file__str(pf, f->pattern));
+			cp_visible(cp_profile_file__str(pf, f->pattern)));
 		if (f->kind != CP_FILTER_EXCLUDE_MODULE)
 			fprintf(fp, " (%u function%s)", f->matched, f->matched == 1 ? "" : "s");
 		fputc('\n', fp);
@@ -790,10 +840,10 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 	if (localtime_r(&secs, &tm))
 		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
 	cp_fmt_ns(dur, sizeof(dur), m->duration_ns);
-	fprintf(fp, "# callprof %s: %s\n", what, pf->path);
+	fprintf(fp, "# callprof %s: %s\n", what, cp_visible(pf->path));
 	fprintf(fp, "# command: ");
 	for (uint32_t i = 0; i < pf->argc; i++)
-		fprintf(fp, "%s%s", i ? " " : "", pf->argv[i]);
+		fprintf(fp, "%s%s", i ? " " : "", cp_visible_arg(pf->argv[i]));
 	for (uint32_t i = 0; i < rp->ntrees; i++)
 		nthreads += rp->trees[i].nthreads;
 	if (pf->ninputs) {

@@ -21,6 +21,7 @@
 #include "format/format.h"
 #include "report/internal.h"
 #include "report/report.h"
+#include "util/text.h"
 #include "util/util.h"
 
 #define PLIST_VERSION "1.0"
@@ -155,19 +156,20 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 		nhit, nhit);
 	fprintf(fp, "4\t%s\t", date);
 	for (uint32_t i = 0; i < rp->pf->argc; i++)
-		fprintf(fp, "%s%s", i ? " " : "", rp->pf->argv[i]);
-	fprintf(fp, "\n5\t%s\n", starting_function(rp));
+		fprintf(fp, "%s%s", i ? " " : "", cp_visible_arg(rp->pf->argv[i]));
+	fprintf(fp, "\n5\t%s\n", cp_visible(starting_function(rp)));
 	for (uint32_t k = 0; k < nhit; k++) {
 		uint32_t f = order[k];
 		struct cp_fn_where w;
 
 		cp_report_profile__fn_where(rp, f, &w);
-		fprintf(fp, "6\t%s\t%s\t%" PRIu64 "\t", base_name(w.module), w.file ? w.file : "?",
+		fprintf(fp, "6\t%s\t%s\t%" PRIu64 "\t", cp_visible(base_name(w.module)),
+			cp_visible(w.file ? w.file : "?"),
 			rp->pf->meta.mode == CP_MODE_COVERAGE ? 1 : s[f].calls);
 		ms(fp, rp->timed ? s[f].self_ns : 0);
 		fputc('\t', fp);
 		ms(fp, rp->timed ? s[f].total_ns : 0);
-		fprintf(fp, "\t%s\n", rp->fns[f].name);
+		fprintf(fp, "\t%s\n", cp_visible(rp->fns[f].name));
 	}
 	/* Function-attribution stacks: one per calling context, outermost first. */
 	for (uint32_t ti = 0; ti < rp->ntrees; ti++)
@@ -186,7 +188,7 @@ int cp_export_plist(struct cp_report_profile *rp, FILE *fp)
 			ms(fp, rp->timed ? n->total_ns - n->self_ns : 0);
 			fputc('\n', fp);
 			while (d--)
-				fprintf(fp, "10\t%s\n", cp_rnode__name(rp, &t->n[stack[d]]));
+				fprintf(fp, "10\t%s\n", cp_visible(cp_rnode__name(rp, &t->n[stack[d]])));
 		}
 	}
 	free(stack);
@@ -216,7 +218,7 @@ int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	fprintf(fp, "Program Statistics\n------------------\n");
 	fprintf(fp, "    Command line: ");
 	for (uint32_t i = 0; i < rp->pf->argc; i++)
-		fprintf(fp, "%s%s", i ? " " : "", rp->pf->argv[i]);
+		fprintf(fp, "%s%s", i ? " " : "", cp_visible_arg(rp->pf->argv[i]));
 	fputc('\n', fp);
 	if (rp->cpu_sampled) {
 		struct cp_sample_tally sh;
@@ -234,7 +236,7 @@ int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 	}
 	fprintf(fp, "    Call depth: %u\n    Total functions: %u\n    Total hits: %" PRIu64 "\n",
 		depth, n, hits);
-	fprintf(fp, "    Starting function: %s\n\n", starting_function(rp));
+	fprintf(fp, "    Starting function: %s\n\n", cp_visible(starting_function(rp)));
 	if (rp->timed)
 		fprintf(fp, "%14s %6s %14s %6s %12s  %s\n%s\n", "Func Time (ms)", "%",
 			"Func+Child (ms)", "%", "Hit Count", "Function",
@@ -252,10 +254,11 @@ int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FI
 				total ? 100.0 * (double)s[f].self_ns / (double)total : 0.0,
 				s[f].total_ns / 1000000, s[f].total_ns / 1000 % 1000,
 				total ? 100.0 * (double)s[f].total_ns / (double)total : 0.0,
-				s[f].calls, rp->fns[f].name);
+				s[f].calls, cp_visible(rp->fns[f].name));
 		} else {
 			fprintf(fp, "%12" PRIu64 "  %s\n",
-				rp->pf->meta.mode == CP_MODE_COVERAGE ? 1 : s[f].calls, rp->fns[f].name);
+				rp->pf->meta.mode == CP_MODE_COVERAGE ? 1 : s[f].calls,
+				cp_visible(rp->fns[f].name));
 		}
 	}
 	(void)o;

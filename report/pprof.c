@@ -29,6 +29,7 @@
 #include "report/internal.h"
 #include "report/report.h"
 #include "symbolize/symbolize.h"
+#include "util/text.h"
 #include "util/util.h"
 #include "profile.pb-c.h"
 
@@ -41,10 +42,16 @@ typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 
-/* The index of s in pprof's string table, where 0 is "" (and NULL). */
+/*
+ * The index of s in pprof's string table, where 0 is "" (and NULL).  The
+ * proto's strings are bytes, but pprof's readers want UTF-8 and pprof
+ * prints them to a terminal as they are: s goes in its visible form
+ * (util/text.h), as every text output shows it - the same string where s
+ * is plain UTF-8 that acts on nothing.
+ */
 static int64_t intern(struct cp_strtab *t, const char *s)
 {
-	return s && *s ? cp_strtab__add(t, s) : 0;
+	return s && *s ? cp_strtab__add(t, cp_visible(s)) : 0;
 }
 
 /* gzip data[len] to fp. */

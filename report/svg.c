@@ -38,6 +38,7 @@
 #include "report/internal.h"
 #include "report/report.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
 #define WIDTH 1200.0	   /* drawing width, px */
@@ -46,6 +47,8 @@
 #define TOP 40		   /* room for the title */
 #define MIN_WIDTH 0.1	   /* narrower frames are not drawn */
 #define CHAR_W 7.0	   /* width of a character at font-size 12 (approximate) */
+#define FOOT_H 46	   /* room for the two lines below the frames */
+#define TITLE_CHARS 100	   /* the title's characters at most (font-size 16, centred) */
 
 struct svg_ctx {
 	struct cp_report_profile *rp;
@@ -58,8 +61,16 @@ struct svg_ctx {
 	uint64_t base;	    /* the root's value: the full width */
 	const char **module; /* per function: its module's name, for the colour */
 	struct strbuf esc;
+	struct strbuf vis;  /* a frame's name in its visible form */
 };
 
+/*
+ * s as XML character data or an attribute value.  s is text in its
+ * visible form (cp_visible): valid UTF-8 with no control character, so
+ * every character is one XML 1.0 allows (a stray byte or a lone C1 byte
+ * would make the file unreadable to an XML parser, and a browser stop
+ * drawing there); only the markup characters are left to escape.
+ */
 static void xml_escape(struct strbuf *sb, const char *s)
 {
 	strbuf_reset(sb);
@@ -70,11 +81,26 @@ static void xml_escape(struct strbuf *sb, const char *s)
 		case '>': strbuf_addstr(sb, "&gt;"); break;
 		case '"': strbuf_addstr(sb, "&quot;"); break;
 		case '\'': strbuf_addstr(sb, "&apos;"); break;
-		default:
-			/* Control characters are not allowed in XML 1.0. */
-			strbuf_addch(sb, (unsigned char)*s < 0x20 ? '?' : *s);
+		default: strbuf_addch(sb, *s);
 		}
 	}
+}
+
+/*
+ * The label of a frame chars characters wide (the script's fit() does the
+ * same in the browser, so a zoom fits labels as the file has them): the
+ * name, or nothing below 3 characters, or the name shortened keeping its
+ * method (cp_short_name).  vis is the name's visible form.
+ */
+static const char *fit_label(const char *vis, size_t chars, char *buf, size_t size)
+{
+	if (chars < 3)
+		return "";
+	if (cp_text_width(vis) <= chars)
+		return vis;
+	if (chars < 4)
+		return "";
+	return cp_short_name(vis, (int)chars, buf, size);
 }
 
 static uint32_t hash32(const char *s)
@@ -144,6 +170,9 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 		c->max_depth = depth;
 	if (!c->icicle)
 		y = -(double)(depth + 1) * FRAME_H;
+	strbuf_reset(&c->vis);
+	strbuf_add_visible(&c->vis, label, strlen(label));
+	label = c->vis.buf;
 	xml_escape(&c->esc, label);
 	name = c->esc.buf;
 	if (is_root)
@@ -190,19 +219,13 @@ static void frame(struct svg_ctx *c, const char *label, const char *module, doub
 	fprintf(c->fp, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
 		       "rx=\"2\"/><text x=\"%.2f\" y=\"%.1f\">", x, y, w, FRAME_H - 1, fill, x + 3,
 		y + FRAME_H - 4);
-	if (chars >= 3) {
-		size_t len = strlen(label);
+	{
+		/* Cut the name, not an entity: escape the shortened name. */
+		char *buf = xmalloc(strlen(label) + 16);
 
-		if (len > chars) {
-			/* Cut the name, not an entity: escape the shortened name. */
-			char *cut = xstrfmt("%.*s", (int)(chars - 2), label);
-
-			xml_escape(&c->esc, cut);
-			free(cut);
-			fprintf(c->fp, "%s..", c->esc.buf);
-		} else {
-			fputs(name, c->fp);
-		}
+		xml_escape(&c->esc, fit_label(label, chars, buf, strlen(label) + 16));
+		fputs(c->esc.buf, c->fp);
+		free(buf);
 	}
 	fputs("</text>", c->fp);
 	fprintf(c->fp, "</g>\n");
@@ -243,11 +266,48 @@ static const char script[] =
 	"    else if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') { ev.preventDefault(); askSearch(); }\n"
 	"  });\n"
 	"}\n"
-	/* The label that fits width w: as frame() in svg.c cuts it. */
+	/* Characters (code points) in s, as cp_text_width counts them. */
+	"function cw(s) { return Array.from(s).length; }\n"
+	/* cp_short_name (report/output.c), step by step: keep the method. */
+	"function shortName(name, width) {\n"
+	"  var o = '', depth = 0, i, k;\n"
+	"  for (i = 0; i < name.length; i++) {\n"
+	"    var ch = name[i], op = i >= 8 && name.slice(i - 8, i) === 'operator';\n"
+	"    if (ch === '<' && i > 0 && name[i - 1] !== '<' && name[i - 1] !== ' ' && !op) {\n"
+	"      if (depth++ === 0) o += '<...';\n"
+	"      continue;\n"
+	"    }\n"
+	"    if (ch === '>' && depth > 0) { if (--depth === 0) o += '>'; continue; }\n"
+	"    if (!depth) o += ch;\n"
+	"  }\n"
+	"  if (cw(o) > width) {\n"
+	"    var close = o.lastIndexOf(')'), open = -1, level = 0;\n"
+	"    for (var q = close; close >= 0 && q >= 0; q--) {\n"
+	"      level += o[q] === ')' ? 1 : o[q] === '(' ? -1 : 0;\n"
+	"      if (!level) { open = q; break; }\n"
+	"    }\n"
+	"    if (open >= 0 && close - open > 4) o = o.slice(0, open + 1) + '...' + o.slice(close);\n"
+	"  }\n"
+	"  var seps = [];\n"
+	"  depth = 0;\n"
+	"  for (i = 0; i < o.length && seps.length < 64; i++) {\n"
+	"    if ('({['.indexOf(o[i]) >= 0) depth++;\n"
+	"    else if (')}]'.indexOf(o[i]) >= 0 && depth > 0) depth--;\n"
+	"    else if (!depth && o[i] === ':' && o[i + 1] === ':' && i + 2 < o.length) seps.push(i++);\n"
+	"  }\n"
+	"  for (k = 0; k < seps.length && 3 + cw(o.slice(seps[k])) > width; k++);\n"
+	"  if (seps.length && cw(o) > width) o = '...' + o.slice(seps[k < seps.length ? k : seps.length - 1]);\n"
+	"  if (cw(o) > width && o.slice(0, 5) === '...::') o = o.slice(5);\n"
+	"  if (cw(o) > width && o.length > 5 && o.slice(-5) === '(...)') o = o.slice(0, -5);\n"
+	"  if (cw(o) > width && width > 3) o = Array.from(o).slice(0, width - 3).join('') + '...';\n"
+	"  return o;\n"
+	"}\n"
+	/* The label that fits width w: as fit_label() in svg.c makes it. */
 	"function fit(name, w) {\n"
 	"  var n = Math.floor((w - 6) / CHAR_W);\n"
 	"  if (n < 3) return '';\n"
-	"  return name.length > n ? name.slice(0, n - 2) + '..' : name;\n"
+	"  if (cw(name) <= n) return name;\n"
+	"  return n < 4 ? '' : shortName(name, n);\n"
 	"}\n"
 	"function place(f, x, w) {\n"
 	"  f.r.setAttribute('x', x.toFixed(2));\n"
@@ -429,6 +489,26 @@ static const char *width_words(const struct cp_report_profile *rp, enum cp_metri
 	}
 }
 
+/*
+ * "Flame graph: PATH" in at most TITLE_CHARS characters: a long path keeps
+ * its end (the file's name), "...".  malloc'd.
+ */
+static char *graph_title(const char *path, int icicle)
+{
+	const char *vis = cp_visible(path), *kind = icicle ? "Icicle graph: " : "Flame graph: ";
+	size_t room = TITLE_CHARS - strlen(kind), w = cp_text_width(vis);
+
+	while (w > room && *vis) {
+		/* Drop characters from the left until "..." and the rest fit. */
+		do
+			vis++;
+		while (((unsigned char)*vis & 0xc0) == 0x80);
+		if (--w + 3 <= room)
+			return xstrfmt("%s...%s", kind, vis);
+	}
+	return xstrfmt("%s%s", kind, vis);
+}
+
 int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weight,
 		  enum cp_svg_colors colors, FILE *fp)
 {
@@ -441,6 +521,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weigh
 	int levels;
 
 	strbuf_init(&c.esc, 0);
+	strbuf_init(&c.vis, 0);
 	c.module = xcalloc(rp->nfns + 1, sizeof(*c.module));
 	for (uint32_t f = 0; f < rp->nfns; f++) {
 		struct cp_fn_where w;
@@ -477,19 +558,21 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weigh
 	fclose(c.fp);
 	levels = c.max_depth + 1;
 
-	title = xstrfmt("%s graph: %s", icicle ? "Icicle" : "Flame", rp->pf->path);
+	title = graph_title(rp->pf->path, icicle);
 	xml_escape(&c.esc, title);
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
 		     "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"12\">\n",
-		(int)WIDTH, TOP + levels * FRAME_H + 30, (int)WIDTH, TOP + levels * FRAME_H + 30);
+		(int)WIDTH, TOP + levels * FRAME_H + FOOT_H, (int)WIDTH, TOP + levels * FRAME_H + FOOT_H);
 	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f8\"/>\n"
 		     "<text x=\"%d\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">%s</text>\n",
 		(int)(WIDTH / 2), c.esc.buf);
 	free(title);
+	/* Two lines, each within the width at font-size 12 (< 130 characters). */
 	fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#666\">width: %s; hover for calls, total and "
-		     "self; colour: %s%s</text>\n", (int)PAD, TOP + levels * FRAME_H + 20,
-		width_words(rp, c.weight),
+		     "self</text>\n", (int)PAD, TOP + levels * FRAME_H + 20, width_words(rp, c.weight));
+	fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"#666\">colour: %s%s</text>\n", (int)PAD,
+		TOP + levels * FRAME_H + 36,
 		colors == CP_SVG_MODULE ? "module" :
 					  "self share (yellow: in callees, red: own)",
 		c.left_out ? "; some frames too narrow to draw are left out" : "");
@@ -518,6 +601,7 @@ int cp_export_svg(struct cp_report_profile *rp, int icicle, enum cp_metric weigh
 	free(body);
 	free(c.module);
 	strbuf_release(&c.esc);
+	strbuf_release(&c.vis);
 	/*
 	 * A write error stays in out's error flag: the caller, who knows the
 	 * file's name and closes it, reports it (cp_outfile__commit, or the

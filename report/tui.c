@@ -251,9 +251,17 @@ static void sort_list(struct cp_tui *t)
 		qsort_r(t->list, t->nlist, sizeof(*t->list), cmp_fnrow_r, t);
 }
 
+/* The node of the tree's selected row (kept while a list shows), CP_NONE if it has none. */
+static uint32_t selected_node(const struct cp_tui *t)
+{
+	uint32_t r = t->view == CP_TUI_TREE ? t->sel : t->tree_sel;
+
+	return r < t->nrows ? t->rows[r] : CP_NONE;
+}
+
 int cp_tui__set_metric(struct cp_tui *t, enum cp_metric m)
 {
-	uint32_t node = t->nrows ? t->rows[t->view == CP_TUI_TREE ? t->sel : t->tree_sel] : CP_NONE;
+	uint32_t node = selected_node(t);
 	uint32_t r;
 
 	t->metric = m;
@@ -281,24 +289,37 @@ uint32_t cp_tui__nrows(const struct cp_tui *t)
 	return t->view == CP_TUI_TREE ? t->nrows : t->nlist;
 }
 
+/*
+ * Whether r is a row of the current view.  Every function taking a row
+ * asks first: a view can have no rows at all (a thread's tree that a focus
+ * left empty), and a key can come with the selection of the view before.
+ */
+static int is_row(const struct cp_tui *t, uint32_t r)
+{
+	return r < cp_tui__nrows(t);
+}
+
 const struct cp_rnode *cp_tui__node(const struct cp_tui *t, uint32_t r)
 {
-	return t->view == CP_TUI_TREE ? &tree_of(t)->n[t->rows[r]] : NULL;
+	return t->view == CP_TUI_TREE && is_row(t, r) ? &tree_of(t)->n[t->rows[r]] : NULL;
 }
 
 int cp_tui__has_children(const struct cp_tui *t, uint32_t r)
 {
-	return t->view == CP_TUI_TREE && tree_of(t)->n[t->rows[r]].first_child != CP_NONE;
+	return t->view == CP_TUI_TREE && is_row(t, r) &&
+	       tree_of(t)->n[t->rows[r]].first_child != CP_NONE;
 }
 
 int cp_tui__is_open(const struct cp_tui *t, uint32_t r)
 {
-	return t->view == CP_TUI_TREE && t->open[t->rows[r]];
+	return t->view == CP_TUI_TREE && is_row(t, r) && t->open[t->rows[r]];
 }
 
 void cp_tui__figures(const struct cp_tui *t, uint32_t r, struct cp_figures *f)
 {
-	if (t->view == CP_TUI_TREE)
+	if (!is_row(t, r))
+		memset(f, 0, sizeof(*f));
+	else if (t->view == CP_TUI_TREE)
 		node_figures(&tree_of(t)->n[t->rows[r]], f);
 	else
 		*f = t->list[r].fig;
@@ -308,7 +329,9 @@ const char *cp_tui__name(const struct cp_tui *t, uint32_t r)
 {
 	const char *s;
 
-	if (t->view == CP_TUI_TREE)
+	if (!is_row(t, r))
+		s = NULL;
+	else if (t->view == CP_TUI_TREE)
 		s = cp_rnode__name(t->rp, &tree_of(t)->n[t->rows[r]]);
 	else
 		s = t->rp->fns[t->list[r].fn].name;
@@ -317,6 +340,8 @@ const char *cp_tui__name(const struct cp_tui *t, uint32_t r)
 
 uint32_t cp_tui__depth(const struct cp_tui *t, uint32_t r)
 {
+	if (!is_row(t, r))
+		return 0;
 	return t->view == CP_TUI_TREE ? tree_of(t)->n[t->rows[r]].depth : 1;
 }
 
@@ -414,7 +439,7 @@ void cp_tui__collapse_all(struct cp_tui *t)
 
 	if (!tree_of(t)->nn)
 		return;
-	node = t->nrows ? t->rows[t->view == CP_TUI_TREE ? t->sel : t->tree_sel] : CP_NONE;
+	node = selected_node(t);
 	memset(t->open, 0, tree_of(t)->nn);
 	rebuild(t); /* shrinks: cannot fail */
 	/* The selection goes to the top-level context it was under. */

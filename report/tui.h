@@ -82,7 +82,13 @@ void cp_tui__release(struct cp_tui *t);
 /* Change the metric: re-sorts, keeps what is expanded and the selected context. */
 int cp_tui__set_metric(struct cp_tui *t, enum cp_metric m);
 
-/* Rows of the current view. */
+/*
+ * Rows of the current view.  The functions below that take a row r accept
+ * any number: a view may have none (a thread's tree that a focus emptied)
+ * and a key may come with a selection past the end; for a row that is not
+ * there they answer none (NULL, 0, "?", CP_NONE, r itself) and change
+ * nothing.
+ */
 uint32_t cp_tui__nrows(const struct cp_tui *t);
 /* Tree view: the node of row r; lists: the row's function. */
 const struct cp_rnode *cp_tui__node(const struct cp_tui *t, uint32_t r);

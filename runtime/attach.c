@@ -122,23 +122,24 @@ static void still_threads(void);
 /*
  * End the window: write the profile (unless no instrumented code ran) and
  * end the session.  1 if a profile was written, 0 if there was nothing to
- * write, -errno if the session was not on.
+ * write, -errno if it could not be written (the tool says why) or
+ * -ESRCH if the session was not on.
  */
 CP_EXPORT long callprof_attach_stop(void)
 {
-	int ran;
+	int ran, err;
 
 	if (!cp_attach.on || cp_session.state != CP_STATE_ON)
 		return -ESRCH;
 	still_threads();
 	ran = cp_session__ran_code();
-	cp_session__finish(0);
+	err = cp_session__finish(0);
 	/* Threads that end from now on must not fold into a finished session. */
 	if (cp_session.have_key) {
 		pthread_key_delete(cp_session.key);
 		cp_session.have_key = 0;
 	}
-	return ran;
+	return ran && err < 0 ? err : ran;
 }
 
 /*
@@ -300,7 +301,8 @@ int cp_attach__log(const char *line, size_t len)
 		return -1;
 	if (!cp_attach.log)
 		return 0;
-	fd = open(cp_attach.log, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* The tool's own descriptor, /proc/PID/fd/N: a link to follow (nothing on disk). */
+	fd = open(cp_attach.log, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
 	if (fd >= 0) {
 		cp_write_all(fd, line, len);
 		close(fd);

@@ -652,7 +652,8 @@ CP_HIDDEN void cp_signals__give_back(void);
 CP_HIDDEN int cp_session__init(void);
 CP_HIDDEN int cp_session__ran_code(void);
 CP_HIDDEN void cp_session__before_exec(unsigned n);
-CP_HIDDEN void cp_session__finish(int dying);
+/* Write the profile once (see session.c): 0, or the write's -errno. */
+CP_HIDDEN int cp_session__finish(int dying);
 /*
  * A filter forbids the memory calls recording needs: stop for good, the
  * profile left as it stands for whoever may write it (seccomp.c).

@@ -16,7 +16,11 @@
  *
  * The exec family replaces the image: its profile is written first (as
  * PATH.execN, see cp_session__before_exec), and the new image inherits
- * CALLPROF_EXEC_COUNT so that its own execs are numbered on.
+ * CALLPROF_EXEC_COUNT so that its own execs are numbered on.  Under
+ * `callprof attach` these, and _exit, _Exit and abort, are reached through
+ * the GOT slots the tool points at this copy during the window: the image
+ * writes PATH itself (its window ends with the exec) and the new image
+ * gets the environment the program passed.
  *
  * _exit, _Exit and abort end the process without running destructors:
  * the profile is written first (cp_session__finish; never in a vfork
@@ -560,6 +564,13 @@ static void before_exec(struct child_env *c, char *const envp[], char *count_var
 		if (!cp_sys__may(CP_SYS_START))
 			cp_status__failed(-2, "seccomp", 0);
 	}
+	/* Attached: the new image runs without callprof, in the environment it was given. */
+	if (cp_attach.on) {
+		memset(c, 0, sizeof(*c));
+		c->envp = envp;
+		errno = saved_errno;
+		return;
+	}
 	memcpy(count_var, EXEC_COUNT, pos);
 	cp_put_dec(count_var, 32, &pos, n);
 	count_var[pos] = '\0';
@@ -587,7 +598,12 @@ static int after_failed_exec(struct child_env *c)
 	char count_[32];                                                                   \
 	char *stack_[ENV_ON_STACK]
 
-CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const envp[])
+/*
+ * The wrappers call these, not execve and execvpe by name: under callprof
+ * attach the runtime is no global symbol, and a call through our PLT would
+ * reach the C library's, skipping before_exec.
+ */
+static CP_NOINSTR int exec_ve(const char *path, char *const argv[], char *const envp[])
 {
 	EXEC_LOCALS;
 	execve_fn next = CP_NEXT(real_execve, "execve");
@@ -597,7 +613,7 @@ CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const e
 	return after_failed_exec(&c_);
 }
 
-CP_INTERPOSE_EXEC int execvpe(const char *file, char *const argv[], char *const envp[])
+static CP_NOINSTR int exec_vpe(const char *file, char *const argv[], char *const envp[])
 {
 	EXEC_LOCALS;
 	execve_fn next = CP_NEXT(real_execvpe, "execvpe");
@@ -605,6 +621,16 @@ CP_INTERPOSE_EXEC int execvpe(const char *file, char *const argv[], char *const 
 	before_exec(&c_, envp, count_, stack_, file, -1);
 	next(file, argv, child_env__get(&c_));
 	return after_failed_exec(&c_);
+}
+
+CP_INTERPOSE_EXEC int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_ve(path, argv, envp);
+}
+
+CP_INTERPOSE_EXEC int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_vpe(file, argv, envp);
 }
 
 CP_INTERPOSE_EXEC int fexecve(int fd, char *const argv[], char *const envp[])
@@ -634,12 +660,12 @@ CP_INTERPOSE_EXEC int execveat(int dirfd, const char *path, char *const argv[],
 
 CP_INTERPOSE_EXEC int execv(const char *path, char *const argv[])
 {
-	return execve(path, argv, environ);
+	return exec_ve(path, argv, environ);
 }
 
 CP_INTERPOSE_EXEC int execvp(const char *file, char *const argv[])
 {
-	return execvpe(file, argv, environ);
+	return exec_vpe(file, argv, environ);
 }
 
 /* The list forms: gather the arguments, then as above. */
@@ -676,9 +702,9 @@ static int exec_list(const char *target, int search, int with_env, const char *a
 	if (!argv)
 		return errno = ENOMEM, -1;
 	if (search)
-		execvpe(target, argv, envp);
+		exec_vpe(target, argv, envp);
 	else
-		execve(target, argv, envp);
+		exec_ve(target, argv, envp);
 	saved_errno = errno;
 	munmap(argv, bytes);
 	errno = saved_errno;

@@ -52,7 +52,8 @@
  * (not through the C library), one inherited from the process that
  * started the program (a container's), and any filter under `callprof
  * attach` (the runtime is loaded with dlopen, so it interposes nothing;
- * attach refuses a target that has a filter when it attaches).
+ * attach judges the filters a target has when it attaches, with the same
+ * interpreter, cbpf.c, and refuses one that forbids what it needs).
  * docs/limitations.md.
  */
 #include <dlfcn.h>
@@ -76,6 +77,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "runtime/cbpf.h"
 #include "runtime/internal.h"
 
 #if defined(__x86_64__)
@@ -103,113 +105,9 @@ static struct {
 	struct filter f[MAX_FILTERS];
 } filters;
 
-/* ---- the interpreter ---- */
+/* ---- judging a call (the interpreter: cbpf.c) ---- */
 
 #define U (~0ull) /* in a template: an argument the runtime cannot tell in advance */
-
-/*
- * Run filter f over d.  Words of d whose bit is set in unknown (32-bit
- * words: 0 nr, 1 arch, 2-3 instruction pointer, 4 + 2i and 5 + 2i the
- * argument i) are not known: a load of one sets *depends.  Returns the
- * filter's value; an instruction seccomp does not accept (the kernel
- * would have refused the filter) returns SECCOMP_RET_KILL_PROCESS.
- */
-static uint32_t run(const struct filter *f, const struct seccomp_data *d, uint32_t unknown,
-		    int *depends)
-{
-	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 }, words[sizeof(*d) / 4];
-
-	memcpy(words, d, sizeof(words));
-	for (uint32_t pc = 0; pc < f->len; pc++) {
-		const struct sock_filter *i = &f->insns[pc];
-		uint32_t k = i->k, src = BPF_SRC(i->code) == BPF_X ? x : k, skip = 0;
-
-		switch (i->code) {
-		case BPF_LD | BPF_W | BPF_ABS:
-			if (k >= sizeof(*d) || (k & 3))
-				return SECCOMP_RET_KILL_PROCESS;
-			if (unknown & (1u << (k / 4)))
-				*depends = 1;
-			a = words[k / 4];
-			continue;
-		case BPF_LD | BPF_W | BPF_LEN:
-			a = sizeof(*d);
-			continue;
-		case BPF_LDX | BPF_W | BPF_LEN:
-			x = sizeof(*d);
-			continue;
-		case BPF_LD | BPF_IMM:
-			a = k;
-			continue;
-		case BPF_LDX | BPF_IMM:
-			x = k;
-			continue;
-		case BPF_LD | BPF_MEM:
-		case BPF_LDX | BPF_MEM:
-		case BPF_ST:
-		case BPF_STX:
-			if (k >= BPF_MEMWORDS)
-				return SECCOMP_RET_KILL_PROCESS;
-			if (i->code == (BPF_LD | BPF_MEM))
-				a = mem[k];
-			else if (i->code == (BPF_LDX | BPF_MEM))
-				x = mem[k];
-			else
-				mem[k] = i->code == BPF_ST ? a : x;
-			continue;
-		case BPF_MISC | BPF_TAX:
-			x = a;
-			continue;
-		case BPF_MISC | BPF_TXA:
-			a = x;
-			continue;
-		case BPF_RET | BPF_K:
-			return k;
-		case BPF_RET | BPF_A:
-			return a;
-		case BPF_JMP | BPF_JA:
-			skip = k;
-			break;
-		default:
-			break;
-		}
-		if (BPF_CLASS(i->code) == BPF_ALU) {
-			switch (BPF_OP(i->code)) {
-			case BPF_ADD: a += src; break;
-			case BPF_SUB: a -= src; break;
-			case BPF_MUL: a *= src; break;
-			case BPF_DIV: if (!src) return 0; a /= src; break;
-			case BPF_MOD: if (!src) return 0; a %= src; break;
-			case BPF_OR: a |= src; break;
-			case BPF_AND: a &= src; break;
-			case BPF_XOR: a ^= src; break;
-			case BPF_LSH: a = src < 32 ? a << src : 0; break;
-			case BPF_RSH: a = src < 32 ? a >> src : 0; break;
-			case BPF_NEG: a = -a; break;
-			default: return SECCOMP_RET_KILL_PROCESS;
-			}
-			continue;
-		}
-		if (BPF_CLASS(i->code) != BPF_JMP)
-			return SECCOMP_RET_KILL_PROCESS;
-		if (BPF_OP(i->code) != BPF_JA) {
-			int cond;
-
-			switch (BPF_OP(i->code)) {
-			case BPF_JEQ: cond = a == src; break;
-			case BPF_JGT: cond = a > src; break;
-			case BPF_JGE: cond = a >= src; break;
-			case BPF_JSET: cond = (a & src) != 0; break;
-			default: return SECCOMP_RET_KILL_PROCESS;
-			}
-			skip = cond ? i->jt : i->jf;
-		}
-		if (skip >= f->len - pc - 1)
-			return SECCOMP_RET_KILL_PROCESS;
-		pc += skip;
-	}
-	return SECCOMP_RET_KILL_PROCESS; /* fell off the end: the kernel refuses that */
-}
 
 /* System calls that strict mode allows. */
 static int strict_allows(long nr)
@@ -247,7 +145,7 @@ static int allows(uint32_t n, int strict, long nr, const uint64_t args[6])
 			continue;
 		if (!f->insns)
 			return 0;
-		ret = run(f, &d, unknown, &depends);
+		ret = cp_cbpf__run(f->insns, f->len, &d, unknown, &depends);
 		action = ret & SECCOMP_RET_ACTION_FULL;
 		if (depends || (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG))
 			return 0;

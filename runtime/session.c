@@ -73,6 +73,8 @@ static void resolve_out_base(void)
  * stderr), "watch" (the watcher, which has no stderr, could not write it),
  * "rights" (the watcher could not tell the program's credentials: it wrote
  * nothing).  Opened without O_CREAT: it is record's file or nothing.
+ * `callprof attach` passes one too: a descriptor of its own, named
+ * /proc/PID/fd/N, so that nothing of it stays on disk.
  */
 static void read_status_path(void)
 {
@@ -87,7 +89,9 @@ int cp_status__open(void)
 {
 	if (!cp_session.status[0] || !cp_session.owns_out || !cp_sys__may(CP_SYS_WRITE))
 		return -1;
-	return open(cp_session.status, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* callprof attach names a descriptor of its own (/proc/PID/fd/N): a link to follow */
+	return open(cp_session.status, O_WRONLY | O_APPEND | (cp_attach.on ? 0 : O_NOFOLLOW) |
+					       O_CLOEXEC | O_NOCTTY);
 }
 
 void cp_status__failed(int fd, const char *what, int err)
@@ -487,7 +491,8 @@ int cp_session__ran_code(void)
  * The image is about to be replaced by exec: write what it recorded to
  * PATH.execN (N counts the execs of this process, carried to the new image
  * in CALLPROF_EXEC_COUNT by the exec wrappers), and keep recording in case
- * the exec fails.  The new image writes PATH at its exit as usual.
+ * the exec fails.  The new image writes PATH at its exit as usual.  An
+ * attached image writes PATH and finishes: the new one records nothing.
  */
 void cp_session__before_exec(unsigned n)
 {
@@ -496,6 +501,11 @@ void cp_session__before_exec(unsigned n)
 
 	if (cp_session.state != CP_STATE_ON || !cp_session__ran_code())
 		return;
+	/* Attached: the window ends here, and its profile is PATH (the new image writes none). */
+	if (cp_attach.on) {
+		cp_session__finish(0);
+		return;
+	}
 	memcpy(path, cp_session.out, len);
 	memcpy(path + len, ".exec", 5);
 	len += 5;
@@ -515,10 +525,10 @@ void cp_session__before_exec(unsigned n)
  * is still writing (two threads crashing at once) waits for it, for a
  * bounded time, so the process does not die under a half-written file.
  */
-void cp_session__finish(int dying)
+int cp_session__finish(int dying)
 {
 	int saved_errno = errno;
-	int expected = CP_STATE_ON;
+	int expected = CP_STATE_ON, ret = 0;
 
 	/*
 	 * The program's seccomp filter forbids writing (even getpid, below,
@@ -536,7 +546,7 @@ void cp_session__finish(int dying)
 		if (!cp_session__ran_code())
 			cp_status__failed(-2, "empty", 0);
 		else
-			cp_flush(cp_session.out, dying);
+			ret = cp_flush(cp_session.out, dying);
 		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
 	} else if (dying && expected == CP_STATE_DONE) {
 		struct timespec ms = { 0, 1000000 };
@@ -546,6 +556,7 @@ void cp_session__finish(int dying)
 	}
 out:
 	errno = saved_errno;
+	return ret;
 }
 
 /*

@@ -17,15 +17,25 @@
 
 #include "format/format.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 
+/*
+ * One line, whatever the names and paths the message quotes hold: the
+ * whole message in its visible form (text.h), so callers pass them as
+ * they are.
+ */
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[4096];
+	int len = vsnprintf(msg, sizeof(msg), fmt, ap);
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (len < 0)
+		len = 0;
 	fflush(stdout);
-	fprintf(stderr, "callprof: %s%s\n", prefix, msg);
+	fprintf(stderr, "callprof: %s", prefix);
+	cp_fput_visible(stderr, msg, (size_t)len < sizeof(msg) ? (size_t)len : sizeof(msg) - 1);
+	fputc('\n', stderr);
 }
 
 int cp_error(const char *fmt, ...)

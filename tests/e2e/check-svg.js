@@ -1,10 +1,13 @@
-// check-svg.js --svg FILE --json FILE --weight METRIC --click NAME --search TEXT:
+// check-svg.js --svg FILE [--json FILE --weight METRIC --click NAME --search TEXT]:
 // open a graph written by `callprof export -f svg -m METRIC` in Debian's
 // chromium (driven by playwright-core) and drive its inline script as a
 // user would.  Prints "ok - WHAT" per check; on the first failure prints
-// why and exits 1.
+// why and exits 1.  Without --click, only the picture's layout is checked.
 //
 //   - it loads with no console or page error and requests nothing;
+//   - every frame's label fits it (the name, or shortened), a shortened
+//     C++ name keeps its method, and the title and the lines below the
+//     frames lie inside the picture (nothing cut);
 //   - clicking the widest frame whose name holds NAME zooms to it: its
 //     rectangle spans the drawing's width, its ancestors stay full width, frames beside it
 //     hide, and its label is re-fitted to the new width;
@@ -36,7 +39,7 @@ function check(cond, what, detail) {
 	throw new Error('check failed: ' + what);
 }
 
-const J = JSON.parse(fs.readFileSync(args.json, 'utf8'));
+const J = args.json ? JSON.parse(fs.readFileSync(args.json, 'utf8')) : null;
 function value(t, i, below) {
 	const n = t.nodes[i];
 	switch (args.weight) {
@@ -76,6 +79,31 @@ function value(t, i, below) {
 		}));
 		const before = await frames();
 		const W = before[0].w, X = before[0].x;
+		const cw = (s) => Array.from(s).length;
+		const fitted = (f, label) => {
+			const room = Math.floor((f.w - 6) / 7);
+			return room < 3 ? label === '' : cw(f.name) <= room ? label === f.name :
+				cw(label) <= room && label !== f.name;
+		};
+		/* A shortened C++ name keeps its method: the last name before its parameters. */
+		const method = (s) => { const m = s.replace(/\(.*$/, '').match(/([A-Za-z_~][A-Za-z0-9_]*)(<[^<>]*>)?$/); return m ? m[1] : null; };
+		const cut = before.filter((f) => f.label !== f.name && cw(f.label) >= 24 && /::/.test(f.name) && method(f.name));
+		check(cut.every((f) => f.label.includes(method(f.name))),
+			'the ' + cut.length + ' shortened C++ labels keep their method', cut.filter((f) => !f.label.includes(method(f.name))).slice(0, 5));
+		check(before.every((f) => fitted(f, f.label)), 'every label fits its frame',
+			before.filter((f) => !fitted(f, f.label)).slice(0, 5));
+		/* The title and the lines below the frames are drawn whole, inside the picture. */
+		const outside = await page.evaluate(() => {
+			const svg = document.documentElement, vb = svg.viewBox.baseVal;
+			return [...svg.querySelectorAll(':scope > text')].filter((t) => t.textContent).map((t) => {
+				const b = t.getBBox();
+				return { text: t.textContent, x: b.x, y: b.y, right: b.x + b.width, bottom: b.y + b.height };
+			}).filter((b) => b.x < 0 || b.y < 0 || b.right > vb.width || b.bottom > vb.height);
+		});
+		check(!outside.length, 'the title and the footer lie inside the picture', outside);
+		if (!args.click)
+			return;
+
 		let k = -1;
 		before.forEach((f, i) => {
 			if (f.name.includes(args.click) && f.w < W - 1 && (k < 0 || f.w > before[k].w))
@@ -95,9 +123,10 @@ function value(t, i, below) {
 			'its ' + anc.length + ' ancestors stay, full width');
 		check(beside.length > 0 && beside.every((i) => !after[i].shown), 'the ' + beside.length + ' frames beside it hide');
 		const n = Math.floor((W - 6) / 7);
-		const fit = z.name.length > n ? z.name.slice(0, n - 2) + '..' : z.name;
-		check(after[k].label === fit && (z.label.length < fit.length || z.label === fit),
+		check(fitted({ name: z.name, w: W }, after[k].label) && cw(after[k].label) >= cw(z.label) &&
+			(cw(z.name) > n || after[k].label === z.name),
 			'its label is re-fitted to the width (' + JSON.stringify(z.label) + ' -> ' + JSON.stringify(after[k].label) + ')');
+
 		await page.locator('#reset').click();
 		const reset = await frames();
 		check(JSON.stringify(reset) === JSON.stringify(before) && !(await page.locator('#reset').isVisible()),

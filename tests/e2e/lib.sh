@@ -339,6 +339,45 @@ build_workload () {
 	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
 }
 
+# build_hostile: ./t-hostile from s-hostile.c, its functions renamed to
+# what a hostile binary could name them (objcopy --redefine-sym): terminal
+# escapes (OSC 0 window title, OSC 52 clipboard, clear screen, a lone C1
+# CSI byte, C1 CSI as UTF-8), a newline forging report lines, ';' and a
+# space (folded's separators), bytes that are not UTF-8, XML markup, a
+# backslash forging an escape, a right-to-left override, a newline forging
+# callgrind lines.  HOSTILE_VISIBLE lists, one a line, each name as every
+# text output shows it (util/text.h), in the order hostile_01..12;
+# hostile_NN has NN calls (s-hostile.c).
+HOSTILE_VISIBLE='\x1b]0;PWNED-TITLE\x07
+\x1b]52;c;ZXZpbA==\x07
+\x1b[2J\x1b[Hclear
+\x9b31mC1lone
+\u009b31mC1utf8
+nl\n  999999  forged_row
+semi;colon frame
+bad\xff\xfeutf8
+<tag attr="x">&amp;'"'"'q'"'"'
+back\\slash\\x1b
+\u202ertl-override
+fn=evil\ncalls=1 1\n0 99999 tab\there'
+build_hostile () {
+	build_workload s-hostile.c &&
+	objcopy \
+		--redefine-sym hostile_01="$(printf '\033]0;PWNED-TITLE\007')" \
+		--redefine-sym hostile_02="$(printf '\033]52;c;ZXZpbA==\007')" \
+		--redefine-sym hostile_03="$(printf '\033[2J\033[Hclear')" \
+		--redefine-sym hostile_04="$(printf '\23331mC1lone')" \
+		--redefine-sym hostile_05="$(printf '\302\23331mC1utf8')" \
+		--redefine-sym hostile_06="$(printf 'nl\n  999999  forged_row')" \
+		--redefine-sym hostile_07="semi;colon frame" \
+		--redefine-sym hostile_08="$(printf 'bad\377\376utf8')" \
+		--redefine-sym hostile_09="<tag attr=\"x\">&amp;'q'" \
+		--redefine-sym hostile_10='back\slash\x1b' \
+		--redefine-sym hostile_11="$(printf '\342\200\256rtl-override')" \
+		--redefine-sym hostile_12="$(printf 'fn=evil\ncalls=1 1\n0 99999 tab\there')" \
+		t-hostile
+}
+
 # wait_for FILE: until it exists and is not empty (at most 10 s).
 wait_for () {
 	_i=0

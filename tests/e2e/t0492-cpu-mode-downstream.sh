@@ -271,7 +271,9 @@ test_expect_success '--threads=each: per-thread trees keep the relations and add
 test_expect_success 'diff: samples per side, a header naming the time source, --fail-if' '
 	callprof diff s.cprof s2.cprof >diff &&
 	grep -q "^# A: CPU time sampled at [0-9]* Hz" diff &&
-	grep -q "^ *calls-a .*self-samples-a  self-samples-b  status" diff &&
+	grep -Eq "^ *self(-cpu)?-delta .*  status   path$" diff &&
+	callprof diff --fields=self-samples-a,self-samples-b,status s.cprof s2.cprof >samples &&
+	grep -q "^ *self-samples-a  self-samples-b  status   path$" samples &&
 	grep -q "  changed  main > run > spin4$" diff &&
 	test_expect_code 3 callprof diff --fail-if "self>+50%" s.cprof s2.cprof >/dev/null 2>err &&
 	# The worst path may be kernel time a loaded (or sanitized) run spent

@@ -18,14 +18,15 @@ full=
 test "$(basename "$CC")" = gcc && test "$OPT" = -O2 && full=t
 
 # srv_start NAME: start ./t-server (no callprof) on NAME.cmd (a FIFO) and
-# NAME.reply, its exit status into NAME.status; wait for "ready PID" and
-# put PID in NAME.pid.
+# NAME.reply, its exit status into NAME.status (renamed into place: never
+# seen empty); wait for "ready PID" and put PID in NAME.pid.  NAME.sent
+# lists the commands sent, with the reply line each waits for.
 srv_start () {
-	rm -f "$1.cmd" "$1.reply" "$1.status" "$1.pid" "$1.stdout" "$1.stderr" &&
+	rm -f "$1.cmd" "$1.reply" "$1.status" "$1.pid" "$1.stdout" "$1.stderr" "$1.sent" &&
 	mkfifo "$1.cmd" || return 1
 	(
 		./t-server "$1.cmd" "$1.reply" >"$1.stdout" 2>"$1.stderr"
-		echo $? >"$1.status"
+		echo $? >"$1.status.tmp" && mv "$1.status.tmp" "$1.status"
 	) </dev/null >/dev/null 2>&1 &
 	srv_wait_lines "$1" 1 &&
 	sed -n '1s/^ready \([0-9][0-9]*\)$/\1/p' "$1.reply" >"$1.pid" &&
@@ -41,29 +42,53 @@ srv_lines () {
 }
 
 # srv_wait_lines NAME N: until NAME.reply has N lines (at most 20 s); says
-# why not on stderr (srv_cmd's stdout is often a file).
+# why not on stderr (srv_cmd's stdout is often a file).  Its counter is its
+# own: the loops of srv_poll and window_open call it.
 srv_wait_lines () {
-	_i=0
+	_wl=0
 	while test "$(srv_lines "$1")" -lt "$2"
 	do
 		if test -f "$1.status"; then
-			echo "server $1 ended (status $(cat "$1.status")) before reply $2; stderr:" >&2
-			cat "$1.stderr" >&2
+			echo "server $1 ended (status $(cat "$1.status")) before reply $2" >&2
+			srv_show "$1" >&2
 			return 1
 		fi
-		if test $_i -ge 1000; then
+		if test $_wl -ge 1000; then
 			echo "server $1: no reply $2 in 20 s" >&2
+			srv_show "$1" >&2
 			return 1
 		fi
 		sleep 0.02
-		_i=$((_i + 1))
+		_wl=$((_wl + 1))
 	done
+}
+
+# srv_show NAME: what tells how a server ended or why it did not answer:
+# whether its process is still there, its stdout (the "final" line, with
+# fn:dispatch and fn:cmd_quit, comes only from main's own return), stderr,
+# the commands sent and the reply file (a "quit" the server obeyed has its
+# "bye" there).
+srv_show () {
+	_ss_pid=$(cat "$1.pid" 2>/dev/null)
+	if test -n "$_ss_pid" && test -d "/proc/$_ss_pid"; then
+		echo "process $_ss_pid: $(tr '\0' ' ' <"/proc/$_ss_pid/cmdline" 2>/dev/null)" \
+			"$(grep '^State:' "/proc/$_ss_pid/status" 2>/dev/null)"
+	else
+		echo "process ${_ss_pid:-?} is gone"
+	fi
+	for _ss_f in stdout stderr sent reply
+	do
+		echo "--- $1.$_ss_f:"
+		cat -n "$1.$_ss_f" 2>/dev/null | cut -c1-1000
+	done
+	echo "---"
 }
 
 # srv_cmd NAME COMMAND: send COMMAND, print its reply (the next line).
 # Fails on no reply or an "error: " one.
 srv_cmd () {
 	_n=$(($(srv_lines "$1") + 1)) &&
+	echo "$_n: $2" >>"$1.sent" &&
 	printf '%s\n' "$2" 1<>"$1.cmd" &&
 	srv_wait_lines "$1" $_n &&
 	_r=$(sed -n "${_n}p" "$1.reply") &&
@@ -95,12 +120,12 @@ expect_stat () {
 # srv_poll NAME FILE KEY VALUE: stats into FILE until KEY is VALUE (at
 # most 5 s): for what another thread counts after a reply.
 srv_poll () {
-	_i=0
+	_sp=0
 	while srv_stats "$1" "$2" && test "$(stat_of "$2" "$3")" != "$4"
 	do
-		test $_i -lt 250 || { expect_stat "$2" "$3" "$4"; return 1; }
+		test $_sp -lt 250 || { expect_stat "$2" "$3" "$4"; return 1; }
 		sleep 0.02
-		_i=$((_i + 1))
+		_sp=$((_sp + 1))
 	done
 	expect_stat "$2" "$3" "$4"
 }
@@ -201,17 +226,17 @@ window_open () {
 		sleep 0.02
 		_i=$((_i + 1))
 	done &&
-	_i=0 &&
+	_wo=0 &&
 	while srv_stats "$1" "$3" && ! grep -q ' hooks=callprof ' "$3"
 	do
 		test -f "$2.astatus" && { attach_failed "$2"; return 1; }
-		test $_i -lt 500 || {
+		test $_wo -lt 500 || {
 			echo "the hooks' slots never pointed at callprof in 10 s:"
 			cat "$3"
 			return 1
 		}
 		sleep 0.02
-		_i=$((_i + 1))
+		_wo=$((_wo + 1))
 	done
 }
 

@@ -40,15 +40,36 @@ tgt_lines () {
 	if test -f "$1.reply"; then wc -l <"$1.reply"; else echo 0; fi
 }
 
-# tgt_wait_lines NAME N: until NAME.reply has N lines (at most 20 s)
+# tgt_wait_lines NAME N: until NAME.reply has N lines (at most 20 s); a
+# target that ended is said at once, with its output and replies.  Its
+# counter is its own: the polling loops below call it.
 tgt_wait_lines () {
-	_i=0
+	_wl=0
 	while test "$(tgt_lines "$1")" -lt "$2"
 	do
-		test $_i -lt 1000 || { echo "$1: no reply $2 in 20 s"; return 1; }
+		if test -s "$1.pid" && tgt_gone "$(cat "$1.pid")"; then
+			echo "$1: the target ended before reply $2"
+			tgt_show "$1"
+			return 1
+		fi
+		test $_wl -lt 1000 || { echo "$1: no reply $2 in 20 s"; tgt_show "$1"; return 1; }
 		sleep 0.02
-		_i=$((_i + 1))
+		_wl=$((_wl + 1))
 	done
+}
+
+# tgt_gone PID: the target ended (a zombie not yet reaped by this shell too)
+tgt_gone () {
+	! kill -0 "$1" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# tgt_show NAME: the target's output and its replies
+tgt_show () {
+	echo "--- $1.out:"
+	cat "$1.out" 2>/dev/null
+	echo "--- $1.reply:"
+	cat -n "$1.reply" 2>/dev/null | cut -c1-1000
+	echo "---"
 }
 
 # tgt_cmd NAME COMMAND: send COMMAND, print its reply
@@ -73,13 +94,13 @@ tgt_stats () {
 # tgt_settled NAME FILE OUTER: stats into FILE until both gates are blocked
 # again and the gate has entered outer OUTER times (at most 10 s)
 tgt_settled () {
-	_i=0
+	_pl=0
 	while tgt_stats "$1" "$2" &&
 		! { test "$(stat_of "$2" waiting)" = 1 && test "$(stat_of "$2" gate:outer)" = "$3"; }
 	do
-		test $_i -lt 500 || { echo "gates not blocked again:"; cat "$2"; return 1; }
+		test $_pl -lt 500 || { echo "gates not blocked again:"; cat "$2"; return 1; }
 		sleep 0.02
-		_i=$((_i + 1))
+		_pl=$((_pl + 1))
 	done
 }
 
@@ -95,13 +116,13 @@ attach_bg () {
 # window_open NAME TGT FILE: until the target's hooks are callprof's; that
 # stats reply (the first inside the window) into FILE
 window_open () {
-	_i=0
+	_pl=0
 	while tgt_stats "$2" "$3" && test "$(stat_of "$3" hooks)" != callprof
 	do
 		kill -0 "$(cat "$1.apid")" 2>/dev/null || { echo "attach ended:"; cat "$1.aerr"; return 1; }
-		test $_i -lt 1000 || { echo "the hooks never became callprof's"; cat "$1.aerr"; return 1; }
+		test $_pl -lt 1000 || { echo "the hooks never became callprof's"; cat "$1.aerr"; return 1; }
 		sleep 0.02
-		_i=$((_i + 1))
+		_pl=$((_pl + 1))
 	done
 }
 

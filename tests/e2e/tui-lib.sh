@@ -4,8 +4,12 @@
 #
 #   tui_start NAME COLS ROWS ARGS...   run "callprof tui ARGS..." in a new
 #                                      detached tmux session NAME of COLS x ROWS
+#   tui_start_all "NAMES" COLS ROWS ARGS...
+#                                      tui_start for each of NAMES in one tmux call,
+#                                      then until each program waits for a key
 #   tui_keys NAME KEYS...              tmux send-keys (key names: Up, Enter, C-c),
 #                                      one key per argument
+#   tui_keys_all "NAMES" KEYS...       the same keys to each of NAMES, one tmux call
 #   tui_type NAME TEXT                 send TEXT literally (send-keys -l)
 #   tui_screen NAME FILE               the screen as text into FILE (capture-pane -p),
 #                                      once the program has read every key sent
@@ -29,7 +33,8 @@
 #
 # Every session lives on a private tmux server (-L callprof-test-PID, its
 # socket in a directory of our own), so that no test ever sees or touches a
-# user's tmux.  The pane runs NAME.run, a script that notes the terminal's
+# user's tmux.  The pane runs FIRST.run NAME (FIRST: the first session
+# started with it, tui_start_all), a script that notes the terminal's
 # settings (stty -g) before and after callprof, its exit status and its
 # stderr (NAME.stty-before, NAME.stty-after, NAME.status, NAME.stderr), then
 # prints "tui-exited status=N" and waits, so the pane stays to be captured.
@@ -69,50 +74,111 @@ TUI_TMPDIR=${TUI_TMPDIR:-$(mktemp -d "${TMPDIR:-/tmp}/cp-tmux.XXXXXX")} || {
 	exit 1
 }
 
-# tui_quote_ ARG: ARG single-quoted for sh.
-tui_quote_ () {
-	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+# tui_q_ ARG: _tui_quoted is ARG single-quoted for sh (no process forked:
+# on a loaded machine each fork costs much, and a test starts many sessions).
+tui_q_ () {
+	_tui_in=$1 _tui_quoted=
+	while :
+	do
+		case $_tui_in in
+		*\'*)
+			_tui_quoted="$_tui_quoted${_tui_in%%\'*}'\\''"
+			_tui_in=${_tui_in#*\'}
+			;;
+		*)
+			_tui_quoted="'$_tui_quoted$_tui_in'"
+			return 0
+			;;
+		esac
+	done
 }
 
-tui_start () {
-	_tui_name=$1 _tui_cols=$2 _tui_rows=$3 &&
-	shift 3 &&
+# tui_quote_ ARG: ARG single-quoted for sh.
+tui_quote_ () {
+	tui_q_ "$1" && printf '%s' "$_tui_quoted"
+}
+
+# tui_script_ RUNNER ARGS...: RUNNER, the script a pane runs (see above)
+# for "callprof tui ARGS...", given the session's NAME as its argument;
+# TUI_ENV, if set, holds VAR=VALUE words it exports first.
+tui_script_ () {
+	_tui_run=$1 &&
+	shift &&
 	_tui_cmd="exec callprof tui" &&
 	for _tui_a
 	do
-		_tui_cmd="$_tui_cmd $(tui_quote_ "$_tui_a")"
+		tui_q_ "$_tui_a" &&
+		_tui_cmd="$_tui_cmd $_tui_quoted"
 	done &&
-	rm -f "$_tui_name.status" "$_tui_name.stty-before" "$_tui_name.stty-after" "$_tui_name.stderr" \
-		"$_tui_name.keys-read" &&
-	echo 0 >"$_tui_name.keys-sent" &&
 	_tui_dir=$(pwd) &&
-	cat >"$_tui_name.run" <<-EOF &&
-	cd $(tui_quote_ "$_tui_dir") || exit 1
-	PATH=$(tui_quote_ "$PATH")
+	tui_q_ "$_tui_dir" &&
+	_tui_qdir=$_tui_quoted &&
+	tui_q_ "$PATH" &&
+	cat >"$_tui_run" <<-EOF
+	cd $_tui_qdir || exit 1
+	PATH=$_tui_quoted
+	${TUI_ENV:+export $TUI_ENV}
 	TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
-	CALLPROF_TEST_TUI_KEYS=$(tui_quote_ "$_tui_dir/$_tui_name.keys-read")
+	CALLPROF_TEST_TUI_KEYS=$_tui_qdir/\$1.keys-read
 	export PATH TERM LANG LC_ALL CALLPROF_TEST_TUI_KEYS
 	unset LANGUAGE
-	stty -g >$_tui_name.stty-before
-	( $_tui_cmd ) 2>$_tui_name.stderr
-	echo \$? >$_tui_name.status.tmp
-	stty -g >$_tui_name.stty-after
-	mv $_tui_name.status.tmp $_tui_name.status
-	echo "tui-exited status=\$(cat $_tui_name.status)"
+	stty -g >\$1.stty-before
+	( $_tui_cmd ) 2>\$1.stderr
+	echo \$? >\$1.status.tmp
+	stty -g >\$1.stty-after
+	mv \$1.status.tmp \$1.status
+	echo "tui-exited status=\$(cat \$1.status)"
 	exec sleep 3600
 	EOF
-	tui_tmux new-session -d -x "$_tui_cols" -y "$_tui_rows" -s "$_tui_name" \
-		"sh $(tui_quote_ "$_tui_dir/$_tui_name.run")" &&
-	# Keep the pane at this size whatever else attaches (nothing should).
-	tui_tmux set-option -t "$_tui_name" window-size manual >/dev/null 2>&1
-	tui_tmux resize-window -t "$_tui_name" -x "$_tui_cols" -y "$_tui_rows" >/dev/null 2>&1
-	return 0
 }
 
-# tui_sent_ NAME N: N more keys were sent to NAME.
+tui_start () {
+	tui_start_all "$@" || return 1
+}
+
+# tui_start_all "NAMES" COLS ROWS ARGS...: tui_start for each of NAMES
+# (separated by blanks; letters, digits, '-' and '_') in one tmux call;
+# each program is then up and waiting for its first key, or 10 s have
+# passed (the program did not come up: the caller's next wait fails).
+tui_start_all () {
+	_tui_names=$1 _tui_c=$2 _tui_r=$3 &&
+	shift 3 &&
+	for _tui_s in $_tui_names
+	do
+		break
+	done &&
+	set -- "$(pwd)/$_tui_s.run" "$@" &&
+	tui_script_ "$@" &&
+	tui_q_ "$1" &&
+	_tui_argv= &&
+	for _tui_s in $_tui_names
+	do
+		rm -f "$_tui_s.status" "$_tui_s.stty-before" "$_tui_s.stty-after" "$_tui_s.stderr" \
+			"$_tui_s.keys-read" &&
+		echo 0 >"$_tui_s.keys-sent" &&
+		# The pane keeps this size whatever else attaches (nothing should).
+		_tui_argv="$_tui_argv new-session -d -x $_tui_c -y $_tui_r -s $_tui_s \"sh $_tui_quoted $_tui_s\" \\;"
+		_tui_argv="$_tui_argv set-option -t $_tui_s window-size manual \\;"
+		_tui_argv="$_tui_argv resize-window -t $_tui_s -x $_tui_c -y $_tui_r \\;"
+	done &&
+	eval "tui_tmux $_tui_argv" >/dev/null &&
+	for _tui_s in $_tui_names
+	do
+		_tui_i=0
+		until test -f "$_tui_s.keys-read" || test -f "$_tui_s.status" ||
+			test $_tui_i -ge "$TUI_WAIT_STEPS"
+		do
+			sleep 0.05
+			_tui_i=$((_tui_i + 1))
+		done
+	done
+}
+
+# tui_sent_ NAME N: N more keys were sent to NAME (only the tests read and
+# write NAME.keys-sent: no rename needed).
 tui_sent_ () {
-	echo $(($(cat "$1.keys-sent") + $2)) >"$1.keys-sent.tmp" &&
-	mv "$1.keys-sent.tmp" "$1.keys-sent"
+	read -r _tui_sent <"$1.keys-sent" &&
+	echo $((_tui_sent + $2)) >"$1.keys-sent"
 }
 
 tui_keys () {
@@ -120,6 +186,28 @@ tui_keys () {
 	shift &&
 	tui_tmux send-keys -t "$_tui_name" "$@" &&
 	tui_sent_ "$_tui_name" $#
+}
+
+# tui_keys_all "NAMES" KEYS...: tui_keys for each of NAMES, in one tmux call.
+tui_keys_all () {
+	_tui_names=$1 &&
+	shift &&
+	_tui_argv= &&
+	_tui_ks= &&
+	for _tui_a
+	do
+		tui_q_ "$_tui_a" &&
+		_tui_ks="$_tui_ks $_tui_quoted"
+	done &&
+	for _tui_s in $_tui_names
+	do
+		_tui_argv="$_tui_argv send-keys -t $_tui_s $_tui_ks \\;"
+	done &&
+	eval "tui_tmux $_tui_argv" &&
+	for _tui_s in $_tui_names
+	do
+		tui_sent_ "$_tui_s" $# || return 1
+	done
 }
 
 # Each byte of TEXT is a key to the program (curses' getch).
@@ -133,7 +221,9 @@ tui_type () {
 # caller's check fails on what the screen shows).
 tui_settle_ () {
 	_tui_j=0
-	until test "$(cat "$1.keys-read" 2>/dev/null)" = "$(cat "$1.keys-sent" 2>/dev/null)" ||
+	read -r _tui_sent <"$1.keys-sent"
+	until { _tui_read=; read -r _tui_read <"$1.keys-read"; } 2>/dev/null
+		test "$_tui_read" = "$_tui_sent" ||
 		test -f "$1.status" || test $_tui_j -ge $((TUI_WAIT_STEPS * 5))
 	do
 		sleep 0.01

@@ -430,6 +430,47 @@ TEST(function_names_match_with_or_without_their_file)
 	CHECK(!cp_fn_name_matches("helpers", "helper"));
 }
 
+/*
+ * Shortened names keep the method (cp_short_name): templates, the
+ * parameters, the qualifiers from the left, "...::" and "(...)", and only
+ * then the end; widths in characters, never a cut inside a UTF-8 one.
+ */
+TEST(short_names_keep_the_method)
+{
+	static const struct {
+		const char *name;
+		int width;
+		const char *want;
+	} cases[] = {
+		{ "main", 10, "main" },
+		{ "shapes::operator<(shapes::Circle const&, shapes::Circle const&)", 30,
+		  "shapes::operator<(...)" },
+		{ "double shapes::twice<double>(double, int)", 30, "double shapes::twice<...>(...)" },
+		{ "leveldb::(anonymous namespace)::MergingIterator::FindSmallest()", 40,
+		  "...::MergingIterator::FindSmallest()" },
+		{ "leveldb::(anonymous namespace)::MergingIterator::FindSmallest()", 26,
+		  "...::FindSmallest()" },
+		{ "leveldb::(anonymous namespace)::MergingIterator::FindSmallest()", 14,
+		  "FindSmallest()" },
+		{ "a::b::c::add_every_value_of_the_buffer_in_place(std::map<int, int> const&, unsigned)", 38,
+		  "add_every_value_of_the_buffer_in_place" },
+		{ "a::b::c::add_every_value_of_the_buffer_in_place(int)", 20, "add_every_value_o..." },
+		{ "a_very_long_c_function_name_without_any_qualifier_at_all", 26,
+		  "a_very_long_c_function_..." },
+		{ "grüße::überlang::Funktion(int)", 19, "...::Funktion(int)" },
+		{ "grüßeüberlangerfunktionsname", 10, "grüßeüb..." },
+	};
+	char buf[1024];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = cp_short_name(cases[i].name, cases[i].width, buf, sizeof(buf));
+
+		CHECK_STR(got, cases[i].want);
+		CHECK_LE(cp_text_width(got), (size_t)cases[i].width);
+	}
+	CHECK_STR(cp_short_name("anything::at::all()", 0, buf, sizeof(buf)), "anything::at::all()");
+}
+
 /* How pattern names name (enum cp_name_rank). */
 static int rank(const char *pattern, const char *name)
 {

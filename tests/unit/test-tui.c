@@ -323,3 +323,128 @@ TEST(tui_diff_profile_matches_paths_by_name)
 	cp_report_profile__free(a);
 	cp_report_profile__free(b);
 }
+
+/*
+ * Every row function at the rows a key can hand it: the first, the
+ * selection and its neighbours, the last, one past the last, CP_NONE.  A
+ * view may have no rows at all; nothing here may read outside the model
+ * (the sanitized build checks), and each answer for a row that is not
+ * there is "none".
+ */
+static void probe_rows(struct cp_tui *t)
+{
+	uint32_t nr = cp_tui__nrows(t);
+	const uint32_t at[] = { 0, t->sel, t->sel + 1, t->sel ? t->sel - 1 : 0, nr ? nr - 1 : 0,
+				nr, nr + 1, CP_NONE };
+	struct cp_figures f;
+
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		uint32_t r = at[i];
+
+		cp_tui__figures(t, r, &f);
+		cp_tui__side_figures(t, r, &f);
+		CHECK(cp_tui__name(t, r) != NULL);
+		(void)cp_tui__row_matches(t, r);
+		if (r < nr)
+			continue;
+		CHECK(cp_tui__node(t, r) == NULL);
+		CHECK(!cp_tui__has_children(t, r));
+		CHECK(!cp_tui__is_open(t, r));
+		CHECK_EQ(cp_tui__depth(t, r), 0);
+		CHECK_EQ(cp_tui__fn(t, r), CP_NONE);
+		CHECK_EQ(cp_tui__parent_row(t, r), r);
+		CHECK_EQ(cp_tui__expand(t, r), 0);
+		cp_tui__collapse(t, r);
+		CHECK_EQ(cp_tui__expand_all(t, r, 3), 0);
+		CHECK_EQ(cp_tui__nrows(t), nr);
+	}
+	if (t->view == CP_TUI_TREE)
+		for (uint32_t r = 0; r < t->nrows; r++)
+			CHECK(t->rows[r] > 0 && t->rows[r] < t->rp->trees[t->tree].nn);
+}
+
+/* Operation op of the browser's keys on t, with the selection where it is. */
+static void operate(struct cp_tui *t, int op)
+{
+	uint32_t nr = cp_tui__nrows(t), fn = cp_tui__fn(t, t->sel);
+
+	switch (op) {
+	case 0: cp_tui__expand(t, t->sel); break;
+	case 1: cp_tui__collapse(t, t->sel); break;
+	case 2: cp_tui__expand_all(t, t->sel, 3); break;
+	case 3: cp_tui__collapse_all(t); break;
+	case 4: t->sel = cp_tui__parent_row(t, t->sel); break;
+	case 5: cp_tui__reveal(t, t->rp->trees[t->tree].nn ? t->rp->trees[t->tree].nn - 1 : 0);
+		break;
+	case 6: cp_tui__flat(t); break;
+	case 7: cp_tui__callers(t, fn); break;
+	case 8: cp_tui__callees(t, fn); break;
+	case 9: cp_tui__tree(t); break;
+	case 10: cp_tui__cycle_sort(t); break;
+	case 11: cp_tui__set_metric(t, t->metric == CP_METRIC_TOTAL ? CP_METRIC_CALLS :
+							     CP_METRIC_TOTAL);
+		break;
+	case 12: cp_tui__search(t, "0x"); cp_tui__next_match(t, 1); break;
+	case 13: cp_tui__next_match(t, -1); break;
+	case 14: t->sel = nr ? nr - 1 : 0; break; /* G */
+	case 15: t->sel = nr + 5; break;	  /* past the end: a key before the clamp */
+	case 16: cp_tui__clamp(t, 2); break;
+	}
+}
+#define NOPS 17
+
+/*
+ * Issue 30: x (focus on a function of one thread), T (a thread's tree the
+ * focus left empty), Enter crashed the browser.  Every sequence of three
+ * operations from every start: all threads merged, the thread with rows,
+ * the empty thread, and the diff mode's profile; the rows probed after each.
+ */
+TEST(tui_every_operation_sequence_in_every_state)
+{
+	struct cp_report_profile *each = load(CP_THREADS_EACH), *merged = load(CP_THREADS_MERGED);
+	struct cp_report_profile *a = load(CP_THREADS_MERGED), *d;
+	struct cp_view_filter *f = cp_view_filter__new(0, 0);
+	struct cp_figures *side;
+	char err[128];
+	struct {
+		struct cp_report_profile *rp;
+		uint32_t tree;
+		const struct cp_figures *side;
+	} starts[5];
+	uint32_t empty = CP_NONE;
+
+	/* Focus on B, which only thread "main" calls: "worker" keeps no context. */
+	CHECK_EQ(cp_view_filter__add(f, 1, "*0x400", err, sizeof(err)), 0);
+	CHECK_EQ(cp_view_filter__apply(f, each), 0);
+	cp_view_filter__free(f);
+	for (uint32_t i = 0; i < each->ntrees; i++)
+		if (each->trees[i].nn <= 1)
+			empty = i;
+	CHECK(empty != CP_NONE);
+	d = cp_tui__diff_profile(a, merged, &side);
+	CHECK(d != NULL);
+	starts[0].rp = merged, starts[0].tree = 0, starts[0].side = NULL;
+	starts[1].rp = each, starts[1].tree = !empty, starts[1].side = NULL;
+	starts[2].rp = each, starts[2].tree = empty, starts[2].side = NULL;
+	starts[3].rp = d, starts[3].tree = 0, starts[3].side = side;
+	starts[4].rp = d, starts[4].tree = 0, starts[4].side = NULL;
+	for (int s = 0; s < 5; s++)
+		for (int ops = 0; ops < NOPS * NOPS * NOPS; ops++) {
+			struct cp_tui t;
+
+			CHECK_EQ(cp_tui__init(&t, starts[s].rp, starts[s].tree, CP_METRIC_TOTAL, 0,
+					      starts[s].side), 0);
+			probe_rows(&t);
+			for (int k = 0, o = ops; k < 3; k++, o /= NOPS) {
+				operate(&t, o % NOPS);
+				probe_rows(&t);
+			}
+			cp_tui__clamp(&t, 2);
+			CHECK(cp_tui__nrows(&t) ? t.sel < cp_tui__nrows(&t) : t.sel == 0);
+			cp_tui__release(&t);
+		}
+	cp_tui__diff_free(d, side);
+	cp_report_profile__free(a);
+	cp_report_profile__free(merged);
+	cp_report_profile__free(each);
+}

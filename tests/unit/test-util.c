@@ -1,6 +1,7 @@
 /*
  * test-util.c - util/: cp_find_program finds what execvp runs; cp_x86__decode
- * measures the instructions of prologues and epilogues.
+ * measures the instructions of prologues and epilogues; the visible form of
+ * text the tool did not write (text.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "tests/unit/unittest.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/util.h"
 #include "util/x86.h"
 
@@ -249,4 +251,92 @@ TEST(x86_decode_refuses_what_it_does_not_know_or_cannot_read_whole)
 	CHECK_EQ(cp_x86__decode(cut, sizeof(cut), 0, &in), 0);	 /* mov 0x8(%rsp),%rsi, cut short */
 	CHECK_EQ(cp_x86__decode(prefixes, sizeof(prefixes), 0, &in), 0);
 	CHECK_EQ(cp_x86__decode(cut, 0, 0, &in), 0);
+}
+
+/* Each byte string and the visible form it must have. */
+TEST(visible_form_escapes_what_acts_and_keeps_utf8)
+{
+	static const char *const cases[][2] = {
+		{ "plain_name(int)", "plain_name(int)" },
+		{ "", "" },
+		{ "grüße", "grüße" },			/* valid UTF-8 kept */
+		{ "日本::関数", "日本::関数" },
+		{ "\xf0\x9f\x94\xa5" "fire", "\xf0\x9f\x94\xa5" "fire" },	/* 4-byte character kept */
+		{ "t\x1b]0;pwned\x07", "t\\x1b]0;pwned\\x07" },	/* OSC 0: window title */
+		{ "\x1b]52;c;ZXZpbA==\x07", "\\x1b]52;c;ZXZpbA==\\x07" }, /* OSC 52: clipboard */
+		{ "\x1b[2J", "\\x1b[2J" },
+		{ "a\nb\rc\td", "a\\nb\\rc\\td" },
+		{ "del\x7f", "del\\x7f" },
+		{ "\x01\x1f", "\\x01\\x1f" },
+		{ "back\\slash", "back\\\\slash" },	/* an escape cannot be forged */
+		{ "\xc2\x9b" "2J", "\\u009b2J" },		/* C1 CSI as UTF-8 */
+		{ "\x9b" "2J", "\\x9b2J" },			/* a lone C1 byte */
+		{ "\xc2\x85", "\\u0085" },			/* NEL */
+		{ "\xe2\x80\xa8", "\\u2028" },		/* line separator */
+		{ "\xe2\x80\xae" "abc", "\\u202eabc" },	/* right-to-left override */
+		{ "\xe2\x81\xa6", "\\u2066" },		/* isolate */
+		{ "\xff\xfe", "\\xff\\xfe" },		/* not UTF-8 */
+		{ "\xc3", "\\xc3" },				/* truncated */
+		{ "\xc3(", "\\xc3(" },
+		{ "\xc0\xaf", "\\xc0\\xaf" },		/* overlong */
+		{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },	/* surrogate */
+		{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" }, /* beyond U+10FFFF */
+	};
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *in = cases[i][0], *want = cases[i][1];
+
+		CHECK_STR(cp_visible(in), want);
+		CHECK_EQ(cp_visible_differs(in, strlen(in)), strcmp(in, want) != 0);
+		strbuf_reset(&sb);
+		strbuf_add_visible(&sb, in, strlen(in));
+		CHECK_STR(sb.buf, want);
+	}
+	/* a name holding NUL bytes (a length, not a string) */
+	strbuf_reset(&sb);
+	strbuf_add_visible(&sb, "a\0b", 3);
+	CHECK_STR(sb.buf, "a\\x00b");
+	strbuf_release(&sb);
+	CHECK_STR(cp_visible(NULL), "(null)");
+}
+
+/* Every byte string of up to 3 bytes: the visible form is printable ASCII or valid UTF-8 that acts on nothing. */
+TEST(visible_form_of_any_bytes_is_one_inert_line)
+{
+	struct strbuf sb = STRBUF_INIT;
+	unsigned char in[3];
+
+	for (uint32_t v = 0; v < 1u << 24; v += 7) {
+		size_t len = 1 + v % 3;
+
+		in[0] = (unsigned char)(v >> 16), in[1] = (unsigned char)(v >> 8), in[2] = (unsigned char)v;
+		strbuf_reset(&sb);
+		strbuf_add_visible(&sb, (const char *)in, len);
+		for (size_t i = 0; i < sb.len;) {
+			uint32_t cp;
+			size_t n = cp_utf8_char(sb.buf + i, sb.len - i, &cp);
+
+			CHECK(n > 0);
+			CHECK(!cp_char_acts(cp));
+			i += n;
+		}
+	}
+	strbuf_release(&sb);
+}
+
+/* The slots of cp_visible: one printf may hold that many escaped names. */
+TEST(visible_slots_last_as_many_calls)
+{
+	const char *v[CP_VISIBLE_SLOTS];
+	char name[32];
+
+	for (int i = 0; i < CP_VISIBLE_SLOTS; i++) {
+		snprintf(name, sizeof(name), "n%d\x1b", i);
+		v[i] = cp_visible(name);
+	}
+	for (int i = 0; i < CP_VISIBLE_SLOTS; i++) {
+		snprintf(name, sizeof(name), "n%d\\x1b", i);
+		CHECK_STR(v[i], name);
+	}
 }

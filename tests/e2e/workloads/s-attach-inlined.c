@@ -190,7 +190,9 @@ static NOINSTR int scan_module(struct dl_phdr_info *info, size_t size, void *arg
 				continue;
 			s->slots++;
 			if (dladdr(*slot, &di) && di.dli_fname) {
-				if (strstr(di.dli_fname, "callprof"))
+				/* an attached runtime copy is /proc/CALLPROFPID/fd/N */
+				if (strstr(di.dli_fname, "callprof") ||
+				    !strncmp(di.dli_fname, "/proc/", 6))
 					s->callprof++;
 				else if (strstr(di.dli_fname, "libc.so"))
 					s->glibc++;

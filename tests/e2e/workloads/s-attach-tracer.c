@@ -1,6 +1,7 @@
 /*
- * s-attach-tracer.c - another tracer: seizes PID with PTRACE_SEIZE (which
- * does not stop it), writes READY, and waits; the kernel detaches it when
+ * s-attach-tracer.c - another tracer: seizes PID (a process, or one of its
+ * threads) with PTRACE_SEIZE (which does not stop it), writes its own pid
+ * to READY, and waits; the kernel detaches it when
  * it dies.  Ends by itself after a minute.
  *
  *   t-attach-tracer PID READY
@@ -22,7 +23,7 @@ int main(int argc, char **argv)
 	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL))
 		return perror("PTRACE_SEIZE"), 1;
 	f = fopen(argv[2], "w");
-	if (!f || fclose(f))
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
 		return perror(argv[2]), 1;
 	sleep(60);
 	return 0;

@@ -1,0 +1,382 @@
+#!/bin/sh
+test_description='callprof attach never harms or holds its target: refusals, bounded waits, Ctrl-C, SIGKILL (issue 30, A)'
+. "$(dirname "$0")/lib.sh"
+
+# The target (workloads/s-attach-busy.c) runs threads that compute, sleep,
+# read a pipe and wait in epoll, and checks each result; told to stop (the
+# file "stop"), it prints "done threads=N anomalies=0" and exits 0 if
+# nothing went wrong.  Every case ends with that check: whatever attach
+# did or failed to do, the target's output and status are those of a run
+# without callprof.
+#
+# Every process a case starts is listed in $STARTED with its start time
+# (/proc/PID/stat field 22) and killed when the script ends, if it is
+# still the process we started.
+STARTED=$TRASH_DIRECTORY.pids
+: >"$STARTED"
+kill_started () {
+	while read -r _p _t
+	do
+		test "$(awk '{ print $22 }' /proc/"$_p"/stat 2>/dev/null)" = "$_t" &&
+			kill -9 "$_p" 2>/dev/null
+	done <"$STARTED"
+	rm -f "$STARTED"
+}
+trap 'kill_started' EXIT
+trap 'exit 1' INT TERM HUP
+
+list_started () {
+	echo "$1 $(awk '{ print $22 }' /proc/"$1"/stat)" >>"$STARTED"
+}
+
+# start_busy NAME [OPTION...]: start t-attach-busy (its pid in $pid, its
+# output in NAME.out and NAME.err, its status in NAME.status when it ends),
+# and wait until it is set up.  $BUSY_PREFIX, if set, is a command that
+# runs it.
+start_busy () {
+	_n=$1
+	shift
+	rm -f "$_n.ready" "$_n.stop" "$_n.status" &&
+	{
+		(
+			${BUSY_PREFIX:-} ./t-attach-busy "$_n.ready" "$_n.stop" "$@" >"$_n.out" 2>"$_n.err"
+			echo $? >"$_n.status"
+		) </dev/null >/dev/null 2>&1 &
+	} &&
+	wait_for "$_n.ready" &&
+	pid=$(cat "$_n.ready") &&
+	list_started "$pid"
+}
+
+# busy_done NAME: tell the target to stop; it must end by itself (within
+# 20 s), with status 0 and its one line of output: nothing went wrong.
+busy_done () {
+	touch "$1.stop" &&
+	_i=0 &&
+	while ! test -s "$1.status"
+	do
+		test $_i -lt 1000 || { echo "$1 still running 20 s after stop"; return 1; }
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	cat "$1.err" &&
+	test "$(cat "$1.status")" = 0 &&
+	grep -q "^done threads=[0-9]* anomalies=0\$" "$1.out" &&
+	test_line_count = 1 "$1.out" &&
+	test_must_be_empty "$1.err"
+}
+
+# untouched PID: no thread of PID is stopped or traced.
+untouched () {
+	for _s in /proc/"$1"/task/*/status
+	do
+		if grep -q "^State:[[:space:]]*[tT]" "$_s" || ! grep -q "^TracerPid:[[:space:]]*0\$" "$_s"; then
+			echo "still held: $_s"
+			grep -E "^(State|TracerPid):" "$_s"
+			return 1
+		fi
+	done
+}
+
+# attach_bounded NAME SECS ARGS...: callprof attach ARGS, killed if it runs
+# longer than SECS (then this fails); its status in NAME.astatus.
+attach_bounded () {
+	_n=$1
+	_secs=$2
+	shift 2
+	timeout -s KILL "$_secs" env --default-signal=INT "$CALLPROF_BUILD/callprof" attach "$@" \
+		>"$_n.aout" 2>"$_n.aerr"
+	echo $? >"$_n.astatus"
+	if test "$(cat "$_n.astatus")" -gt 128; then
+		echo "callprof attach $* died by signal $(($(cat "$_n.astatus") - 128)) (killed after $_secs s?):"
+		cat "$_n.aerr"
+		return 1
+	fi
+}
+
+# one_line NAME PATTERN: attach NAME failed (status 1) with one line matching PATTERN.
+one_line () {
+	test "$(cat "$1.astatus")" = 1 &&
+	test_line_count = 1 "$1.aerr" &&
+	grep -E "^callprof: error: (attach: )?$2" "$1.aerr"
+}
+
+test_expect_success 'setup' '
+	build_workload s-attach-busy.c -ldl &&
+	build_workload s-attach-tracer.c &&
+	$CC $OPT -g -shared -fPIC -o libslowctor.so "$WORKLOADS/s-lib-slowctor.c"
+'
+
+test_expect_success 'the target alone: its output, status 0' '
+	start_busy alone &&
+	sleep 0.3 &&
+	busy_done alone
+'
+
+# A1: PTRACE_SEIZE refused (another tracer) was taken for a thread that
+# had ended, and retried for ever with every thread held.
+test_expect_success 'two attaches at once, six times: each ends, with a profile or one line' '
+	start_busy two &&
+	for i in 1 2 3 4 5 6
+	do
+		{ attach_bounded two-a$i 60 --duration 0.3 -o two-a$i.cprof $pid & } &&
+		other=$! &&
+		attach_bounded two-b$i 60 --duration 0.3 -o two-b$i.cprof $pid &&
+		wait $other &&
+		for w in a b
+		do
+			n=two-$w$i &&
+			if test "$(cat $n.astatus)" = 0; then
+				grep "^callprof: attached to $pid .*; wrote $n.cprof\$" $n.aerr
+			else
+				one_line $n "(thread [0-9]+ of process $pid \(t-attach-busy\) is traced by process [0-9]+ \(callprof\)|process $pid \(t-attach-busy\) is (already traced by process [0-9]+ \(callprof\)|being recorded by another callprof attach))"
+			fi || return 1
+		done &&
+		untouched $pid || return 1
+	done &&
+	busy_done two
+'
+
+test_expect_success 'a thread held by another tracer: one line naming it, the target unharmed' '
+	start_busy traced &&
+	tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -1) &&
+	rm -f traced.tracer &&
+	{ ./t-attach-tracer $tid traced.tracer & } &&
+	tracer=$! &&
+	list_started $tracer &&
+	wait_for traced.tracer &&
+	attach_bounded traced 60 --duration 0.3 -o traced.cprof $pid &&
+	one_line traced "thread $tid of process $pid \(t-attach-busy\) is traced by process $tracer \(t-attach-tracer\)" &&
+	test_path_is_missing traced.cprof &&
+	kill $tracer &&
+	{ wait $tracer || :; } &&
+	untouched $pid &&
+	busy_done traced
+'
+
+# A4: success is said only of a profile seen written: complete, and this
+# attach's (the process's pid, recording since the attach).
+test_expect_success 'a profile the process cannot write (a file size limit): one line, exit 1' '
+	start_busy fsize &&
+	prlimit --pid $pid --fsize=2048:unlimited &&
+	attach_bounded fsize 60 --duration 0.3 -o fsize.cprof $pid &&
+	one_line fsize "process $pid \(t-attach-busy\) could not write its profile to fsize.cprof: File too large" &&
+	test_path_is_missing fsize.cprof &&
+	busy_done fsize
+'
+
+test_expect_success 'a profile written is said so, and an older one kept as FILE.old' '
+	start_busy ok &&
+	echo old >ok.cprof &&
+	: >ok.cprof &&
+	attach_bounded ok 60 --duration 0.3 -o ok.cprof $pid &&
+	test "$(cat ok.astatus)" = 0 &&
+	grep "^callprof: moved the previous ok.cprof to ok.cprof.old\$" ok.aerr &&
+	grep "^callprof: attached to $pid (t-attach-busy) for .*; wrote ok.cprof\$" ok.aerr &&
+	test_path_is_file ok.cprof.old &&
+	callprof report ok.cprof >/dev/null &&
+	busy_done ok
+'
+
+if test "$(id -u)" = 0 && id -u nobody >/dev/null 2>&1; then
+	test_expect_success 'the process drops to another user in the window: it cannot write, said in one line' '
+		mkdir -p rootdir &&
+		chmod 755 rootdir &&
+		start_busy drop setuid "$(id -u nobody)" &&
+		{ attach_bounded drop 60 --duration 1.5 -o rootdir/drop.cprof $pid & } &&
+		apid=$! &&
+		i=0 &&
+		while ! grep -q callprof-attach /proc/$pid/maps && test $i -lt 500
+		do
+			sleep 0.02 && i=$((i + 1))
+		done &&
+		touch drop.stop.uid &&
+		wait $apid &&
+		one_line drop "process $pid \(t-attach-busy\) could not write its profile to rootdir/drop.cprof: Permission denied" &&
+		test_path_is_missing rootdir/drop.cprof &&
+		busy_done drop
+	'
+else
+	test_skip 'the process drops to another user in the window' 'not root'
+fi
+
+# attach_window_bg NAME ARGS...: callprof attach ARGS (in cpu mode) in
+# the background (bounded to 60 s, its pid in $apid); returns once the
+# window is open: the target ($pid) has a thread's sampling ring mapped,
+# which its first hook in the window maps.
+attach_window_bg () {
+	_n=$1
+	shift
+	{ attach_bounded "$_n" 60 "$@" & } &&
+	apid=$! &&
+	_i=0 &&
+	while ! grep -q perf_event /proc/$pid/maps && test $_i -lt 1000
+	do
+		sleep 0.02 && _i=$((_i + 1))
+	done &&
+	grep -q perf_event /proc/$pid/maps
+}
+
+# A6: what happens in the window is said, and the process keeps its ways.
+test_expect_success 'a fork child that ends with _exit in the window writes its profile' '
+	start_busy forked fork-exit forked.go &&
+	attach_window_bg forked --duration 1.5 -o forked.cprof $pid &&
+	touch forked.go &&
+	wait_for forked.go.child &&
+	wait $apid &&
+	test "$(cat forked.astatus)" = 0 &&
+	child=$(cat forked.go.child) &&
+	callprof export -f folded -m calls forked.cprof.$child >child.folded &&
+	grep "compute;fib" child.folded &&
+	busy_done forked
+'
+
+test_expect_success 'exec in the window: said, the profile until the exec written, exit 0' '
+	start_busy execd exec execd.go &&
+	attach_window_bg execd --duration 2 -o execd.cprof $pid &&
+	touch execd.go &&
+	wait $apid &&
+	test "$(cat execd.astatus)" = 0 &&
+	grep "^callprof: process $pid (t-attach-busy) ran [^ ]* (exec) in the window, which ended the recording" execd.aerr &&
+	grep "; wrote execd.cprof\$" execd.aerr &&
+	callprof export -f folded -m calls execd.cprof | grep "compute;fib" &&
+	busy_done execd
+'
+
+test_expect_success 'a main thread held in vfork: attach gives up in bounded time, saying so' '
+	start_busy vforked vfork-wait vforked.go &&
+	attach_bounded vforked 60 --duration 0.5 -o vforked.cprof $pid &&
+	one_line vforked "process $pid \(t-attach-busy\): waited 3.0 s for thread $pid to stop \(it is in vfork: the kernel holds it until its child runs a program or ends\): every thread let go, attach again later" &&
+	test_path_is_missing vforked.cprof &&
+	touch vforked.go &&
+	untouched $pid &&
+	busy_done vforked
+'
+
+test_expect_success 'Ctrl-C while a thread is held in vfork: the attach ends at once, saying so' '
+	start_busy vfint vfork-wait vfint.go &&
+	{ attach_bounded vfint 60 --duration 0.5 -o vfint.cprof $pid & } &&
+	apid=$! &&
+	sleep 1 &&
+	kill -INT $(pgrep -P $apid) &&
+	wait $apid &&
+	one_line vfint "process $pid \(t-attach-busy\): callprof was asked to stop \(SIGINT\) while waiting for thread $pid to stop" &&
+	touch vfint.go &&
+	untouched $pid &&
+	busy_done vfint
+'
+
+test_expect_success 'a process whose main thread ended (pthread_exit): attached through a live thread' '
+	start_busy leader leader-exit &&
+	i=0 &&
+	while ! grep -q "^State:.*Z" /proc/$pid/status && test $i -lt 250
+	do
+		sleep 0.02 && i=$((i + 1))
+	done &&
+	attach_bounded leader 60 --duration 0.3 -o leader.cprof $pid &&
+	test "$(cat leader.astatus)" = 0 &&
+	grep "; wrote leader.cprof\$" leader.aerr &&
+	busy_done leader
+'
+
+if test "$(id -u)" = 0 && unshare --mount true 2>/dev/null; then
+	test_expect_success 'another mount namespace: its modules read there, the profile where both see it' '
+		build_workload_lib s-lib.c libslib.so &&
+		mkdir -p private &&
+		printf "%s\n" "mount -t tmpfs none \"\$PWD/private\" && cp libslib.so private/ && exec \"\$@\"" >in-mntns.sh &&
+		BUSY_PREFIX="unshare --mount sh ./in-mntns.sh" &&
+		start_busy mntns lib "$PWD/private/libslib.so" &&
+		unset BUSY_PREFIX &&
+		test_path_is_missing private/libslib.so &&
+		attach_bounded mntns 60 --duration 0.5 -o "$PWD/private/x.cprof" $pid &&
+		one_line mntns "process $pid \(t-attach-busy\) runs in another mount namespace, where $PWD/private is not the directory callprof sees" &&
+		attach_bounded mntns2 60 --duration 0.5 -o mntns.cprof $pid &&
+		test "$(cat mntns2.astatus)" = 0 &&
+		# the library is the namespace'"'"'s only (report cannot name its functions)
+		callprof export -f folded -m calls mntns.cprof 2>/dev/null >mntns.folded &&
+		grep "^computer;libslib.so+0x[0-9a-f]*;libslib.so+0x[0-9a-f]* [1-9]" mntns.folded &&
+		busy_done mntns
+	'
+	test_expect_success 'another PID namespace: refused in one line' '
+		rm -f pidns.ready pidns.stop &&
+		{ (unshare --pid --fork --mount-proc ./t-attach-busy "$PWD/pidns.ready" "$PWD/pidns.stop" >pidns.out 2>pidns.err; echo $? >pidns.status) & } &&
+		wait_for pidns.ready &&
+		pid=$(pgrep -f "^./t-attach-busy $PWD/pidns.ready") &&
+		list_started $pid &&
+		attach_bounded pidns 60 --duration 0.5 -o pidns.cprof $pid &&
+		one_line pidns "process $pid \(t-attach-busy\) runs in another PID namespace \(a container\)" &&
+		busy_done pidns
+	'
+else
+	test_skip 'other namespaces' 'not root, or unshare --mount fails here'
+fi
+
+# A2: the tool probed perf events in its own process; a filter of the
+# target killed it.  The target's filters are read and judged (root here:
+# PTRACE_SECCOMP_GET_FILTER needs CAP_SYS_ADMIN).
+if test "$(id -u)" = 0; then
+	test_expect_success 'a seccomp filter that kills on perf_event_open: refused saying how, then --time=none' '
+		start_busy secp seccomp-perf &&
+		attach_bounded secp 60 --duration 0.5 -o secp.cprof $pid &&
+		one_line secp "process $pid \(t-attach-busy\) runs under a seccomp filter that forbids perf_event_open, which callprof.s runtime needs: attach with --time=none" &&
+		test_path_is_missing secp.cprof &&
+		untouched $pid &&
+		attach_bounded secn 60 --time=none --duration 0.5 -o secn.cprof $pid &&
+		test "$(cat secn.astatus)" = 0 &&
+		test_path_is_file secn.cprof &&
+		busy_done secp
+	'
+	test_expect_success 'a seccomp filter that kills on clone: refused (the watcher), the target unharmed' '
+		start_busy secc seccomp-clone &&
+		attach_bounded secc 60 --time=none --duration 0.5 -o secc.cprof $pid &&
+		one_line secc "process $pid \(t-attach-busy\) runs under a seccomp filter that forbids clone," &&
+		test_path_is_missing secc.cprof &&
+		untouched $pid &&
+		busy_done secc
+	'
+else
+	test_skip 'seccomp filters judged' 'not root: filters cannot be read (CAP_SYS_ADMIN)'
+fi
+
+# A3: another thread loads a library whose constructor holds the loader's
+# lock: the injected dlopen waited for ever, Ctrl-C ignored.
+test_expect_success 'the loader lock held by a slow constructor: attach gives up in bounded time' '
+	rm -f slow.go &&
+	SLOW_CTOR_UNTIL=$PWD/slow.go start_busy slow dlopen-slow "$PWD/libslowctor.so" &&
+	attach_bounded slow 60 --duration 0.5 -o slow.cprof $pid &&
+	one_line slow "process $pid \(t-attach-busy\): another thread of it held the dynamic loader.s lock \(a library being loaded\) for [0-9]* s: nothing loaded, every thread let go" &&
+	test_path_is_missing slow.cprof &&
+	untouched $pid &&
+	! grep -q "memfd:callprof-attach" /proc/$pid/maps &&
+	touch slow.go &&
+	busy_done slow
+'
+
+test_expect_success 'Ctrl-C while the loader lock is held: the attach ends at once, saying so' '
+	rm -f slowi.go &&
+	SLOW_CTOR_UNTIL=$PWD/slowi.go start_busy slowi dlopen-slow "$PWD/libslowctor.so" &&
+	{ env --default-signal=INT "$CALLPROF_BUILD/callprof" attach --duration 0.5 -o slowi.cprof $pid >slowi.aout 2>slowi.aerr & } &&
+	apid=$! &&
+	_i=0 &&
+	# once it holds the threads (its signal handlers are set by then), and the load waits
+	while grep -q "^TracerPid:[[:space:]]*0\$" /proc/$pid/status && test $_i -lt 500
+	do
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	sleep 0.5 &&
+	kill -INT $apid &&
+	_i=0 &&
+	while kill -0 $apid 2>/dev/null && test $_i -lt 250
+	do
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	! kill -0 $apid 2>/dev/null &&
+	grep "asked to stop (SIGINT) while another thread of it held the dynamic loader.s lock: nothing loaded, every thread let go" slowi.aerr &&
+	untouched $pid &&
+	touch slowi.go &&
+	busy_done slowi
+'
+
+test_done
