@@ -1522,6 +1522,23 @@ static const char *forbidden_call(const struct sock_filter *insns, uint32_t len,
 	return NULL;
 }
 
+/* Thread tid's seccomp mode (/proc: Seccomp:), 0 if it cannot be read. */
+static int seccomp_mode(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	int mode = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return mode;
+}
+
 static int attach_perf_call(const char *name)
 {
 	for (size_t i = 0; i < sizeof(attach_calls) / sizeof(attach_calls[0]); i++)
@@ -1543,8 +1560,8 @@ static int judge_filters(struct attach *a, const struct cp_attach_opts *o, const
 	for (size_t i = 0; i < a->nth; i++) {
 		const struct thread *t = &a->th[i];
 
-		if (t->gone)
-			continue;
+		if (t->gone || seccomp_mode(a->pid, t->tid) != 2)
+			continue; /* no filter (the kernel checks our rights before the mode) */
 		for (unsigned long k = 0;; k++) {
 			long n = ptrace(PTRACE_SECCOMP_GET_FILTER, t->tid, (void *)k, NULL);
 			struct sock_filter *insns;
@@ -3055,6 +3072,7 @@ out:
 	free_modules(&a);
 	free_maps(&a);
 	free(a.th);
+	free(a.isaved);
 	free(a.copy);
 	free(a.log);
 	free(a.status);
