@@ -151,9 +151,10 @@ cg_exclusive () {
 	for l in ann[start:]:
 	    if not l.strip() or l.startswith("--"):
 	        break
-	    m = re.match(r"^\s*([\d,]+) (?:\(\s*([\d.]+)%\))?.*\s\S*:(\S+) \[[^]]*\]$", l)
+	    # "FILE:FUNCTION [OBJECT]": a C++ name may hold blanks (an ASan build's do), OBJECT brackets ([vdso])
+	    m = re.match(r"^\s*([\d,]+) (?:\(\s*([\d.]+)%\))?.*?  (\S*?):(.+) \[.*\]$", l)
 	    assert m, l
-	    got[m.group(3)] = got.get(m.group(3), 0) + int(m.group(1).replace(",", ""))
+	    got[m.group(4)] = got.get(m.group(4), 0) + int(m.group(1).replace(",", ""))
 	    pct += float(m.group(2) or 0)
 	assert got == {k: v for k, v in want.items() if k in got}, (got, want)
 	assert all(v == 0 for k, v in want.items() if k not in got), (got, want)
