@@ -587,7 +587,7 @@ out:
 }
 
 /* How many threads of pid have not ended (not zombies). */
-static int live_threads(pid_t pid)
+int cp_attach__live_threads(pid_t pid)
 {
 	char path[64];
 	struct dirent *e;
@@ -701,9 +701,25 @@ int cp_attach__check_output(const struct cp_attach_target *t, const char *path)
  * the filters and judges them once it holds the threads (attach-ptrace.c,
  * judge_filters); that needs CAP_SYS_ADMIN.  Strict mode allows nothing the runtime does.
  */
-static int check_seccomp(const struct cp_attach_target *t)
+int cp_attach__seccomp_mode(pid_t pid, pid_t tid)
 {
 	char path[64], line[256];
+	int mode = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return mode;
+}
+
+static int check_seccomp(const struct cp_attach_target *t)
+{
+	char path[64];
 	struct dirent *e;
 	DIR *d;
 	int mode = 0;
@@ -712,20 +728,10 @@ static int check_seccomp(const struct cp_attach_target *t)
 	d = opendir(path);
 	while (d && (e = readdir(d))) {
 		long v = strtol(e->d_name, NULL, 10);
-		FILE *f;
+		int m = v > 0 ? cp_attach__seccomp_mode(t->pid, (pid_t)v) : 0;
 
-		if (v <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)t->pid, v);
-		f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f)) {
-			int m;
-
-			if (sscanf(line, "Seccomp: %d", &m) == 1 && m > mode)
-				mode = m;
-		}
-		if (f)
-			fclose(f);
+		if (m > mode)
+			mode = m;
 	}
 	if (d)
 		closedir(d);
@@ -760,7 +766,7 @@ int cp_attach__check(pid_t pid, struct cp_attach_target *t)
 				(int)pf.tgid, leader, (int)pf.tgid);
 	}
 	/* A leader that ended (pthread_exit) while its threads run is a zombie of a live process. */
-	if ((pf.state == 'Z' || pf.state == 'X') && !live_threads(pid))
+	if ((pf.state == 'Z' || pf.state == 'X') && !cp_attach__live_threads(pid))
 		return cp_error("attach: process %d (%s) has ended (a zombie its parent has not "
 				"reaped): nothing to attach to", (int)pid, t->comm);
 	if (pf.flags & PF_KTHREAD)

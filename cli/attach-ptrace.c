@@ -264,30 +264,6 @@ static int task_gone(pid_t tid)
 	return !p || p[1] == 'Z' || p[1] == 'X';
 }
 
-/*
- * Has the process ended (killed meanwhile, say)?  Its maps are then empty,
- * which must not be taken for an exec: no thread of it is alive.
- */
-static int process_ended(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *d;
-	int live = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return 1;
-	while (!live && (e = readdir(d))) {
-		long tid = strtol(e->d_name, NULL, 10);
-
-		live = tid > 0 && !task_gone((pid_t)tid);
-	}
-	closedir(d);
-	return !live;
-}
-
 /* ---- the process's memory ---- */
 
 static int mem_read(struct attach *a, uint64_t addr, void *buf, size_t len)
@@ -1152,6 +1128,7 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 	uint64_t sp = (saved.rsp - 1024) & ~(uint64_t)15, zero = 0, daddr = 0;
 	unsigned long long *argregs[6] = { &r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9 };
 	struct timespec start, now;
+	long looked = -100; /* when give_up_load last looked (ms into the call) */
 	int err = -1, slow = 0;
 
 	if (data) {
@@ -1190,8 +1167,8 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 			ms_in = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 			/* Another thread loads a library: give up in bounded time, or when asked. */
 			if (a->loading && (stop_signal || ms_in > LOAD_WAIT_MS) &&
-			    ms_in / 100 != a->loading - 1) {
-				a->loading = (int)(ms_in / 100) + 1; /* a look every 100 ms at most */
+			    ms_in - looked >= 100) {
+				looked = ms_in; /* a look every 100 ms at most */
 				if (give_up_load(a, t)) {
 					err = stop_signal ? -EINTR : -ETIMEDOUT;
 					break;
@@ -1522,23 +1499,6 @@ static const char *forbidden_call(const struct sock_filter *insns, uint32_t len,
 	return NULL;
 }
 
-/* Thread tid's seccomp mode (/proc: Seccomp:), 0 if it cannot be read. */
-static int seccomp_mode(pid_t pid, pid_t tid)
-{
-	char path[64], line[256];
-	int mode = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mode;
-}
-
 static int attach_perf_call(const char *name)
 {
 	for (size_t i = 0; i < sizeof(attach_calls) / sizeof(attach_calls[0]); i++)
@@ -1560,7 +1520,7 @@ static int judge_filters(struct attach *a, const struct cp_attach_opts *o, const
 	for (size_t i = 0; i < a->nth; i++) {
 		const struct thread *t = &a->th[i];
 
-		if (t->gone || seccomp_mode(a->pid, t->tid) != 2)
+		if (t->gone || cp_attach__seccomp_mode(a->pid, t->tid) != 2)
 			continue; /* no filter (the kernel checks our rights before the mode) */
 		for (unsigned long k = 0;; k++) {
 			long n = ptrace(PTRACE_SECCOMP_GET_FILTER, t->tid, (void *)k, NULL);
@@ -2508,7 +2468,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	if (err || !runtime_module(a)) {
 		release_all(a);
 		free(frames);
-		if (process_ended(a->pid))
+		if (!cp_attach__live_threads(a->pid))
 			return cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
 		if (err)
 			return cp_error("attach: cannot read the modules of process %d (%s)",
@@ -2696,7 +2656,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	err = read_modules(a);
 	if (err || !runtime_module(a)) {
 		release_all(a);
-		if (process_ended(a->pid))
+		if (!cp_attach__live_threads(a->pid))
 			return 1;
 		if (err)
 			return cp_error("attach: cannot read the modules of process %d (%s)",

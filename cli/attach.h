@@ -31,6 +31,12 @@ struct cp_attach_target {
  */
 const char *cp_attach__proc(pid_t pid, char *buf, size_t size);
 
+/* How many threads of process pid are alive (not zombies): 0 once it has ended. */
+int cp_attach__live_threads(pid_t pid);
+
+/* Thread tid's seccomp mode (Seccomp: in its /proc status: 0, 1 strict, 2 filter); 0 if unread. */
+int cp_attach__seccomp_mode(pid_t pid, pid_t tid);
+
 /*
  * Can PID be attached to?  0 and *t filled in, or -1 after one line on
  * stderr (cp_error) naming the process and what stands in the way: no such
