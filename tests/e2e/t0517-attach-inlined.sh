@@ -47,7 +47,9 @@ tgt_wait_lines () {
 	_wl=0
 	while test "$(tgt_lines "$1")" -lt "$2"
 	do
-		if test -s "$1.pid" && tgt_gone "$(cat "$1.pid")"; then
+		# ended: but a reply written just before the end ("bye") counts
+		if test -s "$1.pid" && tgt_gone "$(cat "$1.pid")" &&
+			test "$(tgt_lines "$1")" -lt "$2"; then
 			echo "$1: the target ended before reply $2"
 			tgt_show "$1"
 			return 1
