@@ -21,7 +21,7 @@ test_expect_success 'the program runs as without callprof' '
 
 test_expect_success 'its profile names its arguments, not its title' '
 	callprof report p.cprof >rep &&
-	grep "^# command: ./t-title one 'two words'$" rep &&
+	grep "^# command: ./t-title one '"'"'two words'"'"'\$" rep &&
 	! grep "16379" rep
 '
 
