@@ -112,7 +112,7 @@ test_expect_success 'flat: the same top function with about the same share; read
 test_expect_success 'diff: CPU time weighs its default view; the work does not move with the load' '
 	callprof diff q.cprof l.cprof >d &&
 	grep "^# cpu: .* weight: CPU time (blocked and preempted time left out)" d &&
-	grep "^ *calls-a  *calls-b  *calls-delta  *self-cpu-a  *self-cpu-b" d &&
+	grep "^ *self-cpu-delta  *self-cpu-ratio  *self-cpu-a  *self-cpu-b  *calls-delta  *cpu-delta " d &&
 	sed -n "s/^# cpu: .* (.*, \([0-9.]*\)x); weight.*/\1/p" d >ratio &&
 	awk "{ exit !(\$1 > 0.67 && \$1 < 1.5) }" ratio &&
 	callprof diff --all --fields=self-cpu-ratio,path q.cprof l.cprof >rows &&
