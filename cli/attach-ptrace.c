@@ -445,7 +445,8 @@ static int read_modules(struct attach *a)
 				m.islots[k][s] = offs[s] + m.bias;
 		}
 		cp_elf__for_each_function(e, add_fn, &m);
-		qsort(m.fns, m.nfns, sizeof(*m.fns), cmp_fn);
+		if (m.nfns) /* a stripped program has none (and no array) */
+			qsort(m.fns, m.nfns, sizeof(*m.fns), cmp_fn);
 		cp_elf__close(e);
 		m.runtime = a->copy_ino && m.inode == a->copy_ino && m.dev == a->copy_dev;
 		{
