@@ -11,21 +11,42 @@
  *           main -> grüße
  *   helper: helper_main -> compress_block
  *
- * Work is counted in loop iterations: scan_digits does 60 of every 100,
- * blit_rows 24, fill_rows 3, grüße 5, compress_block 15, so the hot path
+ * Work is counted in loop iterations: scan_digits does 66 of every 100,
+ * blit_rows 10, fill_rows 3, grüße 5, compress_block 8, so the hot path
  * stays the hottest whatever the sampling noise.  checksum is cheap: the
  * most calls, 4 of every 100 under each caller.
+ *
+ * The helper thread runs to its end before main starts its work: two
+ * threads that run at once on the two hyperthreads of one core each get
+ * about half of it, so a function's CPU time would depend on whether the
+ * other thread was running meanwhile (on a loaded CI machine render_frame
+ * once came out over parse_expr, and the profile was right).  Each
+ * function's CPU time should follow its iterations, not the scheduler.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include "workload.h"
 
-#define UNIT 2000000L
+#define UNIT 4000000L
 
 volatile long sink;
 
-/* Work in the calling function itself (no context of its own). */
-#define spin(n) do { for (long i_ = 0; i_ < (n); i_++) sink += i_; } while (0)
+/*
+ * Work in the calling function itself (no context of its own): a chain of
+ * register adds, one cycle an iteration whatever else runs.  Not adds into
+ * the shared sink: a cache line that two threads write in a loop costs
+ * each several times more per iteration.  The empty asm keeps the compiler from
+ * folding the loop.
+ */
+#define spin(n)                                                 \
+	do {                                                    \
+		long acc_ = 0;                                  \
+		for (long i_ = 0; i_ < (n); i_++) {             \
+			acc_ += i_;                             \
+			__asm__ __volatile__("" : "+r"(acc_));  \
+		}                                               \
+		sink ^= acc_;                                   \
+	} while (0)
 
 NOINLINE void checksum(long x)
 {
@@ -35,7 +56,7 @@ NOINLINE void checksum(long x)
 
 NOINLINE void scan_digits(void)
 {
-	spin(60 * UNIT);
+	spin(66 * UNIT);
 }
 
 NOINLINE void lex_token(void)
@@ -52,7 +73,7 @@ NOINLINE void parse_expr(void)
 
 NOINLINE void blit_rows(void)
 {
-	spin(24 * UNIT);
+	spin(10 * UNIT);
 	for (long i = 0; i < 1000; i++)
 		checksum(i);
 }
@@ -75,7 +96,7 @@ NOINLINE void grüße(void)
 
 NOINLINE void compress_block(void)
 {
-	spin(15 * UNIT);
+	spin(8 * UNIT);
 }
 
 NOINLINE static void *helper_main(void *arg)
@@ -92,8 +113,10 @@ int main(void)
 	pthread_setname_np(pthread_self(), "main");
 	if (pthread_create(&t, NULL, helper_main, NULL))
 		return 1;
+	if (pthread_join(t, NULL))
+		return 1;
 	parse_expr();
 	render_frame();
 	grüße();
-	return pthread_join(t, NULL) != 0;
+	return 0;
 }
