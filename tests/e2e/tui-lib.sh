@@ -74,6 +74,9 @@ TUI_TMPDIR=${TUI_TMPDIR:-$(mktemp -d "${TMPDIR:-/tmp}/cp-tmux.XXXXXX")} || {
 	exit 1
 }
 
+# Where the sessions' programs run (tui_script_): the trash directory.
+TUI_HERE=$(pwd -P)
+
 # tui_q_ ARG: _tui_quoted is ARG single-quoted for sh (no process forked:
 # on a loaded machine each fork costs much, and a test starts many sessions).
 tui_q_ () {
@@ -375,5 +378,38 @@ tui_wait_exit () {
 tui_stop () {
 	tui_tmux kill-server >/dev/null 2>&1
 	rm -rf "$TUI_TMPDIR"
+	tui_reap_
 	return 0
+}
+
+# tui_reap_: the callprof tui programs this test started (their working
+# directory is TUI_HERE, the trash directory, which may be gone by now)
+# that the server's end has not ended within 2 s are killed.  A program
+# that loses its terminal ends by itself (t0430 checks that); but a
+# sanitized one can then hang for ever in LeakSanitizer's exit check,
+# spinning, and a whole suite's worth of them starves every later test on
+# a small machine.
+tui_reap_ () {
+	_tui_i=0 &&
+	while :
+	do
+		_tui_left= &&
+		for _tui_p in /proc/[0-9]*
+		do
+			case $(readlink "$_tui_p/cwd" 2>/dev/null) in
+			"$TUI_HERE" | "$TUI_HERE (deleted)") ;;
+			*) continue ;;
+			esac
+			tr '\0' ' ' <"$_tui_p/cmdline" 2>/dev/null | grep -q '^callprof tui ' &&
+			_tui_left="$_tui_left ${_tui_p#/proc/}"
+		done
+		test -z "$_tui_left" && return 0
+		if test $_tui_i -ge 40; then
+			# shellcheck disable=SC2086
+			kill -9 $_tui_left 2>/dev/null
+			return 0
+		fi
+		sleep 0.05
+		_tui_i=$((_tui_i + 1))
+	done
 }
