@@ -132,6 +132,7 @@ struct thread {
 	int nsigs;
 	int dirty;	     /* regs must be written back */
 	int running;	     /* seized but not in a stop (asked to stop, or in our call) */
+	int stepping;	     /* single-stepped, its stop not yet seen: a SIGTRAP on its way */
 	struct user_regs_struct regs;
 };
 
@@ -696,6 +697,7 @@ static int wait_stop(struct thread *t)
 		if (!WIFSTOPPED(st))
 			continue;
 		t->running = 0;
+		t->stepping = 0;
 		if ((st >> 16) == PTRACE_EVENT_STOP) {
 			t->last_stop = 0;
 			return 0;
@@ -741,6 +743,44 @@ static void keep_signal(struct thread *t, int sig)
 			return; /* as the kernel does: one of each standard signal pends */
 	if (sig > 0 && t->nsigs < (int)ARRAY_SIZE(t->sigs))
 		t->sigs[t->nsigs++] = sig;
+}
+
+/* Single-step t (stopped) by one instruction; its stop is wait_stop's. */
+static int step(struct thread *t)
+{
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL))
+		return -1;
+	t->stepping = 1;
+	return 0;
+}
+
+/*
+ * t was stepped and its stop did not come in time (the phase's deadline
+ * passed meanwhile, or a stop was asked for): the step's SIGTRAP is on its
+ * way.  Were t let go before that stop, or callprof to end with t still
+ * traced, the kernel would deliver the trap and kill the process.  A step
+ * ends within the thread's next time slice: wait for it, on no deadline
+ * but its own (2 s; a stop request does not shorten it).
+ */
+static void step_done(struct thread *t)
+{
+	struct timespec pause = { 0, 1000000 };
+
+	for (int i = 0; i < 2000; i++) {
+		siginfo_t si;
+
+		/* Seen, not taken: release() takes it as any late stop. */
+		si.si_pid = 0;
+		if (waitid(P_PID, (id_t)t->tid, &si, WSTOPPED | WEXITED | WNOHANG | WNOWAIT | __WALL)) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (si.si_pid)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	t->stepping = 0;
 }
 
 /* Is any signal pending for tid or its process (that could have caused an EINTR)? */
@@ -836,11 +876,29 @@ static int give_up(struct attach *a, const char *what)
 			"attach again later", (int)a->pid, a->comm, deadline_ms / 1000.0, what);
 }
 
+/* The tracer of thread tid of process pid: 0 if none, -1 if it cannot be read. */
+static long tracer_of(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	long tracer = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tracer;
+}
+
 /*
  * Why the kernel refused to let us trace thread tid (PTRACE_SEIZE: EPERM):
  * 0 when it has ended (an ending thread is refused too), else -1 having
  * said why in one line.  Never "try again": what refused us now will
- * refuse us again.
+ * refuse us again (grab() has tried again already where it would not: a
+ * tracer that was letting the thread go).
  */
 static int seize_refused(struct attach *a, pid_t tid)
 {
@@ -900,9 +958,26 @@ static int grab(struct attach *a, pid_t tid)
 	int refused = 0;
 
 	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
-		if (errno == EPERM && seize_refused(a, tid))
+		/*
+		 * EPERM from a thread another tracer is letting go just now
+		 * (another callprof attach ending): it shows no tracer a moment
+		 * later, and the seize is tried again, for 50 ms at most.
+		 */
+		int err = errno;
+
+		for (int i = 0; err == EPERM && i < 5 && !tracer_of(a->pid, tid); i++) {
+			struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&pause, NULL);
+			if (!ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+				err = 0;
+				break;
+			}
+			err = errno;
+		}
+		if (err == EPERM && seize_refused(a, tid))
 			return -1;
-		refused = 1;
+		refused = err != 0;
 	}
 	ALLOC_GROW(a->th, a->nth + 1, a->th_alloc);
 	t = &a->th[a->nth++];
@@ -992,6 +1067,8 @@ static void release(struct attach *a, struct thread *t)
 
 	if (t->gone)
 		return;
+	if (t->stepping)
+		step_done(t);
 	if (t->running) {
 		/*
 		 * Not stopped (a stop that did not come in time): it cannot be
@@ -1116,6 +1193,28 @@ static int give_up_load(struct attach *a, struct thread *t)
 }
 
 /*
+ * The kernel's code for "interrupted, to be restarted through the thread's
+ * restart block" (nanosleep, clock_nanosleep, poll, futex waits with a
+ * timeout), which user space never sees.
+ */
+#define ERESTART_RESTARTBLOCK 516
+
+/*
+ * Is the interrupted system call of a thread with registers r to be
+ * restarted through its restart block (the kernel's record of what is left
+ * of the wait)?  A call of ours run on that thread can overwrite the
+ * record: a wait in it that is interrupted and restarted leaves
+ * do_no_restart_syscall there, and the thread's own call then returns
+ * EINTR, which it would never have seen (measured: nanosleep failed with
+ * EINTR after one attach in 80 with a window of a millisecond).
+ */
+static int restarts_by_block(const struct user_regs_struct *r)
+{
+	return (long)r->orig_rax == SYS_restart_syscall ||
+	       ((long)r->orig_rax >= 0 && (long)r->rax == -ERESTART_RESTARTBLOCK);
+}
+
+/*
  * Make stopped thread t call fn(args) and return its result in *ret.  It
  * runs on its own stack, below the red zone; data[len] (a string, the
  * settings) is copied there first and its address is passed where an
@@ -1224,6 +1323,30 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 		keep_signal(t, WSTOPSIG(st));
 		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
 	}
+	/*
+	 * Its own call restarted through its restart block, which ours may
+	 * have overwritten: it is started over instead (its wait then lasts
+	 * longer than asked, which every such wait allows: a sleep, a timed
+	 * wait, a poll).  The arguments are still in their registers.  A call
+	 * being restarted already (restart_syscall) is found by its number,
+	 * loaded just before the system call as the C library does
+	 * (mov $NR, %eax; syscall); else it is left to its restart block.
+	 */
+	if (restarts_by_block(&saved)) {
+		long nr = (long)saved.orig_rax;
+		unsigned char insn[7];
+
+		if (mem_read(a, saved.rip - 7, insn, 7) || insn[5] != 0x0f || insn[6] != 0x05)
+			nr = -1;
+		else if (nr == SYS_restart_syscall)
+			nr = insn[0] != 0xb8 ? -1 :
+					       (long)((uint32_t)insn[1] | (uint32_t)insn[2] << 8 |
+						      (uint32_t)insn[3] << 16 | (uint32_t)insn[4] << 24);
+		if (nr >= 0 && nr < 1024 && nr != SYS_restart_syscall) {
+			saved.rax = (unsigned long long)nr;
+			saved.rip -= 2;
+		}
+	}
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
 		return -1;
 	t->regs = saved;
@@ -1246,6 +1369,19 @@ static int is_waiting_call(long nr)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * How well t fits to run a call of ours: best a thread waiting in a system
+ * call (it was doing nothing), then one in any system call, then the main
+ * thread.  (A wait that restarts through its restart block is started over
+ * after the call: see call().)
+ */
+static int caller_score(const struct attach *a, const struct thread *t)
+{
+	long nr = (long)t->regs.orig_rax;
+
+	return (nr >= 0) + 2 * is_waiting_call(nr) + (t->tid == a->pid);
 }
 
 /* ---- A. load ---- */
@@ -1592,9 +1728,8 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 
 		if (c->gone)
 			continue;
-		score = -4 * (c->nsigs > 0) + ((long)c->regs.orig_rax >= 0) + 2 * is_waiting_call((long)c->regs.orig_rax) +
-			(c->tid == a->pid);
-		if (best < 0 || score > best) {
+		score = caller_score(a, c) - 4 * (c->nsigs > 0);
+		if (!t || score > best) {
 			best = score;
 			t = c;
 		}
@@ -2013,7 +2148,7 @@ static void settle(struct attach *a, struct cp_unwinder *u, struct thread *t, st
 
 		if (!mem_read(a, pc0, insn, 2) && insn[0] == 0x0f && insn[1] == 0x05)
 			break; /* a system call of its own: in its body */
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) || wait_stop(t) || get_regs(t))
+		if (step(t) || wait_stop(t) || get_regs(t))
 			break;
 		t->dirty = 0; /* its registers are its own again */
 		s->ur = t->regs;
@@ -2571,8 +2706,7 @@ static int in_runtime(struct attach *a, struct thread *t)
 
 	for (int i = 0; i < (1 << 20) && t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi;
 	     i++) {
-		if (in_syscall(a, t) || ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) || wait_stop(t) ||
-		    get_regs(t))
+		if (in_syscall(a, t) || step(t) || wait_stop(t) || get_regs(t))
 			return 1;
 		if (t->last_stop != SIGTRAP)
 			keep_signal(t, t->last_stop);
@@ -2607,7 +2741,7 @@ static int in_runtime(struct attach *a, struct thread *t)
 static struct thread *pick_caller(struct attach *a)
 {
 	struct thread *t = NULL;
-	int best = -1;
+	int best = 0;
 
 	for (size_t i = 0; i < a->nth; i++) {
 		struct thread *c = &a->th[i];
@@ -2615,9 +2749,8 @@ static struct thread *pick_caller(struct attach *a)
 
 		if (c->gone || in_runtime(a, c))
 			continue;
-		score = ((long)c->regs.orig_rax >= 0) + 2 * is_waiting_call((long)c->regs.orig_rax) +
-			(c->tid == a->pid);
-		if (score > best) {
+		score = caller_score(a, c);
+		if (!t || score > best) {
 			best = score;
 			t = c;
 		}
@@ -2672,16 +2805,32 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	a->u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
 		cp_unwinder__add_module(a->u, a->mods[i].file, a->mods[i].bias);
+	/*
+	 * No thread fits when each is in a system call inside our runtime
+	 * (a thread's first hook opening its events, say): they leave it
+	 * once let go for a moment, the hooks being the C library's again.
+	 * Tried again every 10 ms, for as long as a phase may take.
+	 */
+	for (int tries = 0; !(t = pick_caller(a)); tries++) {
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+		release_all(a);
+		if (tries * 10 >= STOP_MS)
+			return cp_error("attach: no thread of process %d (%s) could write the profile "
+					"within %.1f s (each was in a system call of callprof's runtime)",
+					(int)a->pid, comm, STOP_MS / 1000.0);
+		nanosleep(&pause, NULL);
+		phase(STOP_MS);
+		err = grab_all(a);
+		if (err) {
+			release_all(a);
+			return err > 0 ? 1 : -1;
+		}
+	}
 	/* The profile is written while the others run: what it needs may be theirs. */
-	t = pick_caller(a);
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
 			release(a, &a->th[i]);
-	if (!t) {
-		release_all(a);
-		return cp_error("attach: no thread of process %d (%s) can write the profile now",
-				(int)a->pid, comm);
-	}
 	err = call(a, t, a->rt_stop, NULL, 0, NULL, 0, &ret);
 	release_all(a);
 	if (err == -ESRCH)
