@@ -18,6 +18,8 @@
  *                     loader's lock for as long as LIB says (s-lib-slowctor.c)
  *   seccomp-perf      a seccomp filter kills the process on perf_event_open
  *   seccomp-clone     a seccomp filter kills the process on clone and clone3
+ *   asleep            no other thread: the main thread naps 20 ms a round,
+ *                     so that an attach nearly always finds it in nanosleep
  *   setuid UID        the process drops to user UID when the file STOP.uid exists
  *   vfork-wait FILE   the main thread vforks a child that waits for FILE,
  *                     then runs true(1)
@@ -211,6 +213,7 @@ static int busy_main(int argc, char **argv)
 	const char *slow = NULL, *vfork_file = NULL, *fork_file = NULL, *exec_file = NULL;
 	long setuid_to = -1, written = 0;
 	int nth = 0, no_threads = 0, status;
+	long nap_ns = 2 * 1000 * 1000;
 	double t0;
 	FILE *f;
 
@@ -225,6 +228,10 @@ static int busy_main(int argc, char **argv)
 			no_clone = 1;
 			forbid((int[]){ SYS_clone, SYS_clone3 }, 2);
 			no_threads = 1;
+		} else if (!strcmp(argv[i], "asleep")) {
+			/* the main thread alone, nearly always in nanosleep */
+			no_threads = 1;
+			nap_ns = 20 * 1000 * 1000;
 		} else if (!strcmp(argv[i], "setuid") && i + 1 < argc) {
 			setuid_to = strtol(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "vfork-wait") && i + 1 < argc) {
@@ -315,7 +322,7 @@ static int busy_main(int argc, char **argv)
 		if (nth > 2 && write(pipefd[1], &c, 1) == 1)
 			written++;
 		compute();
-		nap(2 * 1000 * 1000);
+		nap(nap_ns);
 	}
 	stopping = 1;
 	for (int i = 0; i < nth; i++) {
