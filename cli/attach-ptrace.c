@@ -370,6 +370,14 @@ static void free_modules(struct attach *a)
 	a->nmods = 0;
 }
 
+/* What a refusal before any thread is held gives back (the modules, the maps, /proc/PID/mem). */
+static void refused_early(struct attach *a)
+{
+	close(a->mem);
+	free_modules(a);
+	free_maps(a);
+}
+
 static void add_fn(const char *name, uint64_t value, uint64_t size, void *arg)
 {
 	struct module *m = arg;
@@ -3061,7 +3069,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	if (a.mem < 0)
 		return cp_error("attach: cannot open %s: %s", path, strerror(errno));
 	if (read_modules(&a) || !(libc = libc_module(&a))) {
-		close(a.mem);
+		refused_early(&a);
 		return cp_error("attach: process %d (%s) has no C library mapped", (int)a.pid, tgt->comm);
 	}
 	a.libc_bias = libc->bias;
@@ -3071,10 +3079,13 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	a.dlopen_fn = module_symbol(libc, "dlopen", NULL);
 	a.dlerror_fn = module_symbol(libc, "dlerror", NULL);
 	if (!a.libc_hook || !a.dlopen_fn) {
-		close(a.mem);
-		return cp_error("attach: the C library of process %d (%s), %s, has no %s", (int)a.pid,
-				tgt->comm, libc->path, a.libc_hook ? "dlopen (glibc 2.34 or later is needed)"
-							     : "__cyg_profile_func_enter");
+		int r = cp_error("attach: the C library of process %d (%s), %s, has no %s", (int)a.pid,
+				 tgt->comm, libc->path,
+				 a.libc_hook ? "dlopen (glibc 2.34 or later is needed)"
+					     : "__cyg_profile_func_enter");
+
+		refused_early(&a);
+		return r;
 	}
 	for (int k = 0; k < 2; k++) {
 		if (a.libc_sym[k])
@@ -3085,8 +3096,10 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		const char *other = foreign_hooks(&a);
 
 		if (other) {
-			close(a.mem);
-			return refuse_foreign(a.pid, tgt->comm, other);
+			int r = refuse_foreign(a.pid, tgt->comm, other);
+
+			refused_early(&a);
+			return r;
 		}
 	}
 
