@@ -41,9 +41,12 @@ NAMES = {
     12: b"fn=evil\ncalls=1 1\n0 99999 tab\there",
 }
 OURS = {b"main", b"thread_main", b"all threads"}
-# Not functions of the program: code without hooks the sampler saw.
+# Not functions of the program: code without hooks the sampler saw (the C
+# library's, the dynamic loader's: a lazy binding's lookup, do_lookup_x,
+# check_match, elf_machine_*, sampled on a loaded machine).
 EXTRA = re.compile(rb"^\[|^__|^_dl|^_start|@plt$|\+0x[0-9a-f]+$|^(start_thread|clone3?|pthread_|"
-                   rb"libc|malloc|free|memset|memcpy|strlen|_IO_|_?_?GI_|exit)")
+                   rb"libc|malloc|free|memset|memcpy|strlen|_IO_|_?_?GI_|exit|"
+                   rb"do_lookup|check_match|elf_machine_|_?dl_)")
 
 VIS = re.compile(r"\\(\\|n|r|t|x[0-9a-f]{2}|u[0-9a-f]{4})")
 
