@@ -703,18 +703,26 @@ int cp_attach__check_output(const struct cp_attach_target *t, const char *path)
  */
 int cp_attach__seccomp_mode(pid_t pid, pid_t tid)
 {
+	return (int)cp_attach__status_field(pid, tid, "Seccomp:", 0);
+}
+
+long cp_attach__status_field(pid_t pid, pid_t tid, const char *key, long missing)
+{
 	char path[64], line[256];
-	int mode = 0;
+	size_t len = strlen(key);
+	long v = missing;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+		if (!strncmp(line, key, len)) {
+			v = strtol(line + len, NULL, 10);
 			break;
+		}
 	if (f)
 		fclose(f);
-	return mode;
+	return v;
 }
 
 static int check_seccomp(const struct cp_attach_target *t)

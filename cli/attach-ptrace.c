@@ -884,23 +884,6 @@ static int give_up(struct attach *a, const char *what)
 			"attach again later", (int)a->pid, a->comm, deadline_ms / 1000.0, what);
 }
 
-/* The tracer of thread tid of process pid: 0 if none, -1 if it cannot be read. */
-static long tracer_of(pid_t pid, pid_t tid)
-{
-	char path[64], line[256];
-	long tracer = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return tracer;
-}
-
 /*
  * Why the kernel refused to let us trace thread tid (PTRACE_SEIZE: EPERM):
  * 0 when it has ended (an ending thread is refused too), else -1 having
@@ -973,7 +956,7 @@ static int grab(struct attach *a, pid_t tid)
 		 */
 		int err = errno;
 
-		for (int i = 0; err == EPERM && i < 5 && !tracer_of(a->pid, tid); i++) {
+		for (int i = 0; err == EPERM && i < 5 && !cp_attach__status_field(a->pid, tid, "TracerPid:", -1); i++) {
 			struct timespec pause = { 0, 10 * 1000 * 1000 };
 
 			nanosleep(&pause, NULL);

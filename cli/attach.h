@@ -37,6 +37,9 @@ int cp_attach__live_threads(pid_t pid);
 /* Thread tid's seccomp mode (Seccomp: in its /proc status: 0, 1 strict, 2 filter); 0 if unread. */
 int cp_attach__seccomp_mode(pid_t pid, pid_t tid);
 
+/* A number of thread tid's /proc status, the line starting with key ("TracerPid:"); missing if none. */
+long cp_attach__status_field(pid_t pid, pid_t tid, const char *key, long missing);
+
 /*
  * Can PID be attached to?  0 and *t filled in, or -1 after one line on
  * stderr (cp_error) naming the process and what stands in the way: no such
