@@ -34,6 +34,7 @@ struct dump {
 	uint64_t tps;	    /* tick rate: off-CPU ns in the nodes become ticks */
 	uint64_t self_cpu;  /* the dumping thread's CPU clock at the time stamp */
 	uint32_t *nnodes;   /* per thread written: nodes of its own tree */
+	uint64_t *cpu;	    /* per thread written: its CPU time (thread_cpu), read once */
 	uint32_t *nside;    /* per thread written: nodes of its side tree */
 	int regions;	    /* a CP_NODE_REGION record was written */
 	int open_at_start;  /* a record with open_at_start was written (attach) */
@@ -241,7 +242,13 @@ static int program_gone(int how)
  * for the watcher, whose clocks are not the program's, what the scheduler
  * says (0 if it does not).  The dumping thread's is its clock at the
  * dump's time stamp: the calibration and the writing that follow are not
- * in its tree's time, so they must not be in its CPU time either.
+ * in its tree's time, so they must not be in its CPU time either.  Read
+ * once per thread, into d->cpu, when the threads are listed: the thread
+ * record's kernel count, the samples it never drained (unsampled) and
+ * its late off-CPU time must rest on one reading.  A thread that spins
+ * while the dump writes grows its clock between two readings, and what
+ * one reading charged beyond the other's count was CPU time over the
+ * kernel's (t0315, a dump of a thread spinning without hooks).
  */
 static uint64_t thread_cpu(const struct dump *d, const struct cp_thread *t)
 {
@@ -282,12 +289,12 @@ static uint64_t ticks_to_ns(const struct dump *d, uint64_t ticks)
  * program's threads, nor of a thread whose switches are not tracked.
  * Reads the tree and stack as open_time does, without stopping the thread.
  */
-static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, uint64_t now,
-			struct late *late)
+static void late_offcpu(const struct dump *d, struct cp_thread *t, uint64_t cpu, uint32_t nn,
+			uint64_t now, struct late *late)
 {
 	struct cp_stack *s = __atomic_load_n(&t->cct.stack, __ATOMIC_ACQUIRE);
 	struct cp_frame *top = t->cct.top, *f;
-	uint64_t cpu, wall, run = 0, delay = 0, wait = 0, inactive = 0, off, open, id = 1;
+	uint64_t wall, run = 0, delay = 0, wait = 0, inactive = 0, off, open, id = 1;
 	int have_sched;
 
 	memset(late, 0, sizeof(*late));
@@ -300,7 +307,6 @@ static void late_offcpu(const struct dump *d, struct cp_thread *t, uint32_t nn, 
 		return;
 	/* Its wait since the tracking began, not since the thread did (an attached server's: hours). */
 	delay = cp_sub_sat(delay, t->perf.delay0_ns);
-	cpu = thread_cpu(d, t);
 	wall = ticks_to_ns(d, now - t->start_ticks);
 	/* What the tree holds (ns while the program runs, see offcpu.c). */
 	wait = t->cct.root.wait_ticks;
@@ -366,14 +372,13 @@ static uint32_t innermost_id(const struct cp_thread *t, uint32_t nn)
  * call.  The kernel's count of t's CPU time against seen, the samples of
  * its table, every one of them (the profiler's and the kernel's included).
  */
-static uint64_t unsampled(const struct dump *d, const struct cp_thread *t, uint64_t seen)
+static uint64_t unsampled(const struct cp_thread *t, uint64_t cpu, uint64_t seen)
 {
-	uint64_t cpu, period = t->perf.period;
+	uint64_t period = t->perf.period;
 
 	if (cp_hook_mode != CP_MODE_CPU || !period || (t->flags & CP_THREAD_AGGREGATE) ||
 	    (t->flags & CP_THREAD_UNSAMPLED))
 		return 0;
-	cpu = thread_cpu(d, t);
 	/* The period running now is not sampled yet; one more is the dump's own jitter. */
 	return cpu / period > seen + 2 ? cpu / period - seen - 2 : 0;
 }
@@ -418,7 +423,7 @@ static void write_lines(struct dump *d, struct cp_writer *w, struct cp_thread **
 			if (r.samples)
 				cp_writer__put(w, &r, sizeof(r));
 		}
-		late = unsampled(d, t, seen);
+		late = unsampled(t, d->cpu[i], seen);
 		if (late) {
 			memset(&r, 0, sizeof(r));
 			r.node = first + innermost_id(t, d->nnodes[i]);
@@ -538,7 +543,7 @@ static int write_threads(struct dump *d, struct cp_writer *w, struct cp_thread *
 		r.seq = t->seq;
 		r.open_frames = t->open_frames + extra_open[i];
 		r.nthreads = t->nthreads;
-		r.cpu_ns = thread_cpu(d, t);
+		r.cpu_ns = d->cpu[i];
 		first += d->nnodes[i] + d->nside[i];
 		cp_writer__put(w, &r, sizeof(r));
 	}
@@ -557,8 +562,8 @@ static void add_late(const struct dump *d, struct cp_node_rec *r, const struct l
  * open calls' times (the address space is full), those calls are written
  * without the time since they began.
  */
-static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t, uint32_t nn,
-		       uint64_t now, uint64_t *open)
+static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t, uint64_t cpu,
+		       uint32_t nn, uint64_t now, uint64_t *open)
 {
 	uint32_t id = 1;
 	const struct cp_base *b = __atomic_load_n(&t->base, __ATOMIC_ACQUIRE);
@@ -569,7 +574,7 @@ static int write_nodes(struct dump *d, struct cp_writer *w, struct cp_thread *t,
 	struct late late;
 
 	*open = 0;
-	late_offcpu(d, t, nn, now, &late);
+	late_offcpu(d, t, cpu, nn, now, &late);
 	if (extra == MAP_FAILED) {
 		extra = NULL;
 		cp_warn_once("out of memory at the dump: calls still open are written without "
@@ -786,16 +791,17 @@ static int flush(const char *path, int how)
 	head = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE);
 	for (t = head; t; t = t->next)
 		nt++;
-	/* ts[nt + 1], open[nt + 1], then the node counts nnodes[nt], nside[nt] */
-	bytes = (((size_t)nt + 1) * 2 * sizeof(void *) + (size_t)nt * 2 * sizeof(uint32_t) + 4095) &
-		~(size_t)4095;
+	/* ts[nt + 1], open[nt + 1], cpu[nt + 1], then the node counts nnodes[nt], nside[nt] */
+	bytes = (((size_t)nt + 1) * (sizeof(void *) + 2 * sizeof(uint64_t)) +
+		 (size_t)nt * 2 * sizeof(uint32_t) + 4095) & ~(size_t)4095;
 	ts = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ts == MAP_FAILED) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	open = (uint64_t *)(ts + nt + 1);
-	d.nnodes = (uint32_t *)(open + nt + 1);
+	d.cpu = open + nt + 1;
+	d.nnodes = (uint32_t *)(d.cpu + nt + 1);
 	d.nside = d.nnodes + nt;
 	/* The registry is newest first; write threads in start order. */
 	i = nt;
@@ -810,6 +816,8 @@ static int flush(const char *path, int how)
 		memmove(d.nnodes, d.nnodes + i, (nt - i) * sizeof(*d.nnodes));
 		nt -= i;
 	}
+	for (i = 0; i < nt; i++)
+		d.cpu[i] = thread_cpu(&d, ts[i]);
 
 	memset(&meta, 0, sizeof(meta));
 	ret = cp_writer__begin(w, path);
@@ -872,7 +880,7 @@ static int flush(const char *path, int how)
 		cp_writer__vdso(w, getauxval(AT_SYSINFO_EHDR));
 	cp_writer__section(w, CP_SEC_NODES, sizeof(struct cp_node_rec));
 	for (i = 0; i < nt; i++) {
-		write_nodes(&d, w, ts[i], d.nnodes[i], now, &open[i]);
+		write_nodes(&d, w, ts[i], d.cpu[i], d.nnodes[i], now, &open[i]);
 		write_side(&d, w, ts[i], d.nnodes[i], &d.nside[i]);
 	}
 	write_threads(&d, w, ts, nt, now, tps, open);
