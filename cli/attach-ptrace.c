@@ -129,6 +129,8 @@ struct thread {
 	int gone;
 	int last_stop;	     /* the signal of its last stop, 0 for an event stop */
 	int sigs[8];	     /* signals that came while ours: delivered when let go */
+	siginfo_t info[8];   /* ... each with what its sender said (info_ok) */
+	unsigned char info_ok[8];
 	int nsigs;
 	int dirty;	     /* regs must be written back */
 	int running;	     /* seized but not in a stop (asked to stop, or in our call) */
@@ -742,15 +744,133 @@ static int ignored(int sig)
 	return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
 }
 
+/* t is in the signal-delivery stop of sig: kept, with its siginfo. */
 static void keep_signal(struct thread *t, int sig)
 {
+	int i = t->nsigs;
+
 	if (sig <= 0 || ignored(sig))
 		return;
-	for (int i = 0; i < t->nsigs; i++)
-		if (t->sigs[i] == sig)
+	for (int k = 0; k < t->nsigs; k++)
+		if (t->sigs[k] == sig)
 			return; /* as the kernel does: one of each standard signal pends */
-	if (sig > 0 && t->nsigs < (int)ARRAY_SIZE(t->sigs))
-		t->sigs[t->nsigs++] = sig;
+	if (i >= (int)ARRAY_SIZE(t->sigs))
+		return;
+	t->sigs[i] = sig;
+	t->info_ok[i] = !ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &t->info[i]) &&
+			t->info[i].si_signo == sig;
+	t->nsigs++;
+}
+
+static int stops(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* The signals tid blocks now (SigBlk), bit sig - 1 for sig; all of them if unknown. */
+static uint64_t blocked_signals(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long long mask = ~0ULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigBlk: %llx", &mask) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return mask;
+}
+
+/*
+ * A status of t's within 500 ms, on no deadline but its own: 1 (*st), 0
+ * gone, -1 none came (t runs on).  For the signals sent again as t is let
+ * go, which may come after the phase's deadline, or after a stop was asked.
+ */
+static int wait_briefly(struct thread *t, int *st)
+{
+	struct timespec pause = { 0, 1000000 };
+
+	for (int i = 0; i < 500; i++) {
+		pid_t r = waitpid(t->tid, st, __WALL | WNOHANG);
+
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || task_gone(t->tid))
+			return 0;
+		nanosleep(&pause, NULL);
+	}
+	return -1;
+}
+
+/*
+ * t (stopped, its registers its own) is let go: the signals that came
+ * while it was ours are delivered.  first, the one of its stop, goes with
+ * the detach, with its siginfo.  Each other is sent again, with tgkill:
+ * its siginfo would then name callprof as sender (si_pid), and a handler
+ * that checks its sender ignores it.  glibc's do: set*id() in a threaded
+ * program signals each thread (SIGSETXID) and waits until every one has
+ * changed its ids; a thread that ignored it would leave the caller waiting
+ * for ever (t0514: a process that drops to another user as attach let its
+ * threads go).  So t is let run to the delivery of each signal sent again,
+ * which stops it (it is still traced), and its siginfo is put back there
+ * (PTRACE_SETSIGINFO: the kernel delivers the siginfo of the stop when it
+ * is continued with the same signal).  A signal t blocks now pends, as it
+ * would have, and is sent alone; so is one that stops the process (its
+ * stop would be ours to keep, not to continue).  The signal to detach
+ * with, or -1: t runs
+ * (no stop came in time, or it is gone; running says which).
+ */
+static int resend_kept(struct attach *a, struct thread *t, int first)
+{
+	uint64_t blocked = blocked_signals(a->pid, t->tid);
+	unsigned char todo[ARRAY_SIZE(t->sigs)] = { 0 };
+	int cur = first, left = 0;
+
+	for (int i = first ? 1 : 0; i < t->nsigs; i++) {
+		int sig = t->sigs[i];
+
+		syscall(SYS_tgkill, a->pid, t->tid, sig);
+		if (t->info_ok[i] && !(blocked >> (sig - 1) & 1) && !stops(sig)) {
+			todo[i] = 1;
+			left++;
+		}
+	}
+	while (left > 0) {
+		int st, w, sig;
+
+		if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)cur)) {
+			t->gone = 1;
+			return -1;
+		}
+		t->running = 1;
+		cur = 0;
+		w = wait_briefly(t, &st);
+		if (w == 0 || (w > 0 && (WIFEXITED(st) || WIFSIGNALED(st)))) {
+			t->gone = 1;
+			return -1;
+		}
+		if (w < 0)
+			return -1; /* release_all keeps it: let go when it stops */
+		if (!WIFSTOPPED(st))
+			continue;
+		t->running = 0;
+		if (st >> 16)
+			return 0; /* stopped (a SIGSTOP of the program's, say): let go as it is */
+		cur = sig = WSTOPSIG(st);
+		for (int i = 0; i < t->nsigs; i++)
+			if (todo[i] && t->sigs[i] == sig) {
+				ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &t->info[i]);
+				todo[i] = 0;
+				left--;
+				break;
+			}
+	}
+	return cur;
 }
 
 /* Single-step t (stopped) by one instruction; its stop is wait_stop's. */
@@ -1082,8 +1202,10 @@ static void release(struct attach *a, struct thread *t)
 		ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
 	if (t->nsigs && t->last_stop == t->sigs[0])
 		first = t->sigs[0];
-	for (int i = first ? 1 : 0; i < t->nsigs; i++)
-		syscall(SYS_tgkill, a->pid, t->tid, t->sigs[i]);
+	first = resend_kept(a, t, first);
+	t->nsigs = 0;
+	if (first < 0)
+		return;
 	ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)first);
 	t->gone = 1;
 }

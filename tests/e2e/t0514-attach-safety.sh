@@ -377,6 +377,51 @@ test_expect_success 'the loader lock held by a slow constructor: attach gives up
 	busy_done slow
 '
 
+# A signal that comes to a thread running attach's call is kept and
+# delivered as the thread is let go: with what its sender said (siginfo),
+# which a handler may check.  glibc's set*id() signal every thread and
+# wait for each: sent again by callprof, such a signal read as callprof's
+# and was ignored, and the process hung for ever (a setresuid as attach
+# let go).  Here each thread, the one held in the loader lock's 3 s among
+# them, gets a SIGUSR1 and a SIGUSR2 by sigqueue (two: the one a thread stops for last
+# goes with the detach, with its siginfo; the others are sent again); the
+# target checks each one's siginfo.
+test_expect_success 'signals that come while attach holds the threads keep their siginfo' '
+	rm -f sq.go sq.sent &&
+	SLOW_CTOR_UNTIL=$PWD/sq.go start_busy sq dlopen-slow "$PWD/libslowctor.so" siginfo "$PWD/sq.sent" &&
+	{ attach_bounded sq 60 --duration 0.5 -o sq.cprof $pid & } &&
+	apid=$! &&
+	_i=0 &&
+	# once it holds the loading thread, which it holds until it gives up
+	while ! cat /proc/$pid/task/*/status 2>/dev/null | grep -q "^TracerPid:[[:space:]]*[1-9]" &&
+		test $_i -lt 500
+	do
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	sleep 0.5 &&
+	python3 - $pid sq.sent <<-\EOT &&
+	import ctypes, os, struct, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	pid, sent = int(sys.argv[1]), 0
+	for tid in sorted(int(t) for t in os.listdir(f"/proc/{pid}/task")):
+	    # siginfo_t: signo, errno, code (SI_QUEUE), pid, uid, value (the tid)
+	    info = ctypes.create_string_buffer(128)
+	    struct.pack_into("iii4xiIq", info, 0, 0, 0, -1, os.getpid(), os.getuid(), tid)
+	    for sig in 10, 12:  # SIGUSR1, SIGUSR2
+	        struct.pack_into("i", info, 0, sig)
+	        if libc.syscall(297, pid, tid, sig, info):  # rt_tgsigqueueinfo
+	            sys.exit(f"rt_tgsigqueueinfo({pid}, {tid}): {os.strerror(ctypes.get_errno())}")
+	        sent += 1
+	open(sys.argv[2], "w").write(f"{sent}\n")
+	EOT
+	wait $apid &&
+	one_line sq "process $pid \(t-attach-busy\): another thread of it held the dynamic loader.s lock" &&
+	untouched $pid &&
+	touch sq.go &&
+	busy_done sq
+'
+
 test_expect_success 'Ctrl-C while the loader lock is held: the attach ends at once, saying so' '
 	rm -f slowi.go &&
 	SLOW_CTOR_UNTIL=$PWD/slowi.go start_busy slowi dlopen-slow "$PWD/libslowctor.so" &&

@@ -21,6 +21,10 @@
  *   asleep            no other thread: the main thread naps 20 ms a round,
  *                     so that an attach nearly always finds it in nanosleep
  *   setuid UID        the process drops to user UID when the file STOP.uid exists
+ *   siginfo FILE      SIGUSR1 and SIGUSR2 are handled: each must come with what
+ *                     its sender said (sigqueue to one thread: SI_QUEUE, the
+ *                     thread's tid as value); at the end, FILE says how many
+ *                     were sent
  *   vfork-wait FILE   the main thread vforks a child that waits for FILE,
  *                     then runs true(1)
  *   lib LIB           dlopen LIB (s-lib.c) first; the computing thread calls
@@ -42,6 +46,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,11 +65,13 @@ static volatile int stopping;
 static long (*slib_compute)(int);
 static volatile long anomalies;
 static volatile int ids_changing; /* setresuid signals every thread (glibc's SIGSETXID) */
+static const char *siginfo_file;   /* SIGUSR1s and 2s come: their handler cuts waits short */
+static volatile long usr1_seen, usr1_wrong;
 static int pipefd[2];
 
 static void anomaly(const char *what, long v)
 {
-	if (v == EINTR && ids_changing)
+	if (v == EINTR && (ids_changing || siginfo_file))
 		return; /* the program's own signal, as without callprof */
 	__atomic_fetch_add(&anomalies, 1, __ATOMIC_RELAXED);
 	fprintf(stderr, "anomaly: %s (%ld)\n", what, v);
@@ -76,6 +83,19 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Not in a thread's anomalies: a signal handler may not use stdio. */
+static void on_usr1(int sig, siginfo_t *si, void *ctx)
+{
+	int saved = errno;
+
+	(void)sig;
+	(void)ctx;
+	__atomic_fetch_add(&usr1_seen, 1, __ATOMIC_RELAXED);
+	if (si->si_code != SI_QUEUE || si->si_value.sival_int != (int)syscall(SYS_gettid))
+		__atomic_fetch_add(&usr1_wrong, 1, __ATOMIC_RELAXED);
+	errno = saved;
 }
 
 NOINLINE static long fib(long n)
@@ -232,6 +252,15 @@ static int busy_main(int argc, char **argv)
 			/* the main thread alone, nearly always in nanosleep */
 			no_threads = 1;
 			nap_ns = 20 * 1000 * 1000;
+		} else if (!strcmp(argv[i], "siginfo") && i + 1 < argc) {
+			struct sigaction sa;
+
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_sigaction = on_usr1;
+			sa.sa_flags = SA_SIGINFO | SA_RESTART;
+			siginfo_file = argv[++i];
+			if (sigaction(SIGUSR1, &sa, NULL) || sigaction(SIGUSR2, &sa, NULL))
+				return perror("sigaction"), 2;
 		} else if (!strcmp(argv[i], "setuid") && i + 1 < argc) {
 			setuid_to = strtol(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "vfork-wait") && i + 1 < argc) {
@@ -335,6 +364,19 @@ static int busy_main(int argc, char **argv)
 				anomaly("write to the pipe failed", errno);
 		}
 		pthread_join(th[i], NULL);
+	}
+	if (siginfo_file) {
+		long sent = -1;
+
+		f = fopen(siginfo_file, "r");
+		if (!f || fscanf(f, "%ld", &sent) != 1)
+			anomaly("cannot read how many SIGUSR1 were sent", errno);
+		if (f)
+			fclose(f);
+		if (usr1_seen != sent)
+			anomaly("SIGUSR1s and 2s came, not as many as were sent", usr1_seen);
+		if (usr1_wrong)
+			anomaly("SIGUSR1s or 2s came with another siginfo than their sender's", usr1_wrong);
 	}
 	printf("done threads=%d anomalies=%ld\n", nth + 1, anomalies);
 	return anomalies ? 1 : 0;
