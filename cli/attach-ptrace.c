@@ -1013,7 +1013,7 @@ static int give_up(struct attach *a, const char *what)
  */
 static int seize_refused(struct attach *a, pid_t tid)
 {
-	char path[64], line[256], tcomm[32] = "?";
+	char path[64], line[256], tcomm[32] = "?", state[32] = "?";
 	unsigned uid[3] = { 0 }, gid[3] = { 0 };
 	int nuid = 0, ngid = 0;
 	long tracer = 0;
@@ -1029,6 +1029,8 @@ static int seize_refused(struct attach *a, pid_t tid)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+			continue;
+		if (!strncmp(line, "State:", 6) && sscanf(line + 6, " %31[^\n]", state) == 1)
 			continue;
 		if (!strncmp(line, "Uid:", 4))
 			nuid = sscanf(line + 4, "%u %u %u", &uid[0], &uid[1], &uid[2]);
@@ -1054,8 +1056,9 @@ static int seize_refused(struct attach *a, pid_t tid)
 					"group ids (it ran a setuid or setgid program, or changed "
 					"its ids): callprof may not trace it", (int)a->pid, a->comm);
 	return cp_error("attach: the kernel refused to let callprof trace thread %d of process %d "
-			"(%s): %s (it made itself undumpable, or a security module forbids it)",
-			(int)tid, (int)a->pid, a->comm, strerror(EPERM));
+			"(%s): %s (it made itself undumpable, or a security module forbids it; "
+			"the thread is %s)",
+			(int)tid, (int)a->pid, a->comm, strerror(EPERM), state);
 }
 
 /*
@@ -1072,11 +1075,13 @@ static int grab(struct attach *a, pid_t tid)
 		/*
 		 * EPERM from a thread another tracer is letting go just now
 		 * (another callprof attach ending): it shows no tracer a moment
-		 * later, and the seize is tried again, for 50 ms at most.
+		 * later, and the seize is tried again, for 500 ms at most (50
+		 * were too few once, for a sanitized callprof beside two busy
+		 * loops; the cause was not seen: the message says the state).
 		 */
 		int err = errno;
 
-		for (int i = 0; err == EPERM && i < 5 && !cp_attach__status_field(a->pid, tid, "TracerPid:", -1); i++) {
+		for (int i = 0; err == EPERM && i < 50 && !cp_attach__status_field(a->pid, tid, "TracerPid:", -1); i++) {
 			struct timespec pause = { 0, 10 * 1000 * 1000 };
 
 			nanosleep(&pause, NULL);
