@@ -206,10 +206,67 @@ static int deadline_ms;			  /* its length, for the give-up line */
 static enum { GAVE_NOT, GAVE_TIME, GAVE_SIGNAL } gave_up;
 static int ending; /* the attach is ending: a request to stop is being honoured */
 static int quiet;  /* a retry that may fail: grab_all says nothing */
+static pid_t traced_pid; /* the process attached to (keep_signal, reap_ended) */
+
+/*
+ * A thread we trace that ends stays a zombie until we reap it, and an
+ * exec in the process waits for every thread it kills to be reaped, with
+ * the lock our PTRACE_SEIZE takes held (cred_guard_mutex): a seize then
+ * waits for the exec, the exec for us.  So the process's threads that
+ * have ended are reaped as their end is told (SIGCHLD), whatever we are
+ * waiting for; our seizes let SIGCHLD in too.  A thread we were waiting
+ * for then reads as gone (ECHILD), as it is.  Only ends are taken (a
+ * tracee's stops are reported to any wait, WEXITED or not): each thread
+ * is looked at without taking what it reports (WNOWAIT), and reaped only
+ * if that is its end.  System calls only: this runs in a signal handler.
+ */
+static void reap_ended(void)
+{
+	char path[32] = "/proc/", digits[12], buf[1024];
+	size_t len = 6;
+	int saved_errno = errno, fd, nd = 0;
+	long n;
+
+	for (unsigned v = (unsigned)traced_pid; nd == 0 || v; v /= 10)
+		digits[nd++] = (char)('0' + v % 10);
+	while (nd)
+		path[len++] = digits[--nd];
+	memcpy(path + len, "/task", 6);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fd >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			long tid = 0;
+			siginfo_t si;
+
+			off += d->reclen;
+			for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
+				tid = tid * 10 + (*c - '0');
+			if (tid <= 0)
+				continue;
+			si.si_pid = 0;
+			if (!waitid(P_PID, (id_t)tid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) &&
+			    si.si_pid && (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
+					  si.si_code == CLD_DUMPED))
+				waitid(P_PID, (id_t)tid, &si, WEXITED | WNOHANG | __WALL);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	errno = saved_errno;
+}
 
 static void on_signal(int sig)
 {
-	if (sig != SIGCHLD)
+	if (sig == SIGCHLD)
+		reap_ended();
+	else
 		stop_signal = sig;
 }
 
@@ -721,7 +778,6 @@ static int wait_stop(struct thread *t)
 }
 
 /* A signal of the program's that came while the thread was ours: delivered when let go. */
-static pid_t traced_pid; /* the process attached to (for keep_signal) */
 
 /*
  * Does the process ignore sig now (SigIgn)?  The kernel discards such a
@@ -1066,12 +1122,29 @@ static int seize_refused(struct attach *a, pid_t tid)
  * grab_all.  0, or -1 having said why (another tracer has it).  A thread
  * that has ended is listed as gone, so that it is not tried again.
  */
+/*
+ * PTRACE_SEIZE, with SIGCHLD let in: the seize waits for an exec in
+ * progress, which waits for us to reap the threads it killed (on_signal).
+ */
+static int seize(pid_t tid)
+{
+	sigset_t old;
+	int r, err;
+
+	sigprocmask(SIG_SETMASK, &wait_mask, &old);
+	r = (int)ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD);
+	err = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return r;
+}
+
 static int grab(struct attach *a, pid_t tid)
 {
 	struct thread *t;
 	int refused = 0;
 
-	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+	if (seize(tid)) {
 		/*
 		 * EPERM from a thread another tracer is letting go just now
 		 * (another callprof attach ending): it shows no tracer a moment
@@ -1085,7 +1158,7 @@ static int grab(struct attach *a, pid_t tid)
 			struct timespec pause = { 0, 10 * 1000 * 1000 };
 
 			nanosleep(&pause, NULL);
-			if (!ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+			if (!seize(tid)) {
 				err = 0;
 				break;
 			}
@@ -2698,6 +2771,27 @@ static void unpose(struct attach *a)
 	a->nisaved = 0;
 }
 
+/*
+ * CALLPROF_TEST_SWITCH_HOLD=FILE, for tests only: at the end of the
+ * switch the main thread goes on first, and the others only once FILE
+ * exists (10 s at most, or until callprof is asked to stop), so that a
+ * test can have the main thread do something (run another program) while
+ * the other threads are still ours.
+ */
+static void hold_others(struct attach *a)
+{
+	const char *file = getenv("CALLPROF_TEST_SWITCH_HOLD");
+	int i = thread_index(a, a->pid);
+
+	if (!file || i < 0)
+		return;
+	release(a, &a->th[i]);
+	phase(10000);
+	while (access(file, F_OK) && !nap(10 * 1000 * 1000))
+		;
+	gave_up = GAVE_NOT;
+}
+
 static int switch_on(struct attach *a, const char *comm, struct cp_attach_result *res)
 {
 	struct seed_frame *frames = xcalloc(MAX_FRAMES, sizeof(*frames));
@@ -2800,6 +2894,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	mem_write(a, a->area + AREA_T0, t0, sizeof(t0));
 	mem_write(a, a->area + AREA_NTHREADS, &nseeded, sizeof(nseeded));
 	a->nseeded = nseeded;
+	hold_others(a);
 	release_all(a);
 	res->held_on = seconds_since(&held);
 	return 0;
@@ -2874,6 +2969,24 @@ static struct thread *pick_caller(struct attach *a)
 		}
 	}
 	return t;
+}
+
+/*
+ * The thread our call ran on ended under it: the process ends, or runs
+ * another program (the exec kills its other threads, and takes a moment
+ * to replace its memory).  1 ended, 2 exec, waiting at most a phase to
+ * tell.
+ */
+static int ended_or_execd(struct attach *a)
+{
+	phase(STOP_MS);
+	do {
+		if (!cp_attach__live_threads(a->pid))
+			return 1;
+		if (!read_modules(a) && !runtime_module(a))
+			return 2;
+	} while (!nap(10 * 1000 * 1000));
+	return 1;
 }
 
 /*
@@ -2952,7 +3065,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	err = call(a, t, a->rt_stop, NULL, 0, NULL, 0, &ret);
 	release_all(a);
 	if (err == -ESRCH)
-		return 1;
+		return ended_or_execd(a);
 	if (err)
 		return cp_error("attach: process %d (%s) did not return from writing its profile",
 				(int)a->pid, comm);

@@ -277,6 +277,7 @@ struct cp_session {
 	struct cp_thread *fork_thread; /* a fork child: the thread that forked, */
 	uint64_t fork_depth;	   /* and its frames open then (cp_session__ran_code) */
 	int finished;		   /* the profile has been written (or given up) */
+	int writing;		   /* cp_session__finish is writing it (finished when done) */
 	pid_t pid;		   /* this process (set at start-up and fork; a vfork
 				    * child sees its parent's) */
 	pid_t ppid;		   /* its parent then */

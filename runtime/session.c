@@ -487,6 +487,15 @@ int cp_session__ran_code(void)
 	return 0;
 }
 
+/* Another thread is writing the profile: wait until it is written, 10 s at most. */
+static void wait_finished(void)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 10000 && !__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ms, NULL);
+}
+
 /*
  * The image is about to be replaced by exec: write what it recorded to
  * PATH.execN (N counts the execs of this process, carried to the new image
@@ -499,6 +508,14 @@ void cp_session__before_exec(unsigned n)
 	char path[sizeof(cp_session.out) + 24];
 	size_t len = strlen(cp_session.out);
 
+	/*
+	 * Attached, and callprof's stop is writing PATH on another thread:
+	 * the exec would kill that thread in the middle of the write.
+	 */
+	if (cp_attach.on && __atomic_load_n(&cp_session.writing, __ATOMIC_ACQUIRE)) {
+		wait_finished();
+		return;
+	}
 	if (cp_session.state != CP_STATE_ON || !cp_session__ran_code())
 		return;
 	/* Attached: the window ends here, and its profile is PATH (the new image writes none). */
@@ -543,16 +560,14 @@ int cp_session__finish(int dying)
 		goto out; /* a vfork child: the memory is its parent's */
 	if (__atomic_compare_exchange_n(&cp_session.state, &expected, CP_STATE_DONE, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&cp_session.writing, 1, __ATOMIC_RELEASE);
 		if (!cp_session__ran_code())
 			cp_status__failed(-2, "empty", 0);
 		else
 			ret = cp_flush(cp_session.out, dying);
 		__atomic_store_n(&cp_session.finished, 1, __ATOMIC_RELEASE);
 	} else if (dying && expected == CP_STATE_DONE) {
-		struct timespec ms = { 0, 1000000 };
-
-		for (int i = 0; i < 10000 && !__atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE); i++)
-			nanosleep(&ms, NULL);
+		wait_finished();
 	}
 out:
 	errno = saved_errno;

@@ -264,6 +264,35 @@ test_expect_success 'exec in the window: said, the profile until the exec writte
 	busy_done execd
 '
 
+# The exec of a process with a thread still ours (a ptrace stop) waits
+# until we reap that thread, which it kills; it holds meanwhile the lock
+# our PTRACE_SEIZE of its threads takes.  The main thread went on before
+# the others at the switch, ran sh before they were let go, and the
+# attach's next seize (at the window's end) waited for ever: once in 6
+# runs on a loaded machine.  CALLPROF_TEST_SWITCH_HOLD (a test hook)
+# holds the others until the exec has killed them.
+test_expect_success 'exec while other threads are held at the switch: said, exit 0' '
+	start_busy exech exec exech.go &&
+	rm -f exech.hold &&
+	CALLPROF_TEST_SWITCH_HOLD=exech.hold &&
+	export CALLPROF_TEST_SWITCH_HOLD &&
+	attach_window_bg exech --duration 1 -o exech.cprof $pid &&
+	unset CALLPROF_TEST_SWITCH_HOLD &&
+	touch exech.go &&
+	i=0 &&
+	while grep -q "^State:[[:space:]]*t" /proc/$pid/task/*/status 2>/dev/null && test $i -lt 1000
+	do
+		sleep 0.02 && i=$((i + 1))
+	done &&
+	touch exech.hold &&
+	wait $apid &&
+	test "$(cat exech.astatus)" = 0 &&
+	grep "^callprof: process $pid (t-attach-busy) ran [^ ]* (exec) in the window, which ended the recording" exech.aerr &&
+	grep "; wrote exech.cprof\$" exech.aerr &&
+	callprof export -f folded -m calls exech.cprof | grep "compute;fib" &&
+	busy_done exech
+'
+
 test_expect_success 'a main thread held in vfork: attach gives up in bounded time, saying so' '
 	start_busy vforked vfork-wait vforked.go &&
 	attach_bounded vforked 60 --duration 0.5 -o vforked.cprof $pid &&
