@@ -41,12 +41,35 @@ NAMES = {
     12: b"fn=evil\ncalls=1 1\n0 99999 tab\there",
 }
 OURS = {b"main", b"thread_main", b"all threads"}
-# Not functions of the program: code without hooks the sampler saw (the C
-# library's, the dynamic loader's: a lazy binding's lookup, do_lookup_x,
-# check_match, elf_machine_*, sampled on a loaded machine).
-EXTRA = re.compile(rb"^\[|^__|^_dl|^_start|@plt$|\+0x[0-9a-f]+$|^(start_thread|clone3?|pthread_|"
-                   rb"libc|malloc|free|memset|memcpy|strlen|_IO_|_?_?GI_|exit|"
-                   rb"do_lookup|check_match|elf_machine_|_?dl_)")
+
+# Other names are code without hooks that the sampler saw: the C
+# library's, the dynamic loader's, a sanitizer's (strcmp, do_lookup_x,
+# __memcpy_avx_unaligned, ...; which ones depends on where the samples
+# fell, so they are not listed).  Such a name is plain: printable ASCII
+# (a C++ name has spaces, parentheses, commas), no field separator of any
+# format (';', '=', a tab), and never a piece of a hostile name, which is
+# what a consumer splitting one at a separator would read (evil,
+# forged_row, 999999, semi, ...).
+PLAIN = re.compile(rb"^[\x21-\x7e][\x20-\x7e]*$")
+SEPARATORS = b"\n\r\t ;=\x07\x1b\x9b"
+
+
+def pieces():
+    out = set()
+    for name in NAMES.values():
+        for sep in SEPARATORS:
+            out.update(p.strip() for p in name.split(bytes([sep])))
+        out.update(p for p in re.split(rb"[\n\r\t ;=\x07\x1b\x9b]+", name))
+    return {p for p in out if p and p not in NAMES.values()}
+
+
+PIECES = pieces()
+
+
+def sampled(n):
+    """Is n a name of code without hooks, not one a hostile name could forge?"""
+    return (PLAIN.match(n) is not None and not any(c in n for c in b";=\t")
+            and n.strip() not in PIECES)
 
 VIS = re.compile(r"\\(\\|n|r|t|x[0-9a-f]{2}|u[0-9a-f]{4})")
 
@@ -90,7 +113,7 @@ def check_names(found, calls=None):
     missing = [n for n in want if n not in have]
     if missing:
         sys.exit("missing: %r\nread: %r" % (missing, sorted(have)))
-    others = [n for n in have - want - OURS if not EXTRA.search(n)]
+    others = [n for n in have - want - OURS if not sampled(n)]
     if others:
         sys.exit("functions that t-hostile does not have (forged?): %r" % others)
     for n in have:
@@ -159,7 +182,7 @@ def annotate(path):
         names.append(unvisible(fn))
     # callgrind_annotate lists the functions that have costs: not every one.
     for n in names:
-        if n not in NAMES.values() and n not in OURS and not EXTRA.search(n):
+        if n not in NAMES.values() and n not in OURS and not sampled(n):
             sys.exit("callgrind_annotate lists a function t-hostile does not have: %r" % n)
     if not names:
         sys.exit("callgrind_annotate listed no function")
