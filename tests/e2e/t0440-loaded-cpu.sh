@@ -91,8 +91,23 @@ test_expect_success 'report: CPU time weighs both runs, the banner says how much
 # twice on this 2-core machine under load.  By elapsed time the loaded
 # run took several times as long, every path with it.  So the relations:
 # the same top function with about the same share, the tiny read16 below
-# both functions that do the work, the run's cpu and checksum's own cpu
-# within a half of each other.
+# it and with about the same share in both runs (within 3.5 points in 40
+# of 41 runs over the columns and sanitized, busy loops or not; sampling
+# alone moves it 1.5; the 41st had compress's samples on read16's
+# instructions around its hooks, read16 above compress too), the run's
+# cpu and checksum's own cpu within a half of each other.  By elapsed
+# time read16 carries the time preempted in its hooks (item 18; sanitized
+# runs weighed by --sort=total: read16 20-41%, 11-14% by CPU time).
+# The program without -finstrument-functions (perf --no-children) decides
+# what may be asserted: checksum is on top with gcc and clang at -O0 and
+# -O2, ASan or not (60-73%; s-compress's checksum had 8 rounds, and gcc
+# -O0 put compress on top, 51% against 45%).  Without ASan read16 costs
+# 0-5% against compress's 27-37%.  With ASan read16 costs 5% against
+# 19% for its two shadow checks, and the call sequences around its hooks
+# are its own instructions too (half of its samples in perf of the
+# instrumented program, whose shares the report matches within 2
+# points): read16 and compress come out level, either one first, so that
+# order is not asserted there.
 test_expect_success 'flat: the same top function with about the same share; read16 stays small' '
 	for r in q l
 	do
@@ -101,12 +116,17 @@ test_expect_success 'flat: the same top function with about the same share; read
 		sed -n "/^ *calls /,\$p" $r.flat | awk "NR == 2 { print \$NF }" >$r.top &&
 		echo checksum >expect &&
 		test_cmp expect $r.top &&
+		asan=0 &&
+		{ ! sanitized address || asan=1; } &&
 		awk -v r="$(flat_share $r.flat read16)" -v c="$(flat_share $r.flat compress)" \
-			-v k="$(flat_share $r.flat checksum)" "BEGIN { exit !(r < c && r < k) }" ||
+			-v k="$(flat_share $r.flat checksum)" -v asan=$asan \
+			"BEGIN { exit !(r < k && (asan || r < c)) }" ||
 			return 1
 	done &&
 	a=$(flat_share q.flat checksum) && b=$(flat_share l.flat checksum) &&
-	awk -v a="$a" -v b="$b" "BEGIN { d = a - b; exit !(d < 15 && d > -15) }"
+	awk -v a="$a" -v b="$b" "BEGIN { d = a - b; exit !(d < 15 && d > -15) }" &&
+	a=$(flat_share q.flat read16) && b=$(flat_share l.flat read16) &&
+	awk -v a="$a" -v b="$b" "BEGIN { d = a - b; exit !(d < 6 && d > -6) }"
 '
 
 test_expect_success 'diff: CPU time weighs its default view; the work does not move with the load' '
