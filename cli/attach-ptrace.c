@@ -1278,6 +1278,7 @@ static void release(struct attach *a, struct thread *t)
 	}
 	if (t->dirty)
 		ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
+	t->dirty = 0; /* resend_kept may run it: its registers are its own from here */
 	if (t->nsigs && t->last_stop == t->sigs[0])
 		first = t->sigs[0];
 	first = resend_kept(a, t, first);
