@@ -784,19 +784,35 @@ static int wait_stop(struct thread *t)
  * signal, but not for a thread we trace: we see it, and must drop it too.
  * The runtime ignores SIGXFSZ and SIGPIPE around its writes, for one.
  */
-static int ignored(int sig)
+/*
+ * A signal mask of /proc/PID/status (tid 0) or of thread tid's status:
+ * the hexadecimal field key ("SigIgn:"), bit sig - 1 for sig; missing when
+ * the file or the field cannot be read.
+ */
+static uint64_t status_mask(pid_t pid, pid_t tid, const char *key, uint64_t missing)
 {
 	char path[64], line[256];
-	unsigned long long mask = 0;
+	size_t len = strlen(key);
+	unsigned long long mask = missing;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)traced_pid);
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigIgn: %llx", &mask) == 1)
+		if (!strncmp(line, key, len) && sscanf(line + len, "%llx", &mask) == 1)
 			break;
 	if (f)
 		fclose(f);
+	return mask;
+}
+
+static int ignored(int sig)
+{
+	uint64_t mask = status_mask(traced_pid, 0, "SigIgn:", 0);
+
 	return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
 }
 
@@ -821,23 +837,6 @@ static void keep_signal(struct thread *t, int sig)
 static int stops(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-/* The signals tid blocks now (SigBlk), bit sig - 1 for sig; all of them if unknown. */
-static uint64_t blocked_signals(pid_t pid, pid_t tid)
-{
-	char path[64], line[256];
-	unsigned long long mask = ~0ULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigBlk: %llx", &mask) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mask;
 }
 
 /*
@@ -883,7 +882,7 @@ static int wait_briefly(struct thread *t, int *st)
  */
 static int resend_kept(struct attach *a, struct thread *t, int first)
 {
-	uint64_t blocked = blocked_signals(a->pid, t->tid);
+	uint64_t blocked = status_mask(a->pid, t->tid, "SigBlk:", ~0ULL); /* all, if unknown */
 	unsigned char todo[ARRAY_SIZE(t->sigs)] = { 0 };
 	int cur = first, left = 0;
 
@@ -970,23 +969,8 @@ static void step_done(struct thread *t)
 /* Is any signal pending for tid or its process (that could have caused an EINTR)? */
 static int signals_pending(pid_t pid, pid_t tid)
 {
-	char path[64], line[256];
-	int pending = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long mask;
-
-		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
-		    mask)
-			pending = 1;
-	}
-	fclose(f);
-	return pending;
+	/* Unreadable: as good as pending (the EINTR is then the program's to see). */
+	return status_mask(pid, tid, "SigPnd:", ~0ULL) || status_mask(pid, tid, "ShdPnd:", ~0ULL);
 }
 
 /*

@@ -66,6 +66,19 @@ busy_done () {
 	test_must_be_empty "$1.err"
 }
 
+# wait_traced PID: until a thread of PID is traced (10 s at most), then
+# half a second more, for attach to be well into what it does with it.
+wait_traced () {
+	_i=0 &&
+	while ! cat /proc/"$1"/task/*/status 2>/dev/null | grep -q "^TracerPid:[[:space:]]*[1-9]" &&
+		test $_i -lt 500
+	do
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	sleep 0.5
+}
+
 # untouched PID: no thread of PID is stopped or traced.
 untouched () {
 	for _s in /proc/"$1"/task/*/status
@@ -252,16 +265,23 @@ test_expect_success 'a fork child that ends with _exit in the window writes its 
 	busy_done forked
 '
 
+# exec_said NAME: attach NAME (of $pid) said that the process ran another
+# program in the window, wrote NAME.cprof with the calls until then and
+# ended 0; the process ends as it would have.
+exec_said () {
+	test "$(cat "$1.astatus")" = 0 &&
+	grep "^callprof: process $pid (t-attach-busy) ran [^ ]* (exec) in the window, which ended the recording" "$1.aerr" &&
+	grep "; wrote $1.cprof\$" "$1.aerr" &&
+	callprof export -f folded -m calls "$1.cprof" | grep "compute;fib" &&
+	busy_done "$1"
+}
+
 test_expect_success 'exec in the window: said, the profile until the exec written, exit 0' '
 	start_busy execd exec execd.go &&
 	attach_window_bg execd --duration 2 -o execd.cprof $pid &&
 	touch execd.go &&
 	wait $apid &&
-	test "$(cat execd.astatus)" = 0 &&
-	grep "^callprof: process $pid (t-attach-busy) ran [^ ]* (exec) in the window, which ended the recording" execd.aerr &&
-	grep "; wrote execd.cprof\$" execd.aerr &&
-	callprof export -f folded -m calls execd.cprof | grep "compute;fib" &&
-	busy_done execd
+	exec_said execd
 '
 
 # The exec of a process with a thread still ours (a ptrace stop) waits
@@ -286,11 +306,7 @@ test_expect_success 'exec while other threads are held at the switch: said, exit
 	done &&
 	touch exech.hold &&
 	wait $apid &&
-	test "$(cat exech.astatus)" = 0 &&
-	grep "^callprof: process $pid (t-attach-busy) ran [^ ]* (exec) in the window, which ended the recording" exech.aerr &&
-	grep "; wrote exech.cprof\$" exech.aerr &&
-	callprof export -f folded -m calls exech.cprof | grep "compute;fib" &&
-	busy_done exech
+	exec_said exech
 '
 
 test_expect_success 'a main thread held in vfork: attach gives up in bounded time, saying so' '
@@ -420,15 +436,8 @@ test_expect_success 'signals that come while attach holds the threads keep their
 	SLOW_CTOR_UNTIL=$PWD/sq.go start_busy sq dlopen-slow "$PWD/libslowctor.so" siginfo "$PWD/sq.sent" &&
 	{ attach_bounded sq 60 --duration 0.5 -o sq.cprof $pid & } &&
 	apid=$! &&
-	_i=0 &&
 	# once it holds the loading thread, which it holds until it gives up
-	while ! cat /proc/$pid/task/*/status 2>/dev/null | grep -q "^TracerPid:[[:space:]]*[1-9]" &&
-		test $_i -lt 500
-	do
-		sleep 0.02
-		_i=$((_i + 1))
-	done &&
-	sleep 0.5 &&
+	wait_traced $pid &&
 	python3 - $pid sq.sent <<-\EOT &&
 	import ctypes, os, struct, sys
 	libc = ctypes.CDLL(None, use_errno=True)
@@ -456,15 +465,8 @@ test_expect_success 'Ctrl-C while the loader lock is held: the attach ends at on
 	SLOW_CTOR_UNTIL=$PWD/slowi.go start_busy slowi dlopen-slow "$PWD/libslowctor.so" &&
 	{ env --default-signal=INT "$CALLPROF_BUILD/callprof" attach --duration 0.5 -o slowi.cprof $pid >slowi.aout 2>slowi.aerr & } &&
 	apid=$! &&
-	_i=0 &&
 	# once it holds a thread (the loading one stays held; its signal handlers are set by then)
-	while ! cat /proc/$pid/task/*/status 2>/dev/null | grep -q "^TracerPid:[[:space:]]*[1-9]" &&
-		test $_i -lt 500
-	do
-		sleep 0.02
-		_i=$((_i + 1))
-	done &&
-	sleep 0.5 &&
+	wait_traced $pid &&
 	kill -INT $apid &&
 	_i=0 &&
 	while kill -0 $apid 2>/dev/null && test $_i -lt 250
