@@ -703,21 +703,24 @@ int cp_attach__check_output(const struct cp_attach_target *t, const char *path)
  */
 int cp_attach__seccomp_mode(pid_t pid, pid_t tid)
 {
-	return (int)cp_attach__status_field(pid, tid, "Seccomp:", 0);
+	return (int)cp_attach__status_field(pid, tid, "Seccomp:", 10, 0);
 }
 
-long cp_attach__status_field(pid_t pid, pid_t tid, const char *key, long missing)
+uint64_t cp_attach__status_field(pid_t pid, pid_t tid, const char *key, int base, uint64_t missing)
 {
 	char path[64], line[256];
 	size_t len = strlen(key);
-	long v = missing;
+	uint64_t v = missing;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f))
 		if (!strncmp(line, key, len)) {
-			v = strtol(line + len, NULL, 10);
+			v = strtoull(line + len, NULL, base);
 			break;
 		}
 	if (f)

@@ -65,6 +65,7 @@
 #include <x86intrin.h>
 
 #include "cli/attach.h"
+#include "format/format.h"
 #include "runtime/cbpf.h"
 #include "symbolize/elffile.h"
 #include "symbolize/unwind.h"
@@ -222,15 +223,12 @@ static pid_t traced_pid; /* the process attached to (keep_signal, reap_ended) */
  */
 static void reap_ended(void)
 {
-	char path[32] = "/proc/", digits[12], buf[1024];
+	char path[32] = "/proc/", buf[1024];
 	size_t len = 6;
-	int saved_errno = errno, fd, nd = 0;
+	int saved_errno = errno, fd;
 	long n;
 
-	for (unsigned v = (unsigned)traced_pid; nd == 0 || v; v /= 10)
-		digits[nd++] = (char)('0' + v % 10);
-	while (nd)
-		path[len++] = digits[--nd];
+	cp_put_dec(path, sizeof(path) - 6, &len, (unsigned long)traced_pid);
 	memcpy(path + len, "/task", 6);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	while (fd >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
@@ -784,34 +782,9 @@ static int wait_stop(struct thread *t)
  * signal, but not for a thread we trace: we see it, and must drop it too.
  * The runtime ignores SIGXFSZ and SIGPIPE around its writes, for one.
  */
-/*
- * A signal mask of /proc/PID/status (tid 0) or of thread tid's status:
- * the hexadecimal field key ("SigIgn:"), bit sig - 1 for sig; missing when
- * the file or the field cannot be read.
- */
-static uint64_t status_mask(pid_t pid, pid_t tid, const char *key, uint64_t missing)
-{
-	char path[64], line[256];
-	size_t len = strlen(key);
-	unsigned long long mask = missing;
-	FILE *f;
-
-	if (tid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && sscanf(line + len, "%llx", &mask) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return mask;
-}
-
 static int ignored(int sig)
 {
-	uint64_t mask = status_mask(traced_pid, 0, "SigIgn:", 0);
+	uint64_t mask = cp_attach__status_field(traced_pid, 0, "SigIgn:", 16, 0);
 
 	return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
 }
@@ -877,12 +850,12 @@ static int wait_briefly(struct thread *t, int *st)
  * is continued with the same signal).  A signal t blocks now pends, as it
  * would have, and is sent alone; so is one that stops the process (its
  * stop would be ours to keep, not to continue).  The signal to detach
- * with, or -1: t runs
- * (no stop came in time, or it is gone; running says which).
+ * with, or -1: t runs (no stop came in time, or it is gone; running says
+ * which).
  */
 static int resend_kept(struct attach *a, struct thread *t, int first)
 {
-	uint64_t blocked = status_mask(a->pid, t->tid, "SigBlk:", ~0ULL); /* all, if unknown */
+	uint64_t blocked = cp_attach__status_field(a->pid, t->tid, "SigBlk:", 16, ~0ULL); /* all, if unknown */
 	unsigned char todo[ARRAY_SIZE(t->sigs)] = { 0 };
 	int cur = first, left = 0;
 
@@ -970,7 +943,8 @@ static void step_done(struct thread *t)
 static int signals_pending(pid_t pid, pid_t tid)
 {
 	/* Unreadable: as good as pending (the EINTR is then the program's to see). */
-	return status_mask(pid, tid, "SigPnd:", ~0ULL) || status_mask(pid, tid, "ShdPnd:", ~0ULL);
+	return cp_attach__status_field(pid, tid, "SigPnd:", 16, ~0ULL) ||
+	       cp_attach__status_field(pid, tid, "ShdPnd:", 16, ~0ULL);
 }
 
 /*
@@ -1102,11 +1076,6 @@ static int seize_refused(struct attach *a, pid_t tid)
 }
 
 /*
- * Seize tid (new to us) and ask it to stop; its stop is waited for by
- * grab_all.  0, or -1 having said why (another tracer has it).  A thread
- * that has ended is listed as gone, so that it is not tried again.
- */
-/*
  * PTRACE_SEIZE, with SIGCHLD let in: the seize waits for an exec in
  * progress, which waits for us to reap the threads it killed (on_signal).
  */
@@ -1123,6 +1092,11 @@ static int seize(pid_t tid)
 	return r;
 }
 
+/*
+ * Seize tid (new to us) and ask it to stop; its stop is waited for by
+ * grab_all.  0, or -1 having said why (another tracer has it).  A thread
+ * that has ended is listed as gone, so that it is not tried again.
+ */
 static int grab(struct attach *a, pid_t tid)
 {
 	struct thread *t;
@@ -1138,7 +1112,7 @@ static int grab(struct attach *a, pid_t tid)
 		 */
 		int err = errno;
 
-		for (int i = 0; err == EPERM && i < 50 && !cp_attach__status_field(a->pid, tid, "TracerPid:", -1); i++) {
+		for (int i = 0; err == EPERM && i < 50 && !cp_attach__status_field(a->pid, tid, "TracerPid:", 10, 1); i++) {
 			struct timespec pause = { 0, 10 * 1000 * 1000 };
 
 			nanosleep(&pause, NULL);

@@ -13,6 +13,7 @@
 #define CP_CLI_ATTACH_H
 
 #include <limits.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* What the checks learnt about the process. */
@@ -37,8 +38,12 @@ int cp_attach__live_threads(pid_t pid);
 /* Thread tid's seccomp mode (Seccomp: in its /proc status: 0, 1 strict, 2 filter); 0 if unread. */
 int cp_attach__seccomp_mode(pid_t pid, pid_t tid);
 
-/* A number of thread tid's /proc status, the line starting with key ("TracerPid:"); missing if none. */
-long cp_attach__status_field(pid_t pid, pid_t tid, const char *key, long missing);
+/*
+ * A number of /proc/PID/status (tid 0) or of thread tid's status: the line
+ * starting with key ("TracerPid:" in base 10, "SigBlk:" in base 16, whose
+ * bit sig - 1 is signal sig); missing if the file or the line is not there.
+ */
+uint64_t cp_attach__status_field(pid_t pid, pid_t tid, const char *key, int base, uint64_t missing);
 
 /*
  * Can PID be attached to?  0 and *t filled in, or -1 after one line on
