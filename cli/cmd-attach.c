@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/attach.h"
+#include "engine/attach.h"
 #include "cli/builtin.h"
 #include "cli/options.h"
 #include "cli/select.h"

@@ -39,19 +39,19 @@
 
 #define CP_EXPORT __attribute__((visibility("default"), no_instrument_function))
 
-/* The tool sets the last byte to '1' in the copy it loads (cli/attach-ptrace.c). */
+/* The tool sets the last byte to '1' in the copy it loads (engine/attach-ptrace.c). */
 __attribute__((visibility("default"))) const volatile char cp_attach_marker[16] = "CALLPROF-ATTACH0";
 
 struct cp_attach cp_attach;
 
-/* The layout cli/attach-ptrace.c writes and reads (AREA_THREADS, SEED_THREAD). */
+/* The layout engine/attach-ptrace.c writes and reads (AREA_THREADS, SEED_THREAD). */
 _Static_assert(__builtin_offsetof(struct cp_attach_area, t0_tsc) == 24 &&
 		       __builtin_offsetof(struct cp_attach_area, nthreads) == 40 &&
 		       __builtin_offsetof(struct cp_attach_area, threads) == 48 &&
 		       sizeof(struct cp_attach_seed_thread) == 32 &&
 		       __builtin_offsetof(struct cp_attach_seed_thread, taken) == 12 &&
 		       sizeof(struct cp_attach_seed_frame) == 24,
-	       "struct cp_attach_area: the tool's offsets (cli/attach-ptrace.c) must change with it");
+	       "struct cp_attach_area: the tool's offsets (engine/attach-ptrace.c) must change with it");
 
 /* What the tool calls, by name (not in include/callprof.h: no program calls them). */
 CP_EXPORT long callprof_attach_start(const char *block, unsigned long len);

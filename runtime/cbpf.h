@@ -5,7 +5,7 @@
  * Two users judge a program's filters with it: the runtime, for the
  * filters the program installs while it is recorded (seccomp.c), and
  * `callprof attach`, for the filters of a process it is about to load the
- * runtime into (cli/attach-check.c).  No system call, no allocation: the
+ * runtime into (engine/attach-check.c).  No system call, no allocation: the
  * runtime may run it under the very filter it judges.
  */
 #ifndef CP_RUNTIME_CBPF_H

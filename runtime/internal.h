@@ -781,7 +781,7 @@ CP_HIDDEN void cp_modules__reset_lock(void);
  * attach.c: the runtime in a process `callprof attach` loaded it into.
  * The tool writes the seed area (struct cp_attach_area) through
  * /proc/PID/mem while the threads are stopped: its layout is shared with
- * cli/attach-ptrace.c, which checks magic.
+ * engine/attach-ptrace.c, which checks magic.
  */
 #define CP_ATTACH_MAGIC 0x3248434154545043ull /* "CPTTACH2" */
 #define CP_ATTACH_MAX_THREADS 8192

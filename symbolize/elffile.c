@@ -296,7 +296,7 @@ void cp_elf_info__release(struct cp_elf_info *info)
 	info->nsegs = 0;
 }
 
-/* ---- what `callprof attach` redirects (cli/attach-ptrace.c) ---- */
+/* ---- what `callprof attach` redirects (engine/attach-ptrace.c) ---- */
 
 int cp_elf__symbol_slots(struct cp_elf *e, const char *name, uint64_t *offs, int max)
 {

@@ -119,7 +119,7 @@ void cp_elf_info__release(struct cp_elf_info *info);
 int cp_load_bias(const struct cp_elf_seg *seg, size_t n, uint64_t start, uint64_t pgoff,
 		 uint64_t *bias);
 
-/* ---- what `callprof attach` redirects (cli/attach-ptrace.c) ---- */
+/* ---- what `callprof attach` redirects (engine/attach-ptrace.c) ---- */
 
 /*
  * The GOT slots through which e calls the function name: the r_offset

@@ -2,7 +2,7 @@
  * x86.h - the length of an x86-64 instruction and what it does to the flow
  * of control: enough to follow straight-line code to its next call, jump
  * or return (callprof attach reads where a thread interrupted by a signal
- * stands in a function's prologue or epilogue, cli/attach-ptrace.c).
+ * stands in a function's prologue or epilogue, engine/attach-ptrace.c).
  *
  * Not a disassembler: operands are not decoded, only measured.  The
  * one-byte and 0F opcode maps of 64-bit mode with their ModRM, SIB,

@@ -31,7 +31,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cli/attach.h"
+#include "engine/attach.h"
 #include "symbolize/elffile.h"
 #include "util/util.h"
 

@@ -64,7 +64,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#include "cli/attach.h"
+#include "engine/attach.h"
 #include "format/format.h"
 #include "runtime/cbpf.h"
 #include "symbolize/elffile.h"
