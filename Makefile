@@ -101,7 +101,8 @@ REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c repo
 # The HTML report's page, CSS and script, built in by report/html/assets.S.
 HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
-	cli/cmd-diff.c cli/cmd-dump.c cli/cmd-cc.c cli/cmd-attach.c engine/attach-check.c engine/attach-ptrace.c cli/options.c cli/filter-options.c
+	cli/cmd-diff.c cli/cmd-dump.c cli/cmd-cc.c cli/cmd-attach.c engine/attach-check.c engine/attach-ptrace.c cli/options.c cli/filter-options.c \
+	cli/cmd-tui.c
 # The terminal browser (callprof tui): in the tool only, which links $(CURSES_LIBS).
 TUI_SRCS = tui/browser.c
 

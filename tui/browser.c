@@ -1,8 +1,10 @@
 /*
- * cmd-tui.c - `callprof tui`: an interactive browser of a profile in the
- * terminal (ncursesw).  The model - visible rows, expanded contexts,
- * lists, search - is report/tui.c; this file loads profiles, draws the
- * model and maps keys to it (docs/callprof-tui.1.md lists them).
+ * browser.c - the terminal browser of `callprof tui` (ncursesw): its
+ * state (the profiles shown, the browser's own focus and hide, the
+ * metric, the thread, the source lines page), drawing (only the rows on
+ * screen), and keys (docs/callprof-tui.1.md lists them).  The model -
+ * visible rows, expanded contexts, lists, search - is report/tui.c; the
+ * command's options are cli/cmd-tui.c.
  */
 #include <curses.h>
 #include <errno.h>
@@ -17,22 +19,14 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#include "cli/builtin.h"
-#include "cli/filter-options.h"
-#include "cli/options.h"
 #include "format/format.h"
 #include "report/internal.h"
 #include "report/report.h"
 #include "report/tui.h"
+#include "tui/browser.h"
 #include "util/strbuf.h"
 #include "util/text.h"
 #include "util/util.h"
-
-static const char *const tui_usage[] = {
-	"callprof tui [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--sort=METRIC] [--no-compensate] [--pid=PID] [FILE...]",
-	"callprof tui [--focus=FN] [--hide=PATTERN] [--regex] [--sort=METRIC] [--no-compensate] A B",
-	NULL,
-};
 
 /* Rows `*` opens at most below a context. */
 #define EXPAND_ALL_LIMIT 10000
@@ -43,13 +37,16 @@ struct tui_filter {
 	char *pattern;
 };
 
-struct app {
-	const char *const *paths;
-	uint32_t npaths;
-	struct cp_report_opts ro;
-	struct cp_filter_options *fo;
-	struct tui_filter *filters;
-	uint32_t nfilters;
+/* The browser's state: what it loaded, what it shows, what the screen holds. */
+struct cp_browser {
+	const char *const *paths; /* the files (the command's; two: diff mode) */
+	uint32_t npaths;	  /* how many */
+	struct cp_report_opts ro; /* loading options; threads is set per load */
+	const char *const *focus; /* the command line's --focus patterns, NULL-terminated or NULL */
+	const char *const *hide;  /* its --hide patterns */
+	int regex;		  /* --regex */
+	struct tui_filter *filters;	  /* the browser's own focus and hide (x, X), in order */
+	uint32_t nfilters;		  /* how many */
 	struct cp_report_profile *merged; /* all threads as one tree */
 	struct cp_report_profile *each;	  /* one tree per thread, loaded on the first T */
 	/* Diff mode (two files): merged is made of these two, side is A's figures. */
@@ -59,10 +56,10 @@ struct app {
 	int thread;			  /* -1: merged; else a tree of each */
 	/* The metric each profile's children are ordered by (CP_METRIC_NR: as loaded). */
 	enum cp_metric merged_order, each_order;
-	enum cp_metric metric;
-	struct cp_tui t;
-	char msg[512];
-	int help;
+	enum cp_metric metric;		  /* the metric shown (m) */
+	struct cp_tui t;		  /* the model of the view shown (report/tui.h) */
+	char msg[512];			  /* the status line's message, or "" for the facts */
+	int help;			  /* the help screen is up (?) */
 	/* L: a page of text (report's lines view), scrolled by top */
 	char *page;
 	char **page_lines;
@@ -156,8 +153,8 @@ static char *exact_pattern(const char *name, int regex)
  * browser's: NULL after an error line (which ncurses' screen then shows
  * as the status message, the caller's business).
  */
-static struct cp_report_profile *load_paths(struct app *a, const char *const *paths, uint32_t n,
-					     enum cp_thread_mode mode)
+static struct cp_report_profile *load_paths(struct cp_browser *a, const char *const *paths,
+					     uint32_t n, enum cp_thread_mode mode)
 {
 	struct cp_report_opts ro = a->ro;
 	struct cp_report_profile *rp;
@@ -169,10 +166,10 @@ static struct cp_report_profile *load_paths(struct app *a, const char *const *pa
 	rp = cp_report_profile__load_many(paths, n, &ro);
 	if (!rp)
 		return NULL;
-	f = cp_view_filter__new(a->fo->regex, 0);
-	for (const char **p = a->fo->focus; p && *p; p++)
+	f = cp_view_filter__new(a->regex, 0);
+	for (const char *const *p = a->focus; p && *p; p++)
 		cp_view_filter__add(f, 1, *p, err, sizeof(err));
-	for (const char **p = a->fo->hide; p && *p; p++)
+	for (const char *const *p = a->hide; p && *p; p++)
 		cp_view_filter__add(f, 0, *p, err, sizeof(err));
 	for (uint32_t i = 0; i < a->nfilters; i++)
 		if (cp_view_filter__add(f, a->filters[i].focus, a->filters[i].pattern, err,
@@ -186,7 +183,7 @@ static struct cp_report_profile *load_paths(struct app *a, const char *const *pa
 	return rp;
 }
 
-static void free_profiles(struct app *a)
+static void free_profiles(struct cp_browser *a)
 {
 	if (a->diff) {
 		cp_tui__diff_free(a->merged, a->side);
@@ -205,7 +202,7 @@ static void free_profiles(struct app *a)
  * The merged profile: the files as one, or in diff mode the two files'
  * union (A's figures in a->side).  NULL after an error line.
  */
-static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
+static struct cp_report_profile *load(struct cp_browser *a, enum cp_thread_mode mode)
 {
 	struct cp_report_profile *pa, *pb, *rp;
 	struct cp_figures *side = NULL;
@@ -230,18 +227,18 @@ static struct cp_report_profile *load(struct app *a, enum cp_thread_mode mode)
 }
 
 /* The report's weight; in diff mode, diff's (both sides' where they agree). */
-static enum cp_metric default_weight(const struct app *a)
+static enum cp_metric default_weight(const struct cp_browser *a)
 {
 	return a->diff ? cp_report_profile__pair_weight(a->da, a->db) :
 			 cp_report_profile__weight(a->merged, NULL, 0);
 }
 
-static struct cp_report_profile *current(struct app *a)
+static struct cp_report_profile *current(struct cp_browser *a)
 {
 	return a->thread < 0 ? a->merged : a->each;
 }
 
-static int show(struct app *a)
+static int show(struct cp_browser *a)
 {
 	enum cp_metric *order = a->thread < 0 ? &a->merged_order : &a->each_order;
 	int sorted = *order == a->metric;
@@ -346,7 +343,7 @@ static void fmt_value(char *buf, size_t size, uint64_t v, enum cp_metric m)
 		snprintf(buf, size, "%" PRIu64, v);
 }
 
-static const char *view_name(const struct app *a, char *buf, size_t size)
+static const char *view_name(const struct cp_browser *a, char *buf, size_t size)
 {
 	const struct cp_tui *t = &a->t;
 	static const char *const sorts[] = { "inclusive", "self", "calls", "name" };
@@ -371,7 +368,7 @@ static const char *view_name(const struct app *a, char *buf, size_t size)
 }
 
 /* The banner's facts: threads, calls, call paths, time source. */
-static void facts(const struct app *a, char *buf, size_t size)
+static void facts(const struct cp_browser *a, char *buf, size_t size)
 {
 	const struct cp_report_profile *rp = a->merged;
 	const struct cp_meta *m = &rp->pf->meta;
@@ -426,7 +423,7 @@ static void draw_help(void)
 	refresh();
 }
 
-static void draw(struct app *a)
+static void draw(struct cp_browser *a)
 {
 	struct cp_tui *t = &a->t;
 	struct cp_report_profile *rp = current(a);
@@ -590,7 +587,7 @@ static void draw(struct app *a)
 /* ---- actions ---- */
 
 /* The metrics m cycles through, those rp has. */
-static void next_metric(struct app *a)
+static void next_metric(struct cp_browser *a)
 {
 	static const enum cp_metric cycle[] = { CP_METRIC_TOTAL, CP_METRIC_SELF, CP_METRIC_CPU,
 						CP_METRIC_WAIT, CP_METRIC_INACTIVE,
@@ -616,7 +613,7 @@ static void next_metric(struct app *a)
 		snprintf(a->msg, sizeof(a->msg), "metric: %s", cp_metric__name(a->metric));
 }
 
-static void next_thread(struct app *a)
+static void next_thread(struct cp_browser *a)
 {
 	uint32_t nthreads = a->merged->ntrees ? a->merged->trees[0].nthreads : 0;
 
@@ -656,7 +653,7 @@ static void next_thread(struct app *a)
 }
 
 /* Reload with the browser's filters (x, X, u); back to all threads merged.  0 or -1. */
-static int reload(struct app *a)
+static int reload(struct cp_browser *a)
 {
 	struct cp_report_profile *rp;
 
@@ -700,7 +697,7 @@ static int reload(struct app *a)
 	return 0;
 }
 
-static void add_filter(struct app *a, int focus)
+static void add_filter(struct cp_browser *a, int focus)
 {
 	uint32_t fn = cp_tui__fn(&a->t, a->t.sel);
 	const char *name;
@@ -716,7 +713,7 @@ static void add_filter(struct app *a, int focus)
 		return;
 	a->filters = f;
 	f[a->nfilters].focus = focus;
-	f[a->nfilters].pattern = exact_pattern(name, a->fo->regex);
+	f[a->nfilters].pattern = exact_pattern(name, a->regex);
 	a->nfilters++;
 	/* name is the profile's, which reload frees */
 	snprintf(a->msg, sizeof(a->msg), "%s %s (u undoes)", focus ? "focus on" : "hid",
@@ -727,7 +724,7 @@ static void add_filter(struct app *a, int focus)
 	}
 }
 
-static void undo_filters(struct app *a)
+static void undo_filters(struct cp_browser *a)
 {
 	if (!a->nfilters) {
 		snprintf(a->msg, sizeof(a->msg), "no focus or hide to undo");
@@ -740,7 +737,7 @@ static void undo_filters(struct app *a)
 	reload(a);
 }
 
-static void search_prompt(struct app *a)
+static void search_prompt(struct cp_browser *a)
 {
 	char pat[256];
 	size_t len = 0;
@@ -803,7 +800,7 @@ static void move_sel(struct cp_tui *t, long delta)
 }
 
 /* Enter in a list: the row's context in the tree. */
-static void jump_to_tree(struct app *a)
+static void jump_to_tree(struct cp_browser *a)
 {
 	struct cp_tui *t = &a->t;
 	uint32_t node;
@@ -816,7 +813,7 @@ static void jump_to_tree(struct app *a)
 		snprintf(a->msg, sizeof(a->msg), "no context of it in the tree");
 }
 
-static void page_free(struct app *a)
+static void page_free(struct cp_browser *a)
 {
 	free(a->page);
 	free(a->page_lines);
@@ -826,7 +823,7 @@ static void page_free(struct app *a)
 }
 
 /* L: report's lines view of the selected function, as a page of text. */
-static void lines_page(struct app *a)
+static void lines_page(struct cp_browser *a)
 {
 	uint32_t fn = cp_tui__fn(&a->t, a->t.sel), cap = 0;
 	struct cp_view_opts vo = { 0 };
@@ -874,7 +871,7 @@ static void lines_page(struct app *a)
 	}
 }
 
-static void draw_page(struct app *a)
+static void draw_page(struct cp_browser *a)
 {
 	int height = LINES - 2 > 1 ? LINES - 2 : 1;
 
@@ -901,7 +898,7 @@ static void draw_page(struct app *a)
 }
 
 /* A key on the page: scroll or leave. */
-static void page_key(struct app *a, int ch)
+static void page_key(struct cp_browser *a, int ch)
 {
 	int height = LINES - 2 > 1 ? LINES - 2 : 1;
 
@@ -939,7 +936,7 @@ static void page_key(struct app *a, int ch)
 }
 
 /* One key: 0 to go on, 1 to quit. */
-static int key(struct app *a, int ch)
+static int key(struct cp_browser *a, int ch)
 {
 	struct cp_tui *t = &a->t;
 	int page = LINES - 3 > 1 ? LINES - 3 : 1;
@@ -1080,7 +1077,7 @@ static int key(struct app *a, int ch)
 	return 0;
 }
 
-static int run(struct app *a)
+int cp_browser__run(struct cp_browser *a)
 {
 	struct sigaction sa;
 
@@ -1111,102 +1108,60 @@ static int run(struct app *a)
 			break;
 	}
 	endwin();
-	return 0;
+	return stop_signal && stop_signal != SIGINT ? 128 + stop_signal : 0;
 }
 
-int cmd_tui(int argc, const char **argv)
+struct cp_browser *cp_browser__new(const struct cp_browser_opts *o)
 {
-	int threads = CP_THREADS_MERGED, no_compensate = 0, addresses = 0, n, ret = 0;
-	const char *dflt[] = { "callprof.out" }, *sort = NULL;
-	struct cp_filter_options fo = { 0 };
-	struct cp_symbol_options so = { 0 };
-	struct cp_view_filter *filter;
-	struct app a;
-	const struct cp_option opts[] = {
-		{ CP_OPT_LIST, 0, "threads", &fo.threads, "merged|each|SELECTORS",
-		  "start with all threads merged (default) or the first thread; SELECTORS (thread "
-		  "ids, globs on names, comma-separated) keep only those threads" },
-		CP_FILTER_OPTIONS(fo),
-		{ CP_OPT_STRING, 0, "sort", &sort, "METRIC",
-		  "the metric to start with: total, self, cpu, wait, inactive, calls; by default "
-		  "the profile's weight (cpu wherever it has CPU time, else total)" },
-		CP_NO_COMPENSATE_OPTION(no_compensate),
-		CP_ADDRESSES_OPTION(addresses),
-		CP_MANGLED_OPTION(so),
-		CP_SYMBOL_OPTIONS(so),
-		CP_PID_OPTION(so),
-		{ CP_OPT_END },
-	};
+	struct cp_browser *a = xcalloc(1, sizeof(*a));
 
-	memset(&a, 0, sizeof(a));
-	n = cp_parse_options(argc, argv, opts, tui_usage, 0);
-	cp_symbol_options__apply(&so, &a.ro, tui_usage);
-	if (sort && cp_metric__lookup(sort) < 0) {
-		char all[256];
-
-		cp_metric__list(NULL, all, sizeof(all));
-		cp_usage_error(tui_usage, "option '--sort' does not take '%s' (one of: %s)", sort,
-			       all);
-	}
-	/* Checks the patterns; the browser makes its own filter from fo each time it loads. */
-	filter = cp_filter_options__parse(&fo, &threads, 0, tui_usage);
-	cp_view_filter__free(filter);
-	if (!isatty(STDOUT_FILENO)) {
-		cp_error("tui: standard output is not a terminal (use callprof report)");
-		cp_filter_options__release(&fo);
-		cp_symbol_options__release(&so);
-		return 1;
-	}
 	setlocale(LC_ALL, "");
-	a.paths = n ? argv : dflt;
-	a.npaths = n ? (uint32_t)n : 1;
-	a.diff = n == 2;
-	a.ro.no_compensate = no_compensate;
-	a.ro.addresses = addresses;
-	a.ro.select_threads = (const char *const *)fo.select;
-	a.fo = &fo;
-	a.thread = -1;
-	a.merged = load(&a, CP_THREADS_MERGED);
-	a.merged_order = a.each_order = CP_METRIC_NR;
-	if (!a.merged) {
-		ret = 1;
-		goto out;
-	}
-	if (sort) {
-		int m = cp_metric__parse(a.merged, sort, "--sort");
+	a->paths = o->paths;
+	a->npaths = o->npaths;
+	a->diff = o->npaths == 2;
+	a->ro = *o->ro;
+	a->focus = o->focus;
+	a->hide = o->hide;
+	a->regex = o->regex;
+	a->thread = -1;
+	a->merged = load(a, CP_THREADS_MERGED);
+	a->merged_order = a->each_order = CP_METRIC_NR;
+	if (!a->merged)
+		goto fail;
+	if (o->sort) {
+		int m = cp_metric__parse(a->merged, o->sort, "--sort");
 
-		if (m < 0) {
-			ret = 1;
-			goto out;
-		}
-		a.metric = (enum cp_metric)m;
+		if (m < 0)
+			goto fail;
+		a->metric = (enum cp_metric)m;
 	} else {
-		a.metric = default_weight(&a);
+		a->metric = default_weight(a);
 	}
-	if (threads == CP_THREADS_EACH && !a.diff) { /* diff mode: merged only */
-		a.each = load(&a, CP_THREADS_EACH);
-		if (!a.each) {
-			ret = 1;
-			goto out;
-		}
-		a.thread = 0;
+	if (o->each && !a->diff) { /* diff mode: merged only */
+		a->each = load(a, CP_THREADS_EACH);
+		if (!a->each)
+			goto fail;
+		a->thread = 0;
 	}
-	if (show(&a)) {
+	if (show(a)) {
 		cp_error("tui: out of memory");
-		ret = 1;
-		goto out;
+		goto fail;
 	}
-	run(&a);
-	if (stop_signal && stop_signal != SIGINT)
-		ret = 128 + stop_signal;
-out:
-	page_free(&a);
-	cp_tui__release(&a.t);
-	free_profiles(&a);
-	for (uint32_t i = 0; i < a.nfilters; i++)
-		free(a.filters[i].pattern);
-	free(a.filters);
-	cp_filter_options__release(&fo);
-	cp_symbol_options__release(&so);
-	return ret;
+	return a;
+fail:
+	cp_browser__free(a);
+	return NULL;
+}
+
+void cp_browser__free(struct cp_browser *a)
+{
+	if (!a)
+		return;
+	page_free(a);
+	cp_tui__release(&a->t);
+	free_profiles(a);
+	for (uint32_t i = 0; i < a->nfilters; i++)
+		free(a->filters[i].pattern);
+	free(a->filters);
+	free(a);
 }

@@ -9,11 +9,12 @@ TOP=$(cd "$TEST_DIRECTORY/../.." && pwd)
 # Makefile, and on build directories of small binaries made to order, to
 # show that each rule fails when broken.
 test_expect_success 'set up a scratch tree' '
-	mkdir -p tree/tools tree/cli tree/sample tree/symbolize good bad &&
+	mkdir -p tree/tools tree/cli tree/sample tree/symbolize tree/tui good bad &&
 	cp "$TOP/tools/check-layering" tree/tools/ &&
 	cp "$TOP/Makefile" tree/ &&
 	printf "#include <gelf.h>\n#include <elfutils/libdwfl.h>\n" >tree/symbolize/ok.c &&
 	printf "#include \"symbolize/elffile.h\"\n" >tree/sample/ok.c &&
+	printf "#include <curses.h>\n#include \"report/tui.h\"\n" >tree/tui/ok.c &&
 	printf "int main(void) { return 0; }\n" >main.c &&
 	printf "void __cyg_profile_func_enter(void *f, void *s) {}\nvoid __cyg_profile_func_exit(void *f, void *s) {}\nvoid *callprof__get_api(void) { return 0; }\nvoid cp_x(void) {}\n" >rt.c &&
 	$CC -o good/callprof main.c &&
@@ -43,6 +44,15 @@ test_expect_success 'an include against the layering is named with what is allow
 	grep "^# sample/bad.c:1: sample/ may not include report/ (may: sample symbolize format util)$" out &&
 	! grep "sample/ok.c" out &&
 	rm tree/sample/bad.c
+'
+
+test_expect_success 'the terminal browser may not include the commands above it' '
+	printf "#include \"cli/options.h\"\n" >tree/tui/bad.c &&
+	test_must_fail env CALLPROF_BUILD=$PWD/good tree/tools/check-layering >out &&
+	cat out &&
+	grep "^# tui/bad.c:1: tui/ may not include cli/ (may: tui report symbolize format util)$" out &&
+	! grep "tui/ok.c" out &&
+	rm tree/tui/bad.c
 '
 
 test_expect_success 'elfutils compile flags outside the symbolize/ rule' '
