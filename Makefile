@@ -103,6 +103,8 @@ HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
 CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd-export.c cli/cmd-merge.c \
 	cli/cmd-diff.c cli/cmd-dump.c cli/cmd-cc.c cli/cmd-attach.c engine/attach-check.c engine/attach-ptrace.c cli/options.c cli/filter-options.c \
 	cli/cmd-tui.c
+# The terminal browser (callprof tui): in the tool only, which links $(CURSES_LIBS).
+TUI_SRCS = tui/browser.c
 
 RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
@@ -113,7 +115,7 @@ RT_A_OBJS = $(B)/rt/runtime/interpose-none.o
 # runtime/cbpf.c judges seccomp filters in both: the runtime's and attach's.
 TOOL_LIB_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(sort $(FORMAT_SRCS) $(UTIL_SRCS) $(SYM_SRCS) $(SAMPLE_SRCS) $(REPORT_SRCS) runtime/cbpf.c)) \
 	$(B)/tool/gen/profile.pb-c.o $(B)/tool/report/html/assets.o
-CLI_OBJS = $(CLI_SRCS:%.c=$(B)/tool/%.o)
+CLI_OBJS = $(patsubst %.c,$(B)/tool/%.o,$(CLI_SRCS) $(TUI_SRCS))
 
 # The man pages, made from docs/*.1.md by go-md2man (Debian: go-md2man) at
 # build time, so that `make install` always installs working ones.  The

@@ -1,6 +1,6 @@
 /*
  * tui.c - the model of `callprof tui` (tui.h): visible rows, expanded
- * contexts, the function lists and the search; cli/cmd-tui.c draws it.
+ * contexts, the function lists and the search; tui/browser.c draws it.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * tui.h - the model of `callprof tui` (tui.c): which rows a view shows,
  * which contexts are expanded, the flat, callers and callees lists and
- * the search.  No terminal code: cli/cmd-tui.c draws it, the unit tests
+ * the search.  No terminal code: tui/browser.c draws it, the unit tests
  * drive it.
  *
  * The tree view keeps the list of its visible rows (node indexes of one

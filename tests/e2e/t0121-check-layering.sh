@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='tools/check-layering: elfutils only in symbolize/, one-way includes, exported names'
+test_description='tools/check-layering: elfutils only in symbolize/, one-way includes, curses only in tui/, exported names'
 . "$(dirname "$0")/lib.sh"
 
 TOP=$(cd "$TEST_DIRECTORY/../.." && pwd)
@@ -9,11 +9,12 @@ TOP=$(cd "$TEST_DIRECTORY/../.." && pwd)
 # Makefile, and on build directories of small binaries made to order, to
 # show that each rule fails when broken.
 test_expect_success 'set up a scratch tree' '
-	mkdir -p tree/tools tree/cli tree/sample tree/symbolize good bad &&
+	mkdir -p tree/tools tree/cli tree/sample tree/symbolize tree/tui good bad &&
 	cp "$TOP/tools/check-layering" tree/tools/ &&
 	cp "$TOP/Makefile" tree/ &&
 	printf "#include <gelf.h>\n#include <elfutils/libdwfl.h>\n" >tree/symbolize/ok.c &&
 	printf "#include \"symbolize/elffile.h\"\n" >tree/sample/ok.c &&
+	printf "#include <curses.h>\n#include \"report/tui.h\"\n" >tree/tui/ok.c &&
 	printf "int main(void) { return 0; }\n" >main.c &&
 	printf "void __cyg_profile_func_enter(void *f, void *s) {}\nvoid __cyg_profile_func_exit(void *f, void *s) {}\nvoid *callprof__get_api(void) { return 0; }\nvoid cp_x(void) {}\n" >rt.c &&
 	$CC -o good/callprof main.c &&
@@ -21,7 +22,7 @@ test_expect_success 'set up a scratch tree' '
 	$CC -c -o rt.o rt.c && ar rcs good/libcallprof.a rt.o &&
 	CALLPROF_BUILD=$PWD/good tree/tools/check-layering >out &&
 	cat out &&
-	grep "^6 passed, 0 failed$" out
+	grep "^7 passed, 0 failed$" out
 '
 
 test_expect_success 'an elfutils header outside symbolize/ is one line naming file and line' '
@@ -32,7 +33,7 @@ test_expect_success 'an elfutils header outside symbolize/ is one line naming fi
 	grep "^# cli/x.c:2: #  include <gelf.h> (elfutils outside symbolize/)$" out &&
 	grep "^# cli/x.c:3: #include <dwarf.h>" out &&
 	! grep "symbolize/ok.c" out &&
-	grep "^5 passed, 1 failed$" out &&
+	grep "^6 passed, 1 failed$" out &&
 	rm tree/cli/x.c
 '
 
@@ -43,6 +44,28 @@ test_expect_success 'an include against the layering is named with what is allow
 	grep "^# sample/bad.c:1: sample/ may not include report/ (may: sample symbolize format util)$" out &&
 	! grep "sample/ok.c" out &&
 	rm tree/sample/bad.c
+'
+
+test_expect_success 'the terminal browser may not include the commands above it' '
+	printf "#include \"cli/options.h\"\n" >tree/tui/bad.c &&
+	test_must_fail env CALLPROF_BUILD=$PWD/good tree/tools/check-layering >out &&
+	cat out &&
+	grep "^# tui/bad.c:1: tui/ may not include cli/ (may: tui report symbolize format util)$" out &&
+	! grep "tui/ok.c" out &&
+	rm tree/tui/bad.c
+'
+
+test_expect_success 'a curses header outside tui/ is one line naming file and line' '
+	printf "#include <stdio.h>\n#include <ncursesw/curses.h>\n" >tree/cli/x.c &&
+	printf " # include \"term.h\"\n" >tree/sample/x.c &&
+	test_must_fail env CALLPROF_BUILD=$PWD/good tree/tools/check-layering >out &&
+	cat out &&
+	grep "^not ok - no file outside tui/ includes a curses header$" out &&
+	grep "^# cli/x.c:2: #include <ncursesw/curses.h> (curses outside tui/)$" out &&
+	grep "^# sample/x.c:1: # include \"term.h\" (curses outside tui/)$" out &&
+	! grep "tui/ok.c" out &&
+	grep "^6 passed, 1 failed$" out &&
+	rm tree/cli/x.c tree/sample/x.c
 '
 
 test_expect_success 'elfutils compile flags outside the symbolize/ rule' '
@@ -68,7 +91,7 @@ test_expect_success 'a tool function exported, a runtime name unprefixed or a ho
 	grep "^# .*bad/libcallprof.so: does not export callprof__get_api$" out &&
 	! grep "exports __cyg_profile_func_enter" out &&
 	grep "^# .*bad/libcallprof.a: defines helper (T): not cp_/callprof_-prefixed" out &&
-	grep "^3 passed, 3 failed$" out
+	grep "^4 passed, 3 failed$" out
 '
 
 test_done
