@@ -9,8 +9,8 @@
  * __cyg_profile_func_enter/exit slots of its modules at the copy's hooks,
  * and points them back at the end.
  */
-#ifndef CP_CLI_ATTACH_H
-#define CP_CLI_ATTACH_H
+#ifndef CP_ENGINE_ATTACH_H
+#define CP_ENGINE_ATTACH_H
 
 #include <limits.h>
 #include <stdint.h>
@@ -93,4 +93,4 @@ struct cp_attach_result {
 int cp_attach__run(const struct cp_attach_target *t, const struct cp_attach_opts *o,
 		   struct cp_attach_result *r);
 
-#endif /* CP_CLI_ATTACH_H */
+#endif /* CP_ENGINE_ATTACH_H */
