@@ -155,6 +155,8 @@ struct attach {
 	uint64_t libc_sym_old[2];
 	uint64_t libc_bias;
 	uint64_t dlopen_fn, dlerror_fn;
+	uint64_t restorer;	 /* the C library's __restore_rt */
+	uint64_t stub;		 /* our stub's page (see call) */
 	uint64_t rt_hook[2];	 /* our copy's enter and exit */
 	uint64_t rt_start, rt_stop, rt_release;
 	uint64_t rt_ipose[NIPOSE];	 /* our copy's interposers */
@@ -1265,6 +1267,211 @@ static void release_all(struct attach *a)
 }
 
 /*
+ * The kernel's code for "interrupted, to be restarted through the thread's
+ * restart block" (nanosleep, clock_nanosleep, poll, futex waits with a
+ * timeout), which user space never sees.
+ */
+#define ERESTART_RESTARTBLOCK 516
+
+/* ---- our calls, safe whenever callprof dies ---- */
+
+/*
+ * A call of ours runs on a thread of the process, which must be right at
+ * every instant even if callprof is killed (SIGKILL) meanwhile: the
+ * kernel then lets the thread go on from whatever registers and memory it
+ * has.  So the call is made as the kernel runs a signal handler: below
+ * the thread's stack pointer goes a signal frame (the kernel's
+ * rt_sigframe) holding the registers the thread resumes with, its floating
+ * point state and its signal mask, and the call returns into code that
+ * does rt_sigreturn on it.  The thread, traced or not, ends our call
+ * where it was, exactly: what rt_sigreturn restores is all that the call
+ * changes of it.  Traced, its system calls stop it (PTRACE_SYSCALL), so
+ * that callprof sees the rt_sigreturn that ends the call, and holds the
+ * thread at its end.
+ *
+ * The code returned into: first the C library's own __restore_rt (the
+ * sa_restorer glibc installs: mov $15, %eax; syscall), for one call that
+ * maps a page of ours; then that page's stub, which also keeps the call's
+ * result (rax) in the frame, where callprof reads it at the rt_sigreturn.
+ */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+
+/* The kernel's struct sigcontext (x86-64), as rt_sigreturn reads it. */
+struct ksigcontext {
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip;
+	uint64_t eflags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2;
+	uint64_t fpstate; /* its floating point state: 64-byte aligned */
+	uint64_t reserved[8];
+};
+
+/* The kernel's struct rt_sigframe (x86-64): its ucontext, then its siginfo. */
+struct ksigframe {
+	uint64_t pretcode; /* the return address of the call */
+	uint64_t uc_flags, uc_link;
+	uint64_t ss_sp;	   /* uc_stack: ss_flags 3 is invalid, so that the */
+	int32_t ss_flags;  /* thread's sigaltstack stays as it is */
+	int32_t ss_pad;
+	uint64_t ss_size;
+	struct ksigcontext mc;
+	uint64_t sigmask;
+	unsigned char info[128]; /* not read by rt_sigreturn: the stub puts the result here */
+};
+_Static_assert(sizeof(struct ksigcontext) == 256 && __builtin_offsetof(struct ksigframe, mc) == 48 &&
+		       __builtin_offsetof(struct ksigframe, sigmask) == 304 &&
+		       __builtin_offsetof(struct ksigframe, info) == 312,
+	       "struct ksigframe: the kernel's rt_sigframe layout");
+
+#define UC_FP_XSTATE 0x1
+#define UC_SIGCONTEXT_SS 0x2
+#define UC_STRICT_RESTORE_SS 0x4
+#ifndef FP_XSTATE_MAGIC1
+#define FP_XSTATE_MAGIC1 0x46505853u
+#define FP_XSTATE_MAGIC2 0x46505845u
+#endif
+#define FP_MAX (64 << 10) /* bytes of floating point state (AMX's tiles included) */
+
+/*
+ * The stub, at STUB_CODE of its page (after its magic):
+ *	call *%r11		the function
+ *	mov %rax, 304(%rsp)	its result into the frame's siginfo
+ *	mov $15, %eax		rt_sigreturn
+ *	syscall
+ *	ud2
+ */
+static const unsigned char stub_magic[16] = "callprof-return1";
+static const unsigned char stub_code[] = { 0x41, 0xff, 0xd3, 0x48, 0x89, 0x84, 0x24, 0x30, 0x01,
+					   0x00, 0x00, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+					   0x0f, 0x0b };
+#define STUB_CODE 16
+#define STUB_RETURN (STUB_CODE + 18) /* after its syscall */
+static const unsigned char restore_rt[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+/*
+ * CALLPROF_TEST_KILL_AT=POINT (a test hook, t0550): callprof kills itself
+ * (SIGKILL) at that point of the attach, to show that the process lives
+ * on whatever it was doing then.
+ */
+static void test_kill(const char *point)
+{
+	const char *at = getenv("CALLPROF_TEST_KILL_AT");
+
+	if (at && !strcmp(at, point)) {
+		fprintf(stderr, "callprof: test: killed at %s\n", point);
+		raise(SIGKILL);
+	}
+}
+
+/*
+ * CALLPROF_ATTACH_TIMES=1: how long each phase held the process's threads
+ * (docs/internals/attach.md, "Holding the threads"), one line each.
+ */
+static void held_for(const char *what, const struct timespec *since)
+{
+	struct timespec now;
+
+	if (!getenv("CALLPROF_ATTACH_TIMES"))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fprintf(stderr, "callprof: attach time: %s %.3f ms\n", what,
+		(double)(now.tv_sec - since->tv_sec) * 1e3 +
+			(double)(now.tv_nsec - since->tv_nsec) / 1e6);
+}
+
+/*
+ * The registers a thread stopped with r resumes with, untraced: a system
+ * call its stop interrupted is set to run again, as the kernel does at the
+ * end of a stop without a handler (an -ERESTART* code: rip back to the
+ * syscall instruction, rax the call).  A wait restarted through its
+ * restart block (nanosleep, poll, a timed futex wait), whose record of
+ * what is left our call can overwrite, is started over instead (it then
+ * waits longer than asked, which every such wait allows); a call being
+ * restarted already (restart_syscall) is found by its number, loaded just
+ * before the syscall instruction as the C library does (mov $NR, %eax),
+ * or else left to restart_syscall.
+ */
+static void resume_regs(struct attach *a, struct user_regs_struct *r)
+{
+	long rax = (long)r->rax, nr = (long)r->orig_rax;
+	unsigned char insn[7];
+
+	if (nr < 0)
+		return;
+	if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) {
+		r->rax = r->orig_rax;
+		r->rip -= 2;
+	} else if (rax == -ERESTART_RESTARTBLOCK) {
+		if (mem_read(a, r->rip - 7, insn, 7) || insn[5] != 0x0f || insn[6] != 0x05)
+			nr = SYS_restart_syscall;
+		else if (nr == SYS_restart_syscall && insn[0] == 0xb8)
+			nr = (long)((uint32_t)insn[1] | (uint32_t)insn[2] << 8 |
+				    (uint32_t)insn[3] << 16 | (uint32_t)insn[4] << 24);
+		if (nr < 0 || nr >= 1024)
+			nr = SYS_restart_syscall;
+		r->rax = (unsigned long long)nr;
+		r->rip -= 2;
+	}
+}
+
+/* t's floating point state: the XSAVE area (*xsave 1) or the legacy FXSAVE one. */
+static int get_fp(pid_t tid, unsigned char *buf, size_t *len, int *xsave)
+{
+	struct iovec iov = { buf, FP_MAX };
+
+	if (!ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) && iov.iov_len >= 576) {
+		*len = iov.iov_len;
+		*xsave = 1;
+		return 0;
+	}
+	*xsave = 0;
+	*len = 512;
+	return ptrace(PTRACE_GETFPREGS, tid, NULL, buf) ? -1 : 0;
+}
+
+struct home {
+	struct user_regs_struct regs; /* what the thread resumes with */
+	uint64_t mask;		      /* its signal mask */
+	unsigned char *fp;	      /* its floating point state */
+	size_t fplen;
+	int xsave;
+};
+
+/*
+ * Give t its own state back by hand (the call is given up, or faulted):
+ * mask, floating point state, registers, in that order, so that a
+ * callprof killed between two of them leaves a thread that either ends
+ * the call by itself or is home.
+ */
+static void go_home(struct thread *t, const struct home *h)
+{
+	struct iovec iov = { h->fp, h->fplen };
+
+	ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &h->mask);
+	if (h->xsave)
+		ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov);
+	else
+		ptrace(PTRACE_SETFPREGS, t->tid, NULL, h->fp);
+	ptrace(PTRACE_SETREGS, t->tid, NULL, &h->regs);
+	t->regs = h->regs;
+	t->dirty = 0;
+}
+
+/* Block sig in stopped t's mask (it pends until rt_sigreturn gives the mask back). */
+static void block_signal(struct thread *t, int sig)
+{
+	uint64_t mask;
+
+	if (sig == SIGKILL || sig == SIGSTOP ||
+	    ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &mask))
+		return;
+	mask |= 1ull << (sig - 1);
+	ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &mask);
+}
+
+/*
  * Is t waiting, in our dlopen, for a lock of the dynamic loader that
  * another thread holds (a library being loaded: a slow constructor), and
  * holding none of them itself?  Then giving the call up changes nothing
@@ -1283,7 +1490,14 @@ static int waiting_for_loader(struct attach *a, struct thread *t)
 	struct user_regs_struct r;
 	int in_loader = 0;
 
+	long rax;
+
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) || (long)r.orig_rax != SYS_futex)
+		return 0;
+	/* Interrupted in its wait: a futex that returned may have just taken the lock. */
+	rax = (long)r.rax;
+	if (rax != -ERESTARTSYS && rax != -ERESTARTNOINTR && rax != -ERESTARTNOHAND &&
+	    rax != -ERESTART_RESTARTBLOCK)
 		return 0;
 	for (size_t i = 0; i < a->nmaps; i++) {
 		const struct mapping *m = &a->maps[i];
@@ -1313,101 +1527,119 @@ static int waiting_for_loader(struct attach *a, struct thread *t)
 }
 
 /*
- * call()'s dlopen has waited LOAD_WAIT_MS, or a stop was asked for: if t
- * waits for the loader's lock (waiting_for_loader), stop it and give the
- * call up (its registers back: the caller restores them).  1 if given up.
+ * Make stopped thread t call fn(args) and return its result in *ret
+ * (name: the call's, for the test hook and the times).  It runs on its
+ * own stack, below the red zone, under the signal frame (see above);
+ * data[len] (a string, the settings) is copied there first and its
+ * address is passed where an argument is ~0.  A signal of the program's
+ * that comes meanwhile is blocked and left pending (the kernel requeues a
+ * blocked signal with its siginfo), to be delivered when rt_sigreturn
+ * gives the mask back.  0 with t stopped at the end of rt_sigreturn, its
+ * registers its own; else t has its registers back too (-ETIMEDOUT or
+ * -EINTR: dlopen given up; -EFAULT: the call faulted) or is gone
+ * (-ESRCH).  Without the stub (a->stub 0), the result is rax at the end
+ * of system call result_nr, the only one fn makes.
  */
-static int give_up_load(struct attach *a, struct thread *t)
+static int call(struct attach *a, struct thread *t, const char *name, uint64_t fn,
+		const uint64_t *args, int nargs, const void *data, size_t len, uint64_t *ret,
+		long result_nr)
 {
-	int st, up = 0;
-
-	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL))
-		return 0;
-	for (;;) {
-		pid_t w = waitpid(t->tid, &st, __WALL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 || !WIFSTOPPED(st))
-			return 0; /* gone: call() sees it */
-		if ((st >> 16) == PTRACE_EVENT_STOP)
-			break;
-		keep_signal(t, WSTOPSIG(st)); /* the program's: kept, the wait goes on */
-		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
-	}
-	if (read_maps(a) == 0)
-		up = waiting_for_loader(a, t);
-	if (!up)
-		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
-	return up;
-}
-
-/*
- * The kernel's code for "interrupted, to be restarted through the thread's
- * restart block" (nanosleep, clock_nanosleep, poll, futex waits with a
- * timeout), which user space never sees.
- */
-#define ERESTART_RESTARTBLOCK 516
-
-/*
- * Is the interrupted system call of a thread with registers r to be
- * restarted through its restart block (the kernel's record of what is left
- * of the wait)?  A call of ours run on that thread can overwrite the
- * record: a wait in it that is interrupted and restarted leaves
- * do_no_restart_syscall there, and the thread's own call then returns
- * EINTR, which it would never have seen (measured: nanosleep failed with
- * EINTR after one attach in 80 with a window of a millisecond).
- */
-static int restarts_by_block(const struct user_regs_struct *r)
-{
-	return (long)r->orig_rax == SYS_restart_syscall ||
-	       ((long)r->orig_rax >= 0 && (long)r->rax == -ERESTART_RESTARTBLOCK);
-}
-
-/*
- * Make stopped thread t call fn(args) and return its result in *ret.  It
- * runs on its own stack, below the red zone; data[len] (a string, the
- * settings) is copied there first and its address is passed where an
- * argument is ~0.  The call returns to address 0: the fault is ours, not
- * delivered.  Its registers are restored whatever happens.
- */
-static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t *args, int nargs,
-		const void *data, size_t len, uint64_t *ret)
-{
-	struct user_regs_struct saved = t->regs, r = t->regs;
-	uint64_t sp = (saved.rsp - 1024) & ~(uint64_t)15, zero = 0, daddr = 0;
+	struct user_regs_struct r = t->regs;
 	unsigned long long *argregs[6] = { &r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9 };
-	struct timespec start, now;
-	long looked = -100; /* when give_up_load last looked (ms into the call) */
-	int err = -1, slow = 0;
+	struct home h = { .regs = t->regs };
+	struct ksigframe f;
+	uint64_t top = (t->regs.rsp - 1024) & ~(uint64_t)63, daddr = 0, fpaddr, frame, back;
+	struct timespec start = { 0, 0 }, now;
+	long looked = -100; /* when the loader's lock was last looked at (ms into the call) */
+	int err = -1, slow = 0, in_sys = 0, returning = 0, interrupting = 0, first = 1, pending = 0;
+	char point[64];
 
+	resume_regs(a, &h.regs);
+	h.fp = xmalloc(FP_MAX + 64);
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &h.mask) ||
+	    get_fp(t->tid, h.fp, &h.fplen, &h.xsave))
+		goto out;
 	if (data) {
-		sp = (sp - len) & ~(uint64_t)15;
-		daddr = sp;
-		if (mem_write(a, daddr, data, len))
-			return -1;
+		daddr = (top - len) & ~(uint64_t)63;
+		top = daddr;
 	}
-	sp -= 8;
-	if (mem_write(a, sp, &zero, 8))
-		return -1;
+	fpaddr = (top - h.fplen - 64) & ~(uint64_t)63;
+	frame = ((fpaddr - sizeof(f)) & ~(uint64_t)15) - 8; /* frame + 8 16-byte aligned */
+	memset(&f, 0, sizeof(f));
+	f.pretcode = a->stub ? 0 : a->restorer;
+	f.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	f.ss_flags = 3;
+	f.mc = (struct ksigcontext){ .r8 = h.regs.r8, .r9 = h.regs.r9, .r10 = h.regs.r10,
+				     .r11 = h.regs.r11, .r12 = h.regs.r12, .r13 = h.regs.r13,
+				     .r14 = h.regs.r14, .r15 = h.regs.r15, .rdi = h.regs.rdi,
+				     .rsi = h.regs.rsi, .rbp = h.regs.rbp, .rbx = h.regs.rbx,
+				     .rdx = h.regs.rdx, .rax = h.regs.rax, .rcx = h.regs.rcx,
+				     .rsp = h.regs.rsp, .rip = h.regs.rip, .eflags = h.regs.eflags,
+				     .cs = (uint16_t)h.regs.cs, .ss = (uint16_t)h.regs.ss,
+				     .fpstate = fpaddr };
+	f.sigmask = h.mask;
+	if (h.xsave) {
+		/* The sigframe's software bytes: ptrace's hold XCR0 in their first word. */
+		uint64_t xcr0;
+		uint32_t sw[12] = { FP_XSTATE_MAGIC1, (uint32_t)h.fplen + 4, 0, 0,
+				    (uint32_t)h.fplen }, m2 = FP_XSTATE_MAGIC2;
+
+		memcpy(&xcr0, h.fp + 464, 8);
+		memcpy(&sw[2], &xcr0, 8);
+		if (mem_write(a, fpaddr, h.fp, 464) || mem_write(a, fpaddr + 464, sw, 48) ||
+		    mem_write(a, fpaddr + 512, h.fp + 512, h.fplen - 512) ||
+		    mem_write(a, fpaddr + h.fplen, &m2, 4))
+			goto out;
+		memcpy(h.fp + 464, &xcr0, 8); /* unchanged: go_home writes it back as read */
+	} else if (mem_write(a, fpaddr, h.fp, h.fplen)) {
+		goto out;
+	}
+	if ((data && mem_write(a, daddr, data, len)) || mem_write(a, frame, &f, sizeof(f)))
+		goto out;
 	for (int i = 0; i < nargs && i < 6; i++)
-		*argregs[i] = args[i] == ~0ull ? daddr : args[i];
-	r.rip = fn;
-	r.rsp = sp;
+		*argregs[i] = data && args[i] == ~0ull ? daddr : args[i];
 	r.rax = 0;
-	r.orig_rax = ~0ull; /* no system call to restart */
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) || ptrace(PTRACE_CONT, t->tid, NULL, NULL))
-		return -1;
+	r.orig_rax = ~0ull; /* no system call to restart: the frame has the thread's */
+	if (a->stub) {
+		r.rip = a->stub + STUB_CODE;
+		r.rsp = frame + 8;
+		r.r11 = fn;
+		back = a->stub + STUB_RETURN;
+	} else {
+		r.rip = fn;
+		r.rsp = frame;
+		back = a->restorer + sizeof(restore_rt);
+	}
+	/* A signal t is stopped for is the program's: pending until the call ends. */
+	if (t->nsigs && t->last_stop == t->sigs[0] && t->last_stop != SIGSTOP) {
+		pending = t->sigs[0];
+		block_signal(t, pending);
+		memmove(t->sigs, t->sigs + 1, sizeof(t->sigs[0]) * (size_t)(t->nsigs - 1));
+		memmove(t->info, t->info + 1, sizeof(t->info[0]) * (size_t)(t->nsigs - 1));
+		memmove(t->info_ok, t->info_ok + 1, (size_t)(t->nsigs - 1));
+		t->nsigs--;
+	}
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r))
+		goto out;
+	t->dirty = 0;
+	t->last_stop = 0;
+	snprintf(point, sizeof(point), "%s-set", name);
+	test_kill(point);
+	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, (void *)(long)pending)) {
+		go_home(t, &h);
+		goto out;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		int st;
+		int st, sig;
 		pid_t w = waitpid(t->tid, &st, __WALL | WNOHANG);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 || (w > 0 && (WIFEXITED(st) || WIFSIGNALED(st)))) {
 			t->gone = 1;
-			return -ESRCH;
+			err = -ESRCH;
+			break;
 		}
 		if (w == 0) {
 			struct timespec ms = { 0, 200000 };
@@ -1416,22 +1648,12 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			ms_in = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 			/* Another thread loads a library: give up in bounded time, or when asked. */
-			if (a->loading && (stop_signal || ms_in > LOAD_WAIT_MS) &&
-			    ms_in - looked >= 100) {
+			if (a->loading && !interrupting && !returning &&
+			    (stop_signal || ms_in > LOAD_WAIT_MS) && ms_in - looked >= 100) {
 				looked = ms_in; /* a look every 100 ms at most */
-				if (give_up_load(a, t)) {
-					err = stop_signal ? -EINTR : -ETIMEDOUT;
-					break;
-				}
+				interrupting = !ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 			}
-
-			/*
-			 * No giving up: the call returns to address 0, which only
-			 * we may catch.  Say why we wait, once.
-			 */
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (!slow && (now.tv_sec - start.tv_sec) * 1000 +
-						 (now.tv_nsec - start.tv_nsec) / 1000000 > CALL_TIMEOUT_MS) {
+			if (!slow && ms_in > CALL_TIMEOUT_MS) {
 				cp_warning("attach: thread %d of process %d has not returned from our call "
 					   "for %d s; waiting on (it may wait for a lock)", (int)t->tid,
 					   (int)a->pid, CALL_TIMEOUT_MS / 1000);
@@ -1442,65 +1664,176 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 		}
 		if (!WIFSTOPPED(st))
 			continue;
-		if ((st >> 16) == PTRACE_EVENT_STOP) {
-			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
-			continue;
-		}
-		if (WSTOPSIG(st) == SIGSEGV || WSTOPSIG(st) == SIGBUS || WSTOPSIG(st) == SIGILL ||
-		    WSTOPSIG(st) == SIGFPE) {
-			struct user_regs_struct now_r;
-			siginfo_t si;
+		sig = WSTOPSIG(st);
+		if (sig == (SIGTRAP | 0x80)) {
+			struct user_regs_struct sr;
 
-			if (!ptrace(PTRACE_GETREGS, t->tid, NULL, &now_r) && now_r.rip == 0 &&
-			    WSTOPSIG(st) == SIGSEGV) {
-				*ret = now_r.rax;
-				t->last_stop = SIGSEGV; /* ours: not delivered */
+			in_sys = !in_sys; /* entries and exits alternate */
+			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &sr))
+				continue; /* gone: the next wait tells */
+			if (first) {
+				test_kill(name); /* in the middle of the call */
+				first = 0;
+			}
+			if (returning) {
+				/* The end of rt_sigreturn: t is as it was, and stopped. */
+				t->regs = sr;
 				err = 0;
 				break;
 			}
+			/* Our interrupt stops a thread in a system call at its exit. */
+			if (interrupting && !in_sys) {
+				interrupting = 0;
+				if (read_maps(a) == 0 && waiting_for_loader(a, t)) {
+					go_home(t, &h);
+					err = stop_signal ? -EINTR : -ETIMEDOUT;
+					break;
+				}
+			}
+			if (in_sys && (long)sr.orig_rax == SYS_rt_sigreturn && sr.rip == back &&
+			    sr.rsp == frame + 8) {
+				if (a->stub)
+					mem_read(a, frame + 312, ret, 8);
+				returning = 1;
+				snprintf(point, sizeof(point), "%s-return", name);
+				test_kill(point);
+			} else if (!in_sys && !a->stub && (long)sr.orig_rax == result_nr) {
+				*ret = sr.rax;
+			}
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
+			continue;
+		}
+		if ((st >> 16) == PTRACE_EVENT_STOP) {
+			if (interrupting) {
+				interrupting = 0;
+				if (read_maps(a) == 0 && waiting_for_loader(a, t)) {
+					go_home(t, &h);
+					err = stop_signal ? -EINTR : -ETIMEDOUT;
+					break;
+				}
+			}
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
+			continue;
+		}
+		if (st >> 16) {
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
+			continue;
+		}
+		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+		    sig == SIGTRAP) {
+			siginfo_t si;
+
 			/*
 			 * A fault in the call itself (a bug of ours): resuming would
-			 * fault again for ever.  The thread gets its registers back
+			 * fault again for ever.  The thread gets its own state back
 			 * and goes on, which may leave a lock the call held.
 			 */
 			if (!ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) && si.si_code > 0) {
-				t->last_stop = WSTOPSIG(st);
+				go_home(t, &h);
 				err = -EFAULT;
 				break;
 			}
 		}
-		/* A signal of the program's own: kept for when we let the thread go. */
-		keep_signal(t, WSTOPSIG(st));
-		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+		/*
+		 * The program's: blocked, and so requeued by the kernel, with its
+		 * siginfo.  One the process ignores now (the runtime ignores
+		 * SIGXFSZ and SIGPIPE around its writes) is dropped, as the
+		 * kernel drops it for a thread nobody traces.
+		 */
+		if (ignored(sig)) {
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
+			continue;
+		}
+		block_signal(t, sig);
+		ptrace(PTRACE_SYSCALL, t->tid, NULL, (void *)(long)sig);
 	}
-	/*
-	 * Its own call restarted through its restart block, which ours may
-	 * have overwritten: it is started over instead (its wait then lasts
-	 * longer than asked, which every such wait allows: a sleep, a timed
-	 * wait, a poll).  The arguments are still in their registers.  A call
-	 * being restarted already (restart_syscall) is found by its number,
-	 * loaded just before the system call as the C library does
-	 * (mov $NR, %eax; syscall); else it is left to its restart block.
-	 */
-	if (restarts_by_block(&saved)) {
-		long nr = (long)saved.orig_rax;
-		unsigned char insn[7];
+out:
+	free(h.fp);
+	if (getenv("CALLPROF_ATTACH_TIMES") && err != -1) {
+		snprintf(point, sizeof(point), "call %s", name);
+		held_for(point, &start);
+	}
+	return err;
+}
 
-		if (mem_read(a, saved.rip - 7, insn, 7) || insn[5] != 0x0f || insn[6] != 0x05)
-			nr = -1;
-		else if (nr == SYS_restart_syscall)
-			nr = insn[0] != 0xb8 ? -1 :
-					       (long)((uint32_t)insn[1] | (uint32_t)insn[2] << 8 |
-						      (uint32_t)insn[3] << 16 | (uint32_t)insn[4] << 24);
-		if (nr >= 0 && nr < 1024 && nr != SYS_restart_syscall) {
-			saved.rax = (unsigned long long)nr;
-			saved.rip -= 2;
+/*
+ * The C library's __restore_rt (mov $15, %eax; syscall), found by its
+ * code in the C library's executable mappings (its symbol is local, and
+ * Debian's libc has no .symtab); 0 if none.
+ */
+static uint64_t find_restorer(struct attach *a)
+{
+	const struct module *libc = libc_module(a);
+
+	for (size_t i = 0; libc && i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+		size_t len = m->end - m->start;
+		unsigned char *code;
+		uint64_t at = 0;
+
+		if (m->perms[2] != 'x' || m->inode != libc->inode || m->dev != libc->dev ||
+		    len > (64u << 20))
+			continue;
+		code = xmalloc(len);
+		if (!mem_read(a, m->start, code, len)) {
+			void *p = memmem(code, len, restore_rt, sizeof(restore_rt));
+
+			if (p)
+				at = m->start + (uint64_t)((unsigned char *)p - code);
+		}
+		free(code);
+		if (at)
+			return at;
+	}
+	return 0;
+}
+
+/*
+ * The page of our stub in the process: one an earlier attach mapped
+ * (found by its magic), or a new one, mapped by thread t with the C
+ * library's mmap (anonymous, read and execute: /proc/PID/mem writes it
+ * all the same).  Its magic is written last, so that a page whose writing
+ * callprof did not finish is never taken.  0, or -1 having said why.
+ */
+static int map_stub(struct attach *a, struct thread *t, const char *comm)
+{
+	struct module *libc = libc_module(a);
+	uint64_t mmap_fn = libc ? module_symbol(libc, "mmap", NULL) : 0, page = 0, args[6];
+	int err;
+
+	for (size_t i = 0; i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+		unsigned char b[STUB_CODE + sizeof(stub_code)];
+
+		if (!m->path && !strcmp(m->perms, "r-xp") && m->end - m->start == 4096 &&
+		    !mem_read(a, m->start, b, sizeof(b)) && !memcmp(b, stub_magic, 16) &&
+		    !memcmp(b + STUB_CODE, stub_code, sizeof(stub_code))) {
+			a->stub = m->start;
+			return 0;
 		}
 	}
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
-		return -1;
-	t->regs = saved;
-	return err;
+	a->restorer = find_restorer(a);
+	if (!a->restorer || !mmap_fn)
+		return cp_error("attach: process %d (%s): its C library has no %s", (int)a->pid, comm,
+				mmap_fn ? "__restore_rt (mov $15, %eax; syscall)" : "mmap");
+	args[0] = 0;
+	args[1] = 4096;
+	args[2] = PROT_READ | PROT_EXEC;
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	args[4] = ~0ull; /* fd -1 */
+	args[5] = 0;
+	err = call(a, t, "map", mmap_fn, args, 6, NULL, 0, &page, SYS_mmap);
+	if (err == -ESRCH)
+		return cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
+	if (err || (int64_t)page < 0)
+		return cp_error("attach: process %d (%s) could not map a page for callprof's calls: "
+				"%s", (int)a->pid, comm,
+				err ? "the call did not return" : strerror((int)-(int64_t)page));
+	if (mem_write(a, page + STUB_CODE, stub_code, sizeof(stub_code)) ||
+	    mem_write(a, page, stub_magic, sizeof(stub_magic)))
+		return cp_error("attach: cannot write into process %d (%s)", (int)a->pid, comm);
+	a->stub = page;
+	return 0;
 }
 
 /*
@@ -1860,14 +2193,18 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	char *block;
 	size_t len;
 	int err, best = -1;
+	struct timespec held;
 
 	/* One thread: the best candidate among those in a waiting system call. */
+	clock_gettime(CLOCK_MONOTONIC, &held);
 	phase(STOP_MS);
 	err = grab_all(a);
 	if (err) {
 		release_all(a);
 		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
 	}
+	held_for("seize (every thread)", &held);
+	test_kill("seized");
 	if (judge_filters(a, o, comm)) {
 		release_all(a);
 		return -1;
@@ -1888,10 +2225,16 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
 			release(a, &a->th[i]);
+	held_for("choose (every thread)", &held);
 	if (!t) {
 		release_all(a);
 		return cp_error("attach: process %d (%s) has no thread to load the runtime with",
 				(int)a->pid, comm);
+	}
+	test_kill("chosen");
+	if (map_stub(a, t, comm)) {
+		release_all(a);
+		return -1;
 	}
 	/* A copy loaded before lends us its TLS: static TLS is scarce (see borrow_tls). */
 	{
@@ -1907,12 +2250,12 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	args[0] = ~0ull;
 	args[1] = 2 /* RTLD_NOW */;
 	a->loading = 1;
-	err = call(a, t, a->dlopen_fn, args, 2, a->copy, strlen(a->copy) + 1, &ret);
+	err = call(a, t, "dlopen", a->dlopen_fn, args, 2, a->copy, strlen(a->copy) + 1, &ret, -1);
 	a->loading = 0;
 	if (!err && !ret) {
 		char *why = NULL;
 
-		if (a->dlerror_fn && !call(a, t, a->dlerror_fn, NULL, 0, NULL, 0, &ret))
+		if (a->dlerror_fn && !call(a, t, "dlerror", a->dlerror_fn, NULL, 0, NULL, 0, &ret, -1))
 			why = read_string(a, ret);
 		release_all(a);
 		cp_error("attach: process %d (%s) could not load %s: %s", (int)a->pid, comm, a->copy,
@@ -1972,7 +2315,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	block = env_block(o, a, &len);
 	args[0] = ~0ull;
 	args[1] = len;
-	err = call(a, t, a->rt_start, args, 2, block, len, &ret);
+	err = call(a, t, "start", a->rt_start, args, 2, block, len, &ret, -1);
 	free(block);
 	release_all(a);
 	if (err)
@@ -3021,7 +3364,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
 			release(a, &a->th[i]);
-	err = call(a, t, a->rt_stop, NULL, 0, NULL, 0, &ret);
+	err = call(a, t, "stop", a->rt_stop, NULL, 0, NULL, 0, &ret, -1);
 	release_all(a);
 	if (err == -ESRCH)
 		return ended_or_execd(a);
@@ -3065,7 +3408,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 			if (!a->th[i].gone && in_runtime(a, &a->th[i]))
 				inside = &a->th[i];
 		t = inside ? NULL : pick_caller(a);
-		if (t && call(a, t, a->rt_release, NULL, 0, NULL, 0, &ret) == 0 && !ret)
+		if (t && call(a, t, "release", a->rt_release, NULL, 0, NULL, 0, &ret, -1) == 0 && !ret)
 			a->released = 1;
 		if (getenv("CALLPROF_ATTACH_DEBUG"))
 			fprintf(stderr, "callprof: attach debug: release %s%s%d\n",
