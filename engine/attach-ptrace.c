@@ -324,6 +324,37 @@ static int task_gone(pid_t tid)
 	return !p || p[1] == 'Z' || p[1] == 'X';
 }
 
+/*
+ * CALLPROF_TEST_KILL_AT=POINT (a test hook, t0550): callprof kills itself
+ * (SIGKILL) at that point of the attach, to show that the process lives
+ * on whatever it was doing then.
+ */
+static void test_kill(const char *point)
+{
+	const char *at = getenv("CALLPROF_TEST_KILL_AT");
+
+	if (at && !strcmp(at, point)) {
+		fprintf(stderr, "callprof: test: killed at %s\n", point);
+		raise(SIGKILL);
+	}
+}
+
+/*
+ * CALLPROF_ATTACH_TIMES=1: how long each phase held the process's threads
+ * (docs/internals/attach.md, "Holding the threads"), one line each.
+ */
+static void held_for(const char *what, const struct timespec *since)
+{
+	struct timespec now;
+
+	if (!getenv("CALLPROF_ATTACH_TIMES"))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fprintf(stderr, "callprof: attach time: %s %.3f ms\n", what,
+		(double)(now.tv_sec - since->tv_sec) * 1e3 +
+			(double)(now.tv_nsec - since->tv_nsec) / 1e6);
+}
+
 /* ---- the process's memory ---- */
 
 static int mem_read(struct attach *a, uint64_t addr, void *buf, size_t len)
@@ -904,11 +935,15 @@ static int resend_kept(struct attach *a, struct thread *t, int first)
 }
 
 /* Single-step t (stopped) by one instruction; its stop is wait_stop's. */
+static unsigned steps; /* single steps made in this attach (CALLPROF_ATTACH_TIMES) */
+
 static int step(struct thread *t)
 {
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL))
 		return -1;
 	t->stepping = 1;
+	steps++;
+	test_kill("step");
 	return 0;
 }
 
@@ -1349,37 +1384,6 @@ static const unsigned char stub_code[] = { 0x41, 0xff, 0xd3, 0x48, 0x89, 0x84, 0
 #define STUB_CODE 16
 #define STUB_RETURN (STUB_CODE + 18) /* after its syscall */
 static const unsigned char restore_rt[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
-
-/*
- * CALLPROF_TEST_KILL_AT=POINT (a test hook, t0550): callprof kills itself
- * (SIGKILL) at that point of the attach, to show that the process lives
- * on whatever it was doing then.
- */
-static void test_kill(const char *point)
-{
-	const char *at = getenv("CALLPROF_TEST_KILL_AT");
-
-	if (at && !strcmp(at, point)) {
-		fprintf(stderr, "callprof: test: killed at %s\n", point);
-		raise(SIGKILL);
-	}
-}
-
-/*
- * CALLPROF_ATTACH_TIMES=1: how long each phase held the process's threads
- * (docs/internals/attach.md, "Holding the threads"), one line each.
- */
-static void held_for(const char *what, const struct timespec *since)
-{
-	struct timespec now;
-
-	if (!getenv("CALLPROF_ATTACH_TIMES"))
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	fprintf(stderr, "callprof: attach time: %s %.3f ms\n", what,
-		(double)(now.tv_sec - since->tv_sec) * 1e3 +
-			(double)(now.tv_nsec - since->tv_nsec) / 1e6);
-}
 
 /*
  * The registers a thread stopped with r resumes with, untraced: a system
@@ -2318,6 +2322,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	err = call(a, t, "start", a->rt_start, args, 2, block, len, &ret, -1);
 	free(block);
 	release_all(a);
+	test_kill("started");
 	if (err)
 		return cp_error("attach: process %d (%s) %s while starting the runtime", (int)a->pid, comm,
 				err == -ESRCH ? "ended" : "did not return");
@@ -2587,6 +2592,118 @@ static void stand_hook(struct stand *s, const struct user_regs_struct *r, enum s
 	s->code = s->ur.rip - 1;
 }
 
+struct seed_frame {
+	uint64_t fn, site, sp;
+};
+
+static void open_at(const struct fnmodel *m, uint64_t code, uint64_t site, uint64_t sp,
+		    struct seed_frame *f, int *n, int max);
+static void apply_hook(const struct stand *s, uint64_t site, uint64_t sp, int first,
+		       struct seed_frame *f, int *n, int max);
+
+/* The calls s leaves open in its frame (as open_calls counts them), by entry: n of them in fn. */
+static int stand_opens(struct attach *a, struct cp_unwinder *u, const struct stand *s, uint64_t *fn,
+		       int max)
+{
+	struct seed_frame f[32];
+	struct fnmodel *m = s->code ? model_of(a, u, s->code) : NULL;
+	int n = 0;
+
+	if (m)
+		open_at(m, s->code, 0, 0, f, &n, (int)ARRAY_SIZE(f));
+	apply_hook(s, 0, 0, 0, f, &n, (int)ARRAY_SIZE(f));
+	for (int i = 0; i < n && i < max; i++)
+		fn[i] = f[i].fn;
+	return n < max ? n : max;
+}
+
+/*
+ * Where t's innermost call stands, told from its code without running it
+ * (single steps are what a callprof killed meanwhile makes fatal: the
+ * step's SIGTRAP is delivered once no tracer takes it): every path from
+ * its pc, conditional jumps followed both ways, reaches a call or a
+ * return within a few instructions, and all of them leave the same calls
+ * open in its frame.  1 with *s set, else 0 (and t is stepped).  m is the
+ * model of its function.
+ */
+static int settle_static(struct attach *a, struct cp_unwinder *u, struct thread *t,
+			 const struct fnmodel *m, struct stand *s)
+{
+	unsigned char code[512];
+	uint64_t pc = t->regs.rip, todo[8], seen[96], first[32], fns[32];
+	size_t len = sizeof(code);
+	int ntodo = 0, nseen = 0, nfirst = -1, err;
+
+	while ((err = mem_read(a, pc, code, len)) && len > 16)
+		len /= 2; /* near the end of a mapping */
+	if (err)
+		return 0;
+	todo[ntodo++] = pc;
+	while (ntodo) {
+		uint64_t ip = todo[--ntodo];
+		struct stand o;
+		int n, k, merged = 0;
+
+		memset(&o, 0, sizeof(o));
+		o.ur = t->regs;
+		for (;;) {
+			struct cp_x86_insn in;
+
+			if (ip < pc || ip >= pc + len || nseen == (int)ARRAY_SIZE(seen))
+				return 0;
+			for (int i = 0; i < nseen && !merged; i++)
+				merged = seen[i] == ip; /* joins a path already followed */
+			if (merged)
+				break;
+			seen[nseen++] = ip;
+			if (!cp_x86__decode(code + (ip - pc), len - (ip - pc), ip, &in))
+				return 0;
+			if (in.flow == CP_X86_NEXT) {
+				ip += in.len;
+			} else if (in.flow == CP_X86_JCC && in.has_target && ntodo < (int)ARRAY_SIZE(todo)) {
+				todo[ntodo++] = in.target;
+				ip += in.len;
+			} else if (in.flow == CP_X86_JMP && in.has_target && stub_kind(a, in.target) < 0) {
+				ip = in.target;
+			} else if (in.flow == CP_X86_RET) {
+				o.code = 0; /* it returns: its exit hooks ran */
+				break;
+			} else if (in.flow == CP_X86_CALL) {
+				k = in.has_target ? stub_kind(a, in.target) :
+				    in.has_slot	  ? slot_kind(a, in.slot) :
+						    -1;
+				o.code = ip;
+				if (k >= 0) {
+					const struct cp_unwind_fn *dw = m->dw;
+					uint32_t i = innermost(dw, ip);
+
+					while (i && !m->hooked[i])
+						i = (uint32_t)dw->inst[i].parent;
+					if (!m->hooked[i] || !dw->inst[i].entry)
+						return 0;
+					o.hook = HOOK_NEXT;
+					o.kind = k;
+					o.fn = dw->inst[i].entry;
+				}
+				break;
+			} else {
+				return 0; /* a system call, a trap, an indirect or hook jump: stepped */
+			}
+		}
+		if (merged)
+			continue;
+		n = stand_opens(a, u, &o, fns, (int)ARRAY_SIZE(fns));
+		if (nfirst < 0) {
+			nfirst = n;
+			memcpy(first, fns, sizeof(fns[0]) * (size_t)n);
+			*s = o;
+		} else if (n != nfirst || memcmp(first, fns, sizeof(fns[0]) * (size_t)n)) {
+			return 0; /* the paths differ: only running tells */
+		}
+	}
+	return nfirst >= 0;
+}
+
 /*
  * Where t's innermost call stands (s): t may be moved past the C
  * library's empty hook, or stepped to its next call or return.  At a
@@ -2633,8 +2750,15 @@ static void settle(struct attach *a, struct cp_unwinder *u, struct thread *t, st
 	/*
 	 * In code with hooks: before an enter hook, after an exit hook, or
 	 * between.  Code before the enter and after the exit is straight:
-	 * step to the next call or return, which tells.
+	 * read on to the next call or return, which tells; where the paths
+	 * differ, step to it.  Never a thread stopped for a signal of the
+	 * program's: a step would drop it, to be sent again by callprof,
+	 * which a kill would lose.
 	 */
+	if (settle_static(a, u, t, m, s))
+		return;
+	if (t->nsigs && t->last_stop == t->sigs[0])
+		return; /* in its body */
 	for (int i = 0; i < STEP_LIMIT; i++) {
 		uint64_t pc0 = t->regs.rip, sp0 = t->regs.rsp, top0 = mem_u64(a, sp0);
 		unsigned char insn[2];
@@ -2756,10 +2880,6 @@ static void stand_at(struct attach *a, struct cp_unwinder *u, const struct cp_un
 		}
 	}
 }
-
-struct seed_frame {
-	uint64_t fn, site, sp;
-};
 
 /*
  * Append the calls open at code (in m's function) to f (*n so far, at
@@ -2933,12 +3053,19 @@ static int redirect(struct attach *a, const uint64_t *from, const uint64_t *to, 
 {
 	int changed = 0;
 
-	for (size_t i = 0; i < a->nmods; i++) {
-		struct module *m = &a->mods[i];
+	/*
+	 * Exits first when turning on, enters first when turning off: a
+	 * callprof killed in between leaves exits without their enters
+	 * (counted as unpaired), never enters whose exits are not seen.
+	 */
+	for (int kk = 0; kk < 2; kk++) {
+		int k = restoring ? kk : 1 - kk;
 
-		if (m->runtime)
-			continue;
-		for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < a->nmods; i++) {
+			struct module *m = &a->mods[i];
+
+			if (m->runtime)
+				continue;
 			for (int s = 0; s < m->nslots[k]; s++) {
 				uint64_t v = mem_u64(a, m->slots[k][s]);
 				int lazy = !restoring && v >= m->lo && v < m->hi;
@@ -2950,7 +3077,10 @@ static int redirect(struct attach *a, const uint64_t *from, const uint64_t *to, 
 				if (mem_write(a, m->slots[k][s], &to[k], 8))
 					return -1;
 				changed++;
+				if (kk == 0 && !restoring)
+					test_kill("switch-slots"); /* half the slots: the exits */
 			}
+		}
 	}
 	return changed;
 }
@@ -3133,6 +3263,9 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		free(frames);
 		return refuse_foreign(a->pid, comm, other);
 	}
+	held_for("switch: seize (every thread)", &held);
+	test_kill("switch-seized");
+	steps = 0;
 	u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
 		cp_unwinder__add_module(u, a->mods[i].file, a->mods[i].bias);
@@ -3175,6 +3308,8 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	free_models(a);
 	cp_unwinder__free(u);
 	free(frames);
+	held_for("switch: seeds (every thread)", &held);
+	test_kill("switch-seeded");
 	res->threads = 0;
 	for (size_t i = 0; i < a->nth; i++) {
 		res->threads += !a->th[i].gone;
@@ -3196,9 +3331,13 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	mem_write(a, a->area + AREA_T0, t0, sizeof(t0));
 	mem_write(a, a->area + AREA_NTHREADS, &nseeded, sizeof(nseeded));
 	a->nseeded = nseeded;
+	test_kill("switched");
 	hold_others(a);
 	release_all(a);
 	res->held_on = seconds_since(&held);
+	held_for("switch (every thread)", &held);
+	if (getenv("CALLPROF_ATTACH_TIMES"))
+		fprintf(stderr, "callprof: attach time: switch steps %u\n", steps);
 	return 0;
 }
 
@@ -3207,8 +3346,10 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 /*
  * Might t be inside our runtime: at an instruction of its code, or with a
  * return address into it on the top of its stack (a hook waiting for a
- * lock, a thread's exit folding its tree)?  Then it is stepped out when it
- * is at an instruction of ours and not in a system call; else 1.
+ * lock, a thread's exit folding its tree)?  1 if so, or if it cannot be
+ * told: its caller picks another thread, or lets them all run a moment
+ * and looks again.  (It used to be stepped out of our code: a step is what
+ * a callprof killed meanwhile makes fatal.)
  */
 static int in_runtime(struct attach *a, struct thread *t)
 {
@@ -3219,14 +3360,7 @@ static int in_runtime(struct attach *a, struct thread *t)
 	size_t len;
 	int n, complete = 0, inside = 0;
 
-	for (int i = 0; i < (1 << 20) && t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi;
-	     i++) {
-		if (in_syscall(a, t) || step(t) || wait_stop(t) || get_regs(t))
-			return 1;
-		if (t->last_stop != SIGTRAP)
-			keep_signal(t, t->last_stop);
-		t->dirty = 0; /* the registers are the thread's own again */
-	}
+	/* Not stepped out: a step is fatal to the process if callprof is killed meanwhile. */
 	if (t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi)
 		return 1;
 	/* Its callers: a frame of ours further up (waiting for a lock, say). */
@@ -3300,8 +3434,10 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 {
 	uint64_t libc[2] = { a->libc_hook, a->libc_hook }, ret = 0;
 	struct thread *t;
+	struct timespec held;
 	int err;
 
+	clock_gettime(CLOCK_MONOTONIC, &held);
 	phase(STOP_MS);
 	err = grab_all(a);
 	if (err) {
@@ -3330,11 +3466,13 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 					(int)a->pid, comm);
 		return 2;
 	}
+	test_kill("end-seized");
 	if (write_dynsym(a, a->libc_sym_old, 1) || redirect(a, a->rt_hook, libc, 1) < 0) {
 		release_all(a);
 		return cp_error("attach: cannot restore the GOT of process %d (%s)", (int)a->pid, comm);
 	}
 	unpose(a);
+	test_kill("end-slots");
 	a->u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
 		cp_unwinder__add_module(a->u, a->mods[i].file, a->mods[i].bias);
@@ -3364,6 +3502,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
 			release(a, &a->th[i]);
+	held_for("end: slots (every thread)", &held);
 	err = call(a, t, "stop", a->rt_stop, NULL, 0, NULL, 0, &ret, -1);
 	release_all(a);
 	if (err == -ESRCH)
@@ -3385,6 +3524,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 			a->still++;
 	}
 	a->stopped = 1;
+	test_kill("stopped");
 	/*
 	 * The rings and trees go while no thread can be in our code: the
 	 * kernel would go on sampling into the rings.  A thread that still is
@@ -3396,6 +3536,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 
 		if (attempt)
 			nanosleep(&ms, NULL); /* a thread in a hook leaves it soon */
+		clock_gettime(CLOCK_MONOTONIC, &held);
 		phase(STOP_MS);
 		quiet = 1;
 		err = grab_all(a);
@@ -3416,6 +3557,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 				a->released ? "" : inside ? "inside the runtime: thread " : "no caller ",
 				a->released ? 0 : inside ? (int)inside->tid : 0);
 		release_all(a);
+		held_for("end: release (every thread)", &held);
 	}
 	if (!a->released)
 		cp_warning("attach: process %d (%s): a thread stayed inside callprof's code, so the "
@@ -3451,6 +3593,7 @@ static int window(struct attach *a, int pidfd, double duration)
 {
 	struct timespec t0;
 
+	test_kill("window");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop_signal) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
