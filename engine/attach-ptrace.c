@@ -2629,13 +2629,16 @@ static int stand_opens(struct attach *a, struct cp_unwinder *u, const struct sta
 static int settle_static(struct attach *a, struct cp_unwinder *u, struct thread *t,
 			 const struct fnmodel *m, struct stand *s)
 {
-	unsigned char code[512];
-	uint64_t pc = t->regs.rip, todo[8], seen[96], first[32], fns[32];
+	unsigned char code[768];
+	uint64_t pc = t->regs.rip, base = pc - 256, todo[8], seen[96], first[32], fns[32];
 	size_t len = sizeof(code);
 	int ntodo = 0, nseen = 0, nfirst = -1, err;
 
-	while ((err = mem_read(a, pc, code, len)) && len > 16)
-		len /= 2; /* near the end of a mapping */
+	/* From a little before pc (a loop jumps back), unless that is not mapped. */
+	if (mem_read(a, base, code, 256))
+		base = pc, len -= 256;
+	while ((err = mem_read(a, pc, code + (pc - base), len - (pc - base))) && len - (pc - base) > 16)
+		len = (pc - base) + (len - (pc - base)) / 2; /* near the end of a mapping */
 	if (err)
 		return 0;
 	todo[ntodo++] = pc;
@@ -2649,14 +2652,14 @@ static int settle_static(struct attach *a, struct cp_unwinder *u, struct thread 
 		for (;;) {
 			struct cp_x86_insn in;
 
-			if (ip < pc || ip >= pc + len || nseen == (int)ARRAY_SIZE(seen))
+			if (ip < base || ip >= base + len || nseen == (int)ARRAY_SIZE(seen))
 				return 0;
 			for (int i = 0; i < nseen && !merged; i++)
 				merged = seen[i] == ip; /* joins a path already followed */
 			if (merged)
 				break;
 			seen[nseen++] = ip;
-			if (!cp_x86__decode(code + (ip - pc), len - (ip - pc), ip, &in))
+			if (!cp_x86__decode(code + (ip - base), len - (ip - base), ip, &in))
 				return 0;
 			if (in.flow == CP_X86_NEXT) {
 				ip += in.len;
@@ -2668,10 +2671,17 @@ static int settle_static(struct attach *a, struct cp_unwinder *u, struct thread 
 			} else if (in.flow == CP_X86_RET) {
 				o.code = 0; /* it returns: its exit hooks ran */
 				break;
-			} else if (in.flow == CP_X86_CALL) {
+			} else if (in.flow == CP_X86_CALL || in.flow == CP_X86_JMP) {
 				k = in.has_target ? stub_kind(a, in.target) :
 				    in.has_slot	  ? slot_kind(a, in.slot) :
 						    -1;
+				/*
+				 * A jump to the exit hook at a function's end: its exit
+				 * is next, from this frame (the jump leaves it as the
+				 * hook's caller would see it).  Any other jump: stepped.
+				 */
+				if (in.flow == CP_X86_JMP && k != 1)
+					return 0;
 				o.code = ip;
 				if (k >= 0) {
 					const struct cp_unwind_fn *dw = m->dw;
@@ -2759,6 +2769,9 @@ static void settle(struct attach *a, struct cp_unwinder *u, struct thread *t, st
 		return;
 	if (t->nsigs && t->last_stop == t->sigs[0])
 		return; /* in its body */
+	if (getenv("CALLPROF_ATTACH_DEBUG"))
+		fprintf(stderr, "callprof: attach debug: thread %d stepped from %#llx\n", (int)t->tid,
+			t->regs.rip);
 	for (int i = 0; i < STEP_LIMIT; i++) {
 		uint64_t pc0 = t->regs.rip, sp0 = t->regs.rsp, top0 = mem_u64(a, sp0);
 		unsigned char insn[2];
