@@ -148,6 +148,44 @@ do
 	'
 done
 
+# The copy a killed attach left is inert (before the window) or records
+# on (in it): a later attach then records as usual (the first copy's TLS
+# block, which the second borrows, is not in use), or is refused in one
+# line, the first attach's FILE written at the end.
+test_expect_success 'attached again after a kill before the window: a profile, the target unharmed' '
+	killed_at again started &&
+	start_target again2 &&
+	{
+		CALLPROF_TEST_KILL_AT=switch-seeded "$CALLPROF_BUILD/callprof" attach --duration 0.2 \
+			-o "$PWD/again2-a.cprof" "$pid" 2>again2-a.aerr
+		test $? = 137
+	} &&
+	free "$pid" &&
+	"$CALLPROF_BUILD/callprof" attach --duration 0.3 -o "$PWD/again2.cprof" "$pid" 2>again2.aerr &&
+	grep "wrote .*again2.cprof" again2.aerr &&
+	free "$pid" &&
+	target_done again2 &&
+	test_path_is_missing again2-a.cprof &&
+	"$CALLPROF_BUILD/callprof" report again2.cprof | grep -q fib
+'
+
+test_expect_success 'attached again after a kill in the window: one line, the first profile at the end' '
+	start_target inwin &&
+	{
+		CALLPROF_TEST_KILL_AT=window "$CALLPROF_BUILD/callprof" attach --duration 0.2 \
+			-o "$PWD/inwin.cprof" "$pid" 2>inwin-a.aerr
+		test $? = 137
+	} &&
+	free "$pid" &&
+	test_must_fail "$CALLPROF_BUILD/callprof" attach --duration 0.3 -o "$PWD/inwin2.cprof" \
+		"$pid" 2>inwin2.aerr &&
+	test_line_count = 1 inwin2.aerr &&
+	grep "is being recorded by another callprof attach (or by one that was killed" inwin2.aerr &&
+	target_done inwin &&
+	test_path_is_missing inwin2.cprof &&
+	"$CALLPROF_BUILD/callprof" report inwin.cprof | grep -q fib
+'
+
 # The phases that hold a thread in our code or in a stop, again with the
 # machine loaded (two busy loops: our stops then take longer to come, and
 # the calls to return), three rounds each.
