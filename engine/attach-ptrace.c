@@ -148,6 +148,7 @@ struct attach {
 	size_t nmaps;
 	struct module *mods;
 	size_t nmods;
+	uint64_t mods_sig;	 /* the file mappings the modules were read from (maps_sig) */
 	struct thread *th;
 	size_t nth, th_alloc;
 	uint64_t libc_hook;	 /* the C library's __cyg_profile_func_enter (= exit) */
@@ -449,6 +450,23 @@ static const struct mapping *mapping_of(struct attach *a, uint64_t addr)
 	return NULL;
 }
 
+/* A digest of the process's file mappings (as read_maps last read them): what modules are. */
+static uint64_t maps_sig(const struct attach *a)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+		uint64_t v[4] = { m->start, m->end, m->pgoff, m->inode ^ ((uint64_t)m->dev << 32) };
+
+		if (!m->path)
+			continue;
+		for (int k = 0; k < 4; k++)
+			h = (h ^ v[k]) * 1099511628211ull;
+	}
+	return h;
+}
+
 static void free_modules(struct attach *a)
 {
 	for (size_t i = 0; i < a->nmods; i++) {
@@ -557,7 +575,21 @@ static int read_modules(struct attach *a)
 		}
 		a->mods[a->nmods++] = m;
 	}
+	a->mods_sig = maps_sig(a);
 	return 0;
+}
+
+/*
+ * The modules, read again only if the process's file mappings changed
+ * since they were read (a library loaded or unloaded): with every thread
+ * held, reading /proc/PID/maps is quick, reading every module's ELF file
+ * is not (tens of milliseconds on a loaded machine).
+ */
+static int modules_again(struct attach *a)
+{
+	if (read_maps(a))
+		return -1;
+	return maps_sig(a) == a->mods_sig ? 0 : read_modules(a);
 }
 
 static struct module *module_of(struct attach *a, uint64_t addr)
@@ -2573,6 +2605,7 @@ struct stand {
 	int tail;		    /* it was jumped to: the exiting function has no frame left */
 	int for_caller;		    /* a frame in a hook: the hook call is its caller frame's */
 	int innermost;		    /* fn not known: the hook is the innermost open call's */
+	int ret;		    /* ur is after the frame's return (settle_static) */
 	uint64_t fn, site;	    /* the hook's arguments (this_fn, call_site; 0 if not known) */
 };
 
@@ -2618,6 +2651,37 @@ static int stand_opens(struct attach *a, struct cp_unwinder *u, const struct sta
 }
 
 /*
+ * r after the instruction at code (len bytes, in[0] its decoding), if it
+ * is one of an epilogue's: a pop, leave or a nop.  0, or -1 for another.
+ */
+static int epilogue_insn(struct attach *a, const unsigned char *code, const struct cp_x86_insn *in,
+			 struct user_regs_struct *r)
+{
+	unsigned long long *regs[16] = { &r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp,
+					 &r->rsi, &r->rdi, &r->r8,  &r->r9,  &r->r10, &r->r11,
+					 &r->r12, &r->r13, &r->r14, &r->r15 };
+	int rex = in->len == 2 && code[0] == 0x41;
+	unsigned char op = code[rex];
+
+	if (op >= 0x58 && op <= 0x5f && in->len == 1u + rex) {
+		*regs[(op - 0x58) + 8 * rex] = mem_u64(a, r->rsp);
+		if (op - 0x58 + 8 * rex != 4)
+			r->rsp += 8;
+		return 0;
+	}
+	if (op == 0xc9 && in->len == 1) { /* leave */
+		r->rsp = r->rbp;
+		r->rbp = mem_u64(a, r->rsp);
+		r->rsp += 8;
+		return 0;
+	}
+	if (op == 0x90 || (op == 0x0f && code[1] == 0x1f) ||
+	    (op == 0x66 && (code[1] == 0x90 || (code[1] == 0x0f && code[2] == 0x1f)) && !rex))
+		return 0;
+	return -1;
+}
+
+/*
  * Where t's innermost call stands, told from its code without running it
  * (single steps are what a callprof killed meanwhile makes fatal: the
  * step's SIGTRAP is delivered once no tracer takes it): every path from
@@ -2645,7 +2709,9 @@ static int settle_static(struct attach *a, struct cp_unwinder *u, struct thread 
 	while (ntodo) {
 		uint64_t ip = todo[--ntodo];
 		struct stand o;
-		int n, k, merged = 0;
+		/* The first path, from pc: its registers, while it is an epilogue's. */
+		struct user_regs_struct er = t->regs;
+		int n, k, merged = 0, epilogue = nfirst < 0;
 
 		memset(&o, 0, sizeof(o));
 		o.ur = t->regs;
@@ -2662,14 +2728,30 @@ static int settle_static(struct attach *a, struct cp_unwinder *u, struct thread 
 			if (!cp_x86__decode(code + (ip - base), len - (ip - base), ip, &in))
 				return 0;
 			if (in.flow == CP_X86_NEXT) {
+				if (epilogue && epilogue_insn(a, code + (ip - base), &in, &er))
+					epilogue = 0;
 				ip += in.len;
 			} else if (in.flow == CP_X86_JCC && in.has_target && ntodo < (int)ARRAY_SIZE(todo)) {
+				epilogue = 0;
 				todo[ntodo++] = in.target;
 				ip += in.len;
 			} else if (in.flow == CP_X86_JMP && in.has_target && stub_kind(a, in.target) < 0) {
 				ip = in.target;
 			} else if (in.flow == CP_X86_RET) {
 				o.code = 0; /* it returns: its exit hooks ran */
+				if (epilogue && code[ip - base + in.len - 1] == 0xc3) { /* ret, not ret $N */
+					/*
+					 * Only an epilogue's pops before it: taken here, and
+					 * the return, so that the stack is unwound from the
+					 * caller, as after steps.  From pc the unwinder would
+					 * read the registers just popped below the stack
+					 * pointer, which it does not copy.
+					 */
+					o.ur = er;
+					o.ur.rip = mem_u64(a, er.rsp);
+					o.ur.rsp = er.rsp + 8;
+					o.ret = 1;
+				}
 				break;
 			} else if (in.flow == CP_X86_CALL || in.flow == CP_X86_JMP) {
 				k = in.has_target ? stub_kind(a, in.target) :
@@ -2703,6 +2785,8 @@ static int settle_static(struct attach *a, struct cp_unwinder *u, struct thread 
 		if (merged)
 			continue;
 		n = stand_opens(a, u, &o, fns, (int)ARRAY_SIZE(fns));
+		if (o.ret)
+			o.code = o.ur.rip - 1; /* its caller, in its body at the call */
 		if (nfirst < 0) {
 			nfirst = n;
 			memcpy(first, fns, sizeof(fns[0]) * (size_t)n);
@@ -3248,6 +3332,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	struct timespec mono, held;
 	int err;
 
+	read_modules(a); /* while the threads run; checked again once they are held */
 	clock_gettime(CLOCK_MONOTONIC, &held);
 	phase(STOP_MS);
 	err = grab_all(a);
@@ -3257,7 +3342,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
 	}
 	/* It ended, or ran another program since the load: nothing of what we know holds. */
-	err = read_modules(a);
+	err = modules_again(a);
 	if (err || !runtime_module(a)) {
 		release_all(a);
 		free(frames);
@@ -3450,6 +3535,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	struct timespec held;
 	int err;
 
+	read_modules(a); /* while the threads run; checked again once they are held */
 	clock_gettime(CLOCK_MONOTONIC, &held);
 	phase(STOP_MS);
 	err = grab_all(a);
@@ -3469,7 +3555,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	 * holds nothing of ours.  The old image wrote its profile as it was
 	 * replaced (our execve), or its watcher writes it.
 	 */
-	err = read_modules(a);
+	err = modules_again(a);
 	if (err || !runtime_module(a)) {
 		release_all(a);
 		if (!cp_attach__live_threads(a->pid))

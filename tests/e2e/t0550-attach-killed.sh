@@ -127,7 +127,9 @@ start-return started switch-seized switch-seeded switch-slots switched window en
 end-slots stop-set stop stop-return stopped release-set release release-return'
 
 test_expect_success 'setup' '
-	build_workload s-attach-kill.c
+	build_workload s-attach-kill.c &&
+	build_workload s-attach-busy.c -ldl &&
+	$CC $OPT -g -shared -fPIC -o libslowctor.so "$WORKLOADS/s-lib-slowctor.c"
 '
 
 test_expect_success 'the target alone, and attached to without a kill: its output, status 0' '
@@ -184,6 +186,72 @@ test_expect_success 'attached again after a kill in the window: one line, the fi
 	target_done inwin &&
 	test_path_is_missing inwin2.cprof &&
 	"$CALLPROF_BUILD/callprof" report inwin.cprof | grep -q fib
+'
+
+# Killed while a call of ours waits: the dlopen, for the loader's lock,
+# which a slow constructor of the program's holds (t0514's target,
+# workloads/s-attach-busy.c).  Signals sent meanwhile to every thread
+# (sigqueue: SI_QUEUE, the thread's id as value) reach the one in our call
+# blocked there: the kernel keeps them pending, and the rt_sigreturn that
+# ends the call (the constructor let go after the kill) delivers them with
+# what their sender said, which the target's handler checks.  A real
+# kill -9 from outside, this time.
+test_expect_success 'kill -9 while its dlopen waits for the loader lock: signals sent meanwhile come, with their siginfo' '
+	rm -f lk.go lk.sent lk.ready lk.stop lk.status &&
+	{
+		(
+			SLOW_CTOR_UNTIL=$PWD/lk.go ./t-attach-busy lk.ready lk.stop dlopen-slow \
+				"$PWD/libslowctor.so" siginfo "$PWD/lk.sent" >lk.out 2>lk.err
+			echo $? >lk.status
+		) </dev/null >/dev/null 2>&1 &
+	} &&
+	wait_for lk.ready &&
+	pid=$(cat lk.ready) &&
+	list_started "$pid" &&
+	{ "$CALLPROF_BUILD/callprof" attach --duration 0.5 -o "$PWD/lk.cprof" "$pid" 2>lk.aerr & } &&
+	apid=$! &&
+	_i=0 &&
+	while ! grep -q "^TracerPid:[[:space:]]*[1-9]" /proc/"$pid"/task/*/status 2>/dev/null &&
+		test $_i -lt 500
+	do
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	sleep 0.5 &&
+	python3 - $pid lk.sent <<-\EOT &&
+	import ctypes, os, struct, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	pid, sent = int(sys.argv[1]), 0
+	for tid in sorted(int(t) for t in os.listdir(f"/proc/{pid}/task")):
+	    # siginfo_t: signo, errno, code (SI_QUEUE), pid, uid, value (the tid)
+	    info = ctypes.create_string_buffer(128)
+	    struct.pack_into("iii4xiIq", info, 0, 0, 0, -1, os.getpid(), os.getuid(), tid)
+	    for sig in 10, 12:  # SIGUSR1, SIGUSR2
+	        struct.pack_into("i", info, 0, sig)
+	        if libc.syscall(297, pid, tid, sig, info):  # rt_tgsigqueueinfo
+	            sys.exit(f"rt_tgsigqueueinfo({pid}, {tid}): {os.strerror(ctypes.get_errno())}")
+	        sent += 1
+	open(sys.argv[2], "w").write(f"{sent}\n")
+	EOT
+	grep -q "^TracerPid:[[:space:]]*$apid" /proc/"$pid"/task/*/status &&
+	kill -9 $apid &&
+	{ wait $apid; test $? = 137; } &&
+	free "$pid" &&
+	touch lk.go &&
+	sleep 0.3 &&
+	touch lk.stop &&
+	_i=0 &&
+	while ! test -s lk.status
+	do
+		test $_i -lt 1000 || { echo "lk still running 20 s after stop"; false; } &&
+		sleep 0.02 &&
+		_i=$((_i + 1))
+	done &&
+	cat lk.err &&
+	test "$(cat lk.status)" = 0 &&
+	grep -q "^done threads=[0-9]* anomalies=0\$" lk.out &&
+	test_must_be_empty lk.err &&
+	test_path_is_missing lk.cprof
 '
 
 # The phases that hold a thread in our code or in a stop, again with the
