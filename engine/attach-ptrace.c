@@ -1387,7 +1387,8 @@ struct ksigframe {
 	uint64_t sigmask;
 	unsigned char info[128]; /* not read by rt_sigreturn: the stub puts the result here */
 };
-_Static_assert(sizeof(struct ksigcontext) == 256 && __builtin_offsetof(struct ksigframe, mc) == 48 &&
+_Static_assert(sizeof(struct ksigcontext) == 256 &&
+		       __builtin_offsetof(struct ksigframe, mc) == 48 &&
 		       __builtin_offsetof(struct ksigframe, sigmask) == 304 &&
 		       __builtin_offsetof(struct ksigframe, info) == 312,
 	       "struct ksigframe: the kernel's rt_sigframe layout");
@@ -1626,7 +1627,6 @@ static int call(struct attach *a, struct thread *t, const char *name, uint64_t f
 		    mem_write(a, fpaddr + 512, h.fp + 512, h.fplen - 512) ||
 		    mem_write(a, fpaddr + h.fplen, &m2, 4))
 			goto out;
-		memcpy(h.fp + 464, &xcr0, 8); /* unchanged: go_home writes it back as read */
 	} else if (mem_write(a, fpaddr, h.fp, h.fplen)) {
 		goto out;
 	}
