@@ -1154,6 +1154,7 @@ static int seize(pid_t tid)
 	int r, err;
 
 	sigprocmask(SIG_SETMASK, &wait_mask, &old);
+	/* Never PTRACE_O_EXITKILL: a callprof killed lets the process go on (attach.md, Killed). */
 	r = (int)ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD);
 	err = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);

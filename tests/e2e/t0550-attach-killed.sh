@@ -254,6 +254,59 @@ test_expect_success 'kill -9 while its dlopen waits for the loader lock: signals
 	test_path_is_missing lk.cprof
 '
 
+# Job control: the process stopped (SIGSTOP) while our dlopen waits, then
+# callprof killed.  The kernel puts a thread a dead tracer let go back in
+# the group stop: every thread stays stopped, untraced, until SIGCONT.
+# (An epoll_wait may fail with EINTR after a stop and SIGCONT, with or
+# without callprof: siginfo mode lets the target take it as the program's.)
+test_expect_success 'kill -9 while the process is stopped by job control: it stays stopped; continued, it ends as without callprof' '
+	rm -f jc.go jc.ready jc.stop jc.status &&
+	echo 0 >jc.sent &&
+	{
+		(
+			SLOW_CTOR_UNTIL=$PWD/jc.go ./t-attach-busy jc.ready jc.stop dlopen-slow \
+				"$PWD/libslowctor.so" siginfo "$PWD/jc.sent" >jc.out 2>jc.err
+			echo $? >jc.status
+		) </dev/null >/dev/null 2>&1 &
+	} &&
+	wait_for jc.ready &&
+	pid=$(cat jc.ready) &&
+	list_started "$pid" &&
+	{ "$CALLPROF_BUILD/callprof" attach --duration 0.5 -o "$PWD/jc.cprof" "$pid" 2>jc.aerr & } &&
+	apid=$! &&
+	_i=0 &&
+	while ! grep -q "^TracerPid:[[:space:]]*$apid" /proc/"$pid"/task/*/status 2>/dev/null &&
+		test $_i -lt 500
+	do
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	sleep 0.3 &&
+	kill -STOP "$pid" &&
+	sleep 0.3 &&
+	kill -9 $apid &&
+	{ wait $apid; test $? = 137; } &&
+	sleep 0.3 &&
+	! grep -q "^TracerPid:[[:space:]]*[1-9]" /proc/"$pid"/task/*/status &&
+	! grep "^State:" /proc/"$pid"/task/*/status | grep -v "T (stopped)" &&
+	kill -CONT "$pid" &&
+	free "$pid" &&
+	touch jc.go &&
+	sleep 0.3 &&
+	touch jc.stop &&
+	_i=0 &&
+	while ! test -s jc.status
+	do
+		test $_i -lt 1000 || { echo "jc still running 20 s after stop"; false; } &&
+		sleep 0.02 &&
+		_i=$((_i + 1))
+	done &&
+	cat jc.err &&
+	test "$(cat jc.status)" = 0 &&
+	grep -q "^done threads=[0-9]* anomalies=0\$" jc.out &&
+	test_must_be_empty jc.err
+'
+
 # The phases that hold a thread in our code or in a stop, again with the
 # machine loaded (two busy loops: our stops then take longer to come, and
 # the calls to return), three rounds each.
