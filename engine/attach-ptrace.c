@@ -148,6 +148,7 @@ struct attach {
 	size_t nmaps;
 	struct module *mods;
 	size_t nmods;
+	uint64_t mods_sig;	 /* the file mappings the modules were read from (maps_sig) */
 	struct thread *th;
 	size_t nth, th_alloc;
 	uint64_t libc_hook;	 /* the C library's __cyg_profile_func_enter (= exit) */
@@ -155,6 +156,8 @@ struct attach {
 	uint64_t libc_sym_old[2];
 	uint64_t libc_bias;
 	uint64_t dlopen_fn, dlerror_fn;
+	uint64_t restorer;	 /* the C library's __restore_rt */
+	uint64_t stub;		 /* our stub's page (see call) */
 	uint64_t rt_hook[2];	 /* our copy's enter and exit */
 	uint64_t rt_start, rt_stop, rt_release;
 	uint64_t rt_ipose[NIPOSE];	 /* our copy's interposers */
@@ -322,6 +325,37 @@ static int task_gone(pid_t tid)
 	return !p || p[1] == 'Z' || p[1] == 'X';
 }
 
+/*
+ * CALLPROF_TEST_KILL_AT=POINT (a test hook, t0550): callprof kills itself
+ * (SIGKILL) at that point of the attach, to show that the process lives
+ * on whatever it was doing then.
+ */
+static void test_kill(const char *point)
+{
+	const char *at = getenv("CALLPROF_TEST_KILL_AT");
+
+	if (at && !strcmp(at, point)) {
+		fprintf(stderr, "callprof: test: killed at %s\n", point);
+		raise(SIGKILL);
+	}
+}
+
+/*
+ * CALLPROF_ATTACH_TIMES=1: how long each phase held the process's threads
+ * (docs/internals/attach.md, "Holding the threads"), one line each.
+ */
+static void held_for(const char *what, const struct timespec *since)
+{
+	struct timespec now;
+
+	if (!getenv("CALLPROF_ATTACH_TIMES"))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fprintf(stderr, "callprof: attach time: %s %.3f ms\n", what,
+		(double)(now.tv_sec - since->tv_sec) * 1e3 +
+			(double)(now.tv_nsec - since->tv_nsec) / 1e6);
+}
+
 /* ---- the process's memory ---- */
 
 static int mem_read(struct attach *a, uint64_t addr, void *buf, size_t len)
@@ -414,6 +448,23 @@ static const struct mapping *mapping_of(struct attach *a, uint64_t addr)
 		if (addr >= a->maps[i].start && addr < a->maps[i].end)
 			return &a->maps[i];
 	return NULL;
+}
+
+/* A digest of the process's file mappings (as read_maps last read them): what modules are. */
+static uint64_t maps_sig(const struct attach *a)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+		uint64_t v[4] = { m->start, m->end, m->pgoff, m->inode ^ ((uint64_t)m->dev << 32) };
+
+		if (!m->path)
+			continue;
+		for (int k = 0; k < 4; k++)
+			h = (h ^ v[k]) * 1099511628211ull;
+	}
+	return h;
 }
 
 static void free_modules(struct attach *a)
@@ -524,7 +575,21 @@ static int read_modules(struct attach *a)
 		}
 		a->mods[a->nmods++] = m;
 	}
+	a->mods_sig = maps_sig(a);
 	return 0;
+}
+
+/*
+ * The modules, read again only if the process's file mappings changed
+ * since they were read (a library loaded or unloaded): with every thread
+ * held, reading /proc/PID/maps is quick, reading every module's ELF file
+ * is not (tens of milliseconds on a loaded machine).
+ */
+static int modules_again(struct attach *a)
+{
+	if (read_maps(a))
+		return -1;
+	return maps_sig(a) == a->mods_sig ? 0 : read_modules(a);
 }
 
 static struct module *module_of(struct attach *a, uint64_t addr)
@@ -902,11 +967,15 @@ static int resend_kept(struct attach *a, struct thread *t, int first)
 }
 
 /* Single-step t (stopped) by one instruction; its stop is wait_stop's. */
+static unsigned steps; /* single steps made in this attach (CALLPROF_ATTACH_TIMES) */
+
 static int step(struct thread *t)
 {
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL))
 		return -1;
 	t->stepping = 1;
+	steps++;
+	test_kill("step");
 	return 0;
 }
 
@@ -1085,6 +1154,7 @@ static int seize(pid_t tid)
 	int r, err;
 
 	sigprocmask(SIG_SETMASK, &wait_mask, &old);
+	/* Never PTRACE_O_EXITKILL: a callprof killed lets the process go on (attach.md, Killed). */
 	r = (int)ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD);
 	err = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -1265,6 +1335,181 @@ static void release_all(struct attach *a)
 }
 
 /*
+ * The kernel's code for "interrupted, to be restarted through the thread's
+ * restart block" (nanosleep, clock_nanosleep, poll, futex waits with a
+ * timeout), which user space never sees.
+ */
+#define ERESTART_RESTARTBLOCK 516
+
+/* ---- our calls, safe whenever callprof dies ---- */
+
+/*
+ * A call of ours runs on a thread of the process, which must be right at
+ * every instant even if callprof is killed (SIGKILL) meanwhile: the
+ * kernel then lets the thread go on from whatever registers and memory it
+ * has.  So the call is made as the kernel runs a signal handler: below
+ * the thread's stack pointer goes a signal frame (the kernel's
+ * rt_sigframe) holding the registers the thread resumes with, its floating
+ * point state and its signal mask, and the call returns into code that
+ * does rt_sigreturn on it.  The thread, traced or not, ends our call
+ * where it was, exactly: what rt_sigreturn restores is all that the call
+ * changes of it.  Traced, its system calls stop it (PTRACE_SYSCALL), so
+ * that callprof sees the rt_sigreturn that ends the call, and holds the
+ * thread at its end.
+ *
+ * The code returned into: first the C library's own __restore_rt (the
+ * sa_restorer glibc installs: mov $15, %eax; syscall), for one call that
+ * maps a page of ours; then that page's stub, which also keeps the call's
+ * result (rax) in the frame, where callprof reads it at the rt_sigreturn.
+ */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+
+/* The kernel's struct sigcontext (x86-64), as rt_sigreturn reads it. */
+struct ksigcontext {
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip;
+	uint64_t eflags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2;
+	uint64_t fpstate; /* its floating point state: 64-byte aligned */
+	uint64_t reserved[8];
+};
+
+/* The kernel's struct rt_sigframe (x86-64): its ucontext, then its siginfo. */
+struct ksigframe {
+	uint64_t pretcode; /* the return address of the call */
+	uint64_t uc_flags, uc_link;
+	uint64_t ss_sp;	   /* uc_stack: ss_flags 3 is invalid, so that the */
+	int32_t ss_flags;  /* thread's sigaltstack stays as it is */
+	int32_t ss_pad;
+	uint64_t ss_size;
+	struct ksigcontext mc;
+	uint64_t sigmask;
+	unsigned char info[128]; /* not read by rt_sigreturn: the stub puts the result here */
+};
+_Static_assert(sizeof(struct ksigcontext) == 256 &&
+		       __builtin_offsetof(struct ksigframe, mc) == 48 &&
+		       __builtin_offsetof(struct ksigframe, sigmask) == 304 &&
+		       __builtin_offsetof(struct ksigframe, info) == 312,
+	       "struct ksigframe: the kernel's rt_sigframe layout");
+
+#define UC_FP_XSTATE 0x1
+#define UC_SIGCONTEXT_SS 0x2
+#define UC_STRICT_RESTORE_SS 0x4
+#ifndef FP_XSTATE_MAGIC1
+#define FP_XSTATE_MAGIC1 0x46505853u
+#define FP_XSTATE_MAGIC2 0x46505845u
+#endif
+#define FP_MAX (64 << 10) /* bytes of floating point state (AMX's tiles included) */
+
+/*
+ * The stub, at STUB_CODE of its page (after its magic):
+ *	call *%r11		the function
+ *	mov %rax, 304(%rsp)	its result into the frame's siginfo
+ *	mov $15, %eax		rt_sigreturn
+ *	syscall
+ *	ud2
+ */
+static const unsigned char stub_magic[16] = "callprof-return1";
+static const unsigned char stub_code[] = { 0x41, 0xff, 0xd3, 0x48, 0x89, 0x84, 0x24, 0x30, 0x01,
+					   0x00, 0x00, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+					   0x0f, 0x0b };
+#define STUB_CODE 16
+#define STUB_RETURN (STUB_CODE + 18) /* after its syscall */
+static const unsigned char restore_rt[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+/*
+ * The registers a thread stopped with r resumes with, untraced: a system
+ * call its stop interrupted is set to run again, as the kernel does at the
+ * end of a stop without a handler (an -ERESTART* code: rip back to the
+ * syscall instruction, rax the call).  A wait restarted through its
+ * restart block (nanosleep, poll, a timed futex wait), whose record of
+ * what is left our call can overwrite, is started over instead (it then
+ * waits longer than asked, which every such wait allows); a call being
+ * restarted already (restart_syscall) is found by its number, loaded just
+ * before the syscall instruction as the C library does (mov $NR, %eax),
+ * or else left to restart_syscall.
+ */
+static void resume_regs(struct attach *a, struct user_regs_struct *r)
+{
+	long rax = (long)r->rax, nr = (long)r->orig_rax;
+	unsigned char insn[7];
+
+	if (nr < 0)
+		return;
+	if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) {
+		r->rax = r->orig_rax;
+		r->rip -= 2;
+	} else if (rax == -ERESTART_RESTARTBLOCK) {
+		if (mem_read(a, r->rip - 7, insn, 7) || insn[5] != 0x0f || insn[6] != 0x05)
+			nr = SYS_restart_syscall;
+		else if (nr == SYS_restart_syscall && insn[0] == 0xb8)
+			nr = (long)((uint32_t)insn[1] | (uint32_t)insn[2] << 8 |
+				    (uint32_t)insn[3] << 16 | (uint32_t)insn[4] << 24);
+		if (nr < 0 || nr >= 1024)
+			nr = SYS_restart_syscall;
+		r->rax = (unsigned long long)nr;
+		r->rip -= 2;
+	}
+}
+
+/* t's floating point state: the XSAVE area (*xsave 1) or the legacy FXSAVE one. */
+static int get_fp(pid_t tid, unsigned char *buf, size_t *len, int *xsave)
+{
+	struct iovec iov = { buf, FP_MAX };
+
+	if (!ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) && iov.iov_len >= 576) {
+		*len = iov.iov_len;
+		*xsave = 1;
+		return 0;
+	}
+	*xsave = 0;
+	*len = 512;
+	return ptrace(PTRACE_GETFPREGS, tid, NULL, buf) ? -1 : 0;
+}
+
+struct home {
+	struct user_regs_struct regs; /* what the thread resumes with */
+	uint64_t mask;		      /* its signal mask */
+	unsigned char *fp;	      /* its floating point state */
+	size_t fplen;
+	int xsave;
+};
+
+/*
+ * Give t its own state back by hand (the call is given up, or faulted):
+ * mask, floating point state, registers, in that order, so that a
+ * callprof killed between two of them leaves a thread that either ends
+ * the call by itself or is home.
+ */
+static void go_home(struct thread *t, const struct home *h)
+{
+	struct iovec iov = { h->fp, h->fplen };
+
+	ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &h->mask);
+	if (h->xsave)
+		ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov);
+	else
+		ptrace(PTRACE_SETFPREGS, t->tid, NULL, h->fp);
+	ptrace(PTRACE_SETREGS, t->tid, NULL, &h->regs);
+	t->regs = h->regs;
+	t->dirty = 0;
+}
+
+/* Block sig in stopped t's mask (it pends until rt_sigreturn gives the mask back). */
+static void block_signal(struct thread *t, int sig)
+{
+	uint64_t mask;
+
+	if (sig == SIGKILL || sig == SIGSTOP ||
+	    ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &mask))
+		return;
+	mask |= 1ull << (sig - 1);
+	ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &mask);
+}
+
+/*
  * Is t waiting, in our dlopen, for a lock of the dynamic loader that
  * another thread holds (a library being loaded: a slow constructor), and
  * holding none of them itself?  Then giving the call up changes nothing
@@ -1283,7 +1528,14 @@ static int waiting_for_loader(struct attach *a, struct thread *t)
 	struct user_regs_struct r;
 	int in_loader = 0;
 
+	long rax;
+
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) || (long)r.orig_rax != SYS_futex)
+		return 0;
+	/* Interrupted in its wait: a futex that returned may have just taken the lock. */
+	rax = (long)r.rax;
+	if (rax != -ERESTARTSYS && rax != -ERESTARTNOINTR && rax != -ERESTARTNOHAND &&
+	    rax != -ERESTART_RESTARTBLOCK)
 		return 0;
 	for (size_t i = 0; i < a->nmaps; i++) {
 		const struct mapping *m = &a->maps[i];
@@ -1313,101 +1565,118 @@ static int waiting_for_loader(struct attach *a, struct thread *t)
 }
 
 /*
- * call()'s dlopen has waited LOAD_WAIT_MS, or a stop was asked for: if t
- * waits for the loader's lock (waiting_for_loader), stop it and give the
- * call up (its registers back: the caller restores them).  1 if given up.
+ * Make stopped thread t call fn(args) and return its result in *ret
+ * (name: the call's, for the test hook and the times).  It runs on its
+ * own stack, below the red zone, under the signal frame (see above);
+ * data[len] (a string, the settings) is copied there first and its
+ * address is passed where an argument is ~0.  A signal of the program's
+ * that comes meanwhile is blocked and left pending (the kernel requeues a
+ * blocked signal with its siginfo), to be delivered when rt_sigreturn
+ * gives the mask back.  0 with t stopped at the end of rt_sigreturn, its
+ * registers its own; else t has its registers back too (-ETIMEDOUT or
+ * -EINTR: dlopen given up; -EFAULT: the call faulted) or is gone
+ * (-ESRCH).  Without the stub (a->stub 0), the result is rax at the end
+ * of system call result_nr, the only one fn makes.
  */
-static int give_up_load(struct attach *a, struct thread *t)
+static int call(struct attach *a, struct thread *t, const char *name, uint64_t fn,
+		const uint64_t *args, int nargs, const void *data, size_t len, uint64_t *ret,
+		long result_nr)
 {
-	int st, up = 0;
-
-	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL))
-		return 0;
-	for (;;) {
-		pid_t w = waitpid(t->tid, &st, __WALL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 || !WIFSTOPPED(st))
-			return 0; /* gone: call() sees it */
-		if ((st >> 16) == PTRACE_EVENT_STOP)
-			break;
-		keep_signal(t, WSTOPSIG(st)); /* the program's: kept, the wait goes on */
-		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
-	}
-	if (read_maps(a) == 0)
-		up = waiting_for_loader(a, t);
-	if (!up)
-		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
-	return up;
-}
-
-/*
- * The kernel's code for "interrupted, to be restarted through the thread's
- * restart block" (nanosleep, clock_nanosleep, poll, futex waits with a
- * timeout), which user space never sees.
- */
-#define ERESTART_RESTARTBLOCK 516
-
-/*
- * Is the interrupted system call of a thread with registers r to be
- * restarted through its restart block (the kernel's record of what is left
- * of the wait)?  A call of ours run on that thread can overwrite the
- * record: a wait in it that is interrupted and restarted leaves
- * do_no_restart_syscall there, and the thread's own call then returns
- * EINTR, which it would never have seen (measured: nanosleep failed with
- * EINTR after one attach in 80 with a window of a millisecond).
- */
-static int restarts_by_block(const struct user_regs_struct *r)
-{
-	return (long)r->orig_rax == SYS_restart_syscall ||
-	       ((long)r->orig_rax >= 0 && (long)r->rax == -ERESTART_RESTARTBLOCK);
-}
-
-/*
- * Make stopped thread t call fn(args) and return its result in *ret.  It
- * runs on its own stack, below the red zone; data[len] (a string, the
- * settings) is copied there first and its address is passed where an
- * argument is ~0.  The call returns to address 0: the fault is ours, not
- * delivered.  Its registers are restored whatever happens.
- */
-static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t *args, int nargs,
-		const void *data, size_t len, uint64_t *ret)
-{
-	struct user_regs_struct saved = t->regs, r = t->regs;
-	uint64_t sp = (saved.rsp - 1024) & ~(uint64_t)15, zero = 0, daddr = 0;
+	struct user_regs_struct r = t->regs;
 	unsigned long long *argregs[6] = { &r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9 };
-	struct timespec start, now;
-	long looked = -100; /* when give_up_load last looked (ms into the call) */
-	int err = -1, slow = 0;
+	struct home h = { .regs = t->regs };
+	struct ksigframe f;
+	uint64_t top = (t->regs.rsp - 1024) & ~(uint64_t)63, daddr = 0, fpaddr, frame, back;
+	struct timespec start = { 0, 0 }, now;
+	long looked = -100; /* when the loader's lock was last looked at (ms into the call) */
+	int err = -1, slow = 0, in_sys = 0, returning = 0, interrupting = 0, first = 1, pending = 0;
+	char point[64];
 
+	resume_regs(a, &h.regs);
+	h.fp = xmalloc(FP_MAX + 64);
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &h.mask) ||
+	    get_fp(t->tid, h.fp, &h.fplen, &h.xsave))
+		goto out;
 	if (data) {
-		sp = (sp - len) & ~(uint64_t)15;
-		daddr = sp;
-		if (mem_write(a, daddr, data, len))
-			return -1;
+		daddr = (top - len) & ~(uint64_t)63;
+		top = daddr;
 	}
-	sp -= 8;
-	if (mem_write(a, sp, &zero, 8))
-		return -1;
+	fpaddr = (top - h.fplen - 64) & ~(uint64_t)63;
+	frame = ((fpaddr - sizeof(f)) & ~(uint64_t)15) - 8; /* frame + 8 16-byte aligned */
+	memset(&f, 0, sizeof(f));
+	f.pretcode = a->stub ? 0 : a->restorer;
+	f.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	f.ss_flags = 3;
+	f.mc = (struct ksigcontext){ .r8 = h.regs.r8, .r9 = h.regs.r9, .r10 = h.regs.r10,
+				     .r11 = h.regs.r11, .r12 = h.regs.r12, .r13 = h.regs.r13,
+				     .r14 = h.regs.r14, .r15 = h.regs.r15, .rdi = h.regs.rdi,
+				     .rsi = h.regs.rsi, .rbp = h.regs.rbp, .rbx = h.regs.rbx,
+				     .rdx = h.regs.rdx, .rax = h.regs.rax, .rcx = h.regs.rcx,
+				     .rsp = h.regs.rsp, .rip = h.regs.rip, .eflags = h.regs.eflags,
+				     .cs = (uint16_t)h.regs.cs, .ss = (uint16_t)h.regs.ss,
+				     .fpstate = fpaddr };
+	f.sigmask = h.mask;
+	if (h.xsave) {
+		/* The sigframe's software bytes: ptrace's hold XCR0 in their first word. */
+		uint64_t xcr0;
+		uint32_t sw[12] = { FP_XSTATE_MAGIC1, (uint32_t)h.fplen + 4, 0, 0,
+				    (uint32_t)h.fplen }, m2 = FP_XSTATE_MAGIC2;
+
+		memcpy(&xcr0, h.fp + 464, 8);
+		memcpy(&sw[2], &xcr0, 8);
+		if (mem_write(a, fpaddr, h.fp, 464) || mem_write(a, fpaddr + 464, sw, 48) ||
+		    mem_write(a, fpaddr + 512, h.fp + 512, h.fplen - 512) ||
+		    mem_write(a, fpaddr + h.fplen, &m2, 4))
+			goto out;
+	} else if (mem_write(a, fpaddr, h.fp, h.fplen)) {
+		goto out;
+	}
+	if ((data && mem_write(a, daddr, data, len)) || mem_write(a, frame, &f, sizeof(f)))
+		goto out;
 	for (int i = 0; i < nargs && i < 6; i++)
-		*argregs[i] = args[i] == ~0ull ? daddr : args[i];
-	r.rip = fn;
-	r.rsp = sp;
+		*argregs[i] = data && args[i] == ~0ull ? daddr : args[i];
 	r.rax = 0;
-	r.orig_rax = ~0ull; /* no system call to restart */
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) || ptrace(PTRACE_CONT, t->tid, NULL, NULL))
-		return -1;
+	r.orig_rax = ~0ull; /* no system call to restart: the frame has the thread's */
+	if (a->stub) {
+		r.rip = a->stub + STUB_CODE;
+		r.rsp = frame + 8;
+		r.r11 = fn;
+		back = a->stub + STUB_RETURN;
+	} else {
+		r.rip = fn;
+		r.rsp = frame;
+		back = a->restorer + sizeof(restore_rt);
+	}
+	/* A signal t is stopped for is the program's: pending until the call ends. */
+	if (t->nsigs && t->last_stop == t->sigs[0] && t->last_stop != SIGSTOP) {
+		pending = t->sigs[0];
+		block_signal(t, pending);
+		memmove(t->sigs, t->sigs + 1, sizeof(t->sigs[0]) * (size_t)(t->nsigs - 1));
+		memmove(t->info, t->info + 1, sizeof(t->info[0]) * (size_t)(t->nsigs - 1));
+		memmove(t->info_ok, t->info_ok + 1, (size_t)(t->nsigs - 1));
+		t->nsigs--;
+	}
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r))
+		goto out;
+	t->dirty = 0;
+	t->last_stop = 0;
+	snprintf(point, sizeof(point), "%s-set", name);
+	test_kill(point);
+	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, (void *)(long)pending)) {
+		go_home(t, &h);
+		goto out;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		int st;
+		int st, sig;
 		pid_t w = waitpid(t->tid, &st, __WALL | WNOHANG);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 || (w > 0 && (WIFEXITED(st) || WIFSIGNALED(st)))) {
 			t->gone = 1;
-			return -ESRCH;
+			err = -ESRCH;
+			break;
 		}
 		if (w == 0) {
 			struct timespec ms = { 0, 200000 };
@@ -1416,22 +1685,12 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			ms_in = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 			/* Another thread loads a library: give up in bounded time, or when asked. */
-			if (a->loading && (stop_signal || ms_in > LOAD_WAIT_MS) &&
-			    ms_in - looked >= 100) {
+			if (a->loading && !interrupting && !returning &&
+			    (stop_signal || ms_in > LOAD_WAIT_MS) && ms_in - looked >= 100) {
 				looked = ms_in; /* a look every 100 ms at most */
-				if (give_up_load(a, t)) {
-					err = stop_signal ? -EINTR : -ETIMEDOUT;
-					break;
-				}
+				interrupting = !ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 			}
-
-			/*
-			 * No giving up: the call returns to address 0, which only
-			 * we may catch.  Say why we wait, once.
-			 */
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (!slow && (now.tv_sec - start.tv_sec) * 1000 +
-						 (now.tv_nsec - start.tv_nsec) / 1000000 > CALL_TIMEOUT_MS) {
+			if (!slow && ms_in > CALL_TIMEOUT_MS) {
 				cp_warning("attach: thread %d of process %d has not returned from our call "
 					   "for %d s; waiting on (it may wait for a lock)", (int)t->tid,
 					   (int)a->pid, CALL_TIMEOUT_MS / 1000);
@@ -1442,65 +1701,176 @@ static int call(struct attach *a, struct thread *t, uint64_t fn, const uint64_t 
 		}
 		if (!WIFSTOPPED(st))
 			continue;
-		if ((st >> 16) == PTRACE_EVENT_STOP) {
-			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
-			continue;
-		}
-		if (WSTOPSIG(st) == SIGSEGV || WSTOPSIG(st) == SIGBUS || WSTOPSIG(st) == SIGILL ||
-		    WSTOPSIG(st) == SIGFPE) {
-			struct user_regs_struct now_r;
-			siginfo_t si;
+		sig = WSTOPSIG(st);
+		if (sig == (SIGTRAP | 0x80)) {
+			struct user_regs_struct sr;
 
-			if (!ptrace(PTRACE_GETREGS, t->tid, NULL, &now_r) && now_r.rip == 0 &&
-			    WSTOPSIG(st) == SIGSEGV) {
-				*ret = now_r.rax;
-				t->last_stop = SIGSEGV; /* ours: not delivered */
+			in_sys = !in_sys; /* entries and exits alternate */
+			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &sr))
+				continue; /* gone: the next wait tells */
+			if (first) {
+				test_kill(name); /* in the middle of the call */
+				first = 0;
+			}
+			if (returning) {
+				/* The end of rt_sigreturn: t is as it was, and stopped. */
+				t->regs = sr;
 				err = 0;
 				break;
 			}
+			/* Our interrupt stops a thread in a system call at its exit. */
+			if (interrupting && !in_sys) {
+				interrupting = 0;
+				if (read_maps(a) == 0 && waiting_for_loader(a, t)) {
+					go_home(t, &h);
+					err = stop_signal ? -EINTR : -ETIMEDOUT;
+					break;
+				}
+			}
+			if (in_sys && (long)sr.orig_rax == SYS_rt_sigreturn && sr.rip == back &&
+			    sr.rsp == frame + 8) {
+				if (a->stub)
+					mem_read(a, frame + 312, ret, 8);
+				returning = 1;
+				snprintf(point, sizeof(point), "%s-return", name);
+				test_kill(point);
+			} else if (!in_sys && !a->stub && (long)sr.orig_rax == result_nr) {
+				*ret = sr.rax;
+			}
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
+			continue;
+		}
+		if ((st >> 16) == PTRACE_EVENT_STOP) {
+			if (interrupting) {
+				interrupting = 0;
+				if (read_maps(a) == 0 && waiting_for_loader(a, t)) {
+					go_home(t, &h);
+					err = stop_signal ? -EINTR : -ETIMEDOUT;
+					break;
+				}
+			}
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
+			continue;
+		}
+		if (st >> 16) {
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
+			continue;
+		}
+		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+		    sig == SIGTRAP) {
+			siginfo_t si;
+
 			/*
 			 * A fault in the call itself (a bug of ours): resuming would
-			 * fault again for ever.  The thread gets its registers back
+			 * fault again for ever.  The thread gets its own state back
 			 * and goes on, which may leave a lock the call held.
 			 */
 			if (!ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) && si.si_code > 0) {
-				t->last_stop = WSTOPSIG(st);
+				go_home(t, &h);
 				err = -EFAULT;
 				break;
 			}
 		}
-		/* A signal of the program's own: kept for when we let the thread go. */
-		keep_signal(t, WSTOPSIG(st));
-		ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+		/*
+		 * The program's: blocked, and so requeued by the kernel, with its
+		 * siginfo.  One the process ignores now (the runtime ignores
+		 * SIGXFSZ and SIGPIPE around its writes) is dropped, as the
+		 * kernel drops it for a thread nobody traces.
+		 */
+		if (ignored(sig)) {
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
+			continue;
+		}
+		block_signal(t, sig);
+		ptrace(PTRACE_SYSCALL, t->tid, NULL, (void *)(long)sig);
 	}
-	/*
-	 * Its own call restarted through its restart block, which ours may
-	 * have overwritten: it is started over instead (its wait then lasts
-	 * longer than asked, which every such wait allows: a sleep, a timed
-	 * wait, a poll).  The arguments are still in their registers.  A call
-	 * being restarted already (restart_syscall) is found by its number,
-	 * loaded just before the system call as the C library does
-	 * (mov $NR, %eax; syscall); else it is left to its restart block.
-	 */
-	if (restarts_by_block(&saved)) {
-		long nr = (long)saved.orig_rax;
-		unsigned char insn[7];
+out:
+	free(h.fp);
+	if (getenv("CALLPROF_ATTACH_TIMES") && err != -1) {
+		snprintf(point, sizeof(point), "call %s", name);
+		held_for(point, &start);
+	}
+	return err;
+}
 
-		if (mem_read(a, saved.rip - 7, insn, 7) || insn[5] != 0x0f || insn[6] != 0x05)
-			nr = -1;
-		else if (nr == SYS_restart_syscall)
-			nr = insn[0] != 0xb8 ? -1 :
-					       (long)((uint32_t)insn[1] | (uint32_t)insn[2] << 8 |
-						      (uint32_t)insn[3] << 16 | (uint32_t)insn[4] << 24);
-		if (nr >= 0 && nr < 1024 && nr != SYS_restart_syscall) {
-			saved.rax = (unsigned long long)nr;
-			saved.rip -= 2;
+/*
+ * The C library's __restore_rt (mov $15, %eax; syscall), found by its
+ * code in the C library's executable mappings (its symbol is local, and
+ * Debian's libc has no .symtab); 0 if none.
+ */
+static uint64_t find_restorer(struct attach *a)
+{
+	const struct module *libc = libc_module(a);
+
+	for (size_t i = 0; libc && i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+		size_t len = m->end - m->start;
+		unsigned char *code;
+		uint64_t at = 0;
+
+		if (m->perms[2] != 'x' || m->inode != libc->inode || m->dev != libc->dev ||
+		    len > (64u << 20))
+			continue;
+		code = xmalloc(len);
+		if (!mem_read(a, m->start, code, len)) {
+			void *p = memmem(code, len, restore_rt, sizeof(restore_rt));
+
+			if (p)
+				at = m->start + (uint64_t)((unsigned char *)p - code);
+		}
+		free(code);
+		if (at)
+			return at;
+	}
+	return 0;
+}
+
+/*
+ * The page of our stub in the process: one an earlier attach mapped
+ * (found by its magic), or a new one, mapped by thread t with the C
+ * library's mmap (anonymous, read and execute: /proc/PID/mem writes it
+ * all the same).  Its magic is written last, so that a page whose writing
+ * callprof did not finish is never taken.  0, or -1 having said why.
+ */
+static int map_stub(struct attach *a, struct thread *t, const char *comm)
+{
+	struct module *libc = libc_module(a);
+	uint64_t mmap_fn = libc ? module_symbol(libc, "mmap", NULL) : 0, page = 0, args[6];
+	int err;
+
+	for (size_t i = 0; i < a->nmaps; i++) {
+		const struct mapping *m = &a->maps[i];
+		unsigned char b[STUB_CODE + sizeof(stub_code)];
+
+		if (!m->path && !strcmp(m->perms, "r-xp") && m->end - m->start == 4096 &&
+		    !mem_read(a, m->start, b, sizeof(b)) && !memcmp(b, stub_magic, 16) &&
+		    !memcmp(b + STUB_CODE, stub_code, sizeof(stub_code))) {
+			a->stub = m->start;
+			return 0;
 		}
 	}
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &saved))
-		return -1;
-	t->regs = saved;
-	return err;
+	a->restorer = find_restorer(a);
+	if (!a->restorer || !mmap_fn)
+		return cp_error("attach: process %d (%s): its C library has no %s", (int)a->pid, comm,
+				mmap_fn ? "__restore_rt (mov $15, %eax; syscall)" : "mmap");
+	args[0] = 0;
+	args[1] = 4096;
+	args[2] = PROT_READ | PROT_EXEC;
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	args[4] = ~0ull; /* fd -1 */
+	args[5] = 0;
+	err = call(a, t, "map", mmap_fn, args, 6, NULL, 0, &page, SYS_mmap);
+	if (err == -ESRCH)
+		return cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
+	if (err || (int64_t)page < 0)
+		return cp_error("attach: process %d (%s) could not map a page for callprof's calls: "
+				"%s", (int)a->pid, comm,
+				err ? "the call did not return" : strerror((int)-(int64_t)page));
+	if (mem_write(a, page + STUB_CODE, stub_code, sizeof(stub_code)) ||
+	    mem_write(a, page, stub_magic, sizeof(stub_magic)))
+		return cp_error("attach: cannot write into process %d (%s)", (int)a->pid, comm);
+	a->stub = page;
+	return 0;
 }
 
 /*
@@ -1860,14 +2230,18 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	char *block;
 	size_t len;
 	int err, best = -1;
+	struct timespec held;
 
 	/* One thread: the best candidate among those in a waiting system call. */
+	clock_gettime(CLOCK_MONOTONIC, &held);
 	phase(STOP_MS);
 	err = grab_all(a);
 	if (err) {
 		release_all(a);
 		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
 	}
+	held_for("seize (every thread)", &held);
+	test_kill("seized");
 	if (judge_filters(a, o, comm)) {
 		release_all(a);
 		return -1;
@@ -1888,10 +2262,16 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
 			release(a, &a->th[i]);
+	held_for("choose (every thread)", &held);
 	if (!t) {
 		release_all(a);
 		return cp_error("attach: process %d (%s) has no thread to load the runtime with",
 				(int)a->pid, comm);
+	}
+	test_kill("chosen");
+	if (map_stub(a, t, comm)) {
+		release_all(a);
+		return -1;
 	}
 	/* A copy loaded before lends us its TLS: static TLS is scarce (see borrow_tls). */
 	{
@@ -1907,12 +2287,12 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	args[0] = ~0ull;
 	args[1] = 2 /* RTLD_NOW */;
 	a->loading = 1;
-	err = call(a, t, a->dlopen_fn, args, 2, a->copy, strlen(a->copy) + 1, &ret);
+	err = call(a, t, "dlopen", a->dlopen_fn, args, 2, a->copy, strlen(a->copy) + 1, &ret, -1);
 	a->loading = 0;
 	if (!err && !ret) {
 		char *why = NULL;
 
-		if (a->dlerror_fn && !call(a, t, a->dlerror_fn, NULL, 0, NULL, 0, &ret))
+		if (a->dlerror_fn && !call(a, t, "dlerror", a->dlerror_fn, NULL, 0, NULL, 0, &ret, -1))
 			why = read_string(a, ret);
 		release_all(a);
 		cp_error("attach: process %d (%s) could not load %s: %s", (int)a->pid, comm, a->copy,
@@ -1972,9 +2352,10 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 	block = env_block(o, a, &len);
 	args[0] = ~0ull;
 	args[1] = len;
-	err = call(a, t, a->rt_start, args, 2, block, len, &ret);
+	err = call(a, t, "start", a->rt_start, args, 2, block, len, &ret, -1);
 	free(block);
 	release_all(a);
+	test_kill("started");
 	if (err)
 		return cp_error("attach: process %d (%s) %s while starting the runtime", (int)a->pid, comm,
 				err == -ESRCH ? "ended" : "did not return");
@@ -2225,6 +2606,7 @@ struct stand {
 	int tail;		    /* it was jumped to: the exiting function has no frame left */
 	int for_caller;		    /* a frame in a hook: the hook call is its caller frame's */
 	int innermost;		    /* fn not known: the hook is the innermost open call's */
+	int ret;		    /* ur is after the frame's return (settle_static) */
 	uint64_t fn, site;	    /* the hook's arguments (this_fn, call_site; 0 if not known) */
 };
 
@@ -2242,6 +2624,179 @@ static void stand_hook(struct stand *s, const struct user_regs_struct *r, enum s
 	s->fn = r->rdi;
 	s->site = r->rsi;
 	s->code = s->ur.rip - 1;
+}
+
+struct seed_frame {
+	uint64_t fn, site, sp;
+};
+
+static void open_at(const struct fnmodel *m, uint64_t code, uint64_t site, uint64_t sp,
+		    struct seed_frame *f, int *n, int max);
+static void apply_hook(const struct stand *s, uint64_t site, uint64_t sp, int first,
+		       struct seed_frame *f, int *n, int max);
+
+/* The calls s leaves open in its frame (as open_calls counts them), by entry: n of them in fn. */
+static int stand_opens(struct attach *a, struct cp_unwinder *u, const struct stand *s, uint64_t *fn,
+		       int max)
+{
+	struct seed_frame f[32];
+	struct fnmodel *m = s->code ? model_of(a, u, s->code) : NULL;
+	int n = 0;
+
+	if (m)
+		open_at(m, s->code, 0, 0, f, &n, (int)ARRAY_SIZE(f));
+	apply_hook(s, 0, 0, 0, f, &n, (int)ARRAY_SIZE(f));
+	for (int i = 0; i < n && i < max; i++)
+		fn[i] = f[i].fn;
+	return n < max ? n : max;
+}
+
+/*
+ * r after the instruction at code (len bytes, in[0] its decoding), if it
+ * is one of an epilogue's: a pop, leave or a nop.  0, or -1 for another.
+ */
+static int epilogue_insn(struct attach *a, const unsigned char *code, const struct cp_x86_insn *in,
+			 struct user_regs_struct *r)
+{
+	unsigned long long *regs[16] = { &r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp,
+					 &r->rsi, &r->rdi, &r->r8,  &r->r9,  &r->r10, &r->r11,
+					 &r->r12, &r->r13, &r->r14, &r->r15 };
+	int rex = in->len == 2 && code[0] == 0x41;
+	unsigned char op = code[rex];
+
+	if (op >= 0x58 && op <= 0x5f && in->len == 1u + rex) {
+		*regs[(op - 0x58) + 8 * rex] = mem_u64(a, r->rsp);
+		if (op - 0x58 + 8 * rex != 4)
+			r->rsp += 8;
+		return 0;
+	}
+	if (op == 0xc9 && in->len == 1) { /* leave */
+		r->rsp = r->rbp;
+		r->rbp = mem_u64(a, r->rsp);
+		r->rsp += 8;
+		return 0;
+	}
+	if (op == 0x90 || (op == 0x0f && code[1] == 0x1f) ||
+	    (op == 0x66 && (code[1] == 0x90 || (code[1] == 0x0f && code[2] == 0x1f)) && !rex))
+		return 0;
+	return -1;
+}
+
+/*
+ * Where t's innermost call stands, told from its code without running it
+ * (single steps are what a callprof killed meanwhile makes fatal: the
+ * step's SIGTRAP is delivered once no tracer takes it): every path from
+ * its pc, conditional jumps followed both ways, reaches a call or a
+ * return within a few instructions, and all of them leave the same calls
+ * open in its frame.  1 with *s set, else 0 (and t is stepped).  m is the
+ * model of its function.
+ */
+static int settle_static(struct attach *a, struct cp_unwinder *u, struct thread *t,
+			 const struct fnmodel *m, struct stand *s)
+{
+	unsigned char code[768];
+	uint64_t pc = t->regs.rip, base = pc - 256, todo[8], seen[96], first[32], fns[32];
+	size_t len = sizeof(code);
+	int ntodo = 0, nseen = 0, nfirst = -1, err;
+
+	/* From a little before pc (a loop jumps back), unless that is not mapped. */
+	if (mem_read(a, base, code, 256))
+		base = pc, len -= 256;
+	while ((err = mem_read(a, pc, code + (pc - base), len - (pc - base))) && len - (pc - base) > 16)
+		len = (pc - base) + (len - (pc - base)) / 2; /* near the end of a mapping */
+	if (err)
+		return 0;
+	todo[ntodo++] = pc;
+	while (ntodo) {
+		uint64_t ip = todo[--ntodo];
+		struct stand o;
+		/* The first path, from pc: its registers, while it is an epilogue's. */
+		struct user_regs_struct er = t->regs;
+		int n, k, merged = 0, epilogue = nfirst < 0;
+
+		memset(&o, 0, sizeof(o));
+		o.ur = t->regs;
+		for (;;) {
+			struct cp_x86_insn in;
+
+			if (ip < base || ip >= base + len || nseen == (int)ARRAY_SIZE(seen))
+				return 0;
+			for (int i = 0; i < nseen && !merged; i++)
+				merged = seen[i] == ip; /* joins a path already followed */
+			if (merged)
+				break;
+			seen[nseen++] = ip;
+			if (!cp_x86__decode(code + (ip - base), len - (ip - base), ip, &in))
+				return 0;
+			if (in.flow == CP_X86_NEXT) {
+				if (epilogue && epilogue_insn(a, code + (ip - base), &in, &er))
+					epilogue = 0;
+				ip += in.len;
+			} else if (in.flow == CP_X86_JCC && in.has_target && ntodo < (int)ARRAY_SIZE(todo)) {
+				epilogue = 0;
+				todo[ntodo++] = in.target;
+				ip += in.len;
+			} else if (in.flow == CP_X86_JMP && in.has_target && stub_kind(a, in.target) < 0) {
+				ip = in.target;
+			} else if (in.flow == CP_X86_RET) {
+				o.code = 0; /* it returns: its exit hooks ran */
+				if (epilogue && code[ip - base + in.len - 1] == 0xc3) { /* ret, not ret $N */
+					/*
+					 * Only an epilogue's pops before it: taken here, and
+					 * the return, so that the stack is unwound from the
+					 * caller, as after steps.  From pc the unwinder would
+					 * read the registers just popped below the stack
+					 * pointer, which it does not copy.
+					 */
+					o.ur = er;
+					o.ur.rip = mem_u64(a, er.rsp);
+					o.ur.rsp = er.rsp + 8;
+					o.ret = 1;
+				}
+				break;
+			} else if (in.flow == CP_X86_CALL || in.flow == CP_X86_JMP) {
+				k = in.has_target ? stub_kind(a, in.target) :
+				    in.has_slot	  ? slot_kind(a, in.slot) :
+						    -1;
+				/*
+				 * A jump to the exit hook at a function's end: its exit
+				 * is next, from this frame (the jump leaves it as the
+				 * hook's caller would see it).  Any other jump: stepped.
+				 */
+				if (in.flow == CP_X86_JMP && k != 1)
+					return 0;
+				o.code = ip;
+				if (k >= 0) {
+					const struct cp_unwind_fn *dw = m->dw;
+					uint32_t i = innermost(dw, ip);
+
+					while (i && !m->hooked[i])
+						i = (uint32_t)dw->inst[i].parent;
+					if (!m->hooked[i] || !dw->inst[i].entry)
+						return 0;
+					o.hook = HOOK_NEXT;
+					o.kind = k;
+					o.fn = dw->inst[i].entry;
+				}
+				break;
+			} else {
+				return 0; /* a system call, a trap, an indirect or hook jump: stepped */
+			}
+		}
+		if (merged)
+			continue;
+		n = stand_opens(a, u, &o, fns, (int)ARRAY_SIZE(fns));
+		if (o.ret)
+			o.code = o.ur.rip - 1; /* its caller, in its body at the call */
+		if (nfirst < 0) {
+			nfirst = n;
+			memcpy(first, fns, sizeof(fns[0]) * (size_t)n);
+			*s = o;
+		} else if (n != nfirst || memcmp(first, fns, sizeof(fns[0]) * (size_t)n)) {
+			return 0; /* the paths differ: only running tells */
+		}
+	}
+	return nfirst >= 0;
 }
 
 /*
@@ -2290,8 +2845,18 @@ static void settle(struct attach *a, struct cp_unwinder *u, struct thread *t, st
 	/*
 	 * In code with hooks: before an enter hook, after an exit hook, or
 	 * between.  Code before the enter and after the exit is straight:
-	 * step to the next call or return, which tells.
+	 * read on to the next call or return, which tells; where the paths
+	 * differ, step to it.  Never a thread stopped for a signal of the
+	 * program's: a step would drop it, to be sent again by callprof,
+	 * which a kill would lose.
 	 */
+	if (settle_static(a, u, t, m, s))
+		return;
+	if (t->nsigs && t->last_stop == t->sigs[0])
+		return; /* in its body */
+	if (getenv("CALLPROF_ATTACH_DEBUG"))
+		fprintf(stderr, "callprof: attach debug: thread %d stepped from %#llx\n", (int)t->tid,
+			t->regs.rip);
 	for (int i = 0; i < STEP_LIMIT; i++) {
 		uint64_t pc0 = t->regs.rip, sp0 = t->regs.rsp, top0 = mem_u64(a, sp0);
 		unsigned char insn[2];
@@ -2413,10 +2978,6 @@ static void stand_at(struct attach *a, struct cp_unwinder *u, const struct cp_un
 		}
 	}
 }
-
-struct seed_frame {
-	uint64_t fn, site, sp;
-};
 
 /*
  * Append the calls open at code (in m's function) to f (*n so far, at
@@ -2590,12 +3151,19 @@ static int redirect(struct attach *a, const uint64_t *from, const uint64_t *to, 
 {
 	int changed = 0;
 
-	for (size_t i = 0; i < a->nmods; i++) {
-		struct module *m = &a->mods[i];
+	/*
+	 * Exits first when turning on, enters first when turning off: a
+	 * callprof killed in between leaves exits without their enters
+	 * (counted as unpaired), never enters whose exits are not seen.
+	 */
+	for (int kk = 0; kk < 2; kk++) {
+		int k = restoring ? kk : 1 - kk;
 
-		if (m->runtime)
-			continue;
-		for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < a->nmods; i++) {
+			struct module *m = &a->mods[i];
+
+			if (m->runtime)
+				continue;
 			for (int s = 0; s < m->nslots[k]; s++) {
 				uint64_t v = mem_u64(a, m->slots[k][s]);
 				int lazy = !restoring && v >= m->lo && v < m->hi;
@@ -2607,7 +3175,10 @@ static int redirect(struct attach *a, const uint64_t *from, const uint64_t *to, 
 				if (mem_write(a, m->slots[k][s], &to[k], 8))
 					return -1;
 				changed++;
+				if (kk == 0 && !restoring)
+					test_kill("switch-slots"); /* half the slots: the exits */
 			}
+		}
 	}
 	return changed;
 }
@@ -2762,6 +3333,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	struct timespec mono, held;
 	int err;
 
+	read_modules(a); /* while the threads run; checked again once they are held */
 	clock_gettime(CLOCK_MONOTONIC, &held);
 	phase(STOP_MS);
 	err = grab_all(a);
@@ -2771,7 +3343,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		return err < 0 ? -1 : cp_error("attach: process %d (%s) ended", (int)a->pid, comm);
 	}
 	/* It ended, or ran another program since the load: nothing of what we know holds. */
-	err = read_modules(a);
+	err = modules_again(a);
 	if (err || !runtime_module(a)) {
 		release_all(a);
 		free(frames);
@@ -2790,6 +3362,9 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		free(frames);
 		return refuse_foreign(a->pid, comm, other);
 	}
+	held_for("switch: seize (every thread)", &held);
+	test_kill("switch-seized");
+	steps = 0;
 	u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
 		cp_unwinder__add_module(u, a->mods[i].file, a->mods[i].bias);
@@ -2832,6 +3407,8 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	free_models(a);
 	cp_unwinder__free(u);
 	free(frames);
+	held_for("switch: seeds (every thread)", &held);
+	test_kill("switch-seeded");
 	res->threads = 0;
 	for (size_t i = 0; i < a->nth; i++) {
 		res->threads += !a->th[i].gone;
@@ -2853,9 +3430,13 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	mem_write(a, a->area + AREA_T0, t0, sizeof(t0));
 	mem_write(a, a->area + AREA_NTHREADS, &nseeded, sizeof(nseeded));
 	a->nseeded = nseeded;
+	test_kill("switched");
 	hold_others(a);
 	release_all(a);
 	res->held_on = seconds_since(&held);
+	held_for("switch (every thread)", &held);
+	if (getenv("CALLPROF_ATTACH_TIMES"))
+		fprintf(stderr, "callprof: attach time: switch steps %u\n", steps);
 	return 0;
 }
 
@@ -2864,8 +3445,10 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 /*
  * Might t be inside our runtime: at an instruction of its code, or with a
  * return address into it on the top of its stack (a hook waiting for a
- * lock, a thread's exit folding its tree)?  Then it is stepped out when it
- * is at an instruction of ours and not in a system call; else 1.
+ * lock, a thread's exit folding its tree)?  1 if so, or if it cannot be
+ * told: its caller picks another thread, or lets them all run a moment
+ * and looks again.  (It used to be stepped out of our code: a step is what
+ * a callprof killed meanwhile makes fatal.)
  */
 static int in_runtime(struct attach *a, struct thread *t)
 {
@@ -2876,14 +3459,7 @@ static int in_runtime(struct attach *a, struct thread *t)
 	size_t len;
 	int n, complete = 0, inside = 0;
 
-	for (int i = 0; i < (1 << 20) && t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi;
-	     i++) {
-		if (in_syscall(a, t) || step(t) || wait_stop(t) || get_regs(t))
-			return 1;
-		if (t->last_stop != SIGTRAP)
-			keep_signal(t, t->last_stop);
-		t->dirty = 0; /* the registers are the thread's own again */
-	}
+	/* Not stepped out: a step is fatal to the process if callprof is killed meanwhile. */
 	if (t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi)
 		return 1;
 	/* Its callers: a frame of ours further up (waiting for a lock, say). */
@@ -2957,8 +3533,11 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 {
 	uint64_t libc[2] = { a->libc_hook, a->libc_hook }, ret = 0;
 	struct thread *t;
+	struct timespec held;
 	int err;
 
+	read_modules(a); /* while the threads run; checked again once they are held */
+	clock_gettime(CLOCK_MONOTONIC, &held);
 	phase(STOP_MS);
 	err = grab_all(a);
 	if (err) {
@@ -2977,7 +3556,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	 * holds nothing of ours.  The old image wrote its profile as it was
 	 * replaced (our execve), or its watcher writes it.
 	 */
-	err = read_modules(a);
+	err = modules_again(a);
 	if (err || !runtime_module(a)) {
 		release_all(a);
 		if (!cp_attach__live_threads(a->pid))
@@ -2987,11 +3566,13 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 					(int)a->pid, comm);
 		return 2;
 	}
+	test_kill("end-seized");
 	if (write_dynsym(a, a->libc_sym_old, 1) || redirect(a, a->rt_hook, libc, 1) < 0) {
 		release_all(a);
 		return cp_error("attach: cannot restore the GOT of process %d (%s)", (int)a->pid, comm);
 	}
 	unpose(a);
+	test_kill("end-slots");
 	a->u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
 		cp_unwinder__add_module(a->u, a->mods[i].file, a->mods[i].bias);
@@ -3021,7 +3602,8 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	for (size_t i = 0; i < a->nth; i++)
 		if (&a->th[i] != t)
 			release(a, &a->th[i]);
-	err = call(a, t, a->rt_stop, NULL, 0, NULL, 0, &ret);
+	held_for("end: slots (every thread)", &held);
+	err = call(a, t, "stop", a->rt_stop, NULL, 0, NULL, 0, &ret, -1);
 	release_all(a);
 	if (err == -ESRCH)
 		return ended_or_execd(a);
@@ -3042,6 +3624,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 			a->still++;
 	}
 	a->stopped = 1;
+	test_kill("stopped");
 	/*
 	 * The rings and trees go while no thread can be in our code: the
 	 * kernel would go on sampling into the rings.  A thread that still is
@@ -3053,6 +3636,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 
 		if (attempt)
 			nanosleep(&ms, NULL); /* a thread in a hook leaves it soon */
+		clock_gettime(CLOCK_MONOTONIC, &held);
 		phase(STOP_MS);
 		quiet = 1;
 		err = grab_all(a);
@@ -3065,7 +3649,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 			if (!a->th[i].gone && in_runtime(a, &a->th[i]))
 				inside = &a->th[i];
 		t = inside ? NULL : pick_caller(a);
-		if (t && call(a, t, a->rt_release, NULL, 0, NULL, 0, &ret) == 0 && !ret)
+		if (t && call(a, t, "release", a->rt_release, NULL, 0, NULL, 0, &ret, -1) == 0 && !ret)
 			a->released = 1;
 		if (getenv("CALLPROF_ATTACH_DEBUG"))
 			fprintf(stderr, "callprof: attach debug: release %s%s%d\n",
@@ -3073,6 +3657,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 				a->released ? "" : inside ? "inside the runtime: thread " : "no caller ",
 				a->released ? 0 : inside ? (int)inside->tid : 0);
 		release_all(a);
+		held_for("end: release (every thread)", &held);
 	}
 	if (!a->released)
 		cp_warning("attach: process %d (%s): a thread stayed inside callprof's code, so the "
@@ -3108,6 +3693,7 @@ static int window(struct attach *a, int pidfd, double duration)
 {
 	struct timespec t0;
 
+	test_kill("window");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop_signal) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
