@@ -19,8 +19,7 @@ do
 	'
 done
 
-# (callprof cc has no options of its own.)
-for cmd in record report tui export merge diff dump attach
+for cmd in record report tui export merge diff dump attach cc
 do
 	test_expect_success "every option of callprof $cmd -h is in callprof-$cmd.1.md" '
 		callprof '$cmd' -h >help &&
