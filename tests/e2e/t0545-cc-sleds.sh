@@ -269,6 +269,17 @@ test_expect_success 'your own -fpatchable-function-entry or -finstrument-functio
 	grep -x "callprof cc: added nothing (-E: no code is made)" err
 '
 
+# tests/e2e/run's sleds columns (gcc-sleds:-O2 ...) set CP_BUILD_KIND=sleds.
+test_expect_success 'build_workload builds the kind of the column ($CP_BUILD_KIND)' '
+	build_workload s-nested.c &&
+	case "$CP_BUILD_KIND" in
+	sleds) sled_at t-nested main a b c && no_hooks t-nested ;;
+	*) nm t-nested | grep -q __cyg_profile_func_enter &&
+	   ! readelf -SW t-nested | grep __patchable_function_entries ;;
+	esac &&
+	./t-nested >/dev/null
+'
+
 test_expect_success 'callprof cc -h names both kinds; the man page says each' '
 	callprof cc -h >help &&
 	grep "^usage: callprof cc \[--sleds | --hooks\] " help &&
