@@ -585,6 +585,12 @@ int cmd_cc(int argc, const char **argv)
 				goto out;
 			}
 			added[nadded++] = SLEDS_FLAG;
+			/* Nor does no_instrument_function: only the attribute below. */
+			if (a.has_exclude)
+				fprintf(stderr, "callprof %s: -finstrument-functions-exclude-* lists do "
+						"not apply to sleds: mark the functions to leave out "
+						"__attribute__((patchable_function_entry(0, 0)))\n",
+					cp_visible(label));
 		} else if (kind == KIND_CLANG) {
 			added[nadded++] = "-finstrument-functions-after-inlining";
 			if (a.has_exclude)

@@ -280,6 +280,22 @@ test_expect_success 'build_workload builds the kind of the column ($CP_BUILD_KIN
 	./t-nested >/dev/null
 '
 
+test_expect_success '--sleds with an exclusion list: one line says it does not apply' '
+	env CALLPROF_CC=./fakecc callprof cc --sleds -finstrument-functions-exclude-function-list=leaf \
+		-c x.c 2>err &&
+	echo "callprof cc: -finstrument-functions-exclude-* lists do not apply to sleds: mark the functions to leave out __attribute__((patchable_function_entry(0, 0)))" >expect &&
+	test_cmp expect err &&
+	printf "%s\n" -g -fpatchable-function-entry=5,0 -finstrument-functions-exclude-function-list=leaf \
+		-c x.c >expect &&
+	test_cmp expect fakecc.args &&
+	# and the attribute that does keep a function out
+	printf "%s\n" "__attribute__((noinline, patchable_function_entry(0, 0))) int out(int x) { return x * 3; }" \
+		"__attribute__((noinline)) int in(int x) { return x * 5; }" >keep.c &&
+	callprof cc --sleds $CFLAGS -c -o keep.o keep.c &&
+	sled_at keep.o in &&
+	! sled_at keep.o out >/dev/null
+'
+
 test_expect_success 'callprof cc -h names both kinds; the man page says each' '
 	callprof cc -h >help &&
 	grep "^usage: callprof cc \[--sleds | --hooks\] " help &&
