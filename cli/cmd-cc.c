@@ -47,7 +47,10 @@ enum cc_build { BUILD_DEFAULT, BUILD_HOOKS, BUILD_SLEDS };
 /*
  * What `callprof cc` builds when told neither --sleds nor --hooks: the one
  * line that makes sleds the default once the runtime patches them (issue
- * 31); docs/callprof-cc.1.md says which it is.
+ * 31).  docs/callprof-cc.1.md then says "Without either option callprof cc
+ * builds with sleds; `--hooks` chooses the hooks.", and "The default." moves
+ * from its --hooks to its --sleds; t0545's '--hooks ... also the default'
+ * case expects the sleds flag; README's "the default for now" goes.
  */
 static const enum cc_build default_build = BUILD_HOOKS;
 

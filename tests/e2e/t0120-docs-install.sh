@@ -53,6 +53,12 @@ test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, m
 	! ls prefix/share/man/man1 | grep -v "\.1\$"
 '
 
+# go-md2man passes a line through as it is, and roff takes one that begins
+# with . or ' for a request: the line ("./configure ...") is gone.
+test_expect_success 'no line of a man page source begins with . or '"'"'' '
+	! grep -n "^[.'"'"']" "$TOP"/docs/*.1.md
+'
+
 # The pages are made at build time (go-md2man), whatever is installed:
 # each is a man page that man renders, with its sections, its options in
 # bold and no markdown left over.
