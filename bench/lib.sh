@@ -9,10 +9,12 @@
 #   BENCH_WORKLOADS  the workloads, in report order
 #   BENCH_CONFIGS    the configurations, in table order
 #
-# A workload W is a program built four ways by bench_build: $BB/W-plain
+# A workload W is a program built seven ways by bench_build: $BB/W-plain
 # (-O2 -g), $BB/W (the same plus -finstrument-functions), $BB/W-pg (plus -pg,
-# for gprof) and $BB/W-fp (plus -fno-omit-frame-pointer, for perf's call
-# graphs).  workload_cmd says how to run it; the size knobs are N (fib),
+# for gprof), $BB/W-fp (plus -fno-omit-frame-pointer, for perf's call
+# graphs), $BB/W-sleds (plus $SLEDS_FLAGS, as callprof cc --sleds builds),
+# and with clang whatever CC is, $BB/W-clangsleds (the same) and $BB/W-ai
+# (-finstrument-functions-after-inlining, callprof cc's clang build).  workload_cmd says how to run it; the size knobs are N (fib),
 # MIXED_ITERS (mixed, mixed4) and BZIP2_MB (bzip2), set by the caller.
 #
 # A configuration NAME is three case arms below: bench_label (its row in the
@@ -36,16 +38,25 @@ done
 unset _v
 
 BENCH_WORKLOADS="fib mixed mixed4 bzip2"
-BENCH_CONFIGS="plain empty clock clockord callprof timing nooffcpu hybrid budget tscfast counting coverage gprof uftrace callgrind perf"
+BENCH_CONFIGS="plain empty clock clockord callprof timing nooffcpu hybrid budget tscfast counting coverage sleds sledsrec clangsleds aihooks gprof uftrace callgrind perf"
+
+# What `callprof cc --sleds` adds (cli/cmd-cc.c): the entry NOPs the
+# runtime patches into calls when the program is profiled.
+SLEDS_FLAGS=-fpatchable-function-entry=5,0
 
 BENCH_CFLAGS=(-O2 -g -Wall -Wextra)
 BENCH_SO_CFLAGS=(-O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -ftls-model=initial-exec)
-# The four builds of a workload: plain, instrumented, gprof, perf.
+# The builds of a workload: plain, instrumented, gprof, perf, sleds ($CC),
+# and with clang: sleds and after-inlining hooks.  A leading "clang " says
+# the variant is clang's whatever $CC is.
 BENCH_VARIANT_FLAGS=(
 	"plain:"
 	"inst:-finstrument-functions"
 	"pg:-pg"
 	"fp:-fno-omit-frame-pointer"
+	"sleds:$SLEDS_FLAGS"
+	"clangsleds:clang $SLEDS_FLAGS"
+	"ai:clang -finstrument-functions-after-inlining"
 )
 
 # The Debian source package the bzip2 workload builds, and where.
@@ -67,6 +78,10 @@ bench_label()
 	tscfast) echo "callprof record --time=clock --clock=tsc-fast" ;;
 	counting) echo "callprof record --time=none" ;;
 	coverage) echo "callprof record --mode=coverage" ;;
+	sleds) echo "sleds build, not profiled" ;;
+	sledsrec) echo "sleds build, callprof record" ;;
+	clangsleds) echo "clang sleds build, callprof record" ;;
+	aihooks) echo "clang after-inlining hooks, callprof record" ;;
 	gprof) echo "gprof (-pg build)" ;;
 	uftrace) echo "uftrace record" ;;
 	callgrind) echo "valgrind --tool=callgrind" ;;
@@ -90,6 +105,33 @@ bench_record_works()
 	return $r
 }
 
+# bench_sleds_work: 0 if `callprof record` counts the calls of a sledded
+# build (the runtime patches sleds); else 1 with `why` set.  Call after
+# bench_build.  Until the runtime patches them, a sledded program runs
+# under record at its plain speed and the profile has no calls.
+bench_sleds_work()
+{
+	local p=$BB/probe-sleds.$$.cprof n
+
+	why=
+	if ! test -x "$BB/fib-sleds"; then
+		why="$CC cannot build with $SLEDS_FLAGS"
+		return 1
+	fi
+	rm -f "$p"
+	if ! "$B/callprof" record -o "$p" -- "$BB/fib-sleds" 5 >/dev/null 2>&1; then
+		rm -f "$p"
+		why="callprof record of a sledded build fails"
+		return 1
+	fi
+	n=0
+	test -s "$p" && n=$(profile_calls "$p" 2>/dev/null)
+	rm -f "$p"
+	test "${n:-0}" -gt 0 && return 0
+	why="callprof record counts no calls in a sledded build (this runtime does not patch sleds)"
+	return 1
+}
+
 # bench_available NAME: exit status 0 if NAME can run on this machine;
 # otherwise sets `why` to the reason.  Call after bench_build.
 bench_available()
@@ -107,6 +149,15 @@ bench_available()
 		bench_record_works --no-offcpu && return 0
 		why="callprof record --no-offcpu does not work in this build" ;;
 	hybrid) return 0 ;;
+	sleds|sledsrec)
+		test -x "$BB/fib-sleds" && return 0
+		why="$CC cannot build with $SLEDS_FLAGS (gcc 8 and clang 10 can)" ;;
+	clangsleds)
+		test -x "$BB/fib-clangsleds" && return 0
+		why="no clang that builds with $SLEDS_FLAGS (clang 10 can)" ;;
+	aihooks)
+		test -x "$BB/fib-ai" && return 0
+		why="no clang with -finstrument-functions-after-inlining" ;;
 	budget)
 		bench_record_works --time=clock --budget=5 && return 0
 		why="callprof record --budget does not work in this build" ;;
@@ -143,6 +194,9 @@ bench_variant()
 	plain|callgrind) echo plain ;;
 	gprof) echo pg ;;
 	perf) echo fp ;;
+	sleds|sledsrec) echo sleds ;;
+	clangsleds) echo clangsleds ;;
+	aihooks) echo ai ;;
 	*) echo inst ;;
 	esac
 }
@@ -223,7 +277,9 @@ bench_argv()
 
 	workload_cmd "$2" "$(bench_variant "$c")" "$3" "$dir.scratch" || return 1
 	case "$c" in
-	plain) argv=("${wcmd[@]}") ;;
+	plain|sleds) argv=("${wcmd[@]}") ;;
+	sledsrec|clangsleds|aihooks)
+		argv=("$B/callprof" record -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
 	empty) argv=(env "LD_PRELOAD=$BB/hooks-empty.so" "${wcmd[@]}") ;;
 	clock) argv=(env "LD_PRELOAD=$BB/hooks-clock.so" "${wcmd[@]}") ;;
 	clockord) argv=(env "LD_PRELOAD=$BB/hooks-clock-ordered.so" "${wcmd[@]}") ;;
@@ -268,6 +324,11 @@ bench_report_argv()
 	local c=$1 dir=$3
 
 	case "$c" in
+	sledsrec|clangsleds|aihooks)
+		# A runtime that does not patch sleds writes no profile.
+		compgen -G "$dir/profile.cprof*" >/dev/null || return 1
+		argv=(sh -c 'for f in "$1"/profile.cprof*; do "$2" report "$f" || exit; done'
+		      sh "$dir" "$B/callprof") ;;
 	callprof|timing|nooffcpu|hybrid|budget|tscfast|counting|coverage)
 		# One report per process that wrote a profile (bzip2 has two).
 		argv=(sh -c 'for f in "$1"/profile.cprof*; do "$2" report "$f" || exit; done'
@@ -291,22 +352,32 @@ bench_compile()
 	"$CC" "$@" -o "$out.tmp.$$" && mv -f "$out.tmp.$$" "$out"
 }
 
-# bench_build_variants NAME SOURCES...: NAME-plain, NAME, NAME-pg, NAME-fp.
-# The -pg build may fail (a compiler without it): gprof is then unavailable.
+# bench_build_variants NAME SOURCES...: NAME-plain, NAME, NAME-pg, NAME-fp,
+# NAME-sleds, NAME-clangsleds, NAME-ai.  Only the plain and instrumented
+# builds must succeed: without the others (a compiler without -pg or
+# patchable entries, no clang) their configurations are unavailable.
 bench_build_variants()
 {
-	local name=$1 v flags out
+	local name=$1 v flags out cc
 
 	shift
 	for v in "${BENCH_VARIANT_FLAGS[@]}"; do
 		flags=${v#*:}
+		cc=$CC
+		case "$flags" in
+		# bench/mixed.c's noipa is gcc's: clang ignores it, and says so.
+		"clang "*) cc=clang flags="${flags#clang } -Wno-unknown-attributes" ;;
+		esac
 		case "${v%%:*}" in
 		inst) out=$BB/$name ;;
 		*) out=$BB/$name-${v%%:*} ;;
 		esac
 		# shellcheck disable=SC2086
-		if ! bench_compile "$out" "${BENCH_CFLAGS[@]}" $flags -pthread "$@"; then
-			test "${v%%:*}" = pg || return 1
+		if ! { command -v "$cc" >/dev/null &&
+		       CC=$cc bench_compile "$out" "${BENCH_CFLAGS[@]}" $flags -pthread "$@"; }; then
+			case "${v%%:*}" in
+			plain|inst) return 1 ;;
+			esac
 			rm -f "$out"
 		fi
 	done
@@ -538,4 +609,85 @@ n = struct.unpack_from("<I", d, 20)[0]
 print(sum(struct.unpack_from("<IIQQ", d, 48 + 24 * i)[3]
           for i in range(n) if struct.unpack_from("<IIQQ", d, 48 + 24 * i)[0] == 11))
 PY
+}
+
+# truth_fetch P: the Debian source of truth program P (bzip2, lua, sqlite)
+# under $BZIP2_SRC (bench_fetch_source).  Returns 1 with `why` set.
+truth_fetch()
+{
+	case "$1" in
+	bzip2) bench_fetch_source bzip2 bzlib.c ;;
+	lua) bench_fetch_source lua5.4 src/lvm.c ;;
+	sqlite) bench_fetch_source sqlite3 test/speedtest1.c ;;
+	*) why="unknown program $1"; return 1 ;;
+	esac
+}
+
+# truth_build P OUT CC [FLAGS...]: build truth program P (bzip2, lua,
+# sqlite) from its fetched sources (truth_fetch) into OUT, with the
+# compiler command CC FLAGS... (bench/truth's builds, bench/sleds-cost's).
+# Inputs and the SQLite amalgamation go to $BB/truth.
+truth_build()
+{
+	local p=$1 out=$2 d f srcs=() t=$BB/truth
+
+	shift 2
+	mkdir -p "$t"
+	case "$p" in
+	bzip2)
+		d=$(bzip2_dir)
+		for f in $BZIP2_FILES; do srcs+=("$d/$f"); done
+		set -- "$@" -D_FILE_OFFSET_BITS=64 "${srcs[@]}" ;;
+	lua)
+		d=$(bench_src_dir lua5.4 src/lvm.c)
+		mkdir -p "$t/lua-inc"
+		echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' >"$t/lua-inc/lua5.4-deb-multiarch.h"
+		for f in "$d"/src/*.c; do
+			case "$f" in */luac.c) ;; *) srcs+=("$f") ;; esac
+		done
+		# A fixed string-hash seed (Lua seeds it from the time and addresses):
+		# with ASLR off (truth_cmd), every run then does the same work.
+		set -- "$@" -I"$t/lua-inc" -DLUA_COMPAT_5_3 -DLUA_USE_LINUX '-Dluai_makeseed(L)=0' \
+			"${srcs[@]}" -lm -ldl ;;
+	sqlite)
+		d=$(bench_src_dir sqlite3 test/speedtest1.c)
+		if ! test -f "$t/sqlite-amalg/sqlite3.c"; then
+			echo "bench: making the sqlite3.c amalgamation (needs tclsh)" >&2
+			mkdir -p "$t/sqlite-amalg"
+			(cd "$t/sqlite-amalg" && "$d/configure" --disable-tcl >configure.log 2>&1 &&
+			 make sqlite3.c >make.log 2>&1) || return 1
+		fi
+		set -- "$@" -I"$t/sqlite-amalg" -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION \
+			"$d/test/speedtest1.c" "$t/sqlite-amalg/sqlite3.c" -lm ;;
+	*) echo "bench: unknown truth program '$p'" >&2; return 1 ;;
+	esac
+	"$@" -o "$out.tmp.$$" && mv -f "$out.tmp.$$" "$out"
+}
+
+# truth_cmd P EXE: set `cmd` to the command running truth program P built
+# as EXE (inputs: BZIP2_MB, LUA_N, SQLITE_SIZE; bzip2's in $BB/truth), with
+# address-space randomisation off where setarch can, so that runs of a
+# program differ as little as the machine lets them.
+truth_cmd()
+{
+	case "$1" in
+	bzip2) cmd=("$2" -9 -c "$BB/truth/bzip2-in.txt") ;;
+	lua) cmd=("$2" "$here/truth-sort.lua" "$LUA_N") ;;
+	sqlite) cmd=("$2" --memdb --size "$SQLITE_SIZE") ;;
+	esac
+	if setarch "$(uname -m)" -R true 2>/dev/null; then
+		cmd=(setarch "$(uname -m)" -R "${cmd[@]}")
+	fi
+}
+
+# truth_input: bzip2's input for the truth programs, BZIP2_MB MB, made by
+# gendata (bench_build) unless it is there.
+truth_input()
+{
+	local t=$BB/truth
+
+	mkdir -p "$t"
+	if test "$(file_size "$t/bzip2-in.txt" 2>/dev/null)" != $((BZIP2_MB * 1048576)); then
+		"$BB/gendata" $((BZIP2_MB * 1048576)) >"$t/bzip2-in.txt"
+	fi
 }

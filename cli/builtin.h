@@ -19,6 +19,9 @@ int cmd_cc(int argc, const char **argv);
 /* Does ARG name gcc, g++, cc, c++, clang or clang++ (a path, a version suffix)? */
 int cp_cc_names_compiler(const char *arg);
 
+/* Is ARG one of callprof cc's own options (--sleds, --hooks)? */
+int cp_cc_is_option(const char *arg);
+
 /*
  * Shared by record and attach (cmd-record.c): the path of a mode's runtime
  * library (malloc'd, NULL if not found), and whether the kernel grants the

@@ -51,6 +51,29 @@ static void usage(FILE *fp)
 		    "'man callprof-COMMAND' explains them.\n");
 }
 
+/*
+ * callprof cc, c++ or COMPILER (a launcher's form), maybe after cc's own
+ * options: CMake runs `callprof --sleds /usr/bin/cc ...` for the launcher
+ * "callprof;--sleds".  Those options are then moved after the compiler,
+ * where cmd_cc() reads them.
+ */
+static int is_cc(int argc, const char **argv)
+{
+	int n = 0;
+	const char *c;
+
+	while (1 + n < argc && cp_cc_is_option(argv[1 + n]))
+		n++;
+	if (1 + n >= argc)
+		return 0;
+	c = argv[1 + n];
+	if (strcmp(c, "cc") && strcmp(c, "c++") && !cp_cc_names_compiler(c))
+		return 0;
+	memmove(argv + 2, argv + 1, (size_t)n * sizeof(*argv));
+	argv[1] = c;
+	return 1;
+}
+
 int main(int argc, const char **argv)
 {
 	/*
@@ -62,9 +85,13 @@ int main(int argc, const char **argv)
 	 * The compiler wrapper (also as a launcher: callprof /usr/bin/cc ...)
 	 * execs the compiler, which must inherit the signals as we got them.
 	 */
-	if (argc >= 2 && (!strcmp(argv[1], "cc") || !strcmp(argv[1], "c++") ||
-			  cp_cc_names_compiler(argv[1])))
+	if (is_cc(argc, argv))
 		return cmd_cc(argc - 1, argv + 1);
+	if (argc >= 2 && cp_cc_is_option(argv[1])) {
+		cp_error("%s is callprof cc's: callprof %s COMPILER ARGS..., or callprof cc %s "
+			 "ARGS...", argv[1], argv[1], argv[1]);
+		return 129;
+	}
 	cp_signals__init();
 	cp_writer_tmp_hook = writer_tmp_hook;
 	if (argc < 2) {

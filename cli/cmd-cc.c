@@ -2,7 +2,10 @@
  * cmd-cc.c - `callprof cc ARGS`, `callprof c++ ARGS` and `callprof
  * COMPILER ARGS` (a compiler launcher, as CMake runs it): run the compiler
  * with -g and the instrumentation flags that suit it added, everything
- * else passed through in its order.
+ * else passed through in its order.  --sleds or --hooks (ours, taken
+ * out of the arguments) chooses the kind of build: patchable entries that
+ * the runtime turns into calls when the program is profiled (zero cost
+ * otherwise), or calls of the profiling hooks compiled in.
  *
  * Which compiler it is we ask the compiler each time (nothing is cached):
  * `COMPILER -E -dM -v -x c /dev/null` prints its predefined macros
@@ -30,19 +33,43 @@
 extern char **environ;
 
 static const char *const cc_usage[] = {
-	"callprof cc [COMPILER-ARGS...]",
-	"callprof c++ [COMPILER-ARGS...]",
-	"callprof COMPILER [COMPILER-ARGS...]",
+	"callprof cc [--sleds | --hooks] [COMPILER-ARGS...]",
+	"callprof c++ [--sleds | --hooks] [COMPILER-ARGS...]",
+	"callprof [--sleds | --hooks] COMPILER [COMPILER-ARGS...]",
 	NULL,
 };
 
 enum compiler_kind { KIND_UNKNOWN, KIND_GCC, KIND_CLANG };
 
+/* The kind of build: hooks compiled in, or sleds patched at run time. */
+enum cc_build { BUILD_DEFAULT, BUILD_HOOKS, BUILD_SLEDS };
+
+/*
+ * What `callprof cc` builds when told neither --sleds nor --hooks: the one
+ * line that makes sleds the default once the runtime patches them (issue
+ * 31).  docs/callprof-cc.1.md then says "Without either option callprof cc
+ * builds with sleds; `--hooks` chooses the hooks.", and "The default." moves
+ * from its --hooks to its --sleds; t0545's '--hooks ... also the default'
+ * case expects the sleds flag; README's "the default for now" goes.
+ */
+static const enum cc_build default_build = BUILD_HOOKS;
+
+/*
+ * The sled layout the runtime patches (docs/internals/sleds.md): gcc puts
+ * five 1-byte NOPs at the entry of each function left out of line, clang
+ * one 5-byte NOP, and both list the entries in __patchable_function_entries.
+ * gcc has the flag from 8, clang from 10.
+ */
+#define SLEDS_FLAG "-fpatchable-function-entry=5,0"
+#define SLEDS_GCC_MAJOR 8
+#define SLEDS_CLANG_MAJOR 10
+
 /* What the user's arguments already say (response files read). */
 struct cc_args {
 	int verbose;	   /* -v: the compiler's, and we say what we added */
 	int has_g;	   /* a -g option that selects debug info (or -g0) */
-	int has_instr;	   /* -finstrument-functions[-after-inlining], -fno-instrument-functions */
+	int has_instr;	   /* -finstrument-functions[-after-inlining], -fno-instrument-functions,
+			      -fpatchable-function-entry=: the user's choice */
 	int has_exclude;   /* -finstrument-functions-exclude-*-list=: added to ours */
 	const char *no_code; /* why nothing is compiled (-E, -M, --version...), or NULL */
 	int lang;	   /* the last -x: 1 a C++ language, 0 another, -1 none */
@@ -243,7 +270,8 @@ static void scan_args(int argc, const char **argv, struct cc_args *a)
 			a->has_exclude = 1;
 		else if (!strcmp(s, "-finstrument-functions") ||
 			 !strcmp(s, "-finstrument-functions-after-inlining") ||
-			 !strncmp(s, "-fno-instrument-functions", 25))
+			 !strncmp(s, "-fno-instrument-functions", 25) ||
+			 !strncmp(s, "-fpatchable-function-entry=", 27))
 			a->has_instr = 1;
 		else if (!a->no_code && (q = no_code_option(s)))
 			a->no_code = q;
@@ -369,19 +397,35 @@ out:
 	return ret;
 }
 
+/* The decimal number at the start of S (a macro's value), 0 if none or absurd. */
+static int atoi_prefix(const char *s)
+{
+	int n = 0;
+
+	for (; *s >= '0' && *s <= '9' && n < 100000; s++)
+		n = n * 10 + (*s - '0');
+	return n;
+}
+
 /*
- * From the compiler's answer: which compiler, and (gcc) the directories
- * of its "#include <...>" search list, comma-separated, into LIST.
+ * From the compiler's answer: which compiler, its major version into
+ * *MAJOR (__GNUC__ for gcc, __clang_major__ for clang; 0 if not said), and
+ * (gcc) the directories of its "#include <...>" search list,
+ * comma-separated, into LIST.
  */
-static enum compiler_kind read_answer(char *answer, struct strbuf *list)
+static enum compiler_kind read_answer(char *answer, struct strbuf *list, int *major)
 {
 	enum compiler_kind kind = KIND_UNKNOWN;
-	int in_list = 0;
+	int in_list = 0, gnuc = 0, clang_major = 0;
 	char *save = NULL;
 	const char **dirs = NULL;
 	size_t ndirs = 0, alloc = 0;
 
 	for (char *line = strtok_r(answer, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "#define __GNUC__ ", 17))
+			gnuc = atoi_prefix(line + 17);
+		else if (!strncmp(line, "#define __clang_major__ ", 24))
+			clang_major = atoi_prefix(line + 24);
 		if (!strncmp(line, "#define __clang__ ", 18))
 			kind = KIND_CLANG;
 		else if (!strncmp(line, "#define __GNUC__ ", 17) && kind == KIND_UNKNOWN)
@@ -421,7 +465,14 @@ static enum compiler_kind read_answer(char *answer, struct strbuf *list)
 		}
 	}
 	free(dirs);
+	*major = kind == KIND_CLANG ? clang_major : gnuc;
 	return kind;
+}
+
+/* Is A one of callprof cc's own options (before the compiler's arguments)? */
+int cp_cc_is_option(const char *a)
+{
+	return !strcmp(a, "--sleds") || !strcmp(a, "--hooks");
 }
 
 static int env_true(const char *name)
@@ -434,23 +485,57 @@ static int env_true(const char *name)
 int cmd_cc(int argc, const char **argv)
 {
 	const char *label = argv[0], *from = NULL, *cmd;
-	int cxx = !strcmp(argv[0], "c++"), nwords, nadded = 0, ret = 1;
+	int cxx = !strcmp(argv[0], "c++"), nwords, nadded = 0, ret = 1, major = 0, nrest = 0;
 	char **words, **args, *found;
+	const char **rest;
 	const char *added[3];
 	struct cc_args a = { 0 };
 	struct strbuf answer = STRBUF_INIT, dirs = STRBUF_INIT, said = STRBUF_INIT;
 	char *exclude = NULL;
+	enum cc_build build = BUILD_DEFAULT;
+	enum compiler_kind kind;
 
 	if (argc == 2 && !strcmp(argv[1], "-h")) {
 		printf("usage: %s\n", cc_usage[0]);
 		for (int i = 1; cc_usage[i]; i++)
 			printf("   or: %s\n", cc_usage[i]);
+		printf("\n    --sleds   patchable function entries (%s): no cost until\n"
+		       "              callprof record or attach patches them%s\n"
+		       "    --hooks   -finstrument-functions (gcc) or "
+		       "-finstrument-functions-after-inlining (clang)%s\n",
+		       SLEDS_FLAG, default_build == BUILD_SLEDS ? " (the default)" : "",
+		       default_build == BUILD_HOOKS ? "\n              (the default)" : "");
 		printf("\nadds -g and the instrumentation flags for the compiler (gcc or clang), "
 		       "then runs it;\nthe compiler is $CALLPROF_CC (cc: default cc) or "
 		       "$CALLPROF_CXX (c++: default c++);\n-v or CALLPROF_VERBOSE=1 says what was "
 		       "added.  'man callprof-cc' explains more.\n");
 		return 0;
 	}
+	/*
+	 * Ours may stand anywhere but as another option's value: neither gcc
+	 * nor clang has an option of these names.  The rest go on in order.
+	 */
+	rest = xcalloc(argc, sizeof(*rest));
+	for (int i = 1; i < argc; i++) {
+		enum cc_build b;
+
+		if (!cp_cc_is_option(argv[i])) {
+			rest[nrest++] = argv[i];
+			if (takes_next(argv[i]) && i + 1 < argc)
+				rest[nrest++] = argv[++i];
+			continue;
+		}
+		b = !strcmp(argv[i], "--sleds") ? BUILD_SLEDS : BUILD_HOOKS;
+		if (build != BUILD_DEFAULT && build != b) {
+			cp_error("--sleds and --hooks exclude each other: a build is one or the "
+				 "other");
+			free(rest);
+			return 129;
+		}
+		build = b;
+	}
+	if (build == BUILD_DEFAULT)
+		build = default_build;
 	if (cxx || !strcmp(argv[0], "cc")) {
 		from = cxx ? "CALLPROF_CXX" : "CALLPROF_CC";
 		cmd = getenv(from);
@@ -472,7 +557,7 @@ int cmd_cc(int argc, const char **argv)
 	}
 	free(found);
 
-	scan_args(argc - 1, argv + 1, &a);
+	scan_args(nrest, rest, &a);
 	/* -g goes first, so that a later -g option of the user's still decides. */
 	if (!a.no_code && !a.has_g)
 		added[nadded++] = "-g";
@@ -485,25 +570,41 @@ int cmd_cc(int argc, const char **argv)
 
 		if (ask_compiler(words, nwords, lang_cxx ? "c++" : "c", &answer))
 			goto out;
-		switch (read_answer(answer.buf, &dirs)) {
-		case KIND_CLANG:
+		kind = read_answer(answer.buf, &dirs, &major);
+		if (kind == KIND_UNKNOWN) {
+			cp_error("'%s' is neither gcc nor clang (it predefines neither __GNUC__ nor "
+				 "__clang__): callprof cc knows only their flags",
+				 words[0]);
+			goto out;
+		}
+		if (build == BUILD_SLEDS) {
+			int need = kind == KIND_CLANG ? SLEDS_CLANG_MAJOR : SLEDS_GCC_MAJOR;
+
+			if (major < need) {
+				cp_error("'%s' is %s %d: sleds (%s) need gcc %d or clang %d; "
+					 "build with callprof %s --hooks",
+					 words[0], kind == KIND_CLANG ? "clang" : "gcc", major, SLEDS_FLAG,
+					 SLEDS_GCC_MAJOR, SLEDS_CLANG_MAJOR, cp_visible(label));
+				goto out;
+			}
+			added[nadded++] = SLEDS_FLAG;
+			/* Nor does no_instrument_function: only the attribute below. */
+			if (a.has_exclude)
+				fprintf(stderr, "callprof %s: -finstrument-functions-exclude-* lists do "
+						"not apply to sleds: mark the functions to leave out "
+						"__attribute__((patchable_function_entry(0, 0)))\n",
+					cp_visible(label));
+		} else if (kind == KIND_CLANG) {
 			added[nadded++] = "-finstrument-functions-after-inlining";
 			if (a.has_exclude)
 				fprintf(stderr, "callprof %s: clang has no -finstrument-functions-exclude-* "
 						"lists: mark the functions to leave out "
 						"__attribute__((no_instrument_function))\n",
 					cp_visible(label));
-			break;
-		case KIND_GCC:
+		} else {
 			added[nadded++] = "-finstrument-functions";
 			exclude = xstrfmt("-finstrument-functions-exclude-file-list=%s", dirs.buf);
 			added[nadded++] = exclude;
-			break;
-		default:
-			cp_error("'%s' is neither gcc nor clang (it predefines neither __GNUC__ nor "
-				 "__clang__): callprof cc knows only their flags",
-				 words[0]);
-			goto out;
 		}
 	}
 
@@ -517,16 +618,16 @@ int cmd_cc(int argc, const char **argv)
 				cp_visible(label), a.no_code);
 		else
 			fprintf(stderr, "callprof %s: added nothing (-g and -finstrument-functions* "
-					"given)\n", cp_visible(label));
+					"or -fpatchable-function-entry given)\n", cp_visible(label));
 	}
 
-	args = xcalloc(nwords + nadded + argc, sizeof(*args));
+	args = xcalloc(nwords + nadded + nrest + 1, sizeof(*args));
 	for (int i = 0; i < nwords; i++)
 		args[i] = words[i];
 	for (int i = 0; i < nadded; i++)
 		args[nwords + i] = (char *)added[i];
-	for (int i = 1; i < argc; i++)
-		args[nwords + nadded + i - 1] = (char *)argv[i];
+	for (int i = 0; i < nrest; i++)
+		args[nwords + nadded + i] = (char *)rest[i];
 	fflush(NULL);
 	execvp(args[0], args);
 	ret = errno == ENOENT ? 127 : 126;
@@ -536,6 +637,7 @@ out:
 	for (int i = 0; i < nwords; i++)
 		free(words[i]);
 	free(words);
+	free(rest);
 	free(exclude);
 	free((char *)a.no_code);
 	strbuf_release(&answer);

@@ -29,7 +29,10 @@
 # directory goes; tests/e2e/run sets it), CP_SANITIZE (the sanitizers the
 # build in CALLPROF_BUILD has: "address,undefined", "thread"; `make check`
 # sets it) and CP_TEST_CFLAGS (flags every workload is compiled with, the
-# same -fsanitize=...; build_workload and build_workload_lib add them).
+# same -fsanitize=...; build_workload and build_workload_lib add them) and
+# CP_BUILD_KIND (hooks, the default, or sleds: the kind of build the
+# column makes; CP_INSTR_FLAGS, set from it, is what build_workload and
+# build_workload_lib compile with, and a script may ask either).
 #
 # Options: -v/--verbose shows every case's output, -x traces the commands
 # (set -x), -d/--debug keeps the trash directory, -i/--immediate stops at the
@@ -85,6 +88,17 @@ CALLPROF_BUILD=$(cd "$CALLPROF_BUILD" 2>/dev/null && pwd) || {
 : "${OPT:=-O2}"
 PATH=$CALLPROF_BUILD:$PATH
 export TEST_DIRECTORY EXPECT WORKLOADS CALLPROF_BUILD CC OPT PATH
+
+# The kind of build: hooks compiled in (-finstrument-functions), or sleds
+# (patchable entries, `callprof cc --sleds`: only the functions left out of
+# line after optimisation are counted, as with clang's after-inlining hooks).
+: "${CP_BUILD_KIND:=hooks}"
+case "$CP_BUILD_KIND" in
+hooks) CP_INSTR_FLAGS=-finstrument-functions ;;
+sleds) CP_INSTR_FLAGS=-fpatchable-function-entry=5,0 ;;
+*) echo "error: CP_BUILD_KIND '$CP_BUILD_KIND' is neither hooks nor sleds" >&2; exit 1 ;;
+esac
+export CP_BUILD_KIND CP_INSTR_FLAGS
 
 test -x "$CALLPROF_BUILD/callprof" ||
 	echo "# warning: no callprof in $CALLPROF_BUILD: the cases below will fail"
@@ -327,16 +341,17 @@ test_path_is_missing () {
 }
 
 # build_workload s-name.c [extra cc args...]: compile
-# $WORKLOADS/s-name.c into ./t-name with $CC $OPT -g -finstrument-functions;
-# the extra arguments go after the source (libraries, -L, -Wl,...).
+# $WORKLOADS/s-name.c into ./t-name with $CC $OPT -g $CP_INSTR_FLAGS
+# (-finstrument-functions, or the sleds' flag in a sleds column); the extra
+# arguments go after the source (libraries, -L, -Wl,...).
 build_workload () {
 	_cp_src=$1
 	shift
 	_cp_exe=t-${_cp_src#s-}
 	_cp_exe=${_cp_exe%.c}
-	echo "build_workload: $CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -o $_cp_exe $_cp_src $* -lpthread"
+	echo "build_workload: $CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -o $_cp_exe $_cp_src $* -lpthread"
 	# shellcheck disable=SC2086
-	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
+	$CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
 }
 
 # build_hostile: ./t-hostile from s-hostile.c, its functions renamed to
@@ -390,9 +405,9 @@ wait_for () {
 
 # build_workload_lib s-name.c libname.so: the same flags, as a shared object.
 build_workload_lib () {
-	echo "build_workload_lib: $CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -fPIC -shared -o $2 $1"
+	echo "build_workload_lib: $CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -fPIC -shared -o $2 $1"
 	# shellcheck disable=SC2086
-	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -fPIC -shared -o "$2" "$WORKLOADS/$1"
+	$CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -Wall -fPIC -shared -o "$2" "$WORKLOADS/$1"
 }
 
 # normalize_report <report: drop the column-title line, check that the

@@ -19,8 +19,7 @@ do
 	'
 done
 
-# (callprof cc has no options of its own.)
-for cmd in record report tui export merge diff dump attach
+for cmd in record report tui export merge diff dump attach cc
 do
 	test_expect_success "every option of callprof $cmd -h is in callprof-$cmd.1.md" '
 		callprof '$cmd' -h >help &&
@@ -52,6 +51,12 @@ test_expect_success 'make install PREFIX= puts tool, runtime, header, pc file, m
 	ls prefix/share/man/man1 | grep -c "^callprof.*\.1\$" >nman &&
 	echo 10 >expect && test_cmp expect nman &&
 	! ls prefix/share/man/man1 | grep -v "\.1\$"
+'
+
+# go-md2man passes a line through as it is, and roff takes one that begins
+# with . or ' for a request: the line ("./configure ...") is gone.
+test_expect_success 'no line of a man page source begins with . or '"'"'' '
+	! grep -n "^[.'"'"']" "$TOP"/docs/*.1.md
 '
 
 # The pages are made at build time (go-md2man), whatever is installed:
