@@ -863,11 +863,11 @@ CP_HIDDEN void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site,
 #define CP_SP_UNHOOKED_NOW ((uintptr_t)2) /* given back for an unwinder, to hook again after */
 #define CP_SP_SLED ((uintptr_t)4)	  /* a sled's frame (sp: its slot - 16, 8-aligned) */
 #define CP_SP_FLAGS ((uintptr_t)7)
-/* The stub area: stubs are 16 bytes, a slot holds stub + 1 (see sleds.c). */
+/* The stub area: stubs are 32 bytes, a slot holds stub + 1 (see sleds.c). */
 struct cp_stub_area {
 	uintptr_t rx;	/* executable alias, 0 before any stub */
 	uintptr_t rw;	/* writable alias (the same pages) */
-	uint64_t used;	/* bytes handed out (release-stored), the first stub a jump pad */
+	uint64_t used;	/* bytes handed out (release-stored), the first 32 a jump pad */
 	uint64_t bytes; /* size of both mappings */
 };
 extern struct cp_stub_area cp_stubs CP_HIDDEN;
@@ -876,14 +876,14 @@ static inline int cp_stubs__is(uintptr_t a)
 {
 	uintptr_t d = a - cp_stubs.rx;
 
-	return d < __atomic_load_n(&cp_stubs.used, __ATOMIC_ACQUIRE) && d >= 16 && (d & 15) == 1;
+	return d < __atomic_load_n(&cp_stubs.used, __ATOMIC_ACQUIRE) && d >= 32 && (d & 31) == 1;
 }
-/* The real return address a stub's slot value stands for (its movabs immediate). */
+/* The real return address a stub's slot value stands for (its jump's operand). */
 static inline uintptr_t cp_stubs__target(uintptr_t a)
 {
 	uintptr_t r;
 
-	__builtin_memcpy(&r, (const void *)(a + 2), sizeof(r));
+	__builtin_memcpy(&r, (const void *)(a + 15), sizeof(r));
 	return r;
 }
 /* The slot value for return address r (stub + 1), made on first sight; 0 if none can be. */

@@ -10,10 +10,12 @@
  * cp_sled_entry_endbr is the same for a sled after an endbr64: the function
  * starts 4 bytes earlier, where the hooks build's this_fn points.
  *
- * cp_sled_ret_common: a stub jumped here with r11 = the real return
- * address; rsp = slot + 8 (the stub was reached by the function's ret).
- * The return values are kept (rax rdx xmm0 xmm1; the C side uses no x87),
- * the C exit gets the slot's address, and control goes to r11.
+ * cp_sled_ret_common: a stub called it (through the area's pad) when the
+ * function's ret reached the stub, so rsp = the slot (the call's push went
+ * there) and [rsp] = stub + 6.  The return values are kept (rax rdx xmm0
+ * xmm1; the C side uses no x87), the C exit gets the slot's address, and
+ * the ret goes back to the stub, whose own jump goes to the real return
+ * address.
  */
 	.text
 	.hidden cp_sled__enter
@@ -81,24 +83,21 @@
 	.p2align 4
 cp_sled_ret_common:
 	.cfi_startproc
-	.cfi_def_cfa_offset 8
-	subq	$80, %rsp
-	.cfi_adjust_cfa_offset 80
+	subq	$72, %rsp
+	.cfi_adjust_cfa_offset 72
 	movq	%rax, 0(%rsp)
 	movq	%rdx, 8(%rsp)
-	movq	%r11, 16(%rsp)
-	movups	%xmm0, 32(%rsp)
-	movups	%xmm1, 48(%rsp)
+	movups	%xmm0, 16(%rsp)
+	movups	%xmm1, 32(%rsp)
 	leaq	72(%rsp), %rdi
 	call	cp_sled__exit
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
-	movq	16(%rsp), %r11
-	movups	32(%rsp), %xmm0
-	movups	48(%rsp), %xmm1
-	addq	$80, %rsp
-	.cfi_adjust_cfa_offset -80
-	jmp	*%r11
+	movups	16(%rsp), %xmm0
+	movups	32(%rsp), %xmm1
+	addq	$72, %rsp
+	.cfi_adjust_cfa_offset -72
+	ret
 	.cfi_endproc
 	.size cp_sled_ret_common, . - cp_sled_ret_common
 

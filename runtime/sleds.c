@@ -12,9 +12,17 @@
  *
  * The entry (hooks.c, cp_sled__enter) replaces the function's return
  * address with a stub of the stub area: for each distinct return address R
- * one 16-byte stub, [int3][movabs $R, %r11][jmp rel32 pad], the pad being
- * the area's first 16 bytes, `jmp *abs(%rip)` to cp_sled_ret_common.  The
- * slot holds stub + 1.  Stubs are written through a second, writable
+ * one 32-byte stub,
+ *	+0  int3		(an unwinder's "return address - 1" stays in the stub)
+ *	+1  call rel32 pad	(the pad, the area's first bytes: jmp *abs to
+ *				 cp_sled_ret_common, which returns here)
+ *	+6  jmp *R(%rip)	(one indirect jump per stub: predicted per site)
+ *	+16 R
+ * The slot holds stub + 1.  Measured against the 16-byte stub [int3][movabs
+ * $R, %r11][jmp rel32] with ret_common ending in `jmp *%r11`: that one shared
+ * indirect jump mispredicts whenever return addresses alternate, while a
+ * call/ret pair into ret_common and a jump per stub predict (see
+ * docs/internals/sleds.md for the figures).  Stubs are written through a second, writable
  * mapping of the same memfd (no syscall per stub, the executable alias is
  * never writable); a fork child takes a private copy.
  *
@@ -36,7 +44,8 @@
 
 #include "runtime/internal.h"
 
-#define STUB_BYTES (32ull << 20) /* 2M distinct return addresses */
+#define STUB_BYTES (64ull << 20) /* 2M distinct return addresses */
+#define STUB_SIZE 32
 #define TABLE_SLOTS (1u << 22)	 /* R -> stub, at most half full */
 #define MAX_SLED_MODULES 1024
 #define NEAR_REACH ((int64_t)0x7fff0000)
@@ -103,11 +112,11 @@ static void write_pad(uint8_t *p)
 {
 	uintptr_t target = (uintptr_t)cp_sled_ret_common;
 
+	memset(p, 0xcc, STUB_SIZE);
 	p[0] = 0xff; /* jmp *0(%rip) */
 	p[1] = 0x25;
 	memset(p + 2, 0, 4);
 	memcpy(p + 6, &target, 8);
-	p[14] = p[15] = 0xcc;
 }
 
 /* Map the area: an RX and an RW alias of one memfd, else one RWX private mapping. */
@@ -149,7 +158,7 @@ static int stubs_map(void)
 	cp_stubs.rw = (uintptr_t)rw;
 	cp_stubs.bytes = STUB_BYTES;
 	__atomic_store_n(&cp_stubs.rx, (uintptr_t)rx, __ATOMIC_RELEASE);
-	__atomic_store_n(&cp_stubs.used, 16, __ATOMIC_RELEASE);
+	__atomic_store_n(&cp_stubs.used, STUB_SIZE, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -176,24 +185,24 @@ uintptr_t cp_stubs__get(uintptr_t r)
 	}
 	uint64_t used = cp_stubs.used;
 
-	if (stubs_frozen || used + 16 > cp_stubs.bytes || used / 16 > TABLE_SLOTS / 2) {
+	if (stubs_frozen || used + STUB_SIZE > cp_stubs.bytes || used / STUB_SIZE > TABLE_SLOTS / 2) {
 		__atomic_fetch_add(&cp_sled_stats.no_stub, 1, __ATOMIC_RELAXED);
 		goto out;
 	}
 	uint8_t *p = (uint8_t *)cp_stubs.rw + used;
-	int32_t rel = (int32_t)((int64_t)cp_stubs.rx - (int64_t)(cp_stubs.rx + used + 16));
+	int32_t rel = (int32_t)((int64_t)cp_stubs.rx - (int64_t)(cp_stubs.rx + used + 6));
+	static const uint8_t jmp[6] = { 0xff, 0x25, 0x04, 0x00, 0x00, 0x00 }; /* jmp *+16 */
 
-	p[0] = 0xcc;
-	p[1] = 0x49; /* movabs $r, %r11 */
-	p[2] = 0xbb;
-	memcpy(p + 3, &r, 8);
-	p[11] = 0xe9; /* jmp rel32 to the pad */
-	memcpy(p + 12, &rel, 4);
+	memset(p, 0xcc, STUB_SIZE);
+	p[1] = 0xe8; /* call rel32 to the pad */
+	memcpy(p + 2, &rel, 4);
+	memcpy(p + 6, jmp, 6);
+	memcpy(p + 16, &r, 8);
 	slot = cp_stubs.rx + used + 1;
 	table[i].slot = slot;
 	__atomic_store_n(&table[i].r, r, __ATOMIC_RELEASE);
 	/* Published after it is written: a stub is one once used covers it. */
-	__atomic_store_n(&cp_stubs.used, used + 16, __ATOMIC_RELEASE);
+	__atomic_store_n(&cp_stubs.used, used + STUB_SIZE, __ATOMIC_RELEASE);
 out:
 	unlock();
 	return slot;
