@@ -76,6 +76,14 @@ test_expect_success 'every return seen through its stub: nothing unpaired or los
 	test "$(lost_count longjmp.cprof reconciled_frames)" = 300
 '
 
+test_expect_success '__builtin_return_address(0) of a recorded call is its stub, not its caller (docs/limitations.md)' '
+	{ ./t-sleds-core retaddr >plain.out; test $? = 3; } &&
+	grep "^retaddr in main$" plain.out &&
+	{ callprof record -o r.cprof -- ./t-sleds-core retaddr >rec.out; test $? = 3; } &&
+	grep "^retaddr elsewhere$" rec.out &&
+	grep "^peek 1$" rec.out
+'
+
 test_expect_success 'unprofiled, the sledded build runs as the plain build' '
 	{ ./t-sleds-core threads >a.out; echo "exit $?" >>a.out; } &&
 	grep "^worker 4$" a.out && grep "^exit 3$" a.out

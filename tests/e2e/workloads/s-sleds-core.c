@@ -166,9 +166,9 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 100; i++)
 			s += tail_a(i);
 	} else if (!strcmp(c, "retaddr")) {
-		void *a = peek(), *b = peek();
+		char *a = peek();
 
-		printf("retaddr %s\n", a == b ? "same" : "differs");
+		printf("retaddr %s\n", a > (char *)main && a < (char *)main + 4096 ? "in main" : "elsewhere");
 	}
 	for (int i = 0; i < 10; i++)
 		s += leaf(i);
