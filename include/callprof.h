@@ -72,7 +72,21 @@ const struct callprof__api *callprof__get_api(void)
 	__attribute__((weak, no_instrument_function));
 #endif
 
-#define CALLPROF__INLINE static inline __attribute__((no_instrument_function, unused))
+/*
+ * Out of line (-O0), these wrappers would be counted: no_instrument_function
+ * keeps hooks out, and patchable_function_entry(0, 0) keeps sleds out
+ * (`callprof cc --sleds`; gcc 8, clang 10), which no_instrument_function
+ * does not.
+ */
+#if defined(__has_attribute)
+#if __has_attribute(patchable_function_entry)
+#define CALLPROF__NO_SLED __attribute__((patchable_function_entry(0, 0)))
+#endif
+#endif
+#ifndef CALLPROF__NO_SLED
+#define CALLPROF__NO_SLED
+#endif
+#define CALLPROF__INLINE static inline __attribute__((no_instrument_function, unused)) CALLPROF__NO_SLED
 
 /* The runtime's table, or NULL when the program runs without callprof. */
 CALLPROF__INLINE const struct callprof__api *callprof__api(void)

@@ -296,6 +296,22 @@ test_expect_success '--sleds with an exclusion list: one line says it does not a
 	! sled_at keep.o out >/dev/null
 '
 
+# include/callprof.h's wrappers are static inline: at -O0 they stay out of
+# line, and a sled there would count callprof's own API as the program's.
+test_expect_success 'the API header'"'"'s wrappers get no sled, out of line at -O0 too' '
+	printf "%s\n" "#include <callprof.h>" \
+		"__attribute__((noinline)) int work(int x) { return x * 7; }" \
+		"int main(int c, char **v) { callprof_pause(); callprof_resume(); (void)v;" \
+		"	return work(c) + callprof_dump(0) == 12345; }" >api.c &&
+	callprof cc --sleds $CFLAGS -O0 -I"$TOP_DIRECTORY/include" -o t-api api.c &&
+	sled_at t-api main work &&
+	nm t-api | grep -q " callprof_pause\$" &&
+	for f in callprof_pause callprof_resume callprof_dump callprof__api
+	do
+		! sled_at t-api $f >/dev/null || { echo "$f has a sled"; return 1; }
+	done
+'
+
 test_expect_success 'callprof cc -h names both kinds; the man page says each' '
 	callprof cc -h >help &&
 	grep "^usage: callprof cc \[--sleds | --hooks\] " help &&
