@@ -395,6 +395,127 @@ build_workload_lib () {
 	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -fPIC -shared -o "$2" "$WORKLOADS/$1"
 }
 
+# The sleds scenarios (t0530-t0539) run every case against two builds of
+# one workload, KIND "hooks" (-finstrument-functions: works today, and
+# proves the program and the checks) and KIND "sleds"
+# (-fpatchable-function-entry=5,0: the fixed sled build, gcc's five 1-byte
+# NOPs or clang's one 5-byte NOP at each out-of-line function's entry,
+# patched by the runtime under callprof record).  KIND "plain" has neither.
+SLED_KINDS="hooks sleds"
+case "$CC" in
+clang*) CXX=clang++ ;;
+*) CXX=g++ ;;
+esac
+
+# kind_cflags KIND: the compiler flags of a build of KIND.
+kind_cflags () {
+	case "$1" in
+	hooks) echo "-finstrument-functions" ;;
+	sleds) echo "-fpatchable-function-entry=5,0" ;;
+	plain) echo "" ;;
+	*) BUG "kind_cflags: unknown kind '$1'" ;;
+	esac
+}
+
+# build_kind KIND s-name.c|s-name.cc [extra args...]: ./t-name.KIND from
+# $WORKLOADS/s-name.c with $CC (s-name.cc with $CXX, the same family) $OPT
+# -g -rdynamic and KIND's flags; the extra arguments go after the source.
+# -rdynamic: backtrace_symbols() names, and s-sled-count.h's table is
+# shared with the libraries.
+build_kind () {
+	_cp_kind=$1
+	_cp_src=$2
+	shift 2
+	_cp_exe=t-${_cp_src#s-}
+	_cp_exe=${_cp_exe%.c}
+	_cp_exe=${_cp_exe%.cc}.$_cp_kind
+	case "$_cp_src" in
+	*.cc) _cp_cc=$CXX ;;
+	*) _cp_cc=$CC ;;
+	esac
+	echo "build_kind: $_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -rdynamic -o $_cp_exe $_cp_src $* -lpthread"
+	# shellcheck disable=SC2086
+	$_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -rdynamic -Wall \
+		-I"$WORKLOADS" -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
+}
+
+# build_sled_workload s-name.c [extra args...]: ./t-name.sleds (what
+# callprof cc --sleds will make).
+build_sled_workload () {
+	build_kind sleds "$@"
+}
+
+# build_kind_lib KIND s-name.c|.cc LIB [extra args...]: the shared object
+# LIB, built as build_kind builds a program.
+build_kind_lib () {
+	_cp_kind=$1
+	_cp_src=$2
+	_cp_lib=$3
+	shift 3
+	case "$_cp_src" in
+	*.cc) _cp_cc=$CXX ;;
+	*) _cp_cc=$CC ;;
+	esac
+	echo "build_kind_lib: $_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -fPIC -shared -o $_cp_lib $_cp_src $*"
+	# shellcheck disable=SC2086
+	$_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -Wall -fPIC -shared \
+		-I"$WORKLOADS" -o "$_cp_lib" "$WORKLOADS/$_cp_src" "$@"
+}
+
+# run_both_ways [--dies] EXE [args...]: run ./EXE args alone (EXE.plain.out,
+# .err, .rc), then under callprof record -o EXE.cprof (EXE.rec.*), and
+# succeed iff stdout, stderr (less callprof's own "callprof: " lines) and
+# the exit status are the same.  --dies: the program is meant to die by a
+# signal, which then is no SG of the case.  The profile's name is EXE.cprof.
+run_both_ways () {
+	_cp_cmd=callprof
+	if test "$1" = --dies; then
+		_cp_cmd="command callprof"
+		shift
+	fi
+	_cp_exe=$1
+	shift
+	rm -f "$_cp_exe.cprof"*
+	./"$_cp_exe" "$@" >"$_cp_exe.plain.out" 2>"$_cp_exe.plain.err"
+	echo $? >"$_cp_exe.plain.rc"
+	$_cp_cmd record -o "$_cp_exe.cprof" -- ./"$_cp_exe" "$@" \
+		>"$_cp_exe.rec.out" 2>"$_cp_exe.rec.err-all"
+	echo $? >"$_cp_exe.rec.rc"
+	grep -v "^callprof: " "$_cp_exe.rec.err-all" >"$_cp_exe.rec.err"
+	echo "run_both_ways: exit status $(cat "$_cp_exe.plain.rc") alone, $(cat "$_cp_exe.rec.rc") under record"
+	test_cmp "$_cp_exe.plain.out" "$_cp_exe.rec.out" &&
+	test_cmp "$_cp_exe.plain.err" "$_cp_exe.rec.err" &&
+	test_cmp "$_cp_exe.plain.rc" "$_cp_exe.rec.rc"
+}
+
+# sled_calls_by_name PROFILE...: "name<TAB>calls" of every function in the
+# profiles, its calls summed over all its call paths, sorted.
+sled_calls_by_name () {
+	callprof export -f folded -m calls "$@" >calls.folded &&
+	awk '
+	{
+		i = match($0, / -?[0-9]+$/)
+		path = substr($0, 1, i - 1)
+		k = split(path, f, ";")
+		sum[f[k]] += substr($0, i + 1)
+	}
+	END { for (n in sum) printf "%s\t%d\n", n, sum[n] }' calls.folded | LC_ALL=C sort
+}
+
+# sled_check_counts OUTPUT PROFILE...: every "count<TAB>name<TAB>N" line
+# the program printed into OUTPUT (s-sled-count.h) equals callprof's calls
+# of that function in the profiles, summed over its call paths.
+sled_check_counts () {
+	_cp_out=$1
+	shift
+	sed -n "s/^count\t//p" "$_cp_out" | LC_ALL=C sort >counts.want &&
+	test -s counts.want &&
+	sled_calls_by_name "$@" >counts.all &&
+	awk -F "\t" 'FILENAME == ARGV[1] { want[$1] = 1; next } ($1 in want)' \
+		counts.want counts.all >counts.got &&
+	test_cmp counts.want counts.got
+}
+
 # normalize_report <report: drop the column-title line, check that the
 # calls column (the first) is right-aligned, and print "calls|name" with
 # the name's indentation kept ("|name" for headings without numbers).
