@@ -465,7 +465,8 @@ build_kind_lib () {
 # run_both_ways [--dies] [--filter SED] EXE [args...]: run ./EXE args alone
 # (EXE.plain.out, .err, .rc), then under callprof record -o EXE.cprof
 # (EXE.rec.*), and succeed iff stdout, stderr (less callprof's own
-# "callprof: " lines) and the exit status are the same.  --dies: the
+# "callprof: " lines and the indented lines continuing them) and the exit
+# status are the same.  --dies: the
 # program is meant to die by a signal, which then is no SG of the case.
 # --filter: a sed script applied to both runs' stdout before the
 # comparison (a known difference, or what varies from run to run: the
@@ -490,7 +491,9 @@ run_both_ways () {
 	$_cp_cmd record -o "$_cp_exe.cprof" -- ./"$_cp_exe" "$@" \
 		>"$_cp_exe.rec.out" 2>"$_cp_exe.rec.err-all"
 	echo $? >"$_cp_exe.rec.rc"
-	grep -v "^callprof: " "$_cp_exe.rec.err-all" >"$_cp_exe.rec.err"
+	# callprof's lines, and the indented lines that continue one (verdicts).
+	awk '/^callprof: / { more = 1; next } more && /^  / { next } { more = 0; print }' \
+		"$_cp_exe.rec.err-all" >"$_cp_exe.rec.err"
 	if test -n "$_cp_filter"; then
 		sed "$_cp_filter" "$_cp_exe.rec.out" >"$_cp_exe.rec.out-filtered" &&
 		sed "$_cp_filter" "$_cp_exe.plain.out" >"$_cp_exe.plain.out-filtered" &&
