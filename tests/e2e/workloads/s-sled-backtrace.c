@@ -168,7 +168,7 @@ NOINLINE void level_a(int in_handler)
 
 int main(int argc, char **argv)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 3;
+	int rounds = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 3;
 
 	COUNT("main");
 	signal(SIGUSR1, on_usr1);

@@ -102,7 +102,7 @@ NOINLINE void finish(void)
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 1000;
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 1000;
 	sigset_t now;
 
 	COUNT("main");

@@ -133,7 +133,7 @@ SLED_UNCOUNTED static void handle(int sig, void (*fn)(int), int flags)
 int main(int argc, char **argv)
 {
 	int async = argc > 1 && !strcmp(argv[1], "async");
-	long n = argc > 2 ? atol(argv[2]) : async ? 300 : 500;
+	long n = argc > 2 ? strtol(argv[2], NULL, 10) : async ? 300 : 500;
 	stack_t ss;
 
 	COUNT("main");

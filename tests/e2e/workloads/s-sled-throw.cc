@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	long n = argc > 1 ? std::atol(argv[1]) : 2000;
+	long n = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 2000;
 	for (long i = 0; i < n; i++) {
 		catcher();
 		outer();
