@@ -509,17 +509,11 @@ run_both_ways () {
 }
 
 # sled_calls_by_name PROFILE...: "name<TAB>calls" of every function in the
-# profiles, its calls summed over all its call paths, sorted.
+# profiles, its calls summed over all its call paths (report --flat, which
+# also serves trees a million deep), sorted.
 sled_calls_by_name () {
-	callprof export -f folded -m calls "$@" >calls.folded &&
-	awk '
-	{
-		i = match($0, / -?[0-9]+$/)
-		path = substr($0, 1, i - 1)
-		k = split(path, f, ";")
-		sum[f[k]] += substr($0, i + 1)
-	}
-	END { for (n in sum) printf "%s\t%d\n", n, sum[n] }' calls.folded | LC_ALL=C sort
+	callprof report --flat --fields=calls,name --sort=name "$@" >calls.flat &&
+	sed 1d calls.flat | sed -n "s/^ *\([0-9][0-9]*\)  \(.*\)$/\2\t\1/p" | LC_ALL=C sort
 }
 
 # sled_check_counts OUTPUT PROFILE...: every "count<TAB>name<TAB>N" line
