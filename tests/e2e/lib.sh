@@ -516,18 +516,26 @@ sled_calls_by_name () {
 	sed 1d calls.flat | sed -n "s/^ *\([0-9][0-9]*\)  \(.*\)$/\2\t\1/p" | LC_ALL=C sort
 }
 
-# sled_check_counts OUTPUT PROFILE...: every "count<TAB>name<TAB>N" line
-# the program printed into OUTPUT (s-sled-count.h) equals callprof's calls
-# of that function in the profiles, summed over its call paths.
+# sled_check_counts OUTPUT PROFILE...: the "count<TAB>name<TAB>N" lines the
+# program printed into OUTPUT (s-sled-count.h), N added up per name (a
+# name may come from several processes), equal callprof's calls of that
+# function in the profiles (merged), summed over its call paths.
 sled_check_counts () {
 	_cp_out=$1
 	shift
-	sed -n "s/^count\t//p" "$_cp_out" | LC_ALL=C sort >counts.want &&
+	awk -F "\t" '$1 == "count" { n[$2] += $3 } END { for (k in n) printf "%s\t%d\n", k, n[k] }' \
+		"$_cp_out" | LC_ALL=C sort >counts.want &&
 	test -s counts.want &&
 	sled_calls_by_name "$@" >counts.all &&
 	awk -F "\t" 'FILENAME == ARGV[1] { want[$1] = 1; next } ($1 in want)' \
 		counts.want counts.all >counts.got &&
 	test_cmp counts.want counts.got
+}
+
+# sled_part OUTPUT NAME: the lines of OUTPUT after the line "--- NAME" up
+# to the next "--- " line (s-sled-procs.c: one process's counts).
+sled_part () {
+	awk -v want="--- $2" '/^--- / { on = ($0 == want); next } on' "$1"
 }
 
 # normalize_report <report: drop the column-title line, check that the
