@@ -9,6 +9,8 @@
 //     via_lib(): a library built without sleds or hooks (lib_call_back())
 //       calls back into back_thrower(int), which throws through the
 //       library's frame (it has a cleanup of its own) to via_lib().
+//   ./t-sled-throw bare [N]   N rounds of the first two without the Guard
+//     (no cleanups in the frames thrown through)
 //   ./t-sled-throw terminate  thrower() throws a std::runtime_error that
 //     main() catches with catch (...), says so, and rethrows with no
 //     handler left: std::terminate prints its message, abort() ends it.
@@ -110,6 +112,48 @@ NOINLINE void via_lib()
 	after_catch();
 }
 
+// The same without the Guard: no cleanup in the frames thrown through.
+NOINLINE void bare_thrower(int depth)
+{
+	COUNT("bare_thrower(int)");
+	if (depth == 0)
+		throw 7;
+	bare_thrower(depth - 1);
+	sink++;
+}
+
+NOINLINE void bare_catcher()
+{
+	COUNT("bare_catcher()");
+	try {
+		bare_thrower(4);
+	} catch (int v) {
+		handler(v);
+	}
+	after_catch();
+}
+
+NOINLINE void bare_middle()
+{
+	COUNT("bare_middle()");
+	try {
+		bare_thrower(2);
+	} catch (int) {
+		throw;
+	}
+}
+
+NOINLINE void bare_outer()
+{
+	COUNT("bare_outer()");
+	try {
+		bare_middle();
+	} catch (int v) {
+		handler(v);
+	}
+	after_catch();
+}
+
 NOINLINE void raise_error(int depth)
 {
 	COUNT("raise_error(int)");
@@ -130,6 +174,17 @@ int main(int argc, char **argv)
 			std::fflush(stdout);
 			throw;
 		}
+		return 0;
+	}
+	if (argc > 1 && !std::strcmp(argv[1], "bare")) {
+		long n = argc > 2 ? std::strtol(argv[2], nullptr, 10) : 2000;
+
+		for (long i = 0; i < n; i++) {
+			bare_catcher();
+			bare_outer();
+		}
+		std::printf("sink %ld\n", (long)sink);
+		sled_count_print();
 		return 0;
 	}
 	long n = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 2000;
