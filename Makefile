@@ -78,7 +78,9 @@ PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
 RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/env.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
-	runtime/flush.c runtime/modules.c runtime/cbpf.c format/writer.c format/crc32.c
+	runtime/flush.c runtime/modules.c runtime/cbpf.c runtime/sleds.c format/writer.c format/crc32.c
+# The sleds' entry trampoline and return stubs' common tail (sleds.c).
+RT_ASM = runtime/sleds-tramp.S
 RT_MODES = timing counting coverage cpu
 RT_MODE_cpu = 4
 RT_MODE_timing = 0
@@ -104,7 +106,7 @@ CLI_SRCS = cli/callprof.c cli/cmd-record.c cli/select.c cli/cmd-report.c cli/cmd
 	cli/cmd-diff.c cli/cmd-dump.c cli/cmd-cc.c cli/cmd-attach.c engine/attach-check.c engine/attach-ptrace.c cli/options.c cli/filter-options.c \
 	cli/cmd-tui.c
 
-RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o)
+RT_OBJS = $(RT_SRCS:%.c=$(B)/rt/%.o) $(RT_ASM:%.S=$(B)/rt/%.o)
 hooks_obj = $(B)/rt/runtime/hooks-$(1).o
 # Only a preloaded runtime can interpose libc (longjmp, exec, signals, contexts); the archives get a stub.
 RT_SO_OBJS = $(B)/rt/runtime/creds.o $(B)/rt/runtime/guard.o $(B)/rt/runtime/interpose.o $(B)/rt/runtime/seccomp.o $(B)/rt/runtime/signals.o $(B)/rt/runtime/contexts.o \
@@ -138,6 +140,10 @@ check-deps:
 $(B)/rt/%.o: %.c runtime/internal.h runtime/cct.h format/format.h include/callprof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
+
+$(B)/rt/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
 
 # pprof's profile.proto, compiled by protoc-c into the build directory.
 $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h: proto/profile.proto | check-deps

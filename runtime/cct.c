@@ -173,6 +173,7 @@ struct cp_node *cp_cct__child(struct cp_cct *c, struct cp_node *from, uintptr_t 
 	/* Fresh mappings are zero, recycled ones are not. */
 	n->calls = n->ticks = n->max_ticks = n->wait_ticks = n->inactive_ticks = 0;
 	n->open_at_start = 0;
+	n->stub = 0;
 	n->switches_vol = n->switches_invol = 0;
 	n->min_ticks = UINT64_MAX;
 	n->flags = cp_cct_env__new_flags(c, parent, fn);

@@ -86,6 +86,16 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
 #define barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 /*
+ * What an entry did, for the sled entry (cp_sled__enter), which replaces
+ * the return address only of a call whose exit the runtime must see.
+ */
+enum enter_result {
+	ENTER_NONE = 0,	 /* nothing to see at the exit: no frame */
+	ENTER_FRAME = 1, /* a frame for this call is the top one */
+	ENTER_MUTED = 2, /* this call muted the thread: its exit unmutes it */
+};
+
+/*
  * Start of every slow path: set up the thread's state on its first hook,
  * and refuse re-entry (a signal handler interrupting a hook: its calls are
  * counted as lost, not recorded).  Returns the thread with busy set, or
@@ -253,20 +263,24 @@ static inline CP_NOINSTR void after_pop(struct cp_thread *t)
 		t->busy = 0;
 }
 
-/* A call begins while the thread is muted: count it, or start recording at a start function. */
-static CP_NOINSTR void muted_enter(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp)
+/*
+ * A call begins while the thread is muted: count it, or start recording at
+ * a start function.  A sled's mute (mute_sp has CP_SP_SLED) ends at the
+ * muting call's own return, which its stub shows: no activation count.
+ */
+static CP_NOINSTR int muted_enter(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp)
 {
 	struct cp_node *n;
 
 	if (t->mute_kind != CP_MUTE_OUTSIDE_START) {
-		t->mute_depth += fn == t->mute_fn;
+		t->mute_depth += fn == t->mute_fn && !(t->mute_sp & CP_SP_SLED);
 		t->unrecorded[t->mute_kind]++;
-		return;
+		return ENTER_NONE;
 	}
 	if (!(cp_filter__classify(fn) & CP_FF_START) ||
 	    (t->cct.top == t->cct.limit && cp_thread__grow_stack(t))) {
 		t->unrecorded[CP_MUTE_OUTSIDE_START]++;
-		return;
+		return ENTER_NONE;
 	}
 	t->busy = 1;
 	barrier();
@@ -276,12 +290,15 @@ static CP_NOINSTR void muted_enter(struct cp_thread *t, uintptr_t fn, uintptr_t 
 	push_by_flags(t, n, fn | CP_FN_START_BIT, sp);
 	barrier();
 	t->busy = 0;
+	return ENTER_FRAME;
 }
 
-/* A call returns while the thread is muted. */
-static inline CP_NOINSTR void muted_exit(struct cp_thread *t, uintptr_t fn)
+/* A call returns while the thread is muted (a sled's: sp is its slot - 16, fn 0). */
+static inline CP_NOINSTR void muted_exit(struct cp_thread *t, uintptr_t fn, uintptr_t sp)
 {
-	if (t->mute_kind != CP_MUTE_OUTSIDE_START && fn == t->mute_fn && !--t->mute_depth) {
+	if (t->mute_kind == CP_MUTE_OUTSIDE_START)
+		return;
+	if (sp ? (t->mute_sp & ~CP_SP_FLAGS) == sp : fn == t->mute_fn && !--t->mute_depth) {
 		barrier();
 		t->busy = 0;
 	}
@@ -304,23 +321,24 @@ int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target)
 }
 
 /* The context found for a call is not an ordinary one (struct cp_node.flags); busy is held. */
-static __attribute__((noinline, cold)) CP_NOINSTR void enter_marked(struct cp_thread *t,
-								     struct cp_node *n, uintptr_t fn,
-								     uintptr_t sp)
+static __attribute__((noinline, cold)) CP_NOINSTR int enter_marked(struct cp_thread *t,
+								    struct cp_node *n, uintptr_t fn,
+								    uintptr_t sp)
 {
 	n->calls++;
 	if (n->flags & CP_NF_TREE) {
 		mute(t, fn, sp, CP_MUTE_TREE, 0);
-		return;
+		return ENTER_MUTED;
 	}
 	barrier();
 	t->busy = 0;
+	return ENTER_NONE;
 }
 
-static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thread *t, uintptr_t fn,
-								   uintptr_t site, uintptr_t sp)
+static __attribute__((noinline, cold)) CP_NOINSTR int enter_slow(struct cp_thread *t, uintptr_t fn,
+								  uintptr_t site, uintptr_t sp)
 {
-	int saved_errno = errno;
+	int saved_errno = errno, ret = ENTER_NONE;
 	struct cp_node *n;
 
 	if (!t) {
@@ -333,7 +351,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		goto out; /* a clone child: t is its parent's (control.c) */
 	}
 	if (t->busy == CP_MUTED) {
-		muted_enter(t, fn, site, sp);
+		ret = muted_enter(t, fn, site, sp);
 		goto out;
 	}
 	t = slow_begin(t);
@@ -341,11 +359,13 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 		goto out;
 	if ((cp_gate & CP_GATE_PAUSED) && !t->unfiltered) {
 		mute(t, fn, sp, CP_MUTE_PAUSED, 1);
+		ret = ENTER_MUTED;
 		goto out;
 	}
 	if (t->cct.top == t->cct.limit && cp_filter.max_depth &&
 	    (uint64_t)(t->cct.top - t->cct.stack->f) >= cp_filter.max_depth && !t->unfiltered) {
 		mute(t, fn, sp, CP_MUTE_DEPTH, 1);
+		ret = ENTER_MUTED;
 		goto out;
 	}
 	if (t->cct.top == t->cct.limit && cp_thread__grow_stack(t)) {
@@ -364,14 +384,16 @@ static __attribute__((noinline, cold)) CP_NOINSTR void enter_slow(struct cp_thre
 	offcpu_check(t);
 	n = cp_thread__child(t, t->cct.top->node, fn, site);
 	if (unlikely(n->flags & ~CP_NF_UNTIMED)) {
-		enter_marked(t, n, fn, sp);
+		ret = enter_marked(t, n, fn, sp);
 		goto out;
 	}
 	push_by_flags(t, n, fn, sp);
 	barrier();
 	t->busy = 0;
+	ret = ENTER_FRAME;
 out:
 	errno = saved_errno;
+	return ret;
 }
 
 /*
@@ -397,8 +419,15 @@ static inline CP_NOINSTR int may_close(const struct cp_frame *f, uintptr_t site)
  * muted, of excluded functions (they have no frame), of a start
  * function's outermost frame and of seeded frames.
  */
+/*
+ * A sled's exit (sp = its slot - 16, fn and site 0) matches frames by
+ * slot: the top frame with that slot is closed, with every frame below it
+ * sharing the slot (tail calls from one sledded function to another); a
+ * slot found deeper closes the frames above it (they were unwound without
+ * an exit); a slot not found is an unpaired exit.
+ */
 static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_thread *t, uintptr_t fn,
-								  uintptr_t site)
+								  uintptr_t site, uintptr_t sp)
 {
 	uint64_t now = now_ticks();
 	struct cp_frame *f, *base;
@@ -414,7 +443,7 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	if (!t || !cp_gate__live())
 		return;
 	if (t->busy == CP_MUTED) {
-		muted_exit(t, fn);
+		muted_exit(t, fn, sp);
 		return;
 	}
 	if (t->busy) {
@@ -425,18 +454,25 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	barrier();
 	offcpu_check(t);
 	base = t->cct.stack->f;
-	if (cp_filter.active && !t->unfiltered && (cp_filter__classify(fn) & CP_FF_EXCLUDE)) {
+	if (!sp && cp_filter.active && !t->unfiltered && (cp_filter__classify(fn) & CP_FF_EXCLUDE)) {
 		barrier();
 		t->busy = 0;
 		return;
 	}
-	for (f = t->cct.top; f > base; f--) {
-		uintptr_t ffn = f->fn & ~(uintptr_t)CP_FN_SEED_BIT;
+	if (sp) {
+		for (f = t->cct.top; f > base && (f->sp & ~CP_SP_FLAGS) != sp; f--)
+			;
+		while (f - 1 > base && ((f - 1)->sp & ~CP_SP_FLAGS) == sp)
+			f--;
+	} else {
+		for (f = t->cct.top; f > base; f--) {
+			uintptr_t ffn = f->fn & ~(uintptr_t)CP_FN_SEED_BIT;
 
-		if (ffn == fn || ffn == (fn | CP_FN_START_BIT))
-			break;
+			if (ffn == fn || ffn == (fn | CP_FN_START_BIT))
+				break;
+		}
 	}
-	if (f == base || !may_close(f, site))
+	if (f == base || (!sp && !may_close(f, site)))
 		t->unpaired_exits++;
 	else
 		pop_through(t, f, now);
@@ -444,38 +480,44 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	after_pop(t);
 }
 
-CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
+/*
+ * The entry of both builds: fn called from site (its return address), sp
+ * the hook's frame address or a sled's slot - 16 | CP_SP_SLED.  Returns
+ * what it did (enum enter_result); the hook ignores it.
+ */
+static inline __attribute__((always_inline)) CP_NOINSTR int enter(struct cp_thread *t, uintptr_t fn,
+								    uintptr_t site, uintptr_t sp)
 {
-	struct cp_thread *t = cp_self;
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	struct cp_node *p, *n;
 
 	if (unlikely(!t || t->busy || t->cct.top == t->cct.limit || cp_gate != CP_GATE_LIVE ||
-		     cpu_pending(t))) {
-		enter_slow(t, (uintptr_t)fn, (uintptr_t)site, sp);
-		return;
-	}
+		     cpu_pending(t)))
+		return enter_slow(t, fn, site, sp);
 	t->busy = 1;
 	barrier();
 	fast_offcpu_check(t);
 	p = t->cct.top->node;
 	n = p->cache;
-	if (unlikely(!n || n->fn != (uintptr_t)fn || n->site != (uintptr_t)site)) {
+	if (unlikely(!n || n->fn != fn || n->site != site)) {
 		n = p->cache2;
-		if (unlikely(!n || n->fn != (uintptr_t)fn || n->site != (uintptr_t)site))
-			n = cp_thread__child(t, p, (uintptr_t)fn, (uintptr_t)site);
+		if (unlikely(!n || n->fn != fn || n->site != site))
+			n = cp_thread__child(t, p, fn, site);
 	}
 	if (unlikely(n->flags)) {
-		if (n->flags != CP_NF_UNTIMED) {
-			enter_marked(t, n, (uintptr_t)fn, sp);
-			return;
-		}
-		push_untimed(t, n, (uintptr_t)fn, sp);
+		if (n->flags != CP_NF_UNTIMED)
+			return enter_marked(t, n, fn, sp);
+		push_untimed(t, n, fn, sp);
 	} else {
-		push(t, n, (uintptr_t)fn, sp);
+		push(t, n, fn, sp);
 	}
 	barrier();
 	t->busy = 0;
+	return ENTER_FRAME;
+}
+
+CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
+{
+	enter(cp_self, (uintptr_t)fn, (uintptr_t)site, (uintptr_t)__builtin_frame_address(0));
 }
 
 /*
@@ -490,12 +532,114 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	uint64_t now;
 
 	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t))) {
-		exit_slow(t, (uintptr_t)fn, (uintptr_t)site);
+		exit_slow(t, (uintptr_t)fn, (uintptr_t)site, 0);
 		return;
 	}
 	f = t->cct.top;
 	if (unlikely(f->fn != (uintptr_t)fn)) {
-		exit_slow(t, (uintptr_t)fn, (uintptr_t)site);
+		exit_slow(t, (uintptr_t)fn, (uintptr_t)site, 0);
+		return;
+	}
+#if CP_HOOK_MODE == HOOKS_TIMING
+	if (unlikely(f->start == CP_UNTIMED)) {
+		t->busy = 1;
+		barrier();
+		offcpu_check(t);
+		cp_cct__pop_frame(&t->cct, f);
+		t->busy = 0;
+		return;
+	}
+#endif
+	now = now_ticks();
+	t->busy = 1;
+	barrier();
+	fast_offcpu_check_at(t, now);
+	pop(t, f, now);
+	barrier();
+	t->busy = 0;
+}
+
+/*
+ * The sled entry's C half (sleds-tramp.S): fn entered, its return address
+ * in *slot.  A call the runtime records gets its return address replaced
+ * by the stub for it (sleds.c), cached in its node (whose key holds the
+ * site): the frame is marked hooked before the slot is written, so a
+ * give-back (unwinders) in between finds the slot still the real one.  A
+ * slot already holding a stub is a tail call from a sledded function: the
+ * real return address is the stub's, the slot stays, and the frame shares
+ * it.  A call not recorded keeps its return address: only its entry costs.
+ */
+static __attribute__((noinline, cold)) CP_NOINSTR uintptr_t stub_slow(struct cp_node *n, uintptr_t site,
+								       struct cp_thread *t)
+{
+	uintptr_t s = cp_stubs__get(site);
+
+	if (s && n->site == site && n != &t->cct.lost)
+		n->stub = s;
+	return s;
+}
+
+void cp_sled__enter(uintptr_t fn, uintptr_t *slot)
+{
+	uintptr_t site = *slot, sp = ((uintptr_t)slot - 16) | CP_SP_SLED, s;
+	struct cp_thread *t = cp_self;
+	struct cp_frame *f;
+	int tail = cp_stubs__is(site), r;
+
+	if (unlikely(tail))
+		site = cp_stubs__target(site);
+	r = enter(t, fn, site, sp);
+	if (likely(r == ENTER_FRAME)) {
+		t = cp_self;
+		f = t->cct.top;
+		f->sp = sp | CP_SP_HOOKED;
+		if (unlikely(tail))
+			return;
+		s = f->node->stub;
+		if (unlikely(!s)) {
+			int saved_errno = errno;
+
+			s = stub_slow(f->node, site, t);
+			errno = saved_errno;
+			if (!s) {
+				f->sp = sp;
+				return;
+			}
+		}
+		*slot = s;
+	} else if (r == ENTER_MUTED && !tail) {
+		/* Its return unmutes (muted_exit): the stub shows it. */
+		int saved_errno = errno;
+
+		s = cp_stubs__get(site);
+		errno = saved_errno;
+		if (s)
+			*slot = s;
+	}
+}
+
+/*
+ * The stubs' C half: a hooked call returned; slot is where its return
+ * address was.  The fast path closes the top frame when it is that call's;
+ * the rest (frames sharing the slot, frames skipped, muted, a start
+ * function's frame, a seeded one) is exit_slow's.  Where to return is the
+ * stub's business, never the shadow stack's.
+ */
+void cp_sled__exit(uintptr_t *slot)
+{
+	uintptr_t sp = (uintptr_t)slot - 16;
+	struct cp_thread *t = cp_self;
+	struct cp_frame *f;
+	uint64_t now;
+
+	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t))) {
+		exit_slow(t, 0, 0, sp);
+		return;
+	}
+	f = t->cct.top;
+	if (unlikely((f->sp & ~CP_SP_FLAGS) != sp || (f->fn >> 62) ||
+		     ((f - 1)->sp & ~CP_SP_FLAGS) == sp)) {
+		exit_slow(t, 0, 0, sp);
 		return;
 	}
 #if CP_HOOK_MODE == HOOKS_TIMING
@@ -677,6 +821,23 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 }
 
 CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
+{
+}
+
+/* Coverage: a sled's entry is the hook's; no return is ever replaced. */
+void cp_sled__enter(uintptr_t fn, uintptr_t *slot)
+{
+	struct cp_thread *t = cp_self;
+	uintptr_t site = *slot;
+
+	if (likely(t && t->seen[cp_seen_slot(fn)] == fn))
+		return;
+	if (cp_stubs__is(site))
+		site = cp_stubs__target(site);
+	seen_slow(t, fn, site);
+}
+
+void cp_sled__exit(uintptr_t *slot)
 {
 }
 

@@ -848,4 +848,73 @@ CP_HIDDEN int cp_attach__log(const char *line, size_t len);
 CP_HIDDEN void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site, uintptr_t sp,
 			      uint64_t start);
 
+/*
+ * sleds.c: patchable-entry sleds (-fpatchable-function-entry=5,0), patched
+ * into calls of the entry trampoline (sleds-tramp.S) at start and after
+ * every dlopen; the return stubs that replace return addresses on the
+ * machine stack (docs/internals/sleds.md).
+ *
+ * A sled frame on the shadow stack has sp = its return-address slot - 16
+ * (the relation a hook's frame address has to its caller's stack pointer,
+ * so longjmp's unwind_to judges both alike) and CP_SP_SLED, with
+ * CP_SP_HOOKED set while the slot holds a stub.
+ */
+#define CP_SP_HOOKED ((uintptr_t)1)
+#define CP_SP_UNHOOKED_NOW ((uintptr_t)2) /* given back for an unwinder, to hook again after */
+#define CP_SP_SLED ((uintptr_t)4)	  /* a sled's frame (sp: its slot - 16, 8-aligned) */
+#define CP_SP_FLAGS ((uintptr_t)7)
+/* The stub area: stubs are 32 bytes, a slot holds stub + 1 (see sleds.c). */
+struct cp_stub_area {
+	uintptr_t rx;	/* executable alias, 0 before any stub */
+	uintptr_t rw;	/* writable alias (the same pages) */
+	uint64_t used;	/* bytes handed out (release-stored), the first 32 a jump pad */
+	uint64_t bytes; /* size of both mappings */
+};
+extern struct cp_stub_area cp_stubs CP_HIDDEN;
+/* Does a return address point into a stub? */
+static inline int cp_stubs__is(uintptr_t a)
+{
+	uintptr_t d = a - cp_stubs.rx;
+
+	return d < __atomic_load_n(&cp_stubs.used, __ATOMIC_ACQUIRE) && d >= 32 && (d & 31) == 1;
+}
+/* The real return address a stub's slot value stands for (its jump's operand). */
+static inline uintptr_t cp_stubs__target(uintptr_t a)
+{
+	uintptr_t r;
+
+	__builtin_memcpy(&r, (const void *)(a + 15), sizeof(r));
+	return r;
+}
+/* The slot value for return address r (stub + 1), made on first sight; 0 if none can be. */
+CP_HIDDEN uintptr_t cp_stubs__get(uintptr_t r);
+/* Patch every module's sleds not patched yet (start, after dlopen); warns once on trouble. */
+CP_HIDDEN void cp_sleds__patch_new(void);
+/* At start: patch what is loaded, unless refused (CET shadow stack). */
+CP_HIDDEN void cp_sleds__init(void);
+/* A module is gone (dlclose): forget it was patched, keep its near page. */
+CP_HIDDEN void cp_sleds__forget_gone(void);
+/* Fork child: private stub pages (a new memfd), the lock free. */
+CP_HIDDEN void cp_sleds__fork_child(void);
+/* Every patched sled back to its NOPs (attach's end).  Returns the sleds restored. */
+CP_HIDDEN uint64_t cp_sleds__unpatch_all(void);
+/*
+ * Put the real return address back into every slot of t's stack that holds
+ * a stub (t stopped, or t the caller), and mark those frames not hooked; with
+ * again, mark them to be hooked again by cp_sleds__rehook.  Returns slots restored.
+ */
+CP_HIDDEN uint64_t cp_sleds__give_back(struct cp_thread *t, int again);
+/* Every known thread's slots (attach's end: the threads stopped). */
+CP_HIDDEN uint64_t cp_sleds__give_back_all(void);
+/* Hook again the frames give_back(t, 1) marked; and, live, those at or above sp (a catch). */
+CP_HIDDEN void cp_sleds__rehook(struct cp_thread *t, uintptr_t live_from);
+/* Counts for the log and the profile. */
+struct cp_sled_stats {
+	uint64_t modules, patched, skipped, lost_returns, no_stub;
+};
+extern struct cp_sled_stats cp_sled_stats CP_HIDDEN;
+/* hooks.c: the trampolines' C halves. */
+CP_HIDDEN void cp_sled__enter(uintptr_t fn, uintptr_t *slot);
+CP_HIDDEN void cp_sled__exit(uintptr_t *slot);
+
 #endif /* CP_RUNTIME_INTERNAL_H */

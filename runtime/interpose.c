@@ -33,6 +33,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <setjmp.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -216,9 +217,184 @@ __cxa_begin_catch(void *exc)
 	begin_catch_fn next = CP_NEXT(real_begin_catch, "__cxa_begin_catch");
 
 	/* The catcher's stack pointer: above our return address and saved frame pointer. */
-	abandon_below((uintptr_t)__builtin_frame_address(0) + 16);
+	uintptr_t catcher = (uintptr_t)__builtin_frame_address(0) + 16;
+
+	abandon_below(catcher);
+	/*
+	 * The throw gave every sled's return address back (libcalls.c): the
+	 * calls still open, the catcher's and its callers', are hooked again,
+	 * so their returns are seen (sleds.c).
+	 */
+	if (cp_session.state == CP_STATE_ON && cp_gate__live()) {
+		int saved_errno = errno;
+
+		cp_sleds__rehook(cp_self, catcher);
+		errno = saved_errno;
+	}
 	return next(exc);
 }
+
+/* ---- unwinders that only look: the real return addresses while they run ---- */
+
+typedef int (*trace_fn)(void *ctx, void *arg);
+typedef int (*unwind_backtrace_fn)(trace_fn trace, void *arg);
+typedef int (*backtrace_fn)(void **buf, int size);
+typedef void (*pthread_exit_fn)(void *);
+
+static unwind_backtrace_fn real_unwind_backtrace;
+static backtrace_fn real_backtrace;
+static pthread_exit_fn real_pthread_exit;
+
+struct skip_first {
+	trace_fn trace; /* the caller's */
+	void *arg;
+	int skip; /* our own frame is yet to come */
+};
+
+static CP_NOINSTR int skip_first(void *ctx, void *arg)
+{
+	struct skip_first *s = arg;
+
+	if (s->skip) {
+		s->skip = 0;
+		return 0; /* _URC_NO_REASON */
+	}
+	return s->trace(ctx, s->arg);
+}
+
+int _Unwind_Backtrace(trace_fn trace, void *arg);
+int backtrace(void **buf, int size);
+
+/* The walk starts at its caller: this frame, which the program never called, is skipped. */
+__attribute__((visibility("default"), no_instrument_function, noinline)) int
+_Unwind_Backtrace(trace_fn trace, void *arg)
+{
+	unwind_backtrace_fn next = CP_NEXT(real_unwind_backtrace, "_Unwind_Backtrace");
+	struct cp_thread *t = cp_self;
+	struct skip_first s = { trace, arg, 1 };
+	int ret;
+
+	if (!next)
+		return 5; /* _URC_END_OF_STACK */
+	cp_sleds__give_back(t, 1);
+	ret = next(skip_first, &s);
+	cp_sleds__rehook(t, 0);
+	return ret;
+}
+
+/* glibc's backtrace calls libgcc_s's _Unwind_Backtrace through a pointer: it is interposed itself. */
+__attribute__((visibility("default"), no_instrument_function, noinline)) int
+backtrace(void **buf, int size)
+{
+	backtrace_fn next = CP_NEXT(real_backtrace, "backtrace");
+	struct cp_thread *t = cp_self;
+	void *small[65], **tmp = small;
+	size_t bytes = ((size_t)(size > 0 ? size : 0) + 1) * sizeof(void *);
+	int n;
+
+	if (!next)
+		return 0;
+	if (size <= 0 || !cp_stubs.rx)
+		return next(buf, size);
+	if ((size_t)size >= sizeof(small) / sizeof(small[0])) {
+		tmp = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (tmp == MAP_FAILED)
+			return next(buf, size);
+	}
+	cp_sleds__give_back(t, 1);
+	n = next(tmp, size + 1); /* tmp[0]: the return into this function */
+	cp_sleds__rehook(t, 0);
+	n = n > 0 ? n - 1 : 0;
+	memcpy(buf, tmp + 1, (size_t)n * sizeof(void *));
+	if (tmp != small)
+		munmap(tmp, bytes);
+	return n;
+}
+
+/* pthread_exit unwinds the thread (forced unwind, reached through a pointer). */
+__attribute__((visibility("default"), no_instrument_function, noreturn)) void
+pthread_exit(void *retval)
+{
+	pthread_exit_fn next = CP_NEXT(real_pthread_exit, "pthread_exit");
+
+	cp_sleds__give_back(cp_self, 0);
+	next(retval);
+	__builtin_unreachable();
+}
+
+/*
+ * dlopen: the new modules' sleds are patched when it returns.  The loader
+ * finds the caller by the return address, for its RUNPATH, RPATH and
+ * $ORIGIN: a call from here would be the runtime's.  So the entry (asm
+ * below) asks cp_sleds__dlopen_how first: a name whose lookup cannot
+ * depend on the caller (a path without '$', or a bare name from a module
+ * with neither RPATH nor RUNPATH) goes through cp_sleds__dlopen_wrapped,
+ * which patches after; any other goes straight to the C library's, its
+ * return address untouched, and its modules are patched at the next
+ * dlopen or dlclose (docs/limitations.md).
+ */
+struct dlopen_how {
+	void *fn;  /* the C library's dlopen */
+	long wrap; /* 1: through cp_sleds__dlopen_wrapped */
+};
+typedef void *(*dlopen_fn)(const char *, int);
+static dlopen_fn real_dlopen;
+
+CP_HIDDEN struct dlopen_how cp_sleds__dlopen_how(const char *name, uintptr_t caller);
+CP_HIDDEN void *cp_sleds__dlopen_wrapped(const char *name, int flags);
+
+static int caller_has_paths(uintptr_t caller)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+
+	if (!dladdr1((void *)caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !lm->l_ld)
+		return 1;
+	for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)
+			return 1;
+	return 0;
+}
+
+CP_NOINSTR struct dlopen_how cp_sleds__dlopen_how(const char *name, uintptr_t caller)
+{
+	struct dlopen_how how = { NULL, 0 };
+	int saved_errno = errno;
+
+	how.fn = (void *)CP_NEXT(real_dlopen, "dlopen");
+	if (name && cp_stubs.rx && cp_session.state == CP_STATE_ON && !strchr(name, '$') &&
+	    (strchr(name, '/') || !caller_has_paths(caller)))
+		how.wrap = 1;
+	errno = saved_errno;
+	return how;
+}
+
+CP_NOINSTR void *cp_sleds__dlopen_wrapped(const char *name, int flags)
+{
+	void *h = real_dlopen(name, flags);
+
+	if (h)
+		cp_sleds__patch_new();
+	return h;
+}
+
+__asm__(".text\n"
+	".globl dlopen\n"
+	".type dlopen, @function\n"
+	".p2align 4\n"
+	"dlopen:\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	movq 24(%rsp), %rsi\n" /* the caller's return address */
+	"	call cp_sleds__dlopen_how\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testq %rdx, %rdx\n"
+	"	jnz cp_sleds__dlopen_wrapped\n"
+	"	jmp *%rax\n"
+	".size dlopen, . - dlopen\n");
 
 /* ---- ends without destructors, and unloading ---- */
 
@@ -264,6 +440,8 @@ CP_INTERPOSE_CALL int dlclose(void *handle)
 	ret = next(handle);
 	cp_modules__refresh(0);
 	cp_modules__unlock();
+	cp_sleds__forget_gone();
+	cp_sleds__patch_new(); /* modules a dlopen from here did not patch */
 	return ret;
 }
 

@@ -444,6 +444,7 @@ CP_UNWIND int _Unwind_RaiseException(struct _Unwind_Exception *e)
 		return URC_FATAL_PHASE1_ERROR;
 	if (slots)
 		give_back_returns();
+	cp_sleds__give_back(cp_self, 0); /* the sleds' stubs too (sleds.c) */
 	return next(e);
 }
 
@@ -456,6 +457,7 @@ CP_UNWIND int _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
 		return URC_FATAL_PHASE1_ERROR;
 	if (slots)
 		give_back_returns();
+	cp_sleds__give_back(cp_self, 0);
 	return next(e);
 }
 
@@ -468,6 +470,7 @@ CP_UNWIND int _Unwind_ForcedUnwind(struct _Unwind_Exception *e, void *stop, void
 		return URC_FATAL_PHASE1_ERROR;
 	if (slots)
 		give_back_returns();
+	cp_sleds__give_back(cp_self, 0);
 	return next(e, stop, arg);
 }
 

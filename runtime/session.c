@@ -276,6 +276,7 @@ static void atfork_child(void)
 	cp_api__fork_child();
 	cp_session.api_used = 0; /* the parent's calls of the API are not the child's */
 	cp_modules__reset_lock();
+	cp_sleds__fork_child(); /* its stubs in pages of its own */
 	cp_session.forked = 1;
 	cp_session.pid = getpid();
 	cp_session.ppid = getppid();
@@ -358,6 +359,8 @@ int cp_session__init(void)
 	if (!cp_attach.on && cp_sys__may(CP_SYS_RERAISE))
 		cp_signals__init();
 	cp_modules__refresh(0);
+	if (!cp_attach.on)
+		cp_sleds__init(); /* before main and the program's constructors */
 	if (!cp_attach.on && !cp_seccomp__known())
 		cp_libcalls__init(); /* after the module map: nothing it does must be in it */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);

@@ -1,0 +1,726 @@
+/*
+ * sleds.c - patchable-entry sleds: finding them, patching them into calls
+ * of the entry trampoline, and the return stubs (docs/internals/sleds.md).
+ *
+ * A program built with -fpatchable-function-entry=5,0 has five bytes of
+ * NOPs at the entry of every out-of-line function (gcc: five 0x90, clang:
+ * one 0f 1f 44 00 00; after an endbr64 under -fcf-protection), and each
+ * module lists their addresses in its allocated, relocated section
+ * __patchable_function_entries.  Patching writes `call rel32` there, to the
+ * module's near page (two `jmp *abs(%rip)`, to cp_sled_entry and to
+ * cp_sled_entry_endbr) or straight to the trampoline when it is in reach.
+ *
+ * The entry (hooks.c, cp_sled__enter) replaces the function's return
+ * address with a stub of the stub area: for each distinct return address R
+ * one 32-byte stub,
+ *	+0  int3		(an unwinder's "return address - 1" stays in the stub)
+ *	+1  call rel32 pad	(the pad, the area's first bytes: jmp *abs to
+ *				 cp_sled_ret_common, which returns here)
+ *	+6  jmp *R(%rip)	(one indirect jump per stub: predicted per site)
+ *	+16 R
+ * The slot holds stub + 1.  Measured against the 16-byte stub [int3][movabs
+ * $R, %r11][jmp rel32] with ret_common ending in `jmp *%r11`: that one shared
+ * indirect jump mispredicts whenever return addresses alternate, while a
+ * call/ret pair into ret_common and a jump per stub predict (see
+ * docs/internals/sleds.md for the figures).  Stubs are written through a second, writable
+ * mapping of the same memfd (no syscall per stub, the executable alias is
+ * never writable); a fork child takes a private copy.
+ *
+ * Everything here but cp_stubs__get runs rarely (start, dlopen, dlclose,
+ * fork, unwinders); cp_stubs__get runs once per new call-site node of a
+ * thread, under a spin lock taken with the thread's busy flag held.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+#define STUB_BYTES (64ull << 20) /* 2M distinct return addresses */
+#define STUB_SIZE 32
+#define TABLE_SLOTS (1u << 22)	 /* R -> stub, at most half full */
+#define MAX_SLED_MODULES 1024
+#define NEAR_REACH ((int64_t)0x7fff0000)
+
+/* The trampolines (sleds-tramp.S). */
+extern char cp_sled_entry[] CP_HIDDEN;
+extern char cp_sled_entry_endbr[] CP_HIDDEN;
+extern char cp_sled_ret_common[] CP_HIDDEN;
+
+struct cp_stub_area cp_stubs;
+struct cp_sled_stats cp_sled_stats;
+
+struct stub_entry {
+	uintptr_t r;	/* real return address, 0 for a free entry */
+	uintptr_t slot; /* stub + 1 */
+};
+static struct stub_entry *table;
+static int stub_lock;
+static int stubs_fd = -1;
+static int stubs_frozen; /* a fork child that could not get pages of its own: no new stubs */
+
+static const uint8_t nop_gcc[5] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
+/* clang's: nopl disp8(%rax,%rax,1), disp8 0 or (as for XRay) 8: any disp8 is taken. */
+static const uint8_t nop_clang[4] = { 0x0f, 0x1f, 0x44, 0x00 };
+static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+/* A patched module. */
+struct sled_module {
+	uintptr_t bias;		/* load bias (dlpi_addr) */
+	uintptr_t lo, hi;	/* its executable PT_LOADs' extent */
+	const uintptr_t *sleds; /* the relocated section, in the module's memory */
+	uint64_t nsleds;
+	uint16_t *kind;		/* per sled: 0 not patched, 1 gcc NOPs, 0x100 | disp8 clang's (mmap) */
+	uint64_t patched, skipped;
+	uintptr_t near;		/* near page, or 0 when the trampoline is in reach */
+	int gone;		/* unloaded (dlclose): nothing of it is touched again */
+	char name[256];		/* dlpi_name, cut */
+};
+static struct sled_module *mods;
+static uint32_t nmods;
+static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
+static int refused;	 /* patching refused (CET) or impossible: never patch */
+static int mem_fd = -1;	 /* /proc/self/mem, when mprotect is refused */
+
+/* Near pages made so far, for a module within reach of one. */
+static uintptr_t near_pages[MAX_SLED_MODULES];
+static uint32_t nnear;
+
+static void lock(void)
+{
+	while (__atomic_exchange_n(&stub_lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&stub_lock, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+static void unlock(void)
+{
+	__atomic_store_n(&stub_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- the stub area ---- */
+
+static void write_pad(uint8_t *p)
+{
+	uintptr_t target = (uintptr_t)cp_sled_ret_common;
+
+	memset(p, 0xcc, STUB_SIZE);
+	p[0] = 0xff; /* jmp *0(%rip) */
+	p[1] = 0x25;
+	memset(p + 2, 0, 4);
+	memcpy(p + 6, &target, 8);
+}
+
+/* Map the area: an RX and an RW alias of one memfd, else one RWX private mapping. */
+static int stubs_map(void)
+{
+	void *rx = MAP_FAILED, *rw = MAP_FAILED;
+	int fd = (int)syscall(SYS_memfd_create, "callprof-stubs", 1u /* MFD_CLOEXEC */);
+
+	if (fd >= 0 && ftruncate(fd, (off_t)STUB_BYTES) == 0) {
+		rx = mmap(NULL, STUB_BYTES, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+		if (rx != MAP_FAILED)
+			rw = mmap(NULL, STUB_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	}
+	if (rx == MAP_FAILED || rw == MAP_FAILED) {
+		if (rx != MAP_FAILED)
+			munmap(rx, STUB_BYTES);
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		rx = mmap(NULL, STUB_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (rx == MAP_FAILED)
+			return -1;
+		rw = rx;
+	}
+	table = mmap(NULL, TABLE_SLOTS * sizeof(*table), PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (table == MAP_FAILED) {
+		table = NULL;
+		munmap(rx, STUB_BYTES);
+		if (rw != rx)
+			munmap(rw, STUB_BYTES);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	stubs_fd = fd;
+	write_pad(rw);
+	cp_stubs.rw = (uintptr_t)rw;
+	cp_stubs.bytes = STUB_BYTES;
+	__atomic_store_n(&cp_stubs.rx, (uintptr_t)rx, __ATOMIC_RELEASE);
+	__atomic_store_n(&cp_stubs.used, STUB_SIZE, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static uint64_t hash_r(uintptr_t r)
+{
+	return cp_ptr_hash(NULL, r) & (TABLE_SLOTS - 1);
+}
+
+uintptr_t cp_stubs__get(uintptr_t r)
+{
+	uintptr_t slot = 0;
+	uint64_t i;
+
+	if (!table || !r)
+		return 0;
+	lock();
+	for (i = hash_r(r);; i = (i + 1) & (TABLE_SLOTS - 1)) {
+		if (table[i].r == r) {
+			slot = table[i].slot;
+			goto out;
+		}
+		if (!table[i].r)
+			break;
+	}
+	uint64_t used = cp_stubs.used;
+
+	if (stubs_frozen || used + STUB_SIZE > cp_stubs.bytes || used / STUB_SIZE > TABLE_SLOTS / 2) {
+		__atomic_fetch_add(&cp_sled_stats.no_stub, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	uint8_t *p = (uint8_t *)cp_stubs.rw + used;
+	int32_t rel = (int32_t)((int64_t)cp_stubs.rx - (int64_t)(cp_stubs.rx + used + 6));
+	static const uint8_t jmp[6] = { 0xff, 0x25, 0x04, 0x00, 0x00, 0x00 }; /* jmp *+16 */
+
+	memset(p, 0xcc, STUB_SIZE);
+	p[1] = 0xe8; /* call rel32 to the pad */
+	memcpy(p + 2, &rel, 4);
+	memcpy(p + 6, jmp, 6);
+	memcpy(p + 16, &r, 8);
+	slot = cp_stubs.rx + used + 1;
+	table[i].slot = slot;
+	__atomic_store_n(&table[i].r, r, __ATOMIC_RELEASE);
+	/* Published after it is written: a stub is one once used covers it. */
+	__atomic_store_n(&cp_stubs.used, used + STUB_SIZE, __ATOMIC_RELEASE);
+out:
+	unlock();
+	return slot;
+}
+
+/*
+ * Fork child: the stubs it makes must not land in the parent's pages.  A
+ * new memfd with the same contents goes over both aliases.  Failing that,
+ * the child makes no new stubs (its calls through known ones still work).
+ */
+void cp_sleds__fork_child(void)
+{
+	stub_lock = 0;
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+	mods_lock = fresh;
+	if (stubs_fd < 0)
+		return; /* no area, or a private mapping: already the child's own */
+	int fd = (int)syscall(SYS_memfd_create, "callprof-stubs", 1u);
+	uint64_t used = cp_stubs.used;
+
+	if (fd < 0 || ftruncate(fd, (off_t)cp_stubs.bytes) ||
+	    pwrite(fd, (void *)cp_stubs.rw, used, 0) != (ssize_t)used ||
+	    mmap((void *)cp_stubs.rw, cp_stubs.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0) == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		stubs_frozen = 1;
+		return;
+	}
+	/* The RW alias is the child's now; the RX one follows (same contents). */
+	if (mmap((void *)cp_stubs.rx, cp_stubs.bytes, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED,
+		 fd, 0) == MAP_FAILED) {
+		stubs_frozen = 1; /* RX still the parent's: the child must not add to it */
+	}
+	close(stubs_fd);
+	stubs_fd = fd;
+}
+
+/* ---- writing code ---- */
+
+static int seg_prot(uint32_t pf)
+{
+	return (pf & PF_R ? PROT_READ : 0) | (pf & PF_W ? PROT_WRITE : 0) | (pf & PF_X ? PROT_EXEC : 0);
+}
+
+/* Five bytes at a, in one aligned 8-byte store where they fit in one. */
+static void put5(uintptr_t a, const uint8_t *b)
+{
+	if (mem_fd >= 0) {
+		if (pwrite(mem_fd, b, 5, (off_t)a) != 5)
+			cp_warn_once("sleds: a write through /proc/self/mem failed");
+		return;
+	}
+	if ((a & 7) <= 3) {
+		uint64_t *w = (uint64_t *)(a & ~(uintptr_t)7), v = __atomic_load_n(w, __ATOMIC_RELAXED);
+
+		memcpy((uint8_t *)&v + (a & 7), b, 5);
+		__atomic_store_n(w, v, __ATOMIC_RELAXED);
+	} else {
+		/* The tail first, the opcode byte last. */
+		memcpy((void *)(a + 1), b + 1, 4);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		*(volatile uint8_t *)a = b[0];
+	}
+}
+
+/* Make every executable PT_LOAD of info writable too (never not executable). */
+static int open_segments(const struct dl_phdr_info *info, int writable)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (mem_fd >= 0)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uintptr_t a = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(pg - 1);
+		uintptr_t e = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		int prot = seg_prot(ph->p_flags) | (writable ? PROT_WRITE : 0);
+
+		if (mprotect((void *)a, e - a, prot)) {
+			if (!writable)
+				continue;
+			/* SELinux execmod and the like: write through /proc/self/mem instead. */
+			mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+			if (mem_fd < 0)
+				return -1;
+			open_segments(info, 0);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* ---- finding the sleds of a module ---- */
+
+static int read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	return pread(fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
+}
+
+/* The first __patchable_function_entries section's address (unrelocated) and size. */
+static int find_section(const char *path, uint64_t *addr, uint64_t *size)
+{
+	ElfW(Ehdr) eh;
+	ElfW(Shdr) sh, strsh;
+	char name[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (read_at(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
+	    eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shstrndx >= eh.e_shnum ||
+	    read_at(fd, &strsh, sizeof(strsh), eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof(sh)))
+		goto out;
+	for (unsigned i = 1; i < eh.e_shnum; i++) {
+		if (read_at(fd, &sh, sizeof(sh), eh.e_shoff + (uint64_t)i * sizeof(sh)))
+			goto out;
+		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_name >= strsh.sh_size)
+			continue;
+		memset(name, 0, sizeof(name));
+		if (pread(fd, name, sizeof(name) - 1, (off_t)(strsh.sh_offset + sh.sh_name)) <= 0)
+			continue;
+		if (!strcmp(name, "__patchable_function_entries") && sh.sh_size >= 8) {
+			*addr = sh.sh_addr;
+			*size = sh.sh_size;
+			ret = 0;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/* A page within rel32 reach of [lo, hi) holding the two jumps, or 0. */
+static uintptr_t near_page(uintptr_t lo, uintptr_t hi)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t entries[2] = { (uintptr_t)cp_sled_entry, (uintptr_t)cp_sled_entry_endbr };
+
+	for (uint32_t i = 0; i < nnear; i++)
+		if ((int64_t)(near_pages[i] - lo) > -NEAR_REACH && (int64_t)(near_pages[i] + 32 - hi) < NEAR_REACH)
+			return near_pages[i];
+	if (nnear == MAX_SLED_MODULES)
+		return 0;
+	for (int k = 1; k <= 60; k++) {
+		uintptr_t step = (uintptr_t)k << 25, hint = (k & 1) ? hi + step : lo - step;
+		uint8_t *p;
+
+		hint &= ~(uintptr_t)(pg - 1);
+		p = mmap((void *)hint, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		uintptr_t a = (uintptr_t)p;
+
+		if ((int64_t)(a - lo) <= -NEAR_REACH || (int64_t)(a + 32 - hi) >= NEAR_REACH ||
+		    (int64_t)(a - hi) >= NEAR_REACH || (int64_t)(a + 32 - lo) <= -NEAR_REACH) {
+			munmap(p, pg);
+			continue;
+		}
+		for (int j = 0; j < 2; j++) {
+			p[16 * j] = 0xff;
+			p[16 * j + 1] = 0x25;
+			memset(p + 16 * j + 2, 0, 4);
+			memcpy(p + 16 * j + 6, &entries[j], 8);
+			p[16 * j + 14] = p[16 * j + 15] = 0xcc;
+		}
+		if (mprotect(p, pg, PROT_READ | PROT_EXEC)) {
+			munmap(p, pg);
+			return 0;
+		}
+		near_pages[nnear++] = a;
+		return a;
+	}
+	return 0;
+}
+
+static int in_reach(uintptr_t from, uintptr_t to)
+{
+	int64_t d = (int64_t)(to - from);
+
+	return d > -NEAR_REACH && d < NEAR_REACH;
+}
+
+/* Is this module one we patched already (same load bias and name) and still there? */
+static struct sled_module *known(const struct dl_phdr_info *info)
+{
+	for (uint32_t i = 0; i < nmods; i++)
+		if (!mods[i].gone && mods[i].bias == info->dlpi_addr &&
+		    !strncmp(mods[i].name, info->dlpi_name, sizeof(mods[i].name) - 1))
+			return &mods[i];
+	return NULL;
+}
+
+/* Is a in an executable segment of info?  *seg_lo gets its start. */
+static int executable(const struct dl_phdr_info *info, uintptr_t a, uintptr_t *seg_lo)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a >= s && a + 5 <= s + ph->p_memsz) {
+			*seg_lo = s;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void say_module(const struct sled_module *m)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "sleds: %s: %llu patched, %llu skipped (not a known NOP form)",
+		 m->name[0] ? m->name : "(main program)", (unsigned long long)m->patched,
+		 (unsigned long long)m->skipped);
+	cp_warn(line);
+}
+
+static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *path = info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
+	uint64_t addr, bytes;
+	struct sled_module *m;
+	uintptr_t lo = UINTPTR_MAX, hi = 0, seg_lo;
+	int verbose = *(int *)arg;
+
+	if (!strncmp(info->dlpi_name, "linux-vdso", 10) || known(info) || nmods == MAX_SLED_MODULES)
+		return 0;
+	if (info->dlpi_name[0] == 0 && nmods > 0)
+		return 0; /* the main program is the first entry: a nameless later one is not a file */
+	if (find_section(path, &addr, &bytes))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+
+			lo = s < lo ? s : lo;
+			hi = s + ph->p_memsz > hi ? s + ph->p_memsz : hi;
+		}
+	}
+	if (lo >= hi)
+		return 0;
+	m = &mods[nmods];
+	memset(m, 0, sizeof(*m));
+	m->bias = info->dlpi_addr;
+	m->lo = lo;
+	m->hi = hi;
+	strncpy(m->name, info->dlpi_name, sizeof(m->name) - 1);
+	m->sleds = (const uintptr_t *)(info->dlpi_addr + addr);
+	m->nsleds = bytes / 8;
+	m->kind = mmap(NULL, m->nsleds * sizeof(*m->kind), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->kind == MAP_FAILED)
+		return 0;
+	uintptr_t entry = (uintptr_t)cp_sled_entry, entry_endbr = (uintptr_t)cp_sled_entry_endbr;
+
+	if (!in_reach(lo, entry) || !in_reach(hi, entry) || !in_reach(lo, entry_endbr) ||
+	    !in_reach(hi, entry_endbr)) {
+		m->near = near_page(lo, hi);
+		if (!m->near) {
+			cp_warn_once("sleds: no page within reach of a module: its calls are not recorded");
+			munmap(m->kind, m->nsleds * sizeof(*m->kind));
+			return 0;
+		}
+		entry = m->near;
+		entry_endbr = m->near + 16;
+	}
+	if (open_segments(info, 1)) {
+		cp_warn_once("sleds: code cannot be written (mprotect and /proc/self/mem refused): "
+			     "calls not recorded");
+		munmap(m->kind, m->nsleds * sizeof(*m->kind));
+		refused = 1;
+		return 1;
+	}
+	for (uint64_t i = 0; i < m->nsleds; i++) {
+		uintptr_t a = m->sleds[i];
+		uint8_t b[5];
+		int kind;
+
+		if (!executable(info, a, &seg_lo)) {
+			m->skipped++;
+			continue;
+		}
+		if (!memcmp((void *)a, nop_gcc, 5))
+			kind = 1;
+		else if (!memcmp((void *)a, nop_clang, 4))
+			kind = 0x100 | ((uint8_t *)a)[4];
+		else {
+			/* A sled listed twice (it is already our call) is not one skipped. */
+			if (*(uint8_t *)a != 0xe8)
+				m->skipped++;
+			continue;
+		}
+		uintptr_t t = (a - 4 >= seg_lo && !memcmp((void *)(a - 4), endbr64, 4)) ? entry_endbr : entry;
+		int32_t rel = (int32_t)((int64_t)t - (int64_t)(a + 5));
+
+		b[0] = 0xe8;
+		memcpy(b + 1, &rel, 4);
+		put5(a, b);
+		m->kind[i] = (uint16_t)kind;
+		m->patched++;
+	}
+	open_segments(info, 0);
+	__atomic_fetch_add(&cp_sled_stats.modules, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cp_sled_stats.patched, m->patched, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cp_sled_stats.skipped, m->skipped, __ATOMIC_RELAXED);
+	nmods++;
+	if (verbose || m->skipped)
+		say_module(m);
+	return 0;
+}
+
+void cp_sleds__patch_new(void)
+{
+	int saved_errno = errno, verbose;
+
+	if (refused || !mods)
+		return;
+	pthread_mutex_lock(&mods_lock);
+	verbose = cp_getenv("CALLPROF_SLEDS_VERBOSE") != NULL;
+	dl_iterate_phdr(patch_module, &verbose);
+	pthread_mutex_unlock(&mods_lock);
+	errno = saved_errno;
+}
+
+/* Gone modules are found by the loader no longer listing them at their bias. */
+static int mark_seen(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct sled_module *m = known(info);
+
+	if (m)
+		m->gone = 2; /* seen; set back below */
+	return 0;
+}
+
+void cp_sleds__forget_gone(void)
+{
+	if (!mods)
+		return;
+	pthread_mutex_lock(&mods_lock);
+	dl_iterate_phdr(mark_seen, NULL);
+	for (uint32_t i = 0; i < nmods; i++)
+		mods[i].gone = mods[i].gone == 2 ? 0 : 1;
+	pthread_mutex_unlock(&mods_lock);
+}
+
+/*
+ * CET user shadow stacks (Linux 6.6+: arch_prctl ARCH_SHSTK_STATUS): a
+ * replaced return address would fault at the return.
+ */
+static int shadow_stack_on(void)
+{
+	unsigned long features = 0;
+
+	if (syscall(SYS_arch_prctl, 0x5005 /* ARCH_SHSTK_STATUS */, &features))
+		return 0;
+	return (features & 1) != 0; /* ARCH_SHSTK_SHSTK */
+}
+
+void cp_sleds__init(void)
+{
+	if (mods || refused)
+		return;
+	if (shadow_stack_on()) {
+		refused = 1;
+		cp_warn("sleds: the process runs with a CET shadow stack, which forbids replacing "
+			"return addresses: its sleds are not patched, it runs unprofiled");
+		return;
+	}
+	if (cp_getenv("CALLPROF_NO_SLEDS")) {
+		refused = 1;
+		return;
+	}
+	mods = mmap(NULL, MAX_SLED_MODULES * sizeof(*mods), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mods == MAP_FAILED) {
+		mods = NULL;
+		refused = 1;
+		return;
+	}
+	if (stubs_map()) {
+		refused = 1;
+		cp_warn("sleds: no memory for return stubs: sleds not patched, the program runs "
+			"unprofiled");
+		return;
+	}
+	cp_sleds__patch_new();
+}
+
+uint64_t cp_sleds__unpatch_all(void)
+{
+	uint64_t n = 0;
+
+	if (!mods)
+		return 0;
+	pthread_mutex_lock(&mods_lock);
+	for (uint32_t i = 0; i < nmods; i++) {
+		struct sled_module *m = &mods[i];
+		struct dl_phdr_info info;
+		ElfW(Phdr) ph;
+
+		if (m->gone || !m->patched)
+			continue;
+		/* One segment spanning the module's code, for open_segments. */
+		memset(&info, 0, sizeof(info));
+		memset(&ph, 0, sizeof(ph));
+		ph.p_type = PT_LOAD;
+		ph.p_flags = PF_R | PF_X;
+		ph.p_vaddr = m->lo;
+		ph.p_memsz = m->hi - m->lo;
+		info.dlpi_phdr = &ph;
+		info.dlpi_phnum = 1;
+		if (open_segments(&info, 1))
+			break;
+		for (uint64_t k = 0; k < m->nsleds; k++) {
+			if (!m->kind[k] || *(uint8_t *)m->sleds[k] != 0xe8)
+				continue;
+			uint8_t nop[5];
+
+			memcpy(nop, nop_gcc, 5);
+			if (m->kind[k] != 1) {
+				memcpy(nop, nop_clang, 4);
+				nop[4] = (uint8_t)m->kind[k];
+			}
+			put5(m->sleds[k], nop);
+			m->kind[k] = 0;
+			n++;
+		}
+		m->patched = 0;
+		open_segments(&info, 0);
+	}
+	pthread_mutex_unlock(&mods_lock);
+	return n;
+}
+
+/* ---- giving return addresses back ---- */
+
+static uintptr_t *slot_of(const struct cp_frame *f)
+{
+	return (uintptr_t *)((f->sp & ~(uintptr_t)CP_SP_FLAGS) + 16);
+}
+
+static uint64_t give_back_one(struct cp_thread *t, int again)
+{
+	uint64_t n = 0;
+
+	if (!t)
+		return 0;
+	for (struct cp_frame *f = t->cct.top; f > t->cct.stack->f; f--) {
+		if (!(f->sp & CP_SP_HOOKED))
+			continue;
+		uintptr_t *slot = slot_of(f), v = *slot;
+
+		f->sp &= ~CP_SP_HOOKED;
+		if (again)
+			f->sp |= CP_SP_UNHOOKED_NOW;
+		if (cp_stubs__is(v)) {
+			*slot = cp_stubs__target(v);
+			n++;
+		}
+	}
+	return n;
+}
+
+uint64_t cp_sleds__give_back(struct cp_thread *t, int again)
+{
+	if (!cp_stubs.rx || !t)
+		return 0;
+	return give_back_one(t, again) + (t->owner ? give_back_one(t->owner, again) : 0);
+}
+
+uint64_t cp_sleds__give_back_all(void)
+{
+	uint64_t n = 0;
+
+	for (struct cp_thread *t = __atomic_load_n(&cp_session.threads, __ATOMIC_ACQUIRE); t; t = t->next)
+		n += give_back_one(t, 0) + (t->side ? give_back_one(t->side, 0) : 0);
+	return n;
+}
+
+static void rehook_one(struct cp_thread *t, uintptr_t live_from)
+{
+	for (struct cp_frame *f = t->cct.top; f > t->cct.stack->f; f--) {
+		uintptr_t *slot = slot_of(f), v, s;
+
+		if (!(f->sp & CP_SP_SLED) || (f->sp & CP_SP_HOOKED))
+			continue;
+		if (!(f->sp & CP_SP_UNHOOKED_NOW) && !(live_from && (uintptr_t)slot >= live_from))
+			continue;
+		f->sp &= ~CP_SP_UNHOOKED_NOW;
+		v = *slot;
+		if (cp_stubs__is(v)) {
+			f->sp |= CP_SP_HOOKED; /* a tail call's frame: its caller's was hooked again */
+			continue;
+		}
+		/* Only a slot still holding the call's own return address (its node's site). */
+		if (!f->node || f->node->site != v || f->node == &t->cct.lost)
+			continue;
+		s = cp_stubs__get(v);
+		if (!s)
+			continue;
+		f->sp |= CP_SP_HOOKED;
+		*slot = s;
+	}
+}
+
+void cp_sleds__rehook(struct cp_thread *t, uintptr_t live_from)
+{
+	if (!cp_stubs.rx || !t)
+		return;
+	rehook_one(t, live_from);
+	if (t->owner)
+		rehook_one(t->owner, 0);
+}
