@@ -462,8 +462,18 @@ static __attribute__((noinline, cold)) CP_NOINSTR void exit_slow(struct cp_threa
 	if (sp) {
 		for (f = t->cct.top; f > base && (f->sp & ~CP_SP_FLAGS) != sp; f--)
 			;
-		while (f - 1 > base && ((f - 1)->sp & ~CP_SP_FLAGS) == sp)
-			f--;
+		if (f > base) {
+			/* Frames above f were skipped; f and those below it on its slot return now. */
+			if (f < t->cct.top)
+				pop_through(t, f, now);
+			else
+				pop(t, f, now);
+			while (t->cct.top > base && (t->cct.top->sp & ~CP_SP_FLAGS) == sp)
+				pop(t, t->cct.top, now);
+			barrier();
+			after_pop(t);
+			return;
+		}
 	} else {
 		for (f = t->cct.top; f > base; f--) {
 			uintptr_t ffn = f->fn & ~(uintptr_t)CP_FN_SEED_BIT;

@@ -388,6 +388,31 @@ wait_for () {
 	test -s "$1"
 }
 
+# build_sleds s-name.c|s-name.cc [extra cc args...]: compile
+# $WORKLOADS/s-name.c (with $CC) or .cc (with the C++ compiler of $CC) into
+# ./t-name (./t-name-cc for .cc) with patchable-entry sleds instead of hooks:
+# $OPT -g -fpatchable-function-entry=5,0, what `callprof cc --sleds` adds.
+build_sleds () {
+	_cp_src=$1
+	shift
+	case "$_cp_src" in
+	*.cc)
+		_cp_exe=t-${_cp_src#s-}
+		_cp_exe=${_cp_exe%.cc}-cc
+		case "$CC" in
+		clang*) _cp_cc=clang++ ;;
+		*) _cp_cc=g++ ;;
+		esac ;;
+	*)
+		_cp_exe=t-${_cp_src#s-}
+		_cp_exe=${_cp_exe%.c}
+		_cp_cc=$CC ;;
+	esac
+	echo "build_sleds: $_cp_cc $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 -o $_cp_exe $_cp_src $* -lpthread"
+	# shellcheck disable=SC2086
+	$_cp_cc $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
+}
+
 # build_workload_lib s-name.c libname.so: the same flags, as a shared object.
 build_workload_lib () {
 	echo "build_workload_lib: $CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -fPIC -shared -o $2 $1"

@@ -1,0 +1,27 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='sleds: a sledded library loaded by dlopen is patched before its first call, again after dlclose and a new dlopen, and never twice'
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'dlopen by path: the library calls counted exactly, twice loaded' '
+	$CC $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 -fPIC -shared \
+		-o libsledplug.so "$WORKLOADS/s-sleds-plugin.c" &&
+	$CC $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 \
+		-o t-sleds-dl "$WORKLOADS/s-sleds-dl.c" -ldl &&
+	./t-sleds-dl ./libsledplug.so >plain.out &&
+	CALLPROF_SLEDS_VERBOSE=1 callprof record -o p.cprof -- ./t-sleds-dl ./libsledplug.so >rec.out 2>err &&
+	test_cmp plain.out rec.out &&
+	test "$(grep -c "libsledplug.so: [1-9][0-9]* patched, 0 skipped" err)" = 2 &&
+	callprof report --flat --fields=calls p.cprof >flat &&
+	grep " 2  *plugin_run$" flat &&
+	grep " 201  *plugin_leaf$" flat
+'
+
+test_expect_success 'dlopen by bare name from a program without RUNPATH: patched too' '
+	LD_LIBRARY_PATH=. callprof record -o b.cprof -- ./t-sleds-dl libsledplug.so >rec.out &&
+	test_cmp plain.out rec.out &&
+	callprof report --flat --fields=calls b.cprof >flat &&
+	grep " 201  *plugin_leaf$" flat
+'
+
+test_done
