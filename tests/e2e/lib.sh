@@ -435,6 +435,149 @@ build_workload_lib () {
 	$CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -Wall -fPIC -shared -o "$2" "$WORKLOADS/$1"
 }
 
+# The sleds scenarios (t0530-t0539) run every case against two builds of
+# one workload, KIND "hooks" (-finstrument-functions: works today, and
+# proves the program and the checks) and KIND "sleds"
+# (-fpatchable-function-entry=5,0: the fixed sled build, gcc's five 1-byte
+# NOPs or clang's one 5-byte NOP at each out-of-line function's entry,
+# patched by the runtime under callprof record).  KIND "plain" has neither.
+SLED_KINDS="hooks sleds"
+case "$CC" in
+clang*) CXX=clang++ ;;
+*) CXX=g++ ;;
+esac
+
+# kind_cflags KIND: the compiler flags of a build of KIND.
+kind_cflags () {
+	case "$1" in
+	hooks) echo "-finstrument-functions" ;;
+	sleds) echo "-fpatchable-function-entry=5,0" ;;
+	plain) echo "" ;;
+	*) BUG "kind_cflags: unknown kind '$1'" ;;
+	esac
+}
+
+# build_kind KIND s-name.c|s-name.cc [extra args...]: ./t-name.KIND from
+# $WORKLOADS/s-name.c with $CC (s-name.cc with $CXX, the same family) $OPT
+# -g -rdynamic and KIND's flags; the extra arguments go after the source.
+# -rdynamic: backtrace_symbols() names, and s-sled-count.h's table is
+# shared with the libraries.
+build_kind () {
+	_cp_kind=$1
+	_cp_src=$2
+	shift 2
+	_cp_exe=t-${_cp_src#s-}
+	_cp_exe=${_cp_exe%.c}
+	_cp_exe=${_cp_exe%.cc}.$_cp_kind
+	case "$_cp_src" in
+	*.cc) _cp_cc=$CXX ;;
+	*) _cp_cc=$CC ;;
+	esac
+	echo "build_kind: $_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -rdynamic -o $_cp_exe $_cp_src $* -lpthread"
+	# shellcheck disable=SC2086
+	$_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -rdynamic -Wall \
+		-I"$WORKLOADS" -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
+}
+
+# build_sled_workload s-name.c [extra args...]: ./t-name.sleds (what
+# callprof cc --sleds will make).
+build_sled_workload () {
+	build_kind sleds "$@"
+}
+
+# build_kind_lib KIND s-name.c|.cc LIB [extra args...]: the shared object
+# LIB, built as build_kind builds a program.
+build_kind_lib () {
+	_cp_kind=$1
+	_cp_src=$2
+	_cp_lib=$3
+	shift 3
+	case "$_cp_src" in
+	*.cc) _cp_cc=$CXX ;;
+	*) _cp_cc=$CC ;;
+	esac
+	echo "build_kind_lib: $_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -fPIC -shared -o $_cp_lib $_cp_src $*"
+	# shellcheck disable=SC2086
+	$_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -Wall -fPIC -shared \
+		-I"$WORKLOADS" -o "$_cp_lib" "$WORKLOADS/$_cp_src" "$@"
+}
+
+# run_both_ways [--dies] [--filter SED] EXE [args...]: run ./EXE args alone
+# (EXE.plain.out, .err, .rc), then under callprof record -o EXE.cprof
+# (EXE.rec.*), and succeed iff stdout, stderr (less callprof's own
+# "callprof: " lines and the indented lines continuing them) and the exit
+# status are the same.  --dies: the
+# program is meant to die by a signal, which then is no SG of the case.
+# --filter: a sed script applied to both runs' stdout before the
+# comparison (a known difference, or what varies from run to run: the
+# caller says why).
+run_both_ways () {
+	_cp_cmd=callprof
+	_cp_filter=
+	while :
+	do
+		case "$1" in
+		--dies) _cp_cmd="command callprof" ;;
+		--filter) _cp_filter=$2; shift ;;
+		*) break ;;
+		esac
+		shift
+	done
+	_cp_exe=$1
+	shift
+	rm -f "$_cp_exe.cprof"*
+	./"$_cp_exe" "$@" >"$_cp_exe.plain.out" 2>"$_cp_exe.plain.err"
+	echo $? >"$_cp_exe.plain.rc"
+	$_cp_cmd record -o "$_cp_exe.cprof" -- ./"$_cp_exe" "$@" \
+		>"$_cp_exe.rec.out" 2>"$_cp_exe.rec.err-all"
+	echo $? >"$_cp_exe.rec.rc"
+	# callprof's lines, and the indented lines that continue one (verdicts).
+	awk '/^callprof: / { more = 1; next } more && /^  / { next } { more = 0; print }' \
+		"$_cp_exe.rec.err-all" >"$_cp_exe.rec.err"
+	if test -n "$_cp_filter"; then
+		sed "$_cp_filter" "$_cp_exe.rec.out" >"$_cp_exe.rec.out-filtered" &&
+		sed "$_cp_filter" "$_cp_exe.plain.out" >"$_cp_exe.plain.out-filtered" &&
+		test_cmp "$_cp_exe.plain.out-filtered" "$_cp_exe.rec.out-filtered" &&
+		test_cmp "$_cp_exe.plain.err" "$_cp_exe.rec.err" &&
+		test_cmp "$_cp_exe.plain.rc" "$_cp_exe.rec.rc"
+		return
+	fi
+	echo "run_both_ways: exit status $(cat "$_cp_exe.plain.rc") alone, $(cat "$_cp_exe.rec.rc") under record"
+	test_cmp "$_cp_exe.plain.out" "$_cp_exe.rec.out" &&
+	test_cmp "$_cp_exe.plain.err" "$_cp_exe.rec.err" &&
+	test_cmp "$_cp_exe.plain.rc" "$_cp_exe.rec.rc"
+}
+
+# sled_calls_by_name PROFILE...: "name<TAB>calls" of every function in the
+# profiles, its calls summed over all its call paths (report --flat, which
+# also serves trees a million deep), sorted.
+sled_calls_by_name () {
+	callprof report --flat --fields=calls,name --sort=name "$@" >calls.flat &&
+	sed 1d calls.flat | sed -n "s/^ *\([0-9][0-9]*\)  \(.*\)$/\2\t\1/p" | LC_ALL=C sort
+}
+
+# sled_check_counts OUTPUT PROFILE...: the "count<TAB>name<TAB>N" lines the
+# program printed into OUTPUT (s-sled-count.h), N added up per name (a
+# name may come from several processes), equal callprof's calls of that
+# function in the profiles (merged), summed over its call paths.
+sled_check_counts () {
+	_cp_out=$1
+	shift
+	awk -F "\t" '$1 == "count" { n[$2] += $3 } END { for (k in n) printf "%s\t%d\n", k, n[k] }' \
+		"$_cp_out" | LC_ALL=C sort >counts.want &&
+	test -s counts.want &&
+	sled_calls_by_name "$@" >counts.all &&
+	awk -F "\t" 'FILENAME == ARGV[1] { want[$1] = 1; next } ($1 in want)' \
+		counts.want counts.all >counts.got &&
+	test_cmp counts.want counts.got
+}
+
+# sled_part OUTPUT NAME: the lines of OUTPUT after the line "--- NAME" up
+# to the next "--- " line (s-sled-procs.c: one process's counts).
+sled_part () {
+	awk -v want="--- $2" '/^--- / { on = ($0 == want); next } on' "$1"
+}
+
 # normalize_report <report: drop the column-title line, check that the
 # calls column (the first) is right-aligned, and print "calls|name" with
 # the name's indentation kept ("|name" for headings without numbers).

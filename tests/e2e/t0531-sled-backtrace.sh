@@ -1,0 +1,49 @@
+#!/bin/sh
+# matrix: cc-opt
+test_description='sleds: backtrace(), backtrace_symbols() and _Unwind_Backtrace from sledded frames name the same functions'
+. "$(dirname "$0")/lib.sh"
+
+# Under sleds the runtime puts its return stub where each sledded frame's
+# return address was.  A stack walk reads those slots: it must find the
+# real callers (the unwinder's view), the names the run alone prints.
+
+# Known, for every kind: a handler runs below callprof's signal trampoline
+# (runtime/signals.c), one frame of libcallprof between the handler and
+# the signal frame, which a walk from the handler sees.  That one frame,
+# right below on_usr1, is allowed; any other frame of callprof's is not.
+TRAMPOLINE='s/ on_usr1 ?(libcallprof[-a-z]*\.so) / on_usr1 /'
+
+test_expect_success 'setup: the program in each kind' '
+	for kind in $SLED_KINDS
+	do
+		build_kind $kind s-sled-backtrace.c -ldl || return 1
+	done
+'
+
+for kind in $SLED_KINDS
+do
+	test_expect_success "$kind: the walks name the same frames alone and under record" '
+		run_both_ways --filter "$TRAMPOLINE" t-sled-backtrace.$kind &&
+		grep -x "backtrace: walk_backtrace walk level_c level_b level_a main" \
+			t-sled-backtrace.$kind.plain.out >walks &&
+		grep -x "unwind: walk_unwind walk level_c level_b level_a main" \
+			t-sled-backtrace.$kind.plain.out >>walks &&
+		test_line_count = 6 walks
+	'
+
+	test_expect_success "$kind: from a signal handler, across the signal frame" '
+		grep -A2 -x "from the handler:" t-sled-backtrace.$kind.rec.out >handler &&
+		grep -c "^backtrace: walk_backtrace walk on_usr1 .* level_c level_b level_a main$" handler >n &&
+		grep -c "^unwind: walk_unwind walk on_usr1 .* level_c level_b level_a main$" handler >>n &&
+		printf "3\n3\n" >expect &&
+		test_cmp expect n
+	'
+
+	test_expect_success "$kind: the counts are the program's own" '
+		sled_check_counts t-sled-backtrace.$kind.plain.out t-sled-backtrace.$kind.cprof &&
+		callprof export -f folded -m calls t-sled-backtrace.$kind.cprof >folded &&
+		grep "^main;level_a;level_b;level_c;<signal 10>;on_usr1;walk;walk_unwind 3$" folded
+	'
+done
+
+test_done
