@@ -589,6 +589,26 @@ static __attribute__((noinline, cold)) CP_NOINSTR uintptr_t stub_slow(struct cp_
 	return s;
 }
 
+/*
+ * A sled frame on top whose slot is at or above a new call's was unwound
+ * without its return being seen: an exception's cleanups run (the throw
+ * gave its return address back, libcalls.c) and call a destructor from a
+ * frame further out, before any catch closes what was unwound.  Close
+ * the frames whose slot is below target, as a jump there would.  Busy or
+ * muted threads are left as they are: their next exit reconciles.
+ */
+static __attribute__((noinline, cold)) CP_NOINSTR void sled_unwound(struct cp_thread *t,
+								   uintptr_t target)
+{
+	if (t->busy || !cp_gate__live())
+		return;
+	t->busy = 1;
+	barrier();
+	cp_thread__unwind_to(t, target, now_ticks());
+	barrier();
+	t->busy = cp_hooks__after_unwind(t, 0, target);
+}
+
 void cp_sled__enter(uintptr_t fn, uintptr_t *slot)
 {
 	uintptr_t site = *slot, sp = ((uintptr_t)slot - 16) | CP_SP_SLED, s;
@@ -598,6 +618,18 @@ void cp_sled__enter(uintptr_t fn, uintptr_t *slot)
 
 	if (unlikely(tail))
 		site = cp_stubs__target(site);
+	if (likely(t)) {
+		/*
+		 * The top frame's slot, if a sled's: below the new one's, or
+		 * the same slot without a stub in it (not a tail call), it
+		 * has returned unseen.
+		 */
+		uintptr_t top = t->cct.top->sp, top_slot = (top & ~CP_SP_FLAGS) + 16;
+
+		if (unlikely((top & CP_SP_SLED) && (top_slot < (uintptr_t)slot ||
+						     (top_slot == (uintptr_t)slot && !tail))))
+			sled_unwound(t, (uintptr_t)slot + (tail ? 0 : 8));
+	}
 	r = enter(t, fn, site, sp);
 	if (likely(r == ENTER_FRAME)) {
 		t = cp_self;

@@ -18,7 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define COUNTED(name) static volatile long n_##name
+/* Counted atomically: four threads call leaf at once. */
+#define COUNTED(name) static long n_##name
 COUNTED(leaf);
 COUNTED(deep);
 COUNTED(jumper);
@@ -33,7 +34,7 @@ static sigjmp_buf jb;
 
 __attribute__((noinline)) long leaf(long x)
 {
-	n_leaf++;
+	__atomic_fetch_add(&n_leaf, 1, __ATOMIC_RELAXED);
 	__asm__ volatile("" ::: "memory");
 	return x + 1;
 }
@@ -43,7 +44,7 @@ __attribute__((noinline)) long deep(long d)
 {
 	long r;
 
-	n_deep++;
+	__atomic_fetch_add(&n_deep, 1, __ATOMIC_RELAXED);
 	if (d == 0)
 		return leaf(0);
 	r = deep(d - 1);
@@ -53,7 +54,7 @@ __attribute__((noinline)) long deep(long d)
 
 __attribute__((noinline)) void jumper(int d)
 {
-	n_jumper++;
+	__atomic_fetch_add(&n_jumper, 1, __ATOMIC_RELAXED);
 	if (d == 0)
 		siglongjmp(jb, 1);
 	jumper(d - 1);
@@ -62,20 +63,20 @@ __attribute__((noinline)) void jumper(int d)
 
 __attribute__((noinline)) long tail_b(long x)
 {
-	n_tail_b++;
+	__atomic_fetch_add(&n_tail_b, 1, __ATOMIC_RELAXED);
 	return leaf(x) * 3;
 }
 
 /* At -O2 a jmp to tail_b: tail_b's frame shares tail_a's return address slot. */
 __attribute__((noinline)) long tail_a(long x)
 {
-	n_tail_a++;
+	__atomic_fetch_add(&n_tail_a, 1, __ATOMIC_RELAXED);
 	return tail_b(x + 1);
 }
 
 __attribute__((noinline)) void on_signal(int sig)
 {
-	n_on_signal++;
+	__atomic_fetch_add(&n_on_signal, 1, __ATOMIC_RELAXED);
 	leaf(sig);
 }
 
@@ -86,7 +87,7 @@ static void handler(int sig)
 
 __attribute__((noinline)) void *worker(void *arg)
 {
-	n_worker++;
+	__atomic_fetch_add(&n_worker, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 10000; i++)
 		leaf(i);
 	return arg;
@@ -94,14 +95,14 @@ __attribute__((noinline)) void *worker(void *arg)
 
 __attribute__((noinline)) int in_child(void)
 {
-	n_in_child++;
+	__atomic_fetch_add(&n_in_child, 1, __ATOMIC_RELAXED);
 	return (int)leaf(6);
 }
 
 /* What a program reading its return address sees (docs/limitations.md). */
 __attribute__((noinline)) void *peek(void)
 {
-	n_peek++;
+	__atomic_fetch_add(&n_peek, 1, __ATOMIC_RELAXED);
 	return __builtin_return_address(0);
 }
 
