@@ -76,8 +76,17 @@ do
 	uftrace_case "$kind: dlopen, dlclose, dlopen again (the program's functions)" \
 		./t-sled-dlopen.$kind $PWD/libplug1.$kind.so $PWD/libplug2.$kind.so 3
 	uftrace_case "$kind: C++ exceptions without cleanups" ./t-sled-throw.$kind bare 100
-	uftrace_case "$kind: C++ exceptions with cleanups, through a plain library" \
-		./t-sled-throw.$kind 10
+	# uftrace 0.13 spins for ever on a throw through a patched frame with
+	# a cleanup (a destructor): waiting out its timeout in every column
+	# taught nothing (t0530 holds these counts against the program's own).
+	if test $kind = sleds && uftrace --version 2>/dev/null | grep -q "v0\.13"
+	then
+		test_skip "$kind: C++ exceptions with cleanups, through a plain library" \
+			"uftrace 0.13 does not end on a throw through a patched frame with a cleanup"
+	else
+		uftrace_case "$kind: C++ exceptions with cleanups, through a plain library" \
+			./t-sled-throw.$kind 10
+	fi
 done
 
 test_done
