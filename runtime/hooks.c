@@ -535,21 +535,15 @@ CP_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
  * frame needs no clock read.  The few loads this puts inside the callee's
  * interval are part of what calibration measures ("inside").
  */
-CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
+/*
+ * The fast exit's end, for the hook and the stub alike: f, the top frame,
+ * is the returning call's.  A count-only frame (--budget) is popped
+ * without a clock read.
+ */
+static inline CP_NOINSTR void exit_top(struct cp_thread *t, struct cp_frame *f)
 {
-	struct cp_thread *t = cp_self;
-	struct cp_frame *f;
 	uint64_t now;
 
-	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t))) {
-		exit_slow(t, (uintptr_t)fn, (uintptr_t)site, 0);
-		return;
-	}
-	f = t->cct.top;
-	if (unlikely(f->fn != (uintptr_t)fn)) {
-		exit_slow(t, (uintptr_t)fn, (uintptr_t)site, 0);
-		return;
-	}
 #if CP_HOOK_MODE == HOOKS_TIMING
 	if (unlikely(f->start == CP_UNTIMED)) {
 		t->busy = 1;
@@ -567,6 +561,23 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	pop(t, f, now);
 	barrier();
 	t->busy = 0;
+}
+
+CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
+{
+	struct cp_thread *t = cp_self;
+	struct cp_frame *f;
+
+	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t))) {
+		exit_slow(t, (uintptr_t)fn, (uintptr_t)site, 0);
+		return;
+	}
+	f = t->cct.top;
+	if (unlikely(f->fn != (uintptr_t)fn)) {
+		exit_slow(t, (uintptr_t)fn, (uintptr_t)site, 0);
+		return;
+	}
+	exit_top(t, f);
 }
 
 /*
@@ -672,7 +683,6 @@ void cp_sled__exit(uintptr_t *slot)
 	uintptr_t sp = (uintptr_t)slot - 16;
 	struct cp_thread *t = cp_self;
 	struct cp_frame *f;
-	uint64_t now;
 
 	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t))) {
 		exit_slow(t, 0, 0, sp);
@@ -684,23 +694,7 @@ void cp_sled__exit(uintptr_t *slot)
 		exit_slow(t, 0, 0, sp);
 		return;
 	}
-#if CP_HOOK_MODE == HOOKS_TIMING
-	if (unlikely(f->start == CP_UNTIMED)) {
-		t->busy = 1;
-		barrier();
-		offcpu_check(t);
-		cp_cct__pop_frame(&t->cct, f);
-		t->busy = 0;
-		return;
-	}
-#endif
-	now = now_ticks();
-	t->busy = 1;
-	barrier();
-	fast_offcpu_check_at(t, now);
-	pop(t, f, now);
-	barrier();
-	t->busy = 0;
+	exit_top(t, f);
 }
 
 /*
