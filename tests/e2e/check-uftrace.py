@@ -46,18 +46,28 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 
 
 def run(cmd, timeout, **kw):
-    """(returncode, stdout, stderr); returncode None on a timeout."""
+    """(returncode, stdout, stderr); returncode None on a timeout.  The
+    command runs in a process group of its own, killed whole on a timeout:
+    uftrace's own timeout left the traced program spinning."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, **kw)
     try:
-        p = subprocess.run(cmd, capture_output=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired as e:
-        return None, e.stdout or b"", e.stderr or b""
-    return p.returncode, p.stdout, p.stderr
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = p.communicate()
+        return None, out or b"", err or b""
+    return p.returncode, out, err
 
 
 def own_functions(prog):
