@@ -890,6 +890,8 @@ static inline uintptr_t cp_stubs__target(uintptr_t a)
 CP_HIDDEN uintptr_t cp_stubs__get(uintptr_t r);
 /* Patch every module's sleds not patched yet (start, after dlopen); warns once on trouble. */
 CP_HIDDEN void cp_sleds__patch_new(void);
+/* Sleds are patched in this process (the stub area may not be mapped yet). */
+CP_HIDDEN int cp_sleds__on(void);
 /* At start: patch what is loaded, unless refused (CET shadow stack). */
 CP_HIDDEN void cp_sleds__init(void);
 /* A module is gone (dlclose): forget it was patched, keep its near page. */

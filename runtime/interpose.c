@@ -362,7 +362,7 @@ CP_NOINSTR struct dlopen_how cp_sleds__dlopen_how(const char *name, uintptr_t ca
 	int saved_errno = errno;
 
 	how.fn = (void *)CP_NEXT(real_dlopen, "dlopen");
-	if (name && cp_stubs.rx && cp_session.state == CP_STATE_ON && !strchr(name, '$') &&
+	if (name && cp_sleds__on() && cp_session.state == CP_STATE_ON && !strchr(name, '$') &&
 	    (strchr(name, '/') || !caller_has_paths(caller)))
 		how.wrap = 1;
 	errno = saved_errno;

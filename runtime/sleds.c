@@ -44,9 +44,14 @@
 
 #include "runtime/internal.h"
 
-#define STUB_BYTES (64ull << 20) /* 2M distinct return addresses */
+/*
+ * 512K distinct return addresses.  Address space only until used (t0230
+ * holds a trivial program under 128 MB), and none at all in a process
+ * with no sled: the area is mapped when the first module with sleds is.
+ */
+#define STUB_BYTES (16ull << 20)
 #define STUB_SIZE 32
-#define TABLE_SLOTS (1u << 22)	 /* R -> stub, at most half full */
+#define TABLE_SLOTS (1u << 20) /* R -> stub, at most half full */
 #define MAX_SLED_MODULES 1024
 #define NEAR_REACH ((int64_t)0x7fff0000)
 
@@ -439,8 +444,14 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	if (info->dlpi_name[0] == 0 && nmods > 0)
 		return 0; /* the main program is the first entry: a nameless later one is not a file */
-	if (find_section(path, &addr, &bytes))
+	if (find_section(path, &addr, &bytes) || bytes < 8)
 		return 0;
+	if (!cp_stubs.rx && stubs_map()) {
+		refused = 1;
+		cp_warn("sleds: no memory for return stubs: sleds not patched, the program runs "
+			"unprofiled");
+		return 1;
+	}
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
@@ -522,6 +533,11 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+int cp_sleds__on(void)
+{
+	return mods && !refused;
+}
+
 void cp_sleds__patch_new(void)
 {
 	int saved_errno = errno, verbose;
@@ -588,12 +604,6 @@ void cp_sleds__init(void)
 	if (mods == MAP_FAILED) {
 		mods = NULL;
 		refused = 1;
-		return;
-	}
-	if (stubs_map()) {
-		refused = 1;
-		cp_warn("sleds: no memory for return stubs: sleds not patched, the program runs "
-			"unprofiled");
 		return;
 	}
 	cp_sleds__patch_new();

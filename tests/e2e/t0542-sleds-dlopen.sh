@@ -24,4 +24,16 @@ test_expect_success 'dlopen by bare name from a program without RUNPATH: patched
 	grep " 201  *plugin_leaf$" flat
 '
 
+# The stub area is mapped with the first module that has sleds: a
+# program without any (a plain build) must still get its dlopened
+# library patched.
+test_expect_success 'a program without sleds dlopens a sledded library: patched all the same' '
+	$CC $OPT $CP_TEST_CFLAGS -g -o t-plain-dl "$WORKLOADS/s-sleds-dl.c" -ldl &&
+	./t-plain-dl ./libsledplug.so >plain2.out &&
+	callprof record -o n.cprof -- ./t-plain-dl ./libsledplug.so >rec2.out &&
+	test_cmp plain2.out rec2.out &&
+	callprof report --flat --fields=calls n.cprof >flat &&
+	grep " 201  *plugin_leaf$" flat
+'
+
 test_done
