@@ -2,6 +2,7 @@
 # matrix: cc-opt
 test_description='sleds: backtrace(), backtrace_symbols() and _Unwind_Backtrace from sledded frames name the same functions'
 . "$(dirname "$0")/lib.sh"
+test_skip_sanitized address 'ASan intercepts backtrace, swapcontext and dlopen and reports a sigaltstack buffer as leaked at exit: these sleds comparisons are not yet reconciled with it (issue 31, open)'
 
 # Under sleds the runtime puts its return stub where each sledded frame's
 # return address was.  A stack walk reads those slots: it must find the

@@ -2,6 +2,7 @@
 # matrix: cc-opt
 test_description='sleds: swapcontext coroutines yielding from sledded frames, one finished, one left suspended'
 . "$(dirname "$0")/lib.sh"
+test_skip_sanitized address 'ASan intercepts backtrace, swapcontext and dlopen and reports a sigaltstack buffer as leaked at exit: these sleds comparisons are not yet reconciled with it (issue 31, open)'
 
 # Each context has its own machine stack, and the runtime its own record of
 # the return addresses it replaced there: a switch must not mix them.
