@@ -174,9 +174,11 @@ $(B)/tool/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -MMD -MP -c $< -o $@
 
+# -mgeneral-regs-only: the sled trampolines' fast paths in hooks.c keep every
+# register but rax and save none of the vector ones (cp_sled__enter_fast).
 $(B)/rt/runtime/hooks-%.o: runtime/hooks.c runtime/internal.h runtime/cct.h format/format.h
 	@mkdir -p $(dir $@)
-	$(CC) $(RT_CFLAGS) -DCP_HOOK_MODE=$(RT_MODE_$*) -c $< -o $@
+	$(CC) $(RT_CFLAGS) -mgeneral-regs-only -DCP_HOOK_MODE=$(RT_MODE_$*) -c $< -o $@
 
 define rt_rules
 $(B)/$(call rt_name,$(1)).so: $(RT_OBJS) $(RT_SO_OBJS) $(call hooks_obj,$(1)) runtime/libcallprof.map

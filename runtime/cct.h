@@ -172,7 +172,7 @@ struct cp_node {
 	uint32_t switches_vol;	/* times blocked while innermost (saturating) */
 	uint32_t switches_invol; /* times preempted while innermost (saturating) */
 	uint64_t open_at_start; /* frames of this context open when callprof attach began (not in calls) */
-	uintptr_t stub;		/* sleds: the return stub for site (sleds.c), 0 until made */
+	uintptr_t stub;		/* sleds: the stub for (site, fn's body) (sleds.c), 0 until made */
 };
 
 /*

@@ -85,6 +85,11 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
 /* Keep the compiler from moving stores across the busy flag. */
 #define barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
+/* The sled trampolines' leaf fast paths (see cp_sled__enter_fast). */
+#define SLED_LEAF                                                                                  \
+	__attribute__((no_caller_saved_registers, no_sanitize("address", "undefined", "thread"),   \
+		       used)) CP_NOINSTR
+
 /*
  * What an entry did, for the sled entry (cp_sled__enter), which replaces
  * the return address only of a call whose exit the runtime must see.
@@ -581,19 +586,21 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 }
 
 /*
- * The sled entry's C half (sleds-tramp.S): fn entered, its return address
- * in *slot.  A call the runtime records gets its return address replaced
- * by the stub for it (sleds.c), cached in its node (whose key holds the
- * site): the frame is marked hooked before the slot is written, so a
- * give-back (unwinders) in between finds the slot still the real one.  A
- * slot already holding a stub is a tail call from a sledded function: the
- * real return address is the stub's, the slot stays, and the frame shares
- * it.  A call not recorded keeps its return address: only its entry costs.
+ * The sled entry's C half (sleds-tramp.S): the function whose body is body
+ * (its sled + 5; fn = body - back) is entered, its return address in
+ * *slot.  A call the runtime records goes on through the stub for its
+ * node's (site, body), cached in the node: the stub calls the body, so the
+ * slot holds the stub's return point while the call runs, and the body's
+ * ret is predicted.  The frame is marked hooked before (a give-back in
+ * between finds the slot not yet a stub, and leaves it).  A slot already
+ * holding a stub is a tail call from a sledded function: the real return
+ * address is the stub's, the slot stays, and the frame shares it.  A call
+ * not recorded goes straight to its body: only its entry costs.
  */
 static __attribute__((noinline, cold)) CP_NOINSTR uintptr_t stub_slow(struct cp_node *n, uintptr_t site,
-								       struct cp_thread *t)
+								       uintptr_t body, struct cp_thread *t)
 {
-	uintptr_t s = cp_stubs__get(site);
+	uintptr_t s = cp_stubs__get(site, body);
 
 	if (s && n->site == site && n != &t->cct.lost)
 		n->stub = s;
@@ -620,9 +627,10 @@ static __attribute__((noinline, cold)) CP_NOINSTR void sled_unwound(struct cp_th
 	t->busy = cp_hooks__after_unwind(t, 0, target);
 }
 
-void cp_sled__enter(uintptr_t fn, uintptr_t *slot)
+struct cp_sled_go cp_sled__enter(uintptr_t body, uintptr_t *slot, uintptr_t back)
 {
-	uintptr_t site = *slot, sp = ((uintptr_t)slot - 16) | CP_SP_SLED, s;
+	uintptr_t fn = body - back, site = *slot, sp = ((uintptr_t)slot - 16) | CP_SP_SLED, s;
+	struct cp_sled_go go = { body, 0 };
 	struct cp_thread *t = cp_self;
 	struct cp_frame *f;
 	int tail = cp_stubs__is(site), r;
@@ -647,28 +655,32 @@ void cp_sled__enter(uintptr_t fn, uintptr_t *slot)
 		f = t->cct.top;
 		f->sp = sp | CP_SP_HOOKED;
 		if (unlikely(tail))
-			return;
+			return go;
 		s = f->node->stub;
 		if (unlikely(!s)) {
 			int saved_errno = errno;
 
-			s = stub_slow(f->node, site, t);
+			s = stub_slow(f->node, site, body, t);
 			errno = saved_errno;
 			if (!s) {
 				f->sp = sp;
-				return;
+				return go;
 			}
 		}
-		*slot = s;
+		go.target = s + CP_STUB_GO;
+		go.pop = 1;
 	} else if (r == ENTER_MUTED && !tail) {
 		/* Its return unmutes (muted_exit): the stub shows it. */
 		int saved_errno = errno;
 
-		s = cp_stubs__get(site);
+		s = cp_stubs__get(site, body);
 		errno = saved_errno;
-		if (s)
-			*slot = s;
+		if (s) {
+			go.target = s + CP_STUB_GO;
+			go.pop = 1;
+		}
 	}
+	return go;
 }
 
 /*
@@ -696,6 +708,104 @@ void cp_sled__exit(uintptr_t *slot)
 	}
 	exit_top(t, f);
 }
+
+/*
+ * The sled trampolines' fast paths (sleds-tramp.S), for the modes whose
+ * fast paths make no call (cpu, counting).  Leaf functions that keep every
+ * register but rax (no_caller_saved_registers) and touch no vector or x87
+ * register (hooks.c is compiled -mgeneral-regs-only): the thunks and stubs
+ * call them directly, saving two registers instead of every argument
+ * register, and take the full path (cp_sled_entry, cp_sled_ret_common)
+ * whenever they return 0 (1 for the exit) having changed nothing.  tools/check-sled-leaf checks the objects: no
+ * call in them, in any build (sanitizers' checks are off in them).
+ *
+ * Entry: called by the thunk with the slot (R in it); the body is in the
+ * thunk, 27 bytes after the return address (sleds.c).  A call recorded in
+ * a context seen before, with its stub made, is pushed hooked and the
+ * stub's go is returned (the thunk takes R off; the stub calls the body).
+ */
+#if CP_HOOK_MODE == HOOKS_CPU || CP_HOOK_MODE == HOOKS_COUNTING
+static inline __attribute__((always_inline)) CP_NOINSTR uintptr_t sled_enter_fast(uintptr_t *slot,
+										 uintptr_t back)
+{
+	uintptr_t site = *slot, sp = ((uintptr_t)slot - 16) | CP_SP_SLED, body, fn, top;
+	struct cp_thread *t = cp_self;
+	struct cp_node *p, *n;
+
+	if (unlikely(!t || t->busy || t->cct.top == t->cct.limit || cp_gate != CP_GATE_LIVE ||
+		     cpu_pending(t)))
+		return 0;
+	/* A sled frame on top at or below this slot (unwound, or a tail call), a stub in it: slow. */
+	top = t->cct.top->sp;
+	if (unlikely(((top & CP_SP_SLED) && (top & ~CP_SP_FLAGS) + 16 <= (uintptr_t)slot) ||
+		     cp_stubs__is(site)))
+		return 0;
+	__builtin_memcpy(&body, (const uint8_t *)__builtin_return_address(0) + 27, sizeof(body));
+	fn = body - back;
+	t->busy = 1;
+	barrier();
+	p = t->cct.top->node;
+	n = p->cache;
+	if (unlikely(!n || n->fn != fn || n->site != site)) {
+		n = p->cache2;
+		if (unlikely(!n || n->fn != fn || n->site != site))
+			goto slow;
+	}
+	if (unlikely(n->flags || !n->stub))
+		goto slow;
+	push(t, n, fn, sp | CP_SP_HOOKED);
+	barrier();
+	t->busy = 0;
+	return n->stub + CP_STUB_GO;
+slow:
+	barrier();
+	t->busy = 0;
+	return 0;
+}
+
+SLED_LEAF uintptr_t cp_sled__enter_fast(uintptr_t *slot)
+{
+	return sled_enter_fast(slot, 5);
+}
+
+SLED_LEAF uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
+{
+	return sled_enter_fast(slot, 9);
+}
+
+/* Exit: the top frame is this slot's alone: popped, 0. */
+SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
+{
+	uintptr_t sp = (uintptr_t)slot - 16;
+	struct cp_thread *t = cp_self;
+	struct cp_frame *f;
+
+	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t)))
+		return 1;
+	f = t->cct.top;
+	if (unlikely((f->sp & ~CP_SP_FLAGS) != sp || (f->fn >> 62) ||
+		     ((f - 1)->sp & ~CP_SP_FLAGS) == sp))
+		return 1;
+	exit_top(t, f);
+	return 0;
+}
+#else
+/* Timing mode reads the clock by a call: always the full path. */
+SLED_LEAF uintptr_t cp_sled__enter_fast(uintptr_t *slot)
+{
+	return 0;
+}
+
+SLED_LEAF uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
+{
+	return 0;
+}
+
+SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
+{
+	return 1;
+}
+#endif
 
 /*
  * A signal handler starts: push a pseudo-frame for "<signal sig>" so that
@@ -861,20 +971,38 @@ CP_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 }
 
 /* Coverage: a sled's entry is the hook's; no return is ever replaced. */
-void cp_sled__enter(uintptr_t fn, uintptr_t *slot)
+struct cp_sled_go cp_sled__enter(uintptr_t body, uintptr_t *slot, uintptr_t back)
 {
 	struct cp_thread *t = cp_self;
-	uintptr_t site = *slot;
+	struct cp_sled_go go = { body, 0 };
+	uintptr_t fn = body - back, site = *slot;
 
 	if (likely(t && t->seen[cp_seen_slot(fn)] == fn))
-		return;
+		return go;
 	if (cp_stubs__is(site))
 		site = cp_stubs__target(site);
 	seen_slow(t, fn, site);
+	return go;
 }
 
 void cp_sled__exit(uintptr_t *slot)
 {
+}
+
+/* Coverage: the full paths, which are short. */
+SLED_LEAF uintptr_t cp_sled__enter_fast(uintptr_t *slot)
+{
+	return 0;
+}
+
+SLED_LEAF uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
+{
+	return 0;
+}
+
+SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
+{
+	return 1;
 }
 
 /* Coverage: a handler that ran is recorded once, like a function. */

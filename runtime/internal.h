@@ -850,9 +850,9 @@ CP_HIDDEN void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site,
 
 /*
  * sleds.c: patchable-entry sleds (-fpatchable-function-entry=5,0), patched
- * into calls of the entry trampoline (sleds-tramp.S) at start and after
- * every dlopen; the return stubs that replace return addresses on the
- * machine stack (docs/internals/sleds.md).
+ * into jumps to per-function thunks at start and after every dlopen; the
+ * stubs that call a recorded function's body and return for it
+ * (docs/internals/sleds.md).
  *
  * A sled frame on the shadow stack has sp = its return-address slot - 16
  * (the relation a hook's frame address has to its caller's stack pointer,
@@ -863,38 +863,55 @@ CP_HIDDEN void cp_hooks__seed(struct cp_thread *t, uintptr_t fn, uintptr_t site,
 #define CP_SP_UNHOOKED_NOW ((uintptr_t)2) /* given back for an unwinder, to hook again after */
 #define CP_SP_SLED ((uintptr_t)4)	  /* a sled's frame (sp: its slot - 16, 8-aligned) */
 #define CP_SP_FLAGS ((uintptr_t)7)
-/* The stub area: stubs are 32 bytes, a slot holds stub + 1 (see sleds.c). */
+/*
+ * The stub area: one 64-byte stub per (return address R, body F) pair
+ * (sleds.c has the layout).  The thunk jumps to stub + CP_STUB_GO, which
+ * calls F; while the call runs its slot holds stub + CP_STUB_RET; R is at
+ * stub + CP_STUB_R.  The engine of callprof attach reads these from the
+ * attach area, never hand-copied.
+ */
+#define CP_STUB_SIZE 64
+#define CP_STUB_GO 1
+#define CP_STUB_RET 7
+#define CP_STUB_F 48
+#define CP_STUB_R 56
 struct cp_stub_area {
 	uintptr_t rx;	/* executable alias, 0 before any stub */
 	uintptr_t rw;	/* writable alias (the same pages) */
-	uint64_t used;	/* bytes handed out (release-stored), the first 32 a jump pad */
+	uint64_t used;	/* bytes handed out (release-stored), the first stub's worth a jump pad */
 	uint64_t bytes; /* size of both mappings */
 };
 extern struct cp_stub_area cp_stubs CP_HIDDEN;
-/* Does a return address point into a stub? */
+/* Is a return address a stub's return point (a slot value of ours)? */
 static inline int cp_stubs__is(uintptr_t a)
 {
 	uintptr_t d = a - cp_stubs.rx;
 
-	return d < __atomic_load_n(&cp_stubs.used, __ATOMIC_ACQUIRE) && d >= 32 && (d & 31) == 1;
+	return d < __atomic_load_n(&cp_stubs.used, __ATOMIC_ACQUIRE) && d >= CP_STUB_SIZE &&
+	       (d & (CP_STUB_SIZE - 1)) == CP_STUB_RET;
 }
-/* The real return address a stub's slot value stands for (its jump's operand). */
+/* The real return address a stub's slot value stands for. */
 static inline uintptr_t cp_stubs__target(uintptr_t a)
 {
 	uintptr_t r;
 
-	__builtin_memcpy(&r, (const void *)(a + 15), sizeof(r));
+	__builtin_memcpy(&r, (const void *)(a - CP_STUB_RET + CP_STUB_R), sizeof(r));
 	return r;
 }
-/* The slot value for return address r (stub + 1), made on first sight; 0 if none can be. */
-CP_HIDDEN uintptr_t cp_stubs__get(uintptr_t r);
+/*
+ * The stub for a call of body f returning to r, made on first sight; 0 if
+ * none can be.  f 0: a stub only returned through (a live frame hooked
+ * again), never jumped to.  Returns the stub's start (+ CP_STUB_GO: go,
+ * + CP_STUB_RET: the slot value).
+ */
+CP_HIDDEN uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f);
 /* Patch every module's sleds not patched yet (start, after dlopen); warns once on trouble. */
 CP_HIDDEN void cp_sleds__patch_new(void);
 /* Sleds are patched in this process (the stub area may not be mapped yet). */
 CP_HIDDEN int cp_sleds__on(void);
 /* At start: patch what is loaded, unless refused (CET shadow stack). */
 CP_HIDDEN void cp_sleds__init(void);
-/* A module is gone (dlclose): forget it was patched, keep its near page. */
+/* A module is gone (dlclose): forget it was patched, keep its thunk pages. */
 CP_HIDDEN void cp_sleds__forget_gone(void);
 /* Fork child: private stub pages (a new memfd), the lock free. */
 CP_HIDDEN void cp_sleds__fork_child(void);
@@ -916,7 +933,18 @@ struct cp_sled_stats {
 };
 extern struct cp_sled_stats cp_sled_stats CP_HIDDEN;
 /* hooks.c: the trampolines' C halves. */
-CP_HIDDEN void cp_sled__enter(uintptr_t fn, uintptr_t *slot);
+struct cp_sled_go {
+	uintptr_t target; /* where the thunk jumps: the body, or a stub's go */
+	uintptr_t pop;	  /* 1: R comes off the stack first (the stub calls the body) */
+};
+CP_HIDDEN struct cp_sled_go cp_sled__enter(uintptr_t body, uintptr_t *slot, uintptr_t back);
 CP_HIDDEN void cp_sled__exit(uintptr_t *slot);
+/* Their leaf fast paths (hooks.c): 0 (exit: 1) means take the full path. */
+CP_HIDDEN uintptr_t cp_sled__enter_fast(uintptr_t *slot)
+	__attribute__((no_caller_saved_registers));
+CP_HIDDEN uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
+	__attribute__((no_caller_saved_registers));
+CP_HIDDEN uintptr_t cp_sled__exit_fast(uintptr_t *slot)
+	__attribute__((no_caller_saved_registers));
 
 #endif /* CP_RUNTIME_INTERNAL_H */

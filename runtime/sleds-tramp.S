@@ -1,21 +1,28 @@
 /*
- * sleds-tramp.S - the entry trampoline a patched sled calls, and the common
- * tail of the return stubs (sleds.c, docs/internals/sleds.md).
+ * sleds-tramp.S - the full paths of the sled entry and of the stubs' return
+ * (sleds.c has the thunks and stubs that call these; the fast paths are
+ * leaf C functions the thunks and stubs call directly, cp_sled__enter_fast
+ * and cp_sled__exit_fast in hooks.c; docs/internals/sleds.md).
  *
- * cp_sled_entry: reached by `call` from the sled (through the module's near
- * page: a jmp, no stack change), so [rsp] = sled + 5 and [rsp + 8] = the
+ * cp_sled_entry: a thunk's fast path declined; the thunk calls here with
+ * the stack as the sled found it, so [rsp] = the thunk's next instruction
+ * (whose +3 holds the function's body, sled + 5) and [rsp + 8] = the
  * function's return address, in its slot.  Every register a function may
  * receive an argument in is kept: rdi rsi rdx rcx r8 r9, rax (AL of
- * varargs), r10 (static chain), xmm0-7.  r11 is free at a function's entry.
- * cp_sled_entry_endbr is the same for a sled after an endbr64: the function
- * starts 4 bytes earlier, where the hooks build's this_fn points.
+ * varargs), r10 (static chain), xmm0-7; r11 is free at a function's entry
+ * and carries where the thunk jumps next.  The C half returns that target
+ * and whether to take the return address off the stack: for a call it
+ * records, the target is the call's stub, which calls the body itself (so
+ * the body's ret returns to the stub by a call/ret pair the return stack
+ * buffer predicts); otherwise the body, with the stack as it was.
+ * cp_sled_entry_endbr is the same for a sled after an endbr64: the
+ * function starts 4 bytes earlier, where the hooks build's this_fn points.
  *
- * cp_sled_ret_common: a stub called it (through the area's pad) when the
- * function's ret reached the stub, so rsp = the slot (the call's push went
- * there) and [rsp] = stub + 6.  The return values are kept (rax rdx xmm0
- * xmm1; the C side uses no x87), the C exit gets the slot's address, and
- * the ret goes back to the stub, whose own jump goes to the real return
- * address.
+ * cp_sled_ret_common: a stub's fast exit declined; the stub calls here
+ * with rsp = the slot (the call's push went there).  The return values are
+ * kept (rax rdx xmm0 xmm1; the C side uses no x87), the C exit gets the
+ * slot's address, and the ret goes back to the stub, which returns to the
+ * real return address (pushed from the stub's own data).
  */
 	.text
 	.hidden cp_sled__enter
@@ -28,6 +35,7 @@
 	.p2align 4
 \name:
 	.cfi_startproc
+	/* The thunk's return address and the function's: unwound, this is its caller. */
 	.cfi_def_cfa_offset 16
 	subq	$192, %rsp
 	.cfi_adjust_cfa_offset 192
@@ -48,9 +56,17 @@
 	movups	%xmm6, 160(%rsp)
 	movups	%xmm7, 176(%rsp)
 	movq	192(%rsp), %rdi
-	subq	$\back, %rdi
+	movq	3(%rdi), %rdi
 	leaq	200(%rsp), %rsi
+	movl	$\back, %edx
 	call	cp_sled__enter
+	movq	%rax, %r11
+	testq	%rdx, %rdx
+	jz	1f
+	/* Take R off: the thunk's return address moves into the slot. */
+	movq	192(%rsp), %rax
+	movq	%rax, 200(%rsp)
+1:	/* No flags change from here to the jz below. */
 	movq	0(%rsp), %rdi
 	movq	8(%rsp), %rsi
 	movq	16(%rsp), %rdx
@@ -67,9 +83,11 @@
 	movups	144(%rsp), %xmm5
 	movups	160(%rsp), %xmm6
 	movups	176(%rsp), %xmm7
-	addq	$192, %rsp
+	leaq	192(%rsp), %rsp
 	.cfi_adjust_cfa_offset -192
-	ret
+	jz	2f
+	leaq	8(%rsp), %rsp
+2:	ret
 	.cfi_endproc
 	.size \name, . - \name
 .endm

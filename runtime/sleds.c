@@ -1,30 +1,25 @@
 /*
- * sleds.c - patchable-entry sleds: finding them, patching them into calls
- * of the entry trampoline, and the return stubs (docs/internals/sleds.md).
+ * sleds.c - patchable-entry sleds: finding them, patching them into jumps
+ * to per-function thunks, and the return stubs (docs/internals/sleds.md).
  *
  * A program built with -fpatchable-function-entry=5,0 has five bytes of
  * NOPs at the entry of every out-of-line function (gcc: five 0x90, clang:
  * one 0f 1f 44 00 00; after an endbr64 under -fcf-protection), and each
  * module lists their addresses in its allocated, relocated section
- * __patchable_function_entries.  Patching writes `call rel32` there, to the
- * module's near page (two `jmp *abs(%rip)`, to cp_sled_entry and to
- * cp_sled_entry_endbr) or straight to the trampoline when it is in reach.
+ * __patchable_function_entries.  Patching writes `jmp rel32` there, to the
+ * sled's thunk in pages mapped within reach of the module (make_thunks):
+ * the thunk calls the leaf fast path (cp_sled__enter_fast, hooks.c) or the
+ * full one (cp_sled_entry, sleds-tramp.S), and jumps where it says: to the
+ * body, or, for a call the runtime records, to the stub for (R, F), its
+ * return address and body, which calls the body.  The body's return comes
+ * back into the stub by a predicted ret, the stub's exit runs (the leaf
+ * cp_sled__exit_fast, else cp_sled_ret_common), and the stub returns to R
+ * with R pushed from its own data.  No return goes astray for want of a
+ * balanced call: the sled jumps, everything else is call/ret pairs.
  *
- * The entry (hooks.c, cp_sled__enter) replaces the function's return
- * address with a stub of the stub area: for each distinct return address R
- * one 32-byte stub,
- *	+0  int3		(an unwinder's "return address - 1" stays in the stub)
- *	+1  call rel32 pad	(the pad, the area's first bytes: jmp *abs to
- *				 cp_sled_ret_common, which returns here)
- *	+6  jmp *R(%rip)	(one indirect jump per stub: predicted per site)
- *	+16 R
- * The slot holds stub + 1.  Measured against the 16-byte stub [int3][movabs
- * $R, %r11][jmp rel32] with ret_common ending in `jmp *%r11`: that one shared
- * indirect jump mispredicts whenever return addresses alternate, while a
- * call/ret pair into ret_common and a jump per stub predict (see
- * docs/internals/sleds.md for the figures).  Stubs are written through a second, writable
- * mapping of the same memfd (no syscall per stub, the executable alias is
- * never writable); a fork child takes a private copy.
+ * Stubs are written through a second, writable mapping of the same memfd
+ * (no syscall per stub, the executable alias is never writable); a fork
+ * child takes a private copy.
  *
  * Everything here but cp_stubs__get runs rarely (start, dlopen, dlclose,
  * fork, unwinders); cp_stubs__get runs once per new call-site node of a
@@ -49,9 +44,9 @@
  * holds a trivial program under 128 MB), and none at all in a process
  * with no sled: the area is mapped when the first module with sleds is.
  */
-#define STUB_BYTES (16ull << 20)
-#define STUB_SIZE 32
-#define TABLE_SLOTS (1u << 20) /* R -> stub, at most half full */
+#define STUB_BYTES (32ull << 20)
+#define STUB_SIZE CP_STUB_SIZE
+#define TABLE_SLOTS (1u << 20) /* (R, F) -> stub, at most half full */
 #define MAX_SLED_MODULES 1024
 #define NEAR_REACH ((int64_t)0x7fff0000)
 
@@ -65,7 +60,8 @@ struct cp_sled_stats cp_sled_stats;
 
 struct stub_entry {
 	uintptr_t r;	/* real return address, 0 for a free entry */
-	uintptr_t slot; /* stub + 1 */
+	uintptr_t f;	/* the body the stub calls, 0 for a return-only stub */
+	uintptr_t stub; /* its start */
 };
 static struct stub_entry *table;
 static int stub_lock;
@@ -85,7 +81,8 @@ struct sled_module {
 	uint64_t nsleds;
 	uint16_t *kind;		/* per sled: 0 not patched, 1 gcc NOPs, 0x100 | disp8 clang's (mmap) */
 	uint64_t patched, skipped;
-	uintptr_t near;		/* near page, or 0 when the trampoline is in reach */
+	uintptr_t thunks;	/* its thunks (make_thunks) */
+	uint64_t thunk_bytes;
 	int gone;		/* unloaded (dlclose): nothing of it is touched again */
 	char name[256];		/* dlpi_name, cut */
 };
@@ -95,9 +92,6 @@ static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
 static int refused;	 /* patching refused (CET) or impossible: never patch */
 static int mem_fd = -1;	 /* /proc/self/mem, when mprotect is refused */
 
-/* Near pages made so far, for a module within reach of one. */
-static uintptr_t near_pages[MAX_SLED_MODULES];
-static uint32_t nnear;
 
 static void lock(void)
 {
@@ -113,15 +107,16 @@ static void unlock(void)
 
 /* ---- the stub area ---- */
 
+/* The area's first stub-sized bytes: the pointers the stubs call through. */
+#define PAD_EXIT_FAST 0
+#define PAD_EXIT_FULL 8
 static void write_pad(uint8_t *p)
 {
-	uintptr_t target = (uintptr_t)cp_sled_ret_common;
+	uintptr_t fast = (uintptr_t)cp_sled__exit_fast, full = (uintptr_t)cp_sled_ret_common;
 
 	memset(p, 0xcc, STUB_SIZE);
-	p[0] = 0xff; /* jmp *0(%rip) */
-	p[1] = 0x25;
-	memset(p + 2, 0, 4);
-	memcpy(p + 6, &target, 8);
+	memcpy(p + PAD_EXIT_FAST, &fast, 8);
+	memcpy(p + PAD_EXIT_FULL, &full, 8);
 }
 
 /* Map the area: an RX and an RW alias of one memfd, else one RWX private mapping. */
@@ -167,22 +162,30 @@ static int stubs_map(void)
 	return 0;
 }
 
-static uint64_t hash_r(uintptr_t r)
+static uint64_t hash_rf(uintptr_t r, uintptr_t f)
 {
-	return cp_ptr_hash(NULL, r) & (TABLE_SLOTS - 1);
+	return cp_ptr_hash(NULL, r ^ (f * 0x9e3779b97f4a7c15ull)) & (TABLE_SLOTS - 1);
 }
 
-uintptr_t cp_stubs__get(uintptr_t r)
+/* Four bytes of a rel32 operand ending at end, reaching to. */
+static void put_rel(uint8_t *p, uintptr_t end, uintptr_t to)
 {
-	uintptr_t slot = 0;
+	int32_t rel = (int32_t)((int64_t)to - (int64_t)end);
+
+	memcpy(p, &rel, 4);
+}
+
+uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
+{
+	uintptr_t stub = 0;
 	uint64_t i;
 
 	if (!table || !r)
 		return 0;
 	lock();
-	for (i = hash_r(r);; i = (i + 1) & (TABLE_SLOTS - 1)) {
-		if (table[i].r == r) {
-			slot = table[i].slot;
+	for (i = hash_rf(r, f);; i = (i + 1) & (TABLE_SLOTS - 1)) {
+		if (table[i].r == r && table[i].f == f) {
+			stub = table[i].stub;
 			goto out;
 		}
 		if (!table[i].r)
@@ -195,22 +198,39 @@ uintptr_t cp_stubs__get(uintptr_t r)
 		goto out;
 	}
 	uint8_t *p = (uint8_t *)cp_stubs.rw + used;
-	int32_t rel = (int32_t)((int64_t)cp_stubs.rx - (int64_t)(cp_stubs.rx + used + 6));
-	static const uint8_t jmp[6] = { 0xff, 0x25, 0x04, 0x00, 0x00, 0x00 }; /* jmp *+16 */
+	uintptr_t x = cp_stubs.rx + used;
+	static const uint8_t ret_code[29] = {
+		0x50,			      /* push %rax */
+		0x48, 0x89, 0xe7,	      /* mov %rsp, %rdi: the slot */
+		0xff, 0x15, 0, 0, 0, 0,	      /* call *exit_fast(%rip) */
+		0x48, 0x85, 0xc0, 0x58,	      /* test %rax, %rax; pop %rax */
+		0x74, 0x06,		      /* jz +6 */
+		0xff, 0x15, 0, 0, 0, 0,	      /* call *ret_common(%rip): the full exit */
+		0xff, 0x35, 0, 0, 0, 0,	      /* pushq R(%rip) */
+		0xc3,			      /* ret: to R, which the return stack buffer holds */
+	};
 
 	memset(p, 0xcc, STUB_SIZE);
-	p[1] = 0xe8; /* call rel32 to the pad */
-	memcpy(p + 2, &rel, 4);
-	memcpy(p + 6, jmp, 6);
-	memcpy(p + 16, &r, 8);
-	slot = cp_stubs.rx + used + 1;
-	table[i].slot = slot;
+	if (f) {
+		p[CP_STUB_GO] = 0xff; /* call *F(%rip) */
+		p[CP_STUB_GO + 1] = 0x15;
+		put_rel(p + CP_STUB_GO + 2, x + CP_STUB_RET, x + CP_STUB_F);
+	}
+	memcpy(p + CP_STUB_RET, ret_code, sizeof(ret_code));
+	put_rel(p + CP_STUB_RET + 6, x + CP_STUB_RET + 10, cp_stubs.rx + PAD_EXIT_FAST);
+	put_rel(p + CP_STUB_RET + 18, x + CP_STUB_RET + 22, cp_stubs.rx + PAD_EXIT_FULL);
+	put_rel(p + CP_STUB_RET + 24, x + CP_STUB_RET + 28, x + CP_STUB_R);
+	memcpy(p + CP_STUB_F, &f, 8);
+	memcpy(p + CP_STUB_R, &r, 8);
+	stub = x;
+	table[i].stub = stub;
+	table[i].f = f;
 	__atomic_store_n(&table[i].r, r, __ATOMIC_RELEASE);
 	/* Published after it is written: a stub is one once used covers it. */
 	__atomic_store_n(&cp_stubs.used, used + STUB_SIZE, __ATOMIC_RELEASE);
 out:
 	unlock();
-	return slot;
+	return stub;
 }
 
 /*
@@ -347,47 +367,82 @@ out:
 	return ret;
 }
 
-/* A page within rel32 reach of [lo, hi) holding the two jumps, or 0. */
-static uintptr_t near_page(uintptr_t lo, uintptr_t hi)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	uintptr_t entries[2] = { (uintptr_t)cp_sled_entry, (uintptr_t)cp_sled_entry_endbr };
+static int in_reach(uintptr_t from, uintptr_t to);
 
-	for (uint32_t i = 0; i < nnear; i++)
-		if ((int64_t)(near_pages[i] - lo) > -NEAR_REACH && (int64_t)(near_pages[i] + 32 - hi) < NEAR_REACH)
-			return near_pages[i];
-	if (nnear == MAX_SLED_MODULES)
-		return 0;
+/*
+ * The module's thunks: pages within rel32 reach of its code [lo, hi), one
+ * 48-byte thunk per sled (sled i's at THUNK_HEAD + 48 i).  A patched sled
+ * is `jmp rel32` to its thunk: no return address is pushed for it, so the
+ * return stack buffer stays balanced.  A thunk, with rsp = the slot:
+ *	+0  push %rdi; push %rax
+ *	+2  lea 16(%rsp), %rdi		the slot
+ *	+7  call *head[fast](%rip)	cp_sled__enter_fast(_endbr): keeps all but rax
+ *	+13 mov %rax, %r11; pop %rax; pop %rdi
+ *	+18 test %r11, %r11; jz +31
+ *	+23 lea 8(%rsp), %rsp		taken: R off the stack, the stub has it
+ *	+28 jmp *%r11			the stub, which calls the body
+ *	+31 call *head[full](%rip)	cp_sled_entry(_endbr): sets r11, pops R or not
+ *	+37 jmp *%r11
+ *	+40 F				the body, sled + 5 (fast: return address + 27;
+ *					full: + 3)
+ * The head holds the four pointers: the two fast paths, the two entries.
+ * endbr[i] says which pair sled i takes.  Returns the thunks' base, or 0.
+ */
+#define THUNK_HEAD 32
+#define THUNK_SIZE 48
+static uintptr_t make_thunks(uintptr_t lo, uintptr_t hi, const uintptr_t *sleds, uint64_t n,
+			     const uint8_t *endbr, uint64_t *bytes)
+{
+	static const uint8_t code[40] = {
+		0x57, 0x50,			    /* push %rdi; push %rax */
+		0x48, 0x8d, 0x7c, 0x24, 0x10,	    /* lea 0x10(%rsp), %rdi */
+		0xff, 0x15, 0, 0, 0, 0,		    /* call *fast(%rip) */
+		0x49, 0x89, 0xc3, 0x58, 0x5f,	    /* mov %rax, %r11; pop %rax; pop %rdi */
+		0x4d, 0x85, 0xdb, 0x74, 0x08,	    /* test %r11, %r11; jz +8 */
+		0x48, 0x8d, 0x64, 0x24, 0x08,	    /* lea 0x8(%rsp), %rsp */
+		0x41, 0xff, 0xe3,		    /* jmp *%r11 */
+		0xff, 0x15, 0, 0, 0, 0,		    /* call *full(%rip) */
+		0x41, 0xff, 0xe3,		    /* jmp *%r11 */
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t size = (THUNK_HEAD + n * THUNK_SIZE + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
+	uintptr_t head[4] = { (uintptr_t)cp_sled__enter_fast, (uintptr_t)cp_sled__enter_fast_endbr,
+			      (uintptr_t)cp_sled_entry, (uintptr_t)cp_sled_entry_endbr };
+	uint8_t *p = MAP_FAILED;
+	uintptr_t a = 0;
+
 	for (int k = 1; k <= 60; k++) {
-		uintptr_t step = (uintptr_t)k << 25, hint = (k & 1) ? hi + step : lo - step;
-		uint8_t *p;
+		uintptr_t step = (uintptr_t)k << 25, hint = (k & 1) ? hi + step : lo - step - size;
 
 		hint &= ~(uintptr_t)(pg - 1);
-		p = mmap((void *)hint, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		p = mmap((void *)hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			continue;
-		uintptr_t a = (uintptr_t)p;
-
-		if ((int64_t)(a - lo) <= -NEAR_REACH || (int64_t)(a + 32 - hi) >= NEAR_REACH ||
-		    (int64_t)(a - hi) >= NEAR_REACH || (int64_t)(a + 32 - lo) <= -NEAR_REACH) {
-			munmap(p, pg);
-			continue;
-		}
-		for (int j = 0; j < 2; j++) {
-			p[16 * j] = 0xff;
-			p[16 * j + 1] = 0x25;
-			memset(p + 16 * j + 2, 0, 4);
-			memcpy(p + 16 * j + 6, &entries[j], 8);
-			p[16 * j + 14] = p[16 * j + 15] = 0xcc;
-		}
-		if (mprotect(p, pg, PROT_READ | PROT_EXEC)) {
-			munmap(p, pg);
-			return 0;
-		}
-		near_pages[nnear++] = a;
-		return a;
+		a = (uintptr_t)p;
+		if (in_reach(lo, a) && in_reach(hi, a) && in_reach(lo, a + size) && in_reach(hi, a + size))
+			break;
+		munmap(p, size);
+		p = MAP_FAILED;
 	}
-	return 0;
+	if (p == MAP_FAILED)
+		return 0;
+	memset(p, 0xcc, size);
+	memcpy(p, head, sizeof(head));
+	for (uint64_t i = 0; i < n; i++) {
+		uint8_t *t = p + THUNK_HEAD + i * THUNK_SIZE;
+		uintptr_t x = a + THUNK_HEAD + i * THUNK_SIZE, body = sleds[i] + 5;
+
+		memcpy(t, code, sizeof(code));
+		put_rel(t + 9, x + 13, a + 8 * endbr[i]);
+		put_rel(t + 33, x + 37, a + 8 * (2 + endbr[i]));
+		memcpy(t + 40, &body, 8);
+	}
+	if (mprotect(p, size, PROT_READ | PROT_EXEC)) {
+		munmap(p, size);
+		return 0;
+	}
+	*bytes = size;
+	return a;
 }
 
 static int in_reach(uintptr_t from, uintptr_t to)
@@ -475,52 +530,54 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 	m->kind = mmap(NULL, m->nsleds * sizeof(*m->kind), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m->kind == MAP_FAILED)
 		return 0;
-	uintptr_t entry = (uintptr_t)cp_sled_entry, entry_endbr = (uintptr_t)cp_sled_entry_endbr;
+	/* What each sled holds (m->kind) and which entry it takes (endbr, in the thunks' place). */
+	uint64_t eb_bytes = (m->nsleds + 4095) & ~(uint64_t)4095;
+	uint8_t *endbr = mmap(NULL, eb_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (!in_reach(lo, entry) || !in_reach(hi, entry) || !in_reach(lo, entry_endbr) ||
-	    !in_reach(hi, entry_endbr)) {
-		m->near = near_page(lo, hi);
-		if (!m->near) {
-			cp_warn_once("sleds: no page within reach of a module: its calls are not recorded");
-			munmap(m->kind, m->nsleds * sizeof(*m->kind));
-			return 0;
-		}
-		entry = m->near;
-		entry_endbr = m->near + 16;
-	}
-	if (open_segments(info, 1)) {
-		cp_warn_once("sleds: code cannot be written (mprotect and /proc/self/mem refused): "
-			     "calls not recorded");
+	if (endbr == MAP_FAILED) {
 		munmap(m->kind, m->nsleds * sizeof(*m->kind));
-		refused = 1;
-		return 1;
+		return 0;
 	}
 	for (uint64_t i = 0; i < m->nsleds; i++) {
 		uintptr_t a = m->sleds[i];
-		uint8_t b[5];
-		int kind;
 
 		if (!executable(info, a, &seg_lo)) {
 			m->skipped++;
 			continue;
 		}
 		if (!memcmp((void *)a, nop_gcc, 5))
-			kind = 1;
+			m->kind[i] = 1;
 		else if (!memcmp((void *)a, nop_clang, 4))
-			kind = 0x100 | ((uint8_t *)a)[4];
-		else {
-			/* A sled listed twice (it is already our call) is not one skipped. */
-			if (*(uint8_t *)a != 0xe8)
-				m->skipped++;
-			continue;
-		}
-		uintptr_t t = (a - 4 >= seg_lo && !memcmp((void *)(a - 4), endbr64, 4)) ? entry_endbr : entry;
-		int32_t rel = (int32_t)((int64_t)t - (int64_t)(a + 5));
+			m->kind[i] = (uint16_t)(0x100 | ((uint8_t *)a)[4]);
+		else if (*(uint8_t *)a != 0xe9)
+			m->skipped++; /* a sled listed twice (already our jump) is not one skipped */
+		endbr[i] = a - 4 >= seg_lo && !memcmp((void *)(a - 4), endbr64, 4);
+	}
+	m->thunks = make_thunks(lo, hi, m->sleds, m->nsleds, endbr, &m->thunk_bytes);
+	munmap(endbr, eb_bytes);
+	if (!m->thunks) {
+		cp_warn_once("sleds: no memory within reach of a module for its thunks: its calls are "
+			     "not recorded");
+		munmap(m->kind, m->nsleds * sizeof(*m->kind));
+		return 0;
+	}
+	if (open_segments(info, 1)) {
+		cp_warn_once("sleds: code cannot be written (mprotect and /proc/self/mem refused): "
+			     "calls not recorded");
+		munmap(m->kind, m->nsleds * sizeof(*m->kind));
+		munmap((void *)m->thunks, m->thunk_bytes);
+		refused = 1;
+		return 1;
+	}
+	for (uint64_t i = 0; i < m->nsleds; i++) {
+		uintptr_t a = m->sleds[i];
+		uint8_t b[5];
 
-		b[0] = 0xe8;
-		memcpy(b + 1, &rel, 4);
+		if (!m->kind[i])
+			continue;
+		b[0] = 0xe9; /* jmp rel32 to the thunk */
+		put_rel(b + 1, a + 5, m->thunks + THUNK_HEAD + i * THUNK_SIZE);
 		put5(a, b);
-		m->kind[i] = (uint16_t)kind;
 		m->patched++;
 	}
 	open_segments(info, 0);
@@ -635,7 +692,7 @@ uint64_t cp_sleds__unpatch_all(void)
 		if (open_segments(&info, 1))
 			break;
 		for (uint64_t k = 0; k < m->nsleds; k++) {
-			if (!m->kind[k] || *(uint8_t *)m->sleds[k] != 0xe8)
+			if (!m->kind[k] || *(uint8_t *)m->sleds[k] != 0xe9)
 				continue;
 			uint8_t nop[5];
 
@@ -718,11 +775,12 @@ static void rehook_one(struct cp_thread *t, uintptr_t live_from)
 		/* Only a slot still holding the call's own return address (its node's site). */
 		if (!f->node || f->node->site != v || f->node == &t->cct.lost)
 			continue;
-		s = cp_stubs__get(v);
+		/* Its node's stub (the return half is the same for any body), else a return-only one. */
+		s = f->node->stub ? f->node->stub : cp_stubs__get(v, 0);
 		if (!s)
 			continue;
 		f->sp |= CP_SP_HOOKED;
-		*slot = s;
+		*slot = s + CP_STUB_RET;
 	}
 }
 

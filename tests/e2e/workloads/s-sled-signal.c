@@ -73,6 +73,9 @@ NOINLINE void on_urg(int sig)
 NOINLINE void on_alrm(int sig)
 {
 	COUNT("on_alrm");
+	/* An expiry already pending when the timer was stopped: not one more alarm. */
+	if (alarms >= alarms_wanted)
+		return;
 	in_handler(sig);
 	if (++alarms >= alarms_wanted) {
 		struct itimerval off;
