@@ -488,7 +488,7 @@ int cmd_cc(int argc, const char **argv)
 	int cxx = !strcmp(argv[0], "c++"), nwords, nadded = 0, ret = 1, major = 0, nrest = 0;
 	char **words, **args, *found;
 	const char **rest;
-	const char *added[3];
+	const char *added[4];
 	struct cc_args a = { 0 };
 	struct strbuf answer = STRBUF_INIT, dirs = STRBUF_INIT, said = STRBUF_INIT;
 	char *exclude = NULL;
@@ -588,6 +588,13 @@ int cmd_cc(int argc, const char **argv)
 				goto out;
 			}
 			added[nadded++] = SLEDS_FLAG;
+			/*
+			 * clang's DW_AT_producer holds its flags only when asked
+			 * (gcc's always does): record's overhead verdict reads
+			 * them to tell a sleds build and say its remedy.
+			 */
+			if (kind == KIND_CLANG)
+				added[nadded++] = "-grecord-command-line";
 			/* Nor does no_instrument_function: only the attribute below. */
 			if (a.has_exclude)
 				fprintf(stderr, "callprof %s: -finstrument-functions-exclude-* lists do "

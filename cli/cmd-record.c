@@ -390,7 +390,7 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 	struct cp_overhead ov;
 	struct strbuf fns = STRBUF_INIT, list = STRBUF_INIT;
 	enum producer prod = PRODUCER_UNKNOWN;
-	int after = 0, flags_known = 0;
+	int after = 0, flags_known = 0, sleds = 0;
 
 	if (cp_report_overhead(rp, &ov) || ov.share < CP_OVERHEAD_HIGH)
 		goto out;
@@ -408,6 +408,7 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 		free(ex);
 	}
 	prod = producer_of(ov.producer, &after, &flags_known);
+	sleds = ov.producer && strstr(ov.producer, "-fpatchable-function-entry") != NULL;
 	if (rp->cpu_sampled)
 		fprintf(stderr, "callprof: the hooks took %.1f%% of the %s (the profiler's own "
 				"share); the times shown leave it out, but the run took at least %.1fx as "
@@ -427,7 +428,11 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 	 * following it does (t0450 follows each): after-inlining helps only
 	 * where the compiler inlined them.
 	 */
-	if (list.len && prod == PRODUCER_GCC)
+	if (ov.ntop && sleds)
+		fprintf(stderr, "  remedy: mark them __attribute__((patchable_function_entry(0, 0))) and "
+				"rebuild (a sleds build: without its entry NOPs a function is not recorded "
+				"and costs nothing; its callees show under its caller)\n");
+	else if (list.len && prod == PRODUCER_GCC)
 		fprintf(stderr, "  remedy: rebuild with -finstrument-functions-exclude-function-list=%s\n",
 			cp_visible(list.buf));
 	else if (list.len && prod == PRODUCER_UNKNOWN)
@@ -435,12 +440,14 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 				"(gcc; clang has no such list: mark them "
 				"__attribute__((no_instrument_function)))\n", cp_visible(list.buf));
 	else if (ov.ntop)
-		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild%s%s\n",
+		fprintf(stderr, "  remedy: mark them __attribute__((no_instrument_function)) and rebuild%s%s%s\n",
 			prod == PRODUCER_CLANG ? " (clang has no exclude list)" : "",
 			prod == PRODUCER_CLANG && flags_known && !after && ov.inlined ?
 				", or rebuild with -finstrument-functions-after-inlining instead of "
-				"-finstrument-functions (they were inlined)" : "");
-	if (prod == PRODUCER_GCC && ov.inlined)
+				"-finstrument-functions (they were inlined)" : "",
+			flags_known ? "" : "; in a sleds build (callprof cc --sleds) mark them "
+				"__attribute__((patchable_function_entry(0, 0))) instead");
+	if (prod == PRODUCER_GCC && ov.inlined && !sleds)
 		fprintf(stderr, "  or build with clang -finstrument-functions-after-inlining, which "
 				"keeps the hooks of inlined calls out (`callprof cc` does)\n");
 	/* Not what was used already: the same advice again would lead nowhere. */

@@ -60,15 +60,25 @@ record_ok () {
 	{ cat "$_o.err"; return 1; }
 }
 
-# with_attribute: hot.c, s-hot.c with the named functions marked no_instrument_function.
+# with_attribute [ATTR]: hot.c, s-hot.c with the named functions marked
+# ATTR (default no_instrument_function).
 with_attribute () {
+	_attr=${1:-no_instrument_function}
 	cp "$SRC" hot.c &&
 	while read -r _fn
 	do
-		sed -i "s/^\(.*[ *]$_fn(.*)\)\$/__attribute__((no_instrument_function)) \1/" hot.c ||
+		sed -i "s/^\(.*[ *]$_fn(.*)\)\$/__attribute__(($_attr)) \1/" hot.c ||
 		return 1
 	done <named.list &&
-	grep -q "no_instrument_function" hot.c
+	grep -qF "$_attr" hot.c
+}
+
+# sleds_attribute R: follow "mark them patchable_function_entry(0, 0)" for
+# remedy R: the sleds build of hot.c, recorded, without the named functions.
+sleds_attribute () {
+	with_attribute "patchable_function_entry(0, 0)" &&
+	src=hot.c build t-$1-sleds "callprof cc --sleds" &&
+	record_ok $1-sleds t-$1-sleds && gone $1-sleds.cprof
 }
 
 # follow TAG ERR TOOL FLAGS...: follow every remedy of the verdict in ERR
@@ -111,8 +121,13 @@ follow () {
 				record_ok $_r-after t-$_r-after && gone $_r-after.cprof
 				;;
 			*"(clang has no exclude list)" | *"and rebuild") ;;
+			*"; in a sleds build (callprof cc --sleds) mark them __attribute__((patchable_function_entry(0, 0))) instead")
+				sleds_attribute $_r ;;
 			*) echo "no way to follow: $_line"; false ;;
 			esac
+			;;
+		"remedy: mark them __attribute__((patchable_function_entry(0, 0))) and rebuild (a sleds build: without its entry NOPs a function is not recorded and costs nothing; its callees show under its caller)")
+			sleds_attribute $_r
 			;;
 		"or build with clang -finstrument-functions-after-inlining, which keeps the hooks of inlined calls out (\`callprof cc\` does)")
 			build t-$_r "clang -g -finstrument-functions-after-inlining" "$@" &&
@@ -155,6 +170,15 @@ test_expect_success 'callprof cc build: each remedy of the cpu-mode verdict' '
 	grep "^callprof: the hooks took" cc.err &&
 	follow cc cc.err "callprof cc" &&
 	test $(cat followed.cc) -ge 1
+'
+
+test_expect_success 'callprof cc --sleds build: each remedy of the cpu-mode verdict' '
+	build t-sl "callprof cc --sleds" &&
+	record_ok sl t-sl &&
+	grep "^callprof: the hooks took" sl.err &&
+	follow sl sl.err "callprof cc --sleds" &&
+	test $(cat followed.sl) -ge 1 &&
+	! grep -e "no_instrument_function" -e "-finstrument-functions" sl.err
 '
 
 # The report's banner says the same in a note: no remedy of its own
