@@ -595,6 +595,16 @@ int cmd_cc(int argc, const char **argv)
 			 */
 			if (kind == KIND_CLANG)
 				added[nadded++] = "-grecord-command-line";
+			/*
+			 * gcc must not let a caller keep values in registers the
+			 * callee leaves alone (-fipa-ra): a recorded call runs
+			 * callprof's entry and exit too.  gcc turns it off for
+			 * patchable functions itself, but not in a function with
+			 * an optimize attribute (gcc 12: a caller's loop counter
+			 * in %ecx came back changed).
+			 */
+			else
+				added[nadded++] = "-fno-ipa-ra";
 			/* Nor does no_instrument_function: only the attribute below. */
 			if (a.has_exclude)
 				fprintf(stderr, "callprof %s: -finstrument-functions-exclude-* lists do "

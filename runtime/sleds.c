@@ -31,6 +31,7 @@
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -93,16 +94,29 @@ static int refused;	 /* patching refused (CET) or impossible: never patch */
 static int mem_fd = -1;	 /* /proc/self/mem, when mprotect is refused */
 
 
-static void lock(void)
+/*
+ * The stubs' spin lock, taken with every signal blocked: a handler that
+ * ran inside would either need the lock itself (a call of its needing a
+ * stub: spinning for ever) or leave by siglongjmp with the lock held
+ * (every later stub waiting for ever: t0170's workload did).  Blocking
+ * costs two system calls per new stub, which is once per new (return
+ * address, function) pair; a signal waits the few microseconds.
+ */
+static void lock(sigset_t *old)
 {
+	sigset_t all;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, sizeof(uint64_t));
 	while (__atomic_exchange_n(&stub_lock, 1, __ATOMIC_ACQUIRE))
 		while (__atomic_load_n(&stub_lock, __ATOMIC_RELAXED))
 			__builtin_ia32_pause();
 }
 
-static void unlock(void)
+static void unlock(const sigset_t *old)
 {
 	__atomic_store_n(&stub_lock, 0, __ATOMIC_RELEASE);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, sizeof(uint64_t));
 }
 
 /* ---- the stub area ---- */
@@ -180,9 +194,11 @@ uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
 	uintptr_t stub = 0;
 	uint64_t i;
 
+	sigset_t old;
+
 	if (!table || !r)
 		return 0;
-	lock();
+	lock(&old);
 	for (i = hash_rf(r, f);; i = (i + 1) & (TABLE_SLOTS - 1)) {
 		if (table[i].r == r && table[i].f == f) {
 			stub = table[i].stub;
@@ -229,7 +245,7 @@ uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
 	/* Published after it is written: a stub is one once used covers it. */
 	__atomic_store_n(&cp_stubs.used, used + STUB_SIZE, __ATOMIC_RELEASE);
 out:
-	unlock();
+	unlock(&old);
 	return stub;
 }
 

@@ -87,10 +87,11 @@ printf "%s\\n" "\$@" >fakecc.args
 EOF
 chmod +x fakecc
 # What --sleds adds after -g: clang also records its flags in the debug
-# data, for record's overhead verdict to tell a sleds build (gcc always does).
+# data, for record's overhead verdict to tell a sleds build (gcc always
+# does); gcc also -fno-ipa-ra (callprof-cc(1)).
 case "$CC" in
 clang*) SLED_ADDS="-fpatchable-function-entry=5,0 -grecord-command-line" ;;
-*) SLED_ADDS="-fpatchable-function-entry=5,0" ;;
+*) SLED_ADDS="-fpatchable-function-entry=5,0 -fno-ipa-ra" ;;
 esac
 
 test_expect_success 'callprof cc --sleds compiles and links in one call' '
@@ -325,6 +326,27 @@ test_expect_success 'callprof cc -h names both kinds; the man page says each' '
 	grep "^ *--hooks " help &&
 	grep -e "^\*\*--sleds\*\*" "$TOP_DIRECTORY/docs/callprof-cc.1.md" &&
 	grep -e "^\*\*--hooks\*\*" "$TOP_DIRECTORY/docs/callprof-cc.1.md"
+'
+
+# gcc 12 keeps a caller's values in registers its callee leaves alone
+# (-fipa-ra) across a patchable entry in functions with an optimize
+# attribute: under record the loop counter came back changed, and the
+# program looped for ever.  callprof cc --sleds adds -fno-ipa-ra (gcc).
+test_expect_success 'callprof cc --sleds: optimize attributes do not let a caller keep values across a recorded call' '
+	cat >ipara.c <<-\EOT &&
+	#include <stdio.h>
+	#define A __attribute__((noinline, optimize("no-optimize-sibling-calls")))
+	A static long step(long x) { return x * 3 + 1; }
+	A long compute(int n) { long x = 0; for (int i = 0; i < n; i++) x = step(x); return x; }
+	int main(void) { printf("%ld\n", compute(3)); return 0; }
+	EOT
+	callprof cc --sleds $CFLAGS -o t-ipara ipara.c &&
+	./t-ipara >plain.out &&
+	echo 13 >expect && test_cmp expect plain.out &&
+	timeout 60 callprof record -o ipara.cprof -- ./t-ipara >rec.out &&
+	test_cmp expect rec.out &&
+	callprof report --flat --fields=calls,name --min-percent=0 ipara.cprof >rows &&
+	grep "^ *3  *step\$" rows
 '
 
 test_done
