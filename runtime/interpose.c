@@ -282,30 +282,60 @@ _Unwind_Backtrace(trace_fn trace, void *arg)
 	return ret;
 }
 
+/*
+ * The return into this function, in a walk TMP[0..N) that the next
+ * backtrace made: the entry right before CALLER (this frame's own return
+ * address).  Not always TMP[0]: another interposer may sit between this
+ * one and the C library's (ASan's backtrace interceptor does), and its
+ * frame comes first; the plain run shows it, so it stays.  -1 when the
+ * walk has no frame of ours (CALLER first) or CALLER is not in it
+ * (truncated, or the unwinder stopped): then TMP[0], the old guess.
+ */
+static CP_NOINSTR int own_return(void *const *tmp, int n, const void *caller)
+{
+	for (int i = 0; i < n; i++)
+		if (tmp[i] == caller)
+			return i - 1;
+	return n > 0 ? 0 : -1;
+}
+
 /* glibc's backtrace calls libgcc_s's _Unwind_Backtrace through a pointer: it is interposed itself. */
 __attribute__((visibility("default"), no_instrument_function, noinline)) int
 backtrace(void **buf, int size)
 {
 	backtrace_fn next = CP_NEXT(real_backtrace, "backtrace");
 	struct cp_thread *t = cp_self;
-	void *small[65], **tmp = small;
-	size_t bytes = ((size_t)(size > 0 ? size : 0) + 1) * sizeof(void *);
-	int n;
+	/* Our own return slot (frame pointers: right above the saved one). */
+	void *volatile *ret_slot = (void *volatile *)__builtin_frame_address(0) + 1;
+	void *small[66], **tmp = small;
+	size_t bytes = ((size_t)(size > 0 ? size : 0) + 2) * sizeof(void *);
+	int n, own;
 
 	if (!next)
 		return 0;
 	if (size <= 0 || !cp_stubs.rx)
 		return next(buf, size);
-	if ((size_t)size >= sizeof(small) / sizeof(small[0])) {
+	if ((size_t)size + 2 > sizeof(small) / sizeof(small[0])) {
 		tmp = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (tmp == MAP_FAILED)
 			return next(buf, size);
 	}
 	cp_sleds__give_back(t, 1);
-	n = next(tmp, size + 1); /* tmp[0]: the return into this function */
+	/*
+	 * Two more than asked: the return into this function, and room to
+	 * find the caller after it.  Read after the give-back: a sledded
+	 * caller that tail-called here left its own caller's slot, a stub.
+	 */
+	n = next(tmp, size + 2);
+	own = own_return(tmp, n, *ret_slot);
 	cp_sleds__rehook(t, 0);
-	n = n > 0 ? n - 1 : 0;
-	memcpy(buf, tmp + 1, (size_t)n * sizeof(void *));
+	if (own >= 0) {
+		memmove(tmp + own, tmp + own + 1, (size_t)(n - own - 1) * sizeof(void *));
+		n--;
+	}
+	if (n > size)
+		n = size;
+	memcpy(buf, tmp, (size_t)(n > 0 ? n : 0) * sizeof(void *));
 	if (tmp != small)
 		munmap(tmp, bytes);
 	return n;
