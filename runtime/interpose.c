@@ -241,21 +241,34 @@ typedef int (*unwind_backtrace_fn)(trace_fn trace, void *arg);
 typedef int (*backtrace_fn)(void **buf, int size);
 typedef void (*pthread_exit_fn)(void *);
 
+typedef uintptr_t (*region_start_fn)(void *ctx);
+
 static unwind_backtrace_fn real_unwind_backtrace;
 static backtrace_fn real_backtrace;
 static pthread_exit_fn real_pthread_exit;
+static region_start_fn real_region_start;
 
 struct skip_first {
-	trace_fn trace; /* the caller's */
+	trace_fn trace;		/* the caller's */
 	void *arg;
-	int skip; /* our own frame is yet to come */
+	region_start_fn start;	/* the unwinder's _Unwind_GetRegionStart, or NULL */
+	uintptr_t own;		/* where our _Unwind_Backtrace starts */
+	int skip;		/* our own frame is yet to come */
 };
 
+/*
+ * Our own frame, the one the program never called, is not shown.  It is
+ * the first only when the next _Unwind_Backtrace is the unwinder's: an
+ * interposer in between (as ASan's is for backtrace) comes first, and
+ * the program's run alone shows its frame.  So ours is the frame in the
+ * function that starts where ours does; without _Unwind_GetRegionStart,
+ * the first.
+ */
 static CP_NOINSTR int skip_first(void *ctx, void *arg)
 {
 	struct skip_first *s = arg;
 
-	if (s->skip) {
+	if (s->skip && (!s->start || s->start(ctx) == s->own)) {
 		s->skip = 0;
 		return 0; /* _URC_NO_REASON */
 	}
@@ -264,6 +277,9 @@ static CP_NOINSTR int skip_first(void *ctx, void *arg)
 
 int _Unwind_Backtrace(trace_fn trace, void *arg);
 int backtrace(void **buf, int size);
+/* Our _Unwind_Backtrace itself, not the first in the lookup scope (the program may have one). */
+extern __typeof__(_Unwind_Backtrace) unwind_backtrace_self
+	__attribute__((alias("_Unwind_Backtrace"), visibility("hidden")));
 
 /* The walk starts at its caller: this frame, which the program never called, is skipped. */
 __attribute__((visibility("default"), no_instrument_function, noinline)) int
@@ -271,7 +287,8 @@ _Unwind_Backtrace(trace_fn trace, void *arg)
 {
 	unwind_backtrace_fn next = CP_NEXT(real_unwind_backtrace, "_Unwind_Backtrace");
 	struct cp_thread *t = cp_self;
-	struct skip_first s = { trace, arg, 1 };
+	struct skip_first s = { trace, arg, CP_NEXT(real_region_start, "_Unwind_GetRegionStart"),
+				(uintptr_t)unwind_backtrace_self, 1 };
 	int ret;
 
 	if (!next)

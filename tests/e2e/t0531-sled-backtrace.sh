@@ -60,4 +60,35 @@ do
 	'
 done
 
+# An interposer between the runtime's wrappers and the C library's, as
+# ASan's backtrace interceptor is (s-sled-btwrap.c, preloaded after the
+# runtime): a walk shows its frames alone and must show them, and not the
+# runtime's, under record.  The runtime once dropped the walk's first frame
+# for its own: "backtrace backtrace walk_backtrace" instead of
+# "btwrap_backtrace backtrace walk_backtrace".  (With clang, ASan's
+# interceptor is in the program, named backtrace, between it and the
+# interposer: ASAN_MID.)
+ASAN_MID=
+if sanitized address; then
+	ASAN_MID='\(backtrace \)\{0,1\}'
+fi
+
+test_expect_success 'an interposer of backtrace and _Unwind_Backtrace: its frames show, the runtime'"'"'s do not' '
+	$CC $OPT -g -Wall -fno-optimize-sibling-calls -fPIC -shared -o libbtwrap.so \
+		"$WORKLOADS/s-sled-btwrap.c" -ldl &&
+	for kind in $SLED_KINDS
+	do
+		(
+			LD_PRELOAD=$PWD/libbtwrap.so && export LD_PRELOAD &&
+			run_both_ways --filter "$TRAMPOLINE" t-sled-backtrace.$kind
+		) &&
+		grep -c " btwrap_backtrace backtrace ${ASAN_MID}walk_backtrace walk level_c level_b level_a main$" \
+			t-sled-backtrace.$kind.plain.out >n &&
+		grep -c " btwrap_unwind _Unwind_Backtrace walk_unwind walk level_c level_b level_a main$" \
+			t-sled-backtrace.$kind.plain.out >>n &&
+		printf "3\n3\n" >expect &&
+		test_cmp expect n || return 1
+	done
+'
+
 test_done
