@@ -33,6 +33,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <setjmp.h>
 #include <spawn.h>
@@ -305,8 +306,8 @@ _Unwind_Backtrace(trace_fn trace, void *arg)
  * address).  Not always TMP[0]: another interposer may sit between this
  * one and the C library's (ASan's backtrace interceptor does), and its
  * frame comes first; the plain run shows it, so it stays.  -1 when the
- * walk has no frame of ours (CALLER first) or CALLER is not in it
- * (truncated, or the unwinder stopped): then TMP[0], the old guess.
+ * walk has no frame of ours (CALLER first, or nothing); 0, the old guess,
+ * when CALLER is not in it (truncated, or the unwinder stopped there).
  */
 static CP_NOINSTR int own_return(void *const *tmp, int n, const void *caller)
 {
@@ -343,7 +344,7 @@ backtrace(void **buf, int size)
 	 * find the caller after it.  Read after the give-back: a sledded
 	 * caller that tail-called here left its own caller's slot, a stub.
 	 */
-	n = next(tmp, size + 2);
+	n = next(tmp, size < INT_MAX - 2 ? size + 2 : INT_MAX);
 	own = own_return(tmp, n, *ret_slot);
 	cp_sleds__rehook(t, 0);
 	if (own >= 0) {
