@@ -33,6 +33,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <setjmp.h>
 #include <spawn.h>
@@ -241,21 +242,34 @@ typedef int (*unwind_backtrace_fn)(trace_fn trace, void *arg);
 typedef int (*backtrace_fn)(void **buf, int size);
 typedef void (*pthread_exit_fn)(void *);
 
+typedef uintptr_t (*region_start_fn)(void *ctx);
+
 static unwind_backtrace_fn real_unwind_backtrace;
 static backtrace_fn real_backtrace;
 static pthread_exit_fn real_pthread_exit;
+static region_start_fn real_region_start;
 
 struct skip_first {
-	trace_fn trace; /* the caller's */
+	trace_fn trace;		/* the caller's */
 	void *arg;
-	int skip; /* our own frame is yet to come */
+	region_start_fn start;	/* the unwinder's _Unwind_GetRegionStart, or NULL */
+	uintptr_t own;		/* where our _Unwind_Backtrace starts */
+	int skip;		/* our own frame is yet to come */
 };
 
+/*
+ * Our own frame, the one the program never called, is not shown.  It is
+ * the first only when the next _Unwind_Backtrace is the unwinder's: an
+ * interposer in between (as ASan's is for backtrace) comes first, and
+ * the program's run alone shows its frame.  So ours is the frame in the
+ * function that starts where ours does; without _Unwind_GetRegionStart,
+ * the first.
+ */
 static CP_NOINSTR int skip_first(void *ctx, void *arg)
 {
 	struct skip_first *s = arg;
 
-	if (s->skip) {
+	if (s->skip && (!s->start || s->start(ctx) == s->own)) {
 		s->skip = 0;
 		return 0; /* _URC_NO_REASON */
 	}
@@ -264,6 +278,9 @@ static CP_NOINSTR int skip_first(void *ctx, void *arg)
 
 int _Unwind_Backtrace(trace_fn trace, void *arg);
 int backtrace(void **buf, int size);
+/* Our _Unwind_Backtrace itself, not the first in the lookup scope (the program may have one). */
+extern __typeof__(_Unwind_Backtrace) unwind_backtrace_self
+	__attribute__((alias("_Unwind_Backtrace"), visibility("hidden")));
 
 /* The walk starts at its caller: this frame, which the program never called, is skipped. */
 __attribute__((visibility("default"), no_instrument_function, noinline)) int
@@ -271,7 +288,8 @@ _Unwind_Backtrace(trace_fn trace, void *arg)
 {
 	unwind_backtrace_fn next = CP_NEXT(real_unwind_backtrace, "_Unwind_Backtrace");
 	struct cp_thread *t = cp_self;
-	struct skip_first s = { trace, arg, 1 };
+	struct skip_first s = { trace, arg, CP_NEXT(real_region_start, "_Unwind_GetRegionStart"),
+				(uintptr_t)unwind_backtrace_self, 1 };
 	int ret;
 
 	if (!next)
@@ -282,30 +300,60 @@ _Unwind_Backtrace(trace_fn trace, void *arg)
 	return ret;
 }
 
+/*
+ * The return into this function, in a walk TMP[0..N) that the next
+ * backtrace made: the entry right before CALLER (this frame's own return
+ * address).  Not always TMP[0]: another interposer may sit between this
+ * one and the C library's (ASan's backtrace interceptor does), and its
+ * frame comes first; the plain run shows it, so it stays.  -1 when the
+ * walk has no frame of ours (CALLER first, or nothing); 0, the old guess,
+ * when CALLER is not in it (truncated, or the unwinder stopped there).
+ */
+static CP_NOINSTR int own_return(void *const *tmp, int n, const void *caller)
+{
+	for (int i = 0; i < n; i++)
+		if (tmp[i] == caller)
+			return i - 1;
+	return n > 0 ? 0 : -1;
+}
+
 /* glibc's backtrace calls libgcc_s's _Unwind_Backtrace through a pointer: it is interposed itself. */
 __attribute__((visibility("default"), no_instrument_function, noinline)) int
 backtrace(void **buf, int size)
 {
 	backtrace_fn next = CP_NEXT(real_backtrace, "backtrace");
 	struct cp_thread *t = cp_self;
-	void *small[65], **tmp = small;
-	size_t bytes = ((size_t)(size > 0 ? size : 0) + 1) * sizeof(void *);
-	int n;
+	/* Our own return slot (frame pointers: right above the saved one). */
+	void *volatile *ret_slot = (void *volatile *)__builtin_frame_address(0) + 1;
+	void *small[66], **tmp = small;
+	size_t bytes = ((size_t)(size > 0 ? size : 0) + 2) * sizeof(void *);
+	int n, own;
 
 	if (!next)
 		return 0;
 	if (size <= 0 || !cp_stubs.rx)
 		return next(buf, size);
-	if ((size_t)size >= sizeof(small) / sizeof(small[0])) {
+	if ((size_t)size + 2 > sizeof(small) / sizeof(small[0])) {
 		tmp = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (tmp == MAP_FAILED)
 			return next(buf, size);
 	}
 	cp_sleds__give_back(t, 1);
-	n = next(tmp, size + 1); /* tmp[0]: the return into this function */
+	/*
+	 * Two more than asked: the return into this function, and room to
+	 * find the caller after it.  Read after the give-back: a sledded
+	 * caller that tail-called here left its own caller's slot, a stub.
+	 */
+	n = next(tmp, size < INT_MAX - 2 ? size + 2 : INT_MAX);
+	own = own_return(tmp, n, *ret_slot);
 	cp_sleds__rehook(t, 0);
-	n = n > 0 ? n - 1 : 0;
-	memcpy(buf, tmp + 1, (size_t)n * sizeof(void *));
+	if (own >= 0) {
+		memmove(tmp + own, tmp + own + 1, (size_t)(n - own - 1) * sizeof(void *));
+		n--;
+	}
+	if (n > size)
+		n = size;
+	memcpy(buf, tmp, (size_t)(n > 0 ? n : 0) * sizeof(void *));
 	if (tmp != small)
 		munmap(tmp, bytes);
 	return n;

@@ -505,7 +505,8 @@ build_kind_lib () {
 # run_both_ways [--dies] [--filter SED] EXE [args...]: run ./EXE args alone
 # (EXE.plain.out, .err, .rc), then under callprof record -o EXE.cprof
 # (EXE.rec.*), and succeed iff stdout, stderr (less callprof's own
-# "callprof: " lines and the indented lines continuing them) and the exit
+# "callprof: " lines and the indented lines continuing them; under a
+# sanitizer, the pid of its "==PID==" lines) and the exit
 # status are the same.  --dies: the
 # program is meant to die by a signal, which then is no SG of the case.
 # --filter: a sed script applied to both runs' stdout before the
@@ -534,18 +535,40 @@ run_both_ways () {
 	# callprof's lines, and the indented lines that continue one (verdicts).
 	awk '/^callprof: / { more = 1; next } more && /^  / { next } { more = 0; print }' \
 		"$_cp_exe.rec.err-all" >"$_cp_exe.rec.err"
+	cp "$_cp_exe.plain.err" "$_cp_exe.plain.err-cmp"
+	# A sanitizer's lines begin with "==PID==" (ASan's swapcontext warning,
+	# its reports): the pid is the one thing that differs between two runs.
+	if test -n "$CP_SANITIZE"; then
+		sed -i "s/^==[0-9]*==/==PID==/" "$_cp_exe.plain.err-cmp" "$_cp_exe.rec.err"
+	fi
 	if test -n "$_cp_filter"; then
 		sed "$_cp_filter" "$_cp_exe.rec.out" >"$_cp_exe.rec.out-filtered" &&
 		sed "$_cp_filter" "$_cp_exe.plain.out" >"$_cp_exe.plain.out-filtered" &&
 		test_cmp "$_cp_exe.plain.out-filtered" "$_cp_exe.rec.out-filtered" &&
-		test_cmp "$_cp_exe.plain.err" "$_cp_exe.rec.err" &&
+		test_cmp "$_cp_exe.plain.err-cmp" "$_cp_exe.rec.err" &&
 		test_cmp "$_cp_exe.plain.rc" "$_cp_exe.rec.rc"
 		return
 	fi
 	echo "run_both_ways: exit status $(cat "$_cp_exe.plain.rc") alone, $(cat "$_cp_exe.rec.rc") under record"
 	test_cmp "$_cp_exe.plain.out" "$_cp_exe.rec.out" &&
-	test_cmp "$_cp_exe.plain.err" "$_cp_exe.rec.err" &&
+	test_cmp "$_cp_exe.plain.err-cmp" "$_cp_exe.rec.err" &&
 	test_cmp "$_cp_exe.plain.rc" "$_cp_exe.rec.rc"
+}
+
+# without_asan_ctors <FOLDED: the lines of a folded export less those
+# ending in the constructor or destructor that gcc's ASan adds to each
+# module it compiles (module registration, priority 99: _sub_I_00099_N,
+# _sub_D_00099_N; clang's asan.module_ctor/dtor get no sled).  gcc gives
+# them patchable entries like any function, so a sleds build records them:
+# real calls, the program's at start and exit, a library's destructor in
+# dlclose (its constructor ran in dlopen, before the patching), but none of
+# the workload's.  Without ASan, its input unchanged.
+without_asan_ctors () {
+	if sanitized address; then
+		sed "/\(^\|;\)_sub_[DI]_00099_[0-9]*\( ([^)]*)\)\{0,1\} [0-9]*$/d"
+	else
+		cat
+	fi
 }
 
 # sled_calls_by_name PROFILE...: "name<TAB>calls" of every function in the

@@ -183,12 +183,26 @@ test_expect_success 'callprof cc --sleds build: each remedy of the cpu-mode verd
 
 # The report's banner says the same in a note: no remedy of its own
 # (--exclude keeps the hooks: only the node goes), a pointer to record's.
+# The note is there when the hooks' share of the samples is above half
+# (from 100 samples on, t0490): that share is measured, 80-90% here but
+# lower on a loaded machine (a fresh clone's make check once went without
+# the note), so the case holds the note to the share the same banner
+# prints (a share printed as 50.0%, or fewer than 50 program samples, may
+# go either way) and, when it is there, to what it says.
 test_expect_success 'report: the note on a mostly-overhead run offers no remedy that keeps the hooks' '
 	callprof report cc.cprof >report &&
-	grep "^# note: most of the run.s CPU time was callprof.s own" report >note &&
-	! grep -e "--exclude" note &&
-	! grep -e "after-inlining" note &&
-	grep "OVERHEAD VERDICT" note
+	share=$(sed -n "s/^# profiler.s own share: \([0-9]*\)\.\([0-9]\)% .*/\1\2/p" report) &&
+	samples=$(sed -n "s/^# time: CPU time sampled .*: \([0-9]*\) samples, .*/\1/p" report) &&
+	test -n "$share" && test -n "$samples" &&
+	if grep "^# note: most of the run.s CPU time was callprof.s own" report >note
+	then
+		test "$share" -ge 500 &&
+		! grep -e "--exclude" note &&
+		! grep -e "after-inlining" note &&
+		grep "OVERHEAD VERDICT" note
+	else
+		test "$share" -le 500 || test "$samples" -lt 50
+	fi
 '
 
 test_expect_success 'callprof cc build: each remedy of the clocked verdict' '

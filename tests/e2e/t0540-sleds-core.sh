@@ -2,7 +2,6 @@
 # matrix: cc-opt
 test_description='sleds: a program built with -fpatchable-function-entry, patched by callprof record: exact counts, same output, through longjmp, signals on sigaltstack, deep recursion, threads, fork and tail calls'
 . "$(dirname "$0")/lib.sh"
-test_skip_sanitized address 'ASan intercepts backtrace, swapcontext and dlopen and reports a sigaltstack buffer as leaked at exit: these sleds comparisons are not yet reconciled with it (issue 31, open)'
 
 # sled_counts PROFILE OUTPUT: the profile's calls per function are the
 # program's own counters (the "name count" lines of OUTPUT).

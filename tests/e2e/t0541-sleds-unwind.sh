@@ -2,7 +2,6 @@
 # matrix: cc-opt
 test_description='sleds: unwinders see the real return addresses: C++ exceptions thrown, caught and rethrown through sledded frames and through the C library, backtrace()'
 . "$(dirname "$0")/lib.sh"
-test_skip_sanitized address 'ASan intercepts backtrace, swapcontext and dlopen and reports a sigaltstack buffer as leaked at exit: these sleds comparisons are not yet reconciled with it (issue 31, open)'
 
 test_expect_success 'C++: same output and exit status as the unprofiled run' '
 	build_sleds s-sleds-core.cc -rdynamic &&
