@@ -22,6 +22,9 @@ struct cp_attach_target {
 	uid_t uid;	     /* its real user */
 	char exe[PATH_MAX];  /* /proc/PID/exe's target */
 	char comm[32];	     /* /proc/PID/comm */
+	unsigned hook_modules; /* modules that import __cyg_profile_func_enter (hooks) */
+	unsigned sled_modules; /* modules with __patchable_function_entries (sleds) */
+	int cet;	     /* CET shadow stacks: the sleds are left alone, the hooks only */
 };
 
 /*
@@ -49,9 +52,11 @@ uint64_t cp_attach__status_field(pid_t pid, pid_t tid, const char *key, int base
  * Can PID be attached to?  0 and *t filled in, or -1 after one line on
  * stderr (cp_error) naming the process and what stands in the way: no such
  * process, another user's, ptrace forbidden (Yama, undumpable, traced by
- * another process), a 32-bit or static program, one whose modules never
- * call __cyg_profile_func_enter (not built with -finstrument-functions),
- * one that `callprof record` already records.  Changes nothing in PID.
+ * another process), a 32-bit or static program, one none of whose modules
+ * calls __cyg_profile_func_enter (-finstrument-functions) or has patchable
+ * entries (-fpatchable-function-entry: sleds), a sleds-only program under
+ * CET shadow stacks, one that `callprof record` already records.  Changes
+ * nothing in PID.
  */
 int cp_attach__check(pid_t pid, struct cp_attach_target *t);
 
