@@ -481,8 +481,11 @@ static void count_kinds(struct cp_elf *e, struct cp_attach_target *t)
 
 	if (cp_elf__symbol_kind(e, "__cyg_profile_func_enter") & CP_ELF_SYM_IMPORTED)
 		t->hook_modules++;
-	if (!cp_elf__section(e, "__patchable_function_entries", NULL, &size) && size >= 8)
+	if (!cp_elf__section(e, "__patchable_function_entries", NULL, &size) && size >= 8) {
 		t->sled_modules++;
+		if (cp_elf__symbol_kind(e, "__cxa_begin_catch") & CP_ELF_SYM_IMPORTED)
+			t->sled_catch++;
+	}
 }
 
 /* A module's later mappings (one per segment): counted once, at its first. */
@@ -640,7 +643,23 @@ static int check_program(struct cp_attach_target *t)
 				       "with callprof record --sample", (int)t->pid, t->comm);
 			goto out;
 		}
-		t->cet = 1;
+		t->no_sleds = CP_NO_SLEDS_CET;
+	}
+	/*
+	 * C++ that catches: an exception thrown in the window through a frame
+	 * whose return address is a stub would find no unwind entry for it
+	 * and end in std::terminate (the attached runtime has no unwinder
+	 * wrappers yet, docs/limitations.md).  Its sleds are left alone.
+	 */
+	if (t->sled_modules && !t->no_sleds && t->sled_catch) {
+		if (!t->hook_modules) {
+			ret = cp_error("attach: process %d (%s) is C++ that catches exceptions, "
+				       "which callprof attach cannot yet let through patched sleds; "
+				       "rebuild it with callprof cc --hooks, or run it under callprof "
+				       "record", (int)t->pid, t->comm);
+			goto out;
+		}
+		t->no_sleds = CP_NO_SLEDS_CATCH;
 	}
 	ret = 0;
 out:

@@ -24,7 +24,14 @@ struct cp_attach_target {
 	char comm[32];	     /* /proc/PID/comm */
 	unsigned hook_modules; /* modules that import __cyg_profile_func_enter (hooks) */
 	unsigned sled_modules; /* modules with __patchable_function_entries (sleds) */
-	int cet;	     /* CET shadow stacks: the sleds are left alone, the hooks only */
+	unsigned sled_catch;   /* ... of which C++ that catches exceptions */
+	int no_sleds;	     /* enum cp_no_sleds: the sleds are left alone, the hooks only */
+};
+
+/* Why a process's sleds are left alone (its hooks attached only). */
+enum cp_no_sleds {
+	CP_NO_SLEDS_CET = 1,   /* CET shadow stacks: a replaced return address faults */
+	CP_NO_SLEDS_CATCH = 2, /* C++ that catches: a throw through a stub terminates */
 };
 
 /*
@@ -55,7 +62,8 @@ uint64_t cp_attach__status_field(pid_t pid, pid_t tid, const char *key, int base
  * another process), a 32-bit or static program, one none of whose modules
  * calls __cyg_profile_func_enter (-finstrument-functions) or has patchable
  * entries (-fpatchable-function-entry: sleds), a sleds-only program under
- * CET shadow stacks, one that `callprof record` already records.  Changes
+ * CET shadow stacks or in C++ that catches exceptions, one that `callprof
+ * record` already records.  Changes
  * nothing in PID.
  */
 int cp_attach__check(pid_t pid, struct cp_attach_target *t);
@@ -92,6 +100,10 @@ struct cp_attach_result {
 	int rights;	     /* its watcher could not tell its rights, and wrote nothing */
 	char execd[PATH_MAX]; /* the program the process ran (exec) in the window, or "" */
 	double held_on;	     /* seconds every thread was stopped at the switch-on */
+	unsigned sleds;	     /* sleds patched at the switch */
+	unsigned sleds_left; /* sleds planned but left alone (crossing a page, changed) */
+	unsigned moved;	     /* threads moved from inside a sled to its end */
+	unsigned given;	     /* return addresses given back at the end */
 };
 
 /* Attach, record for the window, detach.  0, or -1 after one line on stderr. */

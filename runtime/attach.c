@@ -50,8 +50,19 @@ _Static_assert(__builtin_offsetof(struct cp_attach_area, t0_tsc) == 24 &&
 		       __builtin_offsetof(struct cp_attach_area, threads) == 48 &&
 		       sizeof(struct cp_attach_seed_thread) == 32 &&
 		       __builtin_offsetof(struct cp_attach_seed_thread, taken) == 12 &&
-		       sizeof(struct cp_attach_seed_frame) == 24,
+		       sizeof(struct cp_attach_seed_frame) == 24 &&
+		       __builtin_offsetof(struct cp_attach_area, sleds) ==
+			       48 + CP_ATTACH_MAX_THREADS * 32 + CP_ATTACH_MAX_FRAMES * 24,
 	       "struct cp_attach_area: the tool's offsets (engine/attach-ptrace.c) must change with it");
+/* The sleds' tail, read by index (engine/attach-ptrace.c, enum sleds_info). */
+_Static_assert(sizeof(struct cp_attach_sled) == 24 &&
+		       __builtin_offsetof(struct cp_attach_sled, call) == 8 &&
+		       __builtin_offsetof(struct cp_attach_sled, nop) == 13 &&
+		       __builtin_offsetof(struct cp_attach_sleds, near) == 14 * 8 &&
+		       __builtin_offsetof(struct cp_attach_sleds, threads) ==
+			       (14 + CP_ATTACH_NEAR_MAX) * 8 &&
+		       sizeof(struct cp_attach_sleds) == (14 + CP_ATTACH_NEAR_MAX + 16) * 8,
+	       "struct cp_attach_sleds: the tool's indices (engine/attach-ptrace.c) must change with it");
 
 /* What the tool calls, by name (not in include/callprof.h: no program calls them). */
 CP_EXPORT long callprof_attach_start(const char *block, unsigned long len);
@@ -114,6 +125,7 @@ CP_EXPORT long callprof_attach_start(const char *block, unsigned long len)
 		cp_attach.on = 0;
 		return err;
 	}
+	cp_sleds__publish(&a->sleds);
 	return (long)a;
 }
 

@@ -36,7 +36,9 @@
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -51,6 +53,8 @@
  */
 #define STUB_BYTES (16ull << 20)
 #define STUB_SIZE 32
+#define STUB_SLOT 1    /* a slot holds stub + 1 (cp_stubs__get, cp_stubs__is) */
+#define STUB_TARGET 16 /* R's place in a stub (cp_stubs__get, cp_stubs__target) */
 #define TABLE_SLOTS (1u << 20) /* R -> stub, at most half full */
 #define MAX_SLED_MODULES 1024
 #define NEAR_REACH ((int64_t)0x7fff0000)
@@ -93,6 +97,9 @@ static struct sled_module *mods;
 static uint32_t nmods;
 static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
 static int refused;	 /* patching refused (CET) or impossible: never patch */
+static int plan_only;	 /* callprof attach: plan what to write, write nothing (the tool does) */
+static struct cp_attach_sled *plan; /* attach's plan (mmap), nplan of plan_cap used */
+static uint64_t nplan, plan_cap, plan_foreign;
 static int mem_fd = -1;	 /* /proc/self/mem, when mprotect is refused */
 
 /* Near pages made so far, for a module within reach of one. */
@@ -432,12 +439,73 @@ static void say_module(const struct sled_module *m)
 	cp_warn(line);
 }
 
+/*
+ * Sled i of m: its kind (1 gcc's NOPs, 0x100 | disp8 clang's) and in b the
+ * call to write there; 0 when it is not to be patched (counted skipped,
+ * or foreign when it holds a call already).
+ */
+static int plan_sled(const struct dl_phdr_info *info, struct sled_module *m, uint64_t i,
+		     uintptr_t entry, uintptr_t entry_endbr, uint8_t *b)
+{
+	uintptr_t a = m->sleds[i], seg_lo;
+	int kind;
+
+	if (!executable(info, a, &seg_lo)) {
+		m->skipped++;
+		return 0;
+	}
+	if (!memcmp((void *)a, nop_gcc, 5)) {
+		kind = 1;
+	} else if (!memcmp((void *)a, nop_clang, 4)) {
+		kind = 0x100 | ((uint8_t *)a)[4];
+	} else {
+		/* A sled listed twice (it is already our call) is not one skipped. */
+		if (*(uint8_t *)a != 0xe8)
+			m->skipped++;
+		else if (plan_only)
+			plan_foreign++; /* attach patches nothing itself: someone else did */
+		return 0;
+	}
+	uintptr_t t = (a - 4 >= seg_lo && !memcmp((void *)(a - 4), endbr64, 4)) ? entry_endbr : entry;
+	int32_t rel = (int32_t)((int64_t)t - (int64_t)(a + 5));
+
+	b[0] = 0xe8;
+	memcpy(b + 1, &rel, 4);
+	return kind;
+}
+
+/* Append sled a (whose call is b) to attach's plan; -1 when it cannot grow. */
+static int plan_add(uintptr_t a, const uint8_t *b)
+{
+	if (nplan == plan_cap) {
+		uint64_t cap = plan_cap ? plan_cap * 2 : 4096;
+		void *p = plan ? mremap(plan, plan_cap * sizeof(*plan), cap * sizeof(*plan),
+					MREMAP_MAYMOVE)
+			       : mmap(NULL, cap * sizeof(*plan), PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			cp_warn_once("sleds: no memory for attach's plan: some sleds not patched");
+			return -1;
+		}
+		plan = p;
+		plan_cap = cap;
+	}
+	struct cp_attach_sled *e = &plan[nplan++];
+
+	memset(e, 0, sizeof(*e));
+	e->addr = a;
+	memcpy(e->call, b, 5);
+	memcpy(e->nop, (const void *)a, 5);
+	return 0;
+}
+
 static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *path = info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
 	uint64_t addr, bytes;
 	struct sled_module *m;
-	uintptr_t lo = UINTPTR_MAX, hi = 0, seg_lo;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	int verbose = *(int *)arg;
 
 	if (!strncmp(info->dlpi_name, "linux-vdso", 10) || known(info) || nmods == MAX_SLED_MODULES)
@@ -488,7 +556,7 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 		entry = m->near;
 		entry_endbr = m->near + 16;
 	}
-	if (open_segments(info, 1)) {
+	if (!plan_only && open_segments(info, 1)) {
 		cp_warn_once("sleds: code cannot be written (mprotect and /proc/self/mem refused): "
 			     "calls not recorded");
 		munmap(m->kind, m->nsleds * sizeof(*m->kind));
@@ -496,34 +564,22 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1;
 	}
 	for (uint64_t i = 0; i < m->nsleds; i++) {
-		uintptr_t a = m->sleds[i];
 		uint8_t b[5];
-		int kind;
+		int kind = plan_sled(info, m, i, entry, entry_endbr, b);
 
-		if (!executable(info, a, &seg_lo)) {
-			m->skipped++;
+		if (!kind)
 			continue;
+		if (plan_only) {
+			if (plan_add(m->sleds[i], b))
+				break;
+		} else {
+			put5(m->sleds[i], b);
 		}
-		if (!memcmp((void *)a, nop_gcc, 5))
-			kind = 1;
-		else if (!memcmp((void *)a, nop_clang, 4))
-			kind = 0x100 | ((uint8_t *)a)[4];
-		else {
-			/* A sled listed twice (it is already our call) is not one skipped. */
-			if (*(uint8_t *)a != 0xe8)
-				m->skipped++;
-			continue;
-		}
-		uintptr_t t = (a - 4 >= seg_lo && !memcmp((void *)(a - 4), endbr64, 4)) ? entry_endbr : entry;
-		int32_t rel = (int32_t)((int64_t)t - (int64_t)(a + 5));
-
-		b[0] = 0xe8;
-		memcpy(b + 1, &rel, 4);
-		put5(a, b);
 		m->kind[i] = (uint16_t)kind;
 		m->patched++;
 	}
-	open_segments(info, 0);
+	if (!plan_only)
+		open_segments(info, 0);
 	__atomic_fetch_add(&cp_sled_stats.modules, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cp_sled_stats.patched, m->patched, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cp_sled_stats.skipped, m->skipped, __ATOMIC_RELAXED);
@@ -542,7 +598,7 @@ void cp_sleds__patch_new(void)
 {
 	int saved_errno = errno, verbose;
 
-	if (refused || !mods)
+	if (refused || !mods || plan_only)
 		return;
 	pthread_mutex_lock(&mods_lock);
 	verbose = cp_getenv("CALLPROF_SLEDS_VERBOSE") != NULL;
@@ -607,6 +663,77 @@ void cp_sleds__init(void)
 		return;
 	}
 	cp_sleds__patch_new();
+}
+
+static uintptr_t *slot_of(const struct cp_frame *f);
+
+static int cmp_sled(const void *x, const void *y)
+{
+	const struct cp_attach_sled *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+void cp_sleds__plan_attach(void)
+{
+	if (mods || refused)
+		return;
+	if (shadow_stack_on() || cp_getenv("CALLPROF_NO_SLEDS")) {
+		refused = 1; /* the tool checked every thread for CET already, and says so */
+		return;
+	}
+	mods = mmap(NULL, MAX_SLED_MODULES * sizeof(*mods), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mods == MAP_FAILED) {
+		mods = NULL;
+		refused = 1;
+		return;
+	}
+	plan_only = 1;
+	pthread_mutex_lock(&mods_lock);
+	int verbose = cp_getenv("CALLPROF_SLEDS_VERBOSE") != NULL;
+
+	dl_iterate_phdr(patch_module, &verbose);
+	pthread_mutex_unlock(&mods_lock);
+	if (nplan)
+		qsort(plan, nplan, sizeof(*plan), cmp_sled);
+}
+
+void cp_sleds__publish(struct cp_attach_sleds *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->plan = (uintptr_t)plan;
+	out->count = nplan;
+	out->modules = nmods;
+	out->foreign = plan_foreign;
+	for (uint32_t i = 0; i < nmods; i++)
+		out->skipped += mods[i].skipped;
+	out->stubs_rx = cp_stubs.rx;
+	out->stubs_bytes = cp_stubs.bytes;
+	out->stubs_used = (uintptr_t)&cp_stubs.used;
+	out->stub_size = STUB_SIZE;
+	out->stub_first = STUB_SIZE; /* the pad is the first stub's place */
+	out->stub_slot = STUB_SLOT;
+	out->stub_target = STUB_TARGET;
+	out->page = (uint64_t)sysconf(_SC_PAGESIZE);
+	for (uint32_t i = 0; i < nnear && i < CP_ATTACH_NEAR_MAX; i++)
+		out->near[out->nnear++] = near_pages[i];
+	out->threads = (uintptr_t)&cp_session.threads;
+	out->th_next = offsetof(struct cp_thread, next);
+	out->th_side = offsetof(struct cp_thread, side);
+	out->th_tid = offsetof(struct cp_thread, tid);
+	out->th_top = offsetof(struct cp_thread, cct.top);
+	out->th_stack = offsetof(struct cp_thread, cct.stack);
+	out->th_busy = offsetof(struct cp_thread, busy);
+	out->th_mute_sp = offsetof(struct cp_thread, mute_sp);
+	out->stack_f = offsetof(struct cp_stack, f);
+	out->frame_size = sizeof(struct cp_frame);
+	out->frame_sp = offsetof(struct cp_frame, sp);
+	out->sp_sled = CP_SP_SLED;
+	out->sp_hooked = CP_SP_HOOKED;
+	out->sp_flags = CP_SP_FLAGS;
+	out->slot_at = (uintptr_t)slot_of(&(struct cp_frame){ .sp = 0 });
+	out->muted = CP_MUTED;
 }
 
 uint64_t cp_sleds__unpatch_all(void)
