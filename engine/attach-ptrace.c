@@ -219,6 +219,7 @@ struct attach {
 	unsigned sleds_moved;	 /* threads moved from inside a sled to its end */
 	unsigned slots_given;	 /* return addresses given back at the end */
 	int no_sleds;		 /* enum cp_no_sleds: sleds left alone */
+	int sleds_wanted;	 /* it has sleds to patch: the start plans them */
 	int stubs_left;		 /* stub return addresses may remain: the runtime's memory stays */
 };
 
@@ -2146,7 +2147,7 @@ static int64_t find_donor(struct attach *a, const char *runtime, uint64_t *size)
 static const struct attach_call {
 	long nr;
 	const char *name;
-	int perf;
+	int perf; /* 1: made for perf events (--time, off-CPU); 2: to plan sleds */
 } attach_calls[] = {
 #define C(n) { SYS_##n, #n, 0 }
 	C(read), C(pread64), C(write), C(pwrite64), C(openat), C(close), C(newfstatat), C(fstat),
@@ -2160,6 +2161,10 @@ static const struct attach_call {
 #undef C
 	{ SYS_perf_event_open, "perf_event_open", 1 },
 	{ SYS_ioctl, "ioctl", 1 },
+	/* the sleds' plan: the stub area (a memfd, sized), the CET check (sleds.c) */
+	{ SYS_memfd_create, "memfd_create", 2 },
+	{ SYS_ftruncate, "ftruncate", 2 },
+	{ SYS_arch_prctl, "arch_prctl", 2 },
 };
 
 /*
@@ -2168,7 +2173,8 @@ static const struct attach_call {
  * arguments are not known here: a filter that looks at them is taken to
  * forbid the call), or NULL.  perf: the perf calls are made.
  */
-static const char *forbidden_call(const struct sock_filter *insns, uint32_t len, int perf)
+static const char *forbidden_call(const struct sock_filter *insns, uint32_t len, int perf,
+				  int sleds)
 {
 	for (size_t i = 0; i < sizeof(attach_calls) / sizeof(attach_calls[0]); i++) {
 		const struct attach_call *c = &attach_calls[i];
@@ -2176,7 +2182,7 @@ static const char *forbidden_call(const struct sock_filter *insns, uint32_t len,
 		int depends = 0;
 		uint32_t action;
 
-		if (c->perf && !perf)
+		if ((c->perf == 1 && !perf) || (c->perf == 2 && !sleds))
 			continue;
 		/* words 2 and up: the instruction pointer and the six arguments */
 		action = cp_cbpf__run(insns, len, &d, ~3u, &depends) & SECCOMP_RET_ACTION_FULL;
@@ -2228,15 +2234,18 @@ static int judge_filters(struct attach *a, const struct cp_attach_opts *o, const
 				return cp_error("attach: process %d (%s): cannot read its seccomp "
 						"filter: %s", (int)a->pid, comm, strerror(errno));
 			}
-			bad = forbidden_call(insns, (uint32_t)n, o->perf);
+			bad = forbidden_call(insns, (uint32_t)n, o->perf, a->sleds_wanted);
 			free(insns);
 			if (bad)
 				return cp_error("attach: process %d (%s) runs under a seccomp filter that "
 						"forbids %s, which callprof's runtime needs%s", (int)a->pid,
 						comm, bad,
-						attach_perf_call(bad) ?
+						attach_perf_call(bad) == 1 ?
 						": attach with --time=none, or --no-offcpu with "
 						"--time=clock" :
+						attach_perf_call(bad) == 2 ?
+						" to patch its sleds; rebuild it with callprof cc "
+						"--hooks, or run it under callprof record" :
 						"; run the program under callprof record");
 		}
 	}
@@ -3510,8 +3519,8 @@ static long patch_sleds(struct attach *a, int on)
 			a->sleds_on = on ? a->sleds_on + (unsigned)changed : a->sleds_on - (unsigned)changed;
 		}
 		i = j;
-		if (++page == pages / 2)
-			test_kill(on ? "switch-sleds" : "end-sleds"); /* half the pages */
+		if (++page == (pages + 1) / 2)
+			test_kill(on ? "switch-sleds" : "end-sleds"); /* half the pages (one of one) */
 	}
 	free(buf);
 	test_kill(on ? "switch-sleds-all" : "end-sleds-all");
@@ -3551,8 +3560,6 @@ static int give_back_slot(struct attach *a, uint64_t slot, uint64_t used)
 	if (mem_write(a, slot, &r, 8))
 		return 0;
 	a->slots_given++;
-	if (a->slots_given == 1)
-		test_kill("end-given"); /* the first: some given back, others not */
 	return 1;
 }
 
@@ -3587,7 +3594,7 @@ static void give_back_tree(struct attach *a, uint64_t th, uint64_t used)
 static unsigned give_back(struct attach *a)
 {
 	uint64_t used = 0, th;
-	unsigned before = a->slots_given;
+	unsigned before = a->slots_given, trees = 0;
 
 	if (!a->sl[SL_STUBS_RX] || mem_read(a, a->sl[SL_STUBS_USED], &used, 8))
 		return 0;
@@ -3606,6 +3613,8 @@ static unsigned give_back(struct attach *a)
 		side = mem_u64(a, th + a->sl[SL_TH_SIDE]);
 		if (side)
 			give_back_tree(a, side, used);
+		if (++trees == 1)
+			test_kill("end-given"); /* one thread's given back, the others' not */
 	}
 	test_kill("end-given-all");
 	return a->slots_given - before;
@@ -3657,9 +3666,9 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	if (a->sl[SL_FOREIGN] && !a->no_sleds) {
 		release_all(a);
 		free(frames);
-		return cp_error("attach: process %d (%s): %" PRIu64 " of its sleds call into code "
-				"already (another copy of callprof: an attach killed earlier, which "
-				"records until the process ends; or another tool): nothing patched",
+		return cp_error("attach: process %d (%s) is being recorded by another callprof attach "
+				"(or by one that was killed: it then records until it ends): %" PRIu64
+				" of its sleds call into code already, nothing patched",
 				(int)a->pid, comm, a->sl[SL_FOREIGN]);
 	}
 	held_for("switch: seize (every thread)", &held);
@@ -4212,7 +4221,8 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		   struct cp_attach_result *res)
 {
 	struct attach a = { .pid = tgt->pid, .comm = tgt->comm, .out = o->out, .mem = -1,
-			    .copy_fd = -1, .log_fd = -1, .status_fd = -1, .no_sleds = tgt->no_sleds };
+			    .copy_fd = -1, .log_fd = -1, .status_fd = -1, .no_sleds = tgt->no_sleds,
+			    .sleds_wanted = tgt->sled_modules && !tgt->no_sleds };
 	static const int handled[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD };
 	struct sigaction sa, old_sa[ARRAY_SIZE(handled)];
 	sigset_t block, old_mask;

@@ -14,6 +14,7 @@ test_description='callprof attach PID to a server built with sleds (issue 31, it
 # server serves on, and a second attach works as the first.
 
 CHECK="python3 $TEST_DIRECTORY/check-attach.py"
+SQ="'"
 STACKS="python3 $TEST_DIRECTORY/check-stacks.py"
 ON_STAT=sleds=call
 OFF_STAT="sleds nop"
@@ -98,6 +99,68 @@ test_expect_success 'a third attach to the same process: exact counts again' '
 	srv_stats s s.after &&
 	after_detach s &&
 	srv_quit s
+'
+
+# Refusals of the sleds path (t0512 and t0514 hold the others).
+# start_busy NAME [OPTION...]: t-attach-busy (sleds) in the background, $pid.
+start_busy () {
+	_sb=$1
+	shift
+	rm -f "$_sb.ready" "$_sb.stop" "$_sb.status" &&
+	{
+		(
+			./t-attach-busy "$_sb.ready" "$_sb.stop" "$@" >"$_sb.out" 2>"$_sb.err"
+			echo $? >"$_sb.status"
+		) </dev/null >/dev/null 2>&1 &
+	} &&
+	wait_for "$_sb.ready" &&
+	pid=$(cat "$_sb.ready")
+}
+
+# busy_done NAME: told to stop, it ends by itself with status 0, unharmed.
+busy_done () {
+	touch "$1.stop" &&
+	_i=0 &&
+	while ! test -s "$1.status"
+	do
+		test $_i -lt 1000 || { echo "$1 still running 20 s after stop"; return 1; }
+		sleep 0.02
+		_i=$((_i + 1))
+	done &&
+	grep -q "^done threads=[0-9]* anomalies=0$" "$1.out" &&
+	test_must_be_empty "$1.err" &&
+	test "$(cat "$1.status")" = 0
+}
+
+test_expect_success 'setup: a busy target built with sleds' '
+	build_sleds s-attach-busy.c -ldl
+'
+
+if test "$(id -u)" = 0; then
+	test_expect_success 'a seccomp filter that kills on memfd_create: refused in one line, unharmed' '
+		start_busy secm seccomp-memfd &&
+		test_expect_code 1 callprof attach --duration 0.3 -o secm.cprof $pid 2>secm.aerr &&
+		echo "callprof: error: attach: process $pid (t-attach-busy) runs under a seccomp filter that forbids memfd_create, which callprof${SQ}s runtime needs to patch its sleds; rebuild it with callprof cc --hooks, or run it under callprof record" >secm.expect &&
+		test_cmp secm.expect secm.aerr &&
+		test_path_is_missing secm.cprof &&
+		busy_done secm
+	'
+else
+	test_skip 'a seccomp filter that kills on memfd_create' 'not root: filters cannot be read'
+fi
+
+# An attach killed after writing the sleds leaves its copy recording
+# until the process ends: a second attach finds the sleds holding calls.
+test_expect_success 'sleds patched by a killed attach: a second attach refuses in one line' '
+	start_busy fgn &&
+	{ CALLPROF_TEST_KILL_AT=switch-sleds-all "$CALLPROF_BUILD/callprof" attach --duration 0.3 \
+		-o "$PWD/fgn.cprof" $pid 2>fgn.kerr; test $? = 137; } &&
+	test_expect_code 1 callprof attach --duration 0.3 -o fgn2.cprof $pid 2>fgn.aerr &&
+	grep "^callprof: error: attach: process $pid (t-attach-busy) is being recorded by another callprof attach (or by one that was killed: it then records until it ends): [1-9][0-9]* of its sleds call into code already, nothing patched$" fgn.aerr &&
+	test_line_count = 1 fgn.aerr &&
+	test_path_is_missing fgn2.cprof &&
+	busy_done fgn &&
+	callprof report fgn.cprof >fgn.report
 '
 
 test_done
