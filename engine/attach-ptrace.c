@@ -3095,6 +3095,39 @@ static void debug_frame(const struct thread *t, int i, const struct cp_unwind_fr
  * and those of the functions inlined into it where it stands; the
  * innermost frame and any a signal interrupted may be inside a hook call.
  */
+static struct sled *sled_at_or_below(struct attach *a, uint64_t pc);
+
+/*
+ * Frame i of a sleds build: one physical frame of a sledded function is
+ * one open call (sleds are placed after inlining), open once its entry
+ * ran: a pc at the function's start, its endbr64 or its sled is a call
+ * still to come.  Seeded as the entry reports it: the function's start,
+ * the frame's return address, and the slot it is in (a sled frame's sp is
+ * its slot - 16, flagged as the runtime says), checked to hold it.  Not
+ * seeded: the outermost frame, a split-off part, a function without a
+ * symbol.  Its return has no stub: the runtime closes it unseen, by the
+ * slot rules, when a later call shows it is gone.
+ */
+static void sled_open(struct attach *a, const struct cp_unwind_frame *fr, int n, int i,
+		      struct seed_frame *f, int *out, int max)
+{
+	int act = i == 0 || fr[i].activation;
+	uint64_t code = act ? fr[i].pc : fr[i].pc - 1, slot, site;
+	const struct fnsym *s;
+	struct sled *sl;
+
+	if (*out >= max || i + 1 >= n || !fr[i + 1].sp || !(s = fnsym_of(a, code)) || s->part)
+		return;
+	sl = sled_at_or_below(a, s->lo + 4);
+	if (!sl || (sl->addr != s->lo && sl->addr != s->lo + 4) || (act && fr[i].pc <= sl->addr))
+		return;
+	site = fr[i + 1].pc;
+	slot = fr[i + 1].sp - 8;
+	if (mem_u64(a, slot) != site)
+		return;
+	f[(*out)++] = (struct seed_frame){ s->lo, site, (slot - 16) | a->sl[SL_SP_SLED] };
+}
+
 static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t, struct seed_frame *f,
 		      int max)
 {
@@ -3158,6 +3191,8 @@ static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t,
 		struct fnmodel *m = st[i].code ? model_of(a, u, st[i].code) : NULL;
 		int first = out;
 
+		if (a->nplan)
+			sled_open(a, fr, n, i, f, &out, max);
 		if (m)
 			open_at(m, st[i].code, site, sp[i], f, &out, max);
 		/* A hook call in progress in this frame, or in the frame above (a signal's, in a hook). */

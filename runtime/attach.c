@@ -215,18 +215,33 @@ static int claim(const struct cp_attach_area *a, struct cp_attach_seed_thread *s
 					   __ATOMIC_RELAXED);
 }
 
-/* Push s's frames on t, timed from the attach. */
+/*
+ * Push s's frames on t, timed from the attach.  self: t is the calling
+ * thread, at its first call or return since the attach: a sled frame
+ * (CP_SP_SLED) whose slot no longer holds its return address has returned
+ * unseen meanwhile (no stub saw it), and so have the frames inside it:
+ * they are closed at once (open at attach all the same; their return is
+ * not a loss), so that the first call goes where it is.
+ */
 static void push_seeds(struct cp_thread *t, const struct cp_attach_area *a,
-		       const struct cp_attach_seed_thread *s)
+		       const struct cp_attach_seed_thread *s, int self)
 {
 	uint64_t start = cp_session.clock == CP_CLOCK_MONOTONIC ? a->t0_mono_ns : a->t0_tsc;
+	uintptr_t gone = 0;
 
 	for (uint32_t i = 0; i < s->nframes; i++) {
 		const struct cp_attach_seed_frame *f = &a->frames[s->first + i];
+		uintptr_t slot = (f->sp & ~CP_SP_FLAGS) + 16;
+
+		if (self && !gone && (f->sp & CP_SP_SLED) &&
+		    *(const volatile uintptr_t *)slot != f->site)
+			gone = slot + 8;
 
 		cp_hooks__seed(t, (uintptr_t)f->fn, (uintptr_t)f->site, (uintptr_t)f->sp, start);
 		__atomic_fetch_add(&cp_attach.seeded, 1, __ATOMIC_RELAXED);
 	}
+	if (gone)
+		cp_cct__unwind_to(&t->cct, gone, cp_ticks(), cp_hook_mode == CP_MODE_TIMING);
 }
 
 /*
@@ -242,7 +257,7 @@ void cp_attach__seed_thread(struct cp_thread *t)
 	struct cp_attach_seed_thread *s;
 
 	if (a && (s = seeds_of(t->tid)) && claim(a, s, CP_SEED_RAN))
-		push_seeds(t, a, s);
+		push_seeds(t, a, s, 1);
 }
 
 /*
@@ -299,7 +314,7 @@ static void still_threads(void)
 		t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 		if (cp_filter.start)
 			cp_hooks__mute_start(t);
-		push_seeds(t, a, s);
+		push_seeds(t, a, s, 0);
 		cp_thread__register(t);
 	}
 }

@@ -57,13 +57,24 @@ test_expect_success 'the server alone: sleds=nop, no hooks, its code is its file
 	srv_quit alone
 '
 
-# A slow request entered in the window is open at its end: its return
-# address is a stub then, given back at the end; released after the
-# detach, it returns to its real caller and the server goes on.
+# A slow request open at attach and released in the window: its call is
+# marked open at attach where it is, though its return is not seen (no
+# stub replaced its return address), and the calls after it go where they
+# are, not under it.
 test_expect_success 'a window: exact counts; after it the sleds are NOPs and no stack points into callprof' '
 	srv_start s &&
-	END_BY_INT=t attach_window s w1 200 &&
+	srv_cmd s "slow 60000" >s.slow &&
+	grep "^slow started$" s.slow &&
+	RELEASE=t END_BY_INT=t attach_window s w1 200 &&
 	exact w1 &&
+	$CHECK open w1.json "worker_main;worker_loop;handle_slow" &&
+	$CHECK exact w1.json w1.A w1.B handle_slow worker_loop worker_main &&
+	callprof report --min-percent=0 w1.cprof >w1.report &&
+	grep "handle_slow (open at attach)" w1.report &&
+	callprof report --min-percent=0 --fields=calls,name w1.cprof >w1.tree &&
+	awk "/ handle_slow/ { s = index(\$0, \"handle_slow\") }
+	     / handle_request\$/ { r = index(\$0, \"handle_request\") }
+	     END { exit !(s && r && s == r) }" w1.tree &&
 	grep "sleds patched, unpatched at the end" w1.aerr &&
 	srv_stats s s.after &&
 	calm s.after &&
@@ -74,6 +85,9 @@ test_expect_success 'a window: exact counts; after it the sleds are NOPs and no 
 	calm_gdb s.after2
 '
 
+# A slow request entered in the window is open at its end: its return
+# address is a stub then, given back at the end; released after the
+# detach, it returns to its real caller and the server goes on.
 test_expect_success 'a call entered in the window and open at its end returns to its caller' '
 	srv_stats s w2.P &&
 	attach_bg w2 -o w2.cprof "$(cat s.pid)" &&
