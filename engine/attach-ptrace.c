@@ -210,6 +210,7 @@ struct attach {
 		uint64_t addr;
 		unsigned char call[5], nop[5];
 		int on;		 /* we wrote call[] there */
+		int keep;	 /* left alone: a signal frame returns into its middle */
 	} *plan;
 	size_t nplan;
 	unsigned sleds_on;	 /* sleds holding our call now */
@@ -3116,6 +3117,19 @@ static void sled_open(struct attach *a, const struct cp_unwind_frame *fr, int n,
 	const struct fnsym *s;
 	struct sled *sl;
 
+	/*
+	 * A frame a signal interrupted inside gcc's NOPs (sled+1..+4): its
+	 * rt_sigreturn would come back into the middle of a call written
+	 * there.  That sled is left alone (its calls are not recorded).
+	 */
+	if (i > 0 && fr[i].activation && (sl = sled_at_or_below(a, fr[i].pc)) &&
+	    fr[i].pc > sl->addr && fr[i].pc < sl->addr + 5 && sl->nop[0] == 0x90) {
+		sl->keep = 1;
+		if (getenv("CALLPROF_ATTACH_DEBUG"))
+			fprintf(stderr, "callprof: attach debug: sled %#" PRIx64 " left alone: a "
+				"signal interrupted a thread at +%d\n", sl->addr,
+				(int)(fr[i].pc - sl->addr));
+	}
 	if (*out >= max || i + 1 >= n || !fr[i + 1].sp || !(s = fnsym_of(a, code)) || s->part)
 		return;
 	sl = sled_at_or_below(a, s->lo + 4);
@@ -3518,7 +3532,7 @@ static long patch_sleds(struct attach *a, int on)
 				a->sleds_crossing += on;
 				continue;
 			}
-			if (sl->on == on)
+			if (sl->on == on || (on && sl->keep))
 				continue;
 			if (!lo)
 				lo = sl->addr;
@@ -3529,7 +3543,8 @@ static long patch_sleds(struct attach *a, int on)
 				struct sled *sl = &a->plan[k];
 				unsigned char *p = buf + (sl->addr - lo);
 
-				if (((sl->addr + 4) & mask) != base || sl->on == on || sl->addr < lo)
+				if (((sl->addr + 4) & mask) != base || sl->on == on || sl->addr < lo ||
+				    (on && sl->keep))
 					continue;
 				if (memcmp(p, on ? sl->nop : sl->call, 5)) {
 					a->sleds_changed += on;
@@ -4349,6 +4364,8 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 	res->open = a.open_seeded;
 	res->sleds = a.sleds_written;
 	res->sleds_left = a.sleds_crossing + a.sleds_changed;
+	for (size_t i = 0; i < a.nplan; i++)
+		res->sleds_left += a.plan[i].keep;
 	res->moved = a.sleds_moved;
 	clock_gettime(CLOCK_MONOTONIC, &t_on);
 	ended = window(&a, pidfd, o->duration);
