@@ -139,7 +139,7 @@ int cmd_attach(int argc, const char **argv)
 		   *duration = NULL, *dump_on = NULL;
 	const char **env = NULL;
 	size_t nenv = 0;
-	char *filter = NULL, *lib = NULL, *outabs = NULL, still[160] = "";
+	char *filter = NULL, *lib = NULL, *outabs = NULL, still[160] = "", sleds[128] = "";
 	struct cp_select sel = { 0 };
 	struct cp_attach_target t;
 	struct cp_attach_opts o = { 0 };
@@ -219,6 +219,11 @@ int cmd_attach(int argc, const char **argv)
 
 	if (cp_attach__check(pid, &t))
 		goto out;
+	if (t.no_sleds)
+		cp_warning("attach: process %d (%s) %s: its sleds are left alone, only the modules "
+			   "with hooks are recorded", (int)pid, cp_visible(t.comm),
+			   t.no_sleds == CP_NO_SLEDS_CET ? "runs with CET shadow stacks"
+							 : "is C++ that catches exceptions");
 	cp_outfile__add_input(t.exe);
 	if (cp_outfile__check(out, CP_OUTFILE_RENAME))
 		goto out;
@@ -250,6 +255,8 @@ int cmd_attach(int argc, const char **argv)
 	}
 	push_env(&env, &nenv, xstrfmt("CALLPROF_OUT=%s", outabs));
 	push_env(&env, &nenv, xstrfmt("CALLPROF_ROOT_PID=%d", (int)pid));
+	if (t.no_sleds)
+		push_env(&env, &nenv, xstrdup("CALLPROF_NO_SLEDS=1")); /* no plan, no stubs */
 	if (clock)
 		push_env(&env, &nenv, xstrfmt("CALLPROF_CLOCK=%s", clock_choices[clock]));
 	if (no_offcpu)
@@ -315,10 +322,14 @@ int cmd_attach(int argc, const char **argv)
 		snprintf(still, sizeof(still), "; %u thread%s ran no instrumented code in the window "
 			 "(blocked?): %s open calls are in the profile, timed from the attach", r.still,
 			 r.still == 1 ? "" : "s", r.still == 1 ? "its" : "their");
+	if (r.sleds)
+		snprintf(sleds, sizeof(sleds), "; %u sled%s patched%s, unpatched at the end", r.sleds,
+			 r.sleds == 1 ? "" : "s", r.sleds_left ? " (some left alone: see "
+			 "callprof-attach(1), LIMITS)" : "");
 	fprintf(stderr, "callprof: attached to %d (%s) for %.2f s: %u thread%s (all held %.1f ms to "
-		"switch), %u call%s open at attach%s; wrote %s\n", (int)pid, cp_visible(t.comm),
+		"switch), %u call%s open at attach%s%s; wrote %s\n", (int)pid, cp_visible(t.comm),
 		r.window, r.threads, r.threads == 1 ? "" : "s", r.held_on * 1e3, r.open,
-		r.open == 1 ? "" : "s", still, cp_visible(out));
+		r.open == 1 ? "" : "s", still, sleds, cp_visible(out));
 	ret = 0;
 out:
 	if (filter_fd >= 0)

@@ -474,15 +474,66 @@ static int exe_class(pid_t pid, int *cls, unsigned *machine)
 	return 0;
 }
 
+/* Does e import the enter hook, list patchable entries?  Counted in t. */
+static void count_kinds(struct cp_elf *e, struct cp_attach_target *t)
+{
+	uint64_t size = 0;
+
+	if (cp_elf__symbol_kind(e, "__cyg_profile_func_enter") & CP_ELF_SYM_IMPORTED)
+		t->hook_modules++;
+	if (!cp_elf__section(e, "__patchable_function_entries", NULL, &size) && size >= 8) {
+		t->sled_modules++;
+		if (cp_elf__symbol_kind(e, "__cxa_begin_catch") & CP_ELF_SYM_IMPORTED)
+			t->sled_catch++;
+	}
+}
+
+/* A module's later mappings (one per segment): counted once, at its first. */
+static int seen_before(const struct mapped *m, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (m[j].exec && m[j].ino == m[i].ino && m[j].dev == m[i].dev)
+			return 1;
+	return 0;
+}
+
+/* Does a thread of pid run with a CET user shadow stack (x86_Thread_features: shstk)? */
+static int shadow_stacks(pid_t pid)
+{
+	char path[64], line[256];
+	struct dirent *d;
+	DIR *dir;
+	int on = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir && !on && (d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", (int)pid, d->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "x86_Thread_features:", 20) && strstr(line + 20, "shstk"))
+				on = 1;
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return on;
+}
+
 /* What the program is: 32-bit, recorded already, static, not instrumented. */
-static int check_program(const struct cp_attach_target *t)
+static int check_program(struct cp_attach_target *t)
 {
 	char path[64], interp[PATH_MAX];
 	struct mapped *m;
 	struct stat st;
 	struct cp_elf *exe;
 	size_t n;
-	int cls, others = 0, imports = 0, ret = -1;
+	int cls, others = 0, ret = -1;
 	unsigned machine;
 	const char *replaced = NULL, *records = NULL;
 
@@ -544,40 +595,71 @@ static int check_program(const struct cp_attach_target *t)
 		goto out;
 	}
 
-	/* Static: no dynamic loader, hence no GOT slot bound at run time. */
+		/* Static: no dynamic loader, hence no dlopen to load the runtime with. */
 	for (size_t i = 0; i < n; i++)
 		others += m[i].exec && !(m[i].ino == st.st_ino && m[i].dev == st.st_dev);
 	if (cp_elf__interp(exe, interp, sizeof(interp)) && !others) {
-		ret = cp_error("attach: process %d (%s) is statically linked: its calls of "
-			       "__cyg_profile_func_enter are not through a GOT slot that can be "
-			       "redirected; run it under callprof record (with libcallprof.a linked in)",
-			       (int)t->pid, t->comm);
+		ret = cp_error("attach: process %d (%s) is statically linked: it has no dynamic "
+			       "loader to load the callprof runtime with; run it under callprof record "
+			       "(with libcallprof.a linked in)", (int)t->pid, t->comm);
 		goto out;
 	}
 
-	/* Instrumented: some module binds __cyg_profile_func_enter at run time. */
-	imports = !!(cp_elf__symbol_kind(exe, "__cyg_profile_func_enter") & CP_ELF_SYM_IMPORTED);
-	for (size_t i = 0; i < n && !imports; i++) {
+	/*
+	 * Instrumented: a module binds __cyg_profile_func_enter at run time
+	 * (hooks), or lists patchable entries (sleds).  Either is enough.
+	 */
+	count_kinds(exe, t);
+	for (size_t i = 0; i < n; i++) {
 		struct cp_elf *e;
 
-		if (!m[i].exec || (m[i].ino == st.st_ino && m[i].dev == st.st_dev))
+		if (!m[i].exec || (m[i].ino == st.st_ino && m[i].dev == st.st_dev) ||
+		    strstr(base_name(m[i].path), "callprof-attach-") || seen_before(m, i))
 			continue;
 		e = open_module(t->pid, &m[i]);
 		if (!e && m[i].deleted && !replaced)
 			replaced = m[i].path;
-		if (e && (cp_elf__symbol_kind(e, "__cyg_profile_func_enter") & CP_ELF_SYM_IMPORTED))
-			imports = 1;
+		if (e)
+			count_kinds(e, t);
 		cp_elf__close(e);
 	}
-	if (!imports) {
-		ret = cp_error("attach: process %d (%s) was not built with -finstrument-functions: "
-			       "neither %s nor a library it loaded calls __cyg_profile_func_enter%s%s%s; "
-			       "rebuild it with callprof cc, or profile it as it is with callprof "
-			       "record --sample", (int)t->pid, t->comm, base_name(t->exe),
+	if (!t->hook_modules && !t->sled_modules) {
+		ret = cp_error("attach: process %d (%s) was built with neither -finstrument-functions "
+			       "nor -fpatchable-function-entry: neither %s nor a library it loaded "
+			       "calls __cyg_profile_func_enter or has patchable entries%s%s%s; rebuild "
+			       "it with callprof cc (sleds, or --hooks), or profile it as it is with "
+			       "callprof record --sample", (int)t->pid, t->comm, base_name(t->exe),
 			       replaced ? " (" : "", replaced ? replaced : "",
 			       replaced ? " was replaced on disk since it was loaded, and not checked)"
 					: "");
 		goto out;
+	}
+	/* CET user shadow stacks: a replaced return address faults at its return. */
+	if (t->sled_modules && shadow_stacks(t->pid)) {
+		if (!t->hook_modules) {
+			ret = cp_error("attach: process %d (%s) runs with CET shadow stacks, which "
+				       "forbid replacing return addresses: its sleds cannot be "
+				       "patched; rebuild it with callprof cc --hooks, or profile it "
+				       "with callprof record --sample", (int)t->pid, t->comm);
+			goto out;
+		}
+		t->no_sleds = CP_NO_SLEDS_CET;
+	}
+	/*
+	 * C++ that catches: an exception thrown in the window through a frame
+	 * whose return address is a stub would find no unwind entry for it
+	 * and end in std::terminate (the attached runtime has no unwinder
+	 * wrappers yet, docs/limitations.md).  Its sleds are left alone.
+	 */
+	if (t->sled_modules && !t->no_sleds && t->sled_catch) {
+		if (!t->hook_modules) {
+			ret = cp_error("attach: process %d (%s) is C++ that catches exceptions, "
+				       "which callprof attach cannot yet let through patched sleds; "
+				       "rebuild it with callprof cc --hooks, or run it under callprof "
+				       "record", (int)t->pid, t->comm);
+			goto out;
+		}
+		t->no_sleds = CP_NO_SLEDS_CATCH;
 	}
 	ret = 0;
 out:

@@ -81,6 +81,20 @@
 #define AREA_THREADS 48	 /* struct {u32 tid, nframes, first, taken; u64 run0, delay0}[max_threads] */
 #define SEED_THREAD 32	 /* its size */
 #define SEED_STILL 2	 /* taken: the stop made the thread's tree (enum cp_seed_taken) */
+/*
+ * The sleds' tail of the area (struct cp_attach_sleds, runtime/internal.h),
+ * after frames[]: uint64_t values read by index.  Its numbers (the stub
+ * geometry, the shadow stacks' layout, our code's ranges) are the
+ * runtime's, never copied here: only their places are (attach.c asserts).
+ */
+enum sleds_info {
+	SL_PLAN, SL_COUNT, SL_MODULES, SL_FOREIGN, SL_SKIPPED, SL_STUBS_RX, SL_STUBS_BYTES,
+	SL_STUBS_USED, SL_STUB_SIZE, SL_STUB_FIRST, SL_STUB_SLOT, SL_STUB_TARGET, SL_PAGE, SL_NNEAR,
+	SL_NEAR, SL_THREADS = SL_NEAR + 64, SL_TH_NEXT, SL_TH_SIDE, SL_TH_TID, SL_TH_TOP, SL_TH_STACK,
+	SL_TH_BUSY, SL_TH_MUTE_SP, SL_STACK_F, SL_FRAME_SIZE, SL_FRAME_SP, SL_SP_SLED, SL_SP_HOOKED,
+	SL_SP_FLAGS, SL_SLOT_AT, SL_MUTED, SL_N
+};
+#define PLAN_SLED 24 /* struct cp_attach_sled: addr, call[5], nop[5], pad */
 #define CALL_TIMEOUT_MS 10000
 #define STOP_MS 3000 /* for every thread to stop */
 #define LOAD_WAIT_MS 3000 /* for another thread to release the dynamic loader's lock */
@@ -190,6 +204,24 @@ struct attach {
 	struct fnmodel **models; /* at the switch: the functions on the stacks, and their hooks */
 	size_t nmodels, models_alloc;
 	unsigned still;		 /* seeded threads that ran no hook in the window */
+	/* sleds: the runtime's plan (read after the start), written by us every thread held */
+	uint64_t sl[SL_N];	 /* the area's sleds tail (enum sleds_info) */
+	struct sled {
+		uint64_t addr;
+		unsigned char call[5], nop[5];
+		int on;		 /* we wrote call[] there */
+		int keep;	 /* left alone: a signal frame returns into its middle */
+	} *plan;
+	size_t nplan;
+	unsigned sleds_on;	 /* sleds holding our call now */
+	unsigned sleds_written;	 /* patched at the switch */
+	unsigned sleds_crossing; /* left alone: their five bytes cross a page */
+	unsigned sleds_changed;	 /* left alone: not the bytes planned (changed, unloaded) */
+	unsigned sleds_moved;	 /* threads moved from inside a sled to its end */
+	unsigned slots_given;	 /* return addresses given back at the end */
+	int no_sleds;		 /* enum cp_no_sleds: sleds left alone */
+	int sleds_wanted;	 /* it has sleds to patch: the start plans them */
+	int stubs_left;		 /* stub return addresses may remain: the runtime's memory stays */
 };
 
 /* ---- waiting ---- */
@@ -2116,7 +2148,7 @@ static int64_t find_donor(struct attach *a, const char *runtime, uint64_t *size)
 static const struct attach_call {
 	long nr;
 	const char *name;
-	int perf;
+	int perf; /* 1: made for perf events (--time, off-CPU); 2: to plan sleds */
 } attach_calls[] = {
 #define C(n) { SYS_##n, #n, 0 }
 	C(read), C(pread64), C(write), C(pwrite64), C(openat), C(close), C(newfstatat), C(fstat),
@@ -2130,6 +2162,10 @@ static const struct attach_call {
 #undef C
 	{ SYS_perf_event_open, "perf_event_open", 1 },
 	{ SYS_ioctl, "ioctl", 1 },
+	/* the sleds' plan: the stub area (a memfd, sized), the CET check (sleds.c) */
+	{ SYS_memfd_create, "memfd_create", 2 },
+	{ SYS_ftruncate, "ftruncate", 2 },
+	{ SYS_arch_prctl, "arch_prctl", 2 },
 };
 
 /*
@@ -2138,7 +2174,8 @@ static const struct attach_call {
  * arguments are not known here: a filter that looks at them is taken to
  * forbid the call), or NULL.  perf: the perf calls are made.
  */
-static const char *forbidden_call(const struct sock_filter *insns, uint32_t len, int perf)
+static const char *forbidden_call(const struct sock_filter *insns, uint32_t len, int perf,
+				  int sleds)
 {
 	for (size_t i = 0; i < sizeof(attach_calls) / sizeof(attach_calls[0]); i++) {
 		const struct attach_call *c = &attach_calls[i];
@@ -2146,7 +2183,7 @@ static const char *forbidden_call(const struct sock_filter *insns, uint32_t len,
 		int depends = 0;
 		uint32_t action;
 
-		if (c->perf && !perf)
+		if ((c->perf == 1 && !perf) || (c->perf == 2 && !sleds))
 			continue;
 		/* words 2 and up: the instruction pointer and the six arguments */
 		action = cp_cbpf__run(insns, len, &d, ~3u, &depends) & SECCOMP_RET_ACTION_FULL;
@@ -2198,15 +2235,18 @@ static int judge_filters(struct attach *a, const struct cp_attach_opts *o, const
 				return cp_error("attach: process %d (%s): cannot read its seccomp "
 						"filter: %s", (int)a->pid, comm, strerror(errno));
 			}
-			bad = forbidden_call(insns, (uint32_t)n, o->perf);
+			bad = forbidden_call(insns, (uint32_t)n, o->perf, a->sleds_wanted);
 			free(insns);
 			if (bad)
 				return cp_error("attach: process %d (%s) runs under a seccomp filter that "
 						"forbids %s, which callprof's runtime needs%s", (int)a->pid,
 						comm, bad,
-						attach_perf_call(bad) ?
+						attach_perf_call(bad) == 1 ?
 						": attach with --time=none, or --no-offcpu with "
 						"--time=clock" :
+						attach_perf_call(bad) == 2 ?
+						" to patch its sleds; rebuild it with callprof cc "
+						"--hooks, or run it under callprof record" :
 						"; run the program under callprof record");
 		}
 	}
@@ -3056,6 +3096,52 @@ static void debug_frame(const struct thread *t, int i, const struct cp_unwind_fr
  * and those of the functions inlined into it where it stands; the
  * innermost frame and any a signal interrupted may be inside a hook call.
  */
+static struct sled *sled_at_or_below(struct attach *a, uint64_t pc);
+
+/*
+ * Frame i of a sleds build: one physical frame of a sledded function is
+ * one open call (sleds are placed after inlining), open once its entry
+ * ran: a pc at the function's start, its endbr64 or its sled is a call
+ * still to come.  Seeded as the entry reports it: the function's start,
+ * the frame's return address, and the slot it is in (a sled frame's sp is
+ * its slot - 16, flagged as the runtime says), checked to hold it.  Not
+ * seeded: the outermost frame, a split-off part, a function without a
+ * symbol.  Its return has no stub: the runtime closes it unseen, by the
+ * slot rules, when a later call shows it is gone.
+ */
+static void sled_open(struct attach *a, const struct cp_unwind_frame *fr, int n, int i,
+		      struct seed_frame *f, int *out, int max)
+{
+	int act = i == 0 || fr[i].activation;
+	uint64_t code = act ? fr[i].pc : fr[i].pc - 1, slot, site;
+	const struct fnsym *s;
+	struct sled *sl;
+
+	/*
+	 * A frame a signal interrupted inside gcc's NOPs (sled+1..+4): its
+	 * rt_sigreturn would come back into the middle of a call written
+	 * there.  That sled is left alone (its calls are not recorded).
+	 */
+	if (i > 0 && fr[i].activation && (sl = sled_at_or_below(a, fr[i].pc)) &&
+	    fr[i].pc > sl->addr && fr[i].pc < sl->addr + 5 && sl->nop[0] == 0x90) {
+		sl->keep = 1;
+		if (getenv("CALLPROF_ATTACH_DEBUG"))
+			fprintf(stderr, "callprof: attach debug: sled %#" PRIx64 " left alone: a "
+				"signal interrupted a thread at +%d\n", sl->addr,
+				(int)(fr[i].pc - sl->addr));
+	}
+	if (*out >= max || i + 1 >= n || !fr[i + 1].sp || !(s = fnsym_of(a, code)) || s->part)
+		return;
+	sl = sled_at_or_below(a, s->lo + 4);
+	if (!sl || (sl->addr != s->lo && sl->addr != s->lo + 4) || (act && fr[i].pc <= sl->addr))
+		return;
+	site = fr[i + 1].pc;
+	slot = fr[i + 1].sp - 8;
+	if (mem_u64(a, slot) != site)
+		return;
+	f[(*out)++] = (struct seed_frame){ s->lo, site, (slot - 16) | a->sl[SL_SP_SLED] };
+}
+
 static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t, struct seed_frame *f,
 		      int max)
 {
@@ -3119,6 +3205,8 @@ static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t,
 		struct fnmodel *m = st[i].code ? model_of(a, u, st[i].code) : NULL;
 		int first = out;
 
+		if (a->nplan)
+			sled_open(a, fr, n, i, f, &out, max);
 		if (m)
 			open_at(m, st[i].code, site, sp[i], f, &out, max);
 		/* A hook call in progress in this frame, or in the frame above (a signal's, in a hook). */
@@ -3322,6 +3410,264 @@ static void hold_others(struct attach *a)
 	gave_up = GAVE_NOT;
 }
 
+/* ---- sleds (docs/internals/attach.md, "Sleds") ---- */
+
+/*
+ * The runtime's plan, read while the threads run (the start wrote it and
+ * nothing changes it after): what to write at each sled, sorted by
+ * address.  0, or -1 when it cannot be read (then no sled is patched).
+ */
+static int read_plan(struct attach *a)
+{
+	uint64_t maxth = mem_u64(a, a->area + 8), maxfr = mem_u64(a, a->area + 16);
+	uint64_t at = a->area + AREA_THREADS + maxth * SEED_THREAD + maxfr * 24, n;
+	unsigned char *buf;
+
+	if (mem_read(a, at, a->sl, sizeof(a->sl)))
+		return -1;
+	n = a->sl[SL_COUNT];
+	if (!n || !a->sl[SL_PLAN] || a->no_sleds)
+		return 0;
+	if (n > (64u << 20) / PLAN_SLED)
+		return -1;
+	buf = xmalloc(n * PLAN_SLED);
+	for (uint64_t off = 0; off < n * PLAN_SLED; off += 1u << 20) {
+		uint64_t len = n * PLAN_SLED - off < (1u << 20) ? n * PLAN_SLED - off : 1u << 20;
+
+		if (mem_read(a, a->sl[SL_PLAN] + off, buf + off, len)) {
+			free(buf);
+			return -1;
+		}
+	}
+	a->plan = xcalloc(n, sizeof(*a->plan));
+	for (uint64_t i = 0; i < n; i++) {
+		memcpy(&a->plan[i].addr, buf + i * PLAN_SLED, 8);
+		memcpy(a->plan[i].call, buf + i * PLAN_SLED + 8, 5);
+		memcpy(a->plan[i].nop, buf + i * PLAN_SLED + 13, 5);
+	}
+	a->nplan = n;
+	free(buf);
+	return 0;
+}
+
+/* The planned sled with the greatest address <= pc, or NULL. */
+static struct sled *sled_at_or_below(struct attach *a, uint64_t pc)
+{
+	size_t lo = 0, hi = a->nplan;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a->plan[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &a->plan[lo - 1] : NULL;
+}
+
+/*
+ * A thread stopped inside gcc's five 1-byte NOPs (sled+1..+4) would run the
+ * middle of the call written there: it goes to sled+5, the same state (the
+ * bytes skipped are NOPs), written at once so that a callprof killed
+ * after the sleds are written leaves it right too.  Its entry is not seen:
+ * the call is open at attach.
+ */
+static void off_sleds(struct attach *a)
+{
+	for (size_t i = 0; i < a->nth; i++) {
+		struct thread *t = &a->th[i];
+		struct sled *sl;
+		uint64_t pc = t->regs.rip;
+
+		if (t->gone || !(sl = sled_at_or_below(a, pc)) || pc <= sl->addr ||
+		    pc >= sl->addr + 5 || sl->nop[0] != 0x90)
+			continue;
+		t->regs.rip = sl->addr + 5;
+		t->dirty = 1;
+		ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
+		a->sleds_moved++;
+		if (getenv("CALLPROF_ATTACH_DEBUG"))
+			fprintf(stderr, "callprof: attach debug: sled: thread %d moved from %#" PRIx64
+				"+%d to %#" PRIx64 "+5\n", (int)t->tid, sl->addr, (int)(pc - sl->addr),
+				sl->addr);
+	}
+}
+
+/*
+ * Write the planned calls (on) or the NOPs back (off), every thread held,
+ * one page at a time: each page's sleds in one read and one write of the
+ * span from its first to its last, which the kernel copies under one page
+ * reference (a callprof killed meanwhile leaves whole sleds, never a torn
+ * one).  A sled whose bytes are not what they should be (its module gone
+ * or replaced, or changed by someone else) is left alone; one whose five
+ * bytes cross a page, too.  The number written, or -1 when a write failed.
+ */
+static long patch_sleds(struct attach *a, int on)
+{
+	uint64_t pg = a->sl[SL_PAGE] ? a->sl[SL_PAGE] : 4096, mask = ~(pg - 1);
+	size_t pages = 0, page = 0;
+	long n = 0;
+	unsigned char *buf = xmalloc(pg + 8);
+
+	for (size_t i = 0; i < a->nplan;) {
+		size_t j = i;
+
+		while (j < a->nplan && (a->plan[j].addr & mask) == (a->plan[i].addr & mask))
+			j++;
+		pages++;
+		i = j;
+	}
+	for (size_t i = 0; i < a->nplan;) {
+		uint64_t base = a->plan[i].addr & mask, lo = 0, hi = 0;
+		size_t j = i;
+		int changed = 0;
+
+		while (j < a->nplan && (a->plan[j].addr & mask) == base)
+			j++;
+		for (size_t k = i; k < j; k++) {
+			struct sled *sl = &a->plan[k];
+
+			if (((sl->addr + 4) & mask) != base) {
+				a->sleds_crossing += on;
+				continue;
+			}
+			if (sl->on == on || (on && sl->keep))
+				continue;
+			if (!lo)
+				lo = sl->addr;
+			hi = sl->addr + 5;
+		}
+		if (lo && hi - lo <= pg && !mem_read(a, lo, buf, hi - lo)) {
+			for (size_t k = i; k < j; k++) {
+				struct sled *sl = &a->plan[k];
+				unsigned char *p = buf + (sl->addr - lo);
+
+				if (((sl->addr + 4) & mask) != base || sl->on == on || sl->addr < lo ||
+				    (on && sl->keep))
+					continue;
+				if (memcmp(p, on ? sl->nop : sl->call, 5)) {
+					a->sleds_changed += on;
+					if (!on) {
+						sl->on = 0; /* not ours any more: nothing to undo */
+						a->sleds_on--;
+					}
+					continue;
+				}
+				memcpy(p, on ? sl->call : sl->nop, 5);
+				sl->on = on;
+				changed++;
+			}
+			if (changed && mem_write(a, lo, buf, hi - lo)) {
+				for (size_t k = i; k < j; k++)
+					if (a->plan[k].addr >= lo && a->plan[k].addr < hi)
+						a->plan[k].on = !on;
+				free(buf);
+				return -1;
+			}
+			n += changed;
+			a->sleds_on = on ? a->sleds_on + (unsigned)changed : a->sleds_on - (unsigned)changed;
+		}
+		i = j;
+		if (++page == (pages + 1) / 2)
+			test_kill(on ? "switch-sleds" : "end-sleds"); /* half the pages (one of one) */
+	}
+	free(buf);
+	test_kill(on ? "switch-sleds-all" : "end-sleds-all");
+	return n;
+}
+
+/* Is addr in the stub area or a module's thunks (sleds' code of ours outside the copy's text)? */
+static int in_sled_code(const struct attach *a, uint64_t addr)
+{
+	if (a->sl[SL_STUBS_RX] && addr - a->sl[SL_STUBS_RX] < a->sl[SL_STUBS_BYTES])
+		return 1;
+	for (uint64_t i = 0; i < a->sl[SL_NNEAR] && i < 32; i++)
+		if (addr - a->sl[SL_NEAR + 2 * i] < a->sl[SL_NEAR + 2 * i + 1])
+			return 1;
+	return 0;
+}
+
+/* Is v a slot value that stands for a stub (cp_stubs__is, with the runtime's geometry)? */
+static int is_stub(const struct attach *a, uint64_t v, uint64_t used)
+{
+	uint64_t d = v - a->sl[SL_STUBS_RX], size = a->sl[SL_STUB_SIZE];
+
+	return a->sl[SL_STUBS_RX] && size && d < used && d >= a->sl[SL_STUB_FIRST] &&
+	       d % size == a->sl[SL_STUB_SLOT];
+}
+
+/* The return address at slot, if it holds a stub: the real one back.  1 if given back. */
+static int give_back_slot(struct attach *a, uint64_t slot, uint64_t used)
+{
+	uint64_t v, r;
+
+	if (mem_read(a, slot, &v, 8) || !is_stub(a, v, used) ||
+	    mem_read(a, v - a->sl[SL_STUB_SLOT] + a->sl[SL_STUB_TARGET], &r, 8) || !r)
+		return 0;
+	if (mem_write(a, slot, &r, 8))
+		return 0;
+	a->slots_given++;
+	return 1;
+}
+
+/* One tree's shadow stack (th, a struct cp_thread in the process): its sled frames' slots. */
+static void give_back_tree(struct attach *a, uint64_t th, uint64_t used)
+{
+	uint64_t top = mem_u64(a, th + a->sl[SL_TH_TOP]), stack = mem_u64(a, th + a->sl[SL_TH_STACK]);
+	uint64_t fsz = a->sl[SL_FRAME_SIZE], f0 = stack + a->sl[SL_STACK_F], flags = a->sl[SL_SP_FLAGS];
+	uint64_t busy = 0, msp;
+
+	if (!fsz || !stack || top < f0 || (top - f0) % fsz || (top - f0) / fsz > (64u << 20))
+		return;
+	for (uint64_t f = top; f > f0; f -= fsz) {
+		uint64_t sp = mem_u64(a, f + a->sl[SL_FRAME_SP]);
+
+		if (sp & a->sl[SL_SP_SLED])
+			give_back_slot(a, (sp & ~flags) + a->sl[SL_SLOT_AT], used);
+	}
+	/* A muted thread's muting call has a stub and no frame (hooks.c, cp_sled__enter). */
+	mem_read(a, th + a->sl[SL_TH_BUSY], &busy, 4);
+	msp = mem_u64(a, th + a->sl[SL_TH_MUTE_SP]);
+	if ((uint32_t)busy == a->sl[SL_MUTED] && (msp & a->sl[SL_SP_SLED]))
+		give_back_slot(a, (msp & ~flags) + a->sl[SL_SLOT_AT], used);
+}
+
+/*
+ * Every live thread's return addresses that point at stubs get their real
+ * ones back, from the runtime's shadow stacks read through /proc/PID/mem
+ * (a thread that ended is skipped: its stack may be gone or another's).
+ * Every thread held, none in our code (run_out).  The slots given back.
+ */
+static unsigned give_back(struct attach *a)
+{
+	uint64_t used = 0, th;
+	unsigned before = a->slots_given, trees = 0;
+
+	if (!a->sl[SL_STUBS_RX] || mem_read(a, a->sl[SL_STUBS_USED], &used, 8))
+		return 0;
+	th = mem_u64(a, a->sl[SL_THREADS]);
+	for (unsigned n = 0; th && n < (1u << 20); n++, th = mem_u64(a, th + a->sl[SL_TH_NEXT])) {
+		uint32_t tid = 0;
+		uint64_t side;
+		int live = 0;
+
+		mem_read(a, th + a->sl[SL_TH_TID], &tid, 4);
+		for (size_t i = 0; i < a->nth && !live; i++)
+			live = !a->th[i].gone && (uint32_t)a->th[i].tid == tid;
+		if (!live)
+			continue;
+		give_back_tree(a, th, used);
+		side = mem_u64(a, th + a->sl[SL_TH_SIDE]);
+		if (side)
+			give_back_tree(a, side, used);
+		if (++trees == 1)
+			test_kill("end-given"); /* one thread's given back, the others' not */
+	}
+	test_kill("end-given-all");
+	return a->slots_given - before;
+}
+
 static int switch_on(struct attach *a, const char *comm, struct cp_attach_result *res)
 {
 	struct seed_frame *frames = xcalloc(MAX_FRAMES, sizeof(*frames));
@@ -3334,6 +3680,9 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	int err;
 
 	read_modules(a); /* while the threads run; checked again once they are held */
+	if (read_plan(a))
+		cp_warning("attach: process %d (%s): the runtime's plan of its sleds cannot be read: "
+			   "they are not patched", (int)a->pid, comm);
 	clock_gettime(CLOCK_MONOTONIC, &held);
 	phase(STOP_MS);
 	err = grab_all(a);
@@ -3362,6 +3711,14 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		free(frames);
 		return refuse_foreign(a->pid, comm, other);
 	}
+	if (a->sl[SL_FOREIGN] && !a->no_sleds) {
+		release_all(a);
+		free(frames);
+		return cp_error("attach: process %d (%s) is being recorded by another callprof attach "
+				"(or by one that was killed: it then records until it ends): %" PRIu64
+				" of its sleds call into code already, nothing patched",
+				(int)a->pid, comm, a->sl[SL_FOREIGN]);
+	}
 	held_for("switch: seize (every thread)", &held);
 	test_kill("switch-seized");
 	steps = 0;
@@ -3369,6 +3726,7 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 	for (size_t i = 0; i < a->nmods; i++)
 		cp_unwinder__add_module(u, a->mods[i].file, a->mods[i].bias);
 	qsort(a->th, a->nth, sizeof(*a->th), cmp_tid);
+	off_sleds(a); /* before the unwinding: a thread moved is in the function's body */
 	for (size_t i = 0; i < a->nth && nseeded < maxth; i++) {
 		struct thread *t = &a->th[i];
 		struct {
@@ -3423,6 +3781,25 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
 		return cp_error("attach: cannot write the GOT of process %d (%s)", (int)a->pid, comm);
 	}
 	a->on = 1;
+	if (a->nplan) {
+		struct timespec w;
+		long n;
+
+		clock_gettime(CLOCK_MONOTONIC, &w);
+		n = patch_sleds(a, 1);
+		if (n < 0) {
+			patch_sleds(a, 0);
+			write_dynsym(a, a->libc_sym_old, 1);
+			redirect(a, a->rt_hook, (uint64_t[]){ a->libc_hook, a->libc_hook }, 1);
+			a->on = 0;
+			release_all(a);
+			return cp_error("attach: cannot write the code of process %d (%s) through "
+					"/proc/%d/mem (proc_mem.force_override?): nothing patched",
+					(int)a->pid, comm, (int)a->pid);
+		}
+		a->sleds_written = (unsigned)n;
+		held_for("switch: sleds written", &w);
+	}
 	interpose(a);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	t0[0] = __rdtsc();
@@ -3460,7 +3837,8 @@ static int in_runtime(struct attach *a, struct thread *t)
 	int n, complete = 0, inside = 0;
 
 	/* Not stepped out: a step is fatal to the process if callprof is killed meanwhile. */
-	if (t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi)
+	if ((t->regs.rip >= a->rt_text_lo && t->regs.rip < a->rt_text_hi) ||
+	    in_sled_code(a, t->regs.rip))
 		return 1;
 	/* Its callers: a frame of ours further up (waiting for a lock, say). */
 	stk = mapping_of(a, t->regs.rsp);
@@ -3479,9 +3857,13 @@ static int in_runtime(struct attach *a, struct thread *t)
 	r.stack_size = len;
 	n = cp_unwinder__unwind(a->u, (uint32_t)t->tid, &r, pcs, MAX_FRAMES, &complete);
 	free(copy);
-	for (int i = 1; i < n; i++)
+	for (int i = 1; i < n; i++) {
 		if (pcs[i] - 1 >= a->rt_text_lo && pcs[i] - 1 < a->rt_text_hi)
 			inside = 1;
+		/* into a stub's or a near page's code; a slot's stub is a return yet to come */
+		if (in_sled_code(a, pcs[i] - 1) && !is_stub(a, pcs[i], a->sl[SL_STUBS_BYTES]))
+			inside = 1;
+	}
 	return inside || n <= 0;
 }
 
@@ -3522,6 +3904,64 @@ static int ended_or_execd(struct attach *a)
 			return 2;
 	} while (!nap(10 * 1000 * 1000));
 	return 1;
+}
+
+/*
+ * The end, for sleds, every thread held (after the hooks' slots): the
+ * sleds back to NOPs, so that nothing enters our code anew; then every
+ * thread let run until none is in our code (a return through a stub on
+ * its way); then every return address that points at a stub gets its real
+ * one back.  Only then may the runtime's memory go (callprof_attach_release):
+ * a stub's return reads it.  0, 1 when the process ended, -1 on error.
+ */
+static int end_sleds(struct attach *a, const char *comm)
+{
+	struct timespec w;
+	int err, tries;
+
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	if (patch_sleds(a, 0) < 0 || a->sleds_on) {
+		a->stubs_left = 1;
+		cp_warning("attach: process %d (%s): %u of its sleds could not be written back to "
+			   "NOPs: they go on calling callprof's runtime, which records nothing more",
+			   (int)a->pid, comm, a->sleds_on);
+	}
+	held_for("end: sleds restored", &w);
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	for (tries = 0;; tries++) {
+		struct thread *inside = NULL;
+		struct timespec pause = { 0, 2 * 1000 * 1000 };
+
+		for (size_t i = 0; i < a->nth && !inside; i++)
+			if (!a->th[i].gone && in_runtime(a, &a->th[i]))
+				inside = &a->th[i];
+		if (!inside)
+			break;
+		if (tries * 2 >= STOP_MS) {
+			a->stubs_left = 1;
+			break;
+		}
+		release_all(a);
+		nanosleep(&pause, NULL);
+		phase(STOP_MS);
+		err = grab_all(a);
+		if (err) {
+			release_all(a);
+			return err > 0 ? 1 : -1;
+		}
+		test_kill("end-runout");
+	}
+	held_for("end: run out", &w);
+	if (getenv("CALLPROF_ATTACH_TIMES"))
+		fprintf(stderr, "callprof: attach time: run-out rounds %d\n", tries);
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	give_back(a);
+	held_for("end: slots given back", &w);
+	if (getenv("CALLPROF_ATTACH_DEBUG"))
+		fprintf(stderr, "callprof: attach debug: sleds: %u written back, %u slots given back%s\n",
+			a->sleds_written - a->sleds_on, a->slots_given,
+			a->stubs_left ? ", some left" : "");
+	return 0;
 }
 
 /*
@@ -3576,6 +4016,11 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	a->u = cp_unwinder__new();
 	for (size_t i = 0; i < a->nmods; i++)
 		cp_unwinder__add_module(a->u, a->mods[i].file, a->mods[i].bias);
+	if (a->nplan) {
+		err = end_sleds(a, comm);
+		if (err)
+			return err;
+	}
 	/*
 	 * No thread fits when each is in a system call inside our runtime
 	 * (a thread's first hook opening its events, say): they leave it
@@ -3630,7 +4075,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	 * kernel would go on sampling into the rings.  A thread that still is
 	 * (or may be) keeps them there, harmless but for the cost.
 	 */
-	for (int attempt = 0; attempt < 5 && !a->released; attempt++) {
+	for (int attempt = 0; attempt < 5 && !a->released && !a->stubs_left; attempt++) {
 		struct timespec ms = { 0, 20000000 };
 		struct thread *inside = NULL;
 
@@ -3659,7 +4104,12 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 		release_all(a);
 		held_for("end: release (every thread)", &held);
 	}
-	if (!a->released)
+	if (a->stubs_left)
+		cp_warning("attach: process %d (%s): a thread stayed inside callprof's code at the "
+			   "end, so return addresses into its stubs may remain: its memory stays "
+			   "mapped (they keep working), and so do the kernel's sampling rings",
+			   (int)a->pid, comm);
+	else if (!a->released)
 		cp_warning("attach: process %d (%s): a thread stayed inside callprof's code, so the "
 			   "kernel's sampling rings of its threads stay (a small cost per context switch "
 			   "until each thread ends)", (int)a->pid, comm);
@@ -3819,7 +4269,8 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		   struct cp_attach_result *res)
 {
 	struct attach a = { .pid = tgt->pid, .comm = tgt->comm, .out = o->out, .mem = -1,
-			    .copy_fd = -1, .log_fd = -1, .status_fd = -1 };
+			    .copy_fd = -1, .log_fd = -1, .status_fd = -1, .no_sleds = tgt->no_sleds,
+			    .sleds_wanted = tgt->sled_modules && !tgt->no_sleds };
 	static const int handled[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD };
 	struct sigaction sa, old_sa[ARRAY_SIZE(handled)];
 	sigset_t block, old_mask;
@@ -3909,6 +4360,11 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		goto out;
 	}
 	res->open = a.open_seeded;
+	res->sleds = a.sleds_written;
+	res->sleds_left = a.sleds_crossing + a.sleds_changed;
+	for (size_t i = 0; i < a.nplan; i++)
+		res->sleds_left += a.plan[i].keep;
+	res->moved = a.sleds_moved;
 	clock_gettime(CLOCK_MONOTONIC, &t_on);
 	ended = window(&a, pidfd, o->duration);
 	res->window = seconds_since(&t_on);
@@ -3932,6 +4388,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 			res->ran = 1;
 		}
 		res->still = a.still;
+		res->given = a.slots_given;
 	}
 	if (ended) {
 		res->ended = 1;
@@ -3964,6 +4421,7 @@ out:
 	free_maps(&a);
 	free(a.th);
 	free(a.isaved);
+	free(a.plan);
 	free(a.copy);
 	free(a.log);
 	free(a.status);

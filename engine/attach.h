@@ -22,6 +22,16 @@ struct cp_attach_target {
 	uid_t uid;	     /* its real user */
 	char exe[PATH_MAX];  /* /proc/PID/exe's target */
 	char comm[32];	     /* /proc/PID/comm */
+	unsigned hook_modules; /* modules that import __cyg_profile_func_enter (hooks) */
+	unsigned sled_modules; /* modules with __patchable_function_entries (sleds) */
+	unsigned sled_catch;   /* ... of which C++ that catches exceptions */
+	int no_sleds;	     /* enum cp_no_sleds: the sleds are left alone, the hooks only */
+};
+
+/* Why a process's sleds are left alone (its hooks attached only). */
+enum cp_no_sleds {
+	CP_NO_SLEDS_CET = 1,   /* CET shadow stacks: a replaced return address faults */
+	CP_NO_SLEDS_CATCH = 2, /* C++ that catches: a throw through a stub terminates */
 };
 
 /*
@@ -49,9 +59,12 @@ uint64_t cp_attach__status_field(pid_t pid, pid_t tid, const char *key, int base
  * Can PID be attached to?  0 and *t filled in, or -1 after one line on
  * stderr (cp_error) naming the process and what stands in the way: no such
  * process, another user's, ptrace forbidden (Yama, undumpable, traced by
- * another process), a 32-bit or static program, one whose modules never
- * call __cyg_profile_func_enter (not built with -finstrument-functions),
- * one that `callprof record` already records.  Changes nothing in PID.
+ * another process), a 32-bit or static program, one none of whose modules
+ * calls __cyg_profile_func_enter (-finstrument-functions) or has patchable
+ * entries (-fpatchable-function-entry: sleds), a sleds-only program under
+ * CET shadow stacks or in C++ that catches exceptions, one that `callprof
+ * record` already records.  Changes
+ * nothing in PID.
  */
 int cp_attach__check(pid_t pid, struct cp_attach_target *t);
 
@@ -87,6 +100,10 @@ struct cp_attach_result {
 	int rights;	     /* its watcher could not tell its rights, and wrote nothing */
 	char execd[PATH_MAX]; /* the program the process ran (exec) in the window, or "" */
 	double held_on;	     /* seconds every thread was stopped at the switch-on */
+	unsigned sleds;	     /* sleds patched at the switch */
+	unsigned sleds_left; /* sleds planned but left alone (crossing a page, changed) */
+	unsigned moved;	     /* threads moved from inside a sled to its end */
+	unsigned given;	     /* return addresses given back at the end */
 };
 
 /* Attach, record for the window, detach.  0, or -1 after one line on stderr. */

@@ -50,8 +50,19 @@ _Static_assert(__builtin_offsetof(struct cp_attach_area, t0_tsc) == 24 &&
 		       __builtin_offsetof(struct cp_attach_area, threads) == 48 &&
 		       sizeof(struct cp_attach_seed_thread) == 32 &&
 		       __builtin_offsetof(struct cp_attach_seed_thread, taken) == 12 &&
-		       sizeof(struct cp_attach_seed_frame) == 24,
+		       sizeof(struct cp_attach_seed_frame) == 24 &&
+		       __builtin_offsetof(struct cp_attach_area, sleds) ==
+			       48 + CP_ATTACH_MAX_THREADS * 32 + CP_ATTACH_MAX_FRAMES * 24,
 	       "struct cp_attach_area: the tool's offsets (engine/attach-ptrace.c) must change with it");
+/* The sleds' tail, read by index (engine/attach-ptrace.c, enum sleds_info). */
+_Static_assert(sizeof(struct cp_attach_sled) == 24 &&
+		       __builtin_offsetof(struct cp_attach_sled, call) == 8 &&
+		       __builtin_offsetof(struct cp_attach_sled, nop) == 13 &&
+		       __builtin_offsetof(struct cp_attach_sleds, near) == 14 * 8 &&
+		       __builtin_offsetof(struct cp_attach_sleds, threads) ==
+			       (14 + CP_ATTACH_NEAR_MAX) * 8 &&
+		       sizeof(struct cp_attach_sleds) == (14 + CP_ATTACH_NEAR_MAX + 16) * 8,
+	       "struct cp_attach_sleds: the tool's indices (engine/attach-ptrace.c) must change with it");
 
 /* What the tool calls, by name (not in include/callprof.h: no program calls them). */
 CP_EXPORT long callprof_attach_start(const char *block, unsigned long len);
@@ -114,6 +125,7 @@ CP_EXPORT long callprof_attach_start(const char *block, unsigned long len)
 		cp_attach.on = 0;
 		return err;
 	}
+	cp_sleds__publish(&a->sleds);
 	return (long)a;
 }
 
@@ -203,18 +215,33 @@ static int claim(const struct cp_attach_area *a, struct cp_attach_seed_thread *s
 					   __ATOMIC_RELAXED);
 }
 
-/* Push s's frames on t, timed from the attach. */
+/*
+ * Push s's frames on t, timed from the attach.  self: t is the calling
+ * thread, at its first call or return since the attach: a sled frame
+ * (CP_SP_SLED) whose slot no longer holds its return address has returned
+ * unseen meanwhile (no stub saw it), and so have the frames inside it:
+ * they are closed at once (open at attach all the same; their return is
+ * not a loss), so that the first call goes where it is.
+ */
 static void push_seeds(struct cp_thread *t, const struct cp_attach_area *a,
-		       const struct cp_attach_seed_thread *s)
+		       const struct cp_attach_seed_thread *s, int self)
 {
 	uint64_t start = cp_session.clock == CP_CLOCK_MONOTONIC ? a->t0_mono_ns : a->t0_tsc;
+	uintptr_t gone = 0;
 
 	for (uint32_t i = 0; i < s->nframes; i++) {
 		const struct cp_attach_seed_frame *f = &a->frames[s->first + i];
+		uintptr_t slot = (f->sp & ~CP_SP_FLAGS) + 16;
+
+		if (self && !gone && (f->sp & CP_SP_SLED) &&
+		    *(const volatile uintptr_t *)slot != f->site)
+			gone = slot + 8;
 
 		cp_hooks__seed(t, (uintptr_t)f->fn, (uintptr_t)f->site, (uintptr_t)f->sp, start);
 		__atomic_fetch_add(&cp_attach.seeded, 1, __ATOMIC_RELAXED);
 	}
+	if (gone)
+		cp_cct__unwind_to(&t->cct, gone, cp_ticks(), cp_hook_mode == CP_MODE_TIMING);
 }
 
 /*
@@ -230,7 +257,7 @@ void cp_attach__seed_thread(struct cp_thread *t)
 	struct cp_attach_seed_thread *s;
 
 	if (a && (s = seeds_of(t->tid)) && claim(a, s, CP_SEED_RAN))
-		push_seeds(t, a, s);
+		push_seeds(t, a, s, 1);
 }
 
 /*
@@ -287,7 +314,7 @@ static void still_threads(void)
 		t->seq = __atomic_fetch_add(&cp_session.nthreads, 1, __ATOMIC_RELAXED);
 		if (cp_filter.start)
 			cp_hooks__mute_start(t);
-		push_seeds(t, a, s);
+		push_seeds(t, a, s, 0);
 		cp_thread__register(t);
 	}
 }

@@ -810,6 +810,49 @@ enum cp_seed_taken {
 	CP_SEED_RAN = 1,
 	CP_SEED_STILL = 2,
 };
+/*
+ * A sled the tool is to patch (callprof attach): the runtime plans, the
+ * tool writes, with every thread held (docs/internals/attach.md, "Sleds").
+ */
+struct cp_attach_sled {
+	uint64_t addr;	  /* the sled's first byte */
+	uint8_t call[5];  /* what to write: the call of the entry (or its near page) */
+	uint8_t nop[5];	  /* what is there: written back at the end */
+	uint8_t pad[6];
+};
+#define CP_ATTACH_NEAR_MAX 64
+/*
+ * What the tool needs to patch sleds and to give their return addresses
+ * back, filled by the start (sleds.c, cp_sleds__publish): the plan, the
+ * ranges that are our code, the stub geometry and the shadow stacks'
+ * layout, every number from the runtime's own definitions (the tool never
+ * copies one).  All uint64_t: the tool reads it by index (attach.c asserts).
+ */
+struct cp_attach_sleds {
+	uint64_t plan;	       /* struct cp_attach_sled[count], sorted by addr; 0: none */
+	uint64_t count;
+	uint64_t modules;      /* modules with sleds planned */
+	uint64_t foreign;      /* sleds holding a call already (another copy's, another tool's) */
+	uint64_t skipped;      /* neither a known NOP form nor a call, or outside the code */
+	uint64_t stubs_rx;     /* the stub area (executable alias); 0: not mapped */
+	uint64_t stubs_bytes;  /* its size */
+	uint64_t stubs_used;   /* address of cp_stubs.used (bytes handed out, the pad first) */
+	uint64_t stub_size;    /* a stub's size */
+	uint64_t stub_first;   /* the first stub's offset in the area */
+	uint64_t stub_slot;    /* a slot holding a stub holds stub + this */
+	uint64_t stub_target;  /* the real return address is at stub + this */
+	uint64_t page;	       /* the page size (writes of sleds go page by page) */
+	uint64_t nnear;	       /* thunk areas: near[2 i] their start, near[2 i + 1] their bytes */
+	uint64_t near[CP_ATTACH_NEAR_MAX];
+	uint64_t threads;      /* &cp_session.threads: the registry's head */
+	uint64_t th_next, th_side, th_tid, th_top, th_stack, th_busy, th_mute_sp; /* offsetof */
+	uint64_t stack_f;      /* offsetof(struct cp_stack, f) */
+	uint64_t frame_size;   /* sizeof(struct cp_frame) */
+	uint64_t frame_sp;     /* offsetof(struct cp_frame, sp) */
+	uint64_t sp_sled, sp_hooked, sp_flags; /* CP_SP_SLED, CP_SP_HOOKED, CP_SP_FLAGS */
+	uint64_t slot_at;      /* a sled frame's slot: (sp & ~sp_flags) + this */
+	uint64_t muted;	       /* busy of a muted thread (CP_MUTED) */
+};
 struct cp_attach_area {
 	uint64_t magic;
 	uint64_t max_threads, max_frames;
@@ -818,6 +861,7 @@ struct cp_attach_area {
 	uint32_t pad;
 	struct cp_attach_seed_thread threads[CP_ATTACH_MAX_THREADS];
 	struct cp_attach_seed_frame frames[CP_ATTACH_MAX_FRAMES];
+	struct cp_attach_sleds sleds; /* after frames[]: where max_threads, max_frames say */
 };
 struct cp_attach {
 	int on;			    /* started by callprof_attach_start */
@@ -915,6 +959,15 @@ CP_HIDDEN void cp_sleds__init(void);
 CP_HIDDEN void cp_sleds__forget_gone(void);
 /* Fork child: private stub pages (a new memfd), the lock free. */
 CP_HIDDEN void cp_sleds__fork_child(void);
+/*
+ * callprof attach's start: find every loaded module's sleds and plan what
+ * to write in each (nothing is written: the tool writes, every thread
+ * held); maps the stub area and near pages.  Then the plan, our code's
+ * ranges and the layouts into *out.  Quiet no-op under CET or with
+ * CALLPROF_NO_SLEDS.
+ */
+CP_HIDDEN void cp_sleds__plan_attach(void);
+CP_HIDDEN void cp_sleds__publish(struct cp_attach_sleds *out);
 /* Every patched sled back to its NOPs (attach's end).  Returns the sleds restored. */
 CP_HIDDEN uint64_t cp_sleds__unpatch_all(void);
 /*

@@ -361,6 +361,8 @@ int cp_session__init(void)
 	cp_modules__refresh(0);
 	if (!cp_attach.on)
 		cp_sleds__init(); /* before main and the program's constructors */
+	else
+		cp_sleds__plan_attach(); /* the tool writes them, every thread held */
 	if (!cp_attach.on && !cp_seccomp__known())
 		cp_libcalls__init(); /* after the module map: nothing it does must be in it */
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);

@@ -32,7 +32,9 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -91,6 +93,9 @@ static struct sled_module *mods;
 static uint32_t nmods;
 static pthread_mutex_t mods_lock = PTHREAD_MUTEX_INITIALIZER;
 static int refused;	 /* patching refused (CET) or impossible: never patch */
+static int plan_only;	 /* callprof attach: plan what to write, write nothing (the tool does) */
+static struct cp_attach_sled *plan; /* attach's plan (mmap), nplan of plan_cap used */
+static uint64_t nplan, plan_cap, plan_foreign;
 static int mem_fd = -1;	 /* /proc/self/mem, when mprotect is refused */
 
 
@@ -503,12 +508,72 @@ static void say_module(const struct sled_module *m)
 	cp_warn(line);
 }
 
+/*
+ * Sled i of m: its kind (1 gcc's NOPs, 0x100 | disp8 clang's) and in b the
+ * call to write there; 0 when it is not to be patched (counted skipped,
+ * or foreign when it holds a call already).
+ */
+/*
+ * What sled i of m holds: its NOP form (1: gcc's, 0x100 | disp8: clang's),
+ * or 0 when it is not to be patched (counted as skipped, or, holding a
+ * jump or call already, as ours or another's); *endbr: it follows an
+ * endbr64 (the function starts 4 bytes before it).
+ */
+static int plan_sled(const struct dl_phdr_info *info, struct sled_module *m, uint64_t i,
+		     uint8_t *endbr)
+{
+	uintptr_t a = m->sleds[i], seg_lo;
+
+	*endbr = 0;
+	if (!executable(info, a, &seg_lo)) {
+		m->skipped++;
+		return 0;
+	}
+	*endbr = a - 4 >= seg_lo && !memcmp((void *)(a - 4), endbr64, 4);
+	if (!memcmp((void *)a, nop_gcc, 5))
+		return 1;
+	if (!memcmp((void *)a, nop_clang, 4))
+		return 0x100 | ((uint8_t *)a)[4];
+	/* A sled listed twice (it is already our jump) is not one skipped. */
+	if (*(uint8_t *)a != 0xe9 && *(uint8_t *)a != 0xe8)
+		m->skipped++;
+	else if (plan_only)
+		plan_foreign++; /* attach patches nothing itself: someone else did */
+	return 0;
+}
+
+/* Append sled a (whose call is b) to attach's plan; -1 when it cannot grow. */
+static int plan_add(uintptr_t a, const uint8_t *b)
+{
+	if (nplan == plan_cap) {
+		uint64_t cap = plan_cap ? plan_cap * 2 : 4096;
+		void *p = plan ? mremap(plan, plan_cap * sizeof(*plan), cap * sizeof(*plan),
+					MREMAP_MAYMOVE)
+			       : mmap(NULL, cap * sizeof(*plan), PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			cp_warn_once("sleds: no memory for attach's plan: some sleds not patched");
+			return -1;
+		}
+		plan = p;
+		plan_cap = cap;
+	}
+	struct cp_attach_sled *e = &plan[nplan++];
+
+	memset(e, 0, sizeof(*e));
+	e->addr = a;
+	memcpy(e->call, b, 5);
+	memcpy(e->nop, (const void *)a, 5);
+	return 0;
+}
+
 static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *path = info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
 	uint64_t addr, bytes;
 	struct sled_module *m;
-	uintptr_t lo = UINTPTR_MAX, hi = 0, seg_lo;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	int verbose = *(int *)arg;
 
 	if (!strncmp(info->dlpi_name, "linux-vdso", 10) || known(info) || nmods == MAX_SLED_MODULES)
@@ -554,21 +619,8 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 		munmap(m->kind, m->nsleds * sizeof(*m->kind));
 		return 0;
 	}
-	for (uint64_t i = 0; i < m->nsleds; i++) {
-		uintptr_t a = m->sleds[i];
-
-		if (!executable(info, a, &seg_lo)) {
-			m->skipped++;
-			continue;
-		}
-		if (!memcmp((void *)a, nop_gcc, 5))
-			m->kind[i] = 1;
-		else if (!memcmp((void *)a, nop_clang, 4))
-			m->kind[i] = (uint16_t)(0x100 | ((uint8_t *)a)[4]);
-		else if (*(uint8_t *)a != 0xe9)
-			m->skipped++; /* a sled listed twice (already our jump) is not one skipped */
-		endbr[i] = a - 4 >= seg_lo && !memcmp((void *)(a - 4), endbr64, 4);
-	}
+	for (uint64_t i = 0; i < m->nsleds; i++)
+		m->kind[i] = (uint16_t)plan_sled(info, m, i, &endbr[i]);
 	m->thunks = make_thunks(lo, hi, m->sleds, m->nsleds, endbr, &m->thunk_bytes);
 	munmap(endbr, eb_bytes);
 	if (!m->thunks) {
@@ -577,7 +629,7 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 		munmap(m->kind, m->nsleds * sizeof(*m->kind));
 		return 0;
 	}
-	if (open_segments(info, 1)) {
+	if (!plan_only && open_segments(info, 1)) {
 		cp_warn_once("sleds: code cannot be written (mprotect and /proc/self/mem refused): "
 			     "calls not recorded");
 		munmap(m->kind, m->nsleds * sizeof(*m->kind));
@@ -586,17 +638,24 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1;
 	}
 	for (uint64_t i = 0; i < m->nsleds; i++) {
-		uintptr_t a = m->sleds[i];
 		uint8_t b[5];
 
 		if (!m->kind[i])
 			continue;
 		b[0] = 0xe9; /* jmp rel32 to the thunk */
-		put_rel(b + 1, a + 5, m->thunks + THUNK_HEAD + i * THUNK_SIZE);
-		put5(a, b);
+		put_rel(b + 1, m->sleds[i] + 5, m->thunks + THUNK_HEAD + i * THUNK_SIZE);
+		if (plan_only) {
+			if (plan_add(m->sleds[i], b)) {
+				m->kind[i] = 0;
+				break;
+			}
+		} else {
+			put5(m->sleds[i], b);
+		}
 		m->patched++;
 	}
-	open_segments(info, 0);
+	if (!plan_only)
+		open_segments(info, 0);
 	__atomic_fetch_add(&cp_sled_stats.modules, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cp_sled_stats.patched, m->patched, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cp_sled_stats.skipped, m->skipped, __ATOMIC_RELAXED);
@@ -615,7 +674,7 @@ void cp_sleds__patch_new(void)
 {
 	int saved_errno = errno, verbose;
 
-	if (refused || !mods)
+	if (refused || !mods || plan_only)
 		return;
 	pthread_mutex_lock(&mods_lock);
 	verbose = cp_getenv("CALLPROF_SLEDS_VERBOSE") != NULL;
@@ -680,6 +739,82 @@ void cp_sleds__init(void)
 		return;
 	}
 	cp_sleds__patch_new();
+}
+
+static uintptr_t *slot_of(const struct cp_frame *f);
+
+static int cmp_sled(const void *x, const void *y)
+{
+	const struct cp_attach_sled *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+void cp_sleds__plan_attach(void)
+{
+	if (mods || refused)
+		return;
+	if (shadow_stack_on() || cp_getenv("CALLPROF_NO_SLEDS")) {
+		refused = 1; /* the tool checked every thread for CET already, and says so */
+		return;
+	}
+	mods = mmap(NULL, MAX_SLED_MODULES * sizeof(*mods), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mods == MAP_FAILED) {
+		mods = NULL;
+		refused = 1;
+		return;
+	}
+	plan_only = 1;
+	pthread_mutex_lock(&mods_lock);
+	int verbose = cp_getenv("CALLPROF_SLEDS_VERBOSE") != NULL;
+
+	dl_iterate_phdr(patch_module, &verbose);
+	pthread_mutex_unlock(&mods_lock);
+	if (nplan)
+		qsort(plan, nplan, sizeof(*plan), cmp_sled);
+}
+
+void cp_sleds__publish(struct cp_attach_sleds *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->plan = (uintptr_t)plan;
+	out->count = nplan;
+	out->modules = nmods;
+	out->foreign = plan_foreign;
+	for (uint32_t i = 0; i < nmods; i++)
+		out->skipped += mods[i].skipped;
+	out->stubs_rx = cp_stubs.rx;
+	out->stubs_bytes = cp_stubs.bytes;
+	out->stubs_used = (uintptr_t)&cp_stubs.used;
+	out->stub_size = STUB_SIZE;
+	out->stub_first = STUB_SIZE; /* the pad is the first stub's place */
+	out->stub_slot = CP_STUB_RET;
+	out->stub_target = CP_STUB_R;
+	out->page = (uint64_t)sysconf(_SC_PAGESIZE);
+	for (uint32_t i = 0; i < nmods && out->nnear < CP_ATTACH_NEAR_MAX / 2; i++) {
+		if (!mods[i].thunks)
+			continue;
+		out->near[2 * out->nnear] = mods[i].thunks;
+		out->near[2 * out->nnear + 1] = mods[i].thunk_bytes;
+		out->nnear++;
+	}
+	out->threads = (uintptr_t)&cp_session.threads;
+	out->th_next = offsetof(struct cp_thread, next);
+	out->th_side = offsetof(struct cp_thread, side);
+	out->th_tid = offsetof(struct cp_thread, tid);
+	out->th_top = offsetof(struct cp_thread, cct.top);
+	out->th_stack = offsetof(struct cp_thread, cct.stack);
+	out->th_busy = offsetof(struct cp_thread, busy);
+	out->th_mute_sp = offsetof(struct cp_thread, mute_sp);
+	out->stack_f = offsetof(struct cp_stack, f);
+	out->frame_size = sizeof(struct cp_frame);
+	out->frame_sp = offsetof(struct cp_frame, sp);
+	out->sp_sled = CP_SP_SLED;
+	out->sp_hooked = CP_SP_HOOKED;
+	out->sp_flags = CP_SP_FLAGS;
+	out->slot_at = (uintptr_t)slot_of(&(struct cp_frame){ .sp = 0 });
+	out->muted = CP_MUTED;
 }
 
 uint64_t cp_sleds__unpatch_all(void)

@@ -135,6 +135,31 @@ int cp_elf__interp(struct cp_elf *e, char *buf, size_t cap)
 	return -1;
 }
 
+int cp_elf__section(struct cp_elf *e, const char *name, uint64_t *addr, uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		return -1;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		n = elf_strptr(e->elf, shstrndx, sh.sh_name);
+		if (!n || strcmp(n, name))
+			continue;
+		if (addr)
+			*addr = sh.sh_addr;
+		if (size)
+			*size = sh.sh_size;
+		return 0;
+	}
+	return -1;
+}
+
 /* The function symbols of the first section of type want; whether there was one. */
 static int for_each_function_in(struct cp_elf *e, unsigned want, cp_elf_function_fn *fn,
 				void *arg)

@@ -56,6 +56,13 @@ int cp_elf_is_instrumented(const char *path);
  */
 int cp_elf__interp(struct cp_elf *e, char *buf, size_t cap);
 
+/*
+ * The first allocated (SHF_ALLOC) section called name: its address and
+ * size into *addr and *size (either may be NULL); 0, or -1 when there is
+ * none.  __patchable_function_entries tells a sleds build.
+ */
+int cp_elf__section(struct cp_elf *e, const char *name, uint64_t *addr, uint64_t *size);
+
 /* A function symbol: the name as in the file (mangled), its st_value and st_size. */
 typedef void cp_elf_function_fn(const char *name, uint64_t value, uint64_t size, void *arg);
 

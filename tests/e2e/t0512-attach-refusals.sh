@@ -97,7 +97,7 @@ expect_refusal () {
 # no_refusal ERRFILE: the checks let the process through (what attaching
 # then does is other tests' business).
 no_refusal () {
-	if grep -E "belongs to user|mixed user ids|runs as group|undumpable|already traced|ptrace_scope|does not let callprof|32-bit|another machine|already recorded|records itself|statically linked|not built with -finstrument-functions|is a thread of|no process|has ended|kernel thread|cannot read" "$1"; then
+	if grep -E "belongs to user|mixed user ids|runs as group|undumpable|already traced|ptrace_scope|does not let callprof|32-bit|another machine|already recorded|records itself|statically linked|built with neither|is a thread of|no process|has ended|kernel thread|cannot read" "$1"; then
 		echo "no_refusal: the checks refused the process"
 		return 1
 	fi
@@ -343,7 +343,7 @@ if $CC $OPT -g -static -finstrument-functions -o t-static "$WORKLOADS/s-attach-t
 	-lpthread >static.err 2>&1; then
 	test_expect_success 'a statically linked process' '
 		start_target ./t-static ready &&
-		expect_refusal $pid "process $pid (t-static) is statically linked: its calls of __cyg_profile_func_enter are not through a GOT slot that can be redirected; run it under callprof record (with libcallprof.a linked in)" &&
+		expect_refusal $pid "process $pid (t-static) is statically linked: it has no dynamic loader to load the callprof runtime with; run it under callprof record (with libcallprof.a linked in)" &&
 		stop_bg $pid
 	'
 	test_expect_success 'static with libcallprof.a linked in: it records itself' '
@@ -357,9 +357,9 @@ else
 	test_skip 'a statically linked process' "$CC -static fails here (no static libc?): $(head -1 static.err)"
 fi
 
-test_expect_success 'a program not built with -finstrument-functions' '
+test_expect_success 'a program built with neither hooks nor sleds' '
 	start_target ./t-plain ready &&
-	expect_refusal $pid "process $pid (t-plain) was not built with -finstrument-functions: neither t-plain nor a library it loaded calls __cyg_profile_func_enter; rebuild it with callprof cc, or profile it as it is with callprof record --sample" &&
+	expect_refusal $pid "process $pid (t-plain) was built with neither -finstrument-functions nor -fpatchable-function-entry: neither t-plain nor a library it loaded calls __cyg_profile_func_enter or has patchable entries; rebuild it with callprof cc (sleds, or --hooks), or profile it as it is with callprof record --sample" &&
 	stop_bg $pid
 '
 
@@ -391,7 +391,7 @@ if test -z "$user_skip" && test "$(id -u)" = 0; then
 		wait_for "$shared/ready" &&
 		pid=$(cat "$shared/ready") &&
 		rm "$shared/libattachlib.so" &&
-		expect_refusal $pid "process $pid (t-plain) was not built with -finstrument-functions: neither t-plain nor a library it loaded calls __cyg_profile_func_enter ($shared/libattachlib.so was replaced on disk since it was loaded, and not checked); rebuild it with callprof cc, or profile it as it is with callprof record --sample" $AS_USER &&
+		expect_refusal $pid "process $pid (t-plain) was built with neither -finstrument-functions nor -fpatchable-function-entry: neither t-plain nor a library it loaded calls __cyg_profile_func_enter or has patchable entries ($shared/libattachlib.so was replaced on disk since it was loaded, and not checked); rebuild it with callprof cc (sleds, or --hooks), or profile it as it is with callprof record --sample" $AS_USER &&
 		stop_bg $pid
 	'
 fi

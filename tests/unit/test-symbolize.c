@@ -682,6 +682,15 @@ TEST(elffile_of_the_test_itself)
 	CHECK_EQ(cp_elf__interp(e, interp, sizeof(interp)), 0);
 	CHECK(interp[0] == '/' && strstr(interp, "ld-linux"));
 	CHECK_EQ(cp_elf__interp(e, interp, 4), -1); /* does not fit */
+	{
+		uint64_t a = 0, sz = 0;
+
+		/* allocated: .text, with its address and size; not allocated: .symtab */
+		CHECK_EQ(cp_elf__section(e, ".text", &a, &sz), 0);
+		CHECK(a != 0 && sz != 0);
+		CHECK_EQ(cp_elf__section(e, ".symtab", NULL, NULL), -1);
+		CHECK_EQ(cp_elf__section(e, "__patchable_function_entries", &a, &sz), -1);
+	}
 
 	dl_iterate_phdr(first_bias, &bias);
 	seen.target = ADDR(static_target) - bias;

@@ -18,6 +18,8 @@
  *                     loader's lock for as long as LIB says (s-lib-slowctor.c)
  *   seccomp-perf      a seccomp filter kills the process on perf_event_open
  *   seccomp-clone     a seccomp filter kills the process on clone and clone3
+ *   seccomp-memfd     a seccomp filter kills the process on memfd_create (what
+ *                     the runtime maps its sleds' return stubs with)
  *   asleep            no other thread: the main thread naps 20 ms a round,
  *                     so that an attach nearly always finds it in nanosleep
  *   setuid UID        the process drops to user UID when the file STOP.uid exists
@@ -244,6 +246,8 @@ static int busy_main(int argc, char **argv)
 			slow = argv[++i];
 		} else if (!strcmp(argv[i], "seccomp-perf")) {
 			forbid((int[]){ SYS_perf_event_open }, 1);
+		} else if (!strcmp(argv[i], "seccomp-memfd")) {
+			forbid((int[]){ SYS_memfd_create }, 1);
 		} else if (!strcmp(argv[i], "seccomp-clone")) {
 			no_clone = 1;
 			forbid((int[]){ SYS_clone, SYS_clone3 }, 2);

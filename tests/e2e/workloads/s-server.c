@@ -83,7 +83,8 @@
 
 #include "workload.h"
 
-#define NOINSTR __attribute__((no_instrument_function))
+/* The helpers are not profiled: no hooks, and no sled in a sleds build. */
+#define NOINSTR __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
 
 volatile long sink;
 
@@ -267,6 +268,29 @@ NOINSTR static const char *hooks_state(int *slots)
 	return "mixed";
 }
 
+/*
+ * Where this program's sleds (a sleds build: -fpatchable-function-entry)
+ * stand: none (a hooks build), nop (each as the compiler left it), call
+ * (each patched: a call of callprof's entry) or mixed, by the first byte
+ * of each sled the linker's __start/__stop symbols of the section list.
+ */
+extern const uintptr_t __start___patchable_function_entries[] __attribute__((weak));
+extern const uintptr_t __stop___patchable_function_entries[] __attribute__((weak));
+
+NOINSTR static const char *sleds_state(void)
+{
+	const uintptr_t *p = __start___patchable_function_entries;
+	int calls = 0, others = 0;
+
+	for (; p && p < __stop___patchable_function_entries; p++) {
+		if (*(const volatile unsigned char *)*p == 0xe8)
+			calls++;
+		else
+			others++;
+	}
+	return !calls && !others ? "none" : !calls ? "nop" : !others ? "call" : "mixed";
+}
+
 NOINSTR static void format_stats(char *buf, size_t size, const char *prefix)
 {
 	size_t n;
@@ -276,11 +300,11 @@ NOINSTR static void format_stats(char *buf, size_t size, const char *prefix)
 		      sl = LOAD(eintr_sleep), sw = LOAD(eintr_slow);
 
 	n = (size_t)snprintf(buf, size,
-			     "%s hooks=%s slots=%d eintr=%lu eintr_epoll=%lu eintr_read=%lu "
+			     "%s hooks=%s sleds=%s slots=%d eintr=%lu eintr_epoll=%lu eintr_read=%lu "
 			     "eintr_fifo=%lu eintr_sleep=%lu eintr_slow=%lu short_sleeps=%lu "
 			     "sleeps=%lu max_sleep_us=%lu usr1=%lu pings=%lu slow_done=%lu "
 			     "anomalies=%lu",
-			     prefix, hooks, slots, ep + rd + ff + sl + sw, ep, rd, ff, sl, sw,
+			     prefix, hooks, sleds_state(), slots, ep + rd + ff + sl + sw, ep, rd, ff, sl, sw,
 			     LOAD(short_sleeps), LOAD(sleeps), LOAD(max_sleep_us), LOAD(usr1),
 			     LOAD(pings), LOAD(slow_done), LOAD(anomalies));
 	for (int i = 0; i < NFUNCTIONS && n < size; i++)
