@@ -18,6 +18,22 @@
 #define NOINLINE __attribute__((noinline, noclone))
 #endif
 
+/*
+ * NOINSTR: a helper that callprof must not count, in every kind of build.
+ * no_instrument_function keeps -finstrument-functions' hooks out, but not
+ * a sled: `callprof cc --sleds` (-fpatchable-function-entry) gives every
+ * out-of-line function one unless it says patchable_function_entry(0, 0)
+ * (gcc 8, clang 10), as include/callprof.h's wrappers do.
+ */
+#ifndef __has_attribute
+#define __has_attribute(x) 0
+#endif
+#if __has_attribute(patchable_function_entry)
+#define NOINSTR __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
+#else
+#define NOINSTR __attribute__((no_instrument_function))
+#endif
+
 /* Every workload defines the sink once: `volatile long sink;` */
 extern volatile long sink;
 
