@@ -5,7 +5,7 @@ test_description='sleds: unwinders see the real return addresses: C++ exceptions
 test_skip_sanitized address 'ASan intercepts backtrace, swapcontext and dlopen and reports a sigaltstack buffer as leaked at exit: these sleds comparisons are not yet reconciled with it (issue 31, open)'
 
 test_expect_success 'C++: same output and exit status as the unprofiled run' '
-	build_sleds s-sleds-core.cc -rdynamic &&
+	build_kind -o t-sleds-core-cc sleds s-sleds-core.cc &&
 	{ ./t-sleds-core-cc >plain.out; echo "exit $?" >>plain.out; } &&
 	{ callprof record -o x.cprof -- ./t-sleds-core-cc >rec.out; echo "exit $?" >>rec.out; } &&
 	test_cmp plain.out rec.out &&
