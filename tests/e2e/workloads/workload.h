@@ -12,11 +12,35 @@
 #ifndef CP_TESTS_E2E_WORKLOAD_H
 #define CP_TESTS_E2E_WORKLOAD_H
 
+/*
+ * A build with sleds is the plain build's code, and gcc -O2 folds functions
+ * whose code is identical into one (-fipa-icf): a hooks build keeps them
+ * apart (each passes its own address to the hooks), a sleds build would
+ * count both under one name.  no_icf keeps each function its own code.
+ */
 #ifdef __clang__
 #define NOINLINE __attribute__((noinline))
 #else
-#define NOINLINE __attribute__((noinline, noclone))
+#define NOINLINE __attribute__((noinline, noclone, no_icf))
 #endif
+
+/*
+ * Both compilers also turn a call in tail position into a jump at -O2, and
+ * a recursion like fib's into a loop with an accumulator, which a hooks
+ * build never does (its exit hook runs after the call).  A workload whose
+ * test counts per call path keeps such a call a call with NOTAIL(expr):
+ * the value passes through an empty asm, so nothing may follow the call
+ * that the compiler could merge with it.  (Not gcc's optimize attribute:
+ * with it on caller and callee gcc 12 applies -fipa-ra across a patchable
+ * entry, and the caller keeps values in registers the patched call does
+ * not preserve.)
+ */
+#define NOTAIL(expr)                               \
+	({                                         \
+		__typeof__(expr) notail_ = (expr); \
+		__asm__("" : "+r"(notail_));       \
+		notail_;                           \
+	})
 
 /*
  * NOINSTR: a helper that callprof must not count, in every kind of build.
