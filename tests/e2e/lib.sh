@@ -439,6 +439,24 @@ build_kind_lib () {
 		-o "$_cp_lib" "$WORKLOADS/$_cp_src" "$@"
 }
 
+# CP_RUNTIME_A: the arguments that link the static runtime into a program
+# of the column's kind, unquoted.  A hooks build references the hooks, which
+# pull the archive's members in; a sledded program references none of its
+# symbols, so it links the archive whole, as docs/limitations.md tells users.
+case "$CP_BUILD_KIND" in
+sleds) CP_RUNTIME_A="-Wl,--whole-archive $CALLPROF_BUILD/libcallprof.a -Wl,--no-whole-archive" ;;
+*) CP_RUNTIME_A=$CALLPROF_BUILD/libcallprof.a ;;
+esac
+
+# test_skip_sleds 'reason': skip the rest of the script in a sleds column
+# (what it tests is the hooks' own: their ABI, their verdicts, attach's
+# redirection of them).  Says why.
+test_skip_sleds () {
+	test "$CP_BUILD_KIND" = sleds || return 0
+	echo "# SKIP (all) in a sleds column: $1"
+	test_done
+}
+
 # The sleds scenarios (t0530-t0539) run every case against the builds of
 # SLED_KINDS: in a hooks column a hooks build (proves the program and the
 # checks) and a sleds build, in a sleds column the sleds build only.

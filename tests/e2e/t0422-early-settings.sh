@@ -39,8 +39,8 @@ test_expect_success 'a program that sets CALLPROF_OUT itself first does not move
 '
 
 test_expect_success 'the runtime linked in (libcallprof.a), dynamic program' '
-	$CC $OPT -g -finstrument-functions -I"$WORKLOADS" -o t-preinit-a "$WORKLOADS/s-preinit.c" \
-		"$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -I"$WORKLOADS" -o t-preinit-a "$WORKLOADS/s-preinit.c" \
+		$CP_RUNTIME_A -lpthread &&
 	mkdir a && (cd a &&
 	test_expect_code 3 env CALLPROF_OUT=../a.cprof ../t-preinit-a setenv >out &&
 	test_path_is_missing hijacked &&
@@ -51,8 +51,8 @@ test_expect_success 'the runtime linked in (libcallprof.a), dynamic program' '
 
 if $CC -static -o t-static-probe "$WORKLOADS/s-tiny.c" 2>/dev/null; then
 	test_expect_success 'the runtime linked in, static program' '
-		$CC $OPT -g -finstrument-functions -static -I"$WORKLOADS" -o t-preinit-s \
-			"$WORKLOADS/s-preinit.c" "$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+		cc_kind "$CP_BUILD_KIND" $CC $OPT -g -static -I"$WORKLOADS" -o t-preinit-s \
+			"$WORKLOADS/s-preinit.c" $CP_RUNTIME_A -lpthread &&
 		mkdir s && (cd s &&
 		test_expect_code 3 env CALLPROF_OUT=../s.cprof ../t-preinit-s >out &&
 		test_path_is_missing callprof.out) &&
