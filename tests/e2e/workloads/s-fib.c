@@ -12,7 +12,7 @@ NOINLINE long fib(int n)
 {
 	if (n < 2)
 		return n;
-	return NOTAIL(fib(n - 1) + fib(n - 2));
+	return fib(n - 1) + fib(n - 2);
 }
 
 int main(void)

@@ -25,24 +25,6 @@
 #endif
 
 /*
- * Both compilers also turn a call in tail position into a jump at -O2, and
- * a recursion like fib's into a loop with an accumulator, which a hooks
- * build never does (its exit hook runs after the call).  A workload whose
- * test counts per call path keeps such a call a call with NOTAIL(expr):
- * the value passes through an empty asm, so nothing may follow the call
- * that the compiler could merge with it.  (Not gcc's optimize attribute:
- * with it on caller and callee gcc 12 applies -fipa-ra across a patchable
- * entry, and the caller keeps values in registers the patched call does
- * not preserve.)
- */
-#define NOTAIL(expr)                               \
-	({                                         \
-		__typeof__(expr) notail_ = (expr); \
-		__asm__("" : "+r"(notail_));       \
-		notail_;                           \
-	})
-
-/*
  * NOINSTR: a helper that callprof must not count, in every kind of build.
  * no_instrument_function keeps -finstrument-functions' hooks out, but not
  * a sled: `callprof cc --sleds` (-fpatchable-function-entry) gives every
