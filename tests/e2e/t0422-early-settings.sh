@@ -8,14 +8,17 @@ test_description='the runtime reads the settings the process was started with, h
 # still write where CALLPROF_OUT says, and a program that changes its
 # environment before the runtime looks must not move the profile.
 
+# In a sleds build nothing calls the runtime before its constructor
+# patches the sleds, so the calls made from .preinit_array are not
+# counted (docs/limitations.md); the settings must hold all the same.
 test_expect_success 'setup: the workload, and what its profile holds' '
 	build_workload s-preinit.c &&
-	cat >expect <<-\EOT
-	main 1
-	main;early 1
-	pre 1
-	pre;early 1
-	EOT
+	if test "$CP_BUILD_KIND" = sleds
+	then
+		printf "%s\n" "main 1" "main;early 1" >expect
+	else
+		printf "%s\n" "main 1" "main;early 1" "pre 1" "pre;early 1" >expect
+	fi
 '
 
 test_expect_success '.preinit_array code under record: the profile is at -o' '
