@@ -31,8 +31,9 @@
 # sets it) and CP_TEST_CFLAGS (flags every workload is compiled with, the
 # same -fsanitize=...; build_workload and build_workload_lib add them) and
 # CP_BUILD_KIND (hooks, the default, or sleds: the kind of build the
-# column makes; CP_INSTR_FLAGS, set from it, is what build_workload and
-# build_workload_lib compile with, and a script may ask either).
+# column makes, which build_workload, build_workload_lib and cc_kind
+# "$CP_BUILD_KIND" make; CP_INSTR_FLAGS, set from it, names the flag that
+# kind adds, for a script that checks it).
 #
 # Options: -v/--verbose shows every case's output, -x traces the commands
 # (set -x), -d/--debug keeps the trash directory, -i/--immediate stops at the
@@ -92,6 +93,7 @@ export TEST_DIRECTORY EXPECT WORKLOADS CALLPROF_BUILD CC OPT PATH
 # The kind of build: hooks compiled in (-finstrument-functions), or sleds
 # (patchable entries, `callprof cc --sleds`: only the functions left out of
 # line after optimisation are counted, as with clang's after-inlining hooks).
+# cc_kind below builds them.
 : "${CP_BUILD_KIND:=hooks}"
 case "$CP_BUILD_KIND" in
 hooks) CP_INSTR_FLAGS=-finstrument-functions ;;
@@ -340,19 +342,152 @@ test_path_is_missing () {
 	return 1
 }
 
-# build_workload s-name.c [extra cc args...]: compile
-# $WORKLOADS/s-name.c into ./t-name with $CC $OPT -g $CP_INSTR_FLAGS
-# (-finstrument-functions, or the sleds' flag in a sleds column); the extra
-# arguments go after the source (libraries, -L, -Wl,...).
-build_workload () {
-	_cp_src=$1
+# The kind of a build (the column's is $CP_BUILD_KIND): "hooks",
+# -finstrument-functions compiled in; "sleds", built by `callprof --sleds
+# COMPILER` as a user's `callprof cc --sleds` is (-g
+# -fpatchable-function-entry=5,0: gcc's five 1-byte NOPs or clang's one
+# 5-byte NOP at each out-of-line function's entry, patched by the runtime
+# under callprof record); "plain", neither.
+#
+# cc_kind KIND COMPILER [args...]: run COMPILER with args as a build of KIND.
+#
+# A sleds build of the ordinary workloads also gets CP_SLED_CFLAGS,
+# -fno-optimize-sibling-calls: at -O2 both compilers turn a call in tail
+# position into a jump (gcc makes 90 of them in the workloads, clang 19),
+# which a hooks build never does (its exit hook follows the call), and the
+# callee's calls then land under the caller's caller.  That is what sleds
+# see of such a program, and the sleds' own scenarios test it
+# (build_kind: t0535's tail calls, t0540's); the others test the same call
+# trees in every column.
+CP_SLED_CFLAGS=-fno-optimize-sibling-calls
+cc_kind () {
+	_cp_k=$1
 	shift
-	_cp_exe=t-${_cp_src#s-}
-	_cp_exe=${_cp_exe%.c}
-	echo "build_workload: $CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -o $_cp_exe $_cp_src $* -lpthread"
-	# shellcheck disable=SC2086
-	$CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
+	case "$_cp_k" in
+	hooks) _cp_c=$1; shift; set -- "$_cp_c" -finstrument-functions "$@" ;;
+	sleds) _cp_c=$1; shift; set -- command callprof --sleds "$_cp_c" $CP_SLED_CFLAGS "$@" ;;
+	plain) ;;
+	*) BUG "cc_kind: unknown kind '$_cp_k'" ;;
+	esac
+	echo "cc_kind $_cp_k: $*"
+	"$@"
 }
+
+# The compiler of a source: $CC for .c, $CXX (the C++ compiler of $CC's
+# family) for .cc.
+case "$CC" in
+clang*) CXX=clang++ ;;
+*) CXX=g++ ;;
+esac
+export CXX
+
+# build_kind [-o EXE] KIND s-name.c|s-name.cc [extra args...]: ./t-name.KIND
+# (or EXE) from $WORKLOADS/s-name.c with $CC (s-name.cc with $CXX) $OPT -g
+# -rdynamic, a build of KIND; the extra arguments go after the source.
+# -rdynamic: backtrace_symbols() names, and s-sled-count.h's table is
+# shared with the libraries.
+build_kind () {
+	_cp_exe=
+	if test "$1" = -o; then
+		_cp_exe=$2
+		shift 2
+	fi
+	_cp_kind=$1
+	_cp_src=$2
+	shift 2
+	if test -z "$_cp_exe"; then
+		_cp_exe=t-${_cp_src#s-}
+		_cp_exe=${_cp_exe%.c}
+		_cp_exe=${_cp_exe%.cc}.$_cp_kind
+	fi
+	_cp_saved=$CP_SLED_CFLAGS
+	CP_SLED_CFLAGS=
+	build_kind_ "$_cp_kind" "$_cp_exe" "$_cp_src" -rdynamic "$@"
+	_cp_status=$?
+	CP_SLED_CFLAGS=$_cp_saved
+	return $_cp_status
+}
+
+# build_kind_ KIND EXE SRC [args...]: the common part of the builders.
+build_kind_ () {
+	_cp_k=$1
+	_cp_exe=$2
+	_cp_src=$3
+	shift 3
+	case "$_cp_src" in
+	*.cc) _cp_cc=$CXX ;;
+	*) _cp_cc=$CC ;;
+	esac
+	# shellcheck disable=SC2086
+	cc_kind "$_cp_k" $_cp_cc $OPT $CP_TEST_CFLAGS -g -Wall -I"$WORKLOADS" \
+		-o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
+}
+
+# build_workload s-name.c [extra cc args...]: ./t-name, a build of the
+# column's kind ($CP_BUILD_KIND) of $WORKLOADS/s-name.c with $CC $OPT -g
+# (-finstrument-functions, or `callprof --sleds $CC` in a sleds column);
+# the extra arguments go after the source (libraries, -L, -Wl,...).
+build_workload () {
+	_cp_exe=t-${1#s-}
+	build_kind_ "$CP_BUILD_KIND" "${_cp_exe%.c}" "$@"
+}
+
+# build_workload_lib s-name.c libname.so [extra args...]: the same, as a
+# shared object.
+build_workload_lib () {
+	build_kind_lib_ "$CP_BUILD_KIND" "$@"
+}
+
+# build_kind_lib KIND s-name.c|.cc LIB [extra args...]: the shared object
+# LIB, built as build_kind builds a program.
+build_kind_lib () {
+	_cp_saved=$CP_SLED_CFLAGS
+	CP_SLED_CFLAGS=
+	build_kind_lib_ "$@"
+	_cp_status=$?
+	CP_SLED_CFLAGS=$_cp_saved
+	return $_cp_status
+}
+
+build_kind_lib_ () {
+	_cp_k=$1
+	_cp_src=$2
+	_cp_lib=$3
+	shift 3
+	case "$_cp_src" in
+	*.cc) _cp_cc=$CXX ;;
+	*) _cp_cc=$CC ;;
+	esac
+	# shellcheck disable=SC2086
+	cc_kind "$_cp_k" $_cp_cc $OPT $CP_TEST_CFLAGS -g -Wall -I"$WORKLOADS" -fPIC -shared \
+		-o "$_cp_lib" "$WORKLOADS/$_cp_src" "$@"
+}
+
+# CP_RUNTIME_A: the arguments that link the static runtime into a program
+# of the column's kind, unquoted.  A hooks build references the hooks, which
+# pull the archive's members in; a sledded program references none of its
+# symbols, so it links the archive whole, as docs/limitations.md tells users.
+case "$CP_BUILD_KIND" in
+sleds) CP_RUNTIME_A="-Wl,--whole-archive $CALLPROF_BUILD/libcallprof.a -Wl,--no-whole-archive" ;;
+*) CP_RUNTIME_A=$CALLPROF_BUILD/libcallprof.a ;;
+esac
+
+# test_skip_sleds 'reason': skip the rest of the script in a sleds column
+# (what it tests is the hooks' own: their ABI, their verdicts, attach's
+# redirection of them).  Says why.
+test_skip_sleds () {
+	test "$CP_BUILD_KIND" = sleds || return 0
+	echo "# SKIP (all) in a sleds column: $1"
+	test_done
+}
+
+# The sleds scenarios (t0530-t0539) run every case against the builds of
+# SLED_KINDS: in a hooks column a hooks build (proves the program and the
+# checks) and a sleds build, in a sleds column the sleds build only.
+case "$CP_BUILD_KIND" in
+sleds) SLED_KINDS=sleds ;;
+*) SLED_KINDS="hooks sleds" ;;
+esac
 
 # build_hostile: ./t-hostile from s-hostile.c, its functions renamed to
 # what a hostile binary could name them (objcopy --redefine-sym): terminal
@@ -401,105 +536,6 @@ wait_for () {
 		sleep 0.1 && _i=$((_i + 1))
 	done
 	test -s "$1"
-}
-
-# build_sleds s-name.c|s-name.cc [extra cc args...]: compile
-# $WORKLOADS/s-name.c (with $CC) or .cc (with the C++ compiler of $CC) into
-# ./t-name (./t-name-cc for .cc) with patchable-entry sleds instead of hooks:
-# $OPT -g -fpatchable-function-entry=5,0, what `callprof cc --sleds` adds.
-build_sleds () {
-	_cp_src=$1
-	shift
-	case "$_cp_src" in
-	*.cc)
-		_cp_exe=t-${_cp_src#s-}
-		_cp_exe=${_cp_exe%.cc}-cc
-		case "$CC" in
-		clang*) _cp_cc=clang++ ;;
-		*) _cp_cc=g++ ;;
-		esac ;;
-	*)
-		_cp_exe=t-${_cp_src#s-}
-		_cp_exe=${_cp_exe%.c}
-		_cp_cc=$CC ;;
-	esac
-	echo "build_sleds: $_cp_cc $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 -o $_cp_exe $_cp_src $* -lpthread"
-	# shellcheck disable=SC2086
-	$_cp_cc $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 -Wall -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
-}
-
-# build_workload_lib s-name.c libname.so: the same flags, as a shared object.
-build_workload_lib () {
-	echo "build_workload_lib: $CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -fPIC -shared -o $2 $1"
-	# shellcheck disable=SC2086
-	$CC $OPT $CP_TEST_CFLAGS -g $CP_INSTR_FLAGS -Wall -fPIC -shared -o "$2" "$WORKLOADS/$1"
-}
-
-# The sleds scenarios (t0530-t0539) run every case against two builds of
-# one workload, KIND "hooks" (-finstrument-functions: works today, and
-# proves the program and the checks) and KIND "sleds"
-# (-fpatchable-function-entry=5,0: the fixed sled build, gcc's five 1-byte
-# NOPs or clang's one 5-byte NOP at each out-of-line function's entry,
-# patched by the runtime under callprof record).  KIND "plain" has neither.
-SLED_KINDS="hooks sleds"
-case "$CC" in
-clang*) CXX=clang++ ;;
-*) CXX=g++ ;;
-esac
-
-# kind_cflags KIND: the compiler flags of a build of KIND.
-kind_cflags () {
-	case "$1" in
-	hooks) echo "-finstrument-functions" ;;
-	sleds) echo "-fpatchable-function-entry=5,0" ;;
-	plain) echo "" ;;
-	*) BUG "kind_cflags: unknown kind '$1'" ;;
-	esac
-}
-
-# build_kind KIND s-name.c|s-name.cc [extra args...]: ./t-name.KIND from
-# $WORKLOADS/s-name.c with $CC (s-name.cc with $CXX, the same family) $OPT
-# -g -rdynamic and KIND's flags; the extra arguments go after the source.
-# -rdynamic: backtrace_symbols() names, and s-sled-count.h's table is
-# shared with the libraries.
-build_kind () {
-	_cp_kind=$1
-	_cp_src=$2
-	shift 2
-	_cp_exe=t-${_cp_src#s-}
-	_cp_exe=${_cp_exe%.c}
-	_cp_exe=${_cp_exe%.cc}.$_cp_kind
-	case "$_cp_src" in
-	*.cc) _cp_cc=$CXX ;;
-	*) _cp_cc=$CC ;;
-	esac
-	echo "build_kind: $_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -rdynamic -o $_cp_exe $_cp_src $* -lpthread"
-	# shellcheck disable=SC2086
-	$_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -rdynamic -Wall \
-		-I"$WORKLOADS" -o "$_cp_exe" "$WORKLOADS/$_cp_src" "$@" -lpthread
-}
-
-# build_sled_workload s-name.c [extra args...]: ./t-name.sleds (what
-# callprof cc --sleds will make).
-build_sled_workload () {
-	build_kind sleds "$@"
-}
-
-# build_kind_lib KIND s-name.c|.cc LIB [extra args...]: the shared object
-# LIB, built as build_kind builds a program.
-build_kind_lib () {
-	_cp_kind=$1
-	_cp_src=$2
-	_cp_lib=$3
-	shift 3
-	case "$_cp_src" in
-	*.cc) _cp_cc=$CXX ;;
-	*) _cp_cc=$CC ;;
-	esac
-	echo "build_kind_lib: $_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -fPIC -shared -o $_cp_lib $_cp_src $*"
-	# shellcheck disable=SC2086
-	$_cp_cc $OPT $CP_TEST_CFLAGS -g $(kind_cflags "$_cp_kind") -Wall -fPIC -shared \
-		-I"$WORKLOADS" -o "$_cp_lib" "$WORKLOADS/$_cp_src" "$@"
 }
 
 # run_both_ways [--dies] [--filter SED] EXE [args...]: run ./EXE args alone

@@ -40,8 +40,8 @@ test_expect_success '"--" is optional before the program' '
 '
 
 test_expect_success 'static runtime: CALLPROF_OUT without callprof record' '
-	$CC $OPT -g -finstrument-functions -o t-static "$WORKLOADS/s-nested.c" \
-		"$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -o t-static "$WORKLOADS/s-nested.c" \
+		$CP_RUNTIME_A -lpthread &&
 	mkdir static &&
 	(
 		cd static &&

@@ -49,8 +49,8 @@ test_expect_success 'paths start at constructors, main and destructors' '
 '
 
 test_expect_success 'the same with the runtime linked statically' '
-	$CC $OPT -g -finstrument-functions -o t-ctor-static "$WORKLOADS/s-ctor.c" \
-		"$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -o t-ctor-static "$WORKLOADS/s-ctor.c" \
+		$CP_RUNTIME_A -lpthread &&
 	CALLPROF_OUT=ctor-static.cprof ./t-ctor-static >out &&
 	callprof export -f folded -m calls ctor-static.cprof >actual &&
 	test_cmp expect actual
@@ -146,7 +146,7 @@ test_expect_success 'clone() children run as without callprof; the parent loses 
 '
 
 test_expect_success 'the same with the runtime linked statically and no watcher' '
-	build_workload s-clone.c "$CALLPROF_BUILD/libcallprof.a" &&
+	build_workload s-clone.c $CP_RUNTIME_A &&
 	rm -f clone.cprof* &&
 	CALLPROF_OUT=clone.cprof CALLPROF_WATCH=0 ./t-clone >out &&
 	test_cmp plain out &&

@@ -9,7 +9,7 @@ clang*) CXX=clang++ LAMBDA='main::$_0::operator()(int) const' ;;
 esac
 
 test_expect_success 'C++ names are printed as c++filt prints them' '
-	$CXX $OPT -g -finstrument-functions -o t-cxx "$WORKLOADS/s-cxx.cc" &&
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT -g -o t-cxx "$WORKLOADS/s-cxx.cc" &&
 	callprof record -o cxx.cprof -- ./t-cxx >out &&
 	callprof export -f folded -m calls cxx.cprof >actual &&
 	cat >expect <<-EOT &&

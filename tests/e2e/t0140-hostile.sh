@@ -17,8 +17,8 @@ test_expect_success 'a daemon that closes every fd and chdirs to / still leaves 
 '
 
 test_expect_success 'static runtime, relative CALLPROF_OUT: fixed at start-up, not after chdir' '
-	$CC $OPT -g -finstrument-functions -o t-daemon-static "$WORKLOADS/s-daemon.c" \
-		"$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -o t-daemon-static "$WORKLOADS/s-daemon.c" \
+		$CP_RUNTIME_A -lpthread &&
 	CALLPROF_OUT=static.cprof ./t-daemon-static >out &&
 	test -f static.cprof &&
 	test_path_is_missing /static.cprof &&

@@ -44,7 +44,7 @@ test_expect_success 'times stay consistent across the jumps' '
 if test "$OPT" != -O0
 then
 	test_expect_success 'a _FORTIFY_SOURCE build (__longjmp_chk) behaves the same' '
-		$CC $OPT -D_FORTIFY_SOURCE=2 -g -finstrument-functions -o t-longjmp-fortify \
+		cc_kind "$CP_BUILD_KIND" $CC $OPT -D_FORTIFY_SOURCE=2 -g -o t-longjmp-fortify \
 			"$WORKLOADS/s-longjmp.c" &&
 		nm -u t-longjmp-fortify | grep -q __longjmp_chk &&
 		callprof record -o fortify.cprof -- ./t-longjmp-fortify >out &&

@@ -71,7 +71,7 @@ test_expect_success 'an exec that fails writes the old image once more at exit, 
 	__attribute__((noinline)) void step(void) { __asm__ volatile(""); }
 	int main(void) { step(); execl("/nonexistent", "x", (char *)0); step(); return 0; }
 	EOT
-	$CC $OPT -g -finstrument-functions -o t-fail fail.c &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -o t-fail fail.c &&
 	callprof record -o fail.cprof -- ./t-fail >out &&
 	callprof export -f folded -m calls fail.cprof >actual &&
 	printf "main 1\nmain;step 2\n" >expect && test_cmp expect actual

@@ -6,7 +6,7 @@ test_description='dlopen/dlclose: unloaded plugins keep their names, also when a
 test_expect_success 'setup' '
 	for p in a b
 	do
-		$CC $OPT -g -finstrument-functions -fPIC -shared -DWHICH=$p \
+		cc_kind "$CP_BUILD_KIND" $CC $OPT -g -fPIC -shared -DWHICH=$p \
 			-o $PWD/libplug-$p.so "$WORKLOADS/s-plug.c" || return 1
 	done &&
 	build_workload s-dlopen.c -ldl

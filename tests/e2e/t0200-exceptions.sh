@@ -10,7 +10,7 @@ esac
 
 # thrower(5) .. thrower(0): six frames unwound per throw.
 test_expect_success 'thrown through 5 levels 1000 times: counts exact, handler under catcher' '
-	$CXX $OPT -g -finstrument-functions -o t-throw "$WORKLOADS/s-throw.cc" &&
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT -g -o t-throw "$WORKLOADS/s-throw.cc" &&
 	callprof record -o throw.cprof -- ./t-throw >out &&
 	awk "BEGIN {
 		print \"main 1\"

@@ -65,7 +65,7 @@ test_expect_success 'the same after moving the binaries, with --symfs' '
 '
 
 test_expect_success 'a debug file of another build is not used, and said so' '
-	$CC $OPT -g -finstrument-functions -fPIC -shared -DOTHER_BUILD -o other.so \
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -fPIC -shared -DOTHER_BUILD -o other.so \
 		"$WORKLOADS/s-lib.c" &&
 	objcopy --only-keep-debug other.so libslib.so.debug &&
 	callprof export -f folded -m calls p.cprof >actual 2>err &&
@@ -76,7 +76,7 @@ test_expect_success 'a debug file of another build is not used, and said so' '
 '
 
 test_expect_success 'a binary changed since recording: MODULE+0xOFFSET names, said so' '
-	$CC $OPT -g -finstrument-functions -fPIC -shared -DOTHER_BUILD -o libslib.so \
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -fPIC -shared -DOTHER_BUILD -o libslib.so \
 		"$WORKLOADS/s-lib.c" &&
 	callprof export -f folded -m calls p.cprof >actual 2>err &&
 	grep -q "^callprof: warning: .*libslib.so. changed since recording (build-id" err &&

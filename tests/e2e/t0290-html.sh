@@ -42,7 +42,7 @@ test_expect_success 'html: one file; loads nothing; no name can end its script e
 	! grep -q "<" data &&
 	python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"callprof_html\"] == 2" data &&
 	case "$CC" in clang*) CXX=clang++ ;; *) CXX=g++ ;; esac &&
-	$CXX $OPT -g -finstrument-functions -o t-cxx "$WORKLOADS/s-cxx.cc" &&
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT -g -o t-cxx "$WORKLOADS/s-cxx.cc" &&
 	callprof record -o cxx.cprof -- ./t-cxx >out &&
 	callprof export -f html -o cxx.html cxx.cprof &&
 	callprof export -f json -o cxx.json cxx.cprof &&
@@ -75,7 +75,7 @@ test_expect_success 'html --threads=each: the thread switch shows each thread'"'
 # weight; the switches change the view without exporting again.
 test_expect_success 'html: the weight and thread switches agree with report; the layout at two sizes' '
 	case "$CC" in clang*) CXX=clang++ ;; *) CXX=g++ ;; esac &&
-	$CXX $OPT -g -finstrument-functions -o t-longnames "$WORKLOADS/s-longnames.cc" -lpthread &&
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT -g -o t-longnames "$WORKLOADS/s-longnames.cc" -lpthread &&
 	callprof record -o ln.cprof -- ./t-longnames 300 >out 2>err &&
 	callprof export -f html -o ln.html ln.cprof &&
 	callprof export -f json -o ln.json ln.cprof &&

@@ -83,7 +83,7 @@ test_expect_success 'a merged profile reads without its binary: names and lines 
 
 test_expect_success 'two builds of one program (other addresses) merge by name' '
 	cp t-ranks t-ranks-a &&
-	$CC $OPT -g -finstrument-functions -DOTHER_BUILD -fno-inline -o t-ranks-b "$WORKLOADS/s-ranks.c" &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -DOTHER_BUILD -fno-inline -o t-ranks-b "$WORKLOADS/s-ranks.c" &&
 	callprof record --mode=counting -o a.cprof -- ./t-ranks-a 1 2>/dev/null &&
 	callprof record --mode=counting -o b.cprof -- ./t-ranks-b 2 2>/dev/null &&
 	callprof merge -q -o ab.cprof a.cprof b.cprof &&

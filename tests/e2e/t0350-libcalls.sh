@@ -15,9 +15,9 @@ esac
 test_expect_success 'setup' '
 	build_workload s-libcalls.c &&
 	build_workload_lib s-libcalls-lib.c libslc.so &&
-	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -DWITH_LIB -o t-libcalls-lib \
+	cc_kind "$CP_BUILD_KIND" $CC $OPT $CP_TEST_CFLAGS -g -Wall -DWITH_LIB -o t-libcalls-lib \
 		"$WORKLOADS/s-libcalls.c" -L. -lslc "-Wl,-rpath,\$ORIGIN" &&
-	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -Wl,-z,relro,-z,now -o t-libcalls-now \
+	cc_kind "$CP_BUILD_KIND" $CC $OPT $CP_TEST_CFLAGS -g -Wall -Wl,-z,relro,-z,now -o t-libcalls-now \
 		"$WORKLOADS/s-libcalls.c"
 '
 
@@ -112,7 +112,7 @@ test_expect_success 'CALLPROF_LIBCALLS=1 without LD_BIND_NOW: lazy slots are lef
 '
 
 test_expect_success 'C++: an exception thrown from libstdc++ (not redirected) is caught as before' '
-	$CXX $OPT -g -finstrument-functions -o t-throw "$WORKLOADS/s-throw.cc" &&
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT -g -o t-throw "$WORKLOADS/s-throw.cc" &&
 	callprof record -o throw.cprof -- ./t-throw >throw.out &&
 	callprof record --libcalls -o throwlc.cprof -- ./t-throw >throwlc.out &&
 	test_cmp throw.out throwlc.out &&
@@ -123,7 +123,7 @@ test_expect_success 'C++: an exception thrown from libstdc++ (not redirected) is
 '
 
 test_expect_success 'C++: an exception thrown through a redirected libc frame (qsort) is caught' '
-	$CXX $OPT -g -finstrument-functions -o t-libcalls-throw "$WORKLOADS/s-libcalls-throw.cc" &&
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT -g -o t-libcalls-throw "$WORKLOADS/s-libcalls-throw.cc" &&
 	./t-libcalls-throw >alone-throw.out &&
 	callprof record --libcalls -o lthrow.cprof -- ./t-libcalls-throw >lthrow.out &&
 	test_cmp alone-throw.out lthrow.out &&

@@ -27,7 +27,7 @@ test_expect_success 'without callprof: builds and runs the same, PIE or not, sta
 	$CC $OPT -Wall -o plain-pie "$WORKLOADS/s-api.c" -lpthread &&
 	$CC $OPT -Wall -no-pie -o plain-nopie "$WORKLOADS/s-api.c" -lpthread &&
 	$CC $OPT -Wall -static -o plain-static "$WORKLOADS/s-api.c" -lpthread &&
-	$CC $OPT $CP_TEST_CFLAGS -g -finstrument-functions -Wall -no-pie -o instr-nopie "$WORKLOADS/s-api.c" -lpthread &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT $CP_TEST_CFLAGS -g -Wall -no-pie -o instr-nopie "$WORKLOADS/s-api.c" -lpthread &&
 	for p in plain-pie plain-nopie plain-static t-api
 	do
 		./$p >out 2>err &&

@@ -326,8 +326,8 @@ as_nobody () {
 }
 
 if test -z "$secure_skip"; then
-	$CC $OPT -g -finstrument-functions -Wall -o "$secure_dir/t-secure" "$WORKLOADS/s-secure.c" \
-		"$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -Wall -o "$secure_dir/t-secure" "$WORKLOADS/s-secure.c" \
+		$CP_RUNTIME_A -lpthread &&
 	chmod 4755 "$secure_dir/t-secure" &&
 	as_nobody "$secure_dir/t-secure" >"$secure_dir/probe" 2>/dev/null &&
 	grep -q " euid=0 " "$secure_dir/probe" ||

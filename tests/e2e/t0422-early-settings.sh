@@ -8,14 +8,17 @@ test_description='the runtime reads the settings the process was started with, h
 # still write where CALLPROF_OUT says, and a program that changes its
 # environment before the runtime looks must not move the profile.
 
+# In a sleds build nothing calls the runtime before its constructor
+# patches the sleds, so the calls made from .preinit_array are not
+# counted (docs/limitations.md); the settings must hold all the same.
 test_expect_success 'setup: the workload, and what its profile holds' '
 	build_workload s-preinit.c &&
-	cat >expect <<-\EOT
-	main 1
-	main;early 1
-	pre 1
-	pre;early 1
-	EOT
+	if test "$CP_BUILD_KIND" = sleds
+	then
+		printf "%s\n" "main 1" "main;early 1" >expect
+	else
+		printf "%s\n" "main 1" "main;early 1" "pre 1" "pre;early 1" >expect
+	fi
 '
 
 test_expect_success '.preinit_array code under record: the profile is at -o' '
@@ -39,8 +42,8 @@ test_expect_success 'a program that sets CALLPROF_OUT itself first does not move
 '
 
 test_expect_success 'the runtime linked in (libcallprof.a), dynamic program' '
-	$CC $OPT -g -finstrument-functions -I"$WORKLOADS" -o t-preinit-a "$WORKLOADS/s-preinit.c" \
-		"$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+	cc_kind "$CP_BUILD_KIND" $CC $OPT -g -I"$WORKLOADS" -o t-preinit-a "$WORKLOADS/s-preinit.c" \
+		$CP_RUNTIME_A -lpthread &&
 	mkdir a && (cd a &&
 	test_expect_code 3 env CALLPROF_OUT=../a.cprof ../t-preinit-a setenv >out &&
 	test_path_is_missing hijacked &&
@@ -51,8 +54,8 @@ test_expect_success 'the runtime linked in (libcallprof.a), dynamic program' '
 
 if $CC -static -o t-static-probe "$WORKLOADS/s-tiny.c" 2>/dev/null; then
 	test_expect_success 'the runtime linked in, static program' '
-		$CC $OPT -g -finstrument-functions -static -I"$WORKLOADS" -o t-preinit-s \
-			"$WORKLOADS/s-preinit.c" "$CALLPROF_BUILD/libcallprof.a" -lpthread &&
+		cc_kind "$CP_BUILD_KIND" $CC $OPT -g -static -I"$WORKLOADS" -o t-preinit-s \
+			"$WORKLOADS/s-preinit.c" $CP_RUNTIME_A -lpthread &&
 		mkdir s && (cd s &&
 		test_expect_code 3 env CALLPROF_OUT=../s.cprof ../t-preinit-s >out &&
 		test_path_is_missing callprof.out) &&

@@ -23,7 +23,7 @@ source_col () {
 }
 
 test_expect_success 'setup: a long inlined C++ method, and time in code without hooks' '
-	$CXX $OPT $CP_TEST_CFLAGS -g -finstrument-functions -o t-display "$WORKLOADS/s-display.cc" &&
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT $CP_TEST_CFLAGS -g -o t-display "$WORKLOADS/s-display.cc" &&
 	callprof record -o d.cprof -- ./t-display 300 >out 2>err &&
 	callprof record -o d2.cprof -- ./t-display 150 >out 2>err &&
 	callprof record --time=clock -o k.cprof -- ./t-display 100 >out 2>err &&

@@ -21,8 +21,8 @@ rows () {
 }
 
 test_expect_success 'setup: C++ workloads, recorded' '
-	$CXX $OPT $CP_TEST_CFLAGS -g -finstrument-functions -o t-cxx "$WORKLOADS/s-cxx.cc" &&
-	$CXX $OPT $CP_TEST_CFLAGS -g -finstrument-functions -o t-longnames \
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT $CP_TEST_CFLAGS -g -o t-cxx "$WORKLOADS/s-cxx.cc" &&
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT $CP_TEST_CFLAGS -g -o t-longnames \
 		"$WORKLOADS/s-longnames.cc" -lpthread &&
 	callprof record -o cxx.cprof -- ./t-cxx >/dev/null &&
 	callprof record -o long.cprof -- ./t-longnames 300 >/dev/null

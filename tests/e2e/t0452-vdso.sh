@@ -85,6 +85,11 @@ test_expect_success 'record --sample of a program without hooks: named, and unwo
 '
 
 # The target runs for at most 5 s of CPU time, and is killed once attach is done.
+if test "$CP_BUILD_KIND" = sleds
+then
+	test_skip 'attach: the runtime loaded into a running program writes the image too' \
+		'attach does not patch sleds yet (issue 31, item 4, under way)'
+else
 test_expect_success 'attach: the runtime loaded into a running program writes the image too' '
 	{ ./t-vdso 5000 >/dev/null 2>&1 & echo $! >target.pid; } &&
 	pid=$(cat target.pid) &&
@@ -95,5 +100,6 @@ test_expect_success 'attach: the runtime loaded into a running program writes th
 	test_path_is_missing attach.failed &&
 	vdso_named a.cprof
 '
+fi
 
 test_done

@@ -96,7 +96,7 @@ if $CC $OPT -fcf-protection=full -fPIC -shared -Wl,-z,ibtplt -o libibt.so "$WORK
 	readelf -SW libibt.so | grep -q "\.plt\.sec"
 then
 	test_expect_success '.plt.sec stubs (IBT, -fcf-protection), in the program and in a library' '
-		$CC $OPT -g -finstrument-functions -fcf-protection=full -Wl,-z,ibtplt -o t-ibt \
+		cc_kind "$CP_BUILD_KIND" $CC $OPT -g -fcf-protection=full -Wl,-z,ibtplt -o t-ibt \
 			"$WORKLOADS/s-plt.c" -L. -libt -Wl,-rpath,"\$ORIGIN" &&
 		readelf -SW t-ibt | grep -q "\.plt\.sec" &&
 		craft t-ibt libibt.so ibt.cprof &&
@@ -126,7 +126,7 @@ test_expect_success 'C++ targets: the stub is named demangled, TARGET@plt' '
 	int main() { for (int i = 0; i < 1000; i++) sink += pl::grow("x", i); return 0; }
 	EOT
 	$CXX $OPT $CP_TEST_CFLAGS -g -fPIC -shared -o libpl.so pl-lib.cc &&
-	$CXX $OPT $CP_TEST_CFLAGS -g -finstrument-functions -I. -o t-plcc pl-main.cc -L. -lpl \
+	cc_kind "$CP_BUILD_KIND" $CXX $OPT $CP_TEST_CFLAGS -g -I. -o t-plcc pl-main.cc -L. -lpl \
 		-Wl,-rpath,"\$ORIGIN" &&
 	s_grow=$(stub t-plcc _ZN2pl4growEPKci) && main=$(sym t-plcc main) &&
 	test -n "$s_grow" && test -n "$main" &&

@@ -24,7 +24,7 @@ record_same () {
 }
 
 test_expect_success 'the sleds are patched, all of them' '
-	build_sleds s-sleds-core.c &&
+	build_kind -o t-sleds-core sleds s-sleds-core.c &&
 	{ CALLPROF_SLEDS_VERBOSE=1 callprof record -o v.cprof -- ./t-sleds-core >out 2>err; test $? = 3; } &&
 	grep "sleds: (main program): [1-9][0-9]* patched, 0 skipped" err
 '

@@ -4,7 +4,7 @@ test_description='sleds: unwinders see the real return addresses: C++ exceptions
 . "$(dirname "$0")/lib.sh"
 
 test_expect_success 'C++: same output and exit status as the unprofiled run' '
-	build_sleds s-sleds-core.cc -rdynamic &&
+	build_kind -o t-sleds-core-cc sleds s-sleds-core.cc &&
 	{ ./t-sleds-core-cc >plain.out; echo "exit $?" >>plain.out; } &&
 	{ callprof record -o x.cprof -- ./t-sleds-core-cc >rec.out; echo "exit $?" >>rec.out; } &&
 	test_cmp plain.out rec.out &&

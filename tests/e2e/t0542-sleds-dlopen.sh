@@ -4,10 +4,8 @@ test_description='sleds: a sledded library loaded by dlopen is patched before it
 . "$(dirname "$0")/lib.sh"
 
 test_expect_success 'dlopen by path: the library calls counted exactly, twice loaded' '
-	$CC $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 -fPIC -shared \
-		-o libsledplug.so "$WORKLOADS/s-sleds-plugin.c" &&
-	$CC $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 \
-		-o t-sleds-dl "$WORKLOADS/s-sleds-dl.c" -ldl &&
+	build_kind_lib sleds s-sleds-plugin.c libsledplug.so &&
+	build_kind -o t-sleds-dl sleds s-sleds-dl.c -ldl &&
 	./t-sleds-dl ./libsledplug.so >plain.out &&
 	CALLPROF_SLEDS_VERBOSE=1 callprof record -o p.cprof -- ./t-sleds-dl ./libsledplug.so >rec.out 2>err &&
 	test_cmp plain.out rec.out &&
@@ -28,7 +26,7 @@ test_expect_success 'dlopen by bare name from a program without RUNPATH: patched
 # program without any (a plain build) must still get its dlopened
 # library patched.
 test_expect_success 'a program without sleds dlopens a sledded library: patched all the same' '
-	$CC $OPT $CP_TEST_CFLAGS -g -o t-plain-dl "$WORKLOADS/s-sleds-dl.c" -ldl &&
+	build_kind -o t-plain-dl plain s-sleds-dl.c -ldl &&
 	./t-plain-dl ./libsledplug.so >plain2.out &&
 	callprof record -o n.cprof -- ./t-plain-dl ./libsledplug.so >rec2.out &&
 	test_cmp plain2.out rec2.out &&

@@ -3,12 +3,8 @@
 test_description='sleds: swapcontext coroutines, exec, and vfork then exec from a sledded function'
 . "$(dirname "$0")/lib.sh"
 
-sleds_cc () {
-	$CC $OPT $CP_TEST_CFLAGS -g -fpatchable-function-entry=5,0 -I"$WORKLOADS" "$@"
-}
-
 test_expect_success 'swapcontext: each context own calls under its own root, nothing unpaired' '
-	sleds_cc -o t-coro "$WORKLOADS/s-coro.c" &&
+	build_kind -o t-coro sleds s-coro.c &&
 	./t-coro >plain.out &&
 	callprof record -o coro.cprof -- ./t-coro >rec.out &&
 	test_cmp plain.out rec.out &&
@@ -20,7 +16,7 @@ test_expect_success 'swapcontext: each context own calls under its own root, not
 '
 
 test_expect_success 'exec: the image before and the image after each write their calls' '
-	sleds_cc -o t-exec "$WORKLOADS/s-exec.c" &&
+	build_kind -o t-exec sleds s-exec.c &&
 	callprof record -o ex.cprof -- ./t-exec >rec.out &&
 	cat ex.cprof ex.cprof.exec1 >/dev/null &&
 	{ callprof export -f folded -m calls ex.cprof; callprof export -f folded -m calls ex.cprof.exec1; } >folded &&
@@ -28,7 +24,7 @@ test_expect_success 'exec: the image before and the image after each write their
 '
 
 test_expect_success 'vfork and exec from a sledded function: same output, exact counts' '
-	sleds_cc -o t-vfork "$WORKLOADS/s-sleds-vfork.c" &&
+	build_kind -o t-vfork sleds s-sleds-vfork.c &&
 	./t-vfork >plain.out &&
 	callprof record -o vf.cprof -- ./t-vfork >rec.out &&
 	test_cmp plain.out rec.out &&

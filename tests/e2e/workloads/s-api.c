@@ -78,7 +78,7 @@ NOINLINE void *worker(void *arg)
 }
 
 /* Not instrumented: the two snapshots must differ by tick()'s calls alone. */
-__attribute__((no_instrument_function)) static void report_dump(const char *what, int ret)
+NOINSTR static void report_dump(const char *what, int ret)
 {
 	if (ret)
 		fprintf(stderr, "%s=-1 %s\n", what, strerror(errno));

@@ -42,7 +42,7 @@
 
 #include "workload.h"
 
-#define NOINSTR __attribute__((no_instrument_function))
+/* NOINSTR (workload.h): no hooks and no sled */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 enum { OUTER, MID, INNER, LEAF, NFN, REC = OUTER, STEP = MID };

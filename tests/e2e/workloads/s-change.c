@@ -25,7 +25,7 @@
 
 volatile long sink;
 
-__attribute__((noinline, no_instrument_function)) static void burn(long n)
+NOINSTR __attribute__((noinline)) static void burn(long n)
 {
 	unsigned long x = (unsigned long)sink | 1;
 

@@ -29,7 +29,7 @@ NOINLINE void work(void)
 	leaf();
 }
 
-static int default_disposition(int sig)
+NOINLINE static int default_disposition(int sig)
 {
 	struct sigaction sa;
 

@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "workload.h"
+
 __attribute__((noinline)) int f(int x)
 {
 	return x + 1;
@@ -19,7 +21,7 @@ __attribute__((noinline)) int g(int x)
 }
 
 /* Not instrumented: sets errno before the thread's first hook runs. */
-__attribute__((no_instrument_function)) static void *thread_main(void *arg)
+NOINSTR static void *thread_main(void *arg)
 {
 	errno = 77;
 	f(1);

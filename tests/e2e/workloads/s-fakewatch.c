@@ -40,7 +40,7 @@ NOINLINE void work(void)
 }
 
 /* Be a watcher of pid, answering with fd; never returns. */
-static __attribute__((noreturn, no_instrument_function)) void pretend(pid_t pid, int fd)
+static NOINSTR __attribute__((noreturn)) void pretend(pid_t pid, int fd)
 {
 	sigset_t set;
 	siginfo_t si;

@@ -33,7 +33,7 @@
 volatile long sink;
 
 /* Does any thread of ours list a child in /proc/self/task/TID/children? */
-__attribute__((no_instrument_function)) static int has_children(void)
+NOINSTR static int has_children(void)
 {
 	char path[64];
 	int c = EOF;
@@ -111,7 +111,7 @@ static int wait_mode(const char *ready_file)
  * (at most 10 s): a watcher reads a privileged child's credentials in /proc
  * before it writes for it (runtime/creds.c), which a reaped child has not.
  */
-__attribute__((no_instrument_function)) static void await_profile(pid_t pid)
+NOINSTR static void await_profile(pid_t pid)
 {
 	const char *out = getenv("CALLPROF_OUT");
 	char path[4200];

@@ -9,7 +9,7 @@
 
 volatile unsigned sink;
 
-__attribute__((no_instrument_function, noinline)) static unsigned helper(unsigned x)
+__attribute__((no_instrument_function, patchable_function_entry(0, 0), noinline)) static unsigned helper(unsigned x)
 {
 	return x * 2654435761u;
 }

@@ -35,7 +35,7 @@
 
 volatile long sink;
 
-__attribute__((no_instrument_function)) static long now_ms(void)
+NOINSTR static long now_ms(void)
 {
 	struct timespec ts;
 
@@ -44,7 +44,7 @@ __attribute__((no_instrument_function)) static long now_ms(void)
 }
 
 /* Spin until the wall clock reaches until_ms (no hooks inside). */
-__attribute__((noinline, no_instrument_function)) static void burn_until(long until_ms)
+NOINSTR __attribute__((noinline)) static void burn_until(long until_ms)
 {
 	unsigned long x = (unsigned long)sink | 1;
 

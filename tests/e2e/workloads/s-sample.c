@@ -35,7 +35,7 @@ volatile long sink;
 static long long unit_ns = 100000000;
 
 /* No hooks: the trees are those of the work alone. */
-__attribute__((no_instrument_function)) static long long cpu_ns(void)
+NOINSTR static long long cpu_ns(void)
 {
 	struct timespec ts;
 

@@ -63,7 +63,7 @@ static void *thread_main(void *arg)
 /* nr == n: allow, else go on */
 #define PASS(n) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (n), 0, 1), ALLOW
 
-static int install(const char *which)
+NOINLINE static int install(const char *which)
 {
 	unsigned action = !strcmp(which, "kill-thread") ? SECCOMP_RET_KILL_THREAD :
 			  !strcmp(which, "errno")	? SECCOMP_RET_ERRNO | 1 /* EPERM */ :

@@ -25,7 +25,7 @@ static long noisy_spins = 2000000;
 static long long noisy_ns; /* spin for this much CPU time instead */
 
 /* No hooks: the trees are those of the program's own calls. */
-__attribute__((no_instrument_function)) static long long cpu_ns(void)
+NOINSTR static long long cpu_ns(void)
 {
 	struct timespec ts;
 

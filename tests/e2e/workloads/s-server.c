@@ -83,8 +83,7 @@
 
 #include "workload.h"
 
-/* The helpers are not profiled: no hooks, and no sled in a sleds build. */
-#define NOINSTR __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
+/* NOINSTR (workload.h): no hooks and no sled */
 
 volatile long sink;
 

@@ -40,7 +40,7 @@
 
 volatile long sink;
 
-__attribute__((noinline, no_instrument_function)) static void burn(long n)
+NOINSTR __attribute__((noinline)) static void burn(long n)
 {
 	unsigned long x = (unsigned long)sink | 1;
 
@@ -55,7 +55,7 @@ __attribute__((noinline, no_instrument_function)) static void burn(long n)
 static long pieces = 1;
 static int timed; /* the work is nanoseconds of CPU time, not iterations */
 
-__attribute__((no_instrument_function)) static long long cpu_ns(void)
+NOINSTR static long long cpu_ns(void)
 {
 	struct timespec ts;
 
@@ -64,7 +64,7 @@ __attribute__((no_instrument_function)) static long long cpu_ns(void)
 }
 
 /* n iterations, or (timed) n ns of this thread's CPU time; no hook meanwhile. */
-__attribute__((no_instrument_function)) static void work(long n)
+NOINSTR static void work(long n)
 {
 	long long end;
 
@@ -84,7 +84,7 @@ NOINLINE void tick(void)
 }
 
 /* Work n in the pieces asked for (P = 1: one call of burn, no tick). */
-__attribute__((no_instrument_function)) static void burn_pieces(long n)
+NOINSTR static void burn_pieces(long n)
 {
 	if (pieces == 1) {
 		work(n);

@@ -12,10 +12,32 @@
 #ifndef CP_TESTS_E2E_WORKLOAD_H
 #define CP_TESTS_E2E_WORKLOAD_H
 
+/*
+ * A build with sleds is the plain build's code, and gcc -O2 folds functions
+ * whose code is identical into one (-fipa-icf): a hooks build keeps them
+ * apart (each passes its own address to the hooks), a sleds build would
+ * count both under one name.  no_icf keeps each function its own code.
+ */
 #ifdef __clang__
 #define NOINLINE __attribute__((noinline))
 #else
-#define NOINLINE __attribute__((noinline, noclone))
+#define NOINLINE __attribute__((noinline, noclone, no_icf))
+#endif
+
+/*
+ * NOINSTR: a helper that callprof must not count, in every kind of build.
+ * no_instrument_function keeps -finstrument-functions' hooks out, but not
+ * a sled: `callprof cc --sleds` (-fpatchable-function-entry) gives every
+ * out-of-line function one unless it says patchable_function_entry(0, 0)
+ * (gcc 8, clang 10), as include/callprof.h's wrappers do.
+ */
+#ifndef __has_attribute
+#define __has_attribute(x) 0
+#endif
+#if __has_attribute(patchable_function_entry)
+#define NOINSTR __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
+#else
+#define NOINSTR __attribute__((no_instrument_function))
 #endif
 
 /* Every workload defines the sink once: `volatile long sink;` */
