@@ -23,16 +23,9 @@ static void *map(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static inline uint64_t hash(const struct cp_node *parent, uintptr_t fn)
-{
-	return cp_ptr_hash(parent, fn);
-}
-
-/* Where a site record (parent, fn, site) is filed; a node is filed by (parent, fn). */
-static inline uint64_t hash_site(const struct cp_node *parent, uintptr_t fn, uintptr_t site)
-{
-	return hash(parent, fn ^ ((uint64_t)site * 0xC2B2AE3D27D4EB4Full));
-}
+/* Where a node (parent, fn) is filed; a site record (parent, fn, site): cct.h. */
+#define hash cp_cct__hash
+#define hash_site cp_cct__hash_site
 
 static inline uint64_t hash_of(const struct cp_node *n)
 {

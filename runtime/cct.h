@@ -368,6 +368,52 @@ CP_HIDDEN void cp_cct__zero(struct cp_cct *c);
 CP_HIDDEN struct cp_node *cp_cct__child(struct cp_cct *c, struct cp_node *from, uintptr_t fn,
 					uintptr_t site);
 
+/* Where a node (parent, fn) is filed in the table; a site record (parent, fn, site). */
+static inline uint64_t cp_cct__hash(const struct cp_node *parent, uintptr_t fn)
+{
+	return cp_ptr_hash(parent, fn);
+}
+
+static inline uint64_t cp_cct__hash_site(const struct cp_node *parent, uintptr_t fn, uintptr_t site)
+{
+	return cp_cct__hash(parent, fn ^ ((uint64_t)site * 0xC2B2AE3D27D4EB4Full));
+}
+
+/*
+ * cp_cct__child's lookup alone, for the sleds' leaf fast path (no call):
+ * the record already in the table for a call of fn from site in context
+ * from, made from's cache; NULL when there is none yet (or from is the
+ * lost node): the caller then takes the path that makes it.
+ */
+static inline struct cp_node *cp_cct__find(struct cp_cct *c, struct cp_node *from, uintptr_t fn,
+					   uintptr_t site)
+{
+	struct cp_node *parent = from->canon, *node = NULL, *n;
+	struct cp_htab *h = c->htab;
+	uint64_t i;
+
+	if (from == &c->lost)
+		return NULL;
+	for (i = cp_cct__hash(parent, fn) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask)
+		if (n->fn == fn && n->parent == parent && !cp_node__is_site(n)) {
+			node = n;
+			break;
+		}
+	if (node && node->site != site && !c->nosites) {
+		node = NULL;
+		for (i = cp_cct__hash_site(parent, fn, site) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask)
+			if (n->fn == fn && n->site == site && n->parent == parent && cp_node__is_site(n)) {
+				node = n;
+				break;
+			}
+	}
+	if (node && from->cache != node) {
+		from->cache2 = from->cache;
+		from->cache = node;
+	}
+	return node;
+}
+
 /* Double the shadow stack (steps 10, 11).  0 or -ENOMEM (c unchanged). */
 CP_HIDDEN int cp_cct__grow_stack(struct cp_cct *c);
 

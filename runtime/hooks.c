@@ -756,8 +756,12 @@ static inline __attribute__((always_inline)) CP_NOINSTR uintptr_t sled_enter_fas
 	n = p->cache;
 	if (unlikely(!n || n->fn != fn || n->site != site)) {
 		n = p->cache2;
-		if (unlikely(!n || n->fn != fn || n->site != site))
-			goto slow;
+		if (unlikely(!n || n->fn != fn || n->site != site)) {
+			/* A context seen before but not among the last two: the table. */
+			n = cp_cct__find(&t->cct, p, fn, site);
+			if (!n)
+				goto slow;
+		}
 	}
 	if (unlikely(n->flags || !n->stub))
 		goto slow;

@@ -951,6 +951,15 @@ static inline uintptr_t cp_stubs__target(uintptr_t a)
 CP_HIDDEN uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f);
 /* Patch every module's sleds not patched yet (start, after dlopen); warns once on trouble. */
 CP_HIDDEN void cp_sleds__patch_new(void);
+/*
+ * A CPU sample's ip, with one in a thunk or a stub moved into the runtime's
+ * own code (the entry or exit trampoline): those samples are the
+ * profiler's share, as the report counts samples in libcallprof, not the
+ * program's function on top of the shadow stack.
+ */
+CP_HIDDEN uintptr_t cp_sleds__sample_ip(uintptr_t ip);
+/* Does [lo, hi) hold code of a module whose sleds are patched (libcalls: instrumented)? */
+CP_HIDDEN int cp_sleds__covers(uintptr_t lo, uintptr_t hi);
 /* Sleds are patched in this process (the stub area may not be mapped yet). */
 CP_HIDDEN int cp_sleds__on(void);
 /* At start: patch what is loaded, unless refused (CET shadow stack). */

@@ -6,7 +6,8 @@
  * design and its limits are in docs/internals/libcalls.md.
  *
  * At start-up every GOT slot of the PLT (R_X86_64_JUMP_SLOT) of every
- * instrumented module (one whose relocations name __cyg_profile_func_enter)
+ * instrumented module (one whose relocations name __cyg_profile_func_enter,
+ * or whose sleds are patched)
  * is read; record sets LD_BIND_NOW, so all of them hold their final
  * targets by then.  A slot whose target lies in a module that is not
  * instrumented, and whose symbol is not in the exclusion table below, is
@@ -611,8 +612,9 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!strncmp(m->name, "linux-vdso", 10))
 		m->dyn = NULL;
 	read_dyn(m, &d);
+	/* Hooks, or sleds patched (a sleds build names no hook). */
 	m->instrumented = names_the_hook(&d, d.jmprel, d.jmprel_n) ||
-			  names_the_hook(&d, d.rela, d.rela_n);
+			  names_the_hook(&d, d.rela, d.rela_n) || cp_sleds__covers(m->lo, m->hi);
 	sc->n++;
 	return 0;
 }

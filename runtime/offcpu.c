@@ -596,12 +596,14 @@ void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
 				p->out_ns = 0;
 			}
 		} else if (r.h.type == PERF_RECORD_SAMPLE && p->period && len >= sizeof(r.smp)) {
+			r.smp.ip = cp_sleds__sample_ip(r.smp.ip);
 			unseen(p, n->canon, r.smp.value);
 			p->last_ip = r.smp.ip;
 			p->samples++;
 			p->period_ns += p->period;
 			cp_offcpu__add_line(p, n->canon, r.smp.ip, 1);
 		} else if (r.h.type == PERF_RECORD_SAMPLE && len >= REC_SAMPLE_NOREAD) {
+			r.smp.ip = cp_sleds__sample_ip(r.smp.ip);
 			p->samples++;
 			p->period_ns += r.smp.period;
 			cp_offcpu__add_line(p, n->canon, r.smp.ip, 1);

@@ -665,6 +665,31 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+uintptr_t cp_sleds__sample_ip(uintptr_t ip)
+{
+	uint32_t n;
+
+	if (!cp_stubs.rx)
+		return ip;
+	if (ip - cp_stubs.rx < cp_stubs.bytes)
+		return (uintptr_t)cp_sled_ret_common;
+	n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; mods && i < n; i++)
+		if (mods[i].thunks && ip - mods[i].thunks < mods[i].thunk_bytes)
+			return (uintptr_t)cp_sled_entry;
+	return ip;
+}
+
+int cp_sleds__covers(uintptr_t lo, uintptr_t hi)
+{
+	uint32_t n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; mods && i < n; i++)
+		if (!mods[i].gone && mods[i].patched && mods[i].lo < hi && lo < mods[i].hi)
+			return 1;
+	return 0;
+}
+
 int cp_sleds__on(void)
 {
 	return mods && !refused;

@@ -2,7 +2,6 @@
 # matrix: cc-opt
 test_description='callprof attach PID: a window of a server started without callprof (issue 23)'
 . "$(dirname "$0")/lib.sh"
-test_skip_sleds 'callprof attach redirects the hooks; it does not patch sleds yet (issue 31, item 4, under way)'
 
 # The acceptance test of `callprof attach` (issue 23, "Acceptance"): the
 # server (workloads/s-server.c) counts its own calls; a window's profile must

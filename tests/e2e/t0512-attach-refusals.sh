@@ -2,7 +2,6 @@
 # matrix: cc-opt
 test_description='callprof attach refuses, in one line, every process it cannot profile, and changes nothing in it'
 . "$(dirname "$0")/lib.sh"
-test_skip_sleds 'callprof attach redirects the hooks; it does not patch sleds yet (issue 31, item 4, under way)'
 
 # Every process a case starts is listed in $STARTED with its start time
 # (/proc/PID/stat field 22), killed by the case at its end (stop_bg) and,

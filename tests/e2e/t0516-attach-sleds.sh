@@ -43,7 +43,7 @@ after_detach () {
 }
 
 test_expect_success 'setup: the server built with sleds' '
-	build_sleds s-server.c -ldl &&
+	build_kind -o t-server sleds s-server.c -ldl &&
 	readelf -SW t-server | grep -q __patchable_function_entries
 '
 
@@ -147,7 +147,7 @@ busy_done () {
 }
 
 test_expect_success 'setup: a busy target built with sleds' '
-	build_sleds s-attach-busy.c -ldl
+	build_kind -o t-attach-busy sleds s-attach-busy.c -ldl
 '
 
 if test "$(id -u)" = 0; then
@@ -184,7 +184,7 @@ test_expect_success 'sleds patched by a killed attach: a second attach refuses i
 # call it was in is open at attach, and the program lives on.
 if test "$(basename "$CC")" = gcc; then
 	test_expect_success 'a thread stopped inside a sled is moved to its end: no crash' '
-		build_sleds s-sled-spin.c &&
+		build_kind -o t-sled-spin sleds s-sled-spin.c &&
 		rm -f spin.ready spin.stop &&
 		{ (./t-sled-spin spin.ready spin.stop >spin.out 2>spin.err; echo $? >spin.status) & } &&
 		wait_for spin.ready &&

@@ -2,7 +2,6 @@
 # matrix: cc-opt
 test_description='callprof attach while a signal handler runs on a frame stopped before its enter hook or after its exit hook'
 . "$(dirname "$0")/lib.sh"
-test_skip_sleds 'callprof attach redirects the hooks; it does not patch sleds yet (issue 31, item 4, under way)'
 
 # Hook positions: a sleds build has none (its assembly functions call the
 # hooks); t0516 holds a thread stopped inside a sled.

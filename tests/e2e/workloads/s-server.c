@@ -270,7 +270,8 @@ NOINSTR static const char *hooks_state(int *slots)
 /*
  * Where this program's sleds (a sleds build: -fpatchable-function-entry)
  * stand: none (a hooks build), nop (each as the compiler left it), call
- * (each patched: a call of callprof's entry) or mixed, by the first byte
+ * (each patched: a jump to its thunk, which calls callprof; or a call, as
+ * an older callprof patched them) or mixed, by the first byte
  * of each sled the linker's __start/__stop symbols of the section list.
  */
 extern const uintptr_t __start___patchable_function_entries[] __attribute__((weak));
@@ -282,7 +283,9 @@ NOINSTR static const char *sleds_state(void)
 	int calls = 0, others = 0;
 
 	for (; p && p < __stop___patchable_function_entries; p++) {
-		if (*(const volatile unsigned char *)*p == 0xe8)
+		unsigned char op = *(const volatile unsigned char *)*p;
+
+		if (op == 0xe9 || op == 0xe8)
 			calls++;
 		else
 			others++;
