@@ -724,8 +724,10 @@ void cp_sled__exit(uintptr_t *slot)
  * register (hooks.c is compiled -mgeneral-regs-only): the thunks and stubs
  * call them directly, saving two registers instead of every argument
  * register, and take the full path (cp_sled_entry, cp_sled_ret_common)
- * whenever they return 0 (1 for the exit) having changed nothing.  tools/check-sled-leaf checks the objects: no
- * call in them, in any build (sanitizers' checks are off in them).
+ * whenever they return 0 (1 for the exit) having changed nothing.
+ * tools/check-layering (check 8) disassembles them in every runtime
+ * library: no call, no jump out, no vector register (sanitizers' checks
+ * are off in them).
  *
  * Entry: called by the thunk with the slot (R in it); the body is in the
  * thunk, 27 bytes after the return address (sleds.c).  A call recorded in
