@@ -94,4 +94,17 @@ test_expect_success 'a tool function exported, a runtime name unprefixed or a ho
 	grep "^4 passed, 3 failed$" out
 '
 
+test_expect_success 'a sled fast path that makes a call is named, with the call' '
+	mkdir -p leaf &&
+	cp good/callprof good/libcallprof.a leaf/ &&
+	printf "void __cyg_profile_func_enter(void *f, void *s) {}\nvoid __cyg_profile_func_exit(void *f, void *s) {}\nvoid *callprof__get_api(void) { return 0; }\nvoid cp_sled_entry(void) {}\nvoid cp_other(void);\nunsigned long cp_sled__enter_fast(unsigned long *s) { cp_other(); return *s; }\nunsigned long cp_sled__enter_fast_endbr(unsigned long *s) { return *s; }\nunsigned long cp_sled__exit_fast(unsigned long *s) { return *s + 1; }\nvoid cp_other(void) {}\n" >leaf.c &&
+	$CC -O0 -shared -fPIC -o leaf/libcallprof.so leaf.c &&
+	test_must_fail env CALLPROF_BUILD=$PWD/leaf tree/tools/check-layering >out &&
+	cat out &&
+	grep "^not ok - libcallprof.so: the sled fast paths are leaves" out &&
+	grep "^# .*libcallprof.so: cp_sled__enter_fast: call .*(a call: the registers it may change are not saved)$" out &&
+	! grep "cp_sled__exit_fast:" out &&
+	grep "^7 passed, 1 failed$" out
+'
+
 test_done
