@@ -803,22 +803,6 @@ SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
 	exit_top(t, f);
 	return 0;
 }
-#else
-/* Timing mode reads the clock by a call: always the full path. */
-SLED_LEAF uintptr_t cp_sled__enter_fast(uintptr_t *slot)
-{
-	return 0;
-}
-
-SLED_LEAF uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
-{
-	return 0;
-}
-
-SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
-{
-	return 1;
-}
 #endif
 
 /*
@@ -1003,22 +987,6 @@ void cp_sled__exit(uintptr_t *slot)
 {
 }
 
-/* Coverage: the full paths, which are short. */
-SLED_LEAF uintptr_t cp_sled__enter_fast(uintptr_t *slot)
-{
-	return 0;
-}
-
-SLED_LEAF uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
-{
-	return 0;
-}
-
-SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
-{
-	return 1;
-}
-
 /* Coverage: a handler that ran is recorded once, like a function. */
 uint64_t cp_hooks__signal_enter(int sig, uintptr_t sp, struct cp_thread **owner)
 {
@@ -1057,3 +1025,24 @@ int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target)
 }
 
 #endif /* CP_HOOK_MODE == HOOKS_COVERAGE */
+
+#if CP_HOOK_MODE != HOOKS_CPU && CP_HOOK_MODE != HOOKS_COUNTING
+/*
+ * Timing mode reads the clock by a call, and coverage's full paths are
+ * short: no leaf fast path, the thunks and stubs always take the full one.
+ */
+SLED_LEAF uintptr_t cp_sled__enter_fast(uintptr_t *slot)
+{
+	return 0;
+}
+
+SLED_LEAF uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
+{
+	return 0;
+}
+
+SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
+{
+	return 1;
+}
+#endif

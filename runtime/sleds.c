@@ -729,6 +729,18 @@ void cp_sleds__forget_gone(void)
 	pthread_mutex_unlock(&mods_lock);
 }
 
+/* The table of patched modules, mapped once; -1 (and refused) without memory. */
+static int map_mods(void)
+{
+	mods = mmap(NULL, MAX_SLED_MODULES * sizeof(*mods), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mods != MAP_FAILED)
+		return 0;
+	mods = NULL;
+	refused = 1;
+	return -1;
+}
+
 /*
  * CET user shadow stacks (Linux 6.6+: arch_prctl ARCH_SHSTK_STATUS): a
  * replaced return address would fault at the return.
@@ -756,13 +768,8 @@ void cp_sleds__init(void)
 		refused = 1;
 		return;
 	}
-	mods = mmap(NULL, MAX_SLED_MODULES * sizeof(*mods), PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mods == MAP_FAILED) {
-		mods = NULL;
-		refused = 1;
+	if (map_mods())
 		return;
-	}
 	cp_sleds__patch_new();
 }
 
@@ -783,13 +790,8 @@ void cp_sleds__plan_attach(void)
 		refused = 1; /* the tool checked every thread for CET already, and says so */
 		return;
 	}
-	mods = mmap(NULL, MAX_SLED_MODULES * sizeof(*mods), PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mods == MAP_FAILED) {
-		mods = NULL;
-		refused = 1;
+	if (map_mods())
 		return;
-	}
 	plan_only = 1;
 	pthread_mutex_lock(&mods_lock);
 	int verbose = cp_getenv("CALLPROF_SLEDS_VERBOSE") != NULL;
