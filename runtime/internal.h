@@ -105,6 +105,8 @@ struct cp_perf {
 	uint64_t last_read;		   /* cpu mode: the task clock at the last sample */
 	uint64_t pending_lost;		   /* cpu mode: samples lost since the last one */
 	uint64_t last_ip;		   /* cpu mode: the address of the last sample */
+	struct cp_node *full_node;	   /* cpu mode: where the ring last filled, until the
+					    * next sample (offcpu.c unseen_since_full) */
 	struct cp_lines *lines;		   /* (node, ip) -> samples, or NULL */
 	uint64_t nlines;		   /* slots used */
 	uint64_t cpu0_ns;		   /* the thread's CPU clock at set-up */

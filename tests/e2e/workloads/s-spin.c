@@ -26,9 +26,22 @@
  *                  of over 0.2 s without a hook overflows (at the default
  *                  rate).  Adds the paths main;run;spin1;tick and
  *                  main;run;spin4;tick, P calls each.
+ *   t-spin W P no-thread-clock
+ *                  first installs a seccomp filter that fails the system
+ *                  call reading another clock than the process's or this
+ *                  thread's own CPU clock (the form pthread_getcpuclockid
+ *                  gives, which callprof's runtime uses): the runtime then
+ *                  cannot read the thread's CPU clock at all.
  */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include "workload.h"
 
@@ -112,6 +125,26 @@ NOINLINE void run(long n)
 	spin4(n);
 }
 
+/* clock_gettime of a negative clock id (a CPU clock named by pid or tid) fails with EPERM. */
+NOINSTR static void no_thread_clock(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clock_gettime, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		abort();
+}
+
 int main(int argc, char **argv)
 {
 	long n = SPIN_MS * 1000000L;
@@ -127,6 +160,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && strtol(argv[2], NULL, 10) > 0)
 		pieces = strtol(argv[2], NULL, 10);
+	if (argc > 3 && !strcmp(argv[3], "no-thread-clock"))
+		no_thread_clock();
 	run(n);
 	return 0;
 }
