@@ -475,6 +475,22 @@ static int exe_class(pid_t pid, int *cls, unsigned *machine)
 }
 
 /* Does e import the enter hook, list patchable entries?  Counted in t. */
+/*
+ * t's sleds cannot be patched, for the reason why: with hooks too, they
+ * are left alone (no_sleds) and the hooks serve; with only sleds, t is
+ * refused, remedy after the rebuild.  0, or -1 with the error said.
+ */
+static int sleds_left_alone(struct cp_attach_target *t, int reason, const char *why,
+			    const char *remedy)
+{
+	if (t->hook_modules) {
+		t->no_sleds = reason;
+		return 0;
+	}
+	return cp_error("attach: process %d (%s) %s; rebuild it with callprof cc --hooks, or %s",
+			(int)t->pid, t->comm, why, remedy);
+}
+
 static void count_kinds(struct cp_elf *e, struct cp_attach_target *t)
 {
 	uint64_t size = 0;
@@ -636,14 +652,12 @@ static int check_program(struct cp_attach_target *t)
 	}
 	/* CET user shadow stacks: a replaced return address faults at its return. */
 	if (t->sled_modules && shadow_stacks(t->pid)) {
-		if (!t->hook_modules) {
-			ret = cp_error("attach: process %d (%s) runs with CET shadow stacks, which "
-				       "forbid replacing return addresses: its sleds cannot be "
-				       "patched; rebuild it with callprof cc --hooks, or profile it "
-				       "with callprof record --sample", (int)t->pid, t->comm);
+		ret = sleds_left_alone(t, CP_NO_SLEDS_CET,
+				       "runs with CET shadow stacks, which forbid replacing return "
+				       "addresses: its sleds cannot be patched",
+				       "profile it with callprof record --sample");
+		if (ret)
 			goto out;
-		}
-		t->no_sleds = CP_NO_SLEDS_CET;
 	}
 	/*
 	 * C++ that catches: an exception thrown in the window through a frame
@@ -652,14 +666,12 @@ static int check_program(struct cp_attach_target *t)
 	 * wrappers yet, docs/limitations.md).  Its sleds are left alone.
 	 */
 	if (t->sled_modules && !t->no_sleds && t->sled_catch) {
-		if (!t->hook_modules) {
-			ret = cp_error("attach: process %d (%s) is C++ that catches exceptions, "
-				       "which callprof attach cannot yet let through patched sleds; "
-				       "rebuild it with callprof cc --hooks, or run it under callprof "
-				       "record", (int)t->pid, t->comm);
+		ret = sleds_left_alone(t, CP_NO_SLEDS_CATCH,
+				       "is C++ that catches exceptions, which callprof attach cannot "
+				       "yet let through patched sleds",
+				       "run it under callprof record");
+		if (ret)
 			goto out;
-		}
-		t->no_sleds = CP_NO_SLEDS_CATCH;
 	}
 	ret = 0;
 out:

@@ -3867,6 +3867,34 @@ static int in_runtime(struct attach *a, struct thread *t)
 	return inside || n <= 0;
 }
 
+/* The first held thread in our code (in_runtime), or NULL. */
+static struct thread *thread_inside(struct attach *a)
+{
+	for (size_t i = 0; i < a->nth; i++)
+		if (!a->th[i].gone && in_runtime(a, &a->th[i]))
+			return &a->th[i];
+	return NULL;
+}
+
+/*
+ * Let every thread run for ms milliseconds, then hold them all again: what
+ * a thread in our code needs to leave it.  0, or grab_all's error with
+ * every thread let go.
+ */
+static int let_run_and_regrab(struct attach *a, long ms)
+{
+	struct timespec pause = { 0, ms * 1000 * 1000 };
+	int err;
+
+	release_all(a);
+	nanosleep(&pause, NULL);
+	phase(STOP_MS);
+	err = grab_all(a);
+	if (err)
+		release_all(a);
+	return err;
+}
+
 /* The thread to run a call of ours on, when every thread is stopped; NULL if none fits. */
 static struct thread *pick_caller(struct attach *a)
 {
@@ -3928,27 +3956,14 @@ static int end_sleds(struct attach *a, const char *comm)
 	}
 	held_for("end: sleds restored", &w);
 	clock_gettime(CLOCK_MONOTONIC, &w);
-	for (tries = 0;; tries++) {
-		struct thread *inside = NULL;
-		struct timespec pause = { 0, 2 * 1000 * 1000 };
-
-		for (size_t i = 0; i < a->nth && !inside; i++)
-			if (!a->th[i].gone && in_runtime(a, &a->th[i]))
-				inside = &a->th[i];
-		if (!inside)
-			break;
+	for (tries = 0; thread_inside(a); tries++) {
 		if (tries * 2 >= STOP_MS) {
 			a->stubs_left = 1;
 			break;
 		}
-		release_all(a);
-		nanosleep(&pause, NULL);
-		phase(STOP_MS);
-		err = grab_all(a);
-		if (err) {
-			release_all(a);
+		err = let_run_and_regrab(a, 2);
+		if (err)
 			return err > 0 ? 1 : -1;
-		}
 		test_kill("end-runout");
 	}
 	held_for("end: run out", &w);
@@ -4028,20 +4043,15 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	 * Tried again every 10 ms, for as long as a phase may take.
 	 */
 	for (int tries = 0; !(t = pick_caller(a)); tries++) {
-		struct timespec pause = { 0, 10 * 1000 * 1000 };
-
-		release_all(a);
-		if (tries * 10 >= STOP_MS)
+		if (tries * 10 >= STOP_MS) {
+			release_all(a);
 			return cp_error("attach: no thread of process %d (%s) could write the profile "
 					"within %.1f s (each was in a system call of callprof's runtime)",
 					(int)a->pid, comm, STOP_MS / 1000.0);
-		nanosleep(&pause, NULL);
-		phase(STOP_MS);
-		err = grab_all(a);
-		if (err) {
-			release_all(a);
-			return err > 0 ? 1 : -1;
 		}
+		err = let_run_and_regrab(a, 10);
+		if (err)
+			return err > 0 ? 1 : -1;
 	}
 	/* The profile is written while the others run: what it needs may be theirs. */
 	for (size_t i = 0; i < a->nth; i++)
@@ -4077,7 +4087,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	 */
 	for (int attempt = 0; attempt < 5 && !a->released && !a->stubs_left; attempt++) {
 		struct timespec ms = { 0, 20000000 };
-		struct thread *inside = NULL;
+		struct thread *inside;
 
 		if (attempt)
 			nanosleep(&ms, NULL); /* a thread in a hook leaves it soon */
@@ -4090,9 +4100,7 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 			release_all(a);
 			break;
 		}
-		for (size_t i = 0; i < a->nth && !inside; i++)
-			if (!a->th[i].gone && in_runtime(a, &a->th[i]))
-				inside = &a->th[i];
+		inside = thread_inside(a);
 		t = inside ? NULL : pick_caller(a);
 		if (t && call(a, t, "release", a->rt_release, NULL, 0, NULL, 0, &ret, -1) == 0 && !ret)
 			a->released = 1;

@@ -163,6 +163,27 @@ else
 	test_skip 'a seccomp filter that kills on memfd_create' 'not root: filters cannot be read'
 fi
 
+# C++ that catches: a throw through a frame whose return address is a
+# stub would end in std::terminate (the attached copy has no unwinder
+# wrappers): a sleds-only build is refused in one line, unharmed.
+test_expect_success 'C++ that catches, sleds only: refused in one line, unharmed' '
+	build_kind -o t-attach-catch sleds s-attach-catch.cc &&
+	rm -f cx.ready cx.stop cx.status &&
+	{ (./t-attach-catch cx.ready cx.stop >cx.out 2>cx.err; echo $? >cx.status) </dev/null >/dev/null 2>&1 & } &&
+	wait_for cx.ready &&
+	pid=$(cat cx.ready) &&
+	test_expect_code 1 callprof attach --duration 0.3 -o cx.cprof $pid 2>cx.aerr &&
+	echo "callprof: error: attach: process $pid (t-attach-catch) is C++ that catches exceptions, which callprof attach cannot yet let through patched sleds; rebuild it with callprof cc --hooks, or run it under callprof record" >cx.expect &&
+	test_cmp cx.expect cx.aerr &&
+	test_path_is_missing cx.cprof &&
+	touch cx.stop &&
+	wait_for cx.status &&
+	test "$(cat cx.status)" = 0 &&
+	echo "done 1" >cx.want &&
+	test_cmp cx.want cx.out &&
+	test_must_be_empty cx.err
+'
+
 # An attach killed after writing the sleds leaves its copy recording
 # until the process ends: a second attach finds the sleds holding calls.
 test_expect_success 'sleds patched by a killed attach: a second attach refuses in one line' '
