@@ -29,41 +29,13 @@ list_started () {
 	echo "$1 $(awk '{ print $22 }' /proc/"$1"/stat)" >>"$STARTED"
 }
 
-# start_busy NAME [OPTION...]: start t-attach-busy (its pid in $pid, its
-# output in NAME.out and NAME.err, its status in NAME.status when it ends),
-# and wait until it is set up.  $BUSY_PREFIX, if set, is a command that
-# runs it.
+# start_busy NAME [OPTION...]: attach-busy-lib.sh's, its pid listed.
+. "$TEST_DIRECTORY/attach-busy-lib.sh"
 start_busy () {
-	_n=$1
+	_sb=$1
 	shift
-	rm -f "$_n.ready" "$_n.stop" "$_n.status" &&
-	{
-		(
-			${BUSY_PREFIX:-} ./t-attach-busy "$_n.ready" "$_n.stop" "$@" >"$_n.out" 2>"$_n.err"
-			echo $? >"$_n.status"
-		) </dev/null >/dev/null 2>&1 &
-	} &&
-	wait_for "$_n.ready" &&
-	pid=$(cat "$_n.ready") &&
+	start_target "$_sb" ./t-attach-busy "$@" &&
 	list_started "$pid"
-}
-
-# busy_done NAME: tell the target to stop; it must end by itself (within
-# 20 s), with status 0 and its one line of output: nothing went wrong.
-busy_done () {
-	touch "$1.stop" &&
-	_i=0 &&
-	while ! test -s "$1.status"
-	do
-		test $_i -lt 1000 || { echo "$1 still running 20 s after stop"; return 1; }
-		sleep 0.02
-		_i=$((_i + 1))
-	done &&
-	cat "$1.err" &&
-	test "$(cat "$1.status")" = 0 &&
-	grep -q "^done threads=[0-9]* anomalies=0\$" "$1.out" &&
-	test_line_count = 1 "$1.out" &&
-	test_must_be_empty "$1.err"
 }
 
 # wait_traced PID: until a thread of PID is traced (10 s at most), then

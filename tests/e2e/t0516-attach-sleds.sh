@@ -116,35 +116,7 @@ test_expect_success 'a third attach to the same process: exact counts again' '
 '
 
 # Refusals of the sleds path (t0512 and t0514 hold the others).
-# start_busy NAME [OPTION...]: t-attach-busy (sleds) in the background, $pid.
-start_busy () {
-	_sb=$1
-	shift
-	rm -f "$_sb.ready" "$_sb.stop" "$_sb.status" &&
-	{
-		(
-			./t-attach-busy "$_sb.ready" "$_sb.stop" "$@" >"$_sb.out" 2>"$_sb.err"
-			echo $? >"$_sb.status"
-		) </dev/null >/dev/null 2>&1 &
-	} &&
-	wait_for "$_sb.ready" &&
-	pid=$(cat "$_sb.ready")
-}
-
-# busy_done NAME: told to stop, it ends by itself with status 0, unharmed.
-busy_done () {
-	touch "$1.stop" &&
-	_i=0 &&
-	while ! test -s "$1.status"
-	do
-		test $_i -lt 1000 || { echo "$1 still running 20 s after stop"; return 1; }
-		sleep 0.02
-		_i=$((_i + 1))
-	done &&
-	grep -q "^done threads=[0-9]* anomalies=0$" "$1.out" &&
-	test_must_be_empty "$1.err" &&
-	test "$(cat "$1.status")" = 0
-}
+. "$TEST_DIRECTORY/attach-busy-lib.sh"
 
 test_expect_success 'setup: a busy target built with sleds' '
 	build_kind -o t-attach-busy sleds s-attach-busy.c -ldl
@@ -168,20 +140,14 @@ fi
 # wrappers): a sleds-only build is refused in one line, unharmed.
 test_expect_success 'C++ that catches, sleds only: refused in one line, unharmed' '
 	build_kind -o t-attach-catch sleds s-attach-catch.cc &&
-	rm -f cx.ready cx.stop cx.status &&
-	{ (./t-attach-catch cx.ready cx.stop >cx.out 2>cx.err; echo $? >cx.status) </dev/null >/dev/null 2>&1 & } &&
-	wait_for cx.ready &&
-	pid=$(cat cx.ready) &&
+	start_target cx ./t-attach-catch &&
 	test_expect_code 1 callprof attach --duration 0.3 -o cx.cprof $pid 2>cx.aerr &&
 	echo "callprof: error: attach: process $pid (t-attach-catch) is C++ that catches exceptions, which callprof attach cannot yet let through patched sleds; rebuild it with callprof cc --hooks, or run it under callprof record" >cx.expect &&
 	test_cmp cx.expect cx.aerr &&
 	test_path_is_missing cx.cprof &&
-	touch cx.stop &&
-	wait_for cx.status &&
-	test "$(cat cx.status)" = 0 &&
+	target_done cx &&
 	echo "done 1" >cx.want &&
-	test_cmp cx.want cx.out &&
-	test_must_be_empty cx.err
+	test_cmp cx.want cx.out
 '
 
 # An attach killed after writing the sleds leaves its copy recording
@@ -211,10 +177,7 @@ test_expect_success 'sleds patched by a killed attach: a second attach refuses i
 if test "$(basename "$CC")" = gcc; then
 	test_expect_success 'a thread stopped inside a sled is moved to its end: no crash' '
 		build_kind -o t-sled-spin sleds s-sled-spin.c &&
-		rm -f spin.ready spin.stop &&
-		{ (./t-sled-spin spin.ready spin.stop >spin.out 2>spin.err; echo $? >spin.status) & } &&
-		wait_for spin.ready &&
-		pid=$(cat spin.ready) &&
+		start_target spin ./t-sled-spin &&
 		i=0 &&
 		: >spin.moves &&
 		while test $i -lt 40 && ! grep -q "sled: thread $pid moved" spin.moves
@@ -233,12 +196,9 @@ if test "$(basename "$CC")" = gcc; then
 		else
 			echo "no stop in 40 attaches landed inside the sled: the move was not exercised"
 		fi &&
-		touch spin.stop &&
-		wait_for spin.status &&
-		test "$(cat spin.status)" = 0 &&
+		target_done spin &&
 		echo done >spin.expect &&
-		test_cmp spin.expect spin.out &&
-		test_must_be_empty spin.err
+		test_cmp spin.expect spin.out
 	'
 else
 	test_skip 'a thread stopped inside a sled' 'clang'"'"'s sled is one 5-byte NOP: never inside'
