@@ -107,6 +107,11 @@ int cp_elf_is_instrumented(const char *path)
 	if (!e)
 		return -errno;
 	ret = cp_elf__has_symbol(e, "__cyg_profile_func_enter");
+	if (!ret) {
+		uint64_t size = 0;
+
+		ret = !cp_elf__section(e, "__patchable_function_entries", NULL, &size) && size >= 8;
+	}
 	cp_elf__close(e);
 	return ret;
 }

@@ -44,8 +44,10 @@ enum cp_elf_symbol_kind {
 int cp_elf__symbol_kind(struct cp_elf *e, const char *name);
 
 /*
- * Whether the ELF file at path was built with -finstrument-functions: it
- * defines or imports __cyg_profile_func_enter (.dynsym or .symtab).
+ * Whether the ELF file at path was built for callprof: with
+ * -finstrument-functions (it defines or imports __cyg_profile_func_enter,
+ * .dynsym or .symtab), or with patchable entries (sleds: a non-empty
+ * __patchable_function_entries section, which the runtime patches).
  * 1 yes, 0 no, negative errno when it cannot be read as ELF.
  */
 int cp_elf_is_instrumented(const char *path);

@@ -101,6 +101,18 @@ test_expect_success 'callprof cc --sleds compiles and links in one call' '
 	./t-one
 '
 
+# record --sample of a sledded program: its runtime patches the sleds and
+# samples (the exact tree), as for a hooks build; it is not sampled as a
+# program built without callprof (stacks unwound, counts of samples).
+test_expect_success 'record --sample of a sleds build: the exact tree, CPU time sampled at the rate' '
+	callprof record -o one.cprof -- ./t-one 2>/dev/null &&
+	callprof export -f folded -m calls one.cprof >one.calls &&
+	callprof record --sample=2000 -o one-s.cprof -- ./t-one 2>err &&
+	grep "^callprof: wrote one-s.cprof: 1 thread, [0-9]* calls, .* at 2000 Hz" err &&
+	callprof export -f folded -m calls one-s.cprof >one-s.calls &&
+	test_cmp one.calls one-s.calls
+'
+
 test_expect_success 'callprof cc --sleds -c, then a link of the objects' '
 	callprof cc --sleds $CFLAGS -c -o main.o "$WORKLOADS/s-cc-main.c" &&
 	callprof cc --sleds $CFLAGS -c -o util.o "$WORKLOADS/s-cc-util.c" &&
