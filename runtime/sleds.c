@@ -68,7 +68,7 @@ struct stub_entry {
 };
 static struct stub_entry *table;
 static int stub_lock;
-static int stubs_fd = -1;
+static int stubs_shared; /* the area is two aliases of a memfd (whose descriptor is closed) */
 static int stubs_frozen; /* a fork child that could not get pages of its own: no new stubs */
 
 static const uint8_t nop_gcc[5] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
@@ -172,7 +172,10 @@ static int stubs_map(void)
 			close(fd);
 		return -1;
 	}
-	stubs_fd = fd;
+	/* The mappings hold the memfd: no descriptor of ours stays in the program's table. */
+	if (fd >= 0)
+		close(fd);
+	stubs_shared = fd >= 0;
 	write_pad(rw);
 	cp_stubs.rw = (uintptr_t)rw;
 	cp_stubs.bytes = STUB_BYTES;
@@ -265,7 +268,7 @@ void cp_sleds__fork_child(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 
 	mods_lock = fresh;
-	if (stubs_fd < 0)
+	if (!stubs_shared)
 		return; /* no area, or a private mapping: already the child's own */
 	int fd = (int)syscall(SYS_memfd_create, "callprof-stubs", 1u);
 	uint64_t used = cp_stubs.used;
@@ -284,8 +287,7 @@ void cp_sleds__fork_child(void)
 		 fd, 0) == MAP_FAILED) {
 		stubs_frozen = 1; /* RX still the parent's: the child must not add to it */
 	}
-	close(stubs_fd);
-	stubs_fd = fd;
+	close(fd);
 }
 
 /* ---- writing code ---- */

@@ -106,7 +106,7 @@ NOINLINE void caller_loop(long until_ms)
 
 static int calls_mode;
 
-static void *run_a(void *arg)
+NOINLINE static void *run_a(void *arg)
 {
 	pin_to_cpu0();
 	pthread_barrier_wait(&start);
@@ -117,7 +117,7 @@ static void *run_a(void *arg)
 	return arg;
 }
 
-static void *run_b(void *arg)
+NOINLINE static void *run_b(void *arg)
 {
 	pin_to_cpu0();
 	pthread_barrier_wait(&start);
