@@ -6,7 +6,8 @@
  * the shared mappings it finds there (memory it believes it inherited), or
  * move them.  Without callprof it finds none; with it, it finds the
  * runtime's: its own data pages (shared with the watcher), the arena's
- * pieces and the threads' perf rings, which the hooks write on every call.
+ * pieces and the threads' perf rings, which the hooks write on every call,
+ * and in a sleds build the return stubs, which every recorded call runs.
  * Taking them away made the next hook crash the program.
  *
  * So munmap, mprotect, pkey_mprotect, madvise, mremap and MAP_FIXED mmaps
@@ -114,11 +115,13 @@ static void consider(uintptr_t s, uintptr_t e, uintptr_t lo, uintptr_t hi, uintp
 
 /*
  * The lowest part of the runtime's memory within [lo, hi): 1 and *s, *e,
- * or 0 if none.  The image, the arena's pieces, the threads' perf rings.
+ * or 0 if none.  The image, the arena's pieces, the threads' perf rings,
+ * the sleds' stubs.
  */
 static int next_ours(uintptr_t lo, uintptr_t hi, uintptr_t *s, uintptr_t *e)
 {
 	uint32_t np = __atomic_load_n(&cp_arena.npieces, __ATOMIC_ACQUIRE);
+	uintptr_t rx = __atomic_load_n(&cp_stubs.rx, __ATOMIC_ACQUIRE);
 
 	*s = *e = 0;
 	image__find();
@@ -136,6 +139,11 @@ static int next_ours(uintptr_t lo, uintptr_t hi, uintptr_t *s, uintptr_t *e)
 
 		if (ring)
 			consider((uintptr_t)ring, (uintptr_t)ring + t->perf.map_bytes, lo, hi, s, e);
+	}
+	/* The sleds' return stubs: both aliases of their memfd (sleds.c). */
+	if (rx) {
+		consider(rx, rx + cp_stubs.bytes, lo, hi, s, e);
+		consider(cp_stubs.rw, cp_stubs.rw + cp_stubs.bytes, lo, hi, s, e);
 	}
 	return *e != 0;
 }
