@@ -19,13 +19,15 @@ sym () {
 }
 
 # craft EXE LIB OUT: a cpu-mode profile of EXE and LIB with samples in
-# the stubs of strlen (both), of the hooks (the profiler's), and of
-# .plt.got (LIB's __cxa_finalize, where the linker made one).
+# the stubs of strlen (both), of the hooks (the profiler's; a sleds build
+# has none), and of .plt.got (LIB's __cxa_finalize, where the linker made
+# one).
 craft () {
 	s_main=$(stub $1 strlen) && s_hook=$(stub $1 __cyg_profile_func_enter) &&
 	s_lib=$(stub $2 strlen) && s_got=$(stub $2 __cxa_finalize) &&
 	main=$(sym $1 main) && loop=$(sym $1 pl_main_loop) && lib=$(sym $2 pl_lib_loop) &&
-	test -n "$s_main" && test -n "$s_hook" && test -n "$s_lib" &&
+	{ test -n "$s_hook" || test "$CP_BUILD_KIND" = sleds; } &&
+	test -n "$s_main" && test -n "$s_lib" &&
 	test -n "$main" && test -n "$loop" && test -n "$lib" &&
 	{
 		cat <<-EOT
@@ -39,10 +41,12 @@ craft () {
 		node parent=1 fn=$(printf 0x%x $((B + loop))) calls=1
 		node parent=1 fn=$(printf 0x%x $((L + lib))) calls=1
 		line node=2 ip=$(printf 0x%x $((B + s_main + 2))) samples=30
-		line node=2 ip=$(printf 0x%x $((B + s_hook))) samples=50
 		line node=2 ip=$(printf 0x%x $((B + loop + 1))) samples=10
 		line node=3 ip=$(printf 0x%x $((L + s_lib + 4))) samples=20
 		EOT
+		if test -n "$s_hook"; then
+			echo "line node=2 ip=$(printf 0x%x $((B + s_hook))) samples=50"
+		fi &&
 		if test -n "$s_got"; then
 			echo "line node=3 ip=$(printf 0x%x $((L + s_got + 1))) samples=15"
 		fi
