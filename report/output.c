@@ -690,14 +690,15 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 		    "left out of every figure; '?' marks times resting on fewer than %d samples\n",
 		100.0 * s.share, CP_FEW_SAMPLES);
 	if (s.lost)
-		fprintf(fp, "# %" PRIu64 " samples stand for CPU time at unknown addresses (a full "
+		fprintf(fp, "# %" PRIu64 " %s for CPU time at unknown addresses (a full "
 			    "ring, or a thread's latest samples at the dump): counted in their context's "
-			    "self time\n", s.lost);
+			    "self time\n", s.lost, s.lost == 1 ? "sample stands" : "samples stand");
 	/* A share of a handful of samples is noise (record says the same from 100 on). */
 	if (m->samples_lost)
-		fprintf(fp, "# %" PRIu64 " samples were estimated from a thread's CPU clock after its "
+		fprintf(fp, "# %" PRIu64 " %s estimated from a thread's CPU clock after its "
 			    "ring filled in a long call without hooks (placed at the address sampled "
-			    "just before), or could not be placed\n", m->samples_lost);
+			    "just before), or could not be placed\n", m->samples_lost,
+			m->samples_lost == 1 ? "sample was" : "samples were");
 	if (all >= 10 * CP_FEW_SAMPLES && s.profiler * 2 > all)
 		/*
 		 * No remedy of its own: --exclude keeps the hooks (only the node
