@@ -57,6 +57,7 @@ BENCH_VARIANT_FLAGS=(
 	"sleds:$SLEDS_FLAGS"
 	"clangsleds:clang $SLEDS_FLAGS"
 	"ai:clang -finstrument-functions-after-inlining"
+	"clangplain:clang"
 )
 
 # The Debian source package the bzip2 workload builds, and where.
@@ -353,7 +354,8 @@ bench_compile()
 }
 
 # bench_build_variants NAME SOURCES...: NAME-plain, NAME, NAME-pg, NAME-fp,
-# NAME-sleds, NAME-clangsleds, NAME-ai.  Only the plain and instrumented
+# NAME-sleds, NAME-clangsleds, NAME-ai, NAME-clangplain (the reference of
+# the clang builds).  Only the plain and instrumented
 # builds must succeed: without the others (a compiler without -pg or
 # patchable entries, no clang) their configurations are unavailable.
 bench_build_variants()
@@ -366,7 +368,7 @@ bench_build_variants()
 		cc=$CC
 		case "$flags" in
 		# bench/mixed.c's noipa is gcc's: clang ignores it, and says so.
-		"clang "*) cc=clang flags="${flags#clang } -Wno-unknown-attributes" ;;
+		clang|"clang "*) cc=clang flags="${flags#clang} -Wno-unknown-attributes" ;;
 		esac
 		case "${v%%:*}" in
 		inst) out=$BB/$name ;;
