@@ -474,7 +474,6 @@ static int exe_class(pid_t pid, int *cls, unsigned *machine)
 	return 0;
 }
 
-/* Does e import the enter hook, list patchable entries?  Counted in t. */
 /*
  * t's sleds cannot be patched, for the reason why: with hooks too, they
  * are left alone (no_sleds) and the hooks serve; with only sleds, t is
@@ -491,6 +490,7 @@ static int sleds_left_alone(struct cp_attach_target *t, int reason, const char *
 			(int)t->pid, t->comm, why, remedy);
 }
 
+/* Does e import the enter hook, list patchable entries?  Counted in t. */
 static void count_kinds(struct cp_elf *e, struct cp_attach_target *t)
 {
 	uint64_t size = 0;
