@@ -2443,6 +2443,38 @@ static void perf_regs(const struct user_regs_struct *r, struct cp_unwind_regs *u
 	u->mask = ~0ull;
 }
 
+/* The red zone: the 128 bytes below sp that signal delivery leaves alone. */
+#define RED_ZONE 128
+
+/*
+ * Copy the stack of a thread stopped at sp into *copy for the unwinder,
+ * r's stack fields set (r's registers are the caller's): from the red
+ * zone below sp, where the mapping has one (symbolize/unwind.c says why),
+ * to the mapping's end, at most STACK_COPY above sp.  0, or -1.
+ */
+static int stack_copy(struct attach *a, uint64_t sp, struct cp_unwind_regs *r, unsigned char **copy)
+{
+	const struct mapping *stk = mapping_of(a, sp);
+	uint64_t below, len;
+
+	if (!stk)
+		return -1;
+	below = sp - stk->start >= RED_ZONE ? RED_ZONE : 0;
+	len = stk->end - sp;
+	if (len > STACK_COPY)
+		len = STACK_COPY;
+	*copy = xmalloc(below + len);
+	if (mem_read(a, sp - below, *copy, below + len)) {
+		free(*copy);
+		*copy = NULL;
+		return -1;
+	}
+	r->stack = *copy;
+	r->stack_size = len;
+	r->below = below;
+	return 0;
+}
+
 
 static void emulate_ret(struct attach *a, struct thread *t)
 {
@@ -3149,26 +3181,13 @@ static int open_calls(struct attach *a, struct cp_unwinder *u, struct thread *t,
 	struct stand *st = xcalloc(MAX_FRAMES, sizeof(*st)), inner;
 	uint64_t *sp = xcalloc(MAX_FRAMES, sizeof(*sp));
 	struct cp_unwind_regs r;
-	const struct mapping *stk;
 	unsigned char *copy;
 	int n, complete = 0, out = 0;
-	size_t len;
 
 	settle(a, u, t, &inner);
-	stk = mapping_of(a, inner.ur.rsp);
-	if (!stk)
-		goto out;
-	len = stk->end - inner.ur.rsp;
-	if (len > STACK_COPY)
-		len = STACK_COPY;
-	copy = xmalloc(len);
-	if (mem_read(a, inner.ur.rsp, copy, len)) {
-		free(copy);
-		goto out;
-	}
 	perf_regs(&inner.ur, &r);
-	r.stack = copy;
-	r.stack_size = len;
+	if (stack_copy(a, inner.ur.rsp, &r, &copy))
+		goto out;
 	n = cp_unwinder__frames(u, (uint32_t)t->tid, &r, fr, MAX_FRAMES, &complete);
 	free(copy);
 	/* Where each frame stands: the innermost as settled, the others at their calls. */
@@ -3829,11 +3848,9 @@ static int switch_on(struct attach *a, const char *comm, struct cp_attach_result
  */
 static int in_runtime(struct attach *a, struct thread *t)
 {
-	const struct mapping *stk;
 	struct cp_unwind_regs r;
 	uint64_t pcs[MAX_FRAMES];
 	unsigned char *copy;
-	size_t len;
 	int n, complete = 0, inside = 0;
 
 	/* Not stepped out: a step is fatal to the process if callprof is killed meanwhile. */
@@ -3841,20 +3858,9 @@ static int in_runtime(struct attach *a, struct thread *t)
 	    in_sled_code(a, t->regs.rip))
 		return 1;
 	/* Its callers: a frame of ours further up (waiting for a lock, say). */
-	stk = mapping_of(a, t->regs.rsp);
-	if (!stk || !a->u)
-		return 1;
-	len = stk->end - t->regs.rsp;
-	if (len > STACK_COPY)
-		len = STACK_COPY;
-	copy = xmalloc(len);
-	if (mem_read(a, t->regs.rsp, copy, len)) {
-		free(copy);
-		return 1;
-	}
 	perf_regs(&t->regs, &r);
-	r.stack = copy;
-	r.stack_size = len;
+	if (!a->u || stack_copy(a, t->regs.rsp, &r, &copy))
+		return 1;
 	n = cp_unwinder__unwind(a->u, (uint32_t)t->tid, &r, pcs, MAX_FRAMES, &complete);
 	free(copy);
 	for (int i = 1; i < n; i++) {

@@ -223,20 +223,30 @@ static bool unwinder__get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread
 	return true;
 }
 
-/* Only the sampled stack copy exists: an unwind needing more stops there. */
+/*
+ * Only the stack copy exists: an unwind needing more stops there.  Below
+ * sp only the red zone, where the copy has it (a stopped thread's: a
+ * sample has none): gcc leaves the CFI of a register popped by an
+ * epilogue's leave saying it is at CFA - 16, which is below sp by then,
+ * and the popped value still lies there.
+ */
 static bool unwinder__memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct cp_unwinder *u = arg;
 	const struct cp_unwind_regs *r = u->cur;
 	uint64_t sp = r->regs[PERF_REG_X86_SP];
 
-	if (addr < sp)
-		return false; /* libdwfl probes below sp at times; that ends nothing */
+	if (addr < sp) {
+		if (sp - addr > r->below || addr + sizeof(*result) > sp)
+			return false; /* libdwfl probes below sp at times; that ends nothing */
+		memcpy(result, r->stack + (r->below - (sp - addr)), sizeof(*result));
+		return true;
+	}
 	if (addr - sp > r->stack_size || r->stack_size - (addr - sp) < sizeof(*result)) {
 		u->read_failed = 1; /* the stack goes on beyond the copy */
 		return false;
 	}
-	memcpy(result, r->stack + (addr - sp), sizeof(*result));
+	memcpy(result, r->stack + r->below + (addr - sp), sizeof(*result));
 	return true;
 }
 

@@ -20,8 +20,9 @@ struct cp_unwinder;
 struct cp_unwind_regs {
 	uint64_t regs[24]; /* perf's x86-64 user registers, PERF_REG_X86_* order */
 	uint64_t mask;	   /* which are present (sample_regs_user) */
-	const unsigned char *stack; /* copy of user memory from regs[SP] */
-	uint64_t stack_size;	    /* bytes of it that are valid */
+	const unsigned char *stack; /* copy of user memory from regs[SP] - below */
+	uint64_t stack_size;	    /* bytes of it that are valid, from regs[SP] on */
+	uint64_t below;		    /* bytes of it below regs[SP] (the red zone), or 0 */
 };
 
 /* A new unwinder with no module; dies only if libdwfl cannot start. */

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <asm/perf_regs.h>
+
 #include "format/format.h"
 #include "symbolize/demangle.h"
 #include "symbolize/elffile.h"
@@ -824,5 +826,84 @@ TEST(unwinder_fn_dwarf_inlined_instance_and_its_own_copy)
 	CHECK(f != NULL);
 	CHECK_EQ(f->inst[0].entry, copy);
 	CHECK_EQ(f->n, 1);
+	cp_unwinder__free(u);
+}
+
+/* ---- the red zone: gcc's stale CFI after an epilogue's leave ---- */
+
+/*
+ * cp_rz_callee ends as gcc -O2 -fno-omit-frame-pointer ends a function
+ * whose exit hook it calls last: leave, then a tail jump, with no CFI
+ * restore of rbp after the leave.  Stopped at cp_rz_after_leave, the CFI
+ * says rbp was saved at CFA - 16 = sp - 8: below sp, where the popped
+ * value still lies.  cp_rz_caller keeps its frame in rbp.
+ */
+__asm__(".text\n"
+	".type cp_rz_callee, @function\n"
+	"cp_rz_callee:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset 6, -16\n"
+	"mov %rsp, %rbp\n"
+	".cfi_def_cfa_register 6\n"
+	"nop\n"
+	"leave\n"
+	".cfi_def_cfa 7, 8\n"
+	"cp_rz_after_leave:\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size cp_rz_callee, .-cp_rz_callee\n"
+	".type cp_rz_caller, @function\n"
+	"cp_rz_caller:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset 6, -16\n"
+	"mov %rsp, %rbp\n"
+	".cfi_def_cfa_register 6\n"
+	"call cp_rz_callee\n"
+	"cp_rz_caller_ret:\n"
+	"leave\n"
+	".cfi_def_cfa 7, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size cp_rz_caller, .-cp_rz_caller\n");
+extern const char cp_rz_after_leave[], cp_rz_caller_ret[];
+
+TEST(unwinder_reads_the_red_zone_for_a_register_popped_by_leave)
+{
+	struct cp_unwinder *u = cp_unwinder__new();
+	uint64_t bias = 0, stack[64] = { 0 }, pcs[8];
+	/* The copy: 16 words of red zone, then sp. */
+	const uint64_t base = 0x7ffd00001000ull, sp = base + 16 * 8, frame = sp + 8 * 8;
+	struct cp_unwind_regs r;
+	int n, complete;
+
+	dl_iterate_phdr(main_bias, &bias);
+	CHECK_EQ(cp_unwinder__add_module(u, "/proc/self/exe", bias), 0);
+	memset(&r, 0, sizeof(r));
+	r.mask = (1ull << PERF_REG_X86_64_MAX) - 1;
+	r.regs[PERF_REG_X86_IP] = (uintptr_t)cp_rz_after_leave;
+	r.regs[PERF_REG_X86_SP] = sp;
+	r.regs[PERF_REG_X86_BP] = frame; /* the caller's, as leave left it */
+	stack[16] = (uintptr_t)cp_rz_caller_ret; /* [sp]: the callee's return address */
+	stack[15] = frame;			 /* [sp - 8]: the rbp it pushed and popped */
+	stack[(frame - base) / 8] = 0;		 /* the caller's saved rbp */
+	stack[(frame - base) / 8 + 1] = (uintptr_t)cp_rz_caller_ret; /* and its return address */
+	r.stack = (const unsigned char *)stack;
+	r.below = 16 * 8;
+	r.stack_size = sizeof(stack) - r.below;
+	n = cp_unwinder__unwind(u, 1, &r, pcs, 8, &complete);
+	/* callee, caller, and the caller's caller (found through the caller's rbp) */
+	CHECK(n >= 3);
+	CHECK_EQ(pcs[0], (uintptr_t)cp_rz_after_leave);
+	CHECK_EQ(pcs[1], (uintptr_t)cp_rz_caller_ret);
+	CHECK_EQ(pcs[2], (uintptr_t)cp_rz_caller_ret);
+	/* Without the red zone the caller's rbp is unknown: the walk ends at the caller. */
+	r.stack = (const unsigned char *)&stack[16];
+	r.below = 0;
+	n = cp_unwinder__unwind(u, 1, &r, pcs, 8, &complete);
+	CHECK_EQ(n, 2);
 	cp_unwinder__free(u);
 }
