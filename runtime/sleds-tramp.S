@@ -37,8 +37,20 @@
 	.cfi_startproc
 	/* The thunk's return address and the function's: unwound, this is its caller. */
 	.cfi_def_cfa_offset 16
+	/*
+	 * The stack as the program had it, which need not be 16-byte aligned:
+	 * gcc -O2 calls a function it knows needs no alignment (no SSE spill)
+	 * without aligning (-fipa-stack-alignment), and our C half may use
+	 * movaps on its frame.  So rbp keeps the entry's rsp and rsp is
+	 * aligned.
+	 */
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp
 	subq	$192, %rsp
-	.cfi_adjust_cfa_offset 192
 	movq	%rdi, 0(%rsp)
 	movq	%rsi, 8(%rsp)
 	movq	%rdx, 16(%rsp)
@@ -55,17 +67,17 @@
 	movups	%xmm5, 144(%rsp)
 	movups	%xmm6, 160(%rsp)
 	movups	%xmm7, 176(%rsp)
-	movq	192(%rsp), %rdi
+	movq	8(%rbp), %rdi
 	movq	3(%rdi), %rdi
-	leaq	200(%rsp), %rsi
+	leaq	16(%rbp), %rsi
 	movl	$\back, %edx
 	call	cp_sled__enter
 	movq	%rax, %r11
 	testq	%rdx, %rdx
 	jz	1f
 	/* Take R off: the thunk's return address moves into the slot. */
-	movq	192(%rsp), %rax
-	movq	%rax, 200(%rsp)
+	movq	8(%rbp), %rax
+	movq	%rax, 16(%rbp)
 1:	/* No flags change from here to the jz below. */
 	movq	0(%rsp), %rdi
 	movq	8(%rsp), %rsi
@@ -83,8 +95,10 @@
 	movups	144(%rsp), %xmm5
 	movups	160(%rsp), %xmm6
 	movups	176(%rsp), %xmm7
-	leaq	192(%rsp), %rsp
-	.cfi_adjust_cfa_offset -192
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 16
+	.cfi_restore %rbp
 	jz	2f
 	leaq	8(%rsp), %rsp
 2:	ret
@@ -101,20 +115,28 @@
 	.p2align 4
 cp_sled_ret_common:
 	.cfi_startproc
-	subq	$72, %rsp
-	.cfi_adjust_cfa_offset 72
+	/* As in the entry: the program's stack need not be aligned here. */
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp
+	subq	$48, %rsp
 	movq	%rax, 0(%rsp)
 	movq	%rdx, 8(%rsp)
 	movups	%xmm0, 16(%rsp)
 	movups	%xmm1, 32(%rsp)
-	leaq	72(%rsp), %rdi
+	leaq	8(%rbp), %rdi
 	call	cp_sled__exit
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
 	movups	16(%rsp), %xmm0
 	movups	32(%rsp), %xmm1
-	addq	$72, %rsp
-	.cfi_adjust_cfa_offset -72
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.cfi_restore %rbp
 	ret
 	.cfi_endproc
 	.size cp_sled_ret_common, . - cp_sled_ret_common

@@ -89,4 +89,21 @@ test_expect_success 'unprofiled, the sledded build runs as the plain build' '
 	grep "^worker 4$" a.out && grep "^exit 3$" a.out
 '
 
+# The program's stack need not be 16-byte aligned where a sled runs: gcc
+# -O2 calls burn from mid without aligning it (mid is "call burn; ret",
+# -fipa-stack-alignment: burn needs no alignment).  burn's return drains
+# a full sample ring in the full exit path, whose C uses movaps: on the
+# program's alignment that was a SIGSEGV in every run.
+test_expect_success 'a call the compiler made on an unaligned stack: the full paths align their own' '
+	cc_kind sleds $CC $OPT $CP_TEST_CFLAGS -g -fno-optimize-sibling-calls -I"$WORKLOADS" \
+		-o t-sled-align "$WORKLOADS/s-sled-align.c" &&
+	callprof record -o al.cprof -- ./t-sled-align >al.out 2>al.err &&
+	echo done >al.expect &&
+	test_cmp al.expect al.out &&
+	callprof export -f folded -m calls al.cprof >al.calls &&
+	grep -x "main;top;mid;burn 3" al.calls &&
+	callprof record --time=clock -o alc.cprof -- ./t-sled-align >al.out 2>al.err &&
+	test_cmp al.expect al.out
+'
+
 test_done

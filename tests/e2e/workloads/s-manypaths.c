@@ -19,7 +19,7 @@ static int depth = 6;
 typedef void (*fn)(int);
 static fn table[10];
 
-static void fan(int d)
+NOINLINE static void fan(int d)
 {
 	if (d < depth)
 		for (int i = 0; i < 10; i++)
