@@ -28,6 +28,32 @@
 	.hidden cp_sled__enter
 	.hidden cp_sled__exit
 
+/*
+ * The stack as the program had it need not be 16-byte aligned: gcc -O2
+ * calls a function it knows needs no alignment (no SSE spill below it)
+ * without aligning (-fipa-stack-alignment), and our C halves may use
+ * movaps on their frames.  ALIGNED_FRAME keeps the entry's rsp in rbp
+ * (the CFA then follows rbp) and aligns rsp, with room for \bytes (a
+ * multiple of 16); END_ALIGNED_FRAME undoes it, the CFA back at rsp +
+ * \cfa, and leaves the flags alone.
+ */
+.macro ALIGNED_FRAME bytes
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rsp
+	subq	$\bytes, %rsp
+.endm
+
+.macro END_ALIGNED_FRAME cfa
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, \cfa
+	.cfi_restore %rbp
+.endm
+
 .macro SLED_ENTRY name, back
 	.globl \name
 	.hidden \name
@@ -37,20 +63,7 @@
 	.cfi_startproc
 	/* The thunk's return address and the function's: unwound, this is its caller. */
 	.cfi_def_cfa_offset 16
-	/*
-	 * The stack as the program had it, which need not be 16-byte aligned:
-	 * gcc -O2 calls a function it knows needs no alignment (no SSE spill)
-	 * without aligning (-fipa-stack-alignment), and our C half may use
-	 * movaps on its frame.  So rbp keeps the entry's rsp and rsp is
-	 * aligned.
-	 */
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	andq	$-16, %rsp
-	subq	$192, %rsp
+	ALIGNED_FRAME 192
 	movq	%rdi, 0(%rsp)
 	movq	%rsi, 8(%rsp)
 	movq	%rdx, 16(%rsp)
@@ -95,10 +108,7 @@
 	movups	144(%rsp), %xmm5
 	movups	160(%rsp), %xmm6
 	movups	176(%rsp), %xmm7
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 16
-	.cfi_restore %rbp
+	END_ALIGNED_FRAME 16
 	jz	2f
 	leaq	8(%rsp), %rsp
 2:	ret
@@ -115,14 +125,7 @@
 	.p2align 4
 cp_sled_ret_common:
 	.cfi_startproc
-	/* As in the entry: the program's stack need not be aligned here. */
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	andq	$-16, %rsp
-	subq	$48, %rsp
+	ALIGNED_FRAME 48
 	movq	%rax, 0(%rsp)
 	movq	%rdx, 8(%rsp)
 	movups	%xmm0, 16(%rsp)
@@ -133,10 +136,7 @@ cp_sled_ret_common:
 	movq	8(%rsp), %rdx
 	movups	16(%rsp), %xmm0
 	movups	32(%rsp), %xmm1
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	.cfi_restore %rbp
+	END_ALIGNED_FRAME 8
 	ret
 	.cfi_endproc
 	.size cp_sled_ret_common, . - cp_sled_ret_common
