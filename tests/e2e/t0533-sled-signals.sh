@@ -41,7 +41,9 @@ do
 	test_expect_success "$kind: a timer interrupting anywhere: status, counts of the same run" '
 		run_both_ways --filter "/^count	/d" t-sled-signal.$kind async 300 &&
 		grep "^alarms 300$" t-sled-signal.$kind.rec.out &&
-		grep "^count	on_alrm	300$" t-sled-signal.$kind.rec.out &&
+		# An expiry pending when the timer stopped runs the handler once
+		# more (it returns at once): under load, 301 (the counts must agree).
+		grep -E "^count	on_alrm	30[01]$" t-sled-signal.$kind.rec.out &&
 		sled_check_counts t-sled-signal.$kind.rec.out t-sled-signal.$kind.cprof
 	'
 done
