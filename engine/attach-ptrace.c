@@ -2475,7 +2475,6 @@ static int stack_copy(struct attach *a, uint64_t sp, struct cp_unwind_regs *r, u
 	return 0;
 }
 
-
 static void emulate_ret(struct attach *a, struct thread *t)
 {
 	t->regs.rip = mem_u64(a, t->regs.rsp);
