@@ -293,12 +293,7 @@ static int busy_main(int argc, char **argv)
 			nth++;
 	if (slow && !pthread_create(&th[nth], NULL, slow_loader, (void *)slow))
 		nth++;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
-	f = fopen(tmp, "w");
-	if (!f)
-		return perror(tmp), 2;
-	fprintf(f, "%d\n", (int)getpid());
-	if (fclose(f) || rename(tmp, argv[1]))
+	if (ready_file(argv[1]))
 		return perror(argv[1]), 2;
 	snprintf(uidfile, sizeof(uidfile), "%s.uid", argv[2]);
 	t0 = now();

@@ -192,10 +192,8 @@ int main(int argc, char **argv)
 {
 	void *(*kinds[])(void *) = { computer, computer, writer };
 	pthread_t th[3];
-	char tmp[4096];
 	long expect = 0;
 	double t0;
-	FILE *f;
 
 	if (argc < 3)
 		return 2;
@@ -204,12 +202,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		if (pthread_create(&th[i], NULL, kinds[i], NULL))
 			return perror("pthread_create"), 2;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
-	f = fopen(tmp, "w");
-	if (!f)
-		return perror(tmp), 2;
-	fprintf(f, "%d\n", (int)getpid());
-	if (fclose(f) || rename(tmp, argv[1]))
+	if (ready_file(argv[1]))
 		return perror(argv[1]), 2;
 	t0 = now();
 	while (access(argv[2], F_OK) && now() - t0 < 120)

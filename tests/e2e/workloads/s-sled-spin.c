@@ -20,17 +20,9 @@ NOINLINE void empty(void)
 
 int main(int argc, char **argv)
 {
-	char tmp[4096];
-	FILE *f;
-
 	if (argc != 3)
 		return 2;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
-	f = fopen(tmp, "w");
-	if (!f)
-		return 2;
-	fprintf(f, "%d\n", (int)getpid());
-	if (fclose(f) || rename(tmp, argv[1]))
+	if (ready_file(argv[1]))
 		return 2;
 	for (unsigned long i = 1;; i++) {
 		empty();

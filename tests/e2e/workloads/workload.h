@@ -43,4 +43,27 @@
 /* Every workload defines the sink once: `volatile long sink;` */
 extern volatile long sink;
 
+#include <stdio.h>
+#include <unistd.h>
+
+/*
+ * Tell a test that waits for the program that it is set up: its pid into
+ * the file path, by rename from path.tmp, so that the file is never seen
+ * half written.  0, or -1 with errno set.  Not counted (NOINSTR).
+ */
+NOINSTR static inline int ready_file(const char *path)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%d\n", (int)getpid());
+	if (fclose(f) || rename(tmp, path))
+		return -1;
+	return 0;
+}
+
 #endif
