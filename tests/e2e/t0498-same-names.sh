@@ -9,7 +9,7 @@ calls () {
 	awk '$1 ~ /^[0-9]+$/' | sed "s/^ *//; s/  */ /"
 }
 
-test_expect_success 'setup: a static inline function of a header in three files, a static helper in two' '
+test_expect_success 'setup: a static function of a header in three files, a static helper in two' '
 	build_workload s-copies.c "$WORKLOADS/s-copies-a.c" "$WORKLOADS/s-copies-b.c" &&
 	test $(nm t-copies | grep -c " little_endian$") = 3 &&
 	test $(nm t-copies | grep -c " helper$") = 2 &&
