@@ -42,17 +42,13 @@ list_started () {
 	echo "$1 $(awk '{ print $22 }' /proc/"$1"/stat)" >>"$STARTED"
 }
 
-# start_target NAME: start t-attach-kill ($pid), wait until it is set up.
-start_target () {
-	rm -f "$1.ready" "$1.stop" "$1.status" "$1.cprof" &&
-	{
-		(
-			./t-attach-kill "$1.ready" "$1.stop" >"$1.out" 2>"$1.err"
-			echo $? >"$1.status"
-		) </dev/null >/dev/null 2>&1 &
-	} &&
-	wait_for "$1.ready" &&
-	pid=$(cat "$1.ready") &&
+. "$TEST_DIRECTORY/attach-busy-lib.sh"
+
+# start_kill NAME: t-attach-kill, as attach-busy-lib's start_target runs it
+# ($pid), listed, with no profile of an earlier run left.
+start_kill () {
+	rm -f "$1.cprof" &&
+	start_target "$1" ./t-attach-kill &&
 	list_started "$pid"
 }
 
@@ -74,21 +70,12 @@ free () {
 	return 1
 }
 
-# target_done NAME: it is told to stop and must end by itself (20 s), with
-# the output and status of a run without callprof.
-target_done () {
-	touch "$1.stop" &&
-	_i=0 &&
-	while ! test -s "$1.status"
-	do
-		test $_i -lt 1000 || { echo "$1 still running 20 s after stop"; return 1; }
-		sleep 0.02
-		_i=$((_i + 1))
-	done &&
+# kill_done NAME: it is told to stop and ends by itself (target_done), with
+# the output of a run without callprof.
+kill_done () {
+	target_done "$1" &&
 	echo "done threads=4 anomalies=0" >"$1.expect" &&
-	test_cmp "$1.expect" "$1.out" &&
-	test_must_be_empty "$1.err" &&
-	test "$(cat "$1.status")" = 0
+	test_cmp "$1.expect" "$1.out"
 }
 
 # killed_at NAME POINT: attach to a fresh target, callprof killed at POINT;
@@ -96,7 +83,7 @@ target_done () {
 # without callprof.  The profile: none before "switch-slots"; from
 # "switched" on, one that reads back, with the target's fib in it.
 killed_at () {
-	start_target "$1" &&
+	start_kill "$1" &&
 	sleep 0.1 &&
 	{
 		CALLPROF_TEST_KILL_AT=$2 timeout -s KILL 60 "$CALLPROF_BUILD/callprof" attach \
@@ -109,7 +96,7 @@ killed_at () {
 	sleep 0.3 &&
 	kill -0 "$pid" &&
 	free "$pid" &&
-	target_done "$1" &&
+	kill_done "$1" &&
 	case $2 in
 	seized|chosen|map*|dlopen*|start*|switch-seized|switch-seeded)
 		test_path_is_missing "$1.cprof" ;;
@@ -143,14 +130,14 @@ test_expect_success 'setup' '
 '
 
 test_expect_success 'the target alone, and attached to without a kill: its output, status 0' '
-	start_target alone &&
+	start_kill alone &&
 	sleep 0.3 &&
-	target_done alone &&
-	start_target plain &&
+	kill_done alone &&
+	start_kill plain &&
 	"$CALLPROF_BUILD/callprof" attach --duration 0.3 -o "$PWD/plain.cprof" "$pid" 2>plain.aerr &&
 	grep "wrote .*plain.cprof" plain.aerr &&
 	free "$pid" &&
-	target_done plain
+	kill_done plain
 '
 
 for point in $POINTS
@@ -166,7 +153,7 @@ done
 # line, the first attach's FILE written at the end.
 test_expect_success 'attached again after a kill before the window: a profile, the target unharmed' '
 	killed_at again started &&
-	start_target again2 &&
+	start_kill again2 &&
 	{
 		CALLPROF_TEST_KILL_AT=switch-seeded "$CALLPROF_BUILD/callprof" attach --duration 0.2 \
 			-o "$PWD/again2-a.cprof" "$pid" 2>again2-a.aerr
@@ -176,13 +163,13 @@ test_expect_success 'attached again after a kill before the window: a profile, t
 	"$CALLPROF_BUILD/callprof" attach --duration 0.3 -o "$PWD/again2.cprof" "$pid" 2>again2.aerr &&
 	grep "wrote .*again2.cprof" again2.aerr &&
 	free "$pid" &&
-	target_done again2 &&
+	kill_done again2 &&
 	test_path_is_missing again2-a.cprof &&
 	"$CALLPROF_BUILD/callprof" report again2.cprof | grep -q fib
 '
 
 test_expect_success 'attached again after a kill in the window: one line, the first profile at the end' '
-	start_target inwin &&
+	start_kill inwin &&
 	{
 		CALLPROF_TEST_KILL_AT=window "$CALLPROF_BUILD/callprof" attach --duration 0.2 \
 			-o "$PWD/inwin.cprof" "$pid" 2>inwin-a.aerr
@@ -193,7 +180,7 @@ test_expect_success 'attached again after a kill in the window: one line, the fi
 		"$pid" 2>inwin2.aerr &&
 	test_line_count = 1 inwin2.aerr &&
 	grep "is being recorded by another callprof attach (or by one that was killed" inwin2.aerr &&
-	target_done inwin &&
+	kill_done inwin &&
 	test_path_is_missing inwin2.cprof &&
 	"$CALLPROF_BUILD/callprof" report inwin.cprof | grep -q fib
 '
