@@ -15,9 +15,14 @@ test_expect_success 'setup' '
 
 # The remedy depends on the compiler that built bump (its DW_AT_producer):
 # gcc has the exclude list and inlines less with its hooks, clang has
-# after-inlining instrumentation but no exclude list.
+# after-inlining instrumentation but no exclude list; a sleds build of
+# either is rid of a function's sled by an attribute.
 check_remedy () {
-	case "$CC" in
+	case "$CP_BUILD_KIND:$CC" in
+	sleds:*)
+		grep "^  remedy: mark them __attribute__((patchable_function_entry(0, 0))) and rebuild (a sleds build" "$1" &&
+		! grep -e "-finstrument-functions" -e "no_instrument_function" -e "after-inlining" "$1"
+		;;
 	*clang*)
 		grep "^  remedy: mark them __attribute__((no_instrument_function)) and rebuild" "$1" &&
 		! grep -e "-finstrument-functions-exclude-function-list" "$1" &&
@@ -45,8 +50,8 @@ test_expect_success 'tiny hot calls: one paragraph naming bump and the remedy, a
 # The flag given is one gcc takes, and it does what it says: rebuilt with
 # it, bump runs no hooks and the verdict is gone.
 test_expect_success 'gcc: rebuilt with the remedy given, the verdict is gone' '
-	case "$CC" in
-	*clang*) return 0 ;;
+	case "$CP_BUILD_KIND:$CC" in
+	sleds:* | *clang*) return 0 ;;
 	esac &&
 	flag=$(sed -n "s/^  remedy: rebuild with \(-finstrument-functions-exclude-function-list=[^ ]*\)$/\1/p" err) &&
 	test -n "$flag" &&
@@ -80,6 +85,23 @@ assert \"%.1f\" % (100 * t[\"profiler_share\"]) == sys.argv[2], t" "$n" "$share"
 	callprof diff one.cprof one.cprof >d &&
 	grep "^# A: CPU time sampled at [0-9]* Hz: $n samples; " d &&
 	grep "^# warning: A: callprof.s hooks took $share% of the CPU time" d
+'
+
+# The attribute given is one both compilers take, and it does what it says:
+# bump keeps no sled, is not recorded, and the verdict is gone.
+test_expect_success 'sleds: rebuilt with the remedy given, the verdict is gone' '
+	case "$CP_BUILD_KIND" in
+	sleds) ;;
+	*) return 0 ;;
+	esac &&
+	attr=$(sed -n "s/^  remedy: mark them \(__attribute__((patchable_function_entry(0, 0)))\) and rebuild .*/\1/p" err) &&
+	test -n "$attr" &&
+	sed "s/^NOINLINE void bump(/$attr &/" "$WORKLOADS/s-hot.c" >hot-ex.c &&
+	grep -q "^__attribute__((patchable_function_entry(0, 0))) NOINLINE void bump(" hot-ex.c &&
+	cc_kind sleds $CC $OPT $CP_TEST_CFLAGS -g -Wall -I"$WORKLOADS" -o t-hot-ex hot-ex.c &&
+	callprof record -o ex.cprof -- ./t-hot-ex 2>err.ex &&
+	grep "^callprof: wrote ex.cprof: 1 thread, 2 calls, 2 call paths" err.ex &&
+	! grep "hooks took" err.ex
 '
 
 test_expect_success 'the verdict leaves the exit status alone' '
