@@ -152,9 +152,7 @@ static int place(struct dl_phdr_info *info, size_t size, void *data)
 	char exe[4096];
 
 	if (!path || !*path) { /* the executable */
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-		exe[n > 0 ? n : 0] = '\0';
+		cp_self_exe(exe, sizeof(exe));
 		path = exe;
 	}
 	if (stat(path, &st))

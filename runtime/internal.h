@@ -666,6 +666,15 @@ CP_HIDDEN void cp_session__stop(void);
 CP_HIDDEN void cp_session__keep(void (*keep)(const void *p, size_t bytes));
 CP_HIDDEN void cp_warn_once(const char *msg);
 CP_HIDDEN void cp_warn(const char *msg);
+/*
+ * The process's own /proc files, asked through the calling thread
+ * (/proc/thread-self/FILE): /proc/self is the thread group's leader, whose
+ * exe, cmdline and mem are gone once it ended by pthread_exit while the
+ * other threads run on.  open(2)'s result, or the link's length (-1, and
+ * BUF "", when unreadable).
+ */
+CP_HIDDEN int cp_self_open(const char *file, int flags);
+CP_HIDDEN ssize_t cp_self_exe(char *buf, size_t size);
 
 /* calibrate.c: hook cost per call in the caller's / the callee's interval. */
 struct cp_calibration {

@@ -146,9 +146,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 
 	if (first && (!name || !*name)) {
 		/* The main program comes first, with an empty name. */
-		ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-		exe[len > 0 ? len : 0] = '\0';
+		cp_self_exe(exe, sizeof(exe));
 		name = exe;
 	} else if (!name || !*name || !strncmp(name, "linux-vdso", 10) ||
 		   !strncmp(name, "linux-gate", 10)) {

@@ -155,10 +155,34 @@ static void set_out_path(void)
  * into arena memory, which the watcher sees too.  Under callprof attach the
  * start-up is the attach: a title written before it is what there is.
  */
+int cp_self_open(const char *file, int flags)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/thread-self/%s", file);
+	fd = open(path, flags);
+	if (fd < 0 && errno == ENOENT) { /* before Linux 3.17 */
+		snprintf(path, sizeof(path), "/proc/self/%s", file);
+		fd = open(path, flags);
+	}
+	return fd;
+}
+
+ssize_t cp_self_exe(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/thread-self/exe", buf, size - 1);
+
+	if (n < 0)
+		n = readlink("/proc/self/exe", buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return n > 0 ? n : -1;
+}
+
 static ssize_t read_cmdline(char *buf, size_t cap)
 {
 	char scratch[4096];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int fd = cp_self_open("cmdline", O_RDONLY | O_CLOEXEC);
 	size_t total = 0;
 	ssize_t n;
 
@@ -185,8 +209,7 @@ static void take_command_line(void)
 	ssize_t n, got;
 	char *buf;
 
-	n = readlink("/proc/self/exe", cp_session.exe, sizeof(cp_session.exe) - 1);
-	cp_session.exe[n > 0 ? n : 0] = '\0';
+	cp_self_exe(cp_session.exe, sizeof(cp_session.exe));
 	n = read_cmdline(NULL, 0);
 	if (n <= 0)
 		return;

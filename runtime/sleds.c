@@ -338,7 +338,7 @@ static int open_segments(const struct dl_phdr_info *info, int writable)
 			if (!writable)
 				continue;
 			/* SELinux execmod and the like: write through /proc/self/mem instead. */
-			mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+			mem_fd = cp_self_open("mem", O_RDWR | O_CLOEXEC);
 			if (mem_fd < 0)
 				return -1;
 			open_segments(info, 0);
@@ -572,7 +572,8 @@ static int plan_add(uintptr_t a, const uint8_t *b)
 
 static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	const char *path = info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
+	const char *path = info->dlpi_name;
+	char exe[4096];
 	uint64_t addr, bytes;
 	struct sled_module *m;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
@@ -582,7 +583,9 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	if (info->dlpi_name[0] == 0 && nmods > 0)
 		return 0; /* the main program is the first entry: a nameless later one is not a file */
-	if (find_section(path, &addr, &bytes) || bytes < 8)
+	if (!path[0] && cp_self_exe(exe, sizeof(exe)) > 0)
+		path = exe;
+	if (!path[0] || find_section(path, &addr, &bytes) || bytes < 8)
 		return 0;
 	if (!cp_stubs.rx && stubs_map()) {
 		refused = 1;
