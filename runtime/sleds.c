@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -138,13 +139,32 @@ static void write_pad(uint8_t *p)
 	memcpy(p + PAD_EXIT_FULL, &full, 8);
 }
 
+/*
+ * A memfd of bytes, or -1.  Not when the program's RLIMIT_FSIZE is below
+ * that: sizing it would raise SIGXFSZ, which kills by default.
+ */
+static int stub_memfd(uint64_t bytes)
+{
+	struct rlimit rl;
+	int fd;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) || (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < bytes))
+		return -1;
+	fd = (int)syscall(SYS_memfd_create, "callprof-stubs", 1u /* MFD_CLOEXEC */);
+	if (fd >= 0 && ftruncate(fd, (off_t)bytes)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* Map the area: an RX and an RW alias of one memfd, else one RWX private mapping. */
 static int stubs_map(void)
 {
 	void *rx = MAP_FAILED, *rw = MAP_FAILED;
-	int fd = (int)syscall(SYS_memfd_create, "callprof-stubs", 1u /* MFD_CLOEXEC */);
+	int fd = stub_memfd(STUB_BYTES);
 
-	if (fd >= 0 && ftruncate(fd, (off_t)STUB_BYTES) == 0) {
+	if (fd >= 0) {
 		rx = mmap(NULL, STUB_BYTES, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
 		if (rx != MAP_FAILED)
 			rw = mmap(NULL, STUB_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -270,11 +290,10 @@ void cp_sleds__fork_child(void)
 	mods_lock = fresh;
 	if (!stubs_shared)
 		return; /* no area, or a private mapping: already the child's own */
-	int fd = (int)syscall(SYS_memfd_create, "callprof-stubs", 1u);
+	int fd = stub_memfd(cp_stubs.bytes);
 	uint64_t used = cp_stubs.used;
 
-	if (fd < 0 || ftruncate(fd, (off_t)cp_stubs.bytes) ||
-	    pwrite(fd, (void *)cp_stubs.rw, used, 0) != (ssize_t)used ||
+	if (fd < 0 || pwrite(fd, (void *)cp_stubs.rw, used, 0) != (ssize_t)used ||
 	    mmap((void *)cp_stubs.rw, cp_stubs.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		 fd, 0) == MAP_FAILED) {
 		if (fd >= 0)

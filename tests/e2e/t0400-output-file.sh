@@ -230,6 +230,18 @@ test_expect_success 'the same without the watcher: no temporary left' '
 	run_fsize 0
 '
 
+# A sleds build's return stubs live in memory the runtime maps at start:
+# sized as a file (a memfd), they raised SIGXFSZ under a limit below their
+# size, which killed the program before main.
+test_expect_success 'a sleds build started under a small file size limit: its status and output unchanged' '
+	build_kind sleds s-fsize.c &&
+	rm -f lim2.cprof* &&
+	(ulimit -f 2 && test_expect_code 7 callprof record -o lim2.cprof -- ./t-fsize.sleds >out 2>err) &&
+	printf "pipe=dfl xfsz=dfl\nsum=120\n" >expect &&
+	test_cmp expect out &&
+	! grep -i "killed\|signal" err
+'
+
 # The outputs must outgrow the limit.  An svg draws the contexts that have
 # time: t-nested is too short to be sampled, so its svg is the clocked
 # profile's (--time=clock), where every context has some.
