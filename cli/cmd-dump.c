@@ -36,6 +36,7 @@
 
 #include "cli/builtin.h"
 #include "cli/options.h"
+#include "engine/attach.h"
 #include "format/format.h"
 #include "util/text.h"
 #include "util/util.h"
@@ -84,13 +85,13 @@ struct shared_map {
 	unsigned long start, inode;
 };
 
-static int shared_maps(long pid, struct shared_map *out, int max)
+static int shared_maps(const char *dir, struct shared_map *out, int max)
 {
-	char path[64], line[PATH_MAX + 128];
+	char path[96], line[PATH_MAX + 128];
 	FILE *f;
 	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	snprintf(path, sizeof(path), "%s/maps", dir);
 	f = fopen(path, "r");
 	while (f && n < max && fgets(line, sizeof(line), f)) {
 		unsigned long start, end, off, inode;
@@ -112,7 +113,11 @@ static int shared_maps(long pid, struct shared_map *out, int max)
 static int shares_memory(long w, const struct shared_map *prog, int nprog)
 {
 	struct shared_map m[64];
-	int n = shared_maps(w, m, 64);
+	char dir[64];
+	int n;
+
+	snprintf(dir, sizeof(dir), "/proc/%ld", w);
+	n = shared_maps(dir, m, 64);
 
 	for (int i = 0; i < n; i++)
 		for (int k = 0; k < nprog; k++)
@@ -134,7 +139,8 @@ static pid_t find_watcher(pid_t pid)
 	pid_t found = 0;
 	unsigned long long found_start = 0;
 	struct shared_map prog[256];
-	int nprog = shared_maps(pid, prog, 256);
+	char dir[64];
+	int nprog = shared_maps(cp_attach__proc(pid, dir, sizeof(dir)), prog, 256);
 
 	/*
 	 * The newest of PID's watchers: an older one may be stale (a newer
@@ -168,15 +174,17 @@ static pid_t find_watcher(pid_t pid)
 
 /*
  * The user ids of process pid (real, effective, saved, file system), from
- * its status; -1 if unknown.
+ * its status (a live thread's: a main thread that ended by pthread_exit
+ * keeps the ids it had, and the program may have dropped them since);
+ * -1 if unknown.
  */
 static int process_uids(pid_t pid, uid_t uid[4])
 {
-	char path[64], line[256];
+	char dir[64], path[96], line[256];
 	FILE *f;
 	int ret = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(path, sizeof(path), "%s/status", cp_attach__proc(pid, dir, sizeof(dir)));
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		unsigned long v[4];
@@ -207,11 +215,11 @@ static int program_uid(const uid_t prog[4], uid_t uid)
 /* Has pid the preloaded runtime in its address space? */
 static int has_runtime(pid_t pid)
 {
-	char path[64], line[PATH_MAX + 128];
+	char dir[64], path[96], line[PATH_MAX + 128];
 	FILE *f;
 	int found = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "%s/maps", cp_attach__proc(pid, dir, sizeof(dir)));
 	f = fopen(path, "r");
 	while (f && !found && fgets(line, sizeof(line), f))
 		found = strstr(line, "/libcallprof") != NULL;

@@ -13,7 +13,11 @@
  * gids, uids (real, effective, saved, file system) and capability sets.
  * It can only lose rights this way, never gain them, as the kernel checks
  * every step; then it reads its own credentials back and acts only if they
- * are the program's.
+ * are the program's.  A leader that ended by pthread_exit keeps the
+ * credentials it had: a live thread's are read then (once none is left,
+ * the leader's are all there is, which a program that changed its
+ * credentials after its leader ended and then died by a signal can make
+ * stale: its profile is then written with the leader's).
  *
  * When the program's credentials cannot be read any more (it was reaped
  * before the watcher looked), the last ones seen stand only if the program
@@ -27,6 +31,7 @@
  * in the process's memory, and the watcher's copy of that list names the
  * program's threads, not its own single one.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -83,23 +88,80 @@ static int numbers(const char *p, int hex, uint64_t *out, int max)
 	return -1;
 }
 
-int cp_creds__read(int dirfd, struct cp_creds *c)
+/* NAME (a status file, relative to DIRFD) read into BUF, '\0'-ended: its length, or -errno. */
+static ssize_t read_status(int dirfd, const char *name, char *buf, size_t size)
 {
-	char buf[8192];
-	uint64_t v[CP_CREDS_MAX_GROUPS];
 	ssize_t len = 0, r;
-	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC), n;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC), err;
 
 	if (fd < 0)
 		return -errno;
-	while (len < (ssize_t)sizeof(buf) - 1 &&
-	       (r = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+	while (len < (ssize_t)size - 1 && (r = read(fd, buf + len, size - 1 - (size_t)len)) > 0)
 		len += r;
-	n = len > 0 || errno != ESRCH ? 0 : -ESRCH;
+	err = len > 0 || errno != ESRCH ? -EIO : -ESRCH;
 	close(fd);
 	if (len <= 0)
-		return n ? n : -EIO;
+		return err;
 	buf[len] = '\0';
+	return len;
+}
+
+/* Does the status text BUF say its task has ended (a zombie, or dead)? */
+static int ended(const char *buf)
+{
+	const char *s = field(buf, "State:");
+
+	while (s && (*s == ' ' || *s == '\t'))
+		s++;
+	return s && (*s == 'Z' || *s == 'X');
+}
+
+/*
+ * A leader that ended by pthread_exit while the other threads run on keeps
+ * the credentials it had then: a later setuid of the program's changes
+ * the live threads' only.  So their status is read instead: the first live
+ * task's, into BUF; its length, or -errno when none is live (the program
+ * has ended, and the leader's are the last there are).
+ */
+static ssize_t live_task_status(int dirfd, char *buf, size_t size)
+{
+	char dents[4096] __attribute__((aligned(8))), name[48];
+	int tfd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ssize_t len = -ESRCH;
+	long n;
+
+	if (tfd < 0)
+		return -errno;
+	while ((n = syscall(SYS_getdents64, tfd, dents, sizeof(dents))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct dirent64 *d = (const void *)(dents + off);
+
+			off += d->d_reclen;
+			if (d->d_name[0] < '1' || d->d_name[0] > '9')
+				continue;
+			snprintf(name, sizeof(name), "%.20s/status", d->d_name);
+			len = read_status(tfd, name, buf, size);
+			if (len > 0 && !ended(buf))
+				goto out;
+			len = -ESRCH;
+		}
+	}
+out:
+	close(tfd);
+	return len;
+}
+
+int cp_creds__read(int dirfd, struct cp_creds *c)
+{
+	char buf[8192], live[8192];
+	uint64_t v[CP_CREDS_MAX_GROUPS];
+	ssize_t len = read_status(dirfd, "status", buf, sizeof(buf));
+	int n;
+
+	if (len < 0)
+		return (int)len;
+	if (ended(buf) && live_task_status(dirfd, live, sizeof(live)) > 0)
+		memcpy(buf, live, sizeof(buf));
 	memset(c, 0, sizeof(*c));
 	if (numbers(field(buf, "Uid:"), 0, v, 4) != 4)
 		return -EIO;

@@ -99,6 +99,31 @@ test_expect_success 'root dumps the program of another user: its watcher answers
 	test "$(stat -c %u "$base/open/u.cprof.dump1")" = "$(id -u nobody)"
 '
 
+# A leader that ended by pthread_exit keeps the rights it had: root's here,
+# while the thread that runs on dropped to nobody.  The watcher took the
+# leader's for the program's and wrote the snapshot as root.
+test_expect_success 'the leader ended, the running thread dropped to nobody: the snapshot is written as nobody' '
+	base=$(cat base) &&
+	build_workload s-leaderdrop.c &&
+	cp t-leaderdrop "$base/" && chmod 755 "$base/t-leaderdrop" &&
+	rm -f "$base/open/ld.cprof"* &&
+	{ callprof record -o "$base/open/ld.cprof" -- "$base/t-leaderdrop" "$base/open/ld.ready" "$base/open/ld.stop" >ld.out 2>ld.err & } &&
+	wait_for "$base/open/ld.ready" &&
+	pid=$(cat "$base/open/ld.ready") &&
+	echo $pid >>pids &&
+	grep "^State:.*Z" /proc/$pid/status &&
+	grep "^Uid:[[:space:]]*0[[:space:]]" /proc/$pid/status &&
+	callprof dump $pid >path 2>dump.err &&
+	cat dump.err &&
+	echo "$base/open/ld.cprof.dump1" >expect &&
+	test_cmp expect path &&
+	test "$(stat -c %u "$base/open/ld.cprof.dump1")" = "$(id -u nobody)" &&
+	touch "$base/open/ld.stop" &&
+	wait &&
+	callprof report --min-percent=0 "$base/open/ld.cprof" >rep &&
+	grep -E "^ +[1-9][0-9]* .* work$" rep
+'
+
 for file in secret victim
 do
 	test_expect_success "a hostile program answers with $file: not copied, not removed" '
