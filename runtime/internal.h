@@ -432,6 +432,7 @@ enum cp_sys_activity {
 	CP_SYS_WATCH,	  /* starting a watcher */
 	CP_SYS_START,	  /* starting the session */
 	CP_SYS_READ_SELF, /* seccomp.c's own copies of the program's filters */
+	CP_SYS_PATCH,	  /* sleds: reading a module's sled list, writing its code, the stubs */
 	CP_SYS_KINDS
 };
 extern uint32_t cp_sys_denied CP_HIDDEN;

@@ -259,6 +259,32 @@ static const struct call calls[] = {
 	{ CP_SYS_START, SYS_readlink, { U, U, U } },
 	{ CP_SYS_START, SYS_getcwd, { U, U } },
 	{ CP_SYS_START, SYS_munmap, { U, U } },
+	/*
+	 * sleds (sleds.c): a module's sled list read from its file, its code
+	 * made writable and back (or written through /proc/thread-self/mem),
+	 * the return stubs' memfd and its two aliases (else one private
+	 * mapping), the table of modules, signals blocked around the stubs' lock
+	 */
+	{ CP_SYS_PATCH, SYS_arch_prctl, { 0x5005 /* ARCH_SHSTK_STATUS */, U } },
+	{ CP_SYS_PATCH, SYS_openat, { CWD, U, O_RDONLY | O_CLOEXEC } },
+	{ CP_SYS_PATCH, SYS_pread64, { U, U, U, U } },
+	{ CP_SYS_PATCH, SYS_close, { U } },
+	{ CP_SYS_PATCH, SYS_readlink, { U, U, U } },
+	{ CP_SYS_PATCH, SYS_mprotect, { U, U, U } },
+	{ CP_SYS_PATCH, SYS_openat, { CWD, U, O_RDWR | O_CLOEXEC } },
+	{ CP_SYS_PATCH, SYS_pwrite64, { U, U, U, U } },
+	{ CP_SYS_PATCH, SYS_prlimit64, { 0, RLIMIT_FSIZE, 0, U } },
+	{ CP_SYS_PATCH, SYS_memfd_create, { U, 1 /* MFD_CLOEXEC */ } },
+	{ CP_SYS_PATCH, SYS_ftruncate, { U, U } },
+	{ CP_SYS_PATCH, SYS_mmap, { 0, U, PROT_READ | PROT_EXEC, MAP_SHARED, U, 0 } },
+	{ CP_SYS_PATCH, SYS_mmap, { 0, U, RW, MAP_SHARED, U, 0 } },
+	{ CP_SYS_PATCH, SYS_mmap, { U, U, RW, MAP_SHARED | MAP_FIXED, U, 0 } },
+	{ CP_SYS_PATCH, SYS_mmap, { U, U, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, U, 0 } },
+	{ CP_SYS_PATCH, SYS_mmap, { 0, U, RW | PROT_EXEC, ANON_PRIVATE | MAP_NORESERVE, NO_FD, 0 } },
+	{ CP_SYS_PATCH, SYS_mmap, { 0, U, RW, ANON_PRIVATE | MAP_NORESERVE, NO_FD, 0 } },
+	{ CP_SYS_PATCH, SYS_mmap, { 0, U, RW, ANON_PRIVATE, NO_FD, 0 } },
+	{ CP_SYS_PATCH, SYS_munmap, { U, U } },
+	{ CP_SYS_PATCH, SYS_rt_sigprocmask, { U, U, U, SIGSETSIZE } },
 	/* our own bookkeeping here: copies of filters */
 	{ CP_SYS_READ_SELF, SYS_getpid, { 0 } },
 	{ CP_SYS_READ_SELF, SYS_process_vm_readv, { U, U, 1, U, 1, 0 } },
@@ -360,11 +386,16 @@ static void say_denied(uint32_t denied, uint32_t before)
 		{ CP_SYS_WRITE, "writing the profile: its watcher writes it when the program ends" },
 		{ CP_SYS_RERAISE, "sending a fatal signal again: the profile is not written when one "
 				  "ends the program" },
+		{ CP_SYS_PATCH, "writing code: the functions of libraries loaded from here are not "
+				"recorded (their sleds stay NOPs)" },
 	};
+	uint32_t quiet = 1u << CP_SYS_WATCH | 1u << CP_SYS_START;
 	char line[600] = "the program's seccomp filter forbids calls callprof makes: ";
 	size_t pos = strlen(line), start = pos;
 
-	if (denied & ~(1u << CP_SYS_WATCH | 1u << CP_SYS_START))
+	if (!cp_sleds__on())
+		quiet |= 1u << CP_SYS_PATCH; /* a hooks build writes no code */
+	if (denied & ~quiet)
 		__atomic_store_n(&cp_session.filtered, 1, __ATOMIC_RELAXED);
 	if ((denied & (1u << CP_SYS_START)) && !(before & (1u << CP_SYS_START)) &&
 	    !(denied & (1u << CP_SYS_WARN)))
@@ -374,7 +405,7 @@ static void say_denied(uint32_t denied, uint32_t before)
 		uint32_t bit = 1u << said[i].activity;
 		size_t len = strlen(said[i].what);
 
-		if (!(denied & bit) || (before & bit) || pos + len + 3 >= sizeof(line))
+		if (!(denied & bit) || (before & bit) || (quiet & bit) || pos + len + 3 >= sizeof(line))
 			continue;
 		if (said[i].activity == CP_SYS_PERF && !cp_session.switches_wanted &&
 		    !cp_session.sample_hz)

@@ -277,10 +277,34 @@ out:
 	return stub;
 }
 
+/* The child's own memfd over both aliases, with the stubs so far; -1 if not. */
+static int stubs_own(void)
+{
+	int fd = stub_memfd(cp_stubs.bytes);
+	uint64_t used = cp_stubs.used;
+
+	if (fd < 0 || pwrite(fd, (void *)cp_stubs.rw, used, 0) != (ssize_t)used ||
+	    mmap((void *)cp_stubs.rw, cp_stubs.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0) == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* The RW alias is the child's now; the RX one follows (same contents). */
+	if (mmap((void *)cp_stubs.rx, cp_stubs.bytes, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED,
+		 fd, 0) == MAP_FAILED) {
+		close(fd);
+		return -1; /* RX still the parent's: the child must not add to it */
+	}
+	close(fd);
+	return 0;
+}
+
 /*
  * Fork child: the stubs it makes must not land in the parent's pages.  A
- * new memfd with the same contents goes over both aliases.  Failing that,
- * the child makes no new stubs (its calls through known ones still work).
+ * new memfd with the same contents goes over both aliases.  Failing that
+ * (or where a seccomp filter forbids it), the child makes no new stubs
+ * (its calls through known ones still work).
  */
 void cp_sleds__fork_child(void)
 {
@@ -290,23 +314,13 @@ void cp_sleds__fork_child(void)
 	mods_lock = fresh;
 	if (!stubs_shared)
 		return; /* no area, or a private mapping: already the child's own */
-	int fd = stub_memfd(cp_stubs.bytes);
-	uint64_t used = cp_stubs.used;
-
-	if (fd < 0 || pwrite(fd, (void *)cp_stubs.rw, used, 0) != (ssize_t)used ||
-	    mmap((void *)cp_stubs.rw, cp_stubs.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 fd, 0) == MAP_FAILED) {
-		if (fd >= 0)
-			close(fd);
+	if (!cp_sys__begin(CP_SYS_PATCH)) {
 		stubs_frozen = 1;
 		return;
 	}
-	/* The RW alias is the child's now; the RX one follows (same contents). */
-	if (mmap((void *)cp_stubs.rx, cp_stubs.bytes, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED,
-		 fd, 0) == MAP_FAILED) {
-		stubs_frozen = 1; /* RX still the parent's: the child must not add to it */
-	}
-	close(fd);
+	if (stubs_own())
+		stubs_frozen = 1;
+	cp_sys__end();
 }
 
 /* ---- writing code ---- */
@@ -725,10 +739,14 @@ void cp_sleds__patch_new(void)
 
 	if (refused || !mods || plan_only)
 		return;
+	/* A seccomp filter forbids it (seccomp.c says so): the new modules' sleds stay NOPs. */
+	if (!cp_sys__begin(CP_SYS_PATCH))
+		return;
 	pthread_mutex_lock(&mods_lock);
 	verbose = cp_getenv("CALLPROF_SLEDS_VERBOSE") != NULL;
 	dl_iterate_phdr(patch_module, &verbose);
 	pthread_mutex_unlock(&mods_lock);
+	cp_sys__end();
 	errno = saved_errno;
 }
 
@@ -782,6 +800,10 @@ void cp_sleds__init(void)
 {
 	if (mods || refused)
 		return;
+	if (!cp_sys__may(CP_SYS_PATCH)) {
+		refused = 1; /* started under a filter that forbids it (CALLPROF_SECCOMP) */
+		return;
+	}
 	if (shadow_stack_on()) {
 		refused = 1;
 		cp_warn("sleds: the process runs with a CET shadow stack, which forbids replacing "

@@ -87,6 +87,24 @@ test_expect_success 'exec under a filter that forbids starting: nothing recorded
 '
 
 # (The death is SIGSEGV, or SIGSYS where a sanitizer's handler makes a call.)
+# A library with sleds loaded after a filter that forbids what patching it
+# needs (here the memfd of the return stubs: the program itself has no
+# sleds in a hooks column, so the stubs are mapped at that dlopen): it
+# runs unpatched, said once; the memfd_create killed the process.
+test_expect_success 'a sleds library loaded under a filter that forbids patching it: runs unrecorded, said' '
+	build_kind_lib sleds s-lib.c libslib.so &&
+	test_expect_code 3 ./t-seccomp no-memfd dlopen ./libslib.so >lib.plain &&
+	echo "compute 29524" >expect &&
+	test_cmp expect lib.plain &&
+	test_expect_code 3 callprof record -o lib.cprof -- ./t-seccomp no-memfd dlopen ./libslib.so >lib.out 2>lib.err &&
+	cat lib.err &&
+	test_cmp expect lib.out &&
+	grep "^callprof: the program.s seccomp filter forbids calls callprof makes: writing code: the functions of libraries loaded from here are not recorded (their sleds stay NOPs)$" lib.err &&
+	callprof export -f folded -m calls lib.cprof >lib.calls &&
+	grep "^main;work 1$" lib.calls &&
+	! grep "slib" lib.calls
+'
+
 test_expect_success 'a fatal signal under a filter that forbids raising it again: the same death' '
 	sh -c "./t-seccomp allowlist segv 2>/dev/null; echo \$? >plain.status" &&
 	grep "^1[35]9$" plain.status &&

@@ -13,6 +13,8 @@
  *                 libseccomp does it)
  *   no-getcwd     getcwd kills the process (one of the calls the runtime
  *                 makes when it starts in a new image)
+ *   no-memfd      memfd_create kills the process (what a sleds runtime maps
+ *                 its return stubs with)
  *   allowlist     only what this program itself does from then on (its
  *                 threads: memory, clone, futex, ...), write and fstat only
  *                 on stdout, sigaction only of the C library's SIGCANCEL;
@@ -23,8 +25,11 @@
  *   exec          execs itself as "t-seccomp - child": it calls work(),
  *                 prints and exits 3 (the filter holds across exec)
  *   segv          dies of SIGSEGV (a null pointer written)
+ *   dlopen LIB    dlopens LIB (s-lib.c: a sleds build, say), prints
+ *                 slib_compute(10) (29524) and exits 3
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -74,7 +79,9 @@ NOINLINE static int install(const char *which)
 		KILL,
 		LOAD(nr),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-			 strcmp(which, "no-getcwd") ? __NR_perf_event_open : __NR_getcwd, 0, 1),
+			 !strcmp(which, "no-getcwd") ? __NR_getcwd :
+			 !strcmp(which, "no-memfd")  ? __NR_memfd_create :
+						       __NR_perf_event_open, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, action),
 		ALLOW,
 	};
@@ -140,6 +147,17 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(then, "segv"))
 		*(volatile int *)(uintptr_t)sink = 1; /* sink is 0 */
+	if (!strcmp(then, "dlopen") && argc > 3) {
+		void *h = dlopen(argv[3], RTLD_NOW);
+		long (*compute)(int) = h ? (long (*)(int))dlsym(h, "slib_compute") : NULL;
+
+		if (!compute) {
+			fprintf(stderr, "dlopen: %s\n", dlerror());
+			return 1;
+		}
+		printf("compute %ld\n", compute(10));
+		return 3;
+	}
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, thread_main, &r[i]);
 	for (int i = 0; i < 4; i++) {
