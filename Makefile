@@ -6,7 +6,8 @@
 #                   (tools/check-layering), end-to-end tests, smoke benchmark;
 #                   ends with "N passed, N failed"
 #   make bench      hook cost vs floor and peers, sampling's cost, truth vs perf, a server's
-#                   calls per second before, during and after attach (long; not part of check)
+#                   calls per second before, during and after attach, hooks and sleds builds
+#                   (long; not part of check)
 #   make fuzz       the libFuzzer targets of tests/fuzz (clang), FUZZ_TIME seconds each
 #                   (default 3600), built into build-fuzz/; check runs them a few seconds
 #   make install PREFIX=/usr/local
@@ -305,6 +306,7 @@ bench: all $(B)/tests/mkprofile
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/many-files --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/attach --write-doc
+	@CALLPROF_BUILD=$(CURDIR)/$(B) KIND=sleds bench/attach --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/tui --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/truth
 
