@@ -51,6 +51,9 @@
 #define STUB_BYTES (32ull << 20)
 #define STUB_SIZE CP_STUB_SIZE
 #define TABLE_SLOTS (1u << 20) /* (R, F) -> stub, at most half full */
+/* Under an address-space limit the area and its table are halved, down to this. */
+#define STUB_BYTES_MIN (1ull << 20)
+static uint64_t table_slots; /* TABLE_SLOTS, or as halved with the area */
 #define MAX_SLED_MODULES 1024
 #define NEAR_REACH ((int64_t)0x7fff0000)
 
@@ -158,36 +161,39 @@ static int stub_memfd(uint64_t bytes)
 	return fd;
 }
 
-/* Map the area: an RX and an RW alias of one memfd, else one RWX private mapping. */
-static int stubs_map(void)
+/*
+ * Map an area of bytes and a table of slots: an RX and an RW alias of one
+ * memfd, else one RWX private mapping.
+ */
+static int stubs_map_size(uint64_t bytes, uint64_t slots)
 {
 	void *rx = MAP_FAILED, *rw = MAP_FAILED;
-	int fd = stub_memfd(STUB_BYTES);
+	int fd = stub_memfd(bytes);
 
 	if (fd >= 0) {
-		rx = mmap(NULL, STUB_BYTES, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+		rx = mmap(NULL, bytes, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
 		if (rx != MAP_FAILED)
-			rw = mmap(NULL, STUB_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			rw = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	}
 	if (rx == MAP_FAILED || rw == MAP_FAILED) {
 		if (rx != MAP_FAILED)
-			munmap(rx, STUB_BYTES);
+			munmap(rx, bytes);
 		if (fd >= 0)
 			close(fd);
 		fd = -1;
-		rx = mmap(NULL, STUB_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC,
+		rx = mmap(NULL, bytes, PROT_READ | PROT_WRITE | PROT_EXEC,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (rx == MAP_FAILED)
 			return -1;
 		rw = rx;
 	}
-	table = mmap(NULL, TABLE_SLOTS * sizeof(*table), PROT_READ | PROT_WRITE,
+	table = mmap(NULL, slots * sizeof(*table), PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (table == MAP_FAILED) {
 		table = NULL;
-		munmap(rx, STUB_BYTES);
+		munmap(rx, bytes);
 		if (rw != rx)
-			munmap(rw, STUB_BYTES);
+			munmap(rw, bytes);
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -196,17 +202,32 @@ static int stubs_map(void)
 	if (fd >= 0)
 		close(fd);
 	stubs_shared = fd >= 0;
+	table_slots = slots;
 	write_pad(rw);
 	cp_stubs.rw = (uintptr_t)rw;
-	cp_stubs.bytes = STUB_BYTES;
+	cp_stubs.bytes = bytes;
 	__atomic_store_n(&cp_stubs.rx, (uintptr_t)rx, __ATOMIC_RELEASE);
 	__atomic_store_n(&cp_stubs.used, STUB_SIZE, __ATOMIC_RELEASE);
 	return 0;
 }
 
+/*
+ * The area: 512K stubs and their table, address space only until used;
+ * under an address-space limit (RLIMIT_AS) that leaves no room for them,
+ * halved until it fits, down to 16K stubs.
+ */
+static int stubs_map(void)
+{
+	for (uint64_t bytes = STUB_BYTES, slots = TABLE_SLOTS; bytes >= STUB_BYTES_MIN;
+	     bytes /= 2, slots /= 2)
+		if (!stubs_map_size(bytes, slots))
+			return 0;
+	return -1;
+}
+
 static uint64_t hash_rf(uintptr_t r, uintptr_t f)
 {
-	return cp_ptr_hash(NULL, r ^ (f * 0x9e3779b97f4a7c15ull)) & (TABLE_SLOTS - 1);
+	return cp_ptr_hash(NULL, r ^ (f * 0x9e3779b97f4a7c15ull)) & (table_slots - 1);
 }
 
 /* Four bytes of a rel32 operand ending at end, reaching to. */
@@ -227,7 +248,7 @@ uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
 	if (!table || !r)
 		return 0;
 	lock(&old);
-	for (i = hash_rf(r, f);; i = (i + 1) & (TABLE_SLOTS - 1)) {
+	for (i = hash_rf(r, f);; i = (i + 1) & (table_slots - 1)) {
 		if (table[i].r == r && table[i].f == f) {
 			stub = table[i].stub;
 			goto out;
@@ -237,7 +258,7 @@ uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
 	}
 	uint64_t used = cp_stubs.used;
 
-	if (stubs_frozen || used + STUB_SIZE > cp_stubs.bytes || used / STUB_SIZE > TABLE_SLOTS / 2) {
+	if (stubs_frozen || used + STUB_SIZE > cp_stubs.bytes || used / STUB_SIZE > table_slots / 2) {
 		__atomic_fetch_add(&cp_sled_stats.no_stub, 1, __ATOMIC_RELAXED);
 		goto out;
 	}
