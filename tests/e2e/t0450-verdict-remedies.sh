@@ -13,8 +13,9 @@ test_description='the overhead verdict: every remedy it prints, followed as it s
 #
 # The programs: s-hot.c (bump, never inlined) and s-hot.c -DBUMP_INLINE
 # (bump a static inline function, inlined at -O2), built with callprof cc
-# (what a user does), with plain $CC -finstrument-functions (clang also
-# recording its flags) and without debug information.
+# --hooks and --sleds (the default is one of them, by compiler), with plain
+# $CC -finstrument-functions (clang also recording its flags) and without
+# debug information.
 
 case "$CC" in
 clang*) CXX=clang++ ;;
@@ -164,11 +165,11 @@ follow () {
 	echo $_n >followed.$_tag
 }
 
-test_expect_success 'callprof cc build: each remedy of the cpu-mode verdict' '
-	build t-cc "callprof cc" &&
+test_expect_success 'callprof cc --hooks build: each remedy of the cpu-mode verdict' '
+	build t-cc "callprof cc --hooks" &&
 	record_ok cc t-cc &&
 	grep "^callprof: the hooks took" cc.err &&
-	follow cc cc.err "callprof cc" &&
+	follow cc cc.err "callprof cc --hooks" &&
 	test $(cat followed.cc) -ge 1
 '
 
@@ -205,17 +206,17 @@ test_expect_success 'report: the note on a mostly-overhead run offers no remedy 
 	fi
 '
 
-test_expect_success 'callprof cc build: each remedy of the clocked verdict' '
+test_expect_success 'callprof cc --hooks build: each remedy of the clocked verdict' '
 	record_ok ccc t-cc --time=clock &&
 	grep "^callprof: the hooks took" ccc.err &&
-	follow cc ccc.err "callprof cc" &&
+	follow cc ccc.err "callprof cc --hooks" &&
 	test $(cat followed.cc) -ge 2
 '
 
-test_expect_success 'callprof cc build, bump inlined where the compiler inlines: each remedy' '
-	build t-cci "callprof cc" -DBUMP_INLINE &&
+test_expect_success 'callprof cc --hooks build, bump inlined where the compiler inlines: each remedy' '
+	build t-cci "callprof cc --hooks" -DBUMP_INLINE &&
 	record_ok cci t-cci &&
-	follow cci cci.err "callprof cc" -DBUMP_INLINE &&
+	follow cci cci.err "callprof cc --hooks" -DBUMP_INLINE &&
 	case "$CC,$OPT" in
 	gcc*,-O2) grep "^  or build with clang -finstrument-functions-after-inlining" cci.err ;;
 	*) ! grep "after-inlining" cci.err ;;
