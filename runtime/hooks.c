@@ -645,6 +645,14 @@ struct cp_sled_go cp_sled__enter(uintptr_t body, uintptr_t *slot, uintptr_t back
 
 	if (unlikely(tail))
 		site = cp_stubs__target(site);
+	/*
+	 * A thread's first entry sets it up here, not in enter(): under
+	 * callprof attach that pushes the calls it had open, whose returns
+	 * are unseen, and the slot rule below must see them (a call returned
+	 * since, its caller calling again, was nested in itself: t0513).
+	 */
+	if (unlikely(!t) && cp_session.state != CP_STATE_DONE)
+		t = cp_thread__setup();
 	if (likely(t)) {
 		/*
 		 * The top frame's slot, if a sled's: below the new one's, or

@@ -2,7 +2,6 @@
 # matrix: cc-opt
 test_description='attach and detach while threads are hot in calls, in signal handlers, and coming and going: every window a consistent tree'
 . "$(dirname "$0")/lib.sh"
-test_skip_sleds 'not yet checked against a sleds build since attach patches sleds (issue 31: t0510 and t0516 are)'
 
 # The target: started without callprof, killed at the end whatever happens.
 cleanup_target () {

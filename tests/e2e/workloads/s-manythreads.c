@@ -53,7 +53,7 @@ static void *steady_main(void *arg)
 	return NULL;
 }
 
-static long peak_kb(void)
+NOINLINE static long peak_kb(void)
 {
 	char line[256];
 	long kb = -1;
