@@ -2,7 +2,7 @@
 # matrix: cc-opt
 test_description='callprof attach in calls inlined with their hooks: the seeded stack is the hooks'"'"' stack'
 . "$(dirname "$0")/lib.sh"
-test_skip_sleds 'not yet checked against a sleds build since attach patches sleds (issue 31: t0510 and t0516 are)'
+test_skip_sleds 'its subject is the hooks of inlined calls, which a sleds build has none of (an inlined function is part of its caller: t0500)'
 
 # The target (workloads/s-attach-inlined.c), started without callprof:
 # gcc keeps the -finstrument-functions hooks of a function it inlines (and
