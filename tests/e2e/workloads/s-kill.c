@@ -71,7 +71,7 @@ NOINLINE void doomed(void)
 	sink++;
 }
 
-static void *thread_main(void *arg)
+NOINLINE static void *thread_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "kworker");
 	for (int i = 0; i < 50; i++)
@@ -81,7 +81,7 @@ static void *thread_main(void *arg)
 	return arg;
 }
 
-static int wait_mode(const char *ready_file)
+NOINLINE static int wait_mode(const char *ready_file)
 {
 	pthread_t th;
 	char tmp[4096];
