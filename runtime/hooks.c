@@ -626,11 +626,20 @@ static __attribute__((noinline, cold)) CP_NOINSTR uintptr_t stub_slow(struct cp_
 static __attribute__((noinline, cold)) CP_NOINSTR void sled_unwound(struct cp_thread *t,
 								   uintptr_t target)
 {
+	struct cp_frame *f;
+	uint64_t before, unseen = 0;
+
 	if (t->busy || !cp_gate__live())
 		return;
 	t->busy = 1;
 	barrier();
+	/* A call open at attach has no stub: its return is unseen by design, not abandoned. */
+	for (f = t->cct.top; f > t->cct.stack->f && f->sp + 16 < target; f--)
+		unseen += (f->fn & CP_FN_SEED_BIT) && (f->sp & (CP_SP_SLED | CP_SP_HOOKED)) == CP_SP_SLED;
+	before = t->reconciled;
 	cp_thread__unwind_to(t, target, now_ticks());
+	if (t->reconciled - before >= unseen)
+		t->reconciled -= unseen;
 	barrier();
 	t->busy = cp_hooks__after_unwind(t, 0, target);
 }

@@ -55,6 +55,8 @@ test_expect_success 'twelve windows, each a whole tree: no seeded call twice, no
 		awk -v w="$w" "BEGIN { exit !(w >= 0.1) }" &&
 		callprof report hot$i.cprof >rep$i &&
 		complete_enough rep$i &&
+		# a sleds call open at attach returns unseen by design: not "abandoned"
+		{ test "$CP_BUILD_KIND" != sleds || ! grep "frames were abandoned" rep$i; } &&
 		callprof export -f folded -m calls hot$i.cprof >f$i &&
 		paths_ok f$i &&
 		a=$(calls_of f$i "worker;a") && b=$(calls_of f$i "worker;a;b") &&
