@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/attach.h"
@@ -123,18 +124,29 @@ static int read_stat(pid_t pid, char *state, pid_t *ppid, unsigned long *flags)
 	return 0;
 }
 
+/*
+ * The process's name (its main thread's).  A recorded program's thread
+ * lends its name to a watcher it starts, "callprof-watch", for as long as
+ * the start takes (runtime/watch.c): a name read then is read again, for
+ * up to 100 ms, so that messages name the program.
+ */
 static void read_comm(pid_t pid, char *buf, size_t cap)
 {
 	char path[64];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	buf[0] = '\0';
-	f = fopen(path, "re");
-	if (f) {
-		if (fgets(buf, (int)cap, f))
-			buf[strcspn(buf, "\n")] = '\0';
-		fclose(f);
+	for (int tries = 0; tries < 50; tries++) {
+		buf[0] = '\0';
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(buf, (int)cap, f))
+				buf[strcspn(buf, "\n")] = '\0';
+			fclose(f);
+		}
+		if (strcmp(buf, "callprof-watch"))
+			break;
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
 	}
 	if (!buf[0])
 		snprintf(buf, cap, "?");
