@@ -221,16 +221,23 @@ static inline CP_NOINSTR void pop(struct cp_thread *t, struct cp_frame *f, uint6
 }
 
 /*
+ * A call open at attach in a sled (seeded, no stub in its slot): its
+ * return is never seen, by design, not a loss.
+ */
+static inline CP_NOINSTR int unseen_return(const struct cp_frame *f)
+{
+	return (f->fn & CP_FN_SEED_BIT) && (f->sp & (CP_SP_SLED | CP_SP_HOOKED)) == CP_SP_SLED;
+}
+
+/*
  * Close f and every frame above it (those as reconciled: their exits never
- * ran), but for a call open at attach in a sled (seeded, no stub in its
- * slot): its return is never seen, by design, not a loss.
+ * ran, unless unseen_return).
  */
 static inline CP_NOINSTR void pop_through(struct cp_thread *t, struct cp_frame *f, uint64_t now)
 {
 	while (t->cct.top > f) {
 		struct cp_frame *g = t->cct.top;
-		int unseen = (g->fn & CP_FN_SEED_BIT) &&
-			     (g->sp & (CP_SP_SLED | CP_SP_HOOKED)) == CP_SP_SLED;
+		int unseen = unseen_return(g);
 
 		pop(t, g, now);
 		t->reconciled += !unseen;
@@ -633,9 +640,9 @@ static __attribute__((noinline, cold)) CP_NOINSTR void sled_unwound(struct cp_th
 		return;
 	t->busy = 1;
 	barrier();
-	/* A call open at attach has no stub: its return is unseen by design, not abandoned. */
+	/* The frames unwind_to will close whose returns are unseen by design: not abandoned. */
 	for (f = t->cct.top; f > t->cct.stack->f && f->sp + 16 < target; f--)
-		unseen += (f->fn & CP_FN_SEED_BIT) && (f->sp & (CP_SP_SLED | CP_SP_HOOKED)) == CP_SP_SLED;
+		unseen += unseen_return(f);
 	before = t->reconciled;
 	cp_thread__unwind_to(t, target, now_ticks());
 	if (t->reconciled - before >= unseen)

@@ -147,14 +147,6 @@ static void set_out_path(void)
 	cp_put_dec(cp_session.out, sizeof(cp_session.out), &pos, pid);
 }
 
-/*
- * The command line and executable, taken at start-up: the profile names
- * what was run, not the process title the program may write over its
- * argv later (a server showing "name host:port" in ps), nor an executable
- * replaced or removed since.  Read from /proc twice: once for the size, once
- * into arena memory, which the watcher sees too.  Under callprof attach the
- * start-up is the attach: a title written before it is what there is.
- */
 int cp_self_open(const char *file, int flags)
 {
 	char path[64];
@@ -179,6 +171,14 @@ ssize_t cp_self_exe(char *buf, size_t size)
 	return n > 0 ? n : -1;
 }
 
+/*
+ * The command line and executable, taken at start-up: the profile names
+ * what was run, not the process title the program may write over its
+ * argv later (a server showing "name host:port" in ps), nor an executable
+ * replaced or removed since.  Read from /proc twice: once for the size, once
+ * into arena memory, which the watcher sees too.  Under callprof attach the
+ * start-up is the attach: a title written before it is what there is.
+ */
 static ssize_t read_cmdline(char *buf, size_t cap)
 {
 	char scratch[4096];
