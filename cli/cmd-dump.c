@@ -395,8 +395,13 @@ static int dump_process(int argc, const char **argv)
 	/*
 	 * A watcher goes stale when the program's memory grows (a newer one
 	 * sees it all): it answers -EAGAIN, or ends; then the newest is asked.
+	 * One whose session ended (-ESRCH: a window of callprof attach that
+	 * closed, its watcher not yet gone) leaves the answer to a newer
+	 * watcher if there is one: the next window's.
 	 */
 	for (;;) {
+		pid_t asked = watcher;
+
 		if (sigqueue(watcher, SIGUSR2, v)) {
 			int e = errno;
 
@@ -410,10 +415,11 @@ static int dump_process(int argc, const char **argv)
 					(int)watcher, strerror(e));
 		}
 		answer = wait_answer(watcher, &set, &end);
-		if (answer != -EAGAIN && answer != WATCHER_GONE)
+		if (answer != -EAGAIN && answer != WATCHER_GONE && answer != -ESRCH)
 			break;
 		watcher = find_watcher(pid);
-		if (!watcher) {
+		if (!watcher || (answer == -ESRCH && watcher == asked)) {
+			watcher = asked;
 			answer = -ESRCH;
 			break;
 		}

@@ -538,6 +538,39 @@ wait_for () {
 	test -s "$1"
 }
 
+# until_true CMD...: until CMD succeeds (at most 20 s)
+until_true () {
+	_i=0
+	until "$@"
+	do
+		test $_i -lt 1000 || { echo "not true in 20 s: $*"; return 1; }
+		sleep 0.02
+		_i=$((_i + 1))
+	done
+}
+
+# watchers_of PID: the live watchers of process PID (callprof-watch
+# processes holding a pidfd on it), one a line
+watchers_of () {
+	for _w in $(pgrep -x callprof-watch)
+	do
+		grep -q "^State:[[:space:]]*[RSD]" "/proc/$_w/status" 2>/dev/null &&
+		grep -l -s "^Pid:[[:space:]]*$1$" /proc/$_w/fdinfo/* >/dev/null &&
+		echo $_w
+	done
+	true
+}
+
+# has_watcher PID, no_watcher PID: whether process PID has a live watcher
+# (for until_true, which runs its command again: a $(...) in its arguments
+# would be expanded once)
+has_watcher () {
+	test -n "$(watchers_of "$1")"
+}
+no_watcher () {
+	test -z "$(watchers_of "$1")"
+}
+
 # run_both_ways [--dies] [--filter SED] EXE [args...]: run ./EXE args alone
 # (EXE.plain.out, .err, .rc), then under callprof record -o EXE.cprof
 # (EXE.rec.*), and succeed iff stdout, stderr (less callprof's own

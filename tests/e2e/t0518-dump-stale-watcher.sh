@@ -12,31 +12,10 @@ test_description='callprof dump PID while the program'"'"'s profile memory grows
 cleanup () {
 	test -s "$TRASH_DIRECTORY/stopped" && kill -CONT "$(cat "$TRASH_DIRECTORY/stopped")" 2>/dev/null
 	test -s "$TRASH_DIRECTORY/ready" && kill -TERM "$(cat "$TRASH_DIRECTORY/ready")" 2>/dev/null
+	test -s "$TRASH_DIRECTORY/target.pid" && kill -9 "$(cat "$TRASH_DIRECTORY/target.pid")" 2>/dev/null
 	true
 }
 trap cleanup EXIT
-
-# watchers PID: the live watchers of process PID (a pidfd on it), one a line
-watchers () {
-	for _w in $(pgrep -x callprof-watch)
-	do
-		grep -q "^State:[[:space:]]*[RSD]" "/proc/$_w/status" 2>/dev/null &&
-		grep -l -s "^Pid:[[:space:]]*$1$" /proc/$_w/fdinfo/* >/dev/null &&
-		echo $_w
-	done
-	true
-}
-
-# until_true CMD...: until CMD succeeds (at most 20 s)
-until_true () {
-	_i=0
-	until "$@"
-	do
-		test $_i -lt 1000 || { echo "not true in 20 s: $*"; return 1; }
-		sleep 0.02
-		_i=$((_i + 1))
-	done
-}
 
 # asked W: SIGUSR2 is pending for the (stopped) watcher W
 asked () {
@@ -46,11 +25,12 @@ asked () {
 
 # one_more PID W: PID has a live watcher besides W
 one_more () {
-	watchers "$1" | grep -v -x "$2" | grep -q .
+	watchers_of "$1" | grep -v -x "$2" | grep -q .
 }
 
 test_expect_success 'setup' '
-	build_workload s-grow.c
+	build_workload s-grow.c &&
+	build_workload s-hotloop.c
 '
 
 test_expect_success 'a request to a watcher that goes stale is answered by the newer one' '
@@ -58,8 +38,8 @@ test_expect_success 'a request to a watcher that goes stale is answered by the n
 	{ callprof record -o g.cprof -- ./t-grow ready grown >rec.out 2>&1 & } &&
 	wait_for ready &&
 	pid=$(cat ready) &&
-	until_true test -n "$(watchers $pid)" &&
-	w=$(watchers $pid) &&
+	until_true has_watcher $pid &&
+	w=$(watchers_of $pid) &&
 	test $(echo "$w" | wc -l) = 1 &&
 	kill -STOP $w &&
 	echo $w >stopped &&
@@ -80,6 +60,44 @@ test_expect_success 'a request to a watcher that goes stale is answered by the n
 	kill -TERM $pid &&
 	rm ready &&
 	until_true test -s g.cprof
+'
+
+# The watcher of a callprof attach window that has closed answers -ESRCH
+# (its session is over) until it ends, a quarter of a second later.  A
+# request that reached it just as the next window opened was answered
+# "no snapshot: it is ending" (t0513's dump case under load): the newer
+# window's watcher answers.  The race made certain: the first window's
+# watcher is stopped, asked, the next window opened, and it is let go.
+test_expect_success 'a request to the watcher of a closed attach window is answered by the next one' '
+	{ ./t-hotloop & } &&
+	target=$! && echo $target >target.pid &&
+	sleep 0.3 &&
+	{ callprof attach --duration 1 --time=none -o w1.cprof $target 2>w1.err & } &&
+	a1=$! &&
+	until_true has_watcher $target &&
+	w=$(watchers_of $target) &&
+	test $(echo "$w" | wc -l) = 1 &&
+	kill -STOP $w &&
+	echo $w >stopped &&
+	wait $a1 &&
+	# a newer watcher of the first window (its tree grew) ends as it closes
+	until_true no_watcher $target &&
+	rm -f dump.status &&
+	{ { callprof dump -o snap.cprof $target >dump.out 2>dump.err; echo $? >dump.status; } & } &&
+	until_true asked $w &&
+	{ callprof attach --duration 4 --time=none -o w2.cprof $target 2>w2.err & } &&
+	a2=$! &&
+	until_true one_more $target $w &&
+	kill -CONT $w &&
+	rm stopped &&
+	until_true test -s dump.status &&
+	cat dump.err &&
+	test "$(cat dump.status)" = 0 &&
+	wait $a2 &&
+	callprof export -f folded -m calls snap.cprof >snap.f &&
+	grep -q "^worker;a;b " snap.f &&
+	kill -9 $target &&
+	rm target.pid
 '
 
 test_done
