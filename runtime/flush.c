@@ -665,10 +665,6 @@ static int write_side(struct dump *d, struct cp_writer *w, struct cp_thread *t, 
 }
 
 /*
- * The names of the regions (api.c), if a region's record was written:
- * then the file needs a reader that knows them (CP_MIN_READER_SELECTION).
- */
-/*
  * JOB: the rank of a job this process was, as its launcher's variables
  * said at start (format/job.c); nothing outside a job.  Not under attach:
  * the variables the runtime reads then are the tool's, not the process's.
@@ -693,6 +689,10 @@ static void write_job(struct cp_writer *w)
 	cp_writer__put(w, &r, sizeof(r));
 }
 
+/*
+ * The names of the regions (api.c), if a region's record was written:
+ * then the file needs a reader that knows them (CP_MIN_READER_SELECTION).
+ */
 static void write_regions(struct dump *d, struct cp_writer *w)
 {
 	uint32_t n = cp_api__nregions();
