@@ -79,7 +79,7 @@ PROTOC_C ?= protoc-c
 
 # The runtime is built once per recording mode; only hooks.c differs.
 RT_SRCS = runtime/api.c runtime/attach.c runtime/arena.c runtime/env.c runtime/cct.c runtime/control.c runtime/filter.c runtime/offcpu.c runtime/thread.c runtime/session.c runtime/clock.c runtime/calibrate.c \
-	runtime/flush.c runtime/modules.c runtime/cbpf.c runtime/sleds.c format/writer.c format/crc32.c
+	runtime/flush.c runtime/modules.c runtime/cbpf.c runtime/sleds.c format/writer.c format/crc32.c format/job.c
 # The sleds' entry trampoline and return stubs' common tail (sleds.c).
 RT_ASM = runtime/sleds-tramp.S
 RT_MODES = timing counting coverage cpu
@@ -90,7 +90,7 @@ RT_MODE_coverage = 2
 # libcallprof.so is timing; the others are libcallprof-MODE.so/.a.
 rt_name = libcallprof$(if $(filter timing,$(1)),,-$(1))
 RT_LIBS = $(foreach m,$(RT_MODES),$(B)/$(call rt_name,$(m)).so $(B)/$(call rt_name,$(m)).a)
-FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c
+FORMAT_SRCS = format/reader.c format/crc32.c format/writer.c format/job.c
 UTIL_SRCS = util/util.c util/strbuf.c util/text.c util/x86.c
 # symbolize/ is the tool's one home for elfutils (tools/check-layering):
 # the symbolizer, ELF file facts, the sampler's unwinder, the demangler.

@@ -4,7 +4,12 @@
  * and say in one line where the profile went.
  *
  * The profile is written by the runtime inside the program, to the path in
- * CALLPROF_OUT.  CALLPROF_ROOT_PID names the process that owns that path;
+ * CALLPROF_OUT: -o expanded (%r rank, %h host, %p pid, ...; format/job.c),
+ * with the rank put in when a launcher (mpirun, srun) started record as
+ * one rank of a job.  A name another process took meanwhile is never
+ * replaced (format/writer.c): record then says where the profile went.
+ * Under a launcher rank 0 prints the summary for the job, other ranks only
+ * their warnings.  CALLPROF_ROOT_PID names the process that owns that path;
  * its fork children and exec'd descendants write PATH.PID instead of
  * overwriting it.  With --sample, a program that was not built with
  * -finstrument-functions is sampled instead (sample/), and the tool writes
@@ -31,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,12 +169,13 @@ static int profile_suffix(const char *sfx)
 /*
  * Profiles of the other processes and images of the run: PATH.PID (fork
  * children, programs they ran), PATH.execN and PATH.PID.execN (an image
- * replaced by exec), written since start.  *listed gets how many, and text
+ * replaced by exec), written since start, but own (the profile itself
+ * under another name, see find_other_name).  *listed gets how many, and text
  * the first three, each with the process that wrote it:
  * " FILE.456 (pid 456 ./child), ...".
  */
 static size_t other_profiles(const char *shown, const char *path, const struct timespec *start,
-			     struct strbuf *text)
+			     const char *own, struct strbuf *text)
 {
 	char *pattern = xstrfmt("%s.*", path);
 	glob_t g;
@@ -181,7 +188,8 @@ static size_t other_profiles(const char *shown, const char *path, const struct t
 			struct stat st;
 			char err[1024];
 
-			if (!profile_suffix(suffix) || stat(g.gl_pathv[i], &st) ||
+			if (!profile_suffix(suffix) || !strcmp(g.gl_pathv[i], own) ||
+			    stat(g.gl_pathv[i], &st) ||
 			    st.st_mtim.tv_sec < start->tv_sec ||
 			    (st.st_mtim.tv_sec == start->tv_sec && st.st_mtim.tv_nsec < start->tv_nsec))
 				continue;
@@ -257,6 +265,8 @@ struct run_info {
 	const struct stat *before_link; /* the same by lstat (a symlink itself), or NULL */
 	size_t others;		  /* profiles the run's other processes wrote */
 	uint64_t wall_ns;	  /* how long the run took (0: unknown) */
+	const char *job_note;	  /* said after the summary (rank 0 of a job), or NULL */
+	int quiet;		  /* a rank other than 0: warnings only, no summary */
 };
 
 /*
@@ -305,20 +315,22 @@ static void warn_no_calls(const struct cp_profile_file *pf)
  * of rp, the profile loaded); warnings when the times cannot be trusted.
  */
 static int summarize_cpu(const struct cp_report_profile *rp, const char *shown, uint32_t nthreads,
-			 uint64_t calls, uint64_t paths, const char *note)
+			 uint64_t calls, uint64_t paths, const char *note, int quiet)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	struct cp_sample_tally sh;
 	uint32_t unsampled = unsampled_threads(pf);
 
 	cp_report_profile__sample_tally(rp, &sh);
-	fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
-			" call paths, CPU time from %" PRIu64 " samples at %u Hz",
-		cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", calls, paths, sh.program,
-		pf->meta.sample_hz);
-	if (sh.program || sh.profiler)
-		fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * sh.share);
-	fprintf(stderr, "%s\n", note);
+	if (!quiet) {
+		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " calls, %" PRIu64
+				" call paths, CPU time from %" PRIu64 " samples at %u Hz",
+			cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", calls, paths,
+			sh.program, pf->meta.sample_hz);
+		if (sh.program || sh.profiler)
+			fprintf(stderr, " (profiler's own share %.1f%%)", 100.0 * sh.share);
+		fprintf(stderr, "%s\n", note);
+	}
 	if (!calls)
 		warn_no_calls(pf);
 	if (unsampled && (pf->meta.flags & CP_META_FILTERED))
@@ -532,9 +544,9 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 				   "the runtime could not write it", shown);
 		return;
 	}
-	note = moved_to_old(ri) ? xstrfmt("; moved the previous %s to %s.old", cp_visible(shown),
-					  cp_visible(shown))
-				: xstrdup("");
+	note = moved_to_old(ri) ? xstrfmt("; moved the previous %s to %s.old%s", cp_visible(shown),
+					  cp_visible(shown), ri->job_note ? ri->job_note : "")
+				: xstrdup(ri->job_note ? ri->job_note : "");
 	pf = cp_profile_file__open(path, err, sizeof(err), NULL);
 	if (!pf) {
 		cp_error("%s", err);
@@ -552,12 +564,13 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 		nthreads += pf->threads[i].nthreads;
 	}
 	if (pf->meta.mode == CP_MODE_SAMPLED) {
-		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " samples at %u Hz "
-				"(sampled, unwound with %s), %" PRIu64 " lost%s\n",
-			cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", pf->meta.samples,
-			pf->meta.sample_hz,
-			pf->meta.sample_flags & CP_SAMPLE_FP ? "frame pointers" : "DWARF CFI",
-			pf->meta.samples_lost, note);
+		if (!ri->quiet)
+			fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " samples at %u Hz "
+					"(sampled, unwound with %s), %" PRIu64 " lost%s\n",
+				cp_visible(shown), nthreads, nthreads == 1 ? "" : "s",
+				pf->meta.samples, pf->meta.sample_hz,
+				pf->meta.sample_flags & CP_SAMPLE_FP ? "frame pointers" : "DWARF CFI",
+				pf->meta.samples_lost, note);
 		if (!pf->meta.samples)
 			cp_warning("no samples: the program used less CPU time than one sampling "
 				"period, or slept");
@@ -565,10 +578,12 @@ static void summarize(const struct run_info *ri, const struct run_status *rs, in
 	}
 	if (pf->meta.mode == CP_MODE_CPU) {
 		rp = cp_report_profile__from_file(pf, &ro); /* takes pf over */
-		verdict = summarize_cpu(rp, shown, nthreads, calls, paths, note);
+		verdict = summarize_cpu(rp, shown, nthreads, calls, paths, note, ri->quiet);
 		goto incomplete;
 	}
-	if (pf->meta.mode == CP_MODE_COVERAGE)
+	if (ri->quiet)
+		;
+	else if (pf->meta.mode == CP_MODE_COVERAGE)
 		fprintf(stderr, "callprof: wrote %s: %u thread%s, %" PRIu64 " functions ran (coverage)%s\n",
 			cp_visible(shown), nthreads, nthreads == 1 ? "" : "s", distinct_functions(pf),
 			note);
@@ -595,6 +610,7 @@ incomplete:
 	    pf->meta.lost_signals)
 		cp_warning("the profile is incomplete; 'callprof report' says what was lost");
 out:
+	verdict = verdict && !ri->quiet; /* advice: the job's one summary has it */
 	if (verdict && !rp)
 		rp = cp_report_profile__from_file(pf, &ro);
 	if (verdict)
@@ -1030,43 +1046,243 @@ static int exit_like(int status)
 }
 
 /* A program that could not be started has said so; no profile to talk about. */
+/*
+ * The job record runs in (a launcher's rank, format/job.c) and the -o
+ * pattern: the user's, with ".%r" put before a final ".cprof" (else at the
+ * end) when a launcher gave a rank and the pattern has no %r of its own.
+ */
+struct out_name {
+	const char *given;	/* -o as given */
+	char *pattern;		/* what is expanded */
+	struct cp_job job;	/* the launcher's rank, if any */
+	char host[256];		/* this machine's name */
+};
+
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+static void out_name__init(struct out_name *on, const char *given)
+{
+	struct utsname un;
+	size_t len = strlen(given), bad_at = 0;
+	char probe[PATH_MAX];
+	int ret;
+
+	on->given = given;
+	cp_job__from_env(&on->job, env_get);
+	if (on->job.bad)
+		cp_warning("ignoring %s='%s': not a rank the launcher would give (the profile is "
+			   "named and recorded without it)", on->job.bad,
+			   cp_visible(getenv(on->job.bad)));
+	snprintf(on->host, sizeof(on->host), "%s", uname(&un) ? "" : un.nodename);
+	if (on->job.rank != CP_NO_RANK && !cp_outname__has(given, 'r')) {
+		if (len > 6 && !strcmp(given + len - 6, ".cprof"))
+			on->pattern = xstrfmt("%.*s.%%r.cprof", (int)(len - 6), given);
+		else
+			on->pattern = xstrfmt("%s.%%r", given);
+	} else {
+		on->pattern = xstrdup(given);
+	}
+	ret = cp_outname__expand(probe, sizeof(probe), on->pattern, &on->job, on->host,
+				 (unsigned long)getpid(), &bad_at);
+	if (ret == -EINVAL)
+		cp_usage_error(record_usage, "-o '%s': '%%%c' is no conversion (%%r rank, %%s size, "
+			       "%%h host, %%p pid, %%j job id, %%%% a %%)", given,
+			       given[bad_at + 1] ? given[bad_at + 1] : ' ');
+	if (ret)
+		cp_die("-o '%s': the name is too long", given);
+}
+
+/* The profile's name for the program of pid (-o expanded). */
+static char *out_name__for(const struct out_name *on, pid_t pid)
+{
+	char path[PATH_MAX];
+
+	if (cp_outname__expand(path, sizeof(path), on->pattern, &on->job, on->host,
+			       (unsigned long)pid, NULL))
+		cp_die("-o '%s': the name is too long", on->given);
+	return xstrdup(path);
+}
+
+/*
+ * Rank 0's words for the job: how the other ranks' files are named, and
+ * the merge to run: "; rank 0 of 4: the other ranks write run.%r.cprof
+ * beside it: callprof merge -o run.cprof run.*.cprof".  %r, %h and %p
+ * differ between ranks: the glob has '*' for them, the merged name none.
+ */
+static char *out_name__job_note(const struct out_name *on)
+{
+	struct strbuf glob = STRBUF_INIT, merged = STRBUF_INIT;
+	char g[PATH_MAX], m[PATH_MAX], *note;
+	const char *p;
+
+	for (p = on->pattern; *p; p++) {
+		if (*p == '%' && p[1] && strchr("rhp", p[1])) {
+			strbuf_addch(&glob, '*');
+			/* and its separator from the merged name */
+			if (merged.len && strchr(".-_", merged.buf[merged.len - 1]))
+				strbuf_setlen(&merged, merged.len - 1);
+			p++;
+			continue;
+		}
+		strbuf_addch(&glob, *p);
+		strbuf_addch(&merged, *p);
+		if (*p == '%' && p[1]) {
+			strbuf_addch(&glob, p[1]);
+			strbuf_addch(&merged, *++p);
+		}
+	}
+	if (cp_outname__expand(g, sizeof(g), glob.buf, &on->job, on->host, 0, NULL) ||
+	    cp_outname__expand(m, sizeof(m), merged.buf, &on->job, on->host, 0, NULL))
+		g[0] = m[0] = '\0';
+	if (on->job.size)
+		note = xstrfmt("; rank 0 of %u: the other ranks write %s beside it: callprof merge "
+			       "-o %s %s", on->job.size, cp_visible(on->pattern), cp_visible_arg(m),
+			       cp_visible(g));
+	else
+		note = xstrfmt("; rank 0: the other ranks write %s beside it: callprof merge -o %s %s",
+			       cp_visible(on->pattern), cp_visible_arg(m), cp_visible(g));
+	strbuf_release(&glob);
+	strbuf_release(&merged);
+	return note;
+}
+
+static void out_name__release(struct out_name *on)
+{
+	FREE_AND_NULL(on->pattern);
+}
+
+/*
+ * The profile did not go to *path: a process that ran meanwhile had put
+ * its own there (format/writer.c), so the runtime wrote one of the other
+ * names.  Say so in one line, and point *path and *shown at it.
+ */
+static void find_other_name(char **path, char **shown, pid_t pid)
+{
+	struct cp_profile_file *pf, *mine;
+	char err[1024], other[PATH_MAX];
+	int n;
+
+	pf = cp_profile_file__open(*path, err, sizeof(err), NULL);
+	if (pf && pf->meta.pid == (uint32_t)pid)
+		goto out;
+	for (n = 1; n < 32; n++) {
+		if (cp_writer__other_name(other, sizeof(other), *path, (unsigned long)pid, n))
+			goto out;
+		mine = cp_profile_file__open(other, err, sizeof(err), NULL);
+		if (mine && mine->meta.pid == (uint32_t)pid)
+			break;
+		cp_profile_file__free(mine);
+		if (access(other, F_OK))
+			goto out;
+	}
+	if (n == 32)
+		goto out;
+	{
+		char *shown_other;
+		const char *slash = strrchr(*shown, '/');
+		const char *base = strrchr(other, '/') + 1;
+
+		shown_other = slash ? xstrfmt("%.*s%s", (int)(slash - *shown + 1), *shown, base)
+				    : xstrdup(base);
+		if (pf && pf->job)
+			fprintf(stderr, "callprof: %s was written meanwhile by process %" PRIu32
+					" (rank %" PRIu32 "): wrote %s\n", cp_visible(*shown),
+				pf->meta.pid, pf->job->rank, cp_visible(shown_other));
+		else if (pf)
+			fprintf(stderr, "callprof: %s was written meanwhile by process %" PRIu32
+					": wrote %s\n", cp_visible(*shown), pf->meta.pid,
+				cp_visible(shown_other));
+		else
+			fprintf(stderr, "callprof: %s was written meanwhile, not by callprof: wrote "
+					"%s\n", cp_visible(*shown), cp_visible(shown_other));
+		free(*shown);
+		*shown = shown_other;
+		free(*path);
+		*path = xstrdup(other);
+	}
+	cp_profile_file__free(mine);
+out:
+	cp_profile_file__free(pf);
+}
+
 static int not_started(int status, const char *outabs, int have_before)
 {
 	return WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126) &&
 	       access(outabs, F_OK) && !have_before;
 }
 
-static int record_sampled(const char **argv, const char *out, const char *outabs,
+/* How a run under a launcher speaks: rank 0 for the job, the others only of trouble. */
+static void job_voice(struct run_info *ri, const struct out_name *on, char **note)
+{
+	if (on->job.rank == CP_NO_RANK)
+		return;
+	ri->quiet = on->job.rank != 0;
+	if (!ri->quiet)
+		ri->job_note = *note = out_name__job_note(on);
+}
+
+static int record_sampled(const char **argv, const struct out_name *on, char *out, char *outabs,
 			  unsigned hz, int call_graph)
 {
-	struct cp_sample_opts so = { .hz = hz, .unwind = call_graph, .out = outabs };
+	/* The sampler reads the name when it writes: a %p is known after the start. */
+	char path[PATH_MAX];
+	struct cp_sample_opts so = { .hz = hz, .unwind = call_graph, .out = path };
 	struct cp_sampler *s;
 	struct stat before, before_link;
 	struct timespec start;
 	struct relay old;
 	struct strbuf others = STRBUF_INIT;
-	int have_before = !stat(outabs, &before), have_link = !lstat(outabs, &before_link);
+	int have_before, have_link;
 	int status, errors;
-	struct run_info ri = { .shown = out, .path = outabs, .prog = argv[0],
-			       .before = have_before ? &before : NULL,
-			       .before_link = have_link ? &before_link : NULL };
+	char *note = NULL, *given = NULL;
+	struct run_info ri = { .prog = argv[0] };
 
+	snprintf(path, sizeof(path), "%s", outabs);
+	have_before = !stat(outabs, &before);
+	have_link = !lstat(outabs, &before_link);
 	clock_gettime(CLOCK_REALTIME, &start);
 	s = cp_sampler__start(&so, argv);
-	if (!s)
+	if (!s) {
+		free(out);
+		free(outabs);
 		return 1;
+	}
 	child_pid = cp_sampler__pid(s);
+	if (cp_outname__has(on->pattern, 'p')) {
+		free(out);
+		free(outabs);
+		out = out_name__for(on, child_pid);
+		outabs = absolute(out);
+		snprintf(path, sizeof(path), "%s", outabs);
+		have_before = have_link = 0; /* named after the program: nothing was there */
+	}
 	relay_signals(&old);
 	cp_sampler__run(s, &status);
 	restore_signals(&old);
 	errors = cp_sampler__finish(s);
 	ri.pid = child_pid;
 	cp_sampler__free(s);
-	ri.others = other_profiles(out, outabs, &start, &others);
+	given = xstrdup(outabs);
+	if (!access(outabs, F_OK))
+		find_other_name(&outabs, &out, child_pid);
+	ri.shown = out;
+	ri.path = outabs;
+	ri.before = have_before && !strcmp(given, outabs) ? &before : NULL;
+	ri.before_link = have_link && !strcmp(given, outabs) ? &before_link : NULL;
+	job_voice(&ri, on, &note);
+	ri.others = other_profiles(out, given, &start, outabs, &others);
 	if (!errors && !not_started(status, outabs, have_before))
 		summarize(&ri, NULL, 0);
-	list_other_profiles(ri.others, &others);
+	if (!ri.quiet)
+		list_other_profiles(ri.others, &others);
 	strbuf_release(&others);
+	free(note);
+	free(given);
+	free(out);
+	free(outabs);
 	return exit_like(status);
 }
 
@@ -1076,7 +1292,9 @@ int cmd_record(int argc, const char **argv)
 		   *dump_on = NULL;
 	char *filter = NULL;
 	struct cp_select sel = { 0 };
-	char *lib = NULL, *outabs = NULL, *preload = NULL, *status_path = NULL;
+	char *lib = NULL, *outabs = NULL, *preload = NULL, *status_path = NULL, *shown = NULL;
+	char *given = NULL, *note = NULL;
+	struct out_name on = { 0 };
 	struct run_status rs;
 	siginfo_t si;
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -1089,7 +1307,9 @@ int cmd_record(int argc, const char **argv)
 	int libcalls = 0, dump_sig = 0, perf_refused = 0, ret;
 	unsigned hz = 0;
 	const struct cp_option opts[] = {
-		{ CP_OPT_STRING, 'o', "output", &out, "FILE", "write the profile to FILE (default callprof.out)" },
+		{ CP_OPT_STRING, 'o', "output", &out, "FILE",
+		  "write the profile to FILE (default callprof.out): %r rank, %s size, %h host, "
+		  "%p pid, %j job id, %% a %; under a launcher, .%r goes before .cprof if not given" },
 		{ CP_OPT_CHOICE, 0, "time", &time_src, "SOURCE",
 		  "cpu (default): CPU time sampled per call path (perf events; the clock if the "
 		  "kernel refuses them); clock: every call timed, with min/max; none: counts only",
@@ -1161,14 +1381,17 @@ int cmd_record(int argc, const char **argv)
 		cp_outfile__add_input(prog);
 		free(prog);
 	}
-	if (cp_outfile__check(out, CP_OUTFILE_RENAME)) {
+	out_name__init(&on, out);
+	shown = out_name__for(&on, getpid()); /* the program's pid, for %p, after the fork */
+	if (cp_outfile__check(shown, CP_OUTFILE_RENAME)) {
 		ret = 1;
 		goto out;
 	}
-	outabs = absolute(out);
+	outabs = absolute(shown);
 	if (sample && want_sampler(argv[0])) {
-		ret = record_sampled(argv, out, outabs, hz ? hz : CP_SAMPLE_DEFAULT_HZ,
+		ret = record_sampled(argv, &on, shown, outabs, hz ? hz : CP_SAMPLE_DEFAULT_HZ,
 				     call_graph < 0 ? 0 : call_graph);
+		shown = outabs = NULL; /* freed there */
 		goto out;
 	}
 	if (mode == REC_CPU) {
@@ -1197,6 +1420,7 @@ int cmd_record(int argc, const char **argv)
 		ret = 1;
 		goto out;
 	}
+	/* Before the fork: a short program may have written its profile by the time we look. */
 	have_before = !stat(outabs, &before);
 	if (!lstat(outabs, &before_link))
 		ri.before_link = &before_link;
@@ -1219,13 +1443,14 @@ int cmd_record(int argc, const char **argv)
 	}
 	if (child_pid == 0) {
 		char pid[32];
+		char *mine = absolute(out_name__for(&on, getpid()));
 
 		if (status_path)
 			setenv("CALLPROF_STATUS", status_path, 1);
 		cp_signals__restore_for_exec();
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		setenv("LD_PRELOAD", preload, 1);
-		setenv("CALLPROF_OUT", outabs, 1);
+		setenv("CALLPROF_OUT", mine, 1);
 		setenv("CALLPROF_ROOT_PID", pid, 1);
 		if (clock)
 			setenv("CALLPROF_CLOCK", clock_choices[clock], 1);
@@ -1259,6 +1484,15 @@ int cmd_record(int argc, const char **argv)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 
+	if (cp_outname__has(on.pattern, 'p')) {
+		free(shown);
+		free(outabs);
+		shown = out_name__for(&on, child_pid);
+		outabs = absolute(shown);
+		/* A name with the program's pid in it: nothing was there before it ran. */
+		have_before = 0;
+		ri.before_link = NULL;
+	}
 	relay_signals(&old);
 	/*
 	 * The program stays unreaped (WNOWAIT) until its watcher is done:
@@ -1281,17 +1515,24 @@ int cmd_record(int argc, const char **argv)
 	read_status_file(status_path, &rs);
 	if (status_path)
 		unlink(status_path);
-	ri.shown = out;
+	given = xstrdup(outabs);
+	if (!access(outabs, F_OK))
+		find_other_name(&outabs, &shown, child_pid);
+	if (strcmp(given, outabs))
+		ri.before_link = NULL, have_before = 0; /* nothing was at the other name */
+	ri.shown = shown;
 	ri.path = outabs;
 	ri.prog = argv[0];
 	ri.pid = child_pid;
 	ri.before = have_before ? &before : NULL;
 	ri.wall_ns = elapsed_ns(&start);
-	ri.others = other_profiles(out, outabs, &start, &others);
+	job_voice(&ri, &on, &note);
+	ri.others = other_profiles(shown, given, &start, outabs, &others);
 	if (!not_started(status, outabs, have_before))
 		summarize(&ri, &rs, perf_refused);
-	list_other_profiles(ri.others, &others);
-	list_running(out, child_pid);
+	if (!ri.quiet)
+		list_other_profiles(ri.others, &others);
+	list_running(shown, child_pid);
 	ret = exit_like(status);
 out:
 	strbuf_release(&others);
@@ -1300,6 +1541,10 @@ out:
 	free(status_path);
 	free(lib);
 	free(outabs);
+	free(shown);
+	free(given);
+	free(note);
+	out_name__release(&on);
 	free(preload);
 	free(filter);
 	cp_select__release(&sel);

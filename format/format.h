@@ -45,9 +45,9 @@
  * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
  * take them for nodes of their own, so they need a version 2 reader.
  */
-#define CP_VERSION 8	   /* what this code writes */
+#define CP_VERSION 9	   /* what this code writes */
 #define CP_MIN_READER 2	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 8 /* what this reader understands */
+#define CP_READER_VERSION 9 /* what this reader understands */
 /*
  * Version 5: record-time selection (excluded-call markers, count-only
  * contexts, named regions).  A version 4 reader would show markers as call
@@ -70,6 +70,11 @@
  * Version 8: IMAGES and IMAGE_DATA, the vDSO's image (it has no file), so
  * that its functions are named.  An older reader skips both sections and
  * shows those addresses unnamed, as before: min_reader stays.
+ */
+/*
+ * Version 9: JOB, the rank of a job (MPI, Slurm) the process was.  An
+ * older reader skips it and shows the profile without its rank, as
+ * before: min_reader stays.
  */
 
 /*
@@ -117,6 +122,8 @@ enum cp_section_kind {
 	/* Version 8: */
 	CP_SEC_IMAGES = 14,     /* struct cp_image_rec[]: modules that are no file (the vDSO) */
 	CP_SEC_IMAGE_DATA = 15, /* their bytes, which IMAGES records point into */
+	/* Version 9: */
+	CP_SEC_JOB = 16, /* one struct cp_job_rec: the job the process was a rank of */
 };
 
 /* Clock the ticks come from. */
@@ -497,6 +504,27 @@ struct cp_image_rec {
 	uint32_t flags;	    /* zero */
 };
 
+/* Who started the ranks of a job: where the rank came from (format/job.c). */
+enum cp_launcher {
+	CP_LAUNCHER_NONE = 0,
+	CP_LAUNCHER_OPENMPI = 1, /* OMPI_COMM_WORLD_RANK (Open MPI's mpirun) */
+	CP_LAUNCHER_MPICH = 2,	 /* PMI_RANK (MPICH's Hydra, Intel MPI) */
+	CP_LAUNCHER_PMIX = 3,	 /* PMIX_RANK (any PMIx launcher: prterun, srun --mpi=pmix) */
+	CP_LAUNCHER_SLURM = 4,	 /* SLURM_PROCID (srun) */
+};
+
+#define CP_NO_RANK UINT32_MAX /* cp_job_rec rank or local_rank: none */
+
+/* Version 9: the job a process was one rank of (JOB, one record; only in rank profiles). */
+struct cp_job_rec {
+	uint32_t rank;	     /* its rank in the job, 0 to size - 1 */
+	uint32_t size;	     /* ranks in the job, 0 = not known */
+	uint32_t launcher;   /* enum cp_launcher; readers show a value they do not know as such */
+	uint32_t jobid;	     /* string: the launcher's job id, or CP_NO_STRING */
+	uint32_t local_rank; /* its rank among the job's processes on its host, or CP_NO_RANK */
+	uint32_t reserved[3]; /* zero */
+};
+
 /* A named region's name (version 5). */
 struct cp_region_rec {
 	uint32_t id;   /* the fn of its CP_NODE_REGION nodes */
@@ -538,7 +566,7 @@ static inline const char *cp_filter_option(uint32_t kind)
 
 _Static_assert(sizeof(struct cp_meta) == 240 && sizeof(struct cp_thread_rec) == 64 &&
 		       sizeof(struct cp_node_rec) == 96 && sizeof(struct cp_line_rec) == 24 &&
-		       sizeof(struct cp_image_rec) == 32,
+		       sizeof(struct cp_image_rec) == 32 && sizeof(struct cp_job_rec) == 32,
 	       "on-disk records changed size: update docs/profile-format.md");
 
 /*
@@ -579,6 +607,14 @@ struct cp_writer {
 	size_t pool_len, pool_cap; /* used / mapped bytes of pool */
 	size_t buf_len;		 /* bytes pending in buf */
 	uint16_t min_reader;	 /* the header's: CP_MIN_READER unless raised after begin */
+	/* The no-replace rule (cp_writer__finish); begin zeroes them, set them after: */
+	uint64_t since_ns;	 /* the profiled run began then (CLOCK_REALTIME); 0: a
+				  * file at the name always moves to NAME.old */
+	uint32_t pid;		 /* the profiled process, for the other name */
+	/* What finish did when the name was taken by a profile of a run that overlapped: */
+	int taken;		 /* 1: path now holds the other name it wrote */
+	uint32_t taken_pid;	 /* the pid in that profile (0: not a profile) */
+	uint32_t taken_rank;	 /* its rank (CP_NO_RANK: none) */
 	char path[4096];	 /* final name */
 	char tmp[4096 + 32];	 /* temporary name */
 	char buf[32768];	 /* write buffer */
@@ -610,10 +646,22 @@ int cp_writer__put(struct cp_writer *w, const void *buf, size_t len);
 /* Add a string to the pool; returns its offset, or CP_NO_STRING on error or s NULL. */
 uint32_t cp_writer__string(struct cp_writer *w, const char *s);
 /*
- * Write the string pool as the STRINGS section and the header, then rename
- * into place; a file already at path is kept as "path.old".
+ * Write the string pool as the STRINGS section and the header, then put
+ * the file at path without ever replacing what another writer put there
+ * meanwhile (rename with RENAME_NOREPLACE, else link): with since_ns set,
+ * a file already at path whose run ended before since_ns (a profile's
+ * start + duration, another file's mtime) is kept as "path.old"; one whose
+ * run overlapped ours, or that cannot be read as a profile, stays, and the
+ * profile goes to cp_writer__other_name()s instead (taken says so, path
+ * names it).  With since_ns 0, what is at path always becomes "path.old".
  */
 int cp_writer__finish(struct cp_writer *w, uint64_t features);
+/*
+ * The n-th other name (n from 1) of path for process pid: ".PID" inserted
+ * before a final ".cprof", else appended; from n = 2, ".PID-N".  Into
+ * out[cap]; -ENAMETOOLONG if it does not fit.
+ */
+int cp_writer__other_name(char *out, size_t cap, const char *path, unsigned long pid, int n);
 /* Give up: close and remove the temporary file, release the pool. */
 void cp_writer__abort(struct cp_writer *w);
 /*
@@ -636,6 +684,53 @@ int cp_writer__vdso(struct cp_writer *w, uint64_t at);
  * signal ending the tool can remove it (util.h, cp_tempfile__add).
  */
 extern void (*cp_writer_tmp_hook)(const char *tmp, int live);
+
+/* ---- the job a process is a rank of (format/job.c: runtime and tool, no malloc) ---- */
+
+#define CP_RANK_LIMIT (1u << 24) /* a rank or size at or above this is taken for garbage */
+#define CP_JOBID_MAX 64		 /* longest job id kept (bytes) */
+
+/*
+ * The job a process was started in, as its launcher's environment says:
+ * rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID (the
+ * first set, which also names the launcher); size from
+ * OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS, SLURM_NPROCS; local rank
+ * from OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID; job id
+ * from OMPI_MCA_ess_base_jobid, PMIX_NAMESPACE, SLURM_JOB_ID[.SLURM_STEP_ID].
+ * Values are hostile input: numbers must be plain decimal below
+ * CP_RANK_LIMIT (and rank < size when size is known), a job id at most
+ * CP_JOBID_MAX printable ASCII bytes; anything else is ignored and named
+ * in bad (a garbage rank means no rank at all).
+ */
+struct cp_job {
+	uint32_t rank;		      /* CP_NO_RANK: no launcher (or its rank was garbage) */
+	uint32_t size;		      /* 0: not known */
+	uint32_t local_rank;	      /* CP_NO_RANK: not known */
+	uint32_t launcher;	      /* enum cp_launcher, NONE without a rank */
+	char jobid[CP_JOBID_MAX + 1]; /* "" when not known */
+	const char *bad;	      /* first variable whose value was ignored, or NULL */
+};
+
+/* Fill job from the variables get returns (getenv, or the runtime's cp_getenv). */
+void cp_job__from_env(struct cp_job *job, const char *(*get)(const char *name));
+/* Whether env entry "NAME=VALUE" is one of the variables cp_job__from_env reads. */
+int cp_job__is_variable(const char *entry);
+/* "Open MPI", "MPICH", "PMIx", "Slurm"; "launcher N" (into buf[32]) for one not known. */
+const char *cp_launcher_name(uint32_t launcher, char buf[32]);
+
+/*
+ * Expand an output name pattern into out[cap]: %r the rank (zero-padded to
+ * the digits of size - 1 when the size is known; 0 without a launcher, a
+ * process of its own), %s the size (1 without a launcher), %h host, %p pid,
+ * %j job id ("nojob" without one), %% a '%'.  Host and job id are made safe
+ * for a file name: bytes other than letters, digits and "._-+" become '_',
+ * at most CP_JOBID_MAX of them, never "." or "..".  Returns 0; -EINVAL for
+ * a '%' followed by anything else (*bad_at gets its offset), -ENAMETOOLONG.
+ */
+int cp_outname__expand(char *out, size_t cap, const char *pattern, const struct cp_job *job,
+		       const char *host, unsigned long pid, size_t *bad_at);
+/* Whether pattern holds the conversion %c (c one of r s h p j). */
+int cp_outname__has(const char *pattern, char c);
 
 /* ---- reader (tool side) ---- */
 
@@ -677,6 +772,7 @@ struct cp_profile_file {
 	uint32_t nimages;
 	uint32_t *image_module;		/* per image, the MODULES record made of it */
 	const uint8_t *image_data;	/* the IMAGE_DATA section, in data */
+	struct cp_job_rec *job;		/* JOB (version 9): the rank it was, or NULL */
 };
 
 /*

@@ -286,6 +286,32 @@ static int check_string(struct ctx *c, struct cp_profile_file *pf, uint32_t off,
 		   what, rec_off(pf, kind, idx), off, pf->strings_size);
 }
 
+/*
+ * JOB (version 9): one record, a rank below the size when the size is
+ * known, a job id that is a string.  A launcher this reader does not know
+ * is shown as a number, not refused.
+ */
+static int load_job(struct ctx *c, struct cp_profile_file *pf)
+{
+	struct cp_job_rec *job;
+	uint32_t n;
+	int ret;
+
+	if ((ret = load_records(c, pf, CP_SEC_JOB, "job", sizeof(*job), 0, (void **)&job, &n)))
+		return ret;
+	if (!job)
+		return 0;
+	pf->job = job;
+	if (n != 1)
+		return bad(c, CP_ERR_CORRUPT, "job section holds %u records, expected 1", n);
+	if ((ret = check_string(c, pf, job->jobid, CP_SEC_JOB, "job", 0)))
+		return ret;
+	if (job->rank == CP_NO_RANK || (job->size && job->rank >= job->size))
+		return bad(c, CP_ERR_CORRUPT, "job record at 0x%llx: rank %u of %u",
+			   rec_off(pf, CP_SEC_JOB, 0), job->rank, job->size);
+	return 0;
+}
+
 /* What `callprof merge` adds: resolved names, the inputs, per-node spreads. */
 static int load_merged(struct ctx *c, struct cp_profile_file *pf)
 {
@@ -675,7 +701,7 @@ static int load(struct ctx *c, struct cp_profile_file *pf)
 		if (pf->maps[i].module >= pf->nmodules || pf->maps[i].end < pf->maps[i].start)
 			return bad(c, CP_ERR_CORRUPT, "map record at 0x%llx: bad range or module",
 				   rec_off(pf, CP_SEC_MAPS, i));
-	if ((ret = load_images(c, pf)))
+	if ((ret = load_images(c, pf)) || (ret = load_job(c, pf)))
 		return ret;
 
 	for (uint32_t i = 0, next = 0; i < pf->nthreads; i++) {
@@ -823,6 +849,7 @@ void cp_profile_file__free(struct cp_profile_file *pf)
 	free(pf->filters);
 	free(pf->regions);
 	free(pf->images);
+	free(pf->job);
 	free(pf->image_module);
 	free(pf);
 }

@@ -8,8 +8,12 @@
  * the temporary file over the final name, so a reader never sees half a
  * profile and a failed write leaves nothing behind.  The temporary file is
  * created exclusively (no symlink is followed) in the final name's directory,
- * with mode 0666 less the umask, like any file a program creates; the
- * previous file at the final name is kept as NAME.old.
+ * with mode 0666 less the umask, like any file a program creates.
+ *
+ * The previous file at the final name is kept as NAME.old when its run had
+ * ended before this one began; a profile of a run that overlapped this one
+ * (two ranks or two runs writing one name) is never replaced: this profile
+ * takes another name instead (see replace()).
  */
 #include <elf.h>
 #include <errno.h>
@@ -23,6 +27,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
 
 #include "format/format.h"
 
@@ -217,6 +225,11 @@ int cp_writer__begin(struct cp_writer *w, const char *path)
 	w->pool_len = w->pool_cap = 0;
 	w->buf_len = 0;
 	w->min_reader = CP_MIN_READER;
+	w->since_ns = 0;
+	w->pid = (uint32_t)getpid();
+	w->taken = 0;
+	w->taken_pid = 0;
+	w->taken_rank = CP_NO_RANK;
 	memset(w->sec, 0, sizeof(w->sec));
 	if (len == 0)
 		return fail(w, -ENOENT);
@@ -366,7 +379,7 @@ static void release_pool(struct cp_writer *w)
  * PATH.old (a profile, or whatever else: renames never follow symlinks).
  * Between the two renames PATH is briefly absent, never half-written.
  */
-static int replace(struct cp_writer *w)
+static int replace_old(struct cp_writer *w)
 {
 	char old[sizeof(w->path) + 4];
 	size_t len = strlen(w->path);
@@ -380,6 +393,177 @@ static int replace(struct cp_writer *w)
 	if (kept)
 		rename(old, w->path);
 	return -errno;
+}
+
+int cp_writer__other_name(char *out, size_t cap, const char *path, unsigned long pid, int n)
+{
+	size_t len = strlen(path), keep = len, pos;
+	const char *tail = "";
+
+	if (len > 6 && !strcmp(path + len - 6, ".cprof") && path[len - 7] != '/')
+		keep = len - 6, tail = ".cprof";
+	if (keep + 48 > cap)
+		return -ENAMETOOLONG;
+	memcpy(out, path, keep);
+	pos = keep;
+	out[pos++] = '.';
+	cp_put_dec(out, cap, &pos, pid);
+	if (n > 1) {
+		out[pos++] = '-';
+		cp_put_dec(out, cap, &pos, (unsigned long)n);
+	}
+	memcpy(out + pos, tail, strlen(tail) + 1);
+	return 0;
+}
+
+/*
+ * from to the name to, which must be free: -EEXIST if anything is there.
+ * rename(RENAME_NOREPLACE); where the file system cannot (NFS, some
+ * FUSE), link then unlink, which is as exclusive; where neither works,
+ * a plain rename after a look, whose window two writers could meet in.
+ */
+static int place(const char *from, const char *to)
+{
+	struct stat st;
+
+	if (!syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS && errno != EPERM && errno != EOPNOTSUPP)
+		return -errno;
+	if (!link(from, to)) {
+		unlink(from);
+		return 0;
+	}
+	if (errno == EEXIST)
+		return -EEXIST;
+	if (!lstat(to, &st))
+		return -EEXIST;
+	return rename(from, to) ? -errno : 0;
+}
+
+enum seen { SEEN_GONE, SEEN_EARLIER, SEEN_MEANWHILE };
+
+/*
+ * What stands at path: gone, from a run that ended before since_ns, or
+ * one to keep (a run that overlapped, or what cannot be read as a profile
+ * and is not older).  *st gets its lstat, *pid and *rank the profile's.
+ */
+static enum seen inspect(const char *path, uint64_t since_ns, struct stat *st, uint32_t *pid,
+			 uint32_t *rank)
+{
+	struct cp_file_header h;
+	struct cp_section_entry sec;
+	uint64_t start = 0, duration = 0, end;
+	int fd, meta = 0;
+
+	*pid = 0;
+	*rank = CP_NO_RANK;
+	if (lstat(path, st))
+		return errno == ENOENT ? SEEN_GONE : SEEN_MEANWHILE;
+	end = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+	if (!S_ISREG(st->st_mode))
+		return S_ISLNK(st->st_mode) && end < since_ns ? SEEN_EARLIER : SEEN_MEANWHILE;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? SEEN_GONE : SEEN_MEANWHILE;
+	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h.magic, CP_MAGIC, CP_MAGIC_LEN)) {
+		for (uint32_t i = 0; i < h.nsections && i < 64; i++) {
+			off_t at = (off_t)(sizeof(h) + i * sizeof(sec));
+
+			if (at + (off_t)sizeof(sec) > (off_t)h.header_size ||
+			    pread(fd, &sec, sizeof(sec), at) != (ssize_t)sizeof(sec))
+				break;
+			if (sec.kind == CP_SEC_META && sec.size >= 40 &&
+			    pread(fd, pid, 4, (off_t)sec.offset) == 4 &&
+			    pread(fd, &start, 8, (off_t)sec.offset + 24) == 8 &&
+			    pread(fd, &duration, 8, (off_t)sec.offset + 32) == 8)
+				meta = 1;
+			if (sec.kind == CP_SEC_JOB && sec.size >= 4 &&
+			    pread(fd, rank, 4, (off_t)sec.offset) != 4)
+				*rank = CP_NO_RANK;
+		}
+	}
+	close(fd);
+	if (meta)
+		end = start + duration;
+	else if (st->st_size)
+		*pid = 0; /* not a profile: its time is its mtime's */
+	return end < since_ns ? SEEN_EARLIER : SEEN_MEANWHILE;
+}
+
+/*
+ * Move what inspect() found at w->path (*was) to PATH.old.  It goes aside
+ * under a name of ours first, and only if it is still what was seen: a
+ * writer that put its profile at PATH since then gets it back (or, should
+ * a third have come meanwhile, under its own other name; never lost).
+ */
+static void move_old(struct cp_writer *w, const struct stat *was)
+{
+	char aside[sizeof(w->path) + 40], old[sizeof(w->path) + 4];
+	size_t len = strlen(w->path);
+	struct stat now;
+	uint32_t pid, rank;
+
+	memcpy(old, w->path, len);
+	memcpy(old + len, ".old", 5);
+	cp_writer__tmp_name(aside, sizeof(aside), old, (unsigned long)w->pid);
+	if (rename(w->path, aside))
+		return;
+	if (!lstat(aside, &now) && now.st_dev == was->st_dev && now.st_ino == was->st_ino) {
+		rename(aside, old);
+		return;
+	}
+	if (place(aside, w->path) != -EEXIST)
+		return;
+	inspect(aside, 0, &now, &pid, &rank);
+	for (int n = 1; pid && n < 8; n++)
+		if (!cp_writer__other_name(old, sizeof(old), w->path, pid, n) &&
+		    place(aside, old) != -EEXIST)
+			return;
+}
+
+/*
+ * The no-replace rule (see cp_writer__finish).  Every step that puts a
+ * file at a name is exclusive (place()), so of two writers that meet, one
+ * gets the name and the other sees a whole profile there, never a half.
+ */
+static int replace(struct cp_writer *w)
+{
+	char base[sizeof(w->path)];
+	int other = 0;
+
+	if (!w->since_ns)
+		return replace_old(w);
+	memcpy(base, w->path, sizeof(base));
+	for (int tries = 0; tries < 32; tries++) {
+		struct stat st;
+		uint32_t pid, rank;
+		int ret = place(w->tmp, w->path);
+
+		if (ret != -EEXIST)
+			return ret;
+		switch (inspect(w->path, w->since_ns, &st, &pid, &rank)) {
+		case SEEN_GONE:
+			break;
+		case SEEN_EARLIER:
+			/* Room is made at the name asked for only, never at another name. */
+			if (!other) {
+				move_old(w, &st);
+				break;
+			}
+			/* fall through */
+		case SEEN_MEANWHILE:
+			if (!w->taken) {
+				w->taken = 1;
+				w->taken_pid = pid;
+				w->taken_rank = rank;
+			}
+			if (cp_writer__other_name(w->path, sizeof(w->path), base, w->pid, ++other))
+				return -ENAMETOOLONG;
+			break;
+		}
+	}
+	return -EEXIST;
 }
 
 int cp_writer__finish(struct cp_writer *w, uint64_t features)

@@ -48,9 +48,41 @@ static const char *clock_name(uint32_t clock)
 	       clock == CP_CLOCK_MONOTONIC ? "monotonic" : "none";
 }
 
-/* One recorded process: its file, META facts and command line. */
+/* "job": the rank a process was (JOB), or null. */
+static void job(struct cp_json *j, const struct cp_job_rec *r, const char *id)
+{
+	static const char *const launchers[] = { "none", "openmpi", "mpich", "pmix", "slurm" };
+
+	cp_json__key(j, "job");
+	if (!r || r->rank == CP_NO_RANK) {
+		cp_json__null(j);
+		return;
+	}
+	cp_json__obj(j);
+	cp_json__key_u64(j, "rank", r->rank);
+	cp_json__key(j, "size");
+	if (r->size)
+		cp_json__u64(j, r->size);
+	else
+		cp_json__null(j);
+	cp_json__key(j, "local_rank");
+	if (r->local_rank != CP_NO_RANK)
+		cp_json__u64(j, r->local_rank);
+	else
+		cp_json__null(j);
+	cp_json__key_str(j, "id", id);
+	cp_json__key(j, "launcher");
+	if (r->launcher < ARRAY_SIZE(launchers))
+		cp_json__str(j, launchers[r->launcher]);
+	else
+		cp_json__u64(j, r->launcher);
+	cp_json__end_obj(j);
+}
+
+/* One recorded process: its file, META facts, command line and rank. */
 static void process(struct cp_json *j, const char *file, const struct cp_meta *m, uint32_t argc,
-		    const char *const *argv, const char *exe, const char *hostname)
+		    const char *const *argv, const char *exe, const char *hostname,
+		    const struct cp_job_rec *jr, const char *jobid)
 {
 	cp_json__obj(j);
 	cp_json__key_str(j, "file", file);
@@ -63,6 +95,7 @@ static void process(struct cp_json *j, const char *file, const struct cp_meta *m
 	cp_json__end_arr(j);
 	cp_json__key_str(j, "executable", exe);
 	cp_json__key_str(j, "hostname", hostname);
+	job(j, jr, jobid);
 	cp_json__key_str(j, "mode", mode_name(m->mode));
 	cp_json__key_str(j, "clock", clock_name(m->clock));
 	cp_json__key_u64(j, "ticks_per_second", m->ticks_per_sec);
@@ -138,12 +171,13 @@ void cp_export_json_processes(struct cp_json *j, const struct cp_report_profile 
 		const struct cp_rprocess *pr = &rp->procs[i];
 
 		process(j, pr->file, &pr->meta, pr->argc, (const char *const *)pr->argv, pr->exe,
-			pr->hostname);
+			pr->hostname, &pr->job, pr->jobid);
 	}
 	if (!rp->nfiles)
 		process(j, rp->pf->path, &rp->pf->meta, rp->pf->argc, rp->pf->argv,
 			cp_profile_file__str(rp->pf, rp->pf->meta.exe),
-			cp_profile_file__str(rp->pf, rp->pf->meta.hostname));
+			cp_profile_file__str(rp->pf, rp->pf->meta.hostname), rp->pf->job,
+			rp->pf->job ? cp_profile_file__str(rp->pf, rp->pf->job->jobid) : NULL);
 	cp_json__end_arr(j);
 }
 

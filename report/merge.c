@@ -295,6 +295,9 @@ static void add_process(struct cp_report_profile *rp, const struct cp_profile_fi
 		pr->argv[i] = xstrdup(pf->argv[i]);
 	pr->exe = exe ? xstrdup(exe) : NULL;
 	pr->hostname = host ? xstrdup(host) : NULL;
+	pr->job = pf->job ? *pf->job : (struct cp_job_rec){ .rank = CP_NO_RANK };
+	if (pf->job && pf->job->jobid != CP_NO_STRING)
+		pr->jobid = xstrdup(cp_profile_file__str(pf, pf->job->jobid));
 }
 
 /* The --threads selectors over all the files: which picked a thread, and how many threads. */

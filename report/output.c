@@ -865,6 +865,23 @@ void cp_report_banner(const struct cp_report_profile *rp, const char *what, FILE
 			rp->sampled ? m->samples : rp->calls, rp->sampled ? "samples" : "calls",
 			rp->paths);
 	}
+	if (pf->job && !pf->ninputs && !rp->nfiles) {
+		const struct cp_job_rec *jr = pf->job;
+		const char *id = cp_profile_file__str(pf, jr->jobid);
+		char lb[32];
+
+		fprintf(fp, "# rank %u", jr->rank);
+		if (jr->size)
+			fprintf(fp, " of %u", jr->size);
+		fprintf(fp, " (");
+		if (id)
+			fprintf(fp, "job %s, ", cp_visible(id));
+		fprintf(fp, "%s", cp_launcher_name(jr->launcher, lb));
+		if (jr->local_rank != CP_NO_RANK)
+			fprintf(fp, ", local rank %u", jr->local_rank);
+		fprintf(fp, ") on %s\n", cp_visible(cp_profile_file__str(pf, m->hostname) ?
+							cp_profile_file__str(pf, m->hostname) : "?"));
+	}
 	if ((m->flags & CP_META_ATTACHED) || rp->open_at_start) {
 		fprintf(fp, "# attached: counts are the calls made in the window");
 		if (rp->open_at_start)

@@ -1116,6 +1116,7 @@ void cp_report_profile__free(struct cp_report_profile *rp)
 			free(pr->argv);
 			free(pr->exe);
 			free(pr->hostname);
+			free(pr->jobid);
 		}
 		free(rp->procs);
 		free(rp->lines);

@@ -204,6 +204,8 @@ struct cp_rprocess {
 	uint32_t argc;
 	char *exe;	     /* the executable, or NULL */
 	char *hostname;	     /* the machine, or NULL */
+	struct cp_job_rec job; /* its JOB record: rank CP_NO_RANK when it had none */
+	char *jobid;	     /* the job's id, or NULL */
 };
 
 /*

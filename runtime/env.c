@@ -14,7 +14,8 @@
  *    title written over the strings) before its first instrumented call,
  *    which is when a runtime that starts lazily looks.
  *
- * So the first look copies the runtime's variables from the initial
+ * So the first look copies the runtime's variables (and the launcher's
+ * rank and job variables, format/job.c) from the initial
  * environment into private memory of ours: in a dynamically linked
  * program, from the vector the kernel put on the initial stack, which the
  * loader's __libc_stack_end points at (its argc, argv, envp and auxv are
@@ -49,6 +50,12 @@ static int runtime_variable(const char *s)
 {
 	return !strncmp(s, "CALLPROF_", 9) || !strncmp(s, "LD_PRELOAD=", 11) ||
 	       !strncmp(s, "LD_BIND_NOW=", 12);
+}
+
+/* Kept too, but not the runtime's to pass on: the launcher's rank and job (format/job.c). */
+static int kept_variable(const char *s)
+{
+	return runtime_variable(s) || cp_job__is_variable(s);
 }
 
 /*
@@ -109,7 +116,7 @@ void cp_env__snapshot(void)
 	for (size_t i = 0; env && env[i]; i++) {
 		size_t len = strlen(env[i]) + 1;
 
-		if (!runtime_variable(env[i]) || len > sizeof(env_block) - env_len)
+		if (!kept_variable(env[i]) || len > sizeof(env_block) - env_len)
 			continue;
 		memcpy(env_block + env_len, env[i], len);
 		env_len += len;
@@ -147,5 +154,6 @@ void cp_env__each(void (*fn)(const char *var, void *arg), void *arg)
 	if (__atomic_load_n(&env_state, __ATOMIC_ACQUIRE) != 2)
 		return;
 	for (size_t i = 0; i < env_len; i += strlen(env_block + i) + 1)
-		fn(env_block + i, arg);
+		if (runtime_variable(env_block + i))
+			fn(env_block + i, arg);
 }

@@ -665,6 +665,31 @@ static int write_side(struct dump *d, struct cp_writer *w, struct cp_thread *t, 
 }
 
 /*
+ * JOB: the rank of a job this process was, as its launcher's variables
+ * said at start (format/job.c); nothing outside a job.  Not under attach:
+ * the variables the runtime reads then are the tool's, not the process's.
+ */
+static void write_job(struct cp_writer *w)
+{
+	struct cp_job job;
+	struct cp_job_rec r = { .jobid = CP_NO_STRING };
+
+	if (cp_session.attached)
+		return;
+	cp_job__from_env(&job, cp_getenv);
+	if (job.rank == CP_NO_RANK)
+		return;
+	r.rank = job.rank;
+	r.size = job.size;
+	r.launcher = job.launcher;
+	r.local_rank = job.local_rank;
+	if (job.jobid[0])
+		r.jobid = cp_writer__string(w, job.jobid);
+	cp_writer__section(w, CP_SEC_JOB, sizeof(r));
+	cp_writer__put(w, &r, sizeof(r));
+}
+
+/*
  * The names of the regions (api.c), if a region's record was written:
  * then the file needs a reader that knows them (CP_MIN_READER_SELECTION).
  */
@@ -823,6 +848,9 @@ static int flush(const char *path, int how)
 	ret = cp_writer__begin(w, path);
 	if (ret)
 		goto out_unmap;
+	/* Never over a profile of a process that ran meanwhile (two ranks, two runs). */
+	w->since_ns = cp_session.real0_ns;
+	w->pid = (uint32_t)cp_session.pid;
 	meta.pid = (uint32_t)cp_session.pid; /* not getpid(): the watcher writes for the program */
 	meta.ppid = (uint32_t)cp_session.ppid;
 	meta.mode = cp_hook_mode;
@@ -887,6 +915,7 @@ static int flush(const char *path, int how)
 	if (meta.sample_hz)
 		write_lines(&d, w, ts, nt);
 	write_regions(&d, w);
+	write_job(w);
 	if (cp_filter.nrules)
 		write_filters(w);
 	/* Markers and count-only contexts would mislead an older reader. */

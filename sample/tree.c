@@ -243,6 +243,9 @@ int sp_proc__write(const struct sp_proc *p, const struct sp_run *run, const char
 	if (ret)
 		goto out;
 	fill_meta(&meta, p, run);
+	/* Never over a profile of a process that ran meanwhile (format/writer.c). */
+	w->since_ns = meta.start_realtime_ns;
+	w->pid = meta.pid;
 	meta.exe = cp_writer__string(w, p->exe ? p->exe : "");
 	meta.hostname = cp_writer__string(w, uname(&un) ? "" : un.nodename);
 	cp_writer__section(w, CP_SEC_META, sizeof(meta));
