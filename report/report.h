@@ -680,6 +680,32 @@ int cp_view_callees(struct cp_report_profile *rp, const struct cp_view_opts *o, 
 int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 /* PLIST's readable listing by function. */
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+/*
+ * A merged profile's call paths by imbalance (imbalance.c): -1 after one
+ * error line for a profile that is not a merge of several inputs.
+ */
+int cp_view_imbalance(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+
+/*
+ * How unevenly the inputs of a merged profile shared context n (spread s):
+ * over all ninputs inputs (one that never entered it counts 0), of self
+ * CPU time (cp_rnode__self_cpu) in a profile with times, else of calls.
+ */
+struct cp_imbalance {
+	uint64_t imbalance;	/* sum over the inputs of (max - value): n * max - sum */
+	uint64_t sum;		/* over the inputs */
+	uint64_t min, max;	/* per input */
+	uint32_t min_in, max_in; /* the inputs holding them (index into INPUTS; the lowest) */
+	double mean, stddev;	/* per input (population standard deviation) */
+};
+/* Fill im: 1, or 0 where s does not hold the distribution (cp_rspread.dist). */
+int cp_rspread__imbalance(const struct cp_report_profile *rp, const struct cp_rnode *n,
+			  const struct cp_rspread *s, struct cp_imbalance *im);
+/*
+ * Input i of a merged profile as the views name it: "rank N" where its
+ * rank is known, else "input I (PATH)".
+ */
+void cp_input_name(const struct cp_profile_file *pf, uint32_t i, char *buf, size_t size);
 
 /* Exporters: write to fp; 0, or -1 after printing an error. */
 /*
