@@ -303,6 +303,7 @@ bench: all $(B)/tests/mkprofile
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge-ranks --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/many-files --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/attach --write-doc
