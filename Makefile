@@ -99,7 +99,7 @@ SYM_SRCS = symbolize/symbolize.c symbolize/elffile.c symbolize/unwind.c symboliz
 SAMPLE_SRCS = sample/session.c sample/ring.c sample/tree.c
 REPORT_SRCS = report/profile.c report/metric.c report/merge.c report/tree.c report/flat.c report/folded.c report/output.c \
 	report/json.c report/json-export.c report/callgrind.c report/speedscope.c report/pprof.c \
-	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c \
+	report/svg.c report/plist.c report/html.c report/merge-file.c report/diff.c report/imbalance.c \
 	report/lines.c report/filter.c report/names.c report/verdict.c report/tui.c
 # The HTML report's page, CSS and script, built in by report/html/assets.S.
 HTML_ASSETS = report/html/page.html report/html/report.css report/html/report.js
@@ -303,6 +303,7 @@ bench: all $(B)/tests/mkprofile
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/run --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/symbols
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge
+	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/merge-ranks --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/many-files --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/sample --write-doc
 	@CALLPROF_BUILD=$(CURDIR)/$(B) bench/attach --write-doc

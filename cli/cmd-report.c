@@ -18,6 +18,7 @@ static const char *const report_usage[] = {
 	"callprof report (--callers|--callees) FUNCTION [--focus=FN] [--hide=PATTERN] [--regex] [--pid=PID] [FILE...]",
 	"callprof report --plist [--focus=FN] [--hide=PATTERN] [--regex] [--pid=PID] [FILE...]",
 	"callprof report --lines FUNCTION [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--pid=PID] [FILE...]",
+	"callprof report --imbalance [--focus=FN] [--hide=PATTERN] [--regex] [--min-percent=P] [FILE]",
 	NULL,
 };
 
@@ -57,7 +58,7 @@ static int sort_key(const struct cp_report_profile *rp, const char *sort, int fl
 int cmd_report(int argc, const char **argv)
 {
 	int flat = 0, plist = 0, threads = CP_THREADS_MERGED, no_compensate = 0, ret, n;
-	int srcline = 0, addresses = 0, width = 0, tui = 0;
+	int srcline = 0, addresses = 0, width = 0, tui = 0, imbalance = 0;
 	double min_percent = 0.5;
 	const char *callers = NULL, *callees = NULL, *lines = NULL, *fields = NULL;
 	const char *dflt[] = { "callprof.out" }, *name_width = NULL, *sort = NULL;
@@ -71,6 +72,9 @@ int cmd_report(int argc, const char **argv)
 		{ CP_OPT_FLAG, 0, "flat", &flat, NULL, "flat profile: per function over all paths" },
 		{ CP_OPT_FLAG, 0, "tui", &tui, NULL,
 		  "browse interactively in the terminal: callprof tui with the other options" },
+		{ CP_OPT_FLAG, 0, "imbalance", &imbalance, NULL,
+		  "merged profiles: call paths by the time the other inputs (ranks) lost waiting "
+		  "for the slowest" },
 		{ CP_OPT_FLAG, 0, "plist", &plist, NULL,
 		  "the PLIST listing of the NT profiler: per function, by name" },
 		{ CP_OPT_STRING, 0, "callers", &callers, "FUNCTION", "who calls FUNCTION" },
@@ -115,9 +119,9 @@ int cmd_report(int argc, const char **argv)
 		}
 	n = cp_parse_options(argc, argv, opts, report_usage, 0);
 	cp_symbol_options__apply(&so, &ro, report_usage);
-	if (flat + plist + !!callers + !!callees + !!lines > 1)
-		cp_usage_error(report_usage,
-			       "--flat, --plist, --callers, --callees and --lines are alternatives");
+	if (flat + plist + !!callers + !!callees + !!lines + imbalance > 1)
+		cp_usage_error(report_usage, "--flat, --plist, --callers, --callees, --lines and "
+			       "--imbalance are alternatives");
 	if (min_percent < 0 || min_percent > 100)
 		cp_usage_error(report_usage, "--min-percent wants a number from 0 to 100, not %g",
 			       min_percent);
@@ -161,7 +165,9 @@ int cmd_report(int argc, const char **argv)
 		cp_symbol_options__release(&so);
 		return 1;
 	}
-	if (plist) {
+	if (imbalance) {
+		ret = cp_view_imbalance(rp, &vo, stdout);
+	} else if (plist) {
 		ret = cp_view_plist(rp, &vo, stdout);
 	} else if (flat) {
 		ret = cp_view_flat(rp, &vo, stdout);

@@ -72,9 +72,12 @@
  * shows those addresses unnamed, as before: min_reader stays.
  */
 /*
- * Version 9: JOB, the rank of a job (MPI, Slurm) the process was.  An
- * older reader skips it and shows the profile without its rank, as
- * before: min_reader stays.
+ * Version 9: JOB, the rank of a job (MPI, Slurm) the process was; merged
+ * profiles keep each context's distribution across the inputs (longer
+ * SPREAD records: which input holds each minimum and maximum, exact sums
+ * of squares) and each input's rank (longer INPUTS records).  An older
+ * reader skips JOB and reads the prefix of the records it knows, which
+ * means what it meant: min_reader stays.
  */
 
 /*
@@ -85,6 +88,9 @@
 #define CP_META_MIN_SIZE 120
 #define CP_THREAD_MIN_SIZE 56
 #define CP_NODE_MIN_SIZE 72
+/* Merged profiles' records as version 3 wrote them (up to version 8). */
+#define CP_INPUT_MIN_SIZE 64
+#define CP_SPREAD_MIN_SIZE 56
 
 #define CP_NO_PARENT UINT32_MAX /* parent index of a thread's root node */
 #define CP_NO_STRING UINT32_MAX /* string reference meaning "none" */
@@ -437,7 +443,13 @@ struct cp_input_rec {
 	uint64_t subtracted_ns;	    /* what compensation took off raw_ns */
 	uint32_t nthreads;	    /* its threads */
 	uint32_t flags;		    /* its enum cp_meta_flags */
+	/* Version 9 (records of 64 bytes before: the reader gives them CP_NO_RANK): */
+	uint32_t rank;		    /* its rank in a parallel job, or CP_NO_RANK */
+	uint32_t reserved;	    /* zero */
 };
+
+#define CP_NO_RANK UINT32_MAX  /* a rank (cp_input_rec, cp_job_rec): none, or not known */
+#define CP_NO_INPUT UINT32_MAX /* cp_spread_rec.absent_input: every input entered it */
 
 /*
  * How one calling context varied across the inputs of a merged profile,
@@ -446,13 +458,40 @@ struct cp_input_rec {
  * `inputs` below the file's number of INPUTS records it was absent from
  * some, where it counted 0.  The node's own fields hold the sums, so the
  * mean is the sum over the number of inputs.
+ *
+ * Version 9 appends the distribution a per-rank view needs, valid where
+ * flags has CP_SPREAD_DIST (a record of 56 bytes, or one merged from such
+ * a record, has not): for each minimum and maximum the input holding it
+ * (an index into INPUTS; of equal values the lowest index), the lowest
+ * input that never entered the context, and self CPU time's minimum,
+ * maximum, sum and sum of squares, with the sum of squares of the calls.
+ * Every field is an exact integer, so merging merged profiles again gives
+ * the same records as one merge of all the inputs.  Self CPU time is the
+ * self time less its off-CPU time where that was measured (the exclusive
+ * part of the default weight, cp_report_profile__weight), in ns; the
+ * sampled CPU time in a cpu-mode profile.
  */
 struct cp_spread_rec {
 	uint32_t inputs;	/* inputs in which the context was entered */
-	uint32_t reserved;	/* zero */
+	uint32_t flags;		/* enum cp_spread_flags (version 9; 0 before) */
 	uint64_t min_calls, max_calls; /* calls per input */
 	uint64_t min_ticks, max_ticks; /* inclusive ticks per input */
 	uint64_t min_self, max_self;   /* self (exclusive) ticks per input */
+	/* Version 9, with CP_SPREAD_DIST: */
+	uint32_t min_calls_input, max_calls_input; /* the inputs holding min_calls, max_calls */
+	uint32_t min_ticks_input, max_ticks_input; /* ... min_ticks, max_ticks */
+	uint32_t min_self_input, max_self_input;   /* ... min_self, max_self */
+	uint32_t min_cpu_input, max_cpu_input;	   /* ... min_cpu_ns, max_cpu_ns */
+	uint32_t absent_input;	/* lowest input that never entered it, or CP_NO_INPUT */
+	uint32_t reserved;	/* zero */
+	uint64_t min_cpu_ns, max_cpu_ns; /* self CPU time per input, over those entering it */
+	uint64_t sum_cpu_ns;		 /* its sum over the inputs (saturating) */
+	uint64_t sumsq_calls[2];	 /* sum of calls^2 over the inputs: low, high 64 bits */
+	uint64_t sumsq_cpu[2];		 /* sum of (self CPU ns)^2: low, high 64 bits */
+};
+
+enum cp_spread_flags {
+	CP_SPREAD_DIST = 1 << 0, /* the version 9 fields hold the distribution */
 };
 
 enum cp_node_flags {
@@ -513,7 +552,6 @@ enum cp_launcher {
 	CP_LAUNCHER_SLURM = 4,	 /* SLURM_PROCID (srun) */
 };
 
-#define CP_NO_RANK UINT32_MAX /* cp_job_rec rank or local_rank: none */
 
 /* Version 9: the job a process was one rank of (JOB, one record; only in rank profiles). */
 struct cp_job_rec {
@@ -566,7 +604,8 @@ static inline const char *cp_filter_option(uint32_t kind)
 
 _Static_assert(sizeof(struct cp_meta) == 240 && sizeof(struct cp_thread_rec) == 64 &&
 		       sizeof(struct cp_node_rec) == 96 && sizeof(struct cp_line_rec) == 24 &&
-		       sizeof(struct cp_image_rec) == 32 && sizeof(struct cp_job_rec) == 32,
+		       sizeof(struct cp_image_rec) == 32 && sizeof(struct cp_job_rec) == 32 &&
+		       sizeof(struct cp_input_rec) == 72 && sizeof(struct cp_spread_rec) == 152,
 	       "on-disk records changed size: update docs/profile-format.md");
 
 /*

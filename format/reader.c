@@ -312,6 +312,42 @@ static int load_job(struct ctx *c, struct cp_profile_file *pf)
 	return 0;
 }
 
+/*
+ * A version 9 spread record's distribution: the inputs it names exist,
+ * the lowest absent input is there exactly when some input did not enter
+ * the context, and the self CPU figures are in order (the sum at least
+ * the maximum, the sum of squares at least its square).  What a record of
+ * 56 bytes zero-extends to has no CP_SPREAD_DIST, and is not looked at.
+ */
+static int check_spread_dist(struct ctx *c, struct cp_profile_file *pf,
+			     const struct cp_spread_rec *r, uint32_t i)
+{
+	const uint32_t holders[] = {
+		r->min_calls_input, r->max_calls_input, r->min_ticks_input, r->max_ticks_input,
+		r->min_self_input, r->max_self_input, r->min_cpu_input, r->max_cpu_input,
+	};
+	unsigned __int128 sq = (unsigned __int128)r->sumsq_cpu[1] << 64 | r->sumsq_cpu[0];
+	unsigned __int128 max2 = (unsigned __int128)r->max_cpu_ns * r->max_cpu_ns;
+	const char *what = NULL;
+
+	if (!(r->flags & CP_SPREAD_DIST) || !r->inputs)
+		return 0;
+	for (size_t k = 0; k < sizeof(holders) / sizeof(holders[0]) && !what; k++)
+		if (holders[k] >= pf->ninputs)
+			what = "an extreme held by an input beyond INPUTS";
+	if (!what && (r->absent_input == CP_NO_INPUT) != (r->inputs == pf->ninputs))
+		what = "an absent input given or missing against the inputs that entered";
+	if (!what && r->absent_input != CP_NO_INPUT && r->absent_input >= pf->ninputs)
+		what = "an absent input beyond INPUTS";
+	if (!what && (r->min_cpu_ns > r->max_cpu_ns || r->sum_cpu_ns < r->max_cpu_ns ||
+		      sq < max2))
+		what = "self CPU figures out of order";
+	if (!what)
+		return 0;
+	return bad(c, CP_ERR_CORRUPT, "spread record at 0x%llx: %s", rec_off(pf, CP_SEC_SPREAD, i),
+		   what);
+}
+
 /* What `callprof merge` adds: resolved names, the inputs, per-node spreads. */
 static int load_merged(struct ctx *c, struct cp_profile_file *pf)
 {
@@ -319,9 +355,15 @@ static int load_merged(struct ctx *c, struct cp_profile_file *pf)
 
 	if ((ret = load_records(c, pf, CP_SEC_SYMBOLS, "symbol", sizeof(struct cp_symbol), 0,
 				(void **)&pf->symbols, &pf->nsymbols)) ||
-	    (ret = load_records(c, pf, CP_SEC_INPUTS, "input", sizeof(struct cp_input_rec), 0,
-				(void **)&pf->inputs, &pf->ninputs)))
+	    (ret = load_records_min(c, pf, CP_SEC_INPUTS, "input", CP_INPUT_MIN_SIZE,
+				    sizeof(struct cp_input_rec), 0, (void **)&pf->inputs,
+				    &pf->ninputs)))
 		return ret;
+	/* Before version 9 no input had a rank: 0 would be one. */
+	if (pf->ninputs && find_section(pf, CP_SEC_INPUTS)->entsize <
+			   offsetof(struct cp_input_rec, reserved))
+		for (uint32_t i = 0; i < pf->ninputs; i++)
+			pf->inputs[i].rank = CP_NO_RANK;
 	for (uint32_t i = 0; i < pf->nsymbols; i++) {
 		const struct cp_symbol *y = &pf->symbols[i];
 
@@ -343,9 +385,14 @@ static int load_merged(struct ctx *c, struct cp_profile_file *pf)
 	if (find_section(pf, CP_SEC_SPREAD)) {
 		uint32_t n;
 
-		if ((ret = load_records(c, pf, CP_SEC_SPREAD, "spread", sizeof(struct cp_spread_rec),
-					0, (void **)&pf->spread, &n)))
+		if ((ret = load_records_min(c, pf, CP_SEC_SPREAD, "spread", CP_SPREAD_MIN_SIZE,
+					    sizeof(struct cp_spread_rec), 0, (void **)&pf->spread,
+					    &n)))
 			return ret;
+		/* A record too short for the distribution has none, whatever its flags say. */
+		if (find_section(pf, CP_SEC_SPREAD)->entsize < sizeof(struct cp_spread_rec))
+			for (uint32_t i = 0; i < n; i++)
+				pf->spread[i].flags &= ~(uint32_t)CP_SPREAD_DIST;
 		if (n != pf->nnodes || !pf->ninputs)
 			return bad(c, CP_ERR_CORRUPT,
 				   "spread section: %u records for %u nodes and %u inputs", n,
@@ -359,6 +406,8 @@ static int load_merged(struct ctx *c, struct cp_profile_file *pf)
 					   "spread record at 0x%llx: %u inputs of %u, or a minimum "
 					   "above its maximum", rec_off(pf, CP_SEC_SPREAD, i),
 					   r->inputs, pf->ninputs);
+			if ((ret = check_spread_dist(c, pf, r, i)))
+				return ret;
 		}
 	}
 	return 0;

@@ -264,9 +264,19 @@ static void rebuild(struct cp_rtree *t, const uint8_t *act, uint32_t *map)
 	if (t->spread) {
 		nt.spread = xcalloc(nt.nn, sizeof(*nt.spread));
 		nt.nspread = nt.nn;
-		for (uint32_t i = 1; i < t->nn && i < t->nspread; i++)
-			if (act[i] == KEEP && map[i] != CP_NONE)
-				cp_rspread__add(&nt.spread[map[i]], &t->spread[i]);
+		for (uint32_t i = 1; i < t->nn && i < t->nspread; i++) {
+			struct cp_rspread *d;
+			int folded;
+
+			if (act[i] != KEEP || map[i] == CP_NONE)
+				continue;
+			d = &nt.spread[map[i]];
+			folded = d->inputs != 0;
+			cp_rspread__add(d, &t->spread[i]);
+			/* Two contexts of the same inputs: per input, the values add up. */
+			if (folded)
+				d->dist = 0;
+		}
 	}
 	free(t->n);
 	free(t->sites);

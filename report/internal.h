@@ -238,8 +238,15 @@ uint32_t cp_rtree__add(struct cp_rtree *t, uint32_t parent, uint32_t fn);
  * off-CPU figures are not added: they are derived afterwards.
  */
 void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src);
-/* Add src, the spread over some inputs, into dst's over others. */
+/*
+ * Add src, the spread over some inputs, into dst's over others (two
+ * disjoint sets of one profile's inputs: the lowest absent input is the
+ * lower of the two).  The distribution stays known where both know it.
+ */
 void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src);
+/* A SPREAD record's version 9 distribution (CP_SPREAD_DIST) into s, and s into a record. */
+void cp_rspread__from_rec(struct cp_rspread *s, const struct cp_spread_rec *r);
+void cp_rspread__to_rec(struct cp_spread_rec *r, const struct cp_rspread *s);
 
 /*
  * Before src's counts are added into node id of t: record that they came

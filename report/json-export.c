@@ -228,6 +228,75 @@ void cp_export_json_time_source(struct cp_json *j, const struct cp_report_profil
 	cp_json__end_obj(j);
 }
 
+/* A 128-bit sum of squares, exact, as a decimal string (a JSON number would be rounded). */
+static void key_u128(struct cp_json *j, const char *key, unsigned __int128 v)
+{
+	char buf[48], *p = buf + sizeof(buf);
+
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + (int)(v % 10));
+		v /= 10;
+	} while (v);
+	cp_json__key_str(j, key, p);
+}
+
+/*
+ * A context's distribution across the inputs (version 9 merged files):
+ * the inputs holding each extreme (indexes into "inputs"), the lowest that
+ * never entered it, self CPU time's figures and the imbalance as
+ * `report --imbalance` shows them.
+ */
+static void spread_dist(struct cp_json *j, const struct cp_report_profile *rp,
+			const struct cp_rnode *n, const struct cp_rspread *sp)
+{
+	struct cp_imbalance im;
+
+	cp_json__key_u64(j, "calls_min_input",
+			 cp_rspread_min_input(sp, rp->ninputs, sp->min_calls, sp->min_calls_in));
+	cp_json__key_u64(j, "calls_max_input", sp->max_calls_in);
+	key_u128(j, "calls_sum_squares", sp->sumsq_calls);
+	if (rp->timed) {
+		cp_json__key_u64(j, "total_min_input",
+				 cp_rspread_min_input(sp, rp->ninputs, sp->min_total_ns,
+						      sp->min_total_in));
+		cp_json__key_u64(j, "total_max_input", sp->max_total_in);
+		cp_json__key_u64(j, "self_min_input",
+				 cp_rspread_min_input(sp, rp->ninputs, sp->min_self_ns,
+						      sp->min_self_in));
+		cp_json__key_u64(j, "self_max_input", sp->max_self_in);
+		cp_json__key_u64(j, "self_cpu_min_ns",
+				 cp_rspread_min(sp, rp->ninputs, sp->min_cpu_ns));
+		cp_json__key_u64(j, "self_cpu_min_input",
+				 cp_rspread_min_input(sp, rp->ninputs, sp->min_cpu_ns,
+						      sp->min_cpu_in));
+		cp_json__key_u64(j, "self_cpu_max_ns", sp->max_cpu_ns);
+		cp_json__key_u64(j, "self_cpu_max_input", sp->max_cpu_in);
+		cp_json__key_u64(j, "self_cpu_sum_ns", sp->sum_cpu_ns);
+		key_u128(j, "self_cpu_sum_squares", sp->sumsq_cpu);
+	}
+	cp_json__key(j, "absent_input");
+	if (sp->absent == CP_NONE || sp->inputs == rp->ninputs)
+		cp_json__null(j);
+	else
+		cp_json__u64(j, sp->absent);
+	if (cp_rspread__imbalance(rp, n, sp, &im)) {
+		cp_json__key(j, "imbalance");
+		cp_json__obj(j);
+		cp_json__key_str(j, "of", rp->timed ? "self_cpu_ns" : "calls");
+		cp_json__key_u64(j, "value", im.imbalance);
+		cp_json__key(j, "mean");
+		cp_json__dbl(j, im.mean);
+		cp_json__key(j, "stddev");
+		cp_json__dbl(j, im.stddev);
+		cp_json__key_u64(j, "min", im.min);
+		cp_json__key_u64(j, "min_input", im.min_in);
+		cp_json__key_u64(j, "max", im.max);
+		cp_json__key_u64(j, "max_input", im.max_in);
+		cp_json__end_obj(j);
+	}
+}
+
 static void inputs(struct cp_json *j, const struct cp_profile_file *pf)
 {
 	cp_json__key(j, "inputs");
@@ -250,6 +319,11 @@ static void inputs(struct cp_json *j, const struct cp_profile_file *pf)
 		cp_json__key_u64(j, "threads", in->nthreads);
 		cp_json__key_u64(j, "raw_ns", in->raw_ns);
 		cp_json__key_u64(j, "subtracted_ns", in->subtracted_ns);
+		cp_json__key(j, "rank");
+		if (in->rank == CP_NO_RANK)
+			cp_json__null(j);
+		else
+			cp_json__u64(j, in->rank);
 		cp_json__end_obj(j);
 	}
 	cp_json__end_arr(j);
@@ -420,6 +494,8 @@ static void node(struct cp_json *j, struct cp_report_profile *rp, const struct c
 					 cp_rspread_min(sp, rp->ninputs, sp->min_self_ns));
 			cp_json__key_u64(j, "self_max_ns", sp->max_self_ns);
 		}
+		if (sp->dist)
+			spread_dist(j, rp, n, sp);
 		cp_json__end_obj(j);
 	}
 	if (i && n->sites == CP_NONE && n->site) {

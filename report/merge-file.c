@@ -277,6 +277,87 @@ static uint32_t merge__child(struct merge *m, uint32_t parent, uint32_t fn)
 	return id;
 }
 
+/*
+ * The rank of the job that input pf was (CP_NO_RANK: not a rank, or not
+ * known).  NEEDSWORK: the JOB section (issue 32, branch i32-record) will
+ * give it: return pf->job ? pf->job->rank : CP_NO_RANK.
+ */
+static uint32_t input_rank(const struct cp_profile_file *pf)
+{
+	(void)pf;
+	return CP_NO_RANK;
+}
+
+/*
+ * The spread of an input that is no merged profile: the context's values
+ * in input k (cur's maxima, the sums over its nodes of the context).
+ */
+static void spread_of_one(struct cp_rspread *c, uint32_t k)
+{
+	c->inputs = 1;
+	c->dist = 1;
+	c->min_calls = c->max_calls;
+	c->min_total_ns = c->max_total_ns;
+	c->min_self_ns = c->max_self_ns;
+	c->min_cpu_ns = c->max_cpu_ns;
+	c->min_calls_in = c->max_calls_in = c->min_total_in = c->max_total_in = k;
+	c->min_self_in = c->max_self_in = c->min_cpu_in = c->max_cpu_in = k;
+	c->absent = CP_NONE;
+	c->sum_cpu_ns = c->max_cpu_ns;
+	c->sumsq_calls = (unsigned __int128)c->max_calls * c->max_calls;
+	c->sumsq_cpu = (unsigned __int128)c->max_cpu_ns * c->max_cpu_ns;
+}
+
+/* A merged input's spread s, its inputs numbered from k on, into c. */
+static void spread_of_merged(struct cp_rspread *c, const struct cp_rspread *s, uint32_t k)
+{
+	struct cp_rspread x = *s;
+	int again = c->inputs != 0;
+
+	x.min_calls_in += k;
+	x.max_calls_in += k;
+	x.min_total_in += k;
+	x.max_total_in += k;
+	x.min_self_in += k;
+	x.max_self_in += k;
+	x.min_cpu_in += k;
+	x.max_cpu_in += k;
+	if (x.absent != CP_NONE)
+		x.absent += k;
+	cp_rspread__add(c, &x);
+	/* Two contexts of one input met here: per input, their values add up. */
+	if (again)
+		c->dist = 0;
+}
+
+/*
+ * Join s, the spread over inputs covered.. (numbered already), into d,
+ * that over inputs 0..covered-1.  While merging, d->absent stays CP_NONE
+ * as long as the inputs that entered the context are 0..d->inputs-1 (the
+ * inputs added later without it are not visited): its lowest absent input
+ * is then d->inputs, if below covered.  spread_absent() resolves it.
+ */
+static void spread_join(struct cp_rspread *d, const struct cp_rspread *s, uint32_t covered)
+{
+	uint32_t absent;
+
+	if (!d->inputs)
+		absent = covered ? 0 : CP_NONE;
+	else if (d->absent != CP_NONE)
+		absent = d->absent;
+	else
+		absent = d->inputs < covered ? d->inputs : CP_NONE;
+	cp_rspread__add(d, s);
+	d->absent = absent != CP_NONE ? absent : s->absent;
+}
+
+static uint32_t spread_absent(const struct cp_rspread *d, uint32_t ninputs)
+{
+	if (d->absent != CP_NONE)
+		return d->absent;
+	return d->inputs < ninputs ? d->inputs : CP_NONE;
+}
+
 static void add_input_record(struct merge *m, const struct cp_input_rec *src,
 			     const struct cp_profile_file *pf)
 {
@@ -314,6 +395,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 	 * from LINES again: written as nodes, they would be there twice.
 	 */
 	uint8_t *real = NULL;
+	uint32_t base = m->ninputs; /* the number of pf's first input */
 
 	for (uint32_t i = 0; i < pf->nmodules; i++)
 		modmap[i] = merge__module(m, pf, i);
@@ -367,21 +449,21 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 		if (!c->inputs)
 			m->touched[m->ntouched++] = id;
 		if (src->spread) {
-			cp_rspread__add(c, &src->spread[i]);
+			spread_of_merged(c, &src->spread[i], base);
 		} else {
 			c->inputs = 1;
 			CP_ADD_SAT(c->max_calls, s->calls);
 			CP_ADD_SAT(c->max_total_ns, s->total_ns);
 			CP_ADD_SAT(c->max_self_ns, s->self_ns);
-			c->min_calls = c->max_calls;
-			c->min_total_ns = c->max_total_ns;
-			c->min_self_ns = c->max_self_ns;
+			CP_ADD_SAT(c->max_cpu_ns, cp_rnode__self_cpu(s));
 		}
 	}
 	for (uint32_t k = 0; k < m->ntouched; k++) {
 		uint32_t id = m->touched[k];
 
-		cp_rspread__add(&t->spread[id], &m->cur[id]);
+		if (!src->spread)
+			spread_of_one(&m->cur[id], base);
+		spread_join(&t->spread[id], &m->cur[id], base);
 		memset(&m->cur[id], 0, sizeof(m->cur[id]));
 	}
 	/* Cpu mode: the samples go to the merged contexts of theirs. */
@@ -414,6 +496,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 			.subtracted_ns = p->subtracted_ns,
 			.nthreads = pf->nthreads,
 			.flags = pf->meta.flags,
+			.rank = input_rank(pf),
 		};
 
 		add_input_record(m, &in, pf);
@@ -546,18 +629,12 @@ static void write_nodes(struct merge *m, struct cp_writer *w, uint32_t *nrec)
 	}
 	cp_writer__section(w, CP_SEC_SPREAD, sizeof(struct cp_spread_rec));
 	for (uint32_t i = 0; i < t->nn; i++) {
-		const struct cp_rspread *s = &t->spread[i];
-		struct cp_spread_rec r = {
-			.inputs = s->inputs,
-			.min_calls = s->min_calls,
-			.max_calls = s->max_calls,
-			.min_ticks = s->min_total_ns,
-			.max_ticks = s->max_total_ns,
-			.min_self = s->min_self_ns,
-			.max_self = s->max_self_ns,
-		};
+		struct cp_rspread s = t->spread[i];
+		struct cp_spread_rec r;
 
-		cp_writer__put(w, i ? &r : &none, sizeof(r));
+		s.absent = spread_absent(&s, m->ninputs);
+		cp_rspread__to_rec(&r, &s);
+		cp_writer__put(w, i && s.inputs ? &r : &none, sizeof(r));
 		for (uint32_t k = t->n[i].sites; k != CP_NONE && t->sites[k].next != CP_NONE;
 		     k = t->sites[k].next)
 			cp_writer__put(w, &none, sizeof(none));

@@ -141,6 +141,12 @@ void cp_rnode__add_counts(struct cp_rnode *dst, const struct cp_rnode *src)
 	CP_ADD_SAT(dst->self_samples, src->self_samples);
 }
 
+/* 128-bit sum, saturating (sums of squares of crafted figures). */
+static unsigned __int128 add_sat128(unsigned __int128 a, unsigned __int128 b)
+{
+	return a + b < a ? ~(unsigned __int128)0 : a + b;
+}
+
 void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src)
 {
 	if (!src->inputs)
@@ -150,16 +156,83 @@ void cp_rspread__add(struct cp_rspread *dst, const struct cp_rspread *src)
 		return;
 	}
 	dst->inputs += src->inputs;
-#define LOWER(f) if (src->f < dst->f) dst->f = src->f
-#define HIGHER(f) if (src->f > dst->f) dst->f = src->f
-	LOWER(min_calls);
-	LOWER(min_total_ns);
-	LOWER(min_self_ns);
-	HIGHER(max_calls);
-	HIGHER(max_total_ns);
-	HIGHER(max_self_ns);
+	dst->dist &= src->dist;
+	/* Of equal values the lower input, whichever side it is on: the order does not matter. */
+#define LOWER(f, in) \
+	if (src->f < dst->f || (src->f == dst->f && src->in < dst->in)) { \
+		dst->f = src->f; \
+		dst->in = src->in; \
+	}
+#define HIGHER(f, in) \
+	if (src->f > dst->f || (src->f == dst->f && src->in < dst->in)) { \
+		dst->f = src->f; \
+		dst->in = src->in; \
+	}
+	LOWER(min_calls, min_calls_in);
+	LOWER(min_total_ns, min_total_in);
+	LOWER(min_self_ns, min_self_in);
+	LOWER(min_cpu_ns, min_cpu_in);
+	HIGHER(max_calls, max_calls_in);
+	HIGHER(max_total_ns, max_total_in);
+	HIGHER(max_self_ns, max_self_in);
+	HIGHER(max_cpu_ns, max_cpu_in);
 #undef LOWER
 #undef HIGHER
+	if (src->absent < dst->absent)
+		dst->absent = src->absent;
+	CP_ADD_SAT(dst->sum_cpu_ns, src->sum_cpu_ns);
+	dst->sumsq_calls = add_sat128(dst->sumsq_calls, src->sumsq_calls);
+	dst->sumsq_cpu = add_sat128(dst->sumsq_cpu, src->sumsq_cpu);
+}
+
+void cp_rspread__from_rec(struct cp_rspread *s, const struct cp_spread_rec *r)
+{
+	s->dist = 1;
+	s->min_calls_in = r->min_calls_input;
+	s->max_calls_in = r->max_calls_input;
+	s->min_total_in = r->min_ticks_input;
+	s->max_total_in = r->max_ticks_input;
+	s->min_self_in = r->min_self_input;
+	s->max_self_in = r->max_self_input;
+	s->min_cpu_in = r->min_cpu_input;
+	s->max_cpu_in = r->max_cpu_input;
+	s->absent = r->absent_input == CP_NO_INPUT ? CP_NONE : r->absent_input;
+	s->min_cpu_ns = r->min_cpu_ns;
+	s->max_cpu_ns = r->max_cpu_ns;
+	s->sum_cpu_ns = r->sum_cpu_ns;
+	s->sumsq_calls = (unsigned __int128)r->sumsq_calls[1] << 64 | r->sumsq_calls[0];
+	s->sumsq_cpu = (unsigned __int128)r->sumsq_cpu[1] << 64 | r->sumsq_cpu[0];
+}
+
+void cp_rspread__to_rec(struct cp_spread_rec *r, const struct cp_rspread *s)
+{
+	memset(r, 0, sizeof(*r));
+	r->inputs = s->inputs;
+	r->min_calls = s->min_calls;
+	r->max_calls = s->max_calls;
+	r->min_ticks = s->min_total_ns;
+	r->max_ticks = s->max_total_ns;
+	r->min_self = s->min_self_ns;
+	r->max_self = s->max_self_ns;
+	if (!s->dist)
+		return;
+	r->flags = CP_SPREAD_DIST;
+	r->min_calls_input = s->min_calls_in;
+	r->max_calls_input = s->max_calls_in;
+	r->min_ticks_input = s->min_total_in;
+	r->max_ticks_input = s->max_total_in;
+	r->min_self_input = s->min_self_in;
+	r->max_self_input = s->max_self_in;
+	r->min_cpu_input = s->min_cpu_in;
+	r->max_cpu_input = s->max_cpu_in;
+	r->absent_input = s->absent == CP_NONE ? CP_NO_INPUT : s->absent;
+	r->min_cpu_ns = s->min_cpu_ns;
+	r->max_cpu_ns = s->max_cpu_ns;
+	r->sum_cpu_ns = s->sum_cpu_ns;
+	r->sumsq_calls[0] = (uint64_t)s->sumsq_calls;
+	r->sumsq_calls[1] = (uint64_t)(s->sumsq_calls >> 64);
+	r->sumsq_cpu[0] = (uint64_t)s->sumsq_cpu;
+	r->sumsq_cpu[1] = (uint64_t)(s->sumsq_cpu >> 64);
 }
 
 /*
@@ -185,7 +258,11 @@ static void add_spread(const struct cp_profile_file *pf, struct cp_rtree *t,
 			.max_total_ns = to_ns(pf, r->max_ticks),
 			.min_self_ns = to_ns(pf, r->min_self),
 			.max_self_ns = to_ns(pf, r->max_self),
+			.absent = CP_NONE,
 		};
+
+		if (r->flags & CP_SPREAD_DIST)
+			cp_rspread__from_rec(&s, r);
 
 		if (!(pf->nodes[th->first_node + k].flags & CP_NODE_SITE))
 			cp_rspread__add(&t->spread[map[k]], &s);

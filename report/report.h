@@ -100,17 +100,46 @@ struct cp_rsite {
  * Where inputs is below the profile's ninputs the context was absent
  * from some, so its real minimum is 0 (cp_rspread_min).  The node's own
  * figures are the sums; the mean is the sum over ninputs.
+ *
+ * With dist (files merged by a version 9 callprof, not folded by a
+ * filter), also the distribution a per-rank view needs: the input (index
+ * into the profile's INPUTS) holding each extreme, of equal values the
+ * lowest; the lowest input that never entered the context; and self CPU
+ * time (cp_rnode__self_cpu, the exclusive part of the default weight) per
+ * input, with its sum and the sums of squares, exact (struct
+ * cp_spread_rec).
  */
 struct cp_rspread {
 	uint32_t inputs;
+	uint32_t dist; /* the fields below min_calls_in are known */
 	uint64_t min_calls, max_calls;
 	uint64_t min_total_ns, max_total_ns;
 	uint64_t min_self_ns, max_self_ns;
+	uint32_t min_calls_in, max_calls_in; /* the inputs holding them */
+	uint32_t min_total_in, max_total_in;
+	uint32_t min_self_in, max_self_in;
+	uint32_t min_cpu_in, max_cpu_in;
+	uint32_t absent; /* lowest input that never entered it, CP_NONE if all did */
+	uint64_t min_cpu_ns, max_cpu_ns, sum_cpu_ns;
+	unsigned __int128 sumsq_calls, sumsq_cpu;
 };
 
 static inline uint64_t cp_rspread_min(const struct cp_rspread *s, uint32_t ninputs, uint64_t min)
 {
 	return s->inputs < ninputs ? 0 : min;
+}
+
+/*
+ * The input holding the minimum over all ninputs inputs (cp_rspread_min),
+ * given the minimum over those that entered (min) and its holder (in): of
+ * the inputs with 0 (the absent ones too), the lowest.
+ */
+static inline uint32_t cp_rspread_min_input(const struct cp_rspread *s, uint32_t ninputs,
+					    uint64_t min, uint32_t in)
+{
+	if (s->inputs == ninputs || s->absent == CP_NONE)
+		return in;
+	return min == 0 && in < s->absent ? in : s->absent;
 }
 
 struct cp_rtree {
@@ -653,6 +682,32 @@ int cp_view_callees(struct cp_report_profile *rp, const struct cp_view_opts *o, 
 int cp_view_lines(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
 /* PLIST's readable listing by function. */
 int cp_view_plist(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+/*
+ * A merged profile's call paths by imbalance (imbalance.c): -1 after one
+ * error line for a profile that is not a merge of several inputs.
+ */
+int cp_view_imbalance(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp);
+
+/*
+ * How unevenly the inputs of a merged profile shared context n (spread s):
+ * over all ninputs inputs (one that never entered it counts 0), of self
+ * CPU time (cp_rnode__self_cpu) in a profile with times, else of calls.
+ */
+struct cp_imbalance {
+	uint64_t imbalance;	/* sum over the inputs of (max - value): n * max - sum */
+	uint64_t sum;		/* over the inputs */
+	uint64_t min, max;	/* per input */
+	uint32_t min_in, max_in; /* the inputs holding them (index into INPUTS; the lowest) */
+	double mean, stddev;	/* per input (population standard deviation) */
+};
+/* Fill im: 1, or 0 where s does not hold the distribution (cp_rspread.dist). */
+int cp_rspread__imbalance(const struct cp_report_profile *rp, const struct cp_rnode *n,
+			  const struct cp_rspread *s, struct cp_imbalance *im);
+/*
+ * Input i of a merged profile as the views name it: "rank N" where its
+ * rank is known, else "input I (PATH)".
+ */
+void cp_input_name(const struct cp_profile_file *pf, uint32_t i, char *buf, size_t size);
 
 /* Exporters: write to fp; 0, or -1 after printing an error. */
 /*

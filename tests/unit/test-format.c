@@ -31,7 +31,11 @@ static struct {
 	uint32_t symbol_kind;	 /* 0: valid */
 	uint32_t spread_inputs;	 /* node 2's spread.inputs (0: 2) */
 	int min_above_max;	 /* node 2's min_calls > max_calls */
+	uint32_t max_input;	 /* node 2's max_calls_input (version 9; 0: 1) */
+	uint32_t absent_input;	 /* node 2's absent_input (0: CP_NO_INPUT) */
 } merged_damage;
+/* Sizes of INPUTS and SPREAD records as written (0: this version's). */
+static uint32_t input_entsize, spread_entsize;
 
 static void add_merged_sections(void)
 {
@@ -52,13 +56,25 @@ static void add_merged_sections(void)
 		in[i].path = cp_writer__string(&w, i ? "b.cprof" : "a.cprof");
 		in[i].exe = in[i].hostname = CP_NO_STRING;
 	}
-	cp_writer__section(&w, CP_SEC_INPUTS, sizeof(in[0]));
-	cp_writer__put(&w, in, sizeof(in));
+	in[1].rank = 1;
+	in[0].rank = CP_NO_RANK;
+	cp_writer__section(&w, CP_SEC_INPUTS, input_entsize ? input_entsize : sizeof(in[0]));
+	for (int i = 0; i < 2; i++)
+		cp_writer__put(&w, &in[i], input_entsize ? input_entsize : sizeof(in[0]));
 	sp[2].inputs = merged_damage.spread_inputs ? merged_damage.spread_inputs : 2;
 	sp[2].min_calls = merged_damage.min_above_max ? 5 : 3;
 	sp[2].max_calls = 4;
-	cp_writer__section(&w, CP_SEC_SPREAD, sizeof(sp[0]));
-	cp_writer__put(&w, sp, spread_n * sizeof(sp[0]));
+	sp[2].flags = CP_SPREAD_DIST;
+	sp[2].max_calls_input = merged_damage.max_input ? merged_damage.max_input : 1;
+	sp[2].absent_input = merged_damage.absent_input ? merged_damage.absent_input : CP_NO_INPUT;
+	sp[2].min_cpu_ns = 100;
+	sp[2].max_cpu_ns = 300;
+	sp[2].sum_cpu_ns = 400;
+	sp[2].sumsq_calls[0] = 25;
+	sp[2].sumsq_cpu[0] = 100000;
+	cp_writer__section(&w, CP_SEC_SPREAD, spread_entsize ? spread_entsize : sizeof(sp[0]));
+	for (uint32_t i = 0; i < spread_n; i++)
+		cp_writer__put(&w, &sp[i], spread_entsize ? spread_entsize : sizeof(sp[0]));
 }
 
 /* make_profile: node 2 as a region of id region_fn, and these REGIONS records ("load", ...). */
@@ -428,6 +444,54 @@ TEST(merged_sections_read_back_and_are_checked)
 	make_profile("m.cprof", 0, 0);
 	expect_bad("m.cprof");
 	merged_damage.symbol_kind = 0;
+	spread_n = 0;
+	unlink("m.cprof");
+}
+
+TEST(merged_distribution_reads_back_and_is_checked)
+{
+	char err[512];
+	struct cp_profile_file *pf;
+
+	spread_n = 3;
+	make_profile("m.cprof", 0, 0);
+	pf = expect_good("m.cprof");
+	CHECK_EQ(pf->inputs[0].rank, CP_NO_RANK);
+	CHECK_EQ(pf->inputs[1].rank, 1);
+	CHECK_EQ(pf->spread[2].flags, CP_SPREAD_DIST);
+	CHECK_EQ(pf->spread[2].max_calls_input, 1);
+	CHECK_EQ(pf->spread[2].sum_cpu_ns, 400);
+	CHECK_EQ(pf->spread[2].sumsq_cpu[0], 100000);
+	cp_profile_file__free(pf);
+
+	/* Version 8's records: no rank (not rank 0), no distribution. */
+	input_entsize = CP_INPUT_MIN_SIZE;
+	spread_entsize = CP_SPREAD_MIN_SIZE;
+	make_profile("m.cprof", 0, 0);
+	pf = expect_good("m.cprof");
+	CHECK_EQ(pf->inputs[0].rank, CP_NO_RANK);
+	CHECK_EQ(pf->inputs[1].rank, CP_NO_RANK);
+	CHECK_EQ(pf->spread[2].max_calls, 4);
+	CHECK_EQ(pf->spread[2].flags, 0);
+	CHECK_EQ(pf->spread[2].max_calls_input, 0);
+	cp_profile_file__free(pf);
+	spread_entsize = CP_SPREAD_MIN_SIZE - 8; /* shorter than any version wrote */
+	make_profile("m.cprof", 0, 0);
+	expect_bad("m.cprof");
+	input_entsize = spread_entsize = 0;
+
+	merged_damage.max_input = 2; /* an input INPUTS does not have */
+	make_profile("m.cprof", 0, 0);
+	CHECK(cp_profile_file__open("m.cprof", err, sizeof(err), NULL) == NULL);
+	CHECK(strstr(err, "spread record at 0x") != NULL);
+	CHECK(strstr(err, ": an extreme held by an input beyond INPUTS") != NULL);
+	CHECK(strchr(err, '\n') == NULL);
+	merged_damage.max_input = 0;
+	merged_damage.absent_input = 1; /* both inputs entered it */
+	make_profile("m.cprof", 0, 0);
+	CHECK(cp_profile_file__open("m.cprof", err, sizeof(err), NULL) == NULL);
+	CHECK(strstr(err, "an absent input given or missing") != NULL);
+	merged_damage.absent_input = 0;
 	spread_n = 0;
 	unlink("m.cprof");
 }
