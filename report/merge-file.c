@@ -277,15 +277,10 @@ static uint32_t merge__child(struct merge *m, uint32_t parent, uint32_t fn)
 	return id;
 }
 
-/*
- * The rank of the job that input pf was (CP_NO_RANK: not a rank, or not
- * known).  NEEDSWORK: the JOB section (issue 32, branch i32-record) will
- * give it: return pf->job ? pf->job->rank : CP_NO_RANK.
- */
+/* The rank of the job that input pf was (its JOB), or CP_NO_RANK. */
 static uint32_t input_rank(const struct cp_profile_file *pf)
 {
-	(void)pf;
-	return CP_NO_RANK;
+	return pf->job ? pf->job->rank : CP_NO_RANK;
 }
 
 /*

@@ -52,6 +52,21 @@ if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
 		CALLPROF_CC=mpicc callprof cc -O2 -g -o ring "$WORKLOADS/s-ring.c" &&
 		mpi_job 4 3
 	'
+	# Rank 3 calls work() twice as often as the others (counting mode:
+	# exact calls, which load cannot move): the merged job's imbalance
+	# view puts main > work first and names rank 3, from the ranks' JOB.
+	test_expect_success 'the four ranks merged: --imbalance puts work first and names rank 3' '
+		(
+			cd job-4 &&
+			callprof merge -o ../ring-4.cprof ring.*.cprof 2>merge.err
+		) &&
+		callprof report --imbalance ring-4.cprof >imb &&
+		cat imb &&
+		grep -A1 "^ *imbalance .* max-at  min-at  call path$" imb | tail -1 >first &&
+		grep -E "^ +3000 +[0-9.]+ +1250\.0 +[0-9.]+ +1000 +2000 +5000 +rank 3 +rank 0 +main > work$" first &&
+		callprof export -f json ring-4.cprof >imb.json &&
+		python3 -c "import json, sys; d = json.load(open(sys.argv[1])); r = sorted(i[\"rank\"] for i in d[\"inputs\"]); assert r == [0, 1, 2, 3], r" imb.json
+	'
 	test_expect_success 'mpirun -np 8: eight profiles, the same' '
 		mpi_job 8 7
 	'
