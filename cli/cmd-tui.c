@@ -18,12 +18,13 @@
 static const char *const tui_usage[] = {
 	"callprof tui [--threads=merged|each|SELECTORS] [--focus=FN] [--hide=PATTERN] [--regex] [--sort=METRIC] [--no-compensate] [--pid=PID] [FILE...]",
 	"callprof tui [--focus=FN] [--hide=PATTERN] [--regex] [--sort=METRIC] [--no-compensate] A B",
+	"callprof tui --imbalance [--focus=FN] [--hide=PATTERN] [--regex] [FILE]",
 	NULL,
 };
 
 int cmd_tui(int argc, const char **argv)
 {
-	int threads = CP_THREADS_MERGED, no_compensate = 0, addresses = 0, n, ret = 0;
+	int threads = CP_THREADS_MERGED, no_compensate = 0, addresses = 0, imbalance = 0, n, ret = 0;
 	const char *dflt[] = { "callprof.out" }, *sort = NULL;
 	struct cp_filter_options fo = { 0 };
 	struct cp_symbol_options so = { 0 };
@@ -39,6 +40,9 @@ int cmd_tui(int argc, const char **argv)
 		{ CP_OPT_STRING, 0, "sort", &sort, "METRIC",
 		  "the metric to start with: total, self, cpu, wait, inactive, calls; by default "
 		  "the profile's weight (cpu wherever it has CPU time, else total)" },
+		{ CP_OPT_FLAG, 0, "imbalance", &imbalance, NULL,
+		  "start in the imbalance view of a merged profile (key I): call paths by the time "
+		  "the other inputs lost waiting for the slowest, as report --imbalance" },
 		CP_NO_COMPENSATE_OPTION(no_compensate),
 		CP_ADDRESSES_OPTION(addresses),
 		CP_MANGLED_OPTION(so),
@@ -76,6 +80,7 @@ int cmd_tui(int argc, const char **argv)
 	bo.regex = fo.regex;
 	bo.each = threads == CP_THREADS_EACH;
 	bo.sort = sort;
+	bo.imbalance = imbalance;
 	b = cp_browser__new(&bo);
 	ret = b ? cp_browser__run(b) : 1;
 	cp_browser__free(b);

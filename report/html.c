@@ -26,6 +26,7 @@
  *    "functions": {"name": [...], "module": [string index or -1],
  *                  "file": [string index or -1], "line": [0 if unknown],
  *                  "signal": [1 for a signal handler's run, else 0]},
+ *    "inputs": [a merged profile's inputs: "rank N" or "input I (PATH)"],
  *    "trees": [the tree of all threads merged, as `report` adds them up],
  *    "thread_trees": [a tree per thread; empty with one thread]}
  *    (a caller that has only the threads' trees writes "trees": [])
@@ -44,7 +45,13 @@
  *    off-CPU time measured ("split": true) only: "wait", "inactive"
  *      (inclusive), "self_wait", "self_inactive",
  *    a node with calls open at attach (callprof attach) only: "open": [the
- *      calls open then, not in "calls"]}
+ *      calls open then, not in "calls"],
+ *    the merged tree of a merged profile with the per-input distribution
+ *      only: "imbalance": {"of": "self CPU time"|"calls", "whole": what
+ *      imb% is a share of, "unknown": contexts without the distribution,
+ *      and per row of `report --imbalance`, in its order: "node", "value",
+ *      "mean", "stddev", "min", "max", "max_in", "min_in" (index into
+ *      "inputs")}}
  *
  * Both the merged tree and the threads' trees come from callprof itself
  * (the page does not add trees up: compensation and rounding are per
@@ -169,6 +176,47 @@ static void column(struct cp_json *j, const uint32_t *fnmap, const struct cp_rtr
 	cp_json__end_arr(j);
 }
 
+/*
+ * A merged profile's imbalance ranking (report --imbalance's rows, all of
+ * them, in its order), one array per column, indexed by rank.
+ */
+static void imbalance(struct cp_json *j, const struct cp_report_profile *rp, const uint32_t *newid)
+{
+	struct cp_imbalance_row *rows;
+	uint32_t nrows, unknown;
+	uint64_t whole;
+	static const char *const keys[] = { "node", "value", "mean", "stddev", "min", "max",
+					    "max_in", "min_in" };
+
+	cp_imbalance_rank(rp, &rows, &nrows, &unknown, &whole);
+	cp_json__key(j, "imbalance");
+	cp_json__obj(j);
+	cp_json__key_str(j, "of", rp->timed ? "self CPU time" : "calls");
+	cp_json__key_u64(j, "whole", whole);
+	cp_json__key_u64(j, "unknown", unknown);
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+		cp_json__key(j, keys[k]);
+		cp_json__arr(j);
+		for (uint32_t r = 0; r < nrows; r++) {
+			const struct cp_imbalance *im = &rows[r].im;
+
+			switch (k) {
+			case 0: cp_json__u64(j, newid[rows[r].node]); break;
+			case 1: cp_json__u64(j, im->imbalance); break;
+			case 2: cp_json__dbl(j, im->mean); break;
+			case 3: cp_json__dbl(j, im->stddev); break;
+			case 4: cp_json__u64(j, im->min); break;
+			case 5: cp_json__u64(j, im->max); break;
+			case 6: cp_json__u64(j, im->max_in); break;
+			default: cp_json__u64(j, im->min_in); break;
+			}
+		}
+		cp_json__end_arr(j);
+	}
+	cp_json__end_obj(j);
+	free(rows);
+}
+
 /* Tree t of rp; fnmap: rp's function indices to the page's (NULL: the same). */
 static void tree(struct cp_json *j, const struct cp_report_profile *rp, const uint32_t *fnmap,
 		 const struct cp_rtree *t)
@@ -208,6 +256,8 @@ static void tree(struct cp_json *j, const struct cp_report_profile *rp, const ui
 		cp_json__key(j, "overhead");
 		column(j, fnmap, t, order, newid, COL_OVERHEAD);
 	}
+	if (t == &rp->trees[0] && cp_imbalance_available(rp))
+		imbalance(j, rp, newid);
 	for (uint32_t k = 0; k < t->nn; k++) {
 		if (t->n[k].open_at_start) {
 			cp_json__key(j, "open");
@@ -340,6 +390,22 @@ static void trees(struct cp_json *j, const char *key, const struct cp_report_pro
 	cp_json__end_arr(j);
 }
 
+/* A merged profile's inputs as the imbalance view names them (cp_input_name). */
+static void inputs(struct cp_json *j, const struct cp_report_profile *rp)
+{
+	char name[320];
+
+	if (!rp || !cp_imbalance_available(rp))
+		return;
+	cp_json__key(j, "inputs");
+	cp_json__arr(j);
+	for (uint32_t i = 0; i < rp->pf->ninputs; i++) {
+		cp_input_name(rp->pf, i, name, sizeof(name));
+		cp_json__str(j, name);
+	}
+	cp_json__end_arr(j);
+}
+
 static void data(struct cp_json *j, struct cp_report_profile *rp, struct cp_report_profile *other,
 		 enum cp_metric weight)
 {
@@ -365,6 +431,7 @@ static void data(struct cp_json *j, struct cp_report_profile *rp, struct cp_repo
 	cp_export_json_time_source(j, rp);
 	cp_export_json_processes(j, rp);
 	cp_export_json_compensation(j, rp);
+	inputs(j, cp_imbalance_available(rp) ? rp : other);
 	functions(j, &pf);
 	if (!each) {
 		trees(j, "trees", rp, NULL);

@@ -78,18 +78,43 @@ void cp_input_name(const struct cp_profile_file *pf, uint32_t i, char *buf, size
 	snprintf(buf, size, "input %u (%s)", i, path ? cp_visible(path) : "?");
 }
 
-struct row {
-	uint32_t node;
-	struct cp_imbalance im;
-};
-
 static int by_imbalance(const void *pa, const void *pb)
 {
-	const struct row *a = pa, *b = pb;
+	const struct cp_imbalance_row *a = pa, *b = pb;
 
 	if (a->im.imbalance != b->im.imbalance)
 		return a->im.imbalance > b->im.imbalance ? -1 : 1;
 	return (a->node > b->node) - (a->node < b->node);
+}
+
+int cp_imbalance_available(const struct cp_report_profile *rp)
+{
+	return rp->ninputs >= 2 && rp->ntrees == 1 && rp->trees[0].spread;
+}
+
+void cp_imbalance_rank(const struct cp_report_profile *rp, struct cp_imbalance_row **rowsp,
+		       uint32_t *nrowsp, uint32_t *unknownp, uint64_t *wholep)
+{
+	const struct cp_rtree *t = &rp->trees[0];
+	struct cp_imbalance_row *rows = xcalloc(t->nn + 1, sizeof(*rows));
+	uint32_t nrows = 0, unknown = 0;
+	uint64_t whole = 0;
+
+	for (uint32_t i = 1; i < t->nn && i < t->nspread; i++) {
+		if (!t->spread[i].inputs)
+			continue;
+		if (!cp_rspread__imbalance(rp, &t->n[i], &t->spread[i], &rows[nrows].im)) {
+			unknown++;
+			continue;
+		}
+		CP_ADD_SAT(whole, rows[nrows].im.sum);
+		rows[nrows++].node = i;
+	}
+	qsort(rows, nrows, sizeof(*rows), by_imbalance);
+	*rowsp = rows;
+	*nrowsp = nrows;
+	*unknownp = unknown;
+	*wholep = whole;
 }
 
 /* A time, or calls for a profile without times. */
@@ -132,7 +157,7 @@ static int shown(const struct cp_imbalance *im, uint64_t whole, double min_perce
 int cp_view_imbalance(struct cp_report_profile *rp, const struct cp_view_opts *o, FILE *fp)
 {
 	const struct cp_rtree *t;
-	struct row *rows;
+	struct cp_imbalance_row *rows;
 	uint32_t nrows = 0, unknown = 0, *path = NULL;
 	size_t alloc = 0;
 	uint64_t whole = 0;
@@ -141,28 +166,17 @@ int cp_view_imbalance(struct cp_report_profile *rp, const struct cp_view_opts *o
 	int wmax = 6, wmin = 6;
 	const char *unit = rp->timed ? "self CPU time" : "calls";
 
-	if (rp->ninputs < 2 || rp->ntrees != 1 || !rp->trees[0].spread)
+	if (!cp_imbalance_available(rp))
 		return cp_error("--imbalance needs a merged profile of several runs or ranks: '%s' "
 				"is not one (callprof merge makes one)", cp_visible(rp->pf->path));
 	t = &rp->trees[0];
-	rows = xcalloc(t->nn, sizeof(*rows));
-	for (uint32_t i = 1; i < t->nn && i < t->nspread; i++) {
-		if (!t->spread[i].inputs)
-			continue;
-		if (!cp_rspread__imbalance(rp, &t->n[i], &t->spread[i], &rows[nrows].im)) {
-			unknown++;
-			continue;
-		}
-		CP_ADD_SAT(whole, rows[nrows].im.sum);
-		rows[nrows++].node = i;
-	}
+	cp_imbalance_rank(rp, &rows, &nrows, &unknown, &whole);
 	if (!nrows && unknown) {
 		free(rows);
 		return cp_error("profile '%s' holds no per-input distribution (merged by a callprof "
 				"before format version 9): merge its inputs again",
 				cp_visible(rp->pf->path));
 	}
-	qsort(rows, nrows, sizeof(*rows), by_imbalance);
 	cp_report_banner(rp, "imbalance", fp);
 	fprintf(fp, "# imbalance: what the other inputs lost waiting for the slowest, per call "
 		    "path: the sum over the %u inputs of (max - value), on %s%s\n", rp->ninputs,

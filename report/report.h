@@ -709,6 +709,26 @@ int cp_rspread__imbalance(const struct cp_report_profile *rp, const struct cp_rn
  */
 void cp_input_name(const struct cp_profile_file *pf, uint32_t i, char *buf, size_t size);
 
+/* One call path of the imbalance ranking. */
+struct cp_imbalance_row {
+	uint32_t node;		/* in rp->trees[0] */
+	struct cp_imbalance im;
+};
+
+/*
+ * The ranking every imbalance view shows (report --imbalance, the html
+ * page, the tui): rp's contexts with the distribution, largest imbalance
+ * first (equal ones by node).  Needs a merged profile of several inputs
+ * read as one tree (cp_imbalance_available).  *rows (caller frees) gets
+ * *nrows entries; *unknown counts the contexts without the distribution
+ * (folded by a filter, merged by an older callprof), *whole the inputs'
+ * self CPU time (calls) in all of them, what imb% is a share of.
+ */
+void cp_imbalance_rank(const struct cp_report_profile *rp, struct cp_imbalance_row **rows,
+		       uint32_t *nrows, uint32_t *unknown, uint64_t *whole);
+/* Whether rp is a merged profile of several inputs read as one tree (with spreads). */
+int cp_imbalance_available(const struct cp_report_profile *rp);
+
 /* Exporters: write to fp; 0, or -1 after printing an error. */
 /*
  * Folded values are exclusive (but for m total, the inclusive time asked

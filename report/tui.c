@@ -197,6 +197,7 @@ void cp_tui__release(struct cp_tui *t)
 	free(t->rows);
 	free(t->open);
 	free(t->list);
+	free(t->imb);
 	free_search(t);
 	memset(t, 0, sizeof(*t));
 }
@@ -247,7 +248,8 @@ static int cmp_fnrow_r(const void *a, const void *b, void *ctx)
 
 static void sort_list(struct cp_tui *t)
 {
-	if (t->nlist)
+	/* The imbalance view keeps report --imbalance's order, whatever the metric. */
+	if (t->nlist && t->view != CP_TUI_IMBALANCE)
 		qsort_r(t->list, t->nlist, sizeof(*t->list), cmp_fnrow_r, t);
 }
 
@@ -643,6 +645,49 @@ int cp_tui__callers(struct cp_tui *t, uint32_t fn)
 int cp_tui__callees(struct cp_tui *t, uint32_t fn)
 {
 	return fn == CP_NONE ? -1 : make_list(t, CP_TUI_CALLEES, fn);
+}
+
+int cp_tui__imbalance(struct cp_tui *t)
+{
+	struct cp_imbalance_row *rows;
+	struct cp_tui_fnrow *list;
+	uint32_t n, unknown;
+	uint64_t whole;
+
+	if (t->side || t->tree != 0 || !cp_imbalance_available(t->rp))
+		return 1;
+	cp_imbalance_rank(t->rp, &rows, &n, &unknown, &whole);
+	if (!n && unknown) {
+		free(rows);
+		return 1;
+	}
+	list = xcalloc(n ? n : 1, sizeof(*list));
+	for (uint32_t r = 0; r < n; r++) {
+		const struct cp_rnode *c = &tree_of(t)->n[rows[r].node];
+
+		list[r].fn = c->fn;
+		list[r].first = rows[r].node;
+		node_figures(c, &list[r].fig);
+	}
+	free(t->list);
+	free(t->imb);
+	t->list = list;
+	t->nlist = n;
+	t->imb = rows;
+	t->imb_whole = whole;
+	if (t->view == CP_TUI_TREE)
+		t->tree_sel = t->sel;
+	t->view = CP_TUI_IMBALANCE;
+	t->subject = CP_NONE;
+	t->sel = 0;
+	t->top = 0;
+	free_search(t);
+	return 0;
+}
+
+const struct cp_imbalance_row *cp_tui__imbalance_row(const struct cp_tui *t, uint32_t r)
+{
+	return t->view == CP_TUI_IMBALANCE && is_row(t, r) ? &t->imb[r] : NULL;
 }
 
 void cp_tui__tree(struct cp_tui *t)

@@ -21,6 +21,7 @@ enum cp_tui_view {
 	CP_TUI_FLAT,
 	CP_TUI_CALLERS,
 	CP_TUI_CALLEES,
+	CP_TUI_IMBALANCE, /* a merged profile's contexts by imbalance (a list of contexts) */
 };
 
 /* Flat view sort columns, cycled by `s`. */
@@ -54,6 +55,9 @@ struct cp_tui {
 	struct cp_tui_fnrow *list;
 	uint32_t nlist;
 	uint32_t subject;     /* callers/callees: the function */
+	/* imbalance: per list row, its context's distribution (report --imbalance's rows) */
+	struct cp_imbalance_row *imb;
+	uint64_t imb_whole;   /* what imb% is a share of (cp_imbalance_rank) */
 	enum cp_tui_sort sort;
 	/* selection and scrolling, in the current view */
 	uint32_t sel, top;
@@ -117,6 +121,16 @@ uint32_t cp_tui__reveal(struct cp_tui *t, uint32_t node);
 int cp_tui__flat(struct cp_tui *t);
 int cp_tui__callers(struct cp_tui *t, uint32_t fn);
 int cp_tui__callees(struct cp_tui *t, uint32_t fn);
+/*
+ * Switch to the imbalance view: the contexts of a merged profile of
+ * several inputs (tree 0, not diff mode) in report --imbalance's order, a
+ * row per context (its function, first: the context, fig: its figures).
+ * 0; 1 (nothing changed) where the profile holds no per-input
+ * distribution.
+ */
+int cp_tui__imbalance(struct cp_tui *t);
+/* Imbalance view: row r's distribution, or NULL. */
+const struct cp_imbalance_row *cp_tui__imbalance_row(const struct cp_tui *t, uint32_t r);
 /* Back to the tree, with the selection it had. */
 void cp_tui__tree(struct cp_tui *t);
 /* Flat view: the next sort column. */

@@ -360,6 +360,9 @@ static const char *view_name(const struct cp_browser *a, char *buf, size_t size)
 	case CP_TUI_CALLEES:
 		snprintf(buf, size, "callees of %s", fn ? cp_visible(fn) : "?");
 		break;
+	case CP_TUI_IMBALANCE:
+		snprintf(buf, size, "imbalance of %s", t->rp->timed ? "self CPU time" : "calls");
+		break;
 	default:
 		snprintf(buf, size, "%s", t->side ? "tree, largest change first" : "tree");
 		break;
@@ -409,6 +412,8 @@ static void draw_help(void)
 		"  /                 search names (a part, or a glob; Enter)  n/N  next/previous",
 		"  x                 focus on the selected function      X    hide it",
 		"  u                 undo focus and hide",
+		"  I                 imbalance view (merged profiles): call paths by the time the",
+		"                    other inputs lost waiting for the slowest, the row's distribution",
 		"  m                 next metric     T              next thread (all, then each)",
 		"  L                 source lines of the selected function (sampled profiles)",
 		"  ?                 this help       q, Ctrl-C      quit",
@@ -423,6 +428,104 @@ static void draw_help(void)
 	refresh();
 }
 
+/* An imbalance figure: a time, or calls (frac: one decimal, for means), as report --imbalance. */
+static void fmt_imb(const struct cp_report_profile *rp, char *buf, size_t size, double v, int frac)
+{
+	if (rp->timed)
+		cp_fmt_ns(buf, size, cp_ns_from_double(v + 0.5));
+	else if (frac)
+		snprintf(buf, size, "%.1f", v);
+	else
+		snprintf(buf, size, "%.0f", v);
+}
+
+/* Context node's call path, "main > solve > f", its last levels where it is deep. */
+static void path_of(const struct cp_report_profile *rp, uint32_t node, char *buf, size_t size)
+{
+	const struct cp_rtree *tr = &rp->trees[0];
+	uint32_t up[64], d = 0, i;
+	size_t len = 0;
+
+	for (i = node; i != CP_NONE && i != 0 && d < ARRAY_SIZE(up); i = tr->n[i].parent)
+		up[d++] = i;
+	buf[0] = '\0';
+	if (i != CP_NONE && i != 0)
+		len = (size_t)snprintf(buf, size, "...");
+	while (d-- && len < size) {
+		const char *nm = cp_rnode__name(rp, &tr->n[up[d]]);
+
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " > " : "",
+					cp_visible(nm ? nm : "?"));
+	}
+}
+
+/*
+ * The imbalance view: report --imbalance's columns that fit a screen, a row
+ * per call path, and on the line above the status the selected row's
+ * distribution (mean, stddev, min and max with the inputs holding them).
+ */
+static void draw_imbalance(struct cp_browser *a, int height)
+{
+	struct cp_tui *t = &a->t;
+	const struct cp_report_profile *rp = t->rp;
+	const struct cp_imbalance_row *sel;
+	char buf[2048], path[1024], v[4][32], maxin[320], minin[320];
+	int wmax = 6;
+
+	for (uint32_t r = 0; r < cp_tui__nrows(t); r++) {
+		cp_input_name(rp->pf, cp_tui__imbalance_row(t, r)->im.max_in, maxin, sizeof(maxin));
+		if ((int)strlen(maxin) > wmax)
+			wmax = (int)strlen(maxin) > 40 ? 40 : (int)strlen(maxin);
+	}
+	snprintf(buf, sizeof(buf), "%10s %7s %10s %10s %10s  %-*s  %s", "imbalance", "imb%", "mean",
+		 "max", "calls", wmax, "max-at", "call path");
+	attron(A_BOLD);
+	move(1, 0);
+	put_text(buf, COLS);
+	attroff(A_BOLD);
+	for (uint32_t r = t->top; r < cp_tui__nrows(t) && r < t->top + (uint32_t)height; r++) {
+		const struct cp_imbalance *im = &cp_tui__imbalance_row(t, r)->im;
+		int x;
+
+		fmt_imb(rp, v[0], sizeof(v[0]), (double)im->imbalance, 0);
+		fmt_imb(rp, v[1], sizeof(v[1]), im->mean, 1);
+		fmt_imb(rp, v[2], sizeof(v[2]), (double)im->max, 0);
+		cp_input_name(rp->pf, im->max_in, maxin, sizeof(maxin));
+		path_of(rp, cp_tui__imbalance_row(t, r)->node, path, sizeof(path));
+		if (r == t->sel)
+			attron(A_REVERSE);
+		if (cp_tui__row_matches(t, r))
+			attron(A_BOLD);
+		move(2 + (int)(r - t->top), 0);
+		snprintf(buf, sizeof(buf), "%10s %7.2f %10s %10s %10" PRIu64 "  %-*.*s  %s", v[0],
+			 t->imb_whole ? 100.0 * (double)im->imbalance / (double)t->imb_whole : 0.0,
+			 v[1], v[2], rp->trees[0].n[cp_tui__imbalance_row(t, r)->node].calls, wmax,
+			 wmax, maxin, path);
+		x = put_text(buf, COLS);
+		if (r == t->sel)
+			for (; x < COLS; x++)
+				addch(' ');
+		attroff(A_REVERSE | A_BOLD);
+	}
+	sel = cp_tui__imbalance_row(t, t->sel);
+	move(LINES - 2, 0);
+	if (!sel) {
+		put_text("no call path with the per-input distribution", COLS);
+		return;
+	}
+	fmt_imb(rp, v[0], sizeof(v[0]), sel->im.mean, 1);
+	fmt_imb(rp, v[1], sizeof(v[1]), sel->im.stddev, 1);
+	fmt_imb(rp, v[2], sizeof(v[2]), (double)sel->im.min, 0);
+	fmt_imb(rp, v[3], sizeof(v[3]), (double)sel->im.max, 0);
+	cp_input_name(rp->pf, sel->im.max_in, maxin, sizeof(maxin));
+	cp_input_name(rp->pf, sel->im.min_in, minin, sizeof(minin));
+	snprintf(buf, sizeof(buf), "over %u inputs: mean %s  stddev %s  min %s at %s  max %s at %s",
+		 rp->ninputs, v[0], v[1], v[2], minin, v[3], maxin);
+	attron(A_BOLD);
+	put_text(buf, COLS);
+	attroff(A_BOLD);
+}
+
 static void draw(struct cp_browser *a)
 {
 	struct cp_tui *t = &a->t;
@@ -431,7 +534,7 @@ static void draw(struct cp_browser *a)
 	enum cp_metric incl = cp_metric__inclusive(m), excl = cp_metric__exclusive(m);
 	/* The flat list sorted by self: its percent, bar and diff columns are the self share. */
 	enum cp_metric shown = t->view == CP_TUI_FLAT && t->sort == CP_TUI_SORT_SELF ? excl : m;
-	int height = LINES - 3, time_cols = m == CP_METRIC_CALLS && rp->timed;
+	int height = LINES - 3 - (t->view == CP_TUI_IMBALANCE), time_cols = m == CP_METRIC_CALLS && rp->timed;
 	uint64_t whole = cp_tui__whole(t);
 	char buf[1024], vname[512];
 	uint32_t r;
@@ -467,6 +570,10 @@ static void draw(struct cp_browser *a)
 			addch(' ');
 	}
 	attroff(A_REVERSE);
+	if (t->view == CP_TUI_IMBALANCE) {
+		draw_imbalance(a, height);
+		goto status;
+	}
 	/* header */
 	snprintf(buf, sizeof(buf), "%10s %10.10s %10.10s %7s  %-10s  %s", "calls",
 		 time_cols ? "total" : cp_metric__name(incl),
@@ -573,7 +680,7 @@ static void draw(struct cp_browser *a)
 				addch(' ');
 		attroff(A_REVERSE | A_BOLD);
 	}
-	/* status */
+status:
 	move(LINES - 1, 0);
 	if (a->msg[0]) {
 		put_text(a->msg, COLS);
@@ -1058,6 +1165,14 @@ static int key(struct cp_browser *a, int ch)
 	case 'u':
 		undo_filters(a);
 		break;
+	case 'I':
+		if (cp_tui__imbalance(t))
+			snprintf(a->msg, sizeof(a->msg), "no imbalance view: %s",
+				 a->thread >= 0 ? "it is of all threads merged (T)" :
+				 a->diff ? "not in diff mode" :
+				 "the profile is no merge of several runs or ranks with their "
+				 "distribution (callprof merge makes one)");
+		break;
 	case 'm':
 		next_metric(a);
 		break;
@@ -1145,6 +1260,11 @@ struct cp_browser *cp_browser__new(const struct cp_browser_opts *o)
 	}
 	if (show(a)) {
 		cp_error("tui: out of memory");
+		goto fail;
+	}
+	if (o->imbalance && cp_tui__imbalance(&a->t)) {
+		cp_error("--imbalance needs a merged profile of several runs or ranks: '%s' is not "
+			 "one (callprof merge makes one)", cp_visible(a->merged->pf->path));
 		goto fail;
 	}
 	return a;

@@ -22,6 +22,7 @@ struct cp_browser_opts {
 	int regex;			 /* the patterns are extended regexes (--regex) */
 	int each;			 /* start on the first thread (--threads=each; not diff) */
 	const char *sort;		 /* --sort METRIC as given, or NULL: the weight */
+	int imbalance;			 /* start in the imbalance view (--imbalance) */
 };
 
 struct cp_browser;

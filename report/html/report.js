@@ -226,6 +226,14 @@
 		}
 		for (let i = 1; i < n; i++)
 			v.depth[i] = v.depth[v.parent[i]] + 1;
+		/* A merged profile's tree: its imbalance ranking, and each node's row in it. */
+		if (!several && trees[0].imbalance) {
+			v.imb = trees[0].imbalance;
+			v.imbRow = new Int32Array(n).fill(-1);
+			v.imb.node.forEach((i, r) => {
+				v.imbRow[i] = r;
+			});
+		}
 		const below = new Float64Array(v.calls);
 		for (let i = 0; i < n; i++)
 			v.end[i] = i + 1;
@@ -293,6 +301,8 @@
 		expanded: new Set([0]),
 		shown: new Map(), /* tree row -> how many children are shown */
 		flatShown: FLAT_CHUNK,
+		imbShown: FLAT_CHUNK,
+		selNode: null,	  /* the context clicked (its distribution in the side panel) */
 	};
 	let V = null;
 
@@ -320,6 +330,8 @@
 		S.expanded = new Set([0]);
 		S.shown = new Map();
 		S.flatShown = FLAT_CHUNK;
+		S.imbShown = FLAT_CHUNK;
+		S.selNode = null;
 		flat = null;
 		$('thread').value = String(k);
 		runSearch();
@@ -570,6 +582,9 @@
 		rows.push([S.metric.id === 'calls' ? 'of the root' : S.metric.title + ' of the root', fmtPct(V.value[i], root)]);
 		if (S.zoom && i !== S.zoom && V.value[S.zoom])
 			rows.push(['of the zoomed frame', fmtPct(V.value[i], V.value[S.zoom])]);
+		const d = distribution(V, i);
+		if (d)
+			rows.push(...d);
 		if (f >= 0) {
 			const w = fnWhere(f), m = fnModule(f);
 
@@ -623,7 +638,7 @@
 			return;
 		const i = L.node[k];
 		if (V.fn[i] >= 0)
-			select(F.name[V.fn[i]], false);
+			select(F.name[V.fn[i]], false, i);
 		zoomTo(i);
 	});
 	$('crumbs').addEventListener('click', (ev) => {
@@ -928,7 +943,7 @@
 			toggle(i);
 			return;
 		}
-		select(F.name[V.fn[i]], true);
+		select(F.name[V.fn[i]], true, i);
 	});
 	$('tree-table').tBodies[0].addEventListener('dblclick', (ev) => {
 		const tr = ev.target.closest('tr[data-node]');
@@ -1054,15 +1069,135 @@
 
 	function setTab(tab) {
 		S.tab = tab;
-		$('tab-tree').setAttribute('aria-selected', String(tab === 'tree'));
-		$('tab-flat').setAttribute('aria-selected', String(tab === 'flat'));
-		$('pane-tree').hidden = tab !== 'tree';
-		$('pane-flat').hidden = tab !== 'flat';
+		for (const k of ['tree', 'flat', 'imb']) {
+			if (!$('tab-' + k))
+				continue;
+			$('tab-' + k).setAttribute('aria-selected', String(tab === k));
+			$('pane-' + k).hidden = tab !== k;
+		}
 		if (tab === 'flat')
 			renderFlat();
+		if (tab === 'imb')
+			renderImb();
 	}
 	$('tab-tree').addEventListener('click', () => setTab('tree'));
 	$('tab-flat').addEventListener('click', () => setTab('flat'));
+
+	/* ---- imbalance: a merged profile's call paths, as report --imbalance ---- */
+
+	/* The merged view: the only one with the inputs' distribution. */
+	const imbView = views.findIndex((w) => w.kind === 'merged' && w.trees.length === 1 && w.trees[0].imbalance);
+
+	/* A value of the imbalance's unit: a time, or calls (the mean and stddev with one decimal). */
+	function fmtImb(v, frac) {
+		if (TIMED)
+			return fmtNs(Math.max(0, Math.floor(v + 0.5)));
+		return frac ? v.toFixed(1) : String(v);
+	}
+
+	function inputName(k) {
+		return D.inputs && k < D.inputs.length ? D.inputs[k] : '-';
+	}
+
+	function pathOf(i) {
+		const p = [];
+
+		for (let a = i; a > 0 && V.fn[a] >= 0; a = V.parent[a])
+			p.push(name(a));
+		return p.reverse().join(' > ');
+	}
+
+	/* Row r of view v's imbalance ranking, as report --imbalance shows it. */
+	function imbRow(v, r) {
+		const m = v.imb;
+
+		return {
+			node: m.node[r], value: fmtImb(m.value[r], false),
+			pct: (m.whole ? 100 * m.value[r] / m.whole : 0).toFixed(2),
+			mean: fmtImb(m.mean[r], true), stddev: fmtImb(m.stddev[r], true),
+			min: fmtImb(m.min[r], false), max: fmtImb(m.max[r], false),
+			calls: String(v.calls[m.node[r]]),
+			maxAt: inputName(m.max_in[r]), minAt: inputName(m.min_in[r]),
+		};
+	}
+
+	/* Node i's distribution over the inputs: [label, text] rows, or null. */
+	function distribution(v, i) {
+		if (!v.imbRow || v.imbRow[i] < 0)
+			return null;
+		const r = imbRow(v, v.imbRow[i]);
+
+		return [
+			['imbalance', r.value + ' (' + r.pct + '% of all ' + v.imb.of + ', rank ' + (v.imbRow[i] + 1) + ' of ' + v.imb.node.length + ')'],
+			['mean / stddev', r.mean + ' / ' + r.stddev + ' (' + v.imb.of + ' per input)'],
+			['max', r.max + ' at ' + r.maxAt],
+			['min', r.min + ' at ' + r.minAt],
+		];
+	}
+
+	const IMB_COLS = [
+		['value', 'Imbalance'], ['pct', 'Imb %'], ['mean', 'Mean'], ['stddev', 'Stddev'],
+		['min', 'Min'], ['max', 'Max'], ['calls', 'Calls'], ['maxAt', 'Max at'],
+		['minAt', 'Min at'], ['path', 'Call path'],
+	];
+
+	function renderImb() {
+		const table = $('imb-table'), body = table.tBodies[0], note = $('imb-note');
+
+		if (imbView < 0)
+			return;
+		if (S.view !== imbView) {
+			note.textContent = 'The imbalance is of all threads merged: switch Threads to ' + views[imbView].label + ' to see it.';
+			body.textContent = '';
+			return;
+		}
+		const m = V.imb, n = m.node.length;
+		note.textContent = 'What the other inputs lost waiting for the slowest, per call path: the sum over the ' + D.inputs.length +
+			' inputs of (max - value), on ' + m.of + '. Largest first.' +
+			(m.unknown ? ' ' + m.unknown + ' call paths without the per-input distribution are left out.' : '');
+		const tr = el('tr');
+		for (const [k, t] of IMB_COLS)
+			tr.append(el('th', { class: k === 'path' ? 'name' : null, 'data-key': k, text: t }));
+		table.tHead.textContent = '';
+		table.tHead.append(tr);
+		const frag = document.createDocumentFragment();
+		for (let r = 0; r < Math.min(n, S.imbShown); r++) {
+			const row = imbRow(V, r), i = row.node;
+			const t = el('tr', { 'data-node': i, class: i === S.selNode ? 'sel' : null });
+
+			row.path = pathOf(i);
+			for (const [k] of IMB_COLS)
+				t.append(el('td', { class: (k === 'path' ? 'name ' : '') + 'c-' + k, title: k === 'path' ? row.path : null, text: row[k] }));
+			frag.append(t);
+		}
+		if (n > S.imbShown)
+			frag.append(el('tr', { class: 'more' }, el('td', { colspan: IMB_COLS.length, text: '\u2026 ' + (n - S.imbShown) + ' more (show all)' })));
+		if (!n)
+			frag.append(el('tr', { class: 'empty' }, el('td', { colspan: IMB_COLS.length, text: 'No call path with the distribution.' })));
+		body.textContent = '';
+		body.append(frag);
+	}
+
+	if (imbView >= 0) {
+		$('tab-flat').after(el('button', { type: 'button', role: 'tab', id: 'tab-imb', 'aria-selected': 'false', title: 'call paths by the time the other inputs lost waiting for the slowest', text: 'Imbalance' }));
+		const pane = el('div', { id: 'pane-imb', role: 'tabpanel', hidden: '' },
+			el('p', { id: 'imb-note', class: 'note' }),
+			el('table', { id: 'imb-table', class: 'grid' }, el('thead'), el('tbody')));
+		$('pane-flat').after(pane);
+		$('tab-imb').addEventListener('click', () => setTab('imb'));
+		$('imb-table').tBodies[0].addEventListener('click', (ev) => {
+			if (ev.target.closest('tr.more')) {
+				S.imbShown = Infinity;
+				renderImb();
+				return;
+			}
+			const tr = ev.target.closest('tr[data-node]');
+			if (tr) {
+				const i = Number(tr.dataset.node);
+				select(F.name[V.fn[i]], true, i);
+			}
+		});
+	}
 
 	/* ---- the selected function: callers and callees, as report --callers/--callees ---- */
 
@@ -1146,6 +1281,14 @@
 				fact('module', m);
 		}
 		info.append(dl);
+		const d = S.selNode !== null && V.fn[S.selNode] >= 0 && F.name[V.fn[S.selNode]] === sel ? distribution(V, S.selNode) : null;
+		if (d) {
+			const dd = el('dl', { id: 'dist' });
+			info.append(el('h3', { text: 'This context across the ' + D.inputs.length + ' inputs' }),
+				el('p', { class: 'mono path', text: pathOf(S.selNode) }), dd);
+			for (const [a, b] of d)
+				dd.append(el('dt', { text: a }), el('dd', { text: b }));
+		}
 		const cols = columns('edge');
 		for (const [id, rows, arrow] of [['callers', e.callers, '\u2190 '], ['callees', e.callees, '\u2192 ']]) {
 			const table = $(id);
@@ -1171,11 +1314,15 @@
 				select(F.name[Number(tr.dataset.fn)], true);
 		});
 
-	function select(fnName, redraw) {
+	/* Select a function (callers, callees), and the context node of it if one was clicked. */
+	function select(fnName, redraw, node) {
 		S.selName = fnName;
+		S.selNode = node === undefined ? null : node;
 		renderEdges();
 		if (S.tab === 'flat')
 			renderFlat();
+		if (S.tab === 'imb')
+			renderImb();
 		renderTree();
 		if (redraw)
 			draw();
@@ -1269,6 +1416,8 @@
 		renderTree();
 		if (S.tab === 'flat')
 			renderFlat();
+		if (S.tab === 'imb')
+			renderImb();
 		renderEdges();
 	}
 
@@ -1294,6 +1443,8 @@
 		children: children,
 		zoomTo: zoomTo,
 		select: (n) => select(n, true),
+		/* The imbalance table's rows as shown (null: the page has none). */
+		imbalance: () => (imbView < 0 ? null : V.imb ? V.imb.node.map((i, r) => Object.assign(imbRow(V, r), { path: pathOf(i) })) : []),
 		setView: setView,
 		setMetric: setMetric,
 		views: () => views.map((v) => ({ label: v.label, kind: v.kind })),

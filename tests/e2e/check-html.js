@@ -42,6 +42,13 @@
 //                         --threads=each`)
 //   --thread-report FILE  ... and its calls and cpu are those of `report
 //                         --threads=each --fields=calls,cpu,name` (FILE)
+//   --imbalance FILE      (a merged profile) the Imbalance tab's table is
+//                         `report --imbalance` (FILE): its rows, cell by cell,
+//                         are the table's first rows, in that order; clicking
+//                         the first row shows that context's distribution in
+//                         the side panel, naming the inputs holding max and min.
+//                         Without it, a profile whose json has no imbalance
+//                         (no per-input distribution) must show no such tab
 //   --layout N            at 1400x900 and 1920x1080: the graph, the tables and
 //                         the side panel do not overlap, every header of the
 //                         tables (Max among them) can be seen, and names in the
@@ -222,6 +229,70 @@ async function matchReport(page, rows, what) {
 		return !nodes.some((n) => n.name === r.name && n.depth === r.depth + 1 && n.calls === r.calls && Math.abs(n.cpu - t.ns) <= t.slack && pctOk(r, n));
 	});
 	check(rows.length > 0 && !bad.length, what + ': every row of the report (' + rows.length + ') has its context with its calls, cpu' + (rows[0] && rows[0].pct ? ' and cpu%' : ''), bad);
+}
+
+// `report --imbalance` rows: cells cut at the header's columns (the
+// holders' names hold spaces), the call path to the end of the line.
+function imbalanceRows(file) {
+	const lines = fs.readFileSync(file, 'utf8').split('\n');
+	const h = lines.findIndex((l) => /^ *imbalance +imb% /.test(l));
+	if (h < 0)
+		throw new Error(file + ': no imbalance header');
+	const head = lines[h], at = (w) => head.indexOf(w);
+	const cuts = [at('max-at'), at('min-at'), at('call path')];
+	const keys = ['value', 'pct', 'mean', 'stddev', 'min', 'max', 'calls'];
+	return lines.slice(h + 1).filter((l) => l.trim()).map((l) => {
+		const r = {}, nums = l.slice(0, cuts[0]).trim().split(/\s+/);
+		keys.forEach((k, n) => {
+			r[k] = nums[n];
+		});
+		r.maxAt = l.slice(cuts[0], cuts[1]).trim();
+		r.minAt = l.slice(cuts[1], cuts[2]).trim();
+		r.path = l.slice(cuts[2]);
+		return r;
+	});
+}
+
+async function checkImbalance(page, reportFile) {
+	const t0 = J.trees.length === 1 ? J.trees[0].nodes : [];
+	const has = t0.some((n) => n.spread && n.spread.imbalance);
+	const tab = await page.locator('#tab-imb').count();
+	if (!reportFile) {
+		if (!has)
+			check(tab === 0 && (await page.evaluate(() => callprof.imbalance())) === null,
+				'no per-input distribution: no Imbalance tab');
+		return;
+	}
+	check(has && tab === 1, 'a merged profile with the distribution: the page has an Imbalance tab');
+	await page.locator('#tab-imb').click();
+	const shown = await page.$$eval('#imb-table tbody tr[data-node]', (trs) => trs.map((tr) => {
+		const r = {};
+		for (const td of tr.querySelectorAll('td'))
+			r[td.className.replace(/^name /, '').replace(/^c-/, '')] = td.textContent;
+		return r;
+	}));
+	const heads = await page.$$eval('#imb-table thead th', (ths) => ths.map((th) => th.textContent));
+	check(sameJSON(heads, ['Imbalance', 'Imb %', 'Mean', 'Stddev', 'Min', 'Max', 'Calls', 'Max at', 'Min at', 'Call path']),
+		'... with report --imbalance\'s columns', heads);
+	const exp = imbalanceRows(reportFile);
+	const got = shown.slice(0, exp.length);
+	check(exp.length > 0 && sameJSON(got, exp),
+		'its first ' + exp.length + ' rows are report --imbalance\'s, cell by cell (first: ' + (exp[0] && exp[0].path) + ', max at ' + (exp[0] && exp[0].maxAt) + ')', { got, exp });
+	const ins = await page.evaluate(() => callprof.data.inputs);
+	const named = new Set(exp.flatMap((r) => [r.maxAt, r.minAt]));
+	check([...named].every((n) => ins.includes(n)), 'the inputs it names are the profile\'s (' + [...named].join(', ') + ')', ins);
+	await page.locator('#imb-table tbody tr[data-node]').first().click();
+	const dist = await page.$$eval('#fn-info #dist dt, #fn-info #dist dd', (es) => es.map((e) => e.textContent));
+	const pathShown = await page.$eval('#fn-info .path', (e) => e.textContent);
+	const d = {};
+	for (let k = 0; k + 1 < dist.length; k += 2)
+		d[dist[k]] = dist[k + 1];
+	const e = exp[0];
+	check(pathShown === e.path && d.max === e.max + ' at ' + e.maxAt && d.min === e.min + ' at ' + e.minAt &&
+		d['mean / stddev'].startsWith(e.mean + ' / ' + e.stddev) && d.imbalance.startsWith(e.value + ' (' + e.pct + '%'),
+		'clicking the first row shows its distribution in the side panel (max ' + e.max + ' at ' + e.maxAt + ')', { pathShown, d, e });
+	check(await page.locator('#imb-table tbody tr.sel').count() === 1, '... and marks its row');
+	await page.locator('#tab-tree').click();
 }
 
 async function checkMetric(page, id, reportFile) {
@@ -684,6 +755,7 @@ async function checkLayout(page, minChars) {
 			await page.locator('#thread').selectOption('0');
 		}
 
+		await checkImbalance(page, args.imbalance);
 		if (args.metric)
 			await checkMetric(page, args.metric.split('=')[0], args.metric.slice(args.metric.indexOf('=') + 1));
 		if (args['each-json'])

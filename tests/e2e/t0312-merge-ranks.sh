@@ -116,6 +116,42 @@ test_expect_success 'report --imbalance of one run: one error line, exit 1' '
 	test_line_count = 1 err
 '
 
+# check_html ARGS...: tests/e2e/check-html.js on a page (see t0290).
+check_html () {
+	NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-html.js" "$@"
+}
+
+test_expect_success 'html: the Imbalance tab is report --imbalance, the side panel the distribution' '
+	{ command -v chromium >/dev/null ||
+	  { echo "chromium is needed (tools/install-deps --tests)"; false; }; } &&
+	npm_install &&
+	callprof export -f html -o all.html all.cprof &&
+	callprof report --imbalance --min-percent=0 all.cprof >imb.txt &&
+	check_html --html all.html --json all.json --imbalance imb.txt >out &&
+	cat out &&
+	grep "^ok - its first 4 rows are report --imbalance.s, cell by cell (first: \[unknown\]+0x100 > \[unknown\]+0x200, max at input 3 (r3.cprof))$" out &&
+	callprof report --imbalance all.cprof >imb-default.txt &&
+	check_html --html all.html --json all.json --imbalance imb-default.txt
+'
+
+test_expect_success 'html: an input named like markup is shown as text' '
+	cp r3.cprof "<b>r3&amp;.cprof" &&
+	callprof merge -q -o odd.cprof r0.cprof r1.cprof r2.cprof "<b>r3&amp;.cprof" &&
+	callprof export -f html -o odd.html odd.cprof &&
+	callprof export -f json -o odd.json odd.cprof &&
+	callprof report --imbalance --min-percent=0 odd.cprof >odd.txt &&
+	grep "input 3 (<b>r3&amp;.cprof)" odd.txt &&
+	check_html --html odd.html --json odd.json --imbalance odd.txt >out &&
+	grep "max at input 3 (<b>r3&amp;.cprof))$" out
+'
+
+test_expect_success 'html: one rank alone has no Imbalance tab' '
+	callprof export -f html -o r1.html r1.cprof &&
+	callprof export -f json -o r1.json r1.cprof &&
+	check_html --html r1.html --json r1.json >out &&
+	grep "^ok - no per-input distribution: no Imbalance tab$" out
+'
+
 test_expect_success 'counting profiles: imbalance of calls' '
 	for r in 0 1 2
 	do
@@ -129,6 +165,13 @@ test_expect_success 'counting profiles: imbalance of calls' '
 	callprof merge -q -o c.cprof c0.cprof c1.cprof c2.cprof &&
 	callprof report --imbalance c.cprof >out &&
 	grep "^ *6  *66.67  *3.0  *1.6  *1  *5  *9  input 2 (c2.cprof)  input 0 (c0.cprof)  \[unknown\]+0x100$" out
+'
+
+test_expect_success 'counting profiles: the html Imbalance tab has the same calls' '
+	callprof export -f html -o c.html c.cprof &&
+	callprof export -f json -o c.json c.cprof &&
+	callprof report --imbalance c.cprof >c.txt &&
+	check_html --html c.html --json c.json --imbalance c.txt
 '
 
 test_done

@@ -24,7 +24,7 @@ trap tui_stop EXIT
 trap 'tui_stop; exit 143' TERM
 trap 'tui_stop; exit 130' INT
 
-KEYS='Up Down PPage NPage k j g G Right l + Left h - Enter * e c t F f s C E / n N x X u m T L ? Space BSpace Tab z q C-c Escape'
+KEYS='Up Down PPage NPage k j g G Right l + Left h - Enter * e c t F f s C E / n N x X u m T L I ? Space BSpace Tab z q C-c Escape'
 
 # keys_of TEXT: TEXT's characters as key arguments.
 keys_of () {

@@ -67,6 +67,18 @@ if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
 		callprof export -f json ring-4.cprof >imb.json &&
 		python3 -c "import json, sys; d = json.load(open(sys.argv[1])); r = sorted(i[\"rank\"] for i in d[\"inputs\"]); assert r == [0, 1, 2, 3], r" imb.json
 	'
+	# The page and the text view agree on the real job: work first, rank 3.
+	test_expect_success 'the merged job in the html page: the Imbalance tab is --imbalance'"'"'s, names rank 3' '
+		{ command -v chromium >/dev/null ||
+		  { echo "chromium is needed (tools/install-deps --tests)"; false; }; } &&
+		npm_install &&
+		callprof export -f html -o imb.html ring-4.cprof &&
+		callprof report --imbalance --min-percent=0 ring-4.cprof >imb-all &&
+		NODE_PATH=$NPM_DIR/node_modules node "$TEST_DIRECTORY/check-html.js" --html imb.html \
+			--json imb.json --imbalance imb-all >out &&
+		cat out &&
+		grep "^ok - its first [0-9]* rows are report --imbalance.s, cell by cell (first: main > work, max at rank 3)$" out
+	'
 	test_expect_success 'mpirun -np 8: eight profiles, the same' '
 		mpi_job 8 7
 	'
@@ -84,6 +96,8 @@ if command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
 else
 	test_skip 'mpirun -np 4: four profiles, each with its rank'"'"'s exact counts, one summary' \
 		'no mpirun or mpicc (tools/install-deps --tests installs Open MPI)'
+	test_skip 'the merged job in the html page: the Imbalance tab is --imbalance'"'"'s, names rank 3' \
+		'no mpirun or mpicc'
 	test_skip 'mpirun -np 8: eight profiles, the same' 'no mpirun or mpicc'
 	test_skip 'the same job again: each rank keeps its previous profile as .old, quietly' \
 		'no mpirun or mpicc'
