@@ -113,6 +113,9 @@ struct cp_perf {
 	uint64_t delay0_ns;		   /* its run-queue wait at set-up (schedstat), 0 if
 					    * unknown: where the dump's split of time it did not
 					    * see starts (flush.c late_offcpu) */
+	uint64_t mono0_ns;		   /* CLOCK_MONOTONIC at set-up, 0 if unknown */
+	uint64_t wait_ns, inactive_ns;	   /* off-CPU time charged since set-up, all nodes
+					    * (offcpu.c unseen_offcpu) */
 	uint64_t cpu_ns;		   /* its CPU time, once it has ended */
 };
 

@@ -465,15 +465,21 @@ static void unseen_since_full(struct cp_thread *t, struct cp_node *n)
 	p->pending_lost = 0;
 }
 
-/* An off-CPU interval of ns nanoseconds, charged to n; switches is 1 to count it, 0 for a part. */
-static void charge(struct cp_node *n, uint64_t ns, int preempted, uint32_t switches)
+/*
+ * An off-CPU interval of ns nanoseconds of p's thread, charged to n;
+ * switches is 1 to count it, 0 for a part.
+ */
+static void charge(struct cp_perf *p, struct cp_node *n, uint64_t ns, int preempted,
+		   uint32_t switches)
 {
 	if (preempted) {
 		n->inactive_ticks += ns;
 		n->switches_invol = cp_add_sat32(n->switches_invol, switches);
+		p->inactive_ns += ns;
 	} else {
 		n->wait_ticks += ns;
 		n->switches_vol = cp_add_sat32(n->switches_vol, switches);
+		p->wait_ns += ns;
 	}
 }
 
@@ -492,8 +498,13 @@ void cp_offcpu__baseline(struct cp_thread *t)
 	uint64_t run;
 
 	t->perf.cpu0_ns = cp_offcpu__thread_cpu_ns(t->tid);
+	/* Without its run-queue wait, unseen_offcpu cannot tell blocked from preempted. */
+	t->perf.mono0_ns = 0;
+	t->perf.wait_ns = t->perf.inactive_ns = 0;
 	if (!t->perf.page || cp_schedstat(0, t->tid, &run, &t->perf.delay0_ns))
 		t->perf.delay0_ns = 0;
+	else
+		t->perf.mono0_ns = cp_clock_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t cp_offcpu__thread_cpu_ns(uint32_t tid)
@@ -567,9 +578,66 @@ static void charge_span(struct cp_thread *t, uint64_t out, uint64_t in, int pree
 	uint64_t own = b > a ? b - a : 0, rest = in - out - own;
 
 	if (rest && t->cct.top > t->cct.stack->f)
-		charge(t->cct.top[-1].node, rest, preempted, own < rest);
+		charge(&t->perf, t->cct.top[-1].node, rest, preempted, own < rest);
 	if (own || !rest)
-		charge(t->cct.top->node, own, preempted, own >= rest);
+		charge(&t->perf, t->cct.top->node, own, preempted, own >= rest);
+}
+
+/*
+ * The ring filled while no hook drained it, so the kernel has been
+ * dropping records, context switches among them, all in the innermost
+ * open call (no hook ran meanwhile): a call into a library that blocks
+ * or yields over and over without calling anything instrumented (Open
+ * MPI sleeps 100 us at a time while it waits in MPI_Init and
+ * MPI_Finalize: 512 intervals fill the ring within a tenth of a second).
+ * Left alone, their time was in no context until the dump, which charged
+ * what the tree lacked to whatever was open then (the thread's root,
+ * once main had returned), and the call showed a fraction of its wait.
+ *
+ * What the thread did since its set-up is known without the records: its
+ * CPU clock, its run-queue wait (schedstat: preempted and waiting to run
+ * again) and the time; the rest it was blocked.  What of that the charged
+ * intervals do not hold yet went off with the dropped records, and goes to
+ * the innermost call, at most its time so far where frames are timed
+ * (lo..hi, top_span; lo 0: cpu mode, whose frames are not).  Each
+ * switch's interval includes some scheduler time the CPU clock counts
+ * (docs/internals/offcpu.md), so the charged time runs ahead rather than
+ * behind: nothing is made up when nothing was dropped.  A few system
+ * calls, only when a ring has filled.
+ */
+static void unseen_offcpu(struct cp_thread *t, uint64_t lo, uint64_t hi)
+{
+	struct cp_perf *p = &t->perf;
+	uint64_t cpu, run, delay, now, end, wall, wait, inactive, open;
+	int saved_errno = errno;
+
+	if (!p->mono0_ns || cp_schedstat(0, t->tid, &run, &delay))
+		goto out;
+	cpu = cp_offcpu__thread_cpu_ns(t->tid);
+	now = cp_clock_ns(CLOCK_MONOTONIC);
+	if (!cpu || now <= p->mono0_ns)
+		goto out;
+	end = hi < now ? hi : now;
+	/* cpu mode's frames are not timed: the whole deficit, which only drops make. */
+	open = !lo ? UINT64_MAX : end > lo ? end - lo : 0;
+	wall = now - p->mono0_ns;
+	delay = cp_sub_sat(delay, p->delay0_ns);
+	/* Blocked: neither on a CPU nor waiting for one. */
+	wait = cp_sub_sat(cp_sub_sat(wall, cp_offcpu__cpu_since_start(t, cpu)), delay);
+	wait = cp_sub_sat(wait, p->wait_ns);
+	inactive = cp_sub_sat(delay, p->inactive_ns);
+	if (inactive > open)
+		inactive = open;
+	if (wait > open - inactive)
+		wait = open - inactive;
+	if (inactive)
+		charge(p, t->cct.top->node, inactive, 1, 0);
+	if (wait)
+		charge(p, t->cct.top->node, wait, 0, 0);
+	/* Its switch-in, if it had one, was dropped: the interval is in the above. */
+	p->out_ns = 0;
+out:
+	errno = saved_errno;
 }
 
 /*
@@ -588,8 +656,10 @@ void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
 	uint64_t head = __atomic_load_n(&p->page->data_head, __ATOMIC_ACQUIRE);
 	uint64_t pos = t->sw_seen, lo = 0, hi = UINT64_MAX;
 	int spanned = 0;
-	/* Full: the next sample would not fit, so samples are being dropped now. */
-	int full = p->period && p->mask + 1 - (head - pos) < 2 * sizeof(struct rec_sample);
+	/* Full: the next record would not fit, so records are being dropped now. */
+	size_t rec = p->period ? sizeof(struct rec_sample) :
+		     p->sampled ? REC_SAMPLE_NOREAD : sizeof(struct rec_switch);
+	int full = p->mask + 1 - (head - pos) < 2 * rec;
 
 	while (pos < head) {
 		union {
@@ -642,6 +712,11 @@ void cp_offcpu__drain_at(struct cp_thread *t, uint64_t end_ticks)
 	pos = head;
 	__atomic_store_n(&p->page->data_tail, pos, __ATOMIC_RELEASE);
 	t->sw_seen = pos;
-	if (full)
+	if (full && p->period)
 		unseen_since_full(t, n->canon);
+	if (full && cp_session.switches_wanted) {
+		if (!spanned++)
+			top_span(t, end_ticks, &lo, &hi);
+		unseen_offcpu(t, lo, hi);
+	}
 }

@@ -26,6 +26,9 @@
       the same over their time not preempted (total - inactive), for
       FIELD wait_ns or cpu_ns: how long another process had the CPU is
       the machine's load, which the split of the rest does not depend on
+  check-offcpu.py whole FILE.json FUNCTION MIN
+      FUNCTION's nodes' total over their threads' (the roots'): at least
+      MIN, where FUNCTION is all that main does
 
 Prints what it measured; exits 1 with the offending node otherwise.
 """
@@ -82,6 +85,23 @@ def share(doc, fn, field, lo, hi, active=False):
         sys.exit(f"{fn}: {field} share {r:.3f} not within [{lo}, {hi}]")
 
 
+def whole(doc, fn, lo):
+    part = threads = 0
+    for tree in doc["trees"]:
+        names = [f["name"] for f in doc["functions"]]
+        mine = [n for n in tree["nodes"] if n.get("function") is not None and
+                names[n["function"]] == fn]
+        if mine:
+            threads += tree["nodes"][0]["total_ns"]
+            part += sum(n["total_ns"] for n in mine)
+    if threads <= 0:
+        sys.exit(f"{fn}: not in any thread")
+    r = part / threads
+    print(f"{fn}: total {part} of its threads' {threads} ns = {r:.3f}")
+    if r < float(lo):
+        sys.exit(f"{fn}: {r:.3f} of its threads' time, not at least {lo}")
+
+
 def kernel(doc):
     src = doc.get("time_source", {})
     sampled = src.get("source") == "cpu-samples"
@@ -135,5 +155,7 @@ elif sys.argv[1] == "share":
     share(doc, *sys.argv[3:7])
 elif sys.argv[1] == "split":
     share(doc, *sys.argv[3:7], active=True)
+elif sys.argv[1] == "whole":
+    whole(doc, *sys.argv[3:5])
 else:
-    sys.exit("usage: check-offcpu.py sums|kernel|machine|share|split FILE.json ...")
+    sys.exit("usage: check-offcpu.py sums|kernel|machine|share|split|whole FILE.json ...")

@@ -2,6 +2,9 @@
  * s-offcpu: where time goes when a thread is not running.
  *
  *   t-offcpu sleep    main -> sleeper: ten 50 ms sleeps (wait)
+ *   t-offcpu naps     main -> napper: 3000 sleeps of 100 us with no hook
+ *                     between (as Open MPI waits in MPI_Finalize): more
+ *                     switches than the ring holds
  *   t-offcpu pinned   two threads on CPU 0, each in its own spinner for 1 s
  *                     of wall time: each is preempted for the other (inactive)
  *   t-offcpu calls    as "pinned", but each thread makes tiny calls for 0.5 s:
@@ -62,6 +65,12 @@ NOINLINE void sleeper(void)
 {
 	for (int i = 0; i < 10; i++)
 		usleep(50000);
+}
+
+NOINLINE void napper(void)
+{
+	for (int i = 0; i < 3000; i++)
+		usleep(100);
 }
 
 static pthread_barrier_t start;
@@ -220,6 +229,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "sleep")) {
 		sleeper();
+	} else if (!strcmp(mode, "naps")) {
+		napper();
 	} else if (!strcmp(mode, "pinned")) {
 		pinned();
 	} else if (!strcmp(mode, "calls")) {
