@@ -85,20 +85,10 @@ const uint32_t cp_hook_mode = CP_HOOK_MODE;
 /* Keep the compiler from moving stores across the busy flag. */
 #define barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
-/*
- * The sled trampolines' leaf fast paths (see cp_sled__enter_fast).  No
- * frame pointer: every register they touch is one more push and pop on
- * every recorded call, and nothing walks their frames by rbp (their
- * unwind tables describe them; a sample in them is the runtime's).
- */
-#if defined(__clang__)
-#define SLED_NO_FP
-#else
-#define SLED_NO_FP optimize("omit-frame-pointer")
-#endif
+/* The sled trampolines' leaf fast paths (see cp_sled__enter_fast). */
 #define SLED_LEAF                                                                                  \
 	__attribute__((no_caller_saved_registers, no_sanitize("address", "undefined", "thread"),   \
-		       used, SLED_NO_FP)) CP_NOINSTR
+		       used)) CP_NOINSTR
 
 /*
  * What an entry did, for the sled entry (cp_sled__enter), which replaces
