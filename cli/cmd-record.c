@@ -1045,7 +1045,6 @@ static int exit_like(int status)
 	return WEXITSTATUS(status);
 }
 
-/* A program that could not be started has said so; no profile to talk about. */
 /*
  * The job record runs in (a launcher's rank, format/job.c) and the -o
  * pattern: the user's, with ".%r" put before a final ".cprof" (else at the
@@ -1208,6 +1207,7 @@ out:
 	cp_profile_file__free(pf);
 }
 
+/* A program that could not be started has said so; no profile to talk about. */
 static int not_started(int status, const char *outabs, int have_before)
 {
 	return WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126) &&

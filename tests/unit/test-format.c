@@ -677,7 +677,6 @@ TEST(empty_missing_and_directory)
 	unlink("empty.cprof");
 }
 
-/* The section table entry of kind in a file image. */
 /* Built with a sanitizer that maps shadow memory (gcc's macros, clang's __has_feature). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define CP_SHADOW_SANITIZER 1
@@ -696,6 +695,7 @@ static void put_u32(unsigned char *p, uint32_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* The section table entry of kind in a file image. */
 static struct cp_section_entry *section_of(unsigned char *buf, uint32_t kind)
 {
 	struct cp_file_header *h = (struct cp_file_header *)buf;
