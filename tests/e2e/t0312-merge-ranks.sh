@@ -2,33 +2,9 @@
 test_description='merge keeps the per-input distribution (holders of min and max, sums of squares), merges in a tree exactly, and report --imbalance ranks call paths by the time lost waiting for the slowest input'
 . "$(dirname "$0")/lib.sh"
 
-# Profiles made by hand (tests/mkprofile.c): eight "ranks" of one job with
-# exact figures.  One tick is one nanosecond.  Rank R spends 1000 + 10 R ns
-# in solve (0x200), but rank 3 twice as much: 2000.  Rank 6 waits 5000 ns
-# (blocked) in exchange (0x300): long in elapsed time, no work, so self
-# CPU time (what the default weight and --imbalance rest on) leaves it
-# alone.  Only rank 5 calls log (0x400).
-mkprofile () {
-	"$CALLPROF_BUILD/tests/mkprofile" "$@"
-}
-
-rank_profile () {
-	r=$1
-	solve=$((1000 + 10 * r))
-	test $r = 3 && solve=2000
-	wait=0
-	test $r = 6 && wait=5000
-	{
-		echo "meta switches=1 duration=20000 pid=$((100 + r))"
-		echo "cmd ./solver $r"
-		echo "thread tid=1 name=main cpu=4000"
-		echo "node ticks=$((9000 + solve + wait))"
-		echo "node parent=0 fn=0x100 calls=1 ticks=$((8000 + solve + wait))"
-		echo "node parent=1 fn=0x200 calls=$((r + 1)) ticks=$solve"
-		echo "node parent=1 fn=0x300 calls=2 ticks=$((1000 + wait)) wait=$wait vol=2"
-		test $r = 5 && echo "node parent=1 fn=0x400 calls=1 ticks=10"
-	} | mkprofile r$r.cprof
-}
+# Profiles made by hand: eight "ranks" of one job with exact figures
+# (ranks-lib.sh says which).
+. "$TEST_DIRECTORY/ranks-lib.sh"
 
 test_expect_success 'setup: eight ranks' '
 	for r in 0 1 2 3 4 5 6 7

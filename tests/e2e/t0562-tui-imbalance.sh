@@ -3,35 +3,12 @@ test_description='callprof tui: the imbalance view of a merged profile (--imbala
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/tui-lib.sh"
 
-# t0312's eight generated "ranks" (tests/mkprofile.c, one tick one
-# nanosecond): rank R spends 1000 + 10 R ns in solve (0x200), rank 3 2000;
-# rank 6 blocks 5000 ns in exchange (0x300), no work; only rank 5 calls log
-# (0x400).  The view must list report --imbalance's rows in its order and
+# t0312's eight generated "ranks" (ranks-lib.sh).  The view must list report --imbalance's rows in its order and
 # show the selected row's distribution on the line above the status.
 
 trap tui_stop EXIT
 
-mkprofile () {
-	"$CALLPROF_BUILD/tests/mkprofile" "$@"
-}
-
-rank_profile () {
-	r=$1
-	solve=$((1000 + 10 * r))
-	test $r = 3 && solve=2000
-	wait=0
-	test $r = 6 && wait=5000
-	{
-		echo "meta switches=1 duration=20000 pid=$((100 + r))"
-		echo "cmd ./solver $r"
-		echo "thread tid=1 name=main cpu=4000"
-		echo "node ticks=$((9000 + solve + wait))"
-		echo "node parent=0 fn=0x100 calls=1 ticks=$((8000 + solve + wait))"
-		echo "node parent=1 fn=0x200 calls=$((r + 1)) ticks=$solve"
-		echo "node parent=1 fn=0x300 calls=2 ticks=$((1000 + wait)) wait=$wait vol=2"
-		test $r = 5 && echo "node parent=1 fn=0x400 calls=1 ticks=10"
-	} | mkprofile r$r.cprof
-}
+. "$TEST_DIRECTORY/ranks-lib.sh"
 
 # paths FILE: the call paths of the rows of a screen (FILE), in order.
 screen_paths () {
