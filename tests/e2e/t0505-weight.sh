@@ -70,14 +70,31 @@ test_expect_success 'every metric sorts; a wrong one is listed; a missing one na
 	grep -q "^callprof: error: --sort cpu: profile '"'"'c.cprof'"'"' has no times .*; it has: calls$" err
 '
 
+# svg_share NAME SVG: the widest frame named NAME as a share of the widest
+# frame (the root), 0 when there is none
+svg_share () {
+	python3 - "$1" "$2" <<-\EOT
+	import re, sys
+	w = {}
+	for m in re.finditer(r'<g><title>([^\n]*)\n.*?<rect [^>]*width="([0-9.]+)"', open(sys.argv[2]).read(), re.S):
+	    w[m.group(1)] = max(w.get(m.group(1), 0.0), float(m.group(2)))
+	print("%.4f" % (w.get(sys.argv[1], 0.0) / max(w.values())))
+	EOT
+}
+
+# By CPU time the idle pool is (nearly) nothing: a sample may land in its
+# blocking read on a loaded machine, a frame a pixel wide; by total time
+# it is most of the run.
 test_expect_success 'svg: widths and caption follow the weight; -m changes them' '
 	callprof export -f svg -o p.svg p.cprof &&
 	xmllint --noout p.svg &&
 	grep -q "width: CPU time sampled" p.svg &&
-	! grep -q "^<g><title>idle_wait$" p.svg &&
+	share=$(svg_share idle_wait p.svg) &&
+	awk -v s="$share" "BEGIN { exit !(s < 0.01) }" &&
 	callprof export -f svg -m total -o t.svg p.cprof &&
 	grep -q "width: total time" t.svg &&
-	grep -q "^<g><title>idle_wait$" t.svg &&
+	share=$(svg_share idle_wait t.svg) &&
+	awk -v s="$share" "BEGIN { exit !(s > 0.5) }" &&
 	callprof export -f svg -m wait -o w.svg p.cprof &&
 	grep -q "width: wait (blocked) time" w.svg
 '
