@@ -28,3 +28,18 @@ rank_profile () {
 		test $r = 5 && echo "node parent=1 fn=0x400 calls=1 ticks=10"
 	} | mkprofile r$r.cprof
 }
+
+# counting_ranks: three counting profiles (c0..c2.cprof) whose one function
+# (0x100) input R calls 1 + 2 R times, merged into c.cprof
+counting_ranks () {
+	for r in 0 1 2
+	do
+		{
+			echo "meta mode=1 clock=0 pid=$r"
+			echo "thread tid=1 name=main"
+			echo "node"
+			echo "node parent=0 fn=0x100 calls=$((1 + 2 * r))"
+		} | mkprofile c$r.cprof || return 1
+	done &&
+	callprof merge -q -o c.cprof c0.cprof c1.cprof c2.cprof
+}

@@ -129,16 +129,7 @@ test_expect_success 'html: one rank alone has no Imbalance tab' '
 '
 
 test_expect_success 'counting profiles: imbalance of calls' '
-	for r in 0 1 2
-	do
-		{
-			echo "meta mode=1 clock=0 pid=$r"
-			echo "thread tid=1 name=main"
-			echo "node"
-			echo "node parent=0 fn=0x100 calls=$((1 + 2 * r))"
-		} | mkprofile c$r.cprof || return 1
-	done &&
-	callprof merge -q -o c.cprof c0.cprof c1.cprof c2.cprof &&
+	counting_ranks &&
 	callprof report --imbalance c.cprof >out &&
 	grep "^ *6  *66.67  *3.0  *1.6  *1  *5  *9  input 2 (c2.cprof)  input 0 (c0.cprof)  \[unknown\]+0x100$" out
 '

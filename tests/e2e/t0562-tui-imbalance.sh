@@ -97,16 +97,7 @@ test_expect_success 'one rank alone: I says why and stays; --imbalance refuses w
 '
 
 test_expect_success 'counting profiles: the imbalance of calls' '
-	for r in 0 1 2
-	do
-		{
-			echo "meta mode=1 clock=0 pid=$r"
-			echo "thread tid=1 name=main"
-			echo "node"
-			echo "node parent=0 fn=0x100 calls=$((1 + 2 * r))"
-		} | mkprofile c$r.cprof || return 1
-	done &&
-	callprof merge -q -o c.cprof c0.cprof c1.cprof c2.cprof &&
+	counting_ranks &&
 	tui_start cnt 160 30 --imbalance c.cprof &&
 	tui_wait cnt "view: imbalance of calls" &&
 	tui_wait cnt "over 3 inputs: " &&
