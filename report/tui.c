@@ -253,6 +253,21 @@ static void sort_list(struct cp_tui *t)
 		qsort_r(t->list, t->nlist, sizeof(*t->list), cmp_fnrow_r, t);
 }
 
+/*
+ * Go to a list view (its rows made already) from wherever t was: the
+ * tree's selection kept for the way back, the list shown from its top.
+ */
+static void enter_list(struct cp_tui *t, enum cp_tui_view view, uint32_t subject)
+{
+	if (t->view == CP_TUI_TREE)
+		t->tree_sel = t->sel;
+	t->view = view;
+	t->subject = subject;
+	t->sel = 0;
+	t->top = 0;
+	free_search(t);
+}
+
 /* The node of the tree's selected row (kept while a list shows), CP_NONE if it has none. */
 static uint32_t selected_node(const struct cp_tui *t)
 {
@@ -621,14 +636,8 @@ static int make_list(struct cp_tui *t, enum cp_tui_view view, uint32_t fn)
 	}
 	free(map);
 	free(active);
-	if (t->view == CP_TUI_TREE)
-		t->tree_sel = t->sel;
-	t->view = view;
-	t->subject = fn;
-	t->sel = 0;
-	t->top = 0;
+	enter_list(t, view, fn);
 	sort_list(t);
-	free_search(t);
 	return 0;
 }
 
@@ -675,13 +684,7 @@ int cp_tui__imbalance(struct cp_tui *t)
 	t->nlist = n;
 	t->imb = rows;
 	t->imb_whole = whole;
-	if (t->view == CP_TUI_TREE)
-		t->tree_sel = t->sel;
-	t->view = CP_TUI_IMBALANCE;
-	t->subject = CP_NONE;
-	t->sel = 0;
-	t->top = 0;
-	free_search(t);
+	enter_list(t, CP_TUI_IMBALANCE, CP_NONE);
 	return 0;
 }
 
