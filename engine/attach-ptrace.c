@@ -373,6 +373,34 @@ static void test_kill(const char *point)
 }
 
 /*
+ * CALLPROF_TEST_SEIZE_HOLD=PREFIX (a test hook, t0514): before its first
+ * seize callprof creates PREFIX.seizing and waits for PREFIX.traced; after
+ * its first refused seize it creates PREFIX.refused and waits for PREFIX.go
+ * before looking at why (10 s at most each), so that a test can have
+ * another tracer take a thread after attach's checks and let it go after
+ * the refusal.
+ */
+static void test_seize_hold(const char *made, const char *awaited)
+{
+	const char *prefix = getenv("CALLPROF_TEST_SEIZE_HOLD");
+	char path[PATH_MAX];
+	int fd;
+
+	if (!prefix)
+		return;
+	snprintf(path, sizeof(path), "%s.%s", prefix, made);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s.%s", prefix, awaited);
+	for (int i = 0; i < 1000 && access(path, F_OK); i++) {
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&pause, NULL);
+	}
+}
+
+/*
  * CALLPROF_ATTACH_TIMES=1: how long each phase held the process's threads
  * (docs/internals/attach.md, "Holding the threads"), one line each.
  */
@@ -1121,12 +1149,14 @@ static int give_up(struct attach *a, const char *what)
 
 /*
  * Why the kernel refused to let us trace thread tid (PTRACE_SEIZE: EPERM):
- * 0 when it has ended (an ending thread is refused too), else -1 having
- * said why in one line.  Never "try again": what refused us now will
- * refuse us again (grab() has tried again already where it would not: a
- * tracer that was letting the thread go).
+ * 0 when it has ended (an ending thread is refused too); 1, "try again",
+ * when nothing in its status refuses us, unless last: another tracer had
+ * it and has let it go since (another callprof attach ending, between our
+ * seize and this look: t0514 saw it, CALLPROF_TEST_SEIZE_HOLD forces it);
+ * else -1 having said why in one line (a tracer, other ids, or, on the
+ * last try, the kernel's own reasons).
  */
-static int seize_refused(struct attach *a, pid_t tid)
+static int seize_refused(struct attach *a, pid_t tid, int last)
 {
 	char path[64], line[256], tcomm[32] = "?", state[32] = "?";
 	unsigned uid[3] = { 0 }, gid[3] = { 0 };
@@ -1136,8 +1166,6 @@ static int seize_refused(struct attach *a, pid_t tid)
 
 	if (task_gone(tid))
 		return 0;
-	if (quiet)
-		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)a->pid, (int)tid);
 	f = fopen(path, "re");
 	if (!f)
@@ -1153,6 +1181,8 @@ static int seize_refused(struct attach *a, pid_t tid)
 			ngid = sscanf(line + 4, "%u %u %u", &gid[0], &gid[1], &gid[2]);
 	}
 	fclose(f);
+	if (tracer > 0 && quiet)
+		return -1;
 	if (tracer > 0) {
 		snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
 		f = fopen(path, "re");
@@ -1167,9 +1197,16 @@ static int seize_refused(struct attach *a, pid_t tid)
 	}
 	for (int i = 0; i < 3; i++)
 		if ((nuid == 3 && uid[i] != getuid()) || (ngid == 3 && gid[i] != getgid()))
-			return cp_error("attach: process %d (%s) no longer runs with your user and "
-					"group ids (it ran a setuid or setgid program, or changed "
-					"its ids): callprof may not trace it", (int)a->pid, a->comm);
+			return quiet ? -1
+				     : cp_error("attach: process %d (%s) no longer runs with your "
+						"user and group ids (it ran a setuid or setgid "
+						"program, or changed its ids): callprof may not "
+						"trace it",
+						(int)a->pid, a->comm);
+	if (!last)
+		return 1;
+	if (quiet)
+		return -1;
 	return cp_error("attach: the kernel refused to let callprof trace thread %d of process %d "
 			"(%s): %s (it made itself undumpable, or a security module forbids it; "
 			"the thread is %s)",
@@ -1204,6 +1241,8 @@ static int grab(struct attach *a, pid_t tid)
 	struct thread *t;
 	int refused = 0;
 
+	if (!a->nth)
+		test_seize_hold("seizing", "traced");
 	if (seize(tid)) {
 		/*
 		 * EPERM from a thread another tracer is letting go just now
@@ -1211,21 +1250,27 @@ static int grab(struct attach *a, pid_t tid)
 		 * later, and the seize is tried again, for 500 ms at most (50
 		 * were too few once, for a sanitized callprof beside two busy
 		 * loops; the cause was not seen: the message says the state).
+		 * A tracer seen in its status is said at once.
 		 */
 		int err = errno;
 
-		for (int i = 0; err == EPERM && i < 50 && !cp_attach__status_field(a->pid, tid, "TracerPid:", 10, 1); i++) {
+		for (int i = 0; err == EPERM; i++) {
 			struct timespec pause = { 0, 10 * 1000 * 1000 };
+			int why;
 
+			if (i == 0)
+				test_seize_hold("refused", "go");
+			why = seize_refused(a, tid, i == 50);
+			if (why < 0)
+				return -1;
+			if (why == 0)
+				break; /* ended: listed as gone below */
 			nanosleep(&pause, NULL);
-			if (!seize(tid)) {
+			if (!seize(tid))
 				err = 0;
-				break;
-			}
-			err = errno;
+			else
+				err = errno;
 		}
-		if (err == EPERM && seize_refused(a, tid))
-			return -1;
 		refused = err != 0;
 	}
 	ALLOC_GROW(a->th, a->nth + 1, a->th_alloc);

@@ -160,6 +160,34 @@ test_expect_success 'a thread held by another tracer: one line naming it, the ta
 	busy_done traced
 '
 
+# Another tracer that lets the thread go between our refused seize and our
+# look at why (an attach ending, as in the case of two attaches above, where
+# it once read "the kernel refused"): the seize is tried again and succeeds.
+test_expect_success 'a tracer that lets go after refusing us: tried again, the profile written' '
+	start_busy letgo &&
+	tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -1) &&
+	rm -f lg.* &&
+	{ CALLPROF_TEST_SEIZE_HOLD=lg attach_bounded lg 60 --duration 0.3 -o lg.cprof $pid & } &&
+	attacher=$! &&
+	until_true test -e lg.seizing &&
+	{ ./t-attach-tracer $tid lg.tracer & } &&
+	tracer=$! &&
+	list_started $tracer &&
+	wait_for lg.tracer &&
+	: >lg.traced &&
+	until_true test -e lg.refused &&
+	kill $tracer &&
+	{ wait $tracer || :; } &&
+	: >lg.go &&
+	wait $attacher &&
+	{ test "$(cat lg.astatus)" = 0 || { cat lg.aerr; false; }; } &&
+	test_line_count = 1 lg.aerr &&
+	grep "^callprof: attached to $pid .*; wrote lg.cprof\$" lg.aerr &&
+	test_path_is_file lg.cprof &&
+	untouched $pid &&
+	busy_done letgo
+'
+
 # A4: success is said only of a profile seen written: complete, and this
 # attach's (the process's pid, recording since the attach).
 test_expect_success 'a profile the process cannot write (a file size limit): one line, exit 1' '
