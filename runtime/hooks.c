@@ -742,16 +742,16 @@ void cp_sled__exit(uintptr_t *slot)
 }
 
 /*
- * The sled trampolines' fast paths (sleds-tramp.S), for the modes whose
- * fast paths make no call (cpu, counting).  Leaf functions that keep every
- * register but rax (no_caller_saved_registers) and touch no vector or x87
- * register (hooks.c is compiled -mgeneral-regs-only): the thunks and stubs
- * call them directly, saving two registers instead of every argument
- * register, and take the full path (cp_sled_entry, cp_sled_ret_common)
- * whenever they return 0 (1 for the exit) having changed nothing.
- * tools/check-layering (check 8) disassembles them in every runtime
- * library: no call, no jump out, no vector register (sanitizers' checks
- * are off in them).
+ * The sled trampolines' fast paths (the thunks and stubs of sleds.c call
+ * them), for the modes whose fast paths make no call (cpu, counting).
+ * Leaves that change no register but those their callers give them (rax
+ * and r11 at the entry, rax and rdi at the exit) and touch no vector or
+ * x87 register: the thunks and stubs call them directly, saving two
+ * registers instead of every argument register, and take the full path
+ * (cp_sled_entry, cp_sled_ret_common) whenever they return 0 (1 for the
+ * exit) having changed nothing.  tools/check-layering (check 8)
+ * disassembles them in every runtime library: no call, no jump out, no
+ * vector register.
  *
  * Entry: called by the thunk with the slot (R in it); the body is in the
  * thunk, 27 bytes after the return address (sleds.c).  A call recorded in
@@ -765,81 +765,265 @@ void cp_sled__exit(uintptr_t *slot)
  * context not among its parent's last two), not on every entry: that
  * was five more pushes and pops per call, 13 ns of fib's 38 (make bench).
  */
-static __attribute__((noinline)) SLED_LEAF struct cp_node *cp_sled__find(struct cp_cct *c,
-									 struct cp_node *p,
-									 uintptr_t fn, uintptr_t site)
+struct cp_node *cp_sled__find(struct cp_cct *c, struct cp_node *p, uintptr_t fn, uintptr_t site);
+/* Called by the assembly below only (hence extern and used). */
+CP_HIDDEN __attribute__((noinline)) SLED_LEAF struct cp_node *cp_sled__find(struct cp_cct *c,
+									     struct cp_node *p,
+									     uintptr_t fn, uintptr_t site)
 {
 	return cp_cct__find(c, p, fn, site);
 }
 
-static inline __attribute__((always_inline)) CP_NOINSTR uintptr_t sled_enter_fast(uintptr_t *slot,
-										 uintptr_t back)
-{
-	uintptr_t site = *slot, sp = ((uintptr_t)slot - 16) | CP_SP_SLED, body, fn, top;
-	struct cp_thread *t = cp_self;
-	struct cp_node *p, *n;
+/*
+ * The fast paths themselves are assembly: compiled from C as leaves that
+ * keep every register (no_caller_saved_registers), the entry saved and
+ * restored nine registers and the exit five on every call, about 7 ns of
+ * fib's 24 a call; written out, they use the registers the thunk and the
+ * stub already give them (rax, rdi, r11 at the entry; rax, rdi at the
+ * exit) and save three at the entry and two at the exit
+ * (bench/sled-shapes measured the shapes; docs/internals/sleds.md).  They
+ * do exactly what the C did, in the same order:
+ *
+ * entry (slot in rdi; returns the stub's go, or 0 having changed nothing):
+ *   t = cp_self; none, busy, a full shadow stack, the gate not exactly
+ *   live, or (cpu) switch or sample records waiting: 0.  A sled frame on
+ *   top whose slot is at or below this one, or a stub in the slot: 0.
+ *   fn = the body (in the thunk, 27 bytes after its call) - back.  Busy;
+ *   the node among the parent's last two children, else cp_sled__find
+ *   (a leaf of the same kind, which keeps every register but rax); none,
+ *   flags set or no stub yet: not busy, 0.  Else count the call, fill the
+ *   frame above top (node, fn, start 0, sp = (slot - 16) | sled | hooked),
+ *   publish it, not busy, return the node's stub + CP_STUB_GO.
+ * exit (slot in rdi; returns 0 having popped, 1 having changed nothing):
+ *   t; none, busy, the gate not live, or records waiting: 1.  The top
+ *   frame not this slot's, seeded, or sharing the slot with the one below:
+ *   1.  Else busy, pop, not busy, 0.
+ *
+ * The offsets they use are asserted against the structures here.
+ */
+#define SF_T_BUSY 0
+#define SF_T_SWHEAD 8
+#define SF_T_SWSEEN 16
+#define SF_T_TOP 24
+#define SF_T_LIMIT 32
+#define SF_F_NODE 0
+#define SF_F_FN 8
+#define SF_F_START 16
+#define SF_F_SP 24
+#define SF_F_SIZE 32
+#define SF_N_FN 0
+#define SF_N_SITE 8
+#define SF_N_CACHE 16
+#define SF_N_CACHE2 24
+#define SF_N_CALLS 48
+#define SF_N_FLAGS 56
+#define SF_N_STUB 120
+#define SF_STUBS_RX 0
+#define SF_STUBS_USED 16
+_Static_assert(offsetof(struct cp_thread, busy) == SF_T_BUSY && sizeof(((struct cp_thread *)0)->busy) == 4 &&
+		       offsetof(struct cp_thread, sw_head) == SF_T_SWHEAD &&
+		       offsetof(struct cp_thread, sw_seen) == SF_T_SWSEEN &&
+		       offsetof(struct cp_thread, cct.top) == SF_T_TOP &&
+		       offsetof(struct cp_thread, cct.limit) == SF_T_LIMIT,
+	       "sled fast paths: struct cp_thread moved");
+_Static_assert(offsetof(struct cp_frame, node) == SF_F_NODE && offsetof(struct cp_frame, fn) == SF_F_FN &&
+		       offsetof(struct cp_frame, start) == SF_F_START &&
+		       offsetof(struct cp_frame, sp) == SF_F_SP && sizeof(struct cp_frame) == SF_F_SIZE,
+	       "sled fast paths: struct cp_frame moved");
+_Static_assert(offsetof(struct cp_node, fn) == SF_N_FN && offsetof(struct cp_node, site) == SF_N_SITE &&
+		       offsetof(struct cp_node, cache) == SF_N_CACHE &&
+		       offsetof(struct cp_node, cache2) == SF_N_CACHE2 &&
+		       offsetof(struct cp_node, calls) == SF_N_CALLS &&
+		       offsetof(struct cp_node, flags) == SF_N_FLAGS &&
+		       sizeof(((struct cp_node *)0)->flags) == 4 &&
+		       offsetof(struct cp_node, stub) == SF_N_STUB,
+	       "sled fast paths: struct cp_node moved");
+_Static_assert(offsetof(struct cp_stub_area, rx) == SF_STUBS_RX &&
+		       offsetof(struct cp_stub_area, used) == SF_STUBS_USED,
+	       "sled fast paths: struct cp_stub_area moved");
+_Static_assert(CP_SP_FLAGS == 7 && CP_SP_SLED == 4 && CP_SP_HOOKED == 1 && CP_GATE_LIVE == 1 &&
+		       CP_FN_SEED_BIT == 1ull << 62 && CP_STUB_SIZE == 64,
+	       "sled fast paths: a flag moved");
 
-	if (unlikely(!t || t->busy || t->cct.top == t->cct.limit || cp_gate != CP_GATE_LIVE ||
-		     cpu_pending(t)))
-		return 0;
-	/* A sled frame on top at or below this slot (unwound, or a tail call), a stub in it: slow. */
-	top = t->cct.top->sp;
-	if (unlikely(((top & CP_SP_SLED) && (top & ~CP_SP_FLAGS) + 16 <= (uintptr_t)slot) ||
-		     cp_stubs__is(site)))
-		return 0;
-	__builtin_memcpy(&body, (const uint8_t *)__builtin_return_address(0) + 27, sizeof(body));
-	fn = body - back;
-	t->busy = 1;
-	barrier();
-	p = t->cct.top->node;
-	n = p->cache;
-	if (unlikely(!n || n->fn != fn || n->site != site)) {
-		n = p->cache2;
-		if (unlikely(!n || n->fn != fn || n->site != site)) {
-			/* A context seen before but not among the last two: the table. */
-			n = cp_sled__find(&t->cct, p, fn, site);
-			if (!n)
-				goto slow;
-		}
-	}
-	if (unlikely(n->flags || !n->stub))
-		goto slow;
-	push(t, n, fn, sp | CP_SP_HOOKED);
-	barrier();
-	t->busy = 0;
-	return n->stub + CP_STUB_GO;
-slow:
-	barrier();
-	t->busy = 0;
-	return 0;
-}
+#define SF_S_(x) #x
+#define SF_S(x) SF_S_(x)
+#if CP_HOOK_MODE == HOOKS_CPU
+/* Switch or sample records waiting (cpu_pending): to the label given. */
+#define SF_PENDING(t, tmp, label)                                                                  \
+	"	mov " SF_S(SF_T_SWHEAD) "(" t "), " tmp "\n"                                         \
+	"	mov (" tmp "), " tmp "\n"                                                            \
+	"	cmp " SF_S(SF_T_SWSEEN) "(" t "), " tmp "\n"                                         \
+	"	jne " label "\n"
+#else
+#define SF_PENDING(t, tmp, label) ""
+#endif
 
-SLED_LEAF uintptr_t cp_sled__enter_fast(uintptr_t *slot)
-{
-	return sled_enter_fast(slot, 5);
-}
+/* t = cp_self in rsi (rax changed); none, or busy: to the label given. */
+#define SF_THREAD(label)                                                                           \
+	"	mov cp_self@gottpoff(%rip), %rax\n"                                                  \
+	"	mov %fs:(%rax), %rsi\n"                                                              \
+	"	test %rsi, %rsi\n"                                                                   \
+	"	jz " label "\n"                                                                      \
+	"	cmpl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"                                                \
+	"	jne " label "\n"
 
-SLED_LEAF uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
-{
-	return sled_enter_fast(slot, 9);
-}
+/* SF_ENTER name, back: one entry fast path (see above). */
+__asm__(".macro SF_ENTER name, back\n"
+	"	.text\n"
+	"	.globl \\name\n"
+	"	.hidden \\name\n"
+	"	.type \\name, @function\n"
+	"	.p2align 4\n"
+	"\\name:\n"
+	"	.cfi_startproc\n"
+	"	push %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	push %rdx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	push %rcx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	SF_THREAD("8f")
+	"	mov " SF_S(SF_T_TOP) "(%rsi), %rdx\n" /* the top frame */
+	"	cmp " SF_S(SF_T_LIMIT) "(%rsi), %rdx\n"
+	"	je 8f\n"
+	"	cmpl $1, cp_gate_page(%rip)\n"
+	"	jne 8f\n"
+	SF_PENDING("%rsi", "%rax", "8f")
+	"	mov " SF_S(SF_F_SP) "(%rdx), %rax\n"
+	"	test $4, %al\n" /* a sled frame on top */
+	"	jz 1f\n"
+	"	and $-8, %rax\n"
+	"	add $16, %rax\n"
+	"	cmp %rdi, %rax\n" /* its slot at or below this one: slow */
+	"	jbe 8f\n"
+	"1:	mov (%rdi), %r11\n" /* the return address, the site */
+	"	mov %r11, %rax\n"
+	"	sub cp_stubs+" SF_S(SF_STUBS_RX) "(%rip), %rax\n"
+	"	cmp cp_stubs+" SF_S(SF_STUBS_USED) "(%rip), %rax\n"
+	"	jae 2f\n"
+	"	cmp $64, %rax\n"
+	"	jb 2f\n"
+	"	and $63, %eax\n"
+	"	cmp $" SF_S(CP_STUB_RET) ", %eax\n" /* a stub in the slot: slow */
+	"	je 8f\n"
+	"2:	mov 24(%rsp), %rax\n" /* the thunk's return address */
+	"	mov 27(%rax), %rax\n" /* the body */
+	"	sub $\\back, %rax\n" /* fn */
+	"	movl $1, " SF_S(SF_T_BUSY) "(%rsi)\n"
+	"	mov " SF_S(SF_F_NODE) "(%rdx), %rdx\n" /* the parent */
+	"	mov " SF_S(SF_N_CACHE) "(%rdx), %rcx\n"
+	"	test %rcx, %rcx\n"
+	"	jz 3f\n"
+	"	cmp " SF_S(SF_N_FN) "(%rcx), %rax\n"
+	"	jne 3f\n"
+	"	cmp " SF_S(SF_N_SITE) "(%rcx), %r11\n"
+	"	je 4f\n"
+	"3:	mov " SF_S(SF_N_CACHE2) "(%rdx), %rcx\n"
+	"	test %rcx, %rcx\n"
+	"	jz 5f\n"
+	"	cmp " SF_S(SF_N_FN) "(%rcx), %rax\n"
+	"	jne 5f\n"
+	"	cmp " SF_S(SF_N_SITE) "(%rcx), %r11\n"
+	"	je 4f\n"
+	"5:	push %rdi\n" /* not among the last two: the table */
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	push %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	push %rax\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	lea " SF_S(SF_T_TOP) "(%rsi), %rdi\n" /* &t->cct */
+	"	mov %rdx, %rsi\n"
+	"	mov %rax, %rdx\n"
+	"	mov %r11, %rcx\n"
+	"	call cp_sled__find\n"
+	"	mov %rax, %rcx\n"
+	"	pop %rax\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	test %rcx, %rcx\n"
+	"	jz 7f\n"
+	"4:	cmpl $0, " SF_S(SF_N_FLAGS) "(%rcx)\n"
+	"	jne 7f\n"
+	"	mov " SF_S(SF_N_STUB) "(%rcx), %rdx\n"
+	"	test %rdx, %rdx\n"
+	"	jz 7f\n"
+	"	addq $1, " SF_S(SF_N_CALLS) "(%rcx)\n"
+	"	mov " SF_S(SF_T_TOP) "(%rsi), %r11\n"
+	"	add $" SF_S(SF_F_SIZE) ", %r11\n" /* the frame above top */
+	"	mov %rcx, " SF_S(SF_F_NODE) "(%r11)\n"
+	"	mov %rax, " SF_S(SF_F_FN) "(%r11)\n"
+	"	lea -16(%rdi), %rax\n"
+	"	or $5, %rax\n" /* sled | hooked */
+	"	mov %rax, " SF_S(SF_F_SP) "(%r11)\n"
+	"	movq $0, " SF_S(SF_F_START) "(%r11)\n"
+	"	mov %r11, " SF_S(SF_T_TOP) "(%rsi)\n" /* published */
+	"	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
+	"	lea " SF_S(CP_STUB_GO) "(%rdx), %rax\n"
+	"9:	pop %rcx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rdx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	"	.cfi_adjust_cfa_offset 24\n"
+	"7:	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
+	"8:	xor %eax, %eax\n"
+	"	jmp 9b\n"
+	"	.cfi_endproc\n"
+	"	.size \\name, . - \\name\n"
+	".endm\n"
+	"SF_ENTER cp_sled__enter_fast, 5\n"
+	"SF_ENTER cp_sled__enter_fast_endbr, 9\n"
+	".purgem SF_ENTER\n");
 
-/* Exit: the top frame is this slot's alone: popped, 0. */
-SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
-{
-	uintptr_t sp = (uintptr_t)slot - 16;
-	struct cp_thread *t = cp_self;
-	struct cp_frame *f;
-
-	if (unlikely(!t || t->busy || !cp_gate__live() || cpu_pending(t)))
-		return 1;
-	f = t->cct.top;
-	if (unlikely((f->sp & ~CP_SP_FLAGS) != sp || (f->fn >> 62) ||
-		     ((f - 1)->sp & ~CP_SP_FLAGS) == sp))
-		return 1;
-	exit_top(t, f);
-	return 0;
-}
+/* The exit fast path (see above). */
+__asm__("	.text\n"
+	"	.globl cp_sled__exit_fast\n"
+	"	.hidden cp_sled__exit_fast\n"
+	"	.type cp_sled__exit_fast, @function\n"
+	"	.p2align 4\n"
+	"cp_sled__exit_fast:\n"
+	"	.cfi_startproc\n"
+	"	push %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	push %rdx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	SF_THREAD("8f")
+	"	testl $1, cp_gate_page(%rip)\n"
+	"	jz 8f\n"
+	SF_PENDING("%rsi", "%rax", "8f")
+	"	sub $16, %rdi\n" /* the frame's sp */
+	"	mov " SF_S(SF_T_TOP) "(%rsi), %rdx\n"
+	"	mov " SF_S(SF_F_SP) "(%rdx), %rax\n"
+	"	and $-8, %rax\n"
+	"	cmp %rdi, %rax\n"
+	"	jne 8f\n"
+	"	mov " SF_S(SF_F_FN) "(%rdx), %rax\n"
+	"	shr $62, %rax\n" /* seeded (or its neighbour bit) */
+	"	jnz 8f\n"
+	"	mov " SF_S(SF_F_SP) "-" SF_S(SF_F_SIZE) "(%rdx), %rax\n"
+	"	and $-8, %rax\n"
+	"	cmp %rdi, %rax\n" /* the frame below shares the slot */
+	"	je 8f\n"
+	"	movl $1, " SF_S(SF_T_BUSY) "(%rsi)\n"
+	"	sub $" SF_S(SF_F_SIZE) ", %rdx\n"
+	"	mov %rdx, " SF_S(SF_T_TOP) "(%rsi)\n"
+	"	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
+	"	xor %eax, %eax\n"
+	"9:	pop %rdx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	"	.cfi_adjust_cfa_offset 16\n"
+	"8:	mov $1, %eax\n"
+	"	jmp 9b\n"
+	"	.cfi_endproc\n"
+	"	.size cp_sled__exit_fast, . - cp_sled__exit_fast\n");
 #endif
 
 /*

@@ -1,8 +1,9 @@
 /*
  * sleds-tramp.S - the full paths of the sled entry and of the stubs' return
  * (sleds.c has the thunks and stubs that call these; the fast paths are
- * leaf C functions the thunks and stubs call directly, cp_sled__enter_fast
- * and cp_sled__exit_fast in hooks.c; docs/internals/sleds.md).
+ * leaves the thunks and stubs call directly, cp_sled__enter_fast and
+ * cp_sled__exit_fast, assembly in hooks.c beside the C structures whose
+ * offsets they use; docs/internals/sleds.md).
  *
  * cp_sled_entry: a thunk's fast path declined; the thunk calls here with
  * the stack as the sled found it, so [rsp] = the thunk's next instruction
