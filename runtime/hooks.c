@@ -777,12 +777,13 @@ CP_HIDDEN __attribute__((noinline)) SLED_LEAF struct cp_node *cp_sled__find(stru
 /*
  * The fast paths themselves are assembly: compiled from C as leaves that
  * keep every register (no_caller_saved_registers), the entry saved and
- * restored nine registers and the exit five on every call, about 7 ns of
- * fib's 24 a call; written out, they use the registers the thunk and the
- * stub already give them (rax, rdi, r11 at the entry; rax, rdi at the
- * exit) and save three at the entry and two at the exit
- * (bench/sled-shapes measured the shapes; docs/internals/sleds.md).  They
- * do exactly what the C did, in the same order:
+ * restored nine registers and the exit five on every call (bench/sled-
+ * shapes put such leaves at 7 ns of a bare path's 13); written out, they
+ * use the registers the thunk and the stub already give them (rax, rdi,
+ * r11 at the entry; rax, rdi at the exit) and save three at the entry and
+ * two at the exit: fib's recorded cost went from 24 to 22-23 ns a call
+ * (docs/internals/sleds.md).  They do exactly what the C did, in the same
+ * order:
  *
  * entry (slot in rdi; returns the stub's go, or 0 having changed nothing):
  *   t = cp_self; none, busy, a full shadow stack, the gate not exactly
@@ -867,9 +868,12 @@ _Static_assert(CP_SP_FLAGS == 7 && CP_SP_SLED == 4 && CP_SP_HOOKED == 1 && CP_GA
 	"	cmpl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"                                                \
 	"	jne " label "\n"
 
-/* SF_ENTER name, back: one entry fast path (see above). */
+/*
+ * SF_ENTER name, back: one entry fast path (see above).  Top-level asm
+ * keeps the compiler's section as it was (.pushsection, .popsection).
+ */
 __asm__(".macro SF_ENTER name, back\n"
-	"	.text\n"
+	"	.pushsection .text\n"
 	"	.globl \\name\n"
 	"	.hidden \\name\n"
 	"	.type \\name, @function\n"
@@ -975,13 +979,14 @@ __asm__(".macro SF_ENTER name, back\n"
 	"	jmp 9b\n"
 	"	.cfi_endproc\n"
 	"	.size \\name, . - \\name\n"
+	"	.popsection\n"
 	".endm\n"
 	"SF_ENTER cp_sled__enter_fast, 5\n"
 	"SF_ENTER cp_sled__enter_fast_endbr, 9\n"
 	".purgem SF_ENTER\n");
 
 /* The exit fast path (see above). */
-__asm__("	.text\n"
+__asm__("	.pushsection .text\n"
 	"	.globl cp_sled__exit_fast\n"
 	"	.hidden cp_sled__exit_fast\n"
 	"	.type cp_sled__exit_fast, @function\n"
@@ -1023,7 +1028,8 @@ __asm__("	.text\n"
 	"8:	mov $1, %eax\n"
 	"	jmp 9b\n"
 	"	.cfi_endproc\n"
-	"	.size cp_sled__exit_fast, . - cp_sled__exit_fast\n");
+	"	.size cp_sled__exit_fast, . - cp_sled__exit_fast\n"
+	"	.popsection\n");
 #endif
 
 /*
