@@ -290,7 +290,10 @@ test_expect_success 'exec in the window: said, the profile until the exec writte
 # the others at the switch, ran sh before they were let go, and the
 # attach's next seize (at the window's end) waited for ever: once in 6
 # runs on a loaded machine.  CALLPROF_TEST_SWITCH_HOLD (a test hook)
-# holds the others until the exec has killed them.
+# holds the others until the exec has killed them.  Only main runs in
+# that window: it computes once after seeing exech.go (the workload's
+# exec mode), else a main released in its nap would exec at once and
+# leave no compute;fib (CI, once, sanitized and loaded).
 test_expect_success 'exec while other threads are held at the switch: said, exit 0' '
 	start_busy exech exec exech.go &&
 	rm -f exech.hold &&

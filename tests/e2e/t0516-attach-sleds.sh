@@ -155,9 +155,12 @@ test_expect_success 'C++ that catches, sleds only: refused in one line, unharmed
 test_expect_success 'sleds patched by a killed attach: a second attach refuses in one line' '
 	start_busy fgn &&
 	{ CALLPROF_TEST_KILL_AT=switch-sleds-all "$CALLPROF_BUILD/callprof" attach --duration 0.3 \
-		-o "$PWD/fgn.cprof" $pid 2>fgn.kerr; test $? = 137; } &&
-	test_expect_code 1 callprof attach --duration 0.3 -o fgn2.cprof $pid 2>fgn.aerr &&
-	grep "^callprof: error: attach: process $pid (t-attach-busy) is being recorded by another callprof attach (or by one that was killed: it then records until it ends): [1-9][0-9]* of its sleds call into code already, nothing patched$" fgn.aerr &&
+		-o "$PWD/fgn.cprof" $pid 2>fgn.kerr; echo $? >fgn.kstatus; } &&
+	{ test "$(cat fgn.kstatus)" = 137 || { echo "the first attach ended $(cat fgn.kstatus):"; cat fgn.kerr; false; }; } &&
+	{ callprof attach --duration 0.3 -o fgn2.cprof $pid 2>fgn.aerr; echo $? >fgn.astatus; } &&
+	{ grep "^callprof: error: attach: process $pid (t-attach-busy) is being recorded by another callprof attach (or by one that was killed: it then records until it ends): [1-9][0-9]* of its sleds call into code already, nothing patched$" fgn.aerr ||
+		{ echo "the second attach ended $(cat fgn.astatus):"; cat fgn.aerr; false; }; } &&
+	test "$(cat fgn.astatus)" = 1 &&
 	test_line_count = 1 fgn.aerr &&
 	test_path_is_missing fgn2.cprof &&
 	busy_done fgn &&
