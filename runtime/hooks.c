@@ -742,21 +742,20 @@ void cp_sled__exit(uintptr_t *slot)
 }
 
 /*
- * The sled trampolines' fast paths (the thunks and stubs of sleds.c call
- * them), for the modes whose fast paths make no call (cpu, counting).
- * Leaves that change no register but those their callers give them (rax
- * and r11 at the entry, rax and rdi at the exit) and touch no vector or
- * x87 register: the thunks and stubs call them directly, saving two
- * registers instead of every argument register, and take the full path
- * (cp_sled_entry, cp_sled_ret_common) whenever they return 0 (1 for the
- * exit) having changed nothing.  tools/check-layering (check 8)
- * disassembles them in every runtime library: no call, no jump out, no
- * vector register.
+ * The sled trampolines' fast paths (the thunks and stubs of sleds.c jump
+ * to them), for the modes whose fast paths make no call (cpu, counting).
+ * They keep every register they were given but r11 (the entry) or but
+ * the free ones of a return (the exit: rdi rsi rcx r8-r11), touch no
+ * vector or x87 register, and jump on to the full path (cp_sled_entry,
+ * cp_sled_ret_common) with everything as they found it when they cannot
+ * do a call themselves.  tools/check-layering (check 8) disassembles them
+ * in every runtime library: no call (but the entry's to cp_sled__find),
+ * no vector register, no jump out but to the full path or through r11.
  *
- * Entry: called by the thunk with the slot (R in it); the body is in the
- * thunk, 27 bytes after the return address (sleds.c).  A call recorded in
- * a context seen before, with its stub made, is pushed hooked and the
- * stub's go is returned (the thunk takes R off; the stub calls the body).
+ * Entry: jumped to by the thunk with rsp = the slot (R in it) and r11 =
+ * the body.  A call recorded in a context seen before, with its stub
+ * made, is pushed hooked, R comes off the stack and it jumps to the
+ * stub's go (the stub calls the body).
  */
 #if CP_HOOK_MODE == HOOKS_CPU || CP_HOOK_MODE == HOOKS_COUNTING
 /*
@@ -778,27 +777,28 @@ CP_HIDDEN __attribute__((noinline)) SLED_LEAF struct cp_node *cp_sled__find(stru
  * The fast paths themselves are assembly: compiled from C as leaves that
  * keep every register (no_caller_saved_registers), the entry saved and
  * restored nine registers and the exit five on every call (bench/sled-
- * shapes put such leaves at 7 ns of a bare path's 13); written out, they
- * use the registers the thunk and the stub already give them (rax, rdi,
- * r11 at the entry; rax, rdi at the exit) and save three at the entry and
- * two at the exit: fib's recorded cost went from 24 to 22-23 ns a call
- * (docs/internals/sleds.md).  They do exactly what the C did, in the same
- * order:
+ * shapes put such leaves at 7 ns of a bare path's 13); written out, the
+ * entry saves the five it uses and the exit none.  They were called by
+ * the thunk and the stub, which saved two registers around the call and
+ * tested what it returned; now the thunk and the stub jump to them, and
+ * they jump on (docs/internals/sleds.md has the figures).  In order:
  *
- * entry (slot in rdi; returns the stub's go, or 0 having changed nothing):
+ * entry (rsp = the slot, r11 = the body; to the full path having changed
+ * nothing, or to the stub's go):
  *   t = cp_self; none, busy, a full shadow stack, the gate not exactly
- *   live, or (cpu) switch or sample records waiting: 0.  A sled frame on
- *   top whose slot is at or below this one, or a stub in the slot: 0.
- *   fn = the body (in the thunk, 27 bytes after its call) - back.  Busy;
- *   the node among the parent's last two children, else cp_sled__find
- *   (a leaf of the same kind, which keeps every register but rax); none,
- *   flags set or no stub yet: not busy, 0.  Else count the call, fill the
- *   frame above top (node, fn, start 0, sp = (slot - 16) | sled | hooked),
- *   publish it, not busy, return the node's stub + CP_STUB_GO.
- * exit (slot in rdi; returns 0 having popped, 1 having changed nothing):
- *   t; none, busy, the gate not live, or records waiting: 1.  The top
- *   frame not this slot's, seeded, or sharing the slot with the one below:
- *   1.  Else busy, pop, not busy, 0.
+ *   live, or (cpu) switch or sample records waiting: full path.  A sled
+ *   frame on top whose slot is at or below this one, or a stub in the
+ *   slot: full path.  fn = the body - back.  Busy; the node among the
+ *   parent's last two children, else cp_sled__find (a leaf that keeps
+ *   every register but rax); none, flags set or no stub yet: not busy,
+ *   full path.  Else count the call, fill the frame above top (node, fn,
+ *   start 0, sp = (slot - 16) | sled | hooked), publish it, not busy, R off
+ *   the stack, to the node's stub + CP_STUB_GO.
+ * exit (rsp = the slot + 8, r11 = the stub; to the full path having
+ * changed nothing, or to R):
+ *   t; none, busy, the gate not live, or records waiting: full path.  The
+ *   top frame not this slot's, seeded, or sharing the slot with the one
+ *   below: full path.  Else busy, pop, not busy, push R (the stub's), ret.
  *
  * The offsets they use are asserted against the structures here.
  */
@@ -859,40 +859,47 @@ _Static_assert(CP_SP_FLAGS == 7 && CP_SP_SLED == 4 && CP_SP_HOOKED == 1 && CP_GA
 #define SF_PENDING(t, tmp, label) ""
 #endif
 
-/* t = cp_self in rsi (rax changed); none, or busy: to the label given. */
-#define SF_THREAD(label)                                                                           \
-	"	mov cp_self@gottpoff(%rip), %rax\n"                                                  \
-	"	mov %fs:(%rax), %rsi\n"                                                              \
+/* t = cp_self in rsi (tmp changed); none, or busy: to the label given. */
+#define SF_THREAD(tmp, label)                                                                      \
+	"	mov cp_self@gottpoff(%rip), " tmp "\n"                                               \
+	"	mov %fs:(" tmp "), %rsi\n"                                                           \
 	"	test %rsi, %rsi\n"                                                                   \
 	"	jz " label "\n"                                                                      \
 	"	cmpl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"                                                \
 	"	jne " label "\n"
 
 /*
- * SF_ENTER name, back: one entry fast path (see above).  Top-level asm
- * keeps the compiler's section as it was (.pushsection, .popsection).
+ * SF_ENTER name, back, full: one entry fast path (see above), jumped to by
+ * the thunk with rsp = the slot and r11 = the body; five registers saved,
+ * the slot at 40(%rsp).  Top-level asm keeps the compiler's section as it
+ * was (.pushsection, .popsection).
  */
-__asm__(".macro SF_ENTER name, back\n"
+__asm__(".macro SF_ENTER name, back, full\n"
 	"	.pushsection .text\n"
 	"	.globl \\name\n"
 	"	.hidden \\name\n"
 	"	.type \\name, @function\n"
 	"	.p2align 4\n"
 	"\\name:\n"
-	"	.cfi_startproc\n"
+	"	.cfi_startproc\n" /* R on top: unwound, this is the function's caller */
+	"	push %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	push %rax\n"
+	"	.cfi_adjust_cfa_offset 8\n"
 	"	push %rsi\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	push %rdx\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	push %rcx\n"
 	"	.cfi_adjust_cfa_offset 8\n"
-	SF_THREAD("8f")
+	SF_THREAD("%rax", "8f")
 	"	mov " SF_S(SF_T_TOP) "(%rsi), %rdx\n" /* the top frame */
 	"	cmp " SF_S(SF_T_LIMIT) "(%rsi), %rdx\n"
 	"	je 8f\n"
 	"	cmpl $1, cp_gate_page(%rip)\n"
 	"	jne 8f\n"
 	SF_PENDING("%rsi", "%rax", "8f")
+	"	lea 40(%rsp), %rdi\n" /* the slot */
 	"	mov " SF_S(SF_F_SP) "(%rdx), %rax\n"
 	"	test $4, %al\n" /* a sled frame on top */
 	"	jz 1f\n"
@@ -900,8 +907,8 @@ __asm__(".macro SF_ENTER name, back\n"
 	"	add $16, %rax\n"
 	"	cmp %rdi, %rax\n" /* its slot at or below this one: slow */
 	"	jbe 8f\n"
-	"1:	mov (%rdi), %r11\n" /* the return address, the site */
-	"	mov %r11, %rax\n"
+	"1:	mov (%rdi), %rdi\n" /* the return address, the site */
+	"	mov %rdi, %rax\n"
 	"	sub cp_stubs+" SF_S(SF_STUBS_RX) "(%rip), %rax\n"
 	"	cmp cp_stubs+" SF_S(SF_STUBS_USED) "(%rip), %rax\n"
 	"	jae 2f\n"
@@ -910,9 +917,7 @@ __asm__(".macro SF_ENTER name, back\n"
 	"	and $63, %eax\n"
 	"	cmp $" SF_S(CP_STUB_RET) ", %eax\n" /* a stub in the slot: slow */
 	"	je 8f\n"
-	"2:	mov 24(%rsp), %rax\n" /* the thunk's return address */
-	"	mov 27(%rax), %rax\n" /* the body */
-	"	sub $\\back, %rax\n" /* fn */
+	"2:	lea -\\back(%r11), %rax\n" /* fn */
 	"	movl $1, " SF_S(SF_T_BUSY) "(%rsi)\n"
 	"	mov " SF_S(SF_F_NODE) "(%rdx), %rdx\n" /* the parent */
 	"	mov " SF_S(SF_N_CACHE) "(%rdx), %rcx\n"
@@ -920,32 +925,28 @@ __asm__(".macro SF_ENTER name, back\n"
 	"	jz 3f\n"
 	"	cmp " SF_S(SF_N_FN) "(%rcx), %rax\n"
 	"	jne 3f\n"
-	"	cmp " SF_S(SF_N_SITE) "(%rcx), %r11\n"
+	"	cmp " SF_S(SF_N_SITE) "(%rcx), %rdi\n"
 	"	je 4f\n"
 	"3:	mov " SF_S(SF_N_CACHE2) "(%rdx), %rcx\n"
 	"	test %rcx, %rcx\n"
 	"	jz 5f\n"
 	"	cmp " SF_S(SF_N_FN) "(%rcx), %rax\n"
 	"	jne 5f\n"
-	"	cmp " SF_S(SF_N_SITE) "(%rcx), %r11\n"
+	"	cmp " SF_S(SF_N_SITE) "(%rcx), %rdi\n"
 	"	je 4f\n"
-	"5:	push %rdi\n" /* not among the last two: the table */
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	push %rsi\n"
+	"5:	push %rsi\n" /* not among the last two: the table */
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	push %rax\n"
 	"	.cfi_adjust_cfa_offset 8\n"
+	"	mov %rdi, %rcx\n"
 	"	lea " SF_S(SF_T_TOP) "(%rsi), %rdi\n" /* &t->cct */
 	"	mov %rdx, %rsi\n"
 	"	mov %rax, %rdx\n"
-	"	mov %r11, %rcx\n"
 	"	call cp_sled__find\n"
 	"	mov %rax, %rcx\n"
 	"	pop %rax\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	pop %rsi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rdi\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	test %rcx, %rcx\n"
 	"	jz 7f\n"
@@ -955,37 +956,57 @@ __asm__(".macro SF_ENTER name, back\n"
 	"	test %rdx, %rdx\n"
 	"	jz 7f\n"
 	"	addq $1, " SF_S(SF_N_CALLS) "(%rcx)\n"
-	"	mov " SF_S(SF_T_TOP) "(%rsi), %r11\n"
-	"	add $" SF_S(SF_F_SIZE) ", %r11\n" /* the frame above top */
-	"	mov %rcx, " SF_S(SF_F_NODE) "(%r11)\n"
-	"	mov %rax, " SF_S(SF_F_FN) "(%r11)\n"
-	"	lea -16(%rdi), %rax\n"
+	"	mov " SF_S(SF_T_TOP) "(%rsi), %rdi\n"
+	"	add $" SF_S(SF_F_SIZE) ", %rdi\n" /* the frame above top */
+	"	mov %rcx, " SF_S(SF_F_NODE) "(%rdi)\n"
+	"	mov %rax, " SF_S(SF_F_FN) "(%rdi)\n"
+	"	lea 40-16(%rsp), %rax\n"
 	"	or $5, %rax\n" /* sled | hooked */
-	"	mov %rax, " SF_S(SF_F_SP) "(%r11)\n"
-	"	movq $0, " SF_S(SF_F_START) "(%r11)\n"
-	"	mov %r11, " SF_S(SF_T_TOP) "(%rsi)\n" /* published */
+	"	mov %rax, " SF_S(SF_F_SP) "(%rdi)\n"
+	"	movq $0, " SF_S(SF_F_START) "(%rdi)\n"
+	"	mov %rdi, " SF_S(SF_T_TOP) "(%rsi)\n" /* published */
 	"	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
-	"	lea " SF_S(CP_STUB_GO) "(%rdx), %rax\n"
-	"9:	pop %rcx\n"
+	"	lea " SF_S(CP_STUB_GO) "(%rdx), %r11\n"
+	"	pop %rcx\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	pop %rdx\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	pop %rsi\n"
 	"	.cfi_adjust_cfa_offset -8\n"
-	"	ret\n"
-	"	.cfi_adjust_cfa_offset 24\n"
+	"	pop %rax\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	lea 8(%rsp), %rsp\n" /* R off the stack: the stub has it */
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	jmp *%r11\n" /* the stub, which calls the body */
+	"	.cfi_adjust_cfa_offset 48\n"
 	"7:	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
-	"8:	xor %eax, %eax\n"
-	"	jmp 9b\n"
+	"8:	pop %rcx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rdx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rax\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	jmp \\full\n" /* r11 still the body */
 	"	.cfi_endproc\n"
 	"	.size \\name, . - \\name\n"
 	"	.popsection\n"
 	".endm\n"
-	"SF_ENTER cp_sled__enter_fast, 5\n"
-	"SF_ENTER cp_sled__enter_fast_endbr, 9\n"
+	"SF_ENTER cp_sled__enter_fast, 5, cp_sled_entry\n"
+	"SF_ENTER cp_sled__enter_fast_endbr, 9, cp_sled_entry_endbr\n"
 	".purgem SF_ENTER\n");
 
-/* The exit fast path (see above). */
+/*
+ * The exit fast path (see above), jumped to by the stub with rsp = the
+ * slot + 8 (the body's ret popped it) and r11 = the stub.  A function's
+ * return leaves rdi rsi rcx r8-r11 free (rax and rdx hold its value): it
+ * saves nothing.  Its return address is the stub's R, not on the stack.
+ */
 __asm__("	.pushsection .text\n"
 	"	.globl cp_sled__exit_fast\n"
 	"	.hidden cp_sled__exit_fast\n"
@@ -993,40 +1014,35 @@ __asm__("	.pushsection .text\n"
 	"	.p2align 4\n"
 	"cp_sled__exit_fast:\n"
 	"	.cfi_startproc\n"
-	"	push %rsi\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	push %rdx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	SF_THREAD("8f")
+	"	.cfi_undefined rip\n"
+	SF_THREAD("%rcx", "8f")
 	"	testl $1, cp_gate_page(%rip)\n"
 	"	jz 8f\n"
-	SF_PENDING("%rsi", "%rax", "8f")
-	"	sub $16, %rdi\n" /* the frame's sp */
-	"	mov " SF_S(SF_T_TOP) "(%rsi), %rdx\n"
-	"	mov " SF_S(SF_F_SP) "(%rdx), %rax\n"
-	"	and $-8, %rax\n"
-	"	cmp %rdi, %rax\n"
+	SF_PENDING("%rsi", "%rcx", "8f")
+	"	lea -24(%rsp), %rdi\n" /* the frame's sp: the slot - 16 */
+	"	mov " SF_S(SF_T_TOP) "(%rsi), %r8\n"
+	"	mov " SF_S(SF_F_SP) "(%r8), %rcx\n"
+	"	and $-8, %rcx\n"
+	"	cmp %rdi, %rcx\n"
 	"	jne 8f\n"
-	"	mov " SF_S(SF_F_FN) "(%rdx), %rax\n"
-	"	shr $62, %rax\n" /* seeded (or its neighbour bit) */
+	"	mov " SF_S(SF_F_FN) "(%r8), %rcx\n"
+	"	shr $62, %rcx\n" /* seeded (or its neighbour bit) */
 	"	jnz 8f\n"
-	"	mov " SF_S(SF_F_SP) "-" SF_S(SF_F_SIZE) "(%rdx), %rax\n"
-	"	and $-8, %rax\n"
-	"	cmp %rdi, %rax\n" /* the frame below shares the slot */
+	"	mov " SF_S(SF_F_SP) "-" SF_S(SF_F_SIZE) "(%r8), %rcx\n"
+	"	and $-8, %rcx\n"
+	"	cmp %rdi, %rcx\n" /* the frame below shares the slot */
 	"	je 8f\n"
 	"	movl $1, " SF_S(SF_T_BUSY) "(%rsi)\n"
-	"	sub $" SF_S(SF_F_SIZE) ", %rdx\n"
-	"	mov %rdx, " SF_S(SF_T_TOP) "(%rsi)\n"
+	"	sub $" SF_S(SF_F_SIZE) ", %r8\n"
+	"	mov %r8, " SF_S(SF_T_TOP) "(%rsi)\n"
 	"	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
-	"	xor %eax, %eax\n"
-	"9:	pop %rdx\n"
+	"	pushq " SF_S(CP_STUB_R) "(%r11)\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_offset rip, -8\n"
+	"	ret\n" /* to R, which the return stack buffer holds */
 	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rsi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	ret\n"
-	"	.cfi_adjust_cfa_offset 16\n"
-	"8:	mov $1, %eax\n"
-	"	jmp 9b\n"
+	"	.cfi_undefined rip\n"
+	"8:	jmp cp_sled_ret_common\n"
 	"	.cfi_endproc\n"
 	"	.size cp_sled__exit_fast, . - cp_sled__exit_fast\n"
 	"	.popsection\n");
@@ -1255,21 +1271,26 @@ int cp_hooks__after_unwind(struct cp_thread *t, int was, uintptr_t target)
 
 #if CP_HOOK_MODE != HOOKS_CPU && CP_HOOK_MODE != HOOKS_COUNTING
 /*
- * Timing mode reads the clock by a call, and coverage's full paths are
- * short: no leaf fast path, the thunks and stubs always take the full one.
+ * Timing reads the clock by a call, and coverage's full paths are short:
+ * no fast path, the thunks and stubs go on to the full one.
  */
-SLED_LEAF uintptr_t cp_sled__enter_fast(uintptr_t *slot)
-{
-	return 0;
-}
-
-SLED_LEAF uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
-{
-	return 0;
-}
-
-SLED_LEAF uintptr_t cp_sled__exit_fast(uintptr_t *slot)
-{
-	return 1;
-}
+__asm__("	.pushsection .text\n"
+	"	.globl cp_sled__enter_fast, cp_sled__enter_fast_endbr, cp_sled__exit_fast\n"
+	"	.hidden cp_sled__enter_fast, cp_sled__enter_fast_endbr, cp_sled__exit_fast\n"
+	"	.type cp_sled__enter_fast, @function\n"
+	"	.type cp_sled__enter_fast_endbr, @function\n"
+	"	.type cp_sled__exit_fast, @function\n"
+	"	.p2align 4\n"
+	"cp_sled__enter_fast:\n"
+	"	jmp cp_sled_entry\n"
+	"	.size cp_sled__enter_fast, . - cp_sled__enter_fast\n"
+	"	.p2align 4\n"
+	"cp_sled__enter_fast_endbr:\n"
+	"	jmp cp_sled_entry_endbr\n"
+	"	.size cp_sled__enter_fast_endbr, . - cp_sled__enter_fast_endbr\n"
+	"	.p2align 4\n"
+	"cp_sled__exit_fast:\n"
+	"	jmp cp_sled_ret_common\n"
+	"	.size cp_sled__exit_fast, . - cp_sled__exit_fast\n"
+	"	.popsection\n");
 #endif

@@ -1017,16 +1017,13 @@ struct cp_sled_go {
 CP_HIDDEN struct cp_sled_go cp_sled__enter(uintptr_t body, uintptr_t *slot, uintptr_t back);
 CP_HIDDEN void cp_sled__exit(uintptr_t *slot);
 /*
- * Their leaf fast paths (hooks.c: assembly in the cpu and counting modes,
- * C stand-ins in the others): 0 (exit: 1) means take the full path.
- * Called by the thunks and stubs only, never from C: the entry may change
- * rax and r11, the exit rax and rdi (what those callers give them).
+ * Their fast paths (hooks.c: assembly; in the timing and coverage modes
+ * a jump to the full path).  Jumped to by the thunks and stubs only, never
+ * called: not functions, their addresses go into the thunks' head and the
+ * stubs' pad.
  */
-CP_HIDDEN uintptr_t cp_sled__enter_fast(uintptr_t *slot)
-	__attribute__((no_caller_saved_registers));
-CP_HIDDEN uintptr_t cp_sled__enter_fast_endbr(uintptr_t *slot)
-	__attribute__((no_caller_saved_registers));
-CP_HIDDEN uintptr_t cp_sled__exit_fast(uintptr_t *slot)
-	__attribute__((no_caller_saved_registers));
+extern char cp_sled__enter_fast[] CP_HIDDEN;
+extern char cp_sled__enter_fast_endbr[] CP_HIDDEN;
+extern char cp_sled__exit_fast[] CP_HIDDEN;
 
 #endif /* CP_RUNTIME_INTERNAL_H */

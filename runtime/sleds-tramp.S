@@ -1,29 +1,28 @@
 /*
  * sleds-tramp.S - the full paths of the sled entry and of the stubs' return
- * (sleds.c has the thunks and stubs that call these; the fast paths are
- * leaves the thunks and stubs call directly, cp_sled__enter_fast and
- * cp_sled__exit_fast, assembly in hooks.c beside the C structures whose
- * offsets they use; docs/internals/sleds.md).
+ * (sleds.c has the thunks and stubs; the fast paths they jump to,
+ * cp_sled__enter_fast and cp_sled__exit_fast, are assembly in hooks.c
+ * beside the C structures whose offsets they use, and jump here when they
+ * cannot do a call themselves; docs/internals/sleds.md).
  *
- * cp_sled_entry: a thunk's fast path declined; the thunk calls here with
- * the stack as the sled found it, so [rsp] = the thunk's next instruction
- * (whose +3 holds the function's body, sled + 5) and [rsp + 8] = the
- * function's return address, in its slot.  Every register a function may
- * receive an argument in is kept: rdi rsi rdx rcx r8 r9, rax (AL of
- * varargs), r10 (static chain), xmm0-7; r11 is free at a function's entry
- * and carries where the thunk jumps next.  The C half returns that target
- * and whether to take the return address off the stack: for a call it
- * records, the target is the call's stub, which calls the body itself (so
- * the body's ret returns to the stub by a call/ret pair the return stack
- * buffer predicts); otherwise the body, with the stack as it was.
- * cp_sled_entry_endbr is the same for a sled after an endbr64: the
- * function starts 4 bytes earlier, where the hooks build's this_fn points.
+ * cp_sled_entry: jumped to with the stack as the sled found it, so [rsp]
+ * = the function's return address, in its slot, and r11 = the function's
+ * body (sled + 5).  Every register a function may receive an argument in
+ * is kept: rdi rsi rdx rcx r8 r9, rax (AL of varargs), r10 (static
+ * chain), xmm0-7; r11 is free at a function's entry and carries where to
+ * jump next.  The C half returns that target and whether to take the
+ * return address off the stack: for a call it records, the target is the
+ * call's stub, which calls the body itself (so the body's ret returns to
+ * the stub by a call/ret pair the return stack buffer predicts); otherwise
+ * the body, with the stack as it was.  cp_sled_entry_endbr is the same for
+ * a sled after an endbr64: the function starts 4 bytes earlier, where the
+ * hooks build's this_fn points.
  *
- * cp_sled_ret_common: a stub's fast exit declined; the stub calls here
- * with rsp = the slot (the call's push went there).  The return values are
- * kept (rax rdx xmm0 xmm1; the C side uses no x87), the C exit gets the
- * slot's address, and the ret goes back to the stub, which returns to the
- * real return address (pushed from the stub's own data).
+ * cp_sled_ret_common: a stub's fast exit declined and jumped here, with
+ * rsp = the slot + 8 (the body's ret popped it) and r11 = the stub.  The
+ * return values are kept (rax rdx xmm0 xmm1; the C side uses no x87), the
+ * C exit gets the slot's address, and it returns to the real return
+ * address, pushed from the stub's data.
  */
 	.text
 	.hidden cp_sled__enter
@@ -62,8 +61,7 @@
 	.p2align 4
 \name:
 	.cfi_startproc
-	/* The thunk's return address and the function's: unwound, this is its caller. */
-	.cfi_def_cfa_offset 16
+	/* The function's return address on top: unwound, this is its caller. */
 	ALIGNED_FRAME 192
 	movq	%rdi, 0(%rsp)
 	movq	%rsi, 8(%rsp)
@@ -81,18 +79,13 @@
 	movups	%xmm5, 144(%rsp)
 	movups	%xmm6, 160(%rsp)
 	movups	%xmm7, 176(%rsp)
-	movq	8(%rbp), %rdi
-	movq	3(%rdi), %rdi
-	leaq	16(%rbp), %rsi
+	movq	%r11, %rdi
+	leaq	8(%rbp), %rsi
 	movl	$\back, %edx
 	call	cp_sled__enter
 	movq	%rax, %r11
+	/* No flags change from here to the jz below. */
 	testq	%rdx, %rdx
-	jz	1f
-	/* Take R off: the thunk's return address moves into the slot. */
-	movq	8(%rbp), %rax
-	movq	%rax, 16(%rbp)
-1:	/* No flags change from here to the jz below. */
 	movq	0(%rsp), %rdi
 	movq	8(%rsp), %rsi
 	movq	16(%rsp), %rdx
@@ -109,10 +102,14 @@
 	movups	144(%rsp), %xmm5
 	movups	160(%rsp), %xmm6
 	movups	176(%rsp), %xmm7
-	END_ALIGNED_FRAME 16
+	END_ALIGNED_FRAME 8
 	jz	2f
+	/* Taken by the stub: R off the stack. */
 	leaq	8(%rsp), %rsp
-2:	ret
+	.cfi_adjust_cfa_offset -8
+	jmp	*%r11
+	.cfi_adjust_cfa_offset 8
+2:	jmp	*%r11
 	.cfi_endproc
 	.size \name, . - \name
 .endm
@@ -126,18 +123,25 @@
 	.p2align 4
 cp_sled_ret_common:
 	.cfi_startproc
-	ALIGNED_FRAME 48
+	/* The return address is in the stub (r11), not on the stack. */
+	.cfi_undefined rip
+	ALIGNED_FRAME 64
 	movq	%rax, 0(%rsp)
 	movq	%rdx, 8(%rsp)
 	movups	%xmm0, 16(%rsp)
 	movups	%xmm1, 32(%rsp)
-	leaq	8(%rbp), %rdi
+	movq	%r11, 48(%rsp)
+	movq	%rbp, %rdi
 	call	cp_sled__exit
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdx
 	movups	16(%rsp), %xmm0
 	movups	32(%rsp), %xmm1
-	END_ALIGNED_FRAME 8
+	movq	48(%rsp), %r11
+	END_ALIGNED_FRAME 0
+	pushq	56(%r11)		/* R: the stub's + CP_STUB_R (asserted in sleds.c) */
+	.cfi_adjust_cfa_offset 8
+	.cfi_offset rip, -8
 	ret
 	.cfi_endproc
 	.size cp_sled_ret_common, . - cp_sled_ret_common

@@ -8,14 +8,16 @@
  * module lists their addresses in its allocated, relocated section
  * __patchable_function_entries.  Patching writes `jmp rel32` there, to the
  * sled's thunk in pages mapped within reach of the module (make_thunks):
- * the thunk calls the leaf fast path (cp_sled__enter_fast, hooks.c) or the
- * full one (cp_sled_entry, sleds-tramp.S), and jumps where it says: to the
- * body, or, for a call the runtime records, to the stub for (R, F), its
- * return address and body, which calls the body.  The body's return comes
- * back into the stub by a predicted ret, the stub's exit runs (the leaf
- * cp_sled__exit_fast, else cp_sled_ret_common), and the stub returns to R
- * with R pushed from its own data.  No return goes astray for want of a
- * balanced call: the sled jumps, everything else is call/ret pairs.
+ * the thunk jumps to the fast path (cp_sled__enter_fast, hooks.c) with the
+ * body in r11, which jumps to the full one (cp_sled_entry, sleds-tramp.S)
+ * when it cannot do the call itself; either jumps on: to the body, or, for
+ * a call the runtime records, to the stub for (R, F), its return address
+ * and body, which calls the body.  The body's return comes back into the
+ * stub by a predicted ret, the stub jumps to its exit (the fast
+ * cp_sled__exit_fast, else cp_sled_ret_common), which pushes R from the
+ * stub's data and returns to it.  No return goes astray for want of a
+ * balanced call: the sleds and the paths jump, the only call is the
+ * stub's of the body.
  *
  * Stubs are written through a second, writable mapping of the same memfd
  * (no syscall per stub, the executable alias is never writable); a fork
@@ -50,6 +52,8 @@
  */
 #define STUB_BYTES (32ull << 20)
 #define STUB_SIZE CP_STUB_SIZE
+/* sleds-tramp.S and the fast exit (hooks.c) push R from stub + 56. */
+_Static_assert(CP_STUB_R == 56 && CP_STUB_RET + 13 <= CP_STUB_F, "sleds: the stub's layout moved");
 #define TABLE_SLOTS (1u << 20) /* (R, F) -> stub, at most half full */
 /* Under an address-space limit the area and its table are halved, down to this. */
 #define STUB_BYTES_MIN (1ull << 20)
@@ -59,7 +63,6 @@ static uint64_t table_slots; /* TABLE_SLOTS, or as halved with the area */
 
 /* The trampolines (sleds-tramp.S). */
 extern char cp_sled_entry[] CP_HIDDEN;
-extern char cp_sled_entry_endbr[] CP_HIDDEN;
 extern char cp_sled_ret_common[] CP_HIDDEN;
 
 struct cp_stub_area cp_stubs;
@@ -130,16 +133,14 @@ static void unlock(const sigset_t *old)
 
 /* ---- the stub area ---- */
 
-/* The area's first stub-sized bytes: the pointers the stubs call through. */
+/* The area's first stub-sized bytes: the pointer the stubs jump through. */
 #define PAD_EXIT_FAST 0
-#define PAD_EXIT_FULL 8
 static void write_pad(uint8_t *p)
 {
-	uintptr_t fast = (uintptr_t)cp_sled__exit_fast, full = (uintptr_t)cp_sled_ret_common;
+	uintptr_t fast = (uintptr_t)cp_sled__exit_fast;
 
 	memset(p, 0xcc, STUB_SIZE);
 	memcpy(p + PAD_EXIT_FAST, &fast, 8);
-	memcpy(p + PAD_EXIT_FULL, &full, 8);
 }
 
 /*
@@ -264,15 +265,10 @@ uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
 	}
 	uint8_t *p = (uint8_t *)cp_stubs.rw + used;
 	uintptr_t x = cp_stubs.rx + used;
-	static const uint8_t ret_code[29] = {
-		0x50,			      /* push %rax */
-		0x48, 0x89, 0xe7,	      /* mov %rsp, %rdi: the slot */
-		0xff, 0x15, 0, 0, 0, 0,	      /* call *exit_fast(%rip) */
-		0x48, 0x85, 0xc0, 0x58,	      /* test %rax, %rax; pop %rax */
-		0x74, 0x06,		      /* jz +6 */
-		0xff, 0x15, 0, 0, 0, 0,	      /* call *ret_common(%rip): the full exit */
-		0xff, 0x35, 0, 0, 0, 0,	      /* pushq R(%rip) */
-		0xc3,			      /* ret: to R, which the return stack buffer holds */
+	/* The exit pushes R (stub + CP_STUB_R) and returns to it. */
+	static const uint8_t ret_code[13] = {
+		0x4c, 0x8d, 0x1d, 0, 0, 0, 0, /* lea stub(%rip), %r11 */
+		0xff, 0x25, 0, 0, 0, 0,	      /* jmp *exit_fast(%rip) */
 	};
 
 	memset(p, 0xcc, STUB_SIZE);
@@ -282,9 +278,8 @@ uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
 		put_rel(p + CP_STUB_GO + 2, x + CP_STUB_RET, x + CP_STUB_F);
 	}
 	memcpy(p + CP_STUB_RET, ret_code, sizeof(ret_code));
-	put_rel(p + CP_STUB_RET + 6, x + CP_STUB_RET + 10, cp_stubs.rx + PAD_EXIT_FAST);
-	put_rel(p + CP_STUB_RET + 18, x + CP_STUB_RET + 22, cp_stubs.rx + PAD_EXIT_FULL);
-	put_rel(p + CP_STUB_RET + 24, x + CP_STUB_RET + 28, x + CP_STUB_R);
+	put_rel(p + CP_STUB_RET + 3, x + CP_STUB_RET + 7, x);
+	put_rel(p + CP_STUB_RET + 9, x + CP_STUB_RET + 13, cp_stubs.rx + PAD_EXIT_FAST);
 	memcpy(p + CP_STUB_F, &f, 8);
 	memcpy(p + CP_STUB_R, &r, 8);
 	stub = x;
@@ -448,43 +443,28 @@ static int in_reach(uintptr_t from, uintptr_t to);
 
 /*
  * The module's thunks: pages within rel32 reach of its code [lo, hi), one
- * 48-byte thunk per sled (sled i's at THUNK_HEAD + 48 i).  A patched sled
+ * 16-byte thunk per sled (sled i's at THUNK_HEAD + 16 i).  A patched sled
  * is `jmp rel32` to its thunk: no return address is pushed for it, so the
  * return stack buffer stays balanced.  A thunk, with rsp = the slot:
- *	+0  push %rdi; push %rax
- *	+2  lea 16(%rsp), %rdi		the slot
- *	+7  call *head[fast](%rip)	cp_sled__enter_fast(_endbr): keeps all but rax
- *	+13 mov %rax, %r11; pop %rax; pop %rdi
- *	+18 test %r11, %r11; jz +31
- *	+23 lea 8(%rsp), %rsp		taken: R off the stack, the stub has it
- *	+28 jmp *%r11			the stub, which calls the body
- *	+31 call *head[full](%rip)	cp_sled_entry(_endbr): sets r11, pops R or not
- *	+37 jmp *%r11
- *	+40 F				the body, sled + 5 (fast: return address + 27;
- *					full: + 3)
- * The head holds the four pointers: the two fast paths, the two entries.
- * endbr[i] says which pair sled i takes.  Returns the thunks' base, or 0.
+ *	+0  lea body(%rip), %r11	the body, sled + 5 (r11 is free at an entry)
+ *	+7  jmp *head[fast](%rip)	cp_sled__enter_fast(_endbr), which jumps on
+ *					(the stub, the body or cp_sled_entry(_endbr))
+ * The head holds the two fast paths' addresses (the runtime may be out of
+ * rel32 reach); endbr[i] says which one sled i takes.  Returns the thunks'
+ * base, or 0.
  */
-#define THUNK_HEAD 32
-#define THUNK_SIZE 48
+#define THUNK_HEAD 16
+#define THUNK_SIZE 16
 static uintptr_t make_thunks(uintptr_t lo, uintptr_t hi, const uintptr_t *sleds, uint64_t n,
 			     const uint8_t *endbr, uint64_t *bytes)
 {
-	static const uint8_t code[40] = {
-		0x57, 0x50,			    /* push %rdi; push %rax */
-		0x48, 0x8d, 0x7c, 0x24, 0x10,	    /* lea 0x10(%rsp), %rdi */
-		0xff, 0x15, 0, 0, 0, 0,		    /* call *fast(%rip) */
-		0x49, 0x89, 0xc3, 0x58, 0x5f,	    /* mov %rax, %r11; pop %rax; pop %rdi */
-		0x4d, 0x85, 0xdb, 0x74, 0x08,	    /* test %r11, %r11; jz +8 */
-		0x48, 0x8d, 0x64, 0x24, 0x08,	    /* lea 0x8(%rsp), %rsp */
-		0x41, 0xff, 0xe3,		    /* jmp *%r11 */
-		0xff, 0x15, 0, 0, 0, 0,		    /* call *full(%rip) */
-		0x41, 0xff, 0xe3,		    /* jmp *%r11 */
+	static const uint8_t code[13] = {
+		0x4c, 0x8d, 0x1d, 0, 0, 0, 0, /* lea body(%rip), %r11 */
+		0xff, 0x25, 0, 0, 0, 0,	      /* jmp *fast(%rip) */
 	};
 	long pg = sysconf(_SC_PAGESIZE);
 	uint64_t size = (THUNK_HEAD + n * THUNK_SIZE + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
-	uintptr_t head[4] = { (uintptr_t)cp_sled__enter_fast, (uintptr_t)cp_sled__enter_fast_endbr,
-			      (uintptr_t)cp_sled_entry, (uintptr_t)cp_sled_entry_endbr };
+	uintptr_t head[2] = { (uintptr_t)cp_sled__enter_fast, (uintptr_t)cp_sled__enter_fast_endbr };
 	uint8_t *p = MAP_FAILED;
 	uintptr_t a = 0;
 
@@ -510,9 +490,8 @@ static uintptr_t make_thunks(uintptr_t lo, uintptr_t hi, const uintptr_t *sleds,
 		uintptr_t x = a + THUNK_HEAD + i * THUNK_SIZE, body = sleds[i] + 5;
 
 		memcpy(t, code, sizeof(code));
+		put_rel(t + 3, x + 7, body);
 		put_rel(t + 9, x + 13, a + 8 * endbr[i]);
-		put_rel(t + 33, x + 37, a + 8 * (2 + endbr[i]));
-		memcpy(t + 40, &body, 8);
 	}
 	if (mprotect(p, size, PROT_READ | PROT_EXEC)) {
 		munmap(p, size);

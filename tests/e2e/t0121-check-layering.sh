@@ -101,9 +101,43 @@ test_expect_success 'a sled fast path that makes a call is named, with the call'
 	$CC -O0 -shared -fPIC -o leaf/libcallprof.so leaf.c &&
 	test_must_fail env CALLPROF_BUILD=$PWD/leaf tree/tools/check-layering >out &&
 	cat out &&
-	grep "^not ok - libcallprof.so: the sled fast paths are leaves" out &&
+	grep "^not ok - libcallprof.so: the sled fast paths: no call, no vector register, no jump out but to the full paths" out &&
 	grep "^# .*libcallprof.so: cp_sled__enter_fast: call .*(a call: the registers it may change are not saved)$" out &&
 	! grep "cp_sled__exit_fast:" out &&
+	grep "^7 passed, 1 failed$" out
+'
+
+# The fast paths are jumped to and jump on: to the full paths and through
+# r11 (to a stub) they may, anywhere else they may not.
+test_expect_success 'a sled fast path that jumps elsewhere than the full paths is named' '
+	mkdir -p jump &&
+	cp good/callprof good/libcallprof.a jump/ &&
+	cat >jump.c <<-\EOF &&
+	void __cyg_profile_func_enter(void *f, void *s) {}
+	void __cyg_profile_func_exit(void *f, void *s) {}
+	void *callprof__get_api(void) { return 0; }
+	__attribute__((visibility("hidden"))) void cp_sled_entry(void) {}
+	__attribute__((visibility("hidden"))) void cp_sled_entry_endbr(void) {}
+	__attribute__((visibility("hidden"))) void cp_sled_ret_common(void) {}
+	__attribute__((visibility("hidden"))) void cp_other(void) {}
+	__asm__(".text\n"
+		".globl cp_sled__enter_fast, cp_sled__enter_fast_endbr, cp_sled__exit_fast\n"
+		".hidden cp_sled__enter_fast, cp_sled__enter_fast_endbr, cp_sled__exit_fast\n"
+		".type cp_sled__enter_fast, @function\n"
+		"cp_sled__enter_fast: test %r11, %r11\n jz 1f\n jmp *%r11\n1: jmp cp_sled_entry\n"
+		".size cp_sled__enter_fast, . - cp_sled__enter_fast\n"
+		".type cp_sled__enter_fast_endbr, @function\n"
+		"cp_sled__enter_fast_endbr: jmp cp_sled_entry_endbr\n"
+		".size cp_sled__enter_fast_endbr, . - cp_sled__enter_fast_endbr\n"
+		".type cp_sled__exit_fast, @function\n"
+		"cp_sled__exit_fast: test %r11, %r11\n jz 1f\n jmp cp_other\n1: jmp cp_sled_ret_common\n"
+		".size cp_sled__exit_fast, . - cp_sled__exit_fast\n");
+	EOF
+	$CC -O0 -shared -fPIC -o jump/libcallprof.so jump.c &&
+	test_must_fail env CALLPROF_BUILD=$PWD/jump tree/tools/check-layering >out &&
+	cat out &&
+	grep "^# .*libcallprof.so: cp_sled__exit_fast: jmp .*<cp_other> (a jump out, not to a full path)$" out &&
+	! grep "cp_sled__enter_fast" out &&
 	grep "^7 passed, 1 failed$" out
 '
 
