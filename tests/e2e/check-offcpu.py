@@ -27,8 +27,9 @@
       FIELD wait_ns or cpu_ns: how long another process had the CPU is
       the machine's load, which the split of the rest does not depend on
   check-offcpu.py whole FILE.json FUNCTION MIN
-      FUNCTION's nodes' total over their threads' (the roots'): at least
-      MIN, where FUNCTION is all that main does
+      FUNCTION's nodes' total over their threads' (the roots'), both
+      without the time preempted (the machine's load): at least MIN, where
+      FUNCTION is all that main does
 
 Prints what it measured; exits 1 with the offending node otherwise.
 """
@@ -92,12 +93,13 @@ def whole(doc, fn, lo):
         mine = [n for n in tree["nodes"] if n.get("function") is not None and
                 names[n["function"]] == fn]
         if mine:
-            threads += tree["nodes"][0]["total_ns"]
-            part += sum(n["total_ns"] for n in mine)
+            root = tree["nodes"][0]
+            threads += root["total_ns"] - root["inactive_ns"]
+            part += sum(n["total_ns"] - n["inactive_ns"] for n in mine)
     if threads <= 0:
         sys.exit(f"{fn}: not in any thread")
     r = part / threads
-    print(f"{fn}: total {part} of its threads' {threads} ns = {r:.3f}")
+    print(f"{fn}: total {part} of its threads' {threads} ns, not preempted, = {r:.3f}")
     if r < float(lo):
         sys.exit(f"{fn}: {r:.3f} of its threads' time, not at least {lo}")
 

@@ -26,15 +26,19 @@ test_expect_success 'a function that sleeps shows its time as wait, not cpu' '
 # ones the kernel dropped are recovered from the thread's clocks when the
 # drain finds the ring full, in napper; they had landed in the root at the
 # dump (napper held 27% of the thread's time, the rest was the root's).
+# The time outside napper is the start and the end, where a loaded machine
+# can block the loader or the runtime (reading a page, say): once, in a
+# make check that ran beside another, 8.5% of the time not preempted was
+# blocked in the root outside main, and napper's own was complete.
 test_expect_success 'a call that sleeps more often than the ring holds keeps all its off-CPU time' '
 	callprof record -o naps.cprof -- ./t-offcpu naps 2>/dev/null &&
 	callprof export -f json naps.cprof >naps.json &&
-	$CHECK whole naps.json napper 0.95 &&
+	$CHECK whole naps.json napper 0.85 &&
 	$CHECK share naps.json napper cpu_ns 0 0.25 &&
 	$CHECK sums naps.json &&
 	callprof record --time=clock -o napsc.cprof -- ./t-offcpu naps 2>/dev/null &&
 	callprof export -f json napsc.cprof >napsc.json &&
-	$CHECK whole napsc.json napper 0.95 &&
+	$CHECK whole napsc.json napper 0.85 &&
 	$CHECK share napsc.json napper cpu_ns 0 0.25 &&
 	$CHECK sums napsc.json &&
 	callprof export -f json --threads=each naps.cprof >each.json &&
