@@ -127,6 +127,15 @@ sanitized () {
 	return 1
 }
 
+# scale FULL SMALL: the size of a scale case, FULL, or SMALL in a sanitized
+# suite.  The plain suite holds the claim at its full size; a sanitized one
+# runs the same code (every growth step of the stacks and the tree, every
+# view) at a tenth of it, where a sanitizer's check costs ten times a
+# plain run (docs/internals/testing.md).
+scale () {
+	if test -n "$CP_SANITIZE"; then echo "$2"; else echo "$1"; fi
+}
+
 # One fresh scratch directory per script and compiler setting.
 : "${CP_TRASH_ROOT:=${TMPDIR:-/tmp}}"
 TRASH_DIRECTORY=$CP_TRASH_ROOT/trash.$TEST_NAME.$(basename "$CC")$OPT.$$
