@@ -11,7 +11,8 @@ DIR holds what bench/truth wrote for the program built one way:
   modes      the modes in table order; "perf" is the reference (the plain
              build), "perf2" its second run, "perfinst" perf of the
              instrumented build, "samerun" callprof's own profile of that
-             same run, "plain" the plain build's times
+             same run, "perfbare" perf of a sleds build not profiled,
+             "plain" the plain build's times
 Prints the mode table (distance to perf, slowdown) and the top-10 table of
 perf against callprof's default mode.  The distance of two share vectors is
 sum |a - b| / 2 over the functions of either, in percent.
@@ -85,6 +86,15 @@ def main():
     if inst is not None:
         print(f"   of the default's {distance(perf, cp):.1f}%: the instrumented program itself "
               f"{distance(perf, inst):.1f}% (perf of each build)")
+    bare = shares(os.path.join(d, "w.perfbare"))
+    perf2 = shares(os.path.join(d, "w.perf2"))
+    if bare is not None:
+        # What the build alone moved: no profile of it can come nearer to
+        # the plain build's picture than about this (perf's own noise aside).
+        print(f"   the sleds build itself, not profiled: {distance(perf, bare):.1f}% "
+              f"(perf of each build; perf against itself "
+              f"{distance(perf, perf2) if perf2 is not None else float('nan'):.1f}%); "
+              f"callprof against perf of that build: {distance(bare, cp):.1f}%")
     if inst is not None and same is not None:
         print(f"   perf and callprof sampling one run of the instrumented build: "
               f"{distance(inst, same):.1f}% apart (callprof's attribution)")
