@@ -868,6 +868,20 @@ _Static_assert(CP_SP_FLAGS == 7 && CP_SP_SLED == 4 && CP_SP_HOOKED == 1 && CP_GA
 	"	cmpl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"                                                \
 	"	jne " label "\n"
 
+/* The five registers the entry uses, saved and restored (the slot is then at 40(%rsp)). */
+#define SF_SAVE                                                                                    \
+	"	push %rdi\n	.cfi_adjust_cfa_offset 8\n"                                        \
+	"	push %rax\n	.cfi_adjust_cfa_offset 8\n"                                        \
+	"	push %rsi\n	.cfi_adjust_cfa_offset 8\n"                                        \
+	"	push %rdx\n	.cfi_adjust_cfa_offset 8\n"                                        \
+	"	push %rcx\n	.cfi_adjust_cfa_offset 8\n"
+#define SF_RESTORE                                                                                 \
+	"	pop %rcx\n	.cfi_adjust_cfa_offset -8\n"                                       \
+	"	pop %rdx\n	.cfi_adjust_cfa_offset -8\n"                                       \
+	"	pop %rsi\n	.cfi_adjust_cfa_offset -8\n"                                       \
+	"	pop %rax\n	.cfi_adjust_cfa_offset -8\n"                                       \
+	"	pop %rdi\n	.cfi_adjust_cfa_offset -8\n"
+
 /*
  * SF_ENTER name, back, full: one entry fast path (see above), jumped to by
  * the thunk with rsp = the slot and r11 = the body; five registers saved,
@@ -882,16 +896,7 @@ __asm__(".macro SF_ENTER name, back, full\n"
 	"	.p2align 4\n"
 	"\\name:\n"
 	"	.cfi_startproc\n" /* R on top: unwound, this is the function's caller */
-	"	push %rdi\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	push %rax\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	push %rsi\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	push %rdx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	push %rcx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
+	SF_SAVE
 	SF_THREAD("%rax", "8f")
 	"	mov " SF_S(SF_T_TOP) "(%rsi), %rdx\n" /* the top frame */
 	"	cmp " SF_S(SF_T_LIMIT) "(%rsi), %rdx\n"
@@ -967,31 +972,14 @@ __asm__(".macro SF_ENTER name, back, full\n"
 	"	mov %rdi, " SF_S(SF_T_TOP) "(%rsi)\n" /* published */
 	"	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
 	"	lea " SF_S(CP_STUB_GO) "(%rdx), %r11\n"
-	"	pop %rcx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rdx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rsi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rax\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rdi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
+	SF_RESTORE
 	"	lea 8(%rsp), %rsp\n" /* R off the stack: the stub has it */
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	jmp *%r11\n" /* the stub, which calls the body */
 	"	.cfi_adjust_cfa_offset 48\n"
 	"7:	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
-	"8:	pop %rcx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rdx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rsi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rax\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	pop %rdi\n"
-	"	.cfi_adjust_cfa_offset -8\n"
+	"8:\n"
+	SF_RESTORE
 	"	jmp \\full\n" /* r11 still the body */
 	"	.cfi_endproc\n"
 	"	.size \\name, . - \\name\n"
