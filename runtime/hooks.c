@@ -787,8 +787,10 @@ CP_HIDDEN __attribute__((noinline)) SLED_LEAF struct cp_node *cp_sled__find(stru
  * nothing, or to the stub's go):
  *   t = cp_self; none, busy, a full shadow stack, the gate not exactly
  *   live, or (cpu) switch or sample records waiting: full path.  A sled
- *   frame on top whose slot is at or below this one, or a stub in the
- *   slot: full path.  fn = the body - back.  Busy; the node among the
+ *   frame on top whose slot is at or below this one (a tail call's is
+ *   this one: its slot holds the caller's stub), or, with no sled frame
+ *   on top, any return address in the stub area: full path (which tells
+ *   a stub exactly).  fn = the body - back.  Busy; the node among the
  *   parent's last two children, else cp_sled__find (a leaf that keeps
  *   every register but rax); none, flags set or no stub yet: not busy,
  *   full path.  Else count the call, fill the frame above top (node, fn,
@@ -797,8 +799,10 @@ CP_HIDDEN __attribute__((noinline)) SLED_LEAF struct cp_node *cp_sled__find(stru
  * exit (rsp = the slot + 8, r11 = the stub; to the full path having
  * changed nothing, or to R):
  *   t; none, busy, the gate not live, or records waiting: full path.  The
- *   top frame not this slot's, seeded, or sharing the slot with the one
- *   below: full path.  Else busy, pop, not busy, push R (the stub's), ret.
+ *   top frame's sp not exactly this slot's | sled | hooked, the frame
+ *   seeded, or sharing the slot with the one below: full path.  Else pop
+ *   (one store, so busy is not needed: a signal finds the frame whole or
+ *   gone), push R (the stub's), ret.
  *
  * The offsets they use are asserted against the structures here.
  */
@@ -910,18 +914,9 @@ __asm__(".macro SF_ENTER name, back, full\n"
 	"	jz 1f\n"
 	"	and $-8, %rax\n"
 	"	add $16, %rax\n"
-	"	cmp %rdi, %rax\n" /* its slot at or below this one: slow */
+	"	cmp %rdi, %rax\n" /* its slot at or below this one (a tail call's: the same): slow */
 	"	jbe 8f\n"
-	"1:	mov (%rdi), %rdi\n" /* the return address, the site */
-	"	mov %rdi, %rax\n"
-	"	sub cp_stubs+" SF_S(SF_STUBS_RX) "(%rip), %rax\n"
-	"	cmp cp_stubs+" SF_S(SF_STUBS_USED) "(%rip), %rax\n"
-	"	jae 2f\n"
-	"	cmp $64, %rax\n"
-	"	jb 2f\n"
-	"	and $63, %eax\n"
-	"	cmp $" SF_S(CP_STUB_RET) ", %eax\n" /* a stub in the slot: slow */
-	"	je 8f\n"
+	"	mov (%rdi), %rdi\n" /* the return address, the site */
 	"2:	lea -\\back(%r11), %rax\n" /* fn */
 	"	movl $1, " SF_S(SF_T_BUSY) "(%rsi)\n"
 	"	mov " SF_S(SF_F_NODE) "(%rdx), %rdx\n" /* the parent */
@@ -977,6 +972,17 @@ __asm__(".macro SF_ENTER name, back, full\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	jmp *%r11\n" /* the stub, which calls the body */
 	"	.cfi_adjust_cfa_offset 48\n"
+	/*
+	 * No sled frame on top: a stub in the slot is a tail call (with a
+	 * sled frame on top, its slot is this one, taken above).  Any
+	 * return address in the stub area is a stub's: slow.
+	 */
+	"1:	mov (%rdi), %rdi\n"
+	"	mov %rdi, %rax\n"
+	"	sub cp_stubs+" SF_S(SF_STUBS_RX) "(%rip), %rax\n"
+	"	cmp cp_stubs+" SF_S(SF_STUBS_USED) "(%rip), %rax\n"
+	"	jae 2b\n"
+	"	jmp 8f\n"
 	"7:	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
 	"8:\n"
 	SF_RESTORE
@@ -1008,10 +1014,9 @@ __asm__("	.pushsection .text\n"
 	"	jz 8f\n"
 	SF_PENDING("%rsi", "%rcx", "8f")
 	"	lea -24(%rsp), %rdi\n" /* the frame's sp: the slot - 16 */
+	"	lea 5(%rdi), %rcx\n" /* | sled | hooked, nothing else */
 	"	mov " SF_S(SF_T_TOP) "(%rsi), %r8\n"
-	"	mov " SF_S(SF_F_SP) "(%r8), %rcx\n"
-	"	and $-8, %rcx\n"
-	"	cmp %rdi, %rcx\n"
+	"	cmp " SF_S(SF_F_SP) "(%r8), %rcx\n"
 	"	jne 8f\n"
 	"	mov " SF_S(SF_F_FN) "(%r8), %rcx\n"
 	"	shr $62, %rcx\n" /* seeded (or its neighbour bit) */
@@ -1020,10 +1025,8 @@ __asm__("	.pushsection .text\n"
 	"	and $-8, %rcx\n"
 	"	cmp %rdi, %rcx\n" /* the frame below shares the slot */
 	"	je 8f\n"
-	"	movl $1, " SF_S(SF_T_BUSY) "(%rsi)\n"
 	"	sub $" SF_S(SF_F_SIZE) ", %r8\n"
-	"	mov %r8, " SF_S(SF_T_TOP) "(%rsi)\n"
-	"	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
+	"	mov %r8, " SF_S(SF_T_TOP) "(%rsi)\n" /* popped: one store, no busy needed */
 	"	pushq " SF_S(CP_STUB_R) "(%r11)\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	.cfi_offset rip, -8\n"
