@@ -239,6 +239,24 @@ static void put_rel(uint8_t *p, uintptr_t end, uintptr_t to)
 	memcpy(p, &rel, 4);
 }
 
+/*
+ * The 13 bytes a thunk and a stub's return point both are, written at p
+ * (to run at x): `lea to(%rip), %r11; jmp *through(%rip)`, r11 telling the
+ * path jumped to which thunk's body or which stub it came from.
+ */
+#define LEA_JMP_SIZE 13
+static void put_lea_jmp(uint8_t *p, uintptr_t x, uintptr_t to, uintptr_t through)
+{
+	static const uint8_t code[LEA_JMP_SIZE] = {
+		0x4c, 0x8d, 0x1d, 0, 0, 0, 0, /* lea to(%rip), %r11 */
+		0xff, 0x25, 0, 0, 0, 0,	      /* jmp *through(%rip) */
+	};
+
+	memcpy(p, code, sizeof(code));
+	put_rel(p + 3, x + 7, to);
+	put_rel(p + 9, x + 13, through);
+}
+
 uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
 {
 	uintptr_t stub = 0;
@@ -265,21 +283,14 @@ uintptr_t cp_stubs__get(uintptr_t r, uintptr_t f)
 	}
 	uint8_t *p = (uint8_t *)cp_stubs.rw + used;
 	uintptr_t x = cp_stubs.rx + used;
-	/* The exit pushes R (stub + CP_STUB_R) and returns to it. */
-	static const uint8_t ret_code[13] = {
-		0x4c, 0x8d, 0x1d, 0, 0, 0, 0, /* lea stub(%rip), %r11 */
-		0xff, 0x25, 0, 0, 0, 0,	      /* jmp *exit_fast(%rip) */
-	};
-
 	memset(p, 0xcc, STUB_SIZE);
 	if (f) {
 		p[CP_STUB_GO] = 0xff; /* call *F(%rip) */
 		p[CP_STUB_GO + 1] = 0x15;
 		put_rel(p + CP_STUB_GO + 2, x + CP_STUB_RET, x + CP_STUB_F);
 	}
-	memcpy(p + CP_STUB_RET, ret_code, sizeof(ret_code));
-	put_rel(p + CP_STUB_RET + 3, x + CP_STUB_RET + 7, x);
-	put_rel(p + CP_STUB_RET + 9, x + CP_STUB_RET + 13, cp_stubs.rx + PAD_EXIT_FAST);
+	/* The exit (r11 = the stub) pushes R (stub + CP_STUB_R) and returns to it. */
+	put_lea_jmp(p + CP_STUB_RET, x + CP_STUB_RET, x, cp_stubs.rx + PAD_EXIT_FAST);
 	memcpy(p + CP_STUB_F, &f, 8);
 	memcpy(p + CP_STUB_R, &r, 8);
 	stub = x;
@@ -455,13 +466,10 @@ static int in_reach(uintptr_t from, uintptr_t to);
  */
 #define THUNK_HEAD 16
 #define THUNK_SIZE 16
+_Static_assert(LEA_JMP_SIZE <= THUNK_SIZE, "sleds: a thunk holds its lea and jmp");
 static uintptr_t make_thunks(uintptr_t lo, uintptr_t hi, const uintptr_t *sleds, uint64_t n,
 			     const uint8_t *endbr, uint64_t *bytes)
 {
-	static const uint8_t code[13] = {
-		0x4c, 0x8d, 0x1d, 0, 0, 0, 0, /* lea body(%rip), %r11 */
-		0xff, 0x25, 0, 0, 0, 0,	      /* jmp *fast(%rip) */
-	};
 	long pg = sysconf(_SC_PAGESIZE);
 	uint64_t size = (THUNK_HEAD + n * THUNK_SIZE + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
 	uintptr_t head[2] = { (uintptr_t)cp_sled__enter_fast, (uintptr_t)cp_sled__enter_fast_endbr };
@@ -486,12 +494,9 @@ static uintptr_t make_thunks(uintptr_t lo, uintptr_t hi, const uintptr_t *sleds,
 	memset(p, 0xcc, size);
 	memcpy(p, head, sizeof(head));
 	for (uint64_t i = 0; i < n; i++) {
-		uint8_t *t = p + THUNK_HEAD + i * THUNK_SIZE;
-		uintptr_t x = a + THUNK_HEAD + i * THUNK_SIZE, body = sleds[i] + 5;
+		uint64_t off = THUNK_HEAD + i * THUNK_SIZE;
 
-		memcpy(t, code, sizeof(code));
-		put_rel(t + 3, x + 7, body);
-		put_rel(t + 9, x + 13, a + 8 * endbr[i]);
+		put_lea_jmp(p + off, a + off, sleds[i] + 5, a + 8 * endbr[i]);
 	}
 	if (mprotect(p, size, PROT_READ | PROT_EXEC)) {
 		munmap(p, size);
