@@ -4014,8 +4014,13 @@ static int end_sleds(struct attach *a, const char *comm)
 		err = let_run_and_regrab(a, 2);
 		if (err)
 			return err > 0 ? 1 : -1;
-		test_kill("end-runout");
+		test_kill("end-runout"); /* after a round that let threads run */
 	}
+	/*
+	 * And once the threads are out (usually at once: no round), before
+	 * any slot is given back: the point is reached on every attach.
+	 */
+	test_kill("end-runout");
 	held_for("end: run out", &w);
 	if (getenv("CALLPROF_ATTACH_TIMES"))
 		fprintf(stderr, "callprof: attach time: run-out rounds %d\n", tries);
