@@ -6,7 +6,9 @@
 DIR holds what bench/truth wrote for the program built one way:
   w.MODE     "WEIGHT<TAB>FUNCTION" lines: self weight per function (perf:
              samples; callprof: nanoseconds of self CPU time), any unit;
-             "perf" pools two runs of perf, "perf2" is a third
+             "perf" pools two runs of perf, "perf2" is a third;
+  w.MODE.I   the same for run I of perf2 and default (I = 1..RUNS): the
+             mode table gives the median distance over them
   t.MODE     wall times of the runs in nanoseconds, one a line
   modes      the modes in table order; "perf" is the reference (the plain
              build), "perf2" its second run, "perfinst" perf of the
@@ -55,6 +57,18 @@ def median_time(path):
     return statistics.median(t) if t else None
 
 
+def runs_of(d, m):
+    """The shares of each numbered run of mode m (w.m.1, w.m.2, ...)."""
+    out, i = [], 1
+    while True:
+        s = shares(os.path.join(d, f"w.{m}.{i}"))
+        if s is None and not os.path.exists(os.path.join(d, f"w.{m}.{i}")):
+            return out
+        if s is not None:
+            out.append(s)
+        i += 1
+
+
 def main():
     d, title = sys.argv[1], sys.argv[2]
     with open(os.path.join(d, "modes")) as f:
@@ -68,23 +82,34 @@ def main():
     n2 = total(os.path.join(d, "w.perf2")) if os.path.exists(os.path.join(d, "w.perf2")) else 0
     print(f"   plain build: {plain / 1e6:.0f} ms (median); perf samples: "
           f"{total(os.path.join(d, 'w.perf'))} (two runs, the reference) and {n2} (a third)")
-    print(f"   {'mode':<42} {'distance':>9} {'slowdown':>9}  top function")
+    print(f"   {'mode':<56} {'distance':>9} {'slowdown':>9}  top function")
+    per_run = {m: [distance(perf, s) for s in runs_of(d, m)] for m in ("perf2", "default")}
     for m, label in modes:
         s = shares(os.path.join(d, "w." + m))
         dist = f"{distance(perf, s):8.1f}%" if s is not None and m != "perf" else "-"
+        if per_run.get(m):
+            dist = f"{statistics.median(per_run[m]):8.1f}%"
+            label = f"{label} [median of {len(per_run[m])}]"
         if m == "perf":
             dist = "0 (ref)"
         t = median_time(os.path.join(d, "t." + m))
         slow = f"{t / plain:8.2f}x" if t is not None and plain else "-"
         top = max(s, key=s.get) if s else "-"
-        print(f"   {label:<42} {dist:>9} {slow:>9}  {top}")
+        print(f"   {label:<56} {dist:>9} {slow:>9}  {top}")
     cp = shares(os.path.join(d, "w.default"))
     if cp is None:
         return
+    pr, dr = per_run["perf2"], per_run["default"]
+    if pr and dr:
+        # Each a run against the same pool: the ratio of the medians is the
+        # "within twice perf's own run-to-run distance" figure.
+        print(f"   each run against the reference: perf {', '.join(f'{x:.1f}' for x in pr)}%; "
+              f"callprof {', '.join(f'{x:.1f}' for x in dr)}%; median over median "
+              f"{statistics.median(dr) / max(statistics.median(pr), 1e-9):.2f}x")
     inst = shares(os.path.join(d, "w.perfinst"))
     same = shares(os.path.join(d, "w.samerun"))
     if inst is not None:
-        print(f"   of the default's {distance(perf, cp):.1f}%: the instrumented program itself "
+        print(f"   of the default's {statistics.median(dr) if dr else distance(perf, cp):.1f}%: the instrumented program itself "
               f"{distance(perf, inst):.1f}% (perf of each build)")
     bare = shares(os.path.join(d, "w.perfbare"))
     perf2 = shares(os.path.join(d, "w.perf2"))
@@ -93,7 +118,7 @@ def main():
         # the plain build's picture than about this (perf's own noise aside).
         print(f"   the sleds build itself, not profiled: {distance(perf, bare):.1f}% "
               f"(perf of each build; perf against itself "
-              f"{distance(perf, perf2) if perf2 is not None else float('nan'):.1f}%); "
+              f"{statistics.median(pr) if pr else distance(perf, perf2) if perf2 is not None else float('nan'):.1f}%); "
               f"callprof against perf of that build: {distance(bare, cp):.1f}%")
     if inst is not None and same is not None:
         print(f"   perf and callprof sampling one run of the instrumented build: "
