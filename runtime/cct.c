@@ -98,6 +98,7 @@ static int grow_htab(struct cp_cct *c)
 	for (uint64_t i = 0; i <= old->mask; i++)
 		if (old->s[i])
 			htab_put(h, old->s[i]);
+	memcpy(h->memo, old->memo, sizeof(h->memo));
 	CP_CCT_POINT(c, CP_PT_HTAB_FILLED);
 	c->htab = h;
 	CP_CCT_POINT(c, CP_PT_HTAB_SWAPPED);
@@ -122,13 +123,18 @@ static inline void remember(struct cp_node *from, struct cp_node *n)
 
 struct cp_node *cp_cct__child(struct cp_cct *c, struct cp_node *from, uintptr_t fn, uintptr_t site)
 {
-	struct cp_node *parent = from->canon, *node = NULL, *n;
+	struct cp_node *parent = from->canon, *node = NULL, *n, **memo;
 	struct cp_htab *h;
 	uint64_t i;
 
 	if (unlikely(from == &c->lost))
 		return &c->lost;
 	h = c->htab;
+	memo = cp_cct__memo(h, parent, fn, site);
+	if (cp_cct__is_record(c, (n = *memo), parent, fn, site)) {
+		remember(from, n);
+		return n;
+	}
 	for (i = hash(parent, fn) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask) {
 		if (n->fn == fn && n->parent == parent && !cp_node__is_site(n)) {
 			node = n;
@@ -137,12 +143,14 @@ struct cp_node *cp_cct__child(struct cp_cct *c, struct cp_node *from, uintptr_t 
 	}
 	if (node) {
 		if (node->site == site || c->nosites) {
+			*memo = node;
 			remember(from, node);
 			return node;
 		}
 		for (i = hash_site(parent, fn, site) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask) {
 			if (n->fn == fn && n->site == site && n->parent == parent &&
 			    cp_node__is_site(n)) {
+				*memo = n;
 				remember(from, n);
 				return n;
 			}
@@ -182,6 +190,7 @@ struct cp_node *cp_cct__child(struct cp_cct *c, struct cp_node *from, uintptr_t 
 	h->count++;
 	remember(from, n);
 	CP_CCT_POINT(c, CP_PT_NODE_FILED);
+	*memo = n;
 	if (h->count * 2 > h->mask + 1 && grow_htab(c)) {
 		/* The table stays valid at this load; just stop adding nodes. */
 		stop(c);
@@ -319,6 +328,7 @@ void cp_cct__clear(struct cp_cct *c)
 	c->free = c->chunks->n;
 	c->free_end = c->chunks->n + c->chunks->cap;
 	memset(c->htab->s, 0, (c->htab->mask + 1) * sizeof(c->htab->s[0]));
+	memset(c->htab->memo, 0, sizeof(c->htab->memo)); /* hints into nodes handed out again */
 	c->htab->count = 0;
 	clear_roots(c);
 	c->stopped = 0;

@@ -332,6 +332,89 @@ TEST(cct_new_node_flags_come_from_the_user)
 	free_tree(c);
 }
 
+/* Every memo entry of c's table set to n (NULL: emptied). */
+static void memo_fill(struct cp_cct *c, struct cp_node *n)
+{
+	for (size_t i = 0; i < sizeof(c->htab->memo) / sizeof(c->htab->memo[0]); i++)
+		c->htab->memo[i] = n;
+}
+
+/*
+ * The memo is a hint: whatever its entries hold (another call's record,
+ * another function's from the same site as an indirect call makes, a site
+ * record where the node is meant, a node of a tree cleared since), a
+ * lookup returns the record the table gives, through cp_cct__child and
+ * cp_cct__find (the sleds' fast path) alike; a lookup that found its
+ * record leaves it in the memo.
+ */
+TEST(cct_memo_is_only_a_hint)
+{
+	struct cp_cct *c = new_tree(16, 16, 0);
+	struct cp_node *k[6], *n1, *n2, *s2, *kid;
+	struct cp_node **m;
+
+	/* an indirect call: two functions from one site, and one more from a second site */
+	n1 = cp_cct__child(c, &c->root, FN(1), SITE(1));
+	n2 = cp_cct__child(c, &c->root, FN(2), SITE(1));
+	s2 = cp_cct__child(c, &c->root, FN(1), SITE(2));
+	CHECK(cp_node__is_site(s2) && s2->canon == n1);
+	for (int i = 0; i < 6; i++) /* more callees than the two the root remembers */
+		k[i] = cp_cct__child(c, &c->root, FN(10 + i), SITE(10 + i));
+	m = cp_cct__memo(c->htab, &c->root, FN(1), SITE(2));
+	CHECK(*m == s2);
+	for (int round = 0; round < 5; round++) {
+		/* round 0: as left; then every entry another record, or none */
+		struct cp_node *forged[] = { NULL, n1, n2, s2, k[3] };
+
+		if (round)
+			memo_fill(c, forged[round]);
+		for (int i = 0; i < 6; i++) {
+			CHECK(cp_cct__child(c, &c->root, FN(10 + i), SITE(10 + i)) == k[i]);
+			CHECK(cp_cct__find(c, &c->root, FN(10 + (i + 3) % 6), SITE(10 + (i + 3) % 6)) ==
+			      k[(i + 3) % 6]);
+		}
+		if (round)
+			memo_fill(c, forged[round]);
+		CHECK(cp_cct__child(c, &c->root, FN(2), SITE(1)) == n2);
+		CHECK(cp_cct__child(c, &c->root, FN(1), SITE(1)) == n1);
+		CHECK(cp_cct__find(c, &c->root, FN(2), SITE(1)) == n2);
+		CHECK(cp_cct__child(c, &c->root, FN(1), SITE(2)) == s2);
+		CHECK(cp_cct__find(c, &c->root, FN(1), SITE(1)) == n1);
+		CHECK(cp_cct__find(c, &c->root, FN(1), SITE(2)) == s2);
+		/* below a site record: the lookup is its node's */
+		CHECK(cp_cct__find(c, s2, FN(3), SITE(3)) == NULL);
+	}
+	/* the same function and site below another parent: another record */
+	kid = cp_cct__child(c, n1, FN(10), SITE(10));
+	CHECK(kid != k[0] && kid->parent == n1);
+	memo_fill(c, k[0]);
+	CHECK(cp_cct__child(c, n1, FN(10), SITE(10)) == kid);
+	CHECK(cp_cct__find(c, s2, FN(10), SITE(10)) == kid);
+	memo_fill(c, kid);
+	CHECK(cp_cct__find(c, &c->root, FN(10), SITE(10)) == k[0]);
+	CHECK_EQ(c->nnodes, 11); /* nothing made twice */
+	check_tree(c);
+	/* cleared, the memo is empty: no hint into a node handed out again */
+	cp_cct__clear(c);
+	for (size_t i = 0; i < sizeof(c->htab->memo) / sizeof(c->htab->memo[0]); i++)
+		CHECK(c->htab->memo[i] == NULL);
+	n2 = cp_cct__child(c, &c->root, FN(2), SITE(1));
+	CHECK(n2->id == 1 && n2->fn == FN(2));
+	CHECK(cp_cct__find(c, &c->root, FN(1), SITE(1)) == NULL);
+	check_tree(c);
+	free_tree(c);
+	/* without sites: the node whatever the site, from the memo too */
+	c = new_tree(16, 16, 1);
+	n1 = cp_cct__child(c, &c->root, FN(1), SITE(1));
+	memo_fill(c, n1);
+	CHECK(cp_cct__child(c, &c->root, FN(1), SITE(7)) == n1);
+	CHECK(cp_cct__find(c, &c->root, FN(1), SITE(8)) == n1);
+	CHECK(cp_cct__child(c, &c->root, FN(2), SITE(7)) != n1);
+	CHECK_EQ(c->nnodes, 3);
+	check_tree(c);
+	free_tree(c);
+}
+
 /*
  * Many keys in a table that starts at 4 slots: probing runs through
  * collisions (keys chosen to share the first slot) and the table doubles
