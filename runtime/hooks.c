@@ -787,21 +787,27 @@ CP_HIDDEN __attribute__((noinline)) SLED_LEAF struct cp_node *cp_sled__find(stru
  * nothing, or to the stub's go):
  *   t = cp_self; none, busy, a full shadow stack, the gate not exactly
  *   live, or (cpu) switch or sample records waiting: full path.  A sled
- *   frame on top whose slot is at or below this one (a tail call's is
- *   this one: its slot holds the caller's stub), or, with no sled frame
- *   on top, any return address in the stub area: full path (which tells
- *   a stub exactly).  fn = the body - back.  Busy; the node among the
- *   parent's last two children, else cp_sled__find (a leaf that keeps
- *   every register but rax); none, flags set or no stub yet: not busy,
- *   full path.  Else count the call, fill the frame above top (node, fn,
- *   start 0, sp = (slot - 16) | sled | hooked), publish it, not busy, R off
- *   the stack, to the node's stub + CP_STUB_GO.
+ *   frame on top whose slot is below this one, or, with no sled frame on
+ *   top, any return address in the stub area: full path (which tells a
+ *   stub exactly).  A sled frame on top on this very slot is a tail call
+ *   when that frame is hooked there (sp exactly (slot - 16) | 5) and the
+ *   slot holds a stub's return point; the site is then the stub's R; else
+ *   full path.  fn = the body - back.  Busy; the node among the parent's
+ *   last two children, else cp_sled__find (a leaf that keeps every
+ *   register but rax); none or flags set: not busy, full path.  Count the
+ *   call, fill the frame above top (node, fn, start 0, sp = (slot - 16) |
+ *   sled | hooked), publish it, not busy; a tail call then jumps to the
+ *   body (the slot keeps the caller's stub, whose return closes both);
+ *   any other call needs the node's stub (none yet: full path), takes R
+ *   off the stack and goes to the stub + CP_STUB_GO.
  * exit (rsp = the slot + 8, r11 = the stub; to the full path having
  * changed nothing, or to R):
  *   t; none, busy, the gate not live, or records waiting: full path.  The
- *   top frame's sp not exactly this slot's | sled | hooked, the frame
- *   seeded, or sharing the slot with the one below: full path.  Else pop
- *   (one store, so busy is not needed: a signal finds the frame whole or
+ *   top frame's sp not exactly this slot's | sled | hooked: full path.
+ *   The frame seeded: full path; the frame below on this slot exactly so
+ *   (the caller of a tail call) returns too, and the same checks apply to
+ *   it; one on the slot with other flags: full path.  Pop them all (one
+ *   store, so busy is not needed: a signal finds the frames whole or
  *   gone), push R (the stub's), ret.
  *
  * The offsets they use are asserted against the structures here.
@@ -914,8 +920,8 @@ __asm__(".macro SF_ENTER name, back, full\n"
 	"	jz 1f\n"
 	"	and $-8, %rax\n"
 	"	add $16, %rax\n"
-	"	cmp %rdi, %rax\n" /* its slot at or below this one (a tail call's: the same): slow */
-	"	jbe 8f\n"
+	"	cmp %rdi, %rax\n" /* its slot below this one: slow; the same: a tail call? */
+	"	jbe 6f\n"
 	"	mov (%rdi), %rdi\n" /* the return address, the site */
 	"2:	lea -\\back(%r11), %rax\n" /* fn */
 	"	movl $1, " SF_S(SF_T_BUSY) "(%rsi)\n"
@@ -952,11 +958,15 @@ __asm__(".macro SF_ENTER name, back, full\n"
 	"	jz 7f\n"
 	"4:	cmpl $0, " SF_S(SF_N_FLAGS) "(%rcx)\n"
 	"	jne 7f\n"
+	"	mov " SF_S(SF_T_TOP) "(%rsi), %rdi\n"
+	"	lea 40-16(%rsp), %rdx\n"
+	"	or $5, %rdx\n" /* this call's frame sp: slot - 16 | sled | hooked */
+	"	cmp " SF_S(SF_F_SP) "(%rdi), %rdx\n" /* the top's too: a tail call (checked at 6) */
+	"	je 9f\n"
 	"	mov " SF_S(SF_N_STUB) "(%rcx), %rdx\n"
 	"	test %rdx, %rdx\n"
 	"	jz 7f\n"
 	"	addq $1, " SF_S(SF_N_CALLS) "(%rcx)\n"
-	"	mov " SF_S(SF_T_TOP) "(%rsi), %rdi\n"
 	"	add $" SF_S(SF_F_SIZE) ", %rdi\n" /* the frame above top */
 	"	mov %rcx, " SF_S(SF_F_NODE) "(%rdi)\n"
 	"	mov %rax, " SF_S(SF_F_FN) "(%rdi)\n"
@@ -972,6 +982,45 @@ __asm__(".macro SF_ENTER name, back, full\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	jmp *%r11\n" /* the stub, which calls the body */
 	"	.cfi_adjust_cfa_offset 48\n"
+	/*
+	 * A tail call from a sledded function: its frame shares the slot,
+	 * which keeps the caller's stub (its return closes both), and the
+	 * body runs with the stack as the sled found it (rdx: the frame sp).
+	 */
+	"9:	addq $1, " SF_S(SF_N_CALLS) "(%rcx)\n"
+	"	add $" SF_S(SF_F_SIZE) ", %rdi\n"
+	"	mov %rcx, " SF_S(SF_F_NODE) "(%rdi)\n"
+	"	mov %rax, " SF_S(SF_F_FN) "(%rdi)\n"
+	"	mov %rdx, " SF_S(SF_F_SP) "(%rdi)\n"
+	"	movq $0, " SF_S(SF_F_START) "(%rdi)\n"
+	"	mov %rdi, " SF_S(SF_T_TOP) "(%rsi)\n" /* published */
+	"	movl $0, " SF_S(SF_T_BUSY) "(%rsi)\n"
+	SF_RESTORE
+	"	jmp *%r11\n" /* the body */
+	"	.cfi_adjust_cfa_offset 40\n"
+	/*
+	 * The top frame's slot is this one: a tail call when that frame is
+	 * hooked there, nothing else, and the slot holds a stub's return
+	 * point (cp_stubs__is); the call's site is the stub's R.  Else the
+	 * full path (the top's call returned unseen, or was given back).
+	 */
+	"6:	jne 8f\n"
+	"	lea -16(%rdi), %rcx\n"
+	"	or $5, %rcx\n"
+	"	cmp " SF_S(SF_F_SP) "(%rdx), %rcx\n"
+	"	jne 8f\n"
+	"	mov (%rdi), %rdi\n"
+	"	mov %rdi, %rax\n"
+	"	sub cp_stubs+" SF_S(SF_STUBS_RX) "(%rip), %rax\n"
+	"	cmp cp_stubs+" SF_S(SF_STUBS_USED) "(%rip), %rax\n"
+	"	jae 8f\n"
+	"	cmp $" SF_S(CP_STUB_SIZE) ", %rax\n"
+	"	jb 8f\n"
+	"	and $" SF_S(CP_STUB_SIZE) "-1, %eax\n"
+	"	cmp $" SF_S(CP_STUB_RET) ", %eax\n"
+	"	jne 8f\n"
+	"	mov " SF_S(CP_STUB_R) "-" SF_S(CP_STUB_RET) "(%rdi), %rdi\n" /* R, the site */
+	"	jmp 2b\n"
 	/*
 	 * No sled frame on top: a stub in the slot is a tail call (with a
 	 * sled frame on top, its slot is this one, taken above).  Any
@@ -1018,14 +1067,16 @@ __asm__("	.pushsection .text\n"
 	"	mov " SF_S(SF_T_TOP) "(%rsi), %r8\n"
 	"	cmp " SF_S(SF_F_SP) "(%r8), %rcx\n"
 	"	jne 8f\n"
-	"	mov " SF_S(SF_F_FN) "(%r8), %rcx\n"
-	"	shr $62, %rcx\n" /* seeded (or its neighbour bit) */
+	"1:	mov " SF_S(SF_F_FN) "(%r8), %r9\n"
+	"	shr $62, %r9\n" /* seeded (or its neighbour bit) */
 	"	jnz 8f\n"
-	"	mov " SF_S(SF_F_SP) "-" SF_S(SF_F_SIZE) "(%r8), %rcx\n"
-	"	and $-8, %rcx\n"
-	"	cmp %rdi, %rcx\n" /* the frame below shares the slot */
-	"	je 8f\n"
 	"	sub $" SF_S(SF_F_SIZE) ", %r8\n"
+	"	mov " SF_S(SF_F_SP) "(%r8), %r9\n"
+	"	cmp %r9, %rcx\n" /* the frame below hooked on this slot: the caller of a tail */
+	"	je 1b\n" /* call, which returns with it */
+	"	and $-8, %r9\n"
+	"	cmp %rdi, %r9\n" /* on the slot with other flags */
+	"	je 8f\n"
 	"	mov %r8, " SF_S(SF_T_TOP) "(%rsi)\n" /* popped: one store, no busy needed */
 	"	pushq " SF_S(CP_STUB_R) "(%r11)\n"
 	"	.cfi_adjust_cfa_offset 8\n"

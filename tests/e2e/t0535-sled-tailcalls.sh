@@ -72,6 +72,23 @@ do
 		grep -x "big_stack_thread;deep;deep;deep;deep 1" folded &&
 		grep -x "big_stack_thread;is_even;is_odd;is_even;is_odd 1" folded
 	'
+
+	# The fast paths (the default mode, and counting) push a tail call's
+	# frame and pop a tail chain at its one return themselves; timing
+	# (--time=clock) always takes the full paths.  The trees must agree.
+	test_expect_success "$kind: tail calls through the fast paths give the full paths' tree" '
+		for t in cpu none clock
+		do
+			callprof record --time=$t -o tail-$t.cprof -- ./t-sled-tail.$kind 40 3000 \
+				>tail-$t.out 2>tail-$t.err &&
+			callprof export -f folded -m calls tail-$t.cprof | LC_ALL=C sort >tail-$t.folded ||
+			return 1
+		done &&
+		test_cmp tail-clock.out tail-cpu.out &&
+		test_cmp tail-clock.folded tail-cpu.folded &&
+		test_cmp tail-clock.folded tail-none.folded &&
+		grep -x "main;chain;tail_a;tail_b;leaf_c 40" tail-cpu.folded
+	'
 done
 
 test_done
