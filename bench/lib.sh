@@ -38,7 +38,7 @@ done
 unset _v
 
 BENCH_WORKLOADS="fib mixed mixed4 bzip2"
-BENCH_CONFIGS="plain empty clock clockord callprof timing nooffcpu hybrid budget tscfast counting coverage sleds sledsrec clangsleds aihooks gprof uftrace callgrind perf"
+BENCH_CONFIGS="plain empty clock clockord callprof timing nooffcpu hybrid budget tscfast counting coverage sleds sledsrec clangplain clangsleds aihooks gprof uftrace callgrind perf"
 
 # What `callprof cc --sleds` adds (cli/cmd-cc.c): the entry NOPs the
 # runtime patches into calls when the program is profiled.
@@ -81,6 +81,7 @@ bench_label()
 	coverage) echo "callprof record --mode=coverage" ;;
 	sleds) echo "sleds build, not profiled" ;;
 	sledsrec) echo "sleds build, callprof record" ;;
+	clangplain) echo "clang plain -O2 (the clang rows' reference)" ;;
 	clangsleds) echo "clang sleds build, callprof record" ;;
 	aihooks) echo "clang after-inlining hooks, callprof record" ;;
 	gprof) echo "gprof (-pg build)" ;;
@@ -153,6 +154,9 @@ bench_available()
 	sleds|sledsrec)
 		test -x "$BB/fib-sleds" && return 0
 		why="$CC cannot build with $SLEDS_FLAGS (gcc 8 and clang 10 can)" ;;
+	clangplain)
+		test -x "$BB/fib-clangplain" && return 0
+		why="no clang" ;;
 	clangsleds)
 		test -x "$BB/fib-clangsleds" && return 0
 		why="no clang that builds with $SLEDS_FLAGS (clang 10 can)" ;;
@@ -196,6 +200,7 @@ bench_variant()
 	gprof) echo pg ;;
 	perf) echo fp ;;
 	sleds|sledsrec) echo sleds ;;
+	clangplain) echo clangplain ;;
 	clangsleds) echo clangsleds ;;
 	aihooks) echo ai ;;
 	*) echo inst ;;
@@ -278,7 +283,7 @@ bench_argv()
 
 	workload_cmd "$2" "$(bench_variant "$c")" "$3" "$dir.scratch" || return 1
 	case "$c" in
-	plain|sleds) argv=("${wcmd[@]}") ;;
+	plain|sleds|clangplain) argv=("${wcmd[@]}") ;;
 	sledsrec|clangsleds|aihooks)
 		argv=("$B/callprof" record -o "$dir/profile.cprof" -- "${wcmd[@]}") ;;
 	empty) argv=(env "LD_PRELOAD=$BB/hooks-empty.so" "${wcmd[@]}") ;;
