@@ -112,50 +112,34 @@ static void stop(struct cp_cct *c)
 	cp_cct_env__out_of_memory(c);
 }
 
-/* Make n the child "from" found last (keeping the one before as cache2). */
-static inline void remember(struct cp_node *from, struct cp_node *n)
-{
-	if (from->cache != n) {
-		from->cache2 = from->cache;
-		from->cache = n;
-	}
-}
-
 struct cp_node *cp_cct__child(struct cp_cct *c, struct cp_node *from, uintptr_t fn, uintptr_t site)
 {
-	struct cp_node *parent = from->canon, *node = NULL, *n, **memo;
+	struct cp_node *parent, *node = NULL, *n, **memo;
 	struct cp_htab *h;
 	uint64_t i;
 
 	if (unlikely(from == &c->lost))
 		return &c->lost;
-	h = c->htab;
-	memo = cp_cct__memo(h, parent, fn, site);
-	if (cp_cct__is_record(c, (n = *memo), parent, fn, site)) {
-		remember(from, n);
+	n = cp_cct__find(c, from, fn, site);
+	if (likely(n != NULL))
 		return n;
-	}
+	/*
+	 * None yet (rare: once per call path).  Probe again for where to file
+	 * it: the node's chain, or, when the node (parent, fn) is there from
+	 * another site, the site record's chain (its canon is that node).
+	 */
+	parent = from->canon;
+	h = c->htab;
 	for (i = hash(parent, fn) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask) {
 		if (n->fn == fn && n->parent == parent && !cp_node__is_site(n)) {
 			node = n;
 			break;
 		}
 	}
-	if (node) {
-		if (node->site == site || c->nosites) {
-			*memo = node;
-			remember(from, node);
-			return node;
-		}
-		for (i = hash_site(parent, fn, site) & h->mask; (n = h->s[i]); i = (i + 1) & h->mask) {
-			if (n->fn == fn && n->site == site && n->parent == parent &&
-			    cp_node__is_site(n)) {
-				*memo = n;
-				remember(from, n);
-				return n;
-			}
-		}
-	}
+	if (node)
+		for (i = hash_site(parent, fn, site) & h->mask; h->s[i]; i = (i + 1) & h->mask)
+			;
+	memo = cp_cct__memo(h, parent, fn, site);
 	if (unlikely(c->stopped))
 		return &c->lost;
 	if (unlikely(c->free == c->free_end)) {
@@ -188,7 +172,7 @@ struct cp_node *cp_cct__child(struct cp_cct *c, struct cp_node *from, uintptr_t 
 	CP_CCT_POINT(c, CP_PT_NODE_TAKEN);
 	h->s[i] = n;
 	h->count++;
-	remember(from, n);
+	cp_cct__remember(from, n);
 	CP_CCT_POINT(c, CP_PT_NODE_FILED);
 	*memo = n;
 	if (h->count * 2 > h->mask + 1 && grow_htab(c)) {

@@ -415,11 +415,21 @@ static inline int cp_cct__is_record(const struct cp_cct *c, const struct cp_node
 	return n && n->fn == fn && n->parent == parent && (n->site == site || c->nosites);
 }
 
+/* Make n the child "from" found last (the one before becomes cache2). */
+static inline void cp_cct__remember(struct cp_node *from, struct cp_node *n)
+{
+	if (from->cache != n) {
+		from->cache2 = from->cache;
+		from->cache = n;
+	}
+}
+
 /*
- * cp_cct__child's lookup alone, for the sleds' leaf fast path (no call):
- * the record already in the table for a call of fn from site in context
- * from, made from's cache; NULL when there is none yet (or from is the
- * lost node): the caller then takes the path that makes it.
+ * The lookup of cp_cct__child, which calls it, alone: for the sleds' leaf
+ * fast path (no call).  The record already in the table for a call of fn
+ * from site in context from, made from's cache; NULL when there is none
+ * yet (or from is the lost node): the caller then takes the path that
+ * makes it.
  */
 static inline struct cp_node *cp_cct__find(struct cp_cct *c, struct cp_node *from, uintptr_t fn,
 					   uintptr_t site)
@@ -452,10 +462,7 @@ static inline struct cp_node *cp_cct__find(struct cp_cct *c, struct cp_node *fro
 		return NULL;
 	*memo = node;
 found:
-	if (from->cache != node) {
-		from->cache2 = from->cache;
-		from->cache = node;
-	}
+	cp_cct__remember(from, node);
 	return node;
 }
 
