@@ -432,6 +432,9 @@ static int dump_process(int argc, const char **argv)
 	if (answer < 0)
 		return cp_error("process %d: no snapshot: %s", (int)pid,
 			     answer == -ESRCH ? "it is ending" : strerror(-answer));
+	/* Tests (t0518): stopped here, the watcher answered, the snapshot not read yet. */
+	if (getenv("CALLPROF_TEST_DUMP_STOP"))
+		raise(SIGSTOP);
 	snprintf(fdlink, sizeof(fdlink), "/proc/%d/fd/%d", (int)watcher, answer);
 	n = readlink(fdlink, path, sizeof(path) - 1);
 	if (n <= 0)

@@ -40,10 +40,11 @@
  * code (CP_FLUSH_WATCH: reads only, takes none of the program's locks), and
  * answers a request sent with sigqueue(CP_DUMP_REQUEST) by sigqueue to the
  * requester: the number of a descriptor it holds open on the snapshot (the
- * requester reads its name in /proc/WATCHER/fd), or -errno; a stale
- * watcher answers a request it has before it ends (-EAGAIN: ask the newer
- * one).  The program itself forwards --dump-on's signal with kill()
- * (signals.c).
+ * requester reads its name in /proc/WATCHER/fd, and copies it through
+ * that descriptor), or -errno; a stale watcher answers a request it has
+ * before it ends (-EAGAIN: ask the newer one), and a watcher that ends
+ * waits for the reader of its last snapshot first (end_watch).  The
+ * program itself forwards --dump-on's signal with kill() (signals.c).
  *
  * `callprof record` is a child subreaper: the watchers are its children,
  * and record waits for those (named "callprof-watch") whose program ended
@@ -72,6 +73,7 @@
 
 #define PAGE 4096ul
 #define STALE_CHECK_MS 250 /* how often a watcher checks for a newer piece of the arena */
+#define LINGER_MS 10000	   /* the longest a watcher that ends waits for a snapshot's reader (cmd-dump.c's TIMEOUT_S) */
 
 static struct {
 	char *data;	  /* the runtime's writable data pages (shared) */
@@ -258,9 +260,10 @@ static int stale(const struct watch_ctx *x)
 /*
  * A snapshot for a program that runs on, as asked by si: written to
  * OUT.dumpN; a request of `callprof dump` is answered (see above).  *held
- * is the descriptor on the last snapshot, kept for the requester to find.
+ * is the descriptor on the last snapshot, kept for the requester to find,
+ * and *reader a pidfd on that requester (-1 if none could be had).
  */
-static void snapshot(struct watch_ctx *x, const struct signalfd_siginfo *si, int *held)
+static void snapshot(struct watch_ctx *x, const struct signalfd_siginfo *si, int *held, int *reader)
 {
 	char path[sizeof(cp_session.out) + 32];
 	union sigval v;
@@ -284,9 +287,30 @@ static void snapshot(struct watch_ctx *x, const struct signalfd_siginfo *si, int
 			close(*held);
 		*held = open(path, O_RDONLY | O_CLOEXEC);
 		ret = *held >= 0 ? *held : -errno;
+		if (*reader >= 0)
+			close(*reader);
+		*reader = *held >= 0 ? (int)syscall(SYS_pidfd_open, (long)si->ssi_pid, 0L) : -1;
 	}
 	v.sival_int = ret;
 	sigqueue((pid_t)si->ssi_pid, SIGUSR2, v);
+}
+
+/*
+ * End the watcher.  The requester of the last snapshot copies it through
+ * our descriptor (/proc/WATCHER/fd/N) after the answer: a watcher that
+ * ended just after answering (made stale by the program's next piece of
+ * memory, or its attach window closed) left it "cannot find the snapshot"
+ * (t0513, 1 run in 10).  So it first waits for that reader to end, at most
+ * as long as the reader waits for an answer.
+ */
+static __attribute__((noreturn)) void end_watch(int held, int reader)
+{
+	struct pollfd p = { .fd = reader, .events = POLLIN };
+
+	if (held >= 0 && reader >= 0)
+		poll(&p, 1, LINGER_MS); /* every signal is blocked: no EINTR */
+	syscall(SYS_exit_group, 0);
+	__builtin_unreachable();
 }
 
 /*
@@ -301,7 +325,7 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 	char tmp[sizeof(cp_session.out) + 32];
 	struct signalfd_siginfo si;
 	sigset_t req;
-	int held = -1, ret, act_failed;
+	int held = -1, reader = -1, ret, act_failed;
 
 	/* Not under the program's seccomp filters (started before any, internal.h). */
 	cp_watcher_self = 1;
@@ -333,12 +357,12 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 		 * unanswered, it would wait for its whole timeout).
 		 */
 		if (n > 0 && p[1].revents && read(p[1].fd, &si, sizeof(si)) == sizeof(si))
-			snapshot(x, &si, &held);
+			snapshot(x, &si, &held, &reader);
 		if (stale(x))
-			syscall(SYS_exit_group, 0);
+			end_watch(held, reader);
 		/* callprof attach ended its window: the program runs on without us. */
 		if (cp_attach.on && __atomic_load_n(&cp_session.finished, __ATOMIC_ACQUIRE))
-			syscall(SYS_exit_group, 0);
+			end_watch(held, reader);
 	}
 	if (x->delay_ms) {
 		struct timespec ts = { x->delay_ms / 1000, (long)(x->delay_ms % 1000) * 1000000 };
@@ -370,8 +394,7 @@ static __attribute__((noreturn)) void watcher(struct watch_ctx *x)
 		if (ret)
 			cp_status__failed(x->statusfd, act_failed ? "rights" : "watch", -ret);
 	}
-	syscall(SYS_exit_group, 0);
-	__builtin_unreachable();
+	end_watch(held, reader);
 }
 
 /*

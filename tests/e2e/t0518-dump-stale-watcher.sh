@@ -23,6 +23,12 @@ asked () {
 	test $((0x$_m & 0x800)) != 0
 }
 
+# dump_stopped SUB: the callprof dump that subshell SUB runs has stopped itself
+dump_stopped () {
+	_d=$(pgrep -P "$1" -x callprof) &&
+	grep -q "^State:[[:space:]]*T" "/proc/$_d/status"
+}
+
 # one_more PID W: PID has a live watcher besides W
 one_more () {
 	watchers_of "$1" | grep -v -x "$2" | grep -q .
@@ -60,6 +66,43 @@ test_expect_success 'a request to a watcher that goes stale is answered by the n
 	kill -TERM $pid &&
 	rm ready &&
 	until_true test -s g.cprof
+'
+
+# A watcher that answered, then went stale (or its attach window closed),
+# ended at once, and the requester, which copies the snapshot through the
+# watcher's descriptor (/proc/WATCHER/fd/N), found nothing there: "cannot
+# find the snapshot" (t0513's dump case, 1 run in 10).  It now waits for
+# its reader to end first.  The race made certain: callprof dump stops
+# itself between the answer and the copy (CALLPROF_TEST_DUMP_STOP), the
+# watcher is made stale, given time to end, and the dump let go.
+test_expect_success 'a watcher that goes stale after answering keeps the snapshot for its reader' '
+	rm -f ready grown dump.status &&
+	{ callprof record -o g2.cprof -- ./t-grow ready grown >rec2.out 2>&1 & } &&
+	wait_for ready &&
+	pid=$(cat ready) &&
+	until_true has_watcher $pid &&
+	w=$(watchers_of $pid) &&
+	test $(echo "$w" | wc -l) = 1 &&
+	{ { CALLPROF_TEST_DUMP_STOP=1 command callprof dump -o snap2.cprof $pid >dump.out 2>dump.err
+	    echo $? >dump.status; } & } &&
+	sub=$! &&
+	until_true dump_stopped $sub &&
+	kill -USR1 $pid &&
+	until_true one_more $pid $w &&
+	until_true test -s grown &&
+	# a stale watcher looks every 250 ms: it would be gone by now
+	sleep 0.8 &&
+	kill -CONT $(pgrep -P $sub -x callprof) &&
+	until_true test -s dump.status &&
+	cat dump.err &&
+	test "$(cat dump.status)" = 0 &&
+	echo snap2.cprof >expect &&
+	test_cmp expect dump.out &&
+	callprof export -f folded -m calls snap2.cprof >snap.f &&
+	grep -q "^main;work 1$" snap.f &&
+	kill -TERM $pid &&
+	rm ready &&
+	until_true test -s g2.cprof
 '
 
 # The watcher of a callprof attach window that has closed answers -ESRCH
