@@ -34,19 +34,40 @@ one_more () {
 	watchers_of "$1" | grep -v -x "$2" | grep -q .
 }
 
+# grow_started OUT: t-grow recorded into OUT, its pid in pid, its one
+# watcher in w
+grow_started () {
+	rm -f ready grown dump.status &&
+	{ callprof record -o "$1" -- ./t-grow ready grown >"$1.rec" 2>&1 & } &&
+	wait_for ready &&
+	pid=$(cat ready) &&
+	until_true has_watcher $pid &&
+	w=$(watchers_of $pid) &&
+	test $(echo "$w" | wc -l) = 1
+}
+
+# grow_dumped SNAP OUT: the callprof dump in the background succeeded and
+# wrote SNAP, a snapshot of the quiet program; then t-grow ends and writes OUT
+grow_dumped () {
+	until_true test -s dump.status &&
+	cat dump.err &&
+	test "$(cat dump.status)" = 0 &&
+	echo "$1" >expect &&
+	test_cmp expect dump.out &&
+	callprof export -f folded -m calls "$1" >snap.f &&
+	grep -q "^main;work 1$" snap.f &&
+	kill -TERM $pid &&
+	rm ready &&
+	until_true test -s "$2"
+}
+
 test_expect_success 'setup' '
 	build_workload s-grow.c &&
 	build_workload s-hotloop.c
 '
 
 test_expect_success 'a request to a watcher that goes stale is answered by the newer one' '
-	rm -f ready grown &&
-	{ callprof record -o g.cprof -- ./t-grow ready grown >rec.out 2>&1 & } &&
-	wait_for ready &&
-	pid=$(cat ready) &&
-	until_true has_watcher $pid &&
-	w=$(watchers_of $pid) &&
-	test $(echo "$w" | wc -l) = 1 &&
+	grow_started g.cprof &&
 	kill -STOP $w &&
 	echo $w >stopped &&
 	{ { callprof dump -o snap.cprof $pid >dump.out 2>dump.err; echo $? >dump.status; } & } &&
@@ -57,15 +78,7 @@ test_expect_success 'a request to a watcher that goes stale is answered by the n
 	until_true test -s grown &&
 	kill -CONT $w &&
 	rm stopped &&
-	until_true test -s dump.status &&
-	test "$(cat dump.status)" = 0 &&
-	echo snap.cprof >expect &&
-	test_cmp expect dump.out &&
-	callprof export -f folded -m calls snap.cprof >snap.f &&
-	grep -q "^main;work 1$" snap.f &&
-	kill -TERM $pid &&
-	rm ready &&
-	until_true test -s g.cprof
+	grow_dumped snap.cprof g.cprof
 '
 
 # A watcher that answered, then went stale (or its attach window closed),
@@ -76,13 +89,7 @@ test_expect_success 'a request to a watcher that goes stale is answered by the n
 # itself between the answer and the copy (CALLPROF_TEST_DUMP_STOP), the
 # watcher is made stale, given time to end, and the dump let go.
 test_expect_success 'a watcher that goes stale after answering keeps the snapshot for its reader' '
-	rm -f ready grown dump.status &&
-	{ callprof record -o g2.cprof -- ./t-grow ready grown >rec2.out 2>&1 & } &&
-	wait_for ready &&
-	pid=$(cat ready) &&
-	until_true has_watcher $pid &&
-	w=$(watchers_of $pid) &&
-	test $(echo "$w" | wc -l) = 1 &&
+	grow_started g2.cprof &&
 	{ { CALLPROF_TEST_DUMP_STOP=1 command callprof dump -o snap2.cprof $pid >dump.out 2>dump.err
 	    echo $? >dump.status; } & } &&
 	sub=$! &&
@@ -93,16 +100,7 @@ test_expect_success 'a watcher that goes stale after answering keeps the snapsho
 	# a stale watcher looks every 250 ms: it would be gone by now
 	sleep 0.8 &&
 	kill -CONT $(pgrep -P $sub -x callprof) &&
-	until_true test -s dump.status &&
-	cat dump.err &&
-	test "$(cat dump.status)" = 0 &&
-	echo snap2.cprof >expect &&
-	test_cmp expect dump.out &&
-	callprof export -f folded -m calls snap2.cprof >snap.f &&
-	grep -q "^main;work 1$" snap.f &&
-	kill -TERM $pid &&
-	rm ready &&
-	until_true test -s g2.cprof
+	grow_dumped snap2.cprof g2.cprof
 '
 
 # The watcher of a callprof attach window that has closed answers -ESRCH
