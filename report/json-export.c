@@ -400,6 +400,17 @@ static void node_lines(struct cp_json *j, struct cp_report_profile *rp, const st
 		if (cp_report_profile__profilers_ip(rp, l->ip))
 			continue; /* the profiler's share, in no context */
 		cp_json__obj(j);
+		if (rp->pf->meta.mode == CP_MODE_CPU && l->ip < CP_IP_PSEUDO_LIMIT) {
+			/* Kernel time or samples a full ring lost: no address to show. */
+			cp_json__key(j, "address");
+			cp_json__null(j);
+			cp_json__key_u64(j, "samples", l->samples);
+			cp_json__key_str(j, "function",
+					 l->ip == CP_IP_KERNEL ? "[kernel]" : "[address unknown]");
+			file_line(j, NULL, 0);
+			cp_json__end_obj(j);
+			continue;
+		}
 		cp_json__key(j, "address");
 		cp_json__hex(j, l->ip);
 		cp_json__key_u64(j, "samples", l->samples);

@@ -57,7 +57,15 @@ json_check () {
 	for t in d["trees"]:
 	    for i, n in enumerate(t["nodes"]):
 	        assert (n["parent"] is None) == (i == 0)
+	        for l in n.get("lines", []):
+	            # kernel time and lost samples have no address, and say so
+	            if l["address"] is None:
+	                assert cpu and l["function"] in ("[kernel]", "[address unknown]"), l
+	            else:
+	                assert int(l["address"], 16) >= 4096, l
 	        if i == 0:
+	            # a sample lost while the thread had no call open is its own
+	            samples += n.get("self_samples", 0)
 	            continue
 	        assert n["parent"] < i and n["function"] < len(fns)
 	        assert n["self_ns"] <= n["total_ns"]
