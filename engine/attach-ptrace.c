@@ -54,6 +54,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -2034,6 +2035,42 @@ static int tool_file(const char *name, unsigned flags, char **path)
 #endif
 
 /*
+ * The loader returns a library it has loaded under the name asked for:
+ * a copy named /proc/PID/fd/N as an earlier attach's copy was (callprof's
+ * pid used again, the same descriptor) would be that copy, inert, and
+ * the attach would end "its symbols cannot be found" (1 attach in 200 of
+ * a loop of attaches to one process).  Every attach leaves its copy
+ * mapped, so the copy of an attach that finds k of them takes descriptor
+ * COPY_FD_BASE + k: two copies in one process are never named alike.
+ * Where callprof may not have that many descriptors, the name stays.
+ */
+#define COPY_FD_BASE 100
+
+static void name_copy(struct attach *a)
+{
+	struct rlimit rl;
+	size_t k = 0;
+	int fd;
+
+	/* A copy's first mapping is the one at offset 0. */
+	for (size_t i = 0; i < a->nmaps; i++)
+		k += a->maps[i].path && !a->maps[i].pgoff &&
+		     strstr(a->maps[i].path, "/memfd:callprof-attach");
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur <= COPY_FD_BASE + k &&
+	    rl.rlim_max > COPY_FD_BASE + k + 1) {
+		rl.rlim_cur = COPY_FD_BASE + k + 2;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	fd = fcntl(a->copy_fd, F_DUPFD_CLOEXEC, (int)(COPY_FD_BASE + k));
+	if (fd < 0)
+		return;
+	close(a->copy_fd);
+	a->copy_fd = fd;
+	free(a->copy);
+	a->copy = xstrfmt("/proc/%d/fd/%d", (int)getpid(), fd);
+}
+
+/*
  * The runtime copy the process loads (a->copy: its name for it), the
  * log its runtime writes its warnings to (a->log) and the status file
  * where it says why a profile was not written (a->status).
@@ -2062,6 +2099,8 @@ static int make_copy(struct attach *a, const char *runtime)
 		return cp_error("attach: cannot make a memory file (memfd_create): %s", strerror(errno));
 	a->copy_dev = st.st_dev;
 	a->copy_ino = st.st_ino;
+	name_copy(a);
+	outfd = a->copy_fd;
 	in = open(runtime, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return cp_error("attach: cannot read %s: %s", runtime, strerror(errno));
