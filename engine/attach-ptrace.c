@@ -2038,8 +2038,8 @@ static int tool_file(const char *name, unsigned flags, char **path)
  * The loader returns a library it has loaded under the name asked for:
  * a copy named /proc/PID/fd/N as an earlier attach's copy was (callprof's
  * pid used again, the same descriptor) would be that copy, inert, and
- * the attach would end "its symbols cannot be found" (1 attach in 200 of
- * a loop of attaches to one process).  Every attach leaves its copy
+ * the attach would end "its symbols cannot be found" (3 attaches in 460
+ * of a loop of attaches to one process).  Every attach leaves its copy
  * mapped, so the copy of an attach that finds k of them takes descriptor
  * COPY_FD_BASE + k: two copies in one process are never named alike.
  * Where callprof may not have that many descriptors, the name stays.
