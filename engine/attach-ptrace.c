@@ -2046,16 +2046,20 @@ static int tool_file(const char *name, unsigned flags, char **path)
  */
 #define COPY_FD_BASE 100
 
+/* Is m the first mapping (offset 0) of a runtime copy an attach loaded? */
+static int copy_head(const struct mapping *m)
+{
+	return m->path && !m->pgoff && strstr(m->path, "callprof-attach");
+}
+
 static void name_copy(struct attach *a)
 {
 	struct rlimit rl;
 	size_t k = 0;
 	int fd;
 
-	/* A copy's first mapping is the one at offset 0. */
 	for (size_t i = 0; i < a->nmaps; i++)
-		k += a->maps[i].path && !a->maps[i].pgoff &&
-		     strstr(a->maps[i].path, "/memfd:callprof-attach");
+		k += copy_head(&a->maps[i]);
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur <= COPY_FD_BASE + k &&
 	    rl.rlim_max > COPY_FD_BASE + k + 1) {
 		rl.rlim_cur = COPY_FD_BASE + k + 2;
@@ -2191,8 +2195,7 @@ static int64_t find_donor(struct attach *a, const char *runtime, uint64_t *size)
 	for (size_t i = 0; i < a->nmaps && !fn; i++) {
 		const struct mapping *m = &a->maps[i];
 
-		if (!m->path || m->pgoff || !strstr(m->path, "callprof-attach") ||
-		    mem_read(a, m->start, mem, sizeof(mem)))
+		if (!copy_head(m) || mem_read(a, m->start, mem, sizeof(mem)))
 			continue;
 		for (size_t k = 0; k < ARRAY_SIZE(libs) && !fn; k++) {
 			char *lib = xstrfmt("%s%s", slash ? dir : "", libs[k]);
