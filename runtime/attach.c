@@ -26,7 +26,9 @@
  * Stop writes the profile and ends the session; the watcher ends itself
  * when it sees that.  The library stays loaded, inert (the GOT slots are
  * the C library's again): a thread may still be inside a hook when the
- * tool restores them.
+ * tool restores them.  Once none is, the release gives back the session's
+ * memory, and the tool unloads the copy (but the first, whose TLS block
+ * the later ones borrow).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -155,11 +157,35 @@ CP_EXPORT long callprof_attach_stop(void)
 }
 
 /*
+ * What a thread state holds outside the arena (which goes whole, after):
+ * its saved contexts, its tree's hash table, and any of its memory that
+ * the arena could not hold.
+ */
+static void give_back_state(struct cp_thread *t)
+{
+	if (!t)
+		return;
+	if (t->ctx) {
+		for (unsigned i = 0; i < CP_CTX_SLOTS; i++)
+			if (t->ctx[i].f)
+				munmap(t->ctx[i].f, t->ctx[i].cap * sizeof(struct cp_frame));
+		munmap(t->ctx, CP_CTX_SLOTS * sizeof(*t->ctx));
+		t->ctx = NULL;
+	}
+	cp_cct__release(&t->cct);
+	cp_offcpu__free_lines(&t->perf);
+}
+
+/*
  * After the stop, with every thread stopped outside this library: give
  * back what keeps costing the process.  The kernel would go on sampling
  * each thread into its ring (perf events live while mapped), so the rings
- * go; the trees go with the arena, when the watcher had one.  Nothing here
- * takes a lock: the other threads are stopped wherever they were.
+ * go; so do the threads' trees and saved contexts, the sleds' stub area,
+ * plan and near pages, and the arena last (a process attached to a
+ * thousand times must not keep a thousand sessions' memory).  What stays
+ * is this copy itself, for the tool to unload (engine/attach-ptrace.c).
+ * Nothing here takes a lock: the other threads are stopped wherever they
+ * were.
  */
 long callprof_attach_release(void)
 {
@@ -170,7 +196,10 @@ long callprof_attach_release(void)
 			munmap(t->perf.page, t->perf.map_bytes);
 			t->perf.page = NULL;
 		}
+		give_back_state(t->side);
+		give_back_state(t);
 	}
+	cp_sleds__release();
 	if (cp_attach.area) {
 		munmap(cp_attach.area, sizeof(*cp_attach.area));
 		cp_attach.area = NULL;

@@ -995,6 +995,13 @@ CP_HIDDEN void cp_sleds__publish(struct cp_attach_sleds *out);
 /* Every patched sled back to its NOPs (attach's end).  Returns the sleds restored. */
 CP_HIDDEN uint64_t cp_sleds__unpatch_all(void);
 /*
+ * attach's release: unmap the stub area, its table, the near pages, the
+ * plan and the module table, and close what was opened to write code.
+ * Only when no thread is in our code and no return address on any stack
+ * points at a stub (the tool checked): nothing reads them again.
+ */
+CP_HIDDEN void cp_sleds__release(void);
+/*
  * Put the real return address back into every slot of t's stack that holds
  * a stub (t stopped, or t the caller), and mark those frames not hooked; with
  * again, mark them to be hooked again by cp_sleds__rehook.  Returns slots restored.

@@ -941,6 +941,36 @@ uint64_t cp_sleds__unpatch_all(void)
 	return n;
 }
 
+void cp_sleds__release(void)
+{
+	for (uint32_t i = 0; mods && i < nmods; i++) {
+		if (mods[i].thunks)
+			munmap((void *)mods[i].thunks, mods[i].thunk_bytes);
+		if (mods[i].kind)
+			munmap(mods[i].kind, mods[i].nsleds * sizeof(*mods[i].kind));
+	}
+	if (mods)
+		munmap(mods, MAX_SLED_MODULES * sizeof(*mods));
+	mods = NULL;
+	nmods = 0;
+	if (plan)
+		munmap(plan, plan_cap * sizeof(*plan));
+	plan = NULL;
+	nplan = plan_cap = 0;
+	if (table)
+		munmap(table, table_slots * sizeof(*table));
+	table = NULL;
+	if (cp_stubs.rx) {
+		if (cp_stubs.rw != cp_stubs.rx)
+			munmap((void *)cp_stubs.rw, cp_stubs.bytes);
+		munmap((void *)cp_stubs.rx, cp_stubs.bytes);
+	}
+	memset(&cp_stubs, 0, sizeof(cp_stubs));
+	if (mem_fd >= 0)
+		close(mem_fd);
+	mem_fd = -1;
+}
+
 /* ---- giving return addresses back ---- */
 
 static uintptr_t *slot_of(const struct cp_frame *f)
