@@ -11,7 +11,7 @@
  *     needs is released), calls the process's dlopen on a fresh copy of the
  *     mode's runtime, then callprof_attach_start() with record's settings.
  *     The copy is fresh so that a second attach gets a runtime of its own:
- *     the first stays loaded, inert.
+ *     the first stays loaded, inert, and lends the later ones its TLS.
  *  B. switch: every thread stopped.  A thread stopped on its way into or
  *     out of the hook is moved past the C library's empty function (or left
  *     before the GOT jump, which will then reach our hook); one stopped in
@@ -29,6 +29,9 @@
  *  D. unload: every thread stopped, the slots and .dynsym entries restored
  *     (also those of modules loaded during the window), the threads go on
  *     but one, which calls callprof_attach_stop() to write the profile.
+ *     Then, every thread stopped outside our code, callprof_attach_release()
+ *     gives back the session's memory, and a copy that is not the first is
+ *     unloaded (dlclose).
  *
  * A thread interrupted in a system call has it restarted as the kernel
  * would after a signal without a handler: the few calls that the kernel
@@ -170,7 +173,8 @@ struct attach {
 	uint64_t libc_sym[2];	 /* process addresses of its .dynsym entries' st_value */
 	uint64_t libc_sym_old[2];
 	uint64_t libc_bias;
-	uint64_t dlopen_fn, dlerror_fn;
+	uint64_t dlopen_fn, dlerror_fn, dlclose_fn;
+	uint64_t handle;	 /* dlopen's for our copy */
 	uint64_t restorer;	 /* the C library's __restore_rt */
 	uint64_t stub;		 /* our stub's page (see call) */
 	uint64_t rt_hook[2];	 /* our copy's enter and exit */
@@ -183,6 +187,7 @@ struct attach {
 	int execd;		 /* it ran another program: none of our addresses holds */
 	int loading;		 /* call() runs dlopen: it may give up a wait for the loader's lock */
 	int released;		 /* its rings and trees were given back */
+	int unloaded;		 /* and the copy unloaded (dlclose) */
 	struct cp_unwinder *u;	 /* at the end: whose frames are in our code */
 	int stopped;		 /* the runtime wrote the profile and stopped */
 	/* TLS borrowed from an earlier copy (see find_donor) */
@@ -1993,11 +1998,14 @@ static int caller_score(const struct attach *a, const struct thread *t)
 static int borrow_tls(struct attach *a, const char *runtime, int fd)
 {
 	struct cp_elf *e = cp_elf__open(runtime, NULL);
-	uint64_t phdr_off, memsz, align, zero = 0;
+	uint64_t phdr_off, memsz, align, zero = 0, flags_off = 0, flags = 0;
 	int n = e ? cp_elf__tls_relocs(e, a->tls, (int)ARRAY_SIZE(a->tls)) : -1;
 	int ok = e && n > 0 && !cp_elf__tls_segment(e, &phdr_off, &memsz, &align) &&
 		 memsz <= a->tls_size;
 
+	/* Such a copy is unloaded at the end (unload): not -z nodelete, as the runtime is. */
+	if (ok && !cp_elf__dynamic(e, DT_FLAGS_1, &flags_off, &flags))
+		flags &= ~(uint64_t)DF_1_NODELETE;
 	cp_elf__close(e);
 	if (!ok) {
 		a->tls_base = 0;
@@ -2010,6 +2018,8 @@ static int borrow_tls(struct attach *a, const char *runtime, int fd)
 	for (int i = 0; i < n; i++)
 		if (pwrite(fd, &zero, 8, (off_t)(a->tls[i].file_off + 8)) != 8)
 			return -1;
+	if (flags_off && pwrite(fd, &flags, 8, (off_t)flags_off) != 8)
+		return -1;
 	return 0;
 }
 
@@ -2039,9 +2049,11 @@ static int tool_file(const char *name, unsigned flags, char **path)
  * a copy named /proc/PID/fd/N as an earlier attach's copy was (callprof's
  * pid used again, the same descriptor) would be that copy, inert, and
  * the attach would end "its symbols cannot be found" (3 attaches in 460
- * of a loop of attaches to one process).  Every attach leaves its copy
- * mapped, so the copy of an attach that finds k of them takes descriptor
- * COPY_FD_BASE + k: two copies in one process are never named alike.
+ * of a loop of attaches to one process, when every copy stayed).  The
+ * copies that stay (the first, and one whose unload did not happen) stay
+ * in the order they were loaded, one attach at a time, so the copy of an
+ * attach that finds k of them takes descriptor COPY_FD_BASE + k: no copy
+ * loaded is ever named alike.
  * Where callprof may not have that many descriptors, the name stays.
  */
 #define COPY_FD_BASE 100
@@ -2444,6 +2456,7 @@ static int load_runtime(struct attach *a, const struct cp_attach_opts *o, const 
 				err == -ESRCH ? "ended" : err == -EFAULT ? "faulted in callprof's call "
 				"(its state may be inconsistent)" : "could not be made to call dlopen");
 	}
+	a->handle = ret;
 	if (read_modules(a) || !(rt = runtime_module(a)) ||
 	    !(a->rt_start = module_symbol(rt, "callprof_attach_start", NULL)) ||
 	    !(a->rt_stop = module_symbol(rt, "callprof_attach_stop", NULL)) ||
@@ -4077,6 +4090,53 @@ static int end_sleds(struct attach *a, const char *comm)
 }
 
 /*
+ * After the release: unload our copy (dlclose), so that a process attached
+ * to again and again does not keep a copy per attach (its code, its data
+ * pages, its memfd's pages: some 1 MB).  Only a copy that borrowed its TLS
+ * block (find_donor): the copy that lends it stays, as the first of the
+ * process's copies, and lends it again.  Its constructor started nothing
+ * that runs on: the hooks' slots are the C library's again, the sleds NOPs,
+ * no return address points at a stub, its thread key is deleted, and its
+ * fork handlers are unregistered by the unload itself.  The caller is
+ * chosen with every thread held (none may be in our code), and the others
+ * run during the call: the loader's lock may be theirs.  Given up as a
+ * load is (another thread loading a library for LOAD_WAIT_MS): then the
+ * copy stays, its memory given back, as it did before this existed.
+ */
+static void unload(struct attach *a)
+{
+	struct timespec held;
+	struct thread *t;
+	uint64_t ret = ~0ull, args[1] = { a->handle };
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &held);
+	phase(STOP_MS);
+	quiet = 1;
+	err = grab_all(a);
+	quiet = 0;
+	if (err) {
+		release_all(a);
+		return;
+	}
+	t = thread_inside(a) ? NULL : pick_caller(a);
+	if (t) {
+		for (size_t i = 0; i < a->nth; i++)
+			if (&a->th[i] != t)
+				release(a, &a->th[i]);
+		a->loading = 1;
+		err = call(a, t, "dlclose", a->dlclose_fn, args, 1, NULL, 0, &ret, -1);
+		a->loading = 0;
+		a->unloaded = !err && (int)ret == 0;
+	}
+	release_all(a);
+	held_for("end: unload (one thread)", &held);
+	if (getenv("CALLPROF_ATTACH_DEBUG"))
+		fprintf(stderr, "callprof: attach debug: unload %s\n",
+			a->unloaded ? "done" : !t ? "not done: no caller" : "not done: dlclose failed");
+}
+
+/*
  * Restore the slots, write the profile, give back the rings and trees.
  * 0 (*wrote set), 1 when the process ended meanwhile, 2 when it ran
  * another program (exec), -1 on error.
@@ -4218,6 +4278,8 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 		cp_warning("attach: process %d (%s): a thread stayed inside callprof's code, so the "
 			   "kernel's sampling rings of its threads stay (a small cost per context switch "
 			   "until each thread ends)", (int)a->pid, comm);
+	if (a->released && !a->stubs_left && a->tls_base && a->handle && a->dlclose_fn)
+		unload(a);
 	cp_unwinder__free(a->u);
 	a->u = NULL;
 	return 0;
@@ -4402,6 +4464,7 @@ int cp_attach__run(const struct cp_attach_target *tgt, const struct cp_attach_op
 		a.libc_sym[1] = 0;
 	a.dlopen_fn = module_symbol(libc, "dlopen", NULL);
 	a.dlerror_fn = module_symbol(libc, "dlerror", NULL);
+	a.dlclose_fn = module_symbol(libc, "dlclose", NULL);
 	if (!a.libc_hook || !a.dlopen_fn) {
 		int r = cp_error("attach: the C library of process %d (%s), %s, has no %s", (int)a.pid,
 				 tgt->comm, libc->path,

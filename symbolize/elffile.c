@@ -435,6 +435,32 @@ int cp_elf__tls_relocs(struct cp_elf *e, struct cp_elf_tls_reloc *out, int max)
 	return n;
 }
 
+int cp_elf__dynamic(struct cp_elf *e, int64_t tag, uint64_t *value_off, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != tag)
+				continue;
+			*value_off = sh.sh_offset + i * sh.sh_entsize + 8;
+			*value = dyn.d_un.d_val;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int cp_elf__tls_segment(struct cp_elf *e, uint64_t *phdr_off, uint64_t *memsz, uint64_t *align)
 {
 	GElf_Ehdr eh;

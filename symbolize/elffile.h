@@ -157,6 +157,12 @@ int cp_elf__tls_relocs(struct cp_elf *e, struct cp_elf_tls_reloc *out, int max);
 /* e's PT_TLS: the file offset of its program header, its size and alignment.  0 or -1. */
 int cp_elf__tls_segment(struct cp_elf *e, uint64_t *phdr_off, uint64_t *memsz, uint64_t *align);
 
+/*
+ * e's dynamic entry tag (ELFCLASS64): its value, and the file offset of
+ * that value (for a copy of e to be patched).  0, or -1 if none.
+ */
+int cp_elf__dynamic(struct cp_elf *e, int64_t tag, uint64_t *value_off, uint64_t *value);
+
 /* ELFCLASS32 or ELFCLASS64 (ELFCLASSNONE if unknown). */
 int cp_elf__class(struct cp_elf *e);
 

@@ -185,6 +185,44 @@ test_expect_success 'attached again after a kill in the window: one line, the fi
 	"$CALLPROF_BUILD/callprof" report inwin.cprof | grep -q fib
 '
 
+# A second attach unloads its copy at the end (dlclose; the first copy,
+# whose TLS block the others borrow, stays): killed with the call's
+# registers set, in its middle and at its return, the target lives on
+# (the call runs to its end without us), the profile was written before,
+# and a next attach records.
+test_expect_success 'killed as a second attach unloads its copy: the target lives on, the next attach records' '
+	start_kill unl &&
+	"$CALLPROF_BUILD/callprof" attach --duration 0.2 -o "$PWD/unl-first.cprof" "$pid" \
+		2>unl-first.aerr &&
+	free "$pid" &&
+	fails= &&
+	for point in dlclose-set dlclose dlclose-return
+	do
+		{
+			CALLPROF_TEST_KILL_AT=$point timeout -s KILL 60 "$CALLPROF_BUILD/callprof" \
+				attach --duration 0.2 -o "$PWD/unl-$point.cprof" "$pid" 2>"unl-$point.aerr"
+			echo $? >"unl-$point.astatus"
+		} &&
+		test "$(cat "unl-$point.astatus")" = 137 &&
+		grep -q "^callprof: test: killed at $point\$" "unl-$point.aerr" &&
+		free "$pid" &&
+		"$CALLPROF_BUILD/callprof" report "unl-$point.cprof" | grep -q fib ||
+			fails="$fails $point"
+	done &&
+	"$CALLPROF_BUILD/callprof" attach --duration 0.2 -o "$PWD/unl.cprof" "$pid" 2>unl.aerr &&
+	grep "wrote .*unl.cprof" unl.aerr &&
+	free "$pid" &&
+	kill_done unl &&
+	if test -n "$fails"
+	then
+		for f in $fails
+		do
+			echo "--- killed at $f:" && cat "unl-$f.aerr"
+		done
+		false
+	fi
+'
+
 # Killed while a call of ours waits: the dlopen, for the loader's lock,
 # which a slow constructor of the program's holds (t0514's target,
 # workloads/s-attach-busy.c).  Signals sent meanwhile to every thread
