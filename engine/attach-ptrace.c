@@ -4090,6 +4090,29 @@ static int end_sleds(struct attach *a, const char *comm)
 }
 
 /*
+ * Every thread held, quietly (a retry that may fail), and the one to run
+ * a call of ours on: *t, NULL when none fits or a thread is in our code
+ * (*inside, then).  0, or -1 when they could not all be held (every thread
+ * let go).
+ */
+static int hold_for_call(struct attach *a, struct thread **t, struct thread **inside)
+{
+	int err;
+
+	phase(STOP_MS);
+	quiet = 1;
+	err = grab_all(a);
+	quiet = 0;
+	if (err) {
+		release_all(a);
+		return -1;
+	}
+	*inside = thread_inside(a);
+	*t = *inside ? NULL : pick_caller(a);
+	return 0;
+}
+
+/*
  * After the release: unload our copy (dlclose), so that a process attached
  * to again and again does not keep a copy per attach (its code, its data
  * pages, its memfd's pages: some 1 MB).  Only a copy that borrowed its TLS
@@ -4106,20 +4129,13 @@ static int end_sleds(struct attach *a, const char *comm)
 static void unload(struct attach *a)
 {
 	struct timespec held;
-	struct thread *t;
+	struct thread *t, *inside;
 	uint64_t ret = ~0ull, args[1] = { a->handle };
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &held);
-	phase(STOP_MS);
-	quiet = 1;
-	err = grab_all(a);
-	quiet = 0;
-	if (err) {
-		release_all(a);
+	if (hold_for_call(a, &t, &inside))
 		return;
-	}
-	t = thread_inside(a) ? NULL : pick_caller(a);
 	if (t) {
 		for (size_t i = 0; i < a->nth; i++)
 			if (&a->th[i] != t)
@@ -4249,16 +4265,8 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 		if (attempt)
 			nanosleep(&ms, NULL); /* a thread in a hook leaves it soon */
 		clock_gettime(CLOCK_MONOTONIC, &held);
-		phase(STOP_MS);
-		quiet = 1;
-		err = grab_all(a);
-		quiet = 0;
-		if (err) {
-			release_all(a);
+		if (hold_for_call(a, &t, &inside))
 			break;
-		}
-		inside = thread_inside(a);
-		t = inside ? NULL : pick_caller(a);
 		if (t && call(a, t, "release", a->rt_release, NULL, 0, NULL, 0, &ret, -1) == 0 && !ret)
 			a->released = 1;
 		if (getenv("CALLPROF_ATTACH_DEBUG"))
@@ -4277,7 +4285,8 @@ static int switch_off(struct attach *a, const char *comm, int *wrote)
 	else if (!a->released)
 		cp_warning("attach: process %d (%s): a thread stayed inside callprof's code, so the "
 			   "kernel's sampling rings of its threads stay (a small cost per context switch "
-			   "until each thread ends)", (int)a->pid, comm);
+			   "until each thread ends), and so does the memory of callprof's runtime",
+			   (int)a->pid, comm);
 	if (a->released && !a->stubs_left && a->tls_base && a->handle && a->dlclose_fn)
 		unload(a);
 	cp_unwinder__free(a->u);
