@@ -651,6 +651,32 @@ static __attribute__((noinline, cold)) CP_NOINSTR void sled_unwound(struct cp_th
 	t->busy = cp_hooks__after_unwind(t, 0, target);
 }
 
+/*
+ * f, a call open at attach (seeded: its return address was never replaced),
+ * has the slot a sled call now enters with, and nothing in that slot says
+ * whether f returned and its caller called again from the same place, or f
+ * jumped to fn (a tail call: gcc and clang at -O2 end a() { b(); b(); }
+ * with `jmp b`).  The caller's code says it: when the call that f's return
+ * address follows is a direct call of f itself and fn is another function,
+ * fn's entry is f's tail call, which nests under f and, its return seen
+ * through the stub, closes both.  Otherwise (a call through a register, f
+ * called again) f returned.  Cold: the fast path leaves any unhooked top
+ * frame to the full one, and only seeded frames come here.
+ */
+static __attribute__((noinline, cold)) CP_NOINSTR int seed_tail_call(const struct cp_frame *f,
+								    uintptr_t site, uintptr_t fn)
+{
+	uintptr_t called = f->fn & ~(uintptr_t)CP_FN_SEED_BIT;
+	const uint8_t *call = (const uint8_t *)site - 5;
+	int32_t rel;
+
+	/* Read within the return address's page: a shorter call may start a mapping. */
+	if (!unseen_return(f) || fn == called || (site & 4095) < 5 || call[0] != 0xe8)
+		return 0;
+	memcpy(&rel, call + 1, 4);
+	return site + (uintptr_t)(intptr_t)rel == called;
+}
+
 struct cp_sled_go cp_sled__enter(uintptr_t body, uintptr_t *slot, uintptr_t back)
 {
 	uintptr_t fn = body - back, site = *slot, sp = ((uintptr_t)slot - 16) | CP_SP_SLED, s;
@@ -672,13 +698,16 @@ struct cp_sled_go cp_sled__enter(uintptr_t body, uintptr_t *slot, uintptr_t back
 	if (likely(t)) {
 		/*
 		 * The top frame's slot, if a sled's: below the new one's, or
-		 * the same slot without a stub in it (not a tail call), it
-		 * has returned unseen.
+		 * the same slot without a stub in it (not a tail call, but
+		 * from a call open at attach: seed_tail_call), it has
+		 * returned unseen.
 		 */
 		uintptr_t top = t->cct.top->sp, top_slot = (top & ~CP_SP_FLAGS) + 16;
 
-		if (unlikely((top & CP_SP_SLED) && (top_slot < (uintptr_t)slot ||
-						     (top_slot == (uintptr_t)slot && !tail))))
+		if (unlikely((top & CP_SP_SLED) &&
+			     (top_slot < (uintptr_t)slot ||
+			      (top_slot == (uintptr_t)slot && !tail &&
+			       !seed_tail_call(t->cct.top, site, body - back)))))
 			sled_unwound(t, (uintptr_t)slot + (tail ? 0 : 8));
 	}
 	r = enter(t, fn, site, sp);
