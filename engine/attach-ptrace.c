@@ -3240,11 +3240,35 @@ static struct sled *sled_at_or_below(struct attach *a, uint64_t pc);
  * symbol.  Its return has no stub: the runtime closes it unseen, by the
  * slot rules, when a later call shows it is gone.
  */
+/*
+ * The sledded function whose call site is return address site, when that
+ * is not fn: fn was reached by a tail call (`jmp`) from it, whose frame is
+ * gone, so the stack shows fn called from site.  The jumper's call is open
+ * too (fn's return ends both), and seeded under fn with the same slot, so
+ * that the runtime puts fn's calls, and fn's own entry if it is still to
+ * come, under it (runtime/hooks.c, seed_tail_call).  Only a direct call
+ * (e8 rel32) of a function with a sled; 0 otherwise.
+ */
+static uint64_t tail_jumper(struct attach *a, uint64_t site, uint64_t fn)
+{
+	unsigned char call[5];
+	struct sled *sl;
+	uint64_t to;
+	int32_t rel;
+
+	if (mem_read(a, site - 5, call, sizeof(call)) || call[0] != 0xe8)
+		return 0;
+	memcpy(&rel, call + 1, 4);
+	to = site + (uint64_t)(int64_t)rel;
+	sl = to != fn ? sled_at_or_below(a, to + 4) : NULL;
+	return sl && (sl->addr == to || sl->addr == to + 4) ? to : 0;
+}
+
 static void sled_open(struct attach *a, const struct cp_unwind_frame *fr, int n, int i,
 		      struct seed_frame *f, int *out, int max)
 {
 	int act = i == 0 || fr[i].activation;
-	uint64_t code = act ? fr[i].pc : fr[i].pc - 1, slot, site;
+	uint64_t code = act ? fr[i].pc : fr[i].pc - 1, slot, site, jumper;
 	const struct fnsym *s;
 	struct sled *sl;
 
@@ -3264,12 +3288,17 @@ static void sled_open(struct attach *a, const struct cp_unwind_frame *fr, int n,
 	if (*out >= max || i + 1 >= n || !fr[i + 1].sp || !(s = fnsym_of(a, code)) || s->part)
 		return;
 	sl = sled_at_or_below(a, s->lo + 4);
-	if (!sl || (sl->addr != s->lo && sl->addr != s->lo + 4) || (act && fr[i].pc <= sl->addr))
+	if (!sl || (sl->addr != s->lo && sl->addr != s->lo + 4))
 		return;
 	site = fr[i + 1].pc;
 	slot = fr[i + 1].sp - 8;
 	if (mem_u64(a, slot) != site)
 		return;
+	jumper = tail_jumper(a, site, s->lo);
+	if (jumper)
+		f[(*out)++] = (struct seed_frame){ jumper, site, (slot - 16) | a->sl[SL_SP_SLED] };
+	if ((act && fr[i].pc <= sl->addr) || *out >= max)
+		return; /* its entry is still to come */
 	f[(*out)++] = (struct seed_frame){ s->lo, site, (slot - 16) | a->sl[SL_SP_SLED] };
 }
 
