@@ -652,26 +652,35 @@ static __attribute__((noinline, cold)) CP_NOINSTR void sled_unwound(struct cp_th
 }
 
 /*
- * f, a call open at attach (seeded: its return address was never replaced),
- * has the slot a sled call now enters with, and nothing in that slot says
- * whether f returned and its caller called again from the same place, or f
- * jumped to fn (a tail call: gcc and clang at -O2 end a() { b(); b(); }
- * with `jmp b`).  The caller's code says it: when the call that f's return
- * address follows is a direct call of f itself and fn is another function,
- * fn's entry is f's tail call, which nests under f and, its return seen
- * through the stub, closes both.  Otherwise (a call through a register, f
- * called again) f returned.  Cold: the fast path leaves any unhooked top
- * frame to the full one, and only seeded frames come here.
+ * A call open at attach (seeded: its return address was never replaced)
+ * at slot, under the frames that returned unseen above it, and nothing in
+ * the slot says whether it returned and its caller called again from the
+ * same place, or it jumped to fn (a tail call: gcc and clang at -O2 end
+ * a() { b(); b(); } with `jmp b`, after the first b returned unseen too).
+ * The caller's code says it: when the call that the seed's return address
+ * follows is a direct call of the seed's own function and fn is another,
+ * fn's entry is the seed's tail call, which nests under it and, its return
+ * seen through the stub, closes both.  Otherwise (a call through a
+ * register, the function called again) the seed returned.  Cold: the fast
+ * path leaves any unhooked top frame to the full one.
  */
-static __attribute__((noinline, cold)) CP_NOINSTR int seed_tail_call(const struct cp_frame *f,
-								    uintptr_t site, uintptr_t fn)
+static __attribute__((noinline, cold)) CP_NOINSTR int seed_tail_call(const struct cp_thread *t,
+								    uintptr_t slot, uintptr_t site,
+								    uintptr_t fn)
 {
-	uintptr_t called = f->fn & ~(uintptr_t)CP_FN_SEED_BIT;
+	const struct cp_frame *f = t->cct.top;
 	const uint8_t *call = (const uint8_t *)site - 5;
+	uintptr_t called;
 	int32_t rel;
 
+	while (f > t->cct.stack->f && (f->sp & ~(uintptr_t)CP_SP_FLAGS) + 16 < slot)
+		f--;
+	if (f == t->cct.stack->f || (f->sp & ~(uintptr_t)CP_SP_FLAGS) + 16 != slot ||
+	    !unseen_return(f))
+		return 0;
+	called = f->fn & ~(uintptr_t)CP_FN_SEED_BIT;
 	/* Read within the return address's page: a shorter call may start a mapping. */
-	if (!unseen_return(f) || fn == called || (site & 4095) < 5 || call[0] != 0xe8)
+	if (fn == called || (site & 4095) < 5 || call[0] != 0xe8)
 		return 0;
 	memcpy(&rel, call + 1, 4);
 	return site + (uintptr_t)(intptr_t)rel == called;
@@ -705,10 +714,14 @@ struct cp_sled_go cp_sled__enter(uintptr_t body, uintptr_t *slot, uintptr_t back
 		uintptr_t top = t->cct.top->sp, top_slot = (top & ~CP_SP_FLAGS) + 16;
 
 		if (unlikely((top & CP_SP_SLED) &&
-			     (top_slot < (uintptr_t)slot ||
-			      (top_slot == (uintptr_t)slot && !tail &&
-			       !seed_tail_call(t->cct.top, site, body - back)))))
-			sled_unwound(t, (uintptr_t)slot + (tail ? 0 : 8));
+			     (top_slot < (uintptr_t)slot || (top_slot == (uintptr_t)slot && !tail)))) {
+			uintptr_t to = (uintptr_t)slot + (tail ? 0 : 8);
+
+			if (!tail && seed_tail_call(t, (uintptr_t)slot, site, body - back))
+				to = (uintptr_t)slot; /* the seed at this slot stays open */
+			if (top_slot < to)
+				sled_unwound(t, to);
+		}
 	}
 	r = enter(t, fn, site, sp);
 	if (likely(r == ENTER_FRAME)) {
