@@ -3230,17 +3230,6 @@ static void debug_frame(const struct thread *t, int i, const struct cp_unwind_fr
 static struct sled *sled_at_or_below(struct attach *a, uint64_t pc);
 
 /*
- * Frame i of a sleds build: one physical frame of a sledded function is
- * one open call (sleds are placed after inlining), open once its entry
- * ran: a pc at the function's start, its endbr64 or its sled is a call
- * still to come.  Seeded as the entry reports it: the function's start,
- * the frame's return address, and the slot it is in (a sled frame's sp is
- * its slot - 16, flagged as the runtime says), checked to hold it.  Not
- * seeded: the outermost frame, a split-off part, a function without a
- * symbol.  Its return has no stub: the runtime closes it unseen, by the
- * slot rules, when a later call shows it is gone.
- */
-/*
  * The sledded function whose call site is return address site, when that
  * is not fn: fn was reached by a tail call (`jmp`) from it, whose frame is
  * gone, so the stack shows fn called from site.  The jumper's call is open
@@ -3264,6 +3253,19 @@ static uint64_t tail_jumper(struct attach *a, uint64_t site, uint64_t fn)
 	return sl && (sl->addr == to || sl->addr == to + 4) ? to : 0;
 }
 
+/*
+ * Frame i of a sleds build: one physical frame of a sledded function is
+ * one open call (sleds are placed after inlining), open once its entry
+ * ran: a pc at the function's start, its endbr64 or its sled is a call
+ * still to come.  Seeded as the entry reports it: the function's start,
+ * the frame's return address, and the slot it is in (a sled frame's sp is
+ * its slot - 16, flagged as the runtime says), checked to hold it.  Not
+ * seeded: the outermost frame, a split-off part, a function without a
+ * symbol.  Its return has no stub: the runtime closes it unseen, by the
+ * slot rules, when a later call shows it is gone.  Below it, at the same
+ * slot, the call of the function that jumped to it, if one did (also when
+ * its own entry is still to come: tail_jumper).
+ */
 static void sled_open(struct attach *a, const struct cp_unwind_frame *fr, int n, int i,
 		      struct seed_frame *f, int *out, int max)
 {
