@@ -26,7 +26,8 @@
       the same over their time not preempted (total - inactive), for
       FIELD wait_ns or cpu_ns: how long another process had the CPU is
       the machine's load, which the split of the rest does not depend on;
-      with MIN 0 and every ns of FUNCTION preempted, FIELD over its total
+      with MIN 0 and FUNCTION preempted for all but under 5% of its total,
+      FIELD over its total
   check-offcpu.py whole FILE.json FUNCTION MIN
       FUNCTION's nodes' total over their threads' (the roots'), both
       without the time preempted (the machine's load): at least MIN, where
@@ -78,12 +79,15 @@ def share(doc, fn, field, lo, hi, active=False):
         if field == "inactive_ns":
             sys.exit("split: of the time not preempted, wait_ns or cpu_ns")
         total -= inactive
-    if active and total <= 0 < total + inactive and float(lo) == 0:
-        # Preempted all along (a loaded machine: oversubscribed ranks that
-        # yield, beside other work): no time was its own to split, and what
-        # it shows as wait is held against its whole time instead.
+    if active and total < 0.05 * (total + inactive) and float(lo) == 0:
+        # Preempted all along, or for all but a few ms (a loaded machine:
+        # oversubscribed ranks that yield, beside other work, t0561 under
+        # two busy loops: 1.2 ms not preempted of 210, all of it a wait):
+        # too little time was its own to split, and what it shows as wait
+        # is held against its whole time instead.
         r = part / (total + inactive)
-        print(f"{fn}: preempted for all its {total + inactive} ns; {field} {part} = {r:.3f} of it")
+        print(f"{fn}: preempted for all but {max(total, 0)} ns of its {total + inactive} ns; "
+              f"{field} {part} = {r:.3f} of it")
         if r > float(hi):
             sys.exit(f"{fn}: {field} share {r:.3f} of its whole time not within [0, {hi}]")
         return
