@@ -157,26 +157,6 @@ CP_EXPORT long callprof_attach_stop(void)
 }
 
 /*
- * What a thread state holds outside the arena (which goes whole, after):
- * its saved contexts, its tree's hash table, and any of its memory that
- * the arena could not hold.
- */
-static void give_back_state(struct cp_thread *t)
-{
-	if (!t)
-		return;
-	if (t->ctx) {
-		for (unsigned i = 0; i < CP_CTX_SLOTS; i++)
-			if (t->ctx[i].f)
-				munmap(t->ctx[i].f, t->ctx[i].cap * sizeof(struct cp_frame));
-		munmap(t->ctx, CP_CTX_SLOTS * sizeof(*t->ctx));
-		t->ctx = NULL;
-	}
-	cp_cct__release(&t->cct);
-	cp_offcpu__free_lines(&t->perf);
-}
-
-/*
  * After the stop, with every thread stopped outside this library: give
  * back what keeps costing the process.  The kernel would go on sampling
  * each thread into its ring (perf events live while mapped), so the rings
@@ -196,8 +176,8 @@ long callprof_attach_release(void)
 			munmap(t->perf.page, t->perf.map_bytes);
 			t->perf.page = NULL;
 		}
-		give_back_state(t->side);
-		give_back_state(t);
+		cp_thread__give_back(t->side);
+		cp_thread__give_back(t);
 	}
 	cp_sleds__release();
 	if (cp_attach.area) {

@@ -613,6 +613,8 @@ CP_HIDDEN struct cp_thread *cp_thread__new(void);
 /* Publish state from cp_thread__new() in the registry (the dump writes it). */
 CP_HIDDEN void cp_thread__register(struct cp_thread *t);
 CP_HIDDEN void cp_thread__free(struct cp_thread *t);
+/* Give back what t holds, but not t (callprof attach's release). */
+CP_HIDDEN void cp_thread__give_back(struct cp_thread *t);
 /*
  * cp_cct__child() for t (cct.h); the process's first lookup starts the
  * watcher (thread.c).  A function of its own, not inline: the hooks' fast

@@ -136,13 +136,32 @@ struct cp_thread *cp_thread__new(void)
 	return t;
 }
 
+/*
+ * Give back what t holds (its tree, saved contexts, line tables) but not
+ * t itself: callprof attach's release walks the registry through states
+ * it has emptied this way.
+ */
+void cp_thread__give_back(struct cp_thread *t)
+{
+	if (!t)
+		return;
+	if (t->ctx) {
+		for (unsigned i = 0; i < CP_CTX_SLOTS; i++)
+			if (t->ctx[i].f)
+				munmap(t->ctx[i].f, t->ctx[i].cap * sizeof(struct cp_frame));
+		munmap(t->ctx, CP_CTX_SLOTS * sizeof(*t->ctx));
+		t->ctx = NULL;
+	}
+	cp_cct__release(&t->cct);
+	cp_offcpu__free_lines(&t->perf);
+}
+
 /* Release state from cp_thread__new() that was never registered. */
 void cp_thread__free(struct cp_thread *t)
 {
 	if (!t)
 		return;
-	cp_cct__release(&t->cct);
-	cp_offcpu__free_lines(&t->perf);
+	cp_thread__give_back(t);
 	unmap_shared(t, sizeof(*t));
 }
 
