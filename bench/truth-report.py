@@ -6,7 +6,7 @@
 DIR holds what bench/truth wrote for the program built one way:
   w.MODE     "WEIGHT<TAB>FUNCTION" lines: self weight per function (perf:
              samples; callprof: nanoseconds of self CPU time), any unit;
-             "perf" pools two runs of perf, "perf2" is a third;
+             "perf" pools TRUTH_REF_RUNS runs of perf, "perf2" is one more;
   w.MODE.I   the same for run I of perf2 and default (I = 1..RUNS): the
              mode table gives the median distance over them
   t.MODE     wall times of the runs in nanoseconds, one a line
@@ -81,7 +81,7 @@ def main():
         return
     n2 = total(os.path.join(d, "w.perf2")) if os.path.exists(os.path.join(d, "w.perf2")) else 0
     print(f"   plain build: {plain / 1e6:.0f} ms (median); perf samples: "
-          f"{total(os.path.join(d, 'w.perf'))} (two runs, the reference) and {n2} (a third)")
+          f"{total(os.path.join(d, 'w.perf'))} (the reference) and {n2} (one more run)")
     print(f"   {'mode':<56} {'distance':>9} {'slowdown':>9}  top function")
     per_run = {m: [distance(perf, s) for s in runs_of(d, m)] for m in ("perf2", "default")}
     for m, label in modes:
