@@ -298,6 +298,8 @@ struct cp_stack {
  * fork left half-written, or one for another call, is only a miss.
  */
 #define CP_MEMO_BITS 9
+/* The memo's hash multiplier (cp_cct__memo; the sleds' entry fast path has it too). */
+#define CP_MEMO_MUL 0x9E3779B97F4A7C15
 struct cp_htab {
 	uint64_t mask;	       /* slots - 1 */
 	uint64_t count;	       /* nodes filed */
@@ -399,7 +401,7 @@ static inline uint64_t cp_cct__hash_site(const struct cp_node *parent, uintptr_t
 static inline struct cp_node **cp_cct__memo(struct cp_htab *h, const struct cp_node *parent,
 					    uintptr_t fn, uintptr_t site)
 {
-	uint64_t k = ((uint64_t)(uintptr_t)parent ^ (fn << 7) ^ site) * 0x9E3779B97F4A7C15ull;
+	uint64_t k = ((uint64_t)(uintptr_t)parent ^ (fn << 7) ^ site) * CP_MEMO_MUL;
 
 	return &h->memo[k >> (64 - CP_MEMO_BITS)];
 }
