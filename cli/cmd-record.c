@@ -407,14 +407,19 @@ static void overhead_verdict(struct cp_report_profile *rp, int perf_refused)
 	if (cp_report_overhead(rp, &ov) || ov.share < CP_OVERHEAD_HIGH)
 		goto out;
 	for (uint32_t k = 0; k < ov.ntop; k++) {
-		const struct cp_rfn *f = &rp->fns[ov.top[k].fn];
+		const struct cp_overhead_fn *f = &ov.top[k];
 		char *ex = cp_exclude_name(f->name);
-		double own = ov.top[k].calls ? (double)ov.top[k].own_ns / (double)ov.top[k].calls : 0;
+		double own = f->calls ? (double)f->own_ns / (double)f->calls : 0;
 
-		strbuf_addf(&fns, "%s%s (%" PRIu64 " calls, %.*f%s own time each, %.0f%% of the cost)",
-			    k ? ", " : "", cp_visible(f->name), ov.top[k].calls, own < 1000 ? 1 : 2,
-			    own < 1000 ? own : own / 1000, own < 1000 ? "ns" : "us",
-			    100.0 * ov.top[k].share);
+		if (f->excluded) /* its own time is its callers': not known */
+			strbuf_addf(&fns, "%s%s (%" PRIu64 " calls, excluded: its hooks still run, "
+					  "%.0f%% of the cost)", k ? ", " : "", cp_visible(f->name),
+				    f->calls, 100.0 * f->share);
+		else
+			strbuf_addf(&fns, "%s%s (%" PRIu64 " calls, %.*f%s own time each, %.0f%% of "
+					  "the cost)", k ? ", " : "", cp_visible(f->name), f->calls,
+				    own < 1000 ? 1 : 2, own < 1000 ? own : own / 1000,
+				    own < 1000 ? "ns" : "us", 100.0 * f->share);
 		if (ex && !list_has(&list, ex))
 			strbuf_addf(&list, "%s%s", list.len ? "," : "", ex);
 		free(ex);

@@ -367,10 +367,13 @@ double cp_report_profile__overhead_share(const struct cp_report_profile *rp);
 const char *cp_report_profile__overhead_base(const struct cp_report_profile *rp);
 
 struct cp_overhead_fn {
-	uint32_t fn;	 /* index into rp->fns */
-	uint64_t calls;	 /* its calls, all contexts and threads */
-	uint64_t own_ns; /* its own time on the CPU (self cpu: off the CPU is no work) */
-	double share;	 /* estimated part of the profiler's cost due to its calls */
+	uint32_t fn;	  /* index into rp->fns; CP_NONE for an excluded function */
+	uint64_t addr;	  /* its entry address */
+	const char *name; /* its name (symbolizer-owned) */
+	int excluded;	  /* excluded at record time: no context, own time unknown */
+	uint64_t calls;	  /* its calls, all contexts and threads */
+	uint64_t own_ns;  /* its own time on the CPU (self cpu: off the CPU is no work) */
+	double share;	  /* estimated part of the profiler's cost due to its calls */
 };
 
 struct cp_overhead {

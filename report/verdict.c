@@ -91,12 +91,74 @@ static int profilers_sample(struct cp_report_profile *rp, const struct cp_node_r
 	       !strncmp(cp_symbolizer__fn_name(rp->sym, entry), "__cyg_profile_func_", 19);
 }
 
-/* cpu mode: est[fn] += the runtime's samples, shared by calls as above. */
-static void share_samples(struct cp_report_profile *rp, double *est)
+/*
+ * The functions excluded at record time (--exclude, --include): they have
+ * no context, but their calls still run the hooks (the entry finds them
+ * excluded, the exit too), so they cost what any call costs.  Their
+ * NODES markers (CP_NODE_EXCLUDED) say in which context and how often;
+ * each excluded function gets a slot after rp's functions, in the order
+ * first seen.
+ */
+struct excluded {
+	struct cp_u64map slot; /* address -> slot - rp->nfns */
+	uint64_t *addr;	       /* per slot */
+	uint32_t n, alloc;
+	double *in_context;    /* per tree node: its excluded calls */
+};
+
+static void find_excluded(const struct cp_report_profile *rp, struct excluded *ex)
+{
+	const struct cp_profile_file *pf = rp->pf;
+	const struct cp_rtree *t = &rp->trees[0];
+
+	cp_u64map__init(&ex->slot, 16);
+	ex->in_context = xcalloc(t->nn ? t->nn : 1, sizeof(*ex->in_context));
+	for (uint32_t i = 0; i < pf->nnodes; i++) {
+		const struct cp_node_rec *r = &pf->nodes[i];
+		uint32_t n = rp->node_map[i];
+
+		if (!(r->flags & CP_NODE_EXCLUDED) || n == CP_NONE)
+			continue;
+		ex->in_context[n] += (double)r->calls;
+		if (cp_u64map__get(&ex->slot, r->fn) == CP_NONE) {
+			cp_u64map__get_or_add(&ex->slot, r->fn, ex->n);
+			ALLOC_GROW(ex->addr, ex->n + 1, ex->alloc);
+			ex->addr[ex->n++] = r->fn;
+		}
+	}
+}
+
+static void release_excluded(struct excluded *ex)
+{
+	cp_u64map__release(&ex->slot);
+	free(ex->addr);
+	free(ex->in_context);
+}
+
+/* Each excluded function's calls, into calls[rp->nfns + its slot]. */
+static void count_excluded(const struct cp_report_profile *rp, const struct excluded *ex,
+			   double *calls)
+{
+	const struct cp_profile_file *pf = rp->pf;
+
+	for (uint32_t i = 0; i < pf->nnodes; i++) {
+		const struct cp_node_rec *r = &pf->nodes[i];
+
+		if ((r->flags & CP_NODE_EXCLUDED) && rp->node_map[i] != CP_NONE)
+			calls[rp->nfns + cp_u64map__get(&ex->slot, r->fn)] += (double)r->calls;
+	}
+}
+
+/*
+ * cpu mode: est[fn] += the runtime's samples, shared by calls as above
+ * (an excluded function's calls in a context count with its children's).
+ */
+static void share_samples(struct cp_report_profile *rp, const struct excluded *ex, double *est)
 {
 	const struct cp_profile_file *pf = rp->pf;
 	const struct cp_rtree *t = &rp->trees[0];
 	double *in = xcalloc(t->nn ? t->nn : 1, sizeof(*in));
+	double *all = xcalloc(t->nn ? t->nn : 1, sizeof(*all));
 
 	for (uint32_t i = 0; i < pf->nlines; i++) {
 		const struct cp_line_rec *l = &pf->lines[i];
@@ -107,23 +169,32 @@ static void share_samples(struct cp_report_profile *rp, double *est)
 	}
 	for (uint32_t i = 0; i < t->nn; i++) {
 		const struct cp_rnode *n = &t->n[i];
-		double calls = 0;
 
 		if (!in[i])
 			continue;
+		all[i] = ex->in_context[i];
 		if (hooked(rp, n))
-			calls += (double)n->calls;
+			all[i] += (double)n->calls;
 		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
 			if (hooked(rp, &t->n[c]))
-				calls += (double)t->n[c].calls;
-		if (!calls)
+				all[i] += (double)t->n[c].calls;
+		if (!all[i])
 			continue;
 		if (hooked(rp, n))
-			est[n->fn] += in[i] * (double)n->calls / calls;
+			est[n->fn] += in[i] * (double)n->calls / all[i];
 		for (uint32_t c = n->first_child; c != CP_NONE; c = t->n[c].next)
 			if (hooked(rp, &t->n[c]))
-				est[t->n[c].fn] += in[i] * (double)t->n[c].calls / calls;
+				est[t->n[c].fn] += in[i] * (double)t->n[c].calls / all[i];
 	}
+	for (uint32_t i = 0; ex->n && i < pf->nnodes; i++) {
+		const struct cp_node_rec *r = &pf->nodes[i];
+		uint32_t n = rp->node_map[i];
+
+		if ((r->flags & CP_NODE_EXCLUDED) && n != CP_NONE && all[n])
+			est[rp->nfns + cp_u64map__get(&ex->slot, r->fn)] +=
+				in[n] * (double)r->calls / all[n];
+	}
+	free(all);
 	free(in);
 }
 
@@ -141,8 +212,9 @@ static int est_cmp(const void *pa, const void *pb, void *arg)
 int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 {
 	const struct cp_rtree *t;
+	struct excluded ex = { 0 };
 	double *est, *calls, *own, sum = 0, cum = 0;
-	uint32_t *order;
+	uint32_t *order, nf;
 
 	memset(ov, 0, sizeof(*ov));
 	ov->share = cp_report_profile__overhead_share(rp);
@@ -151,10 +223,12 @@ int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 	if (rp->ntrees != 1 || rp->threads != CP_THREADS_MERGED)
 		BUG("the overhead verdict wants a profile loaded with threads merged");
 	t = &rp->trees[0];
-	est = xcalloc(rp->nfns ? rp->nfns : 1, sizeof(*est));
-	calls = xcalloc(rp->nfns ? rp->nfns : 1, sizeof(*calls));
-	own = xcalloc(rp->nfns ? rp->nfns : 1, sizeof(*own));
-	order = xmalloc((rp->nfns ? rp->nfns : 1) * sizeof(*order));
+	find_excluded(rp, &ex);
+	nf = rp->nfns + ex.n; /* the program's functions, then the excluded ones */
+	est = xcalloc(nf ? nf : 1, sizeof(*est));
+	calls = xcalloc(nf ? nf : 1, sizeof(*calls));
+	own = xcalloc(nf ? nf : 1, sizeof(*own));
+	order = xmalloc((nf ? nf : 1) * sizeof(*order));
 	for (uint32_t i = 1; i < t->nn; i++) {
 		const struct cp_rnode *n = &t->n[i];
 
@@ -167,39 +241,52 @@ int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 			est[n->fn] += (double)n->calls *
 				      (n->untimed ? rp->untimed_ns : rp->inside_ns + rp->outside_ns);
 	}
+	count_excluded(rp, &ex, calls);
+	/* The clock: an excluded call is not timed; it costs at least what a count does. */
+	for (uint32_t f = rp->nfns; !rp->cpu_sampled && f < nf; f++)
+		est[f] += calls[f] * (double)rp->untimed_ns;
 	if (rp->cpu_sampled)
-		share_samples(rp, est);
-	for (uint32_t f = 0; f < rp->nfns; f++) {
+		share_samples(rp, &ex, est);
+	for (uint32_t f = 0; f < nf; f++) {
 		order[f] = f;
 		sum += est[f];
 	}
-	qsort_r(order, rp->nfns, sizeof(*order), est_cmp, est);
-	for (uint32_t k = 0; sum > 0 && k < rp->nfns && ov->ntop < CP_OVERHEAD_TOP; k++) {
+	qsort_r(order, nf, sizeof(*order), est_cmp, est);
+	for (uint32_t k = 0; sum > 0 && k < nf && ov->ntop < CP_OVERHEAD_TOP; k++) {
 		uint32_t f = order[k];
 		double share = est[f] / sum;
+		int excluded = f >= rp->nfns;
+		uint64_t addr = excluded ? ex.addr[f - rp->nfns] : rp->fns[f].addr;
 
 		if (share < CP_OVERHEAD_MIN_FN_SHARE || cum >= CP_OVERHEAD_COVERED)
 			break;
-		/* Its own work is many times its hooks' cost: not worth leaving out. */
+		/*
+		 * Its own work is many times its hooks' cost: not worth leaving
+		 * out.  (An excluded function's own time is its callers'.)
+		 */
 		if (own[f] > CP_OVERHEAD_TINY * est[f] * (rp->cpu_sampled ? (double)rp->period_ns : 1))
 			continue;
 		cum += share;
 		ov->top[ov->ntop++] = (struct cp_overhead_fn){
-			.fn = f,
+			.fn = excluded ? CP_NONE : f,
+			.addr = addr,
+			.name = excluded ? cp_symbolizer__fn_name(rp->sym, addr) : rp->fns[f].name,
+			.excluded = excluded,
 			.calls = (uint64_t)calls[f],
 			.own_ns = cp_ns_from_double(own[f]),
 			.share = share,
 		};
 	}
 	if (ov->ntop && !rp->no_files)
-		ov->producer = cp_symbolizer__producer(rp->sym, rp->fns[ov->top[0].fn].addr);
+		ov->producer = cp_symbolizer__producer(rp->sym, ov->top[0].addr);
 	for (uint32_t k = 0; k < ov->ntop && !rp->no_files; k++)
-		if (cp_symbolizer__was_inlined(rp->sym, rp->fns[ov->top[k].fn].addr) > 0)
+		if (cp_symbolizer__was_inlined(rp->sym, ov->top[k].addr) > 0)
 			ov->inlined = 1;
 	free(order);
 	free(own);
 	free(calls);
 	free(est);
+	release_excluded(&ex);
 	return 0;
 }
 

@@ -104,6 +104,19 @@ test_expect_success 'sleds: rebuilt with the remedy given, the verdict is gone' 
 	! grep "hooks took" err.ex
 '
 
+# An excluded function (record --exclude) has no context, but its calls
+# still run the hooks: excluding bump leaves the run as costly, and the
+# verdict named work, its caller, as a "tiny function" of one call with
+# the whole cost (bzip2's mainSort, 2026-12-01).  It names bump, excluded,
+# and the remedy that does take its hooks out.
+test_expect_success 'an excluded hot function: the verdict names it, not its caller' '
+	callprof record --exclude bump -o exb.cprof -- ./t-hot 2>errx &&
+	grep "^callprof: the hooks took [0-9.]*% of the CPU time" errx &&
+	grep "^  most of it in the calls of tiny functions: bump (12000000 calls, excluded: its hooks still run, [0-9]*% of the cost)$" errx &&
+	! grep "calls of tiny functions:.*work" errx &&
+	check_remedy errx
+'
+
 test_expect_success 'the verdict leaves the exit status alone' '
 	test_expect_code 3 callprof record -o hot3.cprof -- ./t-hot 12000000 3 2>err &&
 	grep "^callprof: the hooks took" err

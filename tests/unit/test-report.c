@@ -28,17 +28,19 @@ static struct cp_writer w;
  *         R 0x300  calls 2,  ticks 100  (recursion: R inside R)
  * Calibration: outside 20, inside 5 ticks per call.
  */
-static void make_profile(const char *path)
+static void make_profile_excluding(const char *path, int excluded)
 {
 	struct cp_meta meta = { 0 };
 	struct cp_thread_rec th = { .nthreads = 1 };
-	struct cp_node_rec n[5] = { 0 };
+	struct cp_node_rec n[6] = { 0 };
+	uint32_t nn = excluded ? 6 : 5;
 
 	CHECK_EQ(cp_writer__begin(&w, path), 0);
 	meta.clock = CP_CLOCK_MONOTONIC;
 	meta.ticks_per_sec = 1000000000u;
 	meta.overhead_ticks = 20;
 	meta.self_overhead_ticks = 5;
+	meta.untimed_overhead_ticks = excluded ? 10 : 0;
 	cp_writer__section(&w, CP_SEC_META, sizeof(meta));
 	cp_writer__put(&w, &meta, sizeof(meta));
 	n[0] = (struct cp_node_rec){ .parent = CP_NO_PARENT, .calls = 1, .ticks = 1100 };
@@ -48,14 +50,22 @@ static void make_profile(const char *path)
 				     .min_ticks = 10, .max_ticks = 100 };
 	n[3] = (struct cp_node_rec){ .fn = 0x300, .parent = 1, .calls = 1, .ticks = 400 };
 	n[4] = (struct cp_node_rec){ .fn = 0x300, .parent = 3, .calls = 2, .ticks = 100 };
+	/* X 0x400, excluded: 40 calls in P's context, counted only. */
+	n[5] = (struct cp_node_rec){ .fn = 0x400, .parent = 1, .calls = 40,
+				     .flags = CP_NODE_EXCLUDED };
 	cp_writer__section(&w, CP_SEC_NODES, sizeof(n[0]));
-	cp_writer__put(&w, n, sizeof(n));
+	cp_writer__put(&w, n, nn * sizeof(n[0]));
 	th.tid = 1;
-	th.nnodes = 5;
+	th.nnodes = nn;
 	th.name = cp_writer__string(&w, "main");
 	cp_writer__section(&w, CP_SEC_THREADS, sizeof(th));
 	cp_writer__put(&w, &th, sizeof(th));
 	CHECK_EQ(cp_writer__finish(&w, CP_FEAT_TIMING), 0);
+}
+
+static void make_profile(const char *path)
+{
+	make_profile_excluding(path, 0);
 }
 
 static struct cp_report_profile *load(int no_compensate)
@@ -387,6 +397,39 @@ TEST(overhead_names_the_functions_whose_calls_cost_it)
 	CHECK_EQ(ov.ntop, 0);
 	cp_report_profile__free(rp);
 	unlink("r.cprof");
+}
+
+/*
+ * An excluded function has no context, but its calls run the hooks: X's 40
+ * calls in P's context cost 40 x 10 (a count-only call's cost) = 400 of
+ * the 750 estimated, more than C's 250, and X is named first, as excluded
+ * (its own time is P's, not known).  Its caller P, with one call, is not
+ * blamed for them.
+ */
+TEST(overhead_counts_the_calls_of_excluded_functions)
+{
+	struct cp_report_opts o = { .threads = CP_THREADS_MERGED };
+	struct cp_report_profile *rp;
+	struct cp_overhead ov;
+
+	make_profile_excluding("x.cprof", 1);
+	rp = cp_report_profile__load("x.cprof", &o);
+	CHECK(rp != NULL);
+	CHECK_EQ(rp->excluded_calls, 40);
+	CHECK_EQ(cp_report_overhead(rp, &ov), 0);
+	CHECK_EQ(ov.ntop, 2);
+	CHECK(ov.top[0].excluded);
+	CHECK_EQ(ov.top[0].fn, CP_NONE);
+	CHECK_EQ(ov.top[0].addr, 0x400);
+	CHECK_EQ(ov.top[0].calls, 40);
+	CHECK(ov.top[0].name != NULL);
+	CHECK(ov.top[0].share > 0.533 && ov.top[0].share < 0.534); /* 400 / 750 */
+	CHECK(!ov.top[1].excluded);
+	CHECK_EQ(ov.top[1].addr, 0x200);
+	CHECK_EQ(rp->fns[ov.top[1].fn].addr, 0x200);
+	CHECK(ov.top[1].share > 0.333 && ov.top[1].share < 0.334); /* 250 / 750 */
+	cp_report_profile__free(rp);
+	unlink("x.cprof");
 }
 
 static void check_exclude(const char *name, const char *want)
