@@ -45,9 +45,9 @@
  * Version 2: call-site records (CP_NODE_SITE).  A version 1 reader would
  * take them for nodes of their own, so they need a version 2 reader.
  */
-#define CP_VERSION 9	   /* what this code writes */
+#define CP_VERSION 10	   /* what this code writes */
 #define CP_MIN_READER 2	   /* oldest reader that understands what we write */
-#define CP_READER_VERSION 9 /* what this reader understands */
+#define CP_READER_VERSION 10 /* what this reader understands */
 /*
  * Version 5: record-time selection (excluded-call markers, count-only
  * contexts, named regions).  A version 4 reader would show markers as call
@@ -78,6 +78,11 @@
  * of squares) and each input's rank (longer INPUTS records).  An older
  * reader skips JOB and reads the prefix of the records it knows, which
  * means what it meant: min_reader stays.
+ */
+/*
+ * Version 10: the thread record's unclocked periods (cpu mode's "[kernel]"
+ * time that the thread's CPU clock does not have, left out).  The field was
+ * reserved and zero before; an older reader ignores it: min_reader stays.
  */
 
 /*
@@ -340,7 +345,13 @@ struct cp_thread_rec {
 	uint32_t seq;	     /* order in which threads started, main = 0 */
 	uint64_t open_frames; /* calls still open at the dump, closed then */
 	uint32_t nthreads;   /* threads in this record: 1, or more for an aggregate */
-	uint32_t reserved;   /* zero */
+	/*
+	 * Version 10, CP_MODE_CPU: sample periods of "[kernel]" time left
+	 * out because the thread's CPU clock (cpu_ns) does not have them: perf's
+	 * task clock, whose growth between samples the kernel time is, also
+	 * runs while the hypervisor has taken the CPU (steal time).  0 before.
+	 */
+	uint32_t unclocked;
 	uint64_t cpu_ns;     /* version 4: CPU time the kernel counted for the thread
 			      * (CLOCK_THREAD_CPUTIME_ID) from its set-up to its
 			      * exit or the dump; 0 if unknown */

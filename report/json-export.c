@@ -225,6 +225,7 @@ void cp_export_json_time_source(struct cp_json *j, const struct cp_report_profil
 	cp_json__key(j, "profiler_share");
 	cp_json__dbl(j, s.share);
 	cp_json__key_u64(j, "few_samples", CP_FEW_SAMPLES);
+	cp_json__key_u64(j, "unclocked_samples", rp->unclocked);
 	cp_json__end_obj(j);
 }
 

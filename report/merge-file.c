@@ -107,6 +107,7 @@ struct merge {
 	uint64_t open_frames;
 	uint64_t cpu_ns;	/* the threads' kernel CPU time */
 	uint32_t cpu_unknown;	/* threads without it */
+	uint64_t unclocked;	/* the threads' kernel periods left out (cpu mode) */
 	uint32_t hosts;		/* distinct host names */
 	int cpu;		/* cpu-mode inputs: samples in lines[] */
 	uint64_t period_ns;	/* ... all at this period */
@@ -506,6 +507,7 @@ static void merge__add(struct merge *m, struct cp_report_profile *p, const char 
 	for (uint32_t i = 0; i < pf->nthreads; i++) {
 		m->nthreads += pf->threads[i].nthreads;
 		m->open_frames += pf->threads[i].open_frames;
+		CP_ADD_SAT(m->unclocked, pf->threads[i].unclocked);
 	}
 	CP_ADD_SAT(m->cpu_ns, src->cpu_ns);
 	m->cpu_unknown += src->cpu_unknown;
@@ -770,6 +772,7 @@ static int merge__write(struct merge *m, const char *out)
 	th.open_frames = m->open_frames;
 	th.nthreads = m->nthreads ? m->nthreads : 1;
 	th.cpu_ns = m->cpu_unknown ? 0 : m->cpu_ns; /* known for all, or not known */
+	th.unclocked = m->unclocked < UINT32_MAX ? (uint32_t)m->unclocked : UINT32_MAX;
 	cp_writer__section(w, CP_SEC_THREADS, sizeof(th));
 	cp_writer__put(w, &th, sizeof(th));
 

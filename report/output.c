@@ -714,6 +714,14 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 		fprintf(fp, "# note: only %" PRIu64 " samples: the times are rough (a time resting "
 			    "on k samples is known to about +-100/sqrt(k) %%); run longer or raise "
 			    "--sample\n", program);
+	if (rp->unclocked) {
+		char left[32];
+
+		cp_fmt_ns(left, sizeof(left), cp_mul_sat(rp->unclocked, rp->period_ns));
+		fprintf(fp, "# %s of kernel time left out: the task clock the samples run on counted "
+			    "it, the threads' CPU clocks did not (time the hypervisor took the CPU from "
+			    "this virtual machine)\n", left);
+	}
 	if (unsampled)
 		fprintf(fp, "# warning: %u thread%s without CPU time: perf_event_open refused: %s\n",
 			unsampled, unsampled == 1 ? "" : "s", strerror((int)m->switch_errno));

@@ -1112,9 +1112,11 @@ struct cp_report_profile *cp_report_profile__from_file(struct cp_profile_file *p
 	tell_apart(rp);
 	free(cs.own);
 	free(cs.foreign);
-	for (uint32_t i = 0; i < pf->nthreads; i++)
+	for (uint32_t i = 0; i < pf->nthreads; i++) {
 		if (pf->threads[i].flags & CP_THREAD_UNSAMPLED)
 			rp->unsampled += pf->threads[i].nthreads;
+		CP_ADD_SAT(rp->unclocked, pf->threads[i].unclocked);
+	}
 	rp->timed = pf->meta.clock != CP_CLOCK_NONE;
 	rp->sampled = pf->meta.mode == CP_MODE_SAMPLED;
 	rp->split = rp->timed && (pf->meta.switches == CP_SWITCHES_ON ||

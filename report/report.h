@@ -292,6 +292,8 @@ struct cp_report_profile {
 	uint64_t raw_ns;	     /* all roots' raw totals */
 	uint64_t subtracted_ns;	     /* how much compensation took off them */
 	uint32_t unsampled;	     /* threads without CPU time (perf_event_open refused) */
+	uint64_t unclocked;	     /* cpu mode: kernel periods left out, beyond the threads'
+				      * CPU clocks (the thread records' unclocked, summed) */
 	/*
 	 * Several files (load_many), folded in one at a time: memory grows with
 	 * the distinct call paths, functions and modules, not with the files.

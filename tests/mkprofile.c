@@ -16,7 +16,7 @@
  *                              an ELF file loaded at ADDR - its vaddrs; its
  *                              PT_LOAD headers become the maps; flags: enum
  *                              cp_module_flags (2: callprof's runtime)
- *   thread tid= name= cpu= nthreads=
+ *   thread tid= name= cpu= nthreads= unclocked=
  *   node parent= fn= site= calls= ticks= min= max= wait= inactive= vol=
  *        invol= flags= open=   a node of the last thread; no parent: its root;
  *                              open: its calls open at attach (version 7)
@@ -174,6 +174,7 @@ static void record(char **a, int n)
 		t->first_node = nnodes;
 		t->cpu_ns = num(a, n, "cpu", 0);
 		t->nthreads = (uint32_t)num(a, n, "nthreads", 1);
+		t->unclocked = (uint32_t)num(a, n, "unclocked", 0);
 		t->seq = nthreads - 1;
 	} else if (!strcmp(a[0], "node") && nthreads) {
 		struct cp_node_rec *r;

@@ -193,6 +193,37 @@ test_expect_success 'report: the profiler-share note needs 100 samples' '
 	grep "^# note: most of the run.s CPU time was callprof.s own: .* slowed 2.6x" enough.report
 '
 
+# Kernel time is the task clock's growth between samples; on a VM the task
+# clock also runs while the hypervisor has the CPU, the thread's CPU clock
+# does not, and the runtime leaves out of "[kernel]" what the clock does not
+# have (t0315 failed on it once: 6.8 ms of kernel time in a spin loop).  The
+# thread records say how many periods (tests/mkprofile.c, unclocked=): the
+# banner and the json export say so, across threads, and a merge keeps it.
+test_expect_success 'kernel periods beyond the CPU clocks: the banner, json and merge say so' '
+	cat >unclocked.txt <<-\EOF &&
+	meta mode=4 hz=1000 period=1000000 switches=1
+	cmd ./prog
+	thread tid=1 name=main cpu=60000000 unclocked=7
+	node
+	node parent=0 fn=0x1000 calls=1
+	line node=1 ip=0x1010 samples=55
+	line node=1 ip=0 samples=3
+	thread tid=2 name=worker cpu=20000000 unclocked=2
+	node
+	node parent=0 fn=0x2000 calls=1
+	line node=3 ip=0x2010 samples=20
+	EOF
+	"$CALLPROF_BUILD/tests/mkprofile" unclocked.cprof <unclocked.txt &&
+	callprof report unclocked.cprof >unclocked.report &&
+	grep "^# 9.00ms of kernel time left out: the task clock the samples run on counted it, the threads. CPU clocks did not (time the hypervisor took the CPU from this virtual machine)$" unclocked.report &&
+	callprof export -f json unclocked.cprof >unclocked.json &&
+	python3 -c "import json,sys; d=json.load(open(\"unclocked.json\")); sys.exit(d[\"time_source\"][\"unclocked_samples\"] != 9)" &&
+	callprof merge -o unclocked2.cprof unclocked.cprof unclocked.cprof 2>/dev/null &&
+	callprof report unclocked2.cprof | grep "^# 18.00ms of kernel time left out" &&
+	callprof report nested.cprof >nested.report &&
+	! grep "kernel time left out" nested.report
+'
+
 # The tree header compares the tree's cpu with the kernel's count of the
 # threads' CPU time: it says what the kernel's holds that the tree's does
 # not (the profiler's own CPU time; the hooks' cost that compensation took
