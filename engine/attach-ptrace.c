@@ -128,20 +128,30 @@ struct module {
 	} *fns; /* function symbols, sorted, process addresses */
 	size_t nfns;
 	int runtime; /* our copy of the runtime: never redirected */
-	uint64_t islots[11][4];	/* GOT slots of the interposed functions (see interposed[]) */
-	int nislots[11];
+	uint64_t islots[15][4];	/* GOT slots of the interposed functions (see interposed[]) */
+	int nislots[15];
 };
 
 /*
  * Functions the runtime must see called (runtime/interpose.c), whose GOT
  * slots point at our copy's during the window: the ends without
- * destructors (a fork child that ends with _exit writes its profile), and
- * the exec family (the image writes its profile before it is replaced).
+ * destructors (a fork child that ends with _exit writes its profile), the
+ * exec family (the image writes its profile before it is replaced), and
+ * the longjmp family (the frames a jump abandons are closed at the jump,
+ * not at the next exit that matches one below them).  Only functions
+ * whose interposer never returns, or returns at once: a return address
+ * into a copy that is unloaded at its end must not be left on a stack
+ * (swapcontext's would be, on every suspended context's).  All are the C
+ * library's, which the copy's dlsym(RTLD_NEXT) finds.
  */
-static const char *const interposed[] = { "_exit", "_Exit", "abort", "execve", "execv", "execvp",
-					  "execvpe", "execl", "execlp", "execle", "fexecve" };
-#define NIPOSE 11
-_Static_assert(ARRAY_SIZE(interposed) == NIPOSE, "interposed[] and NIPOSE");
+static const char *const interposed[] = { "_exit",    "_Exit",	 "abort",      "execve",
+					  "execv",    "execvp",	 "execvpe",    "execl",
+					  "execlp",   "execle",	 "fexecve",    "longjmp",
+					  "_longjmp", "siglongjmp", "__longjmp_chk" };
+#define NIPOSE 15
+_Static_assert(ARRAY_SIZE(interposed) == NIPOSE &&
+		       sizeof(((struct module *)0)->nislots) == NIPOSE * sizeof(int),
+	       "interposed[], NIPOSE and struct module's slots");
 
 struct thread {
 	pid_t tid;

@@ -35,6 +35,10 @@
  *              "slow started" comes once handle_slow is entered, so it is
  *              open when the test goes on (worker_main -> worker_loop ->
  *              handle_slow); slow_done counts those that returned
+ *   jump N     the reader, N times: jump_holder sets a jmp_buf and calls
+ *              jump_dive 6 deep, whose deepest call longjmps back to it,
+ *              then calls jump_after; "jumped N" (t0521: the frames the
+ *              longjmp abandons close at the jump under attach too)
  *   release    ends the running slow request: "released" once handle_slow
  *              has returned (so a test decides when it returns)
  *   ping       wakes the epoll and pipe threads (on_epoll_event,
@@ -71,6 +75,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,7 +98,8 @@ volatile long sink;
 	X(cmd_slow) X(cmd_release) X(cmd_ping) X(cmd_stats) X(cmd_quit) X(spin_leaf)    \
 	X(worker_main) X(worker_loop) X(handle_request) X(parse) X(compute) X(reply)    \
 	X(handle_slow) X(epoll_main) X(on_epoll_event) X(piper_main) X(on_pipe_data)    \
-	X(sleeper_main) X(on_tick) X(on_usr1) X(usr1_work)
+	X(sleeper_main) X(on_tick) X(on_usr1) X(usr1_work) X(cmd_jump) X(jump_holder)      \
+	X(jump_dive) X(jump_after)
 
 #define AS_ENUM(f) F_##f,
 #define AS_NAME(f) #f,
@@ -671,6 +677,44 @@ NOINSTR static int pinged(void)
 	return epoll_pings == pings && pipe_pings == pings;
 }
 
+static jmp_buf jump_env;
+static volatile int jump_armed = 1; /* always: a path that returns, for the compiler */
+
+NOINLINE static void jump_dive(int depth)
+{
+	COUNT(jump_dive);
+	if (depth == 0 && jump_armed)
+		longjmp(jump_env, 1);
+	if (depth > 0)
+		jump_dive(depth - 1);
+	sink_add((unsigned long)depth);
+}
+
+NOINLINE static void jump_after(void)
+{
+	COUNT(jump_after);
+	sink_add(1);
+}
+
+NOINLINE static void jump_holder(void)
+{
+	COUNT(jump_holder);
+	if (!setjmp(jump_env))
+		jump_dive(6);
+	jump_after();
+}
+
+NOINLINE static void cmd_jump(long n)
+{
+	char buf[64];
+
+	COUNT(cmd_jump);
+	for (long i = 0; i < n; i++)
+		jump_holder();
+	snprintf(buf, sizeof(buf), "jumped %ld", n);
+	send_reply(buf);
+}
+
 NOINLINE static void cmd_ping(void)
 {
 	char buf[64];
@@ -737,6 +781,8 @@ NOINLINE static int dispatch(const char *line)
 		cmd_spin(v);
 	else if (!strncmp(line, "slow ", 5) && number(line + 5, 600000L, &v))
 		cmd_slow(v);
+	else if (!strncmp(line, "jump ", 5) && number(line + 5, 1000000L, &v))
+		cmd_jump(v);
 	else if (!strcmp(line, "release"))
 		cmd_release();
 	else if (!strcmp(line, "ping"))
