@@ -719,8 +719,8 @@ static void cpu_banner(const struct cp_report_profile *rp, FILE *fp)
 
 		cp_fmt_ns(left, sizeof(left), cp_mul_sat(rp->unclocked, rp->period_ns));
 		fprintf(fp, "# %s of kernel time left out: the task clock the samples run on counted "
-			    "it, the threads' CPU clocks did not (time the hypervisor took the CPU from "
-			    "this virtual machine)\n", left);
+			    "it, the threads' CPU clocks did not (time a hypervisor took the CPU from "
+			    "this virtual machine, or interrupts)\n", left);
 	}
 	if (unsampled)
 		fprintf(fp, "# warning: %u thread%s without CPU time: perf_event_open refused: %s\n",

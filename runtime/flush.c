@@ -431,7 +431,8 @@ static uint64_t periods(const struct cp_lines *l, const struct cp_base *b, uint3
  * one period (offcpu.c, unseen), and perf's task clock runs while the task
  * is on a CPU, whereas the thread's CPU clock (the scheduler's) leaves out
  * the time the hypervisor took that CPU from the VM (steal time, with
- * CONFIG_PARAVIRT_TIME_ACCOUNTING): a spinning thread that made no system
+ * CONFIG_PARAVIRT_TIME_ACCOUNTING; interrupts too, with
+ * CONFIG_IRQ_TIME_ACCOUNTING): a spinning thread that made no system
  * call showed 6.8 ms of "[kernel]" time in 41 ms on a loaded VM, its CPU
  * clock 34.7 ms (t0315).  What the table holds beyond the clock (and the
  * slack unsampled allows) is that, taken from the kernel periods and
