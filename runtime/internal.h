@@ -49,10 +49,20 @@
 		__typeof__(slot) next_ = __atomic_load_n(&(slot), __ATOMIC_RELAXED);  \
 		if (!next_) {                                                         \
 			next_ = (__typeof__(slot))dlsym(RTLD_NEXT, name);             \
+			if (!next_)                                                   \
+				next_ = (__typeof__(slot))cp_next_loaded(name);       \
 			__atomic_store_n(&(slot), next_, __ATOMIC_RELAXED);           \
 		}                                                                     \
 		next_;                                                                \
 	})
+/*
+ * name where RTLD_NEXT does not look (interpose.c): in a module loaded
+ * later with its own scope (a C program's dlopen'ed C++ plugin brings
+ * libstdc++ and libgcc_s), or, for a runtime copy that callprof attach
+ * dlopen'ed, in the program's global scope.  Never this library's own.
+ * NULL if no module defines it.
+ */
+CP_HIDDEN void *cp_next_loaded(const char *name);
 
 /* Which hooks this runtime library was built with (enum cp_mode). */
 extern const uint32_t cp_hook_mode CP_HIDDEN;

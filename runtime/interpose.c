@@ -100,6 +100,51 @@ void cp_interpose__init(void)
 	RESOLVE(real_dlclose, "dlclose");
 }
 
+/* Modules' names, gathered under dl_iterate_phdr's lock and looked in after it. */
+#define NEXT_MODULES 256
+
+struct loaded {
+	const char *name[NEXT_MODULES];
+	unsigned n;
+};
+
+static int gather_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct loaded *l = arg;
+
+	/* The program's handle is the global scope, which holds a preloaded runtime. */
+	if (info->dlpi_name && info->dlpi_name[0] && l->n < NEXT_MODULES)
+		l->name[l->n++] = info->dlpi_name;
+	return 0;
+}
+
+void *cp_next_loaded(const char *name)
+{
+	dlclose_fn close = real_dlclose ? real_dlclose : (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+	struct loaded l = { .n = 0 };
+	Dl_info self, at;
+	void *p = dlsym(RTLD_DEFAULT, name);
+
+	if (!dladdr((void *)cp_next_loaded, &self))
+		return NULL;
+	if (p && (!dladdr(p, &at) || at.dli_fbase == self.dli_fbase))
+		p = NULL;
+	if (p || !close)
+		return p;
+	dl_iterate_phdr(gather_module, &l);
+	for (unsigned i = 0; i < l.n && !p; i++) {
+		void *h = dlopen(l.name[i], RTLD_LAZY | RTLD_NOLOAD);
+
+		if (!h)
+			continue;
+		p = dlsym(h, name); /* the module and its dependencies */
+		if (p && (!dladdr(p, &at) || at.dli_fbase == self.dli_fbase))
+			p = NULL;
+		close(h);
+	}
+	return p;
+}
+
 static uintptr_t demangle(uintptr_t v)
 {
 	uintptr_t guard;
