@@ -128,27 +128,30 @@ struct module {
 	} *fns; /* function symbols, sorted, process addresses */
 	size_t nfns;
 	int runtime; /* our copy of the runtime: never redirected */
-	uint64_t islots[15][4];	/* GOT slots of the interposed functions (see interposed[]) */
-	int nislots[15];
+	uint64_t islots[16][4];	/* GOT slots of the interposed functions (see interposed[]) */
+	int nislots[16];
 };
 
 /*
  * Functions the runtime must see called (runtime/interpose.c), whose GOT
  * slots point at our copy's during the window: the ends without
  * destructors (a fork child that ends with _exit writes its profile), the
- * exec family (the image writes its profile before it is replaced), and
- * the longjmp family (the frames a jump abandons are closed at the jump,
- * not at the next exit that matches one below them).  Only functions
- * whose interposer never returns, or returns at once: a return address
- * into a copy that is unloaded at its end must not be left on a stack
- * (swapcontext's would be, on every suspended context's).  All are the C
- * library's, which the copy's dlsym(RTLD_NEXT) finds.
+ * exec family (the image writes its profile before it is replaced), the
+ * longjmp family and the C++ runtime's __cxa_begin_catch (the frames a
+ * jump or a clang catch abandons are closed there, not at the next exit
+ * that matches one below them).  Only functions whose interposer never
+ * returns, or returns at once: a return address into a copy that is
+ * unloaded at its end must not be left on a stack (swapcontext's would
+ * be, on every suspended context's).  The copy finds the real ones where
+ * its dlsym(RTLD_NEXT) does not look (cp_next_loaded: libstdc++ is in the
+ * program's scope, not the copy's).
  */
 static const char *const interposed[] = { "_exit",    "_Exit",	 "abort",      "execve",
 					  "execv",    "execvp",	 "execvpe",    "execl",
 					  "execlp",   "execle",	 "fexecve",    "longjmp",
-					  "_longjmp", "siglongjmp", "__longjmp_chk" };
-#define NIPOSE 15
+					  "_longjmp", "siglongjmp", "__longjmp_chk",
+					  "__cxa_begin_catch" };
+#define NIPOSE 16
 _Static_assert(ARRAY_SIZE(interposed) == NIPOSE &&
 		       sizeof(((struct module *)0)->nislots) == NIPOSE * sizeof(int),
 	       "interposed[], NIPOSE and struct module's slots");

@@ -168,6 +168,16 @@ static CP_NOINSTR void abandon_below(uintptr_t target)
 	struct cp_thread *t = cp_self;
 	int saved_errno = errno;
 
+	/*
+	 * Under callprof attach a thread's first event in the window may be
+	 * this jump or catch (it was in the middle of a throw at the switch):
+	 * its seeds go on first, as a hook would push them, so that the frames
+	 * the jump leaves are closed now, not left open for the calls after it
+	 * to nest under (t0522: three of them, before the next throw's catch).
+	 */
+	if (!t && cp_attach.area && cp_session.state == CP_STATE_ON && cp_gate__live())
+		t = cp_thread__setup();
+
 	if (t && cp_session.state == CP_STATE_ON && cp_gate__live()) {
 		uint64_t now = cp_hook_mode == CP_MODE_TIMING ? cp_ticks() : 0;
 
