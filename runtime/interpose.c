@@ -123,14 +123,19 @@ void *cp_next_loaded(const char *name)
 	dlclose_fn close = real_dlclose ? real_dlclose : (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
 	struct loaded l = { .n = 0 };
 	Dl_info self, at;
+	int saved_errno = errno;
 	void *p = dlsym(RTLD_DEFAULT, name);
 
-	if (!dladdr((void *)cp_next_loaded, &self))
+	if (!dladdr((void *)cp_next_loaded, &self)) {
+		errno = saved_errno;
 		return NULL;
+	}
 	if (p && (!dladdr(p, &at) || at.dli_fbase == self.dli_fbase))
 		p = NULL;
-	if (p || !close)
+	if (p || !close) {
+		errno = saved_errno;
 		return p;
+	}
 	dl_iterate_phdr(gather_module, &l);
 	for (unsigned i = 0; i < l.n && !p; i++) {
 		void *h = dlopen(l.name[i], RTLD_LAZY | RTLD_NOLOAD);
@@ -142,6 +147,7 @@ void *cp_next_loaded(const char *name)
 			p = NULL;
 		close(h);
 	}
+	errno = saved_errno;
 	return p;
 }
 
