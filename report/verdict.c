@@ -100,10 +100,19 @@ static int profilers_sample(struct cp_report_profile *rp, const struct cp_node_r
  * first seen.
  */
 struct excluded {
-	struct cp_u64map slot; /* address -> slot - rp->nfns */
-	uint64_t *addr;	       /* per slot */
+	struct cp_u64map slot;	     /* address -> slot - rp->nfns */
+	struct excluded_fn {
+		uint64_t addr;
+		double calls;	     /* all contexts */
+	} *fn;			     /* per slot */
 	uint32_t n, alloc;
-	double *in_context;    /* per tree node: its excluded calls */
+	struct marker {
+		uint32_t node;	     /* the context, in trees[0] */
+		uint32_t slot;
+		double calls;
+	} *m;
+	uint32_t nm, m_alloc;
+	double *in_context;	     /* per tree node: its excluded calls */
 };
 
 static void find_excluded(const struct cp_report_profile *rp, struct excluded *ex)
@@ -115,38 +124,28 @@ static void find_excluded(const struct cp_report_profile *rp, struct excluded *e
 	ex->in_context = xcalloc(t->nn ? t->nn : 1, sizeof(*ex->in_context));
 	for (uint32_t i = 0; i < pf->nnodes; i++) {
 		const struct cp_node_rec *r = &pf->nodes[i];
-		uint32_t n = rp->node_map[i];
+		uint32_t n = rp->node_map[i], slot;
 
 		if (!(r->flags & CP_NODE_EXCLUDED) || n == CP_NONE)
 			continue;
-		ex->in_context[n] += (double)r->calls;
-		if (cp_u64map__get(&ex->slot, r->fn) == CP_NONE) {
-			cp_u64map__get_or_add(&ex->slot, r->fn, ex->n);
-			ALLOC_GROW(ex->addr, ex->n + 1, ex->alloc);
-			ex->addr[ex->n++] = r->fn;
+		slot = cp_u64map__get_or_add(&ex->slot, r->fn, ex->n);
+		if (slot == ex->n) { /* first seen */
+			ALLOC_GROW(ex->fn, ex->n + 1, ex->alloc);
+			ex->fn[ex->n++] = (struct excluded_fn){ r->fn, 0 };
 		}
+		ex->fn[slot].calls += (double)r->calls;
+		ex->in_context[n] += (double)r->calls;
+		ALLOC_GROW(ex->m, ex->nm + 1, ex->m_alloc);
+		ex->m[ex->nm++] = (struct marker){ n, slot, (double)r->calls };
 	}
 }
 
 static void release_excluded(struct excluded *ex)
 {
 	cp_u64map__release(&ex->slot);
-	free(ex->addr);
+	free(ex->fn);
+	free(ex->m);
 	free(ex->in_context);
-}
-
-/* Each excluded function's calls, into calls[rp->nfns + its slot]. */
-static void count_excluded(const struct cp_report_profile *rp, const struct excluded *ex,
-			   double *calls)
-{
-	const struct cp_profile_file *pf = rp->pf;
-
-	for (uint32_t i = 0; i < pf->nnodes; i++) {
-		const struct cp_node_rec *r = &pf->nodes[i];
-
-		if ((r->flags & CP_NODE_EXCLUDED) && rp->node_map[i] != CP_NONE)
-			calls[rp->nfns + cp_u64map__get(&ex->slot, r->fn)] += (double)r->calls;
-	}
 }
 
 /*
@@ -186,13 +185,11 @@ static void share_samples(struct cp_report_profile *rp, const struct excluded *e
 			if (hooked(rp, &t->n[c]))
 				est[t->n[c].fn] += in[i] * (double)t->n[c].calls / all[i];
 	}
-	for (uint32_t i = 0; ex->n && i < pf->nnodes; i++) {
-		const struct cp_node_rec *r = &pf->nodes[i];
-		uint32_t n = rp->node_map[i];
+	for (uint32_t i = 0; i < ex->nm; i++) {
+		const struct marker *m = &ex->m[i];
 
-		if ((r->flags & CP_NODE_EXCLUDED) && n != CP_NONE && all[n])
-			est[rp->nfns + cp_u64map__get(&ex->slot, r->fn)] +=
-				in[n] * (double)r->calls / all[n];
+		if (all[m->node])
+			est[rp->nfns + m->slot] += in[m->node] * m->calls / all[m->node];
 	}
 	free(all);
 	free(in);
@@ -241,10 +238,12 @@ int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 			est[n->fn] += (double)n->calls *
 				      (n->untimed ? rp->untimed_ns : rp->inside_ns + rp->outside_ns);
 	}
-	count_excluded(rp, &ex, calls);
-	/* The clock: an excluded call is not timed; it costs at least what a count does. */
-	for (uint32_t f = rp->nfns; !rp->cpu_sampled && f < nf; f++)
-		est[f] += calls[f] * (double)rp->untimed_ns;
+	for (uint32_t f = rp->nfns; f < nf; f++) {
+		calls[f] = ex.fn[f - rp->nfns].calls;
+		/* The clock: an excluded call is not timed; it costs at least what a count does. */
+		if (!rp->cpu_sampled)
+			est[f] += calls[f] * (double)rp->untimed_ns;
+	}
 	if (rp->cpu_sampled)
 		share_samples(rp, &ex, est);
 	for (uint32_t f = 0; f < nf; f++) {
@@ -256,7 +255,7 @@ int cp_report_overhead(struct cp_report_profile *rp, struct cp_overhead *ov)
 		uint32_t f = order[k];
 		double share = est[f] / sum;
 		int excluded = f >= rp->nfns;
-		uint64_t addr = excluded ? ex.addr[f - rp->nfns] : rp->fns[f].addr;
+		uint64_t addr = excluded ? ex.fn[f - rp->nfns].addr : rp->fns[f].addr;
 
 		if (share < CP_OVERHEAD_MIN_FN_SHARE || cum >= CP_OVERHEAD_COVERED)
 			break;
