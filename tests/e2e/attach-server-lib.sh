@@ -274,6 +274,18 @@ window_core () {
 	fi
 }
 
+# window_end SRV NAME SECS: the end of attach NAME's window (at most SECS
+# s), which must be a success; NAME.C after it, with the slots back where
+# the window found them (OFF_STAT), and the profile NAME.cprof exported to
+# NAME.json.
+window_end () {
+	attach_wait "$2" "$3" &&
+	expect_status "$2.astatus" 0 &&
+	srv_stats "$1" "$2.C" &&
+	expect_stat "$2.C" $OFF_STAT &&
+	callprof export -f json "$2.cprof" >"$2.json"
+}
+
 # attach_window SRV NAME N ATTACH-ARGS...: a whole window (its variables
 # are its own: sh has no locals, and the helpers it calls set _s and _n):
 # NAME.P before the attach, NAME.A and NAME.B inside (window_core), then the attach's
@@ -295,11 +307,7 @@ attach_window () {
 	if test -n "${END_BY_INT:-}"; then
 		kill -INT "$(cat "$_aw_w.apid")"
 	fi &&
-	attach_wait "$_aw_w" 30 &&
-	expect_status "$_aw_w.astatus" 0 &&
-	srv_stats "$_aw_s" "$_aw_w.C" &&
-	expect_stat "$_aw_w.C" $OFF_STAT &&
-	callprof export -f json "$_aw_w.cprof" >"$_aw_w.json"
+	window_end "$_aw_s" "$_aw_w" 30
 }
 
 # exact NAME: the window's requests, spins, pings and signal handlers in

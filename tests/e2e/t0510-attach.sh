@@ -245,11 +245,7 @@ test_expect_success 'Ctrl-C ends the window: the profile is written, exit 0, the
 	window_core s w3 200 &&
 	sleep 1 &&
 	kill -INT "$(cat w3.apid)" &&
-	attach_wait w3 20 &&
-	expect_status w3.astatus 0 &&
-	srv_stats s w3.C &&
-	expect_stat w3.C $OFF_STAT &&
-	callprof export -f json w3.cprof >w3.json &&
+	window_end s w3 20 &&
 	exact w3 &&
 	srv_cmd s "work 10" &&
 	calm w3.C
