@@ -14,7 +14,10 @@ test_description='callprof attach: the frames a C++ throw abandons close at the 
 # thread stopped mid-throw at the switch has its seeds pushed by the catch
 # that ends the throw (its first event): without that, three calls nested
 # under the unwound seed until the next throw.  A sleds build of it is
-# refused (t0516).
+# refused (t0516).  What is asserted is calls in the window; a context of
+# 0 calls is a frame seeded open at attach: gcc's thrower, stopped in the
+# throw from its split-off part (thrower.cold), is seeded twice, once for
+# each part (seen once in six runs; docs/limitations.md).
 test_skip_sleds 'attach refuses a sledded C++ program that catches (t0516)'
 . "$TEST_DIRECTORY/attach-busy-lib.sh"
 SEL="python3 $TEST_DIRECTORY/check-select.py"
@@ -32,7 +35,7 @@ test_expect_success 'attach: thrower under main only, its calls counted, the pro
 	callprof export -f json cx.cprof >cx.json &&
 	$SEL paths cx.json >cx.paths &&
 	grep "^main;thrower(long) [1-9][0-9]*$" cx.paths &&
-	! grep "thrower(long);thrower(long) [0-9]" cx.paths
+	! grep "thrower(long);thrower(long) [1-9]" cx.paths
 '
 
 test_done
